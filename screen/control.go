@@ -1,0 +1,129 @@
+package screen
+
+// execute performs a C0 control character.
+func (s *Screen) execute(b byte) {
+	switch b {
+	case 0x08: // BS
+		s.pendingWrap = false
+		if s.col > 0 {
+			s.col--
+		}
+	case 0x09: // HT
+		s.tabForward(1)
+	case 0x0a, 0x0b, 0x0c: // LF, VT, FF
+		s.index()
+		if s.newline {
+			s.col = 0
+		}
+		s.pendingWrap = false
+	case 0x0d: // CR
+		s.col = 0
+		s.pendingWrap = false
+	case 0x0e: // SO: invoke G1
+		s.gl = 1
+	case 0x0f: // SI: invoke G0
+		s.gl = 0
+	}
+	// BEL and the rest have no effect on the screen.
+}
+
+// escDispatch handles ESC sequences other than CSI and strings.
+func (s *Screen) escDispatch(final byte) {
+	p := &s.parser
+	if p.ninter == 0 {
+		switch final {
+		case '7':
+			s.saveCursor()
+		case '8':
+			s.restoreCursor()
+		case 'D':
+			s.index()
+			s.pendingWrap = false
+		case 'E':
+			s.index()
+			s.col = 0
+			s.pendingWrap = false
+		case 'H':
+			s.tabs[s.col] = true
+		case 'M':
+			s.reverseIndex()
+		case 'c':
+			s.hardReset()
+		case '=':
+			s.appKeypad = true
+		case '>':
+			s.appKeypad = false
+		case '\\': // ST after a string we already closed
+		case 'Z': // DECID: the old form of DA1
+			s.replies = append(s.replies, replyDA1...)
+		default:
+			s.recordUnhandled()
+		}
+		return
+	}
+	if p.ninter > 1 || p.bad {
+		s.recordUnhandled()
+		return
+	}
+	switch p.inter[0] {
+	case '(', ')':
+		slot := 0
+		if p.inter[0] == ')' {
+			slot = 1
+		}
+		switch final {
+		case '0':
+			s.charsets[slot] = charsetSpecial
+		case 'B', 'A', 'U':
+			s.charsets[slot] = charsetASCII
+		default:
+			s.recordUnhandled()
+		}
+	case '*', '+': // G2/G3: we never shift to them, so designating is harmless
+	case '%': // select UTF-8 / default: we are always UTF-8
+	case ' ': // S7C1T / S8C1T: replies are always 7-bit
+	case '#':
+		if final == '8' {
+			s.alignmentTest()
+		} else {
+			s.recordUnhandled()
+		}
+	default:
+		s.recordUnhandled()
+	}
+}
+
+// alignmentTest is DECALN: fill the screen with E and home the cursor.
+func (s *Screen) alignmentTest() {
+	for _, l := range s.cur.lines {
+		for i := range l {
+			l[i] = cell{r: 'E'}
+		}
+	}
+	s.top, s.bottom = 0, s.rows-1
+	s.row, s.col, s.pendingWrap = 0, 0, false
+}
+
+// oscDispatch acts on an operating system command: only titles matter.
+func (s *Screen) oscDispatch() {
+	data := s.parser.osc
+	n, i := 0, 0
+	for i < len(data) && data[i] >= '0' && data[i] <= '9' && i < 6 {
+		n = n*10 + int(data[i]-'0')
+		i++
+	}
+	if i == 0 || (i < len(data) && data[i] != ';') {
+		s.recordUnhandled()
+		return
+	}
+	if i < len(data) {
+		i++
+	}
+	switch n {
+	case 0, 2:
+		s.title = string(data[i:])
+	case 1: // icon name: nothing shows it
+	default:
+		s.recordUnhandled()
+	}
+}

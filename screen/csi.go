@@ -1,0 +1,204 @@
+package screen
+
+import "strconv"
+
+var (
+	replyDA1 = []byte("\x1b[?62;22c")  // VT220 with ANSI colour
+	replyDA2 = []byte("\x1b[>1;10;0c") // "VT220", firmware 10, no ROM cartridge
+)
+
+// csiDispatch performs a complete control sequence.
+func (s *Screen) csiDispatch(final byte) {
+	p := &s.parser
+	switch p.private {
+	case 0:
+	case '?':
+		s.csiPrivate(final)
+		return
+	case '>':
+		if final == 'c' && p.ninter == 0 && p.param(0, 0) == 0 {
+			s.replies = append(s.replies, replyDA2...)
+			return
+		}
+		s.recordUnhandled()
+		return
+	default:
+		s.recordUnhandled()
+		return
+	}
+	if p.ninter == 1 {
+		s.csiIntermediate(p.inter[0], final)
+		return
+	}
+	if p.ninter > 1 {
+		s.recordUnhandled()
+		return
+	}
+	n := p.param(0, 1)
+	switch final {
+	case '@':
+		s.insertBlanks(n)
+	case 'A':
+		s.cursorUp(n)
+	case 'B', 'e':
+		s.cursorDown(n)
+	case 'C', 'a':
+		s.moveCol(s.col + n)
+	case 'D':
+		s.moveCol(s.col - n)
+	case 'E':
+		s.cursorDown(n)
+		s.col = 0
+	case 'F':
+		s.cursorUp(n)
+		s.col = 0
+	case 'G', '`':
+		s.moveCol(n - 1)
+	case 'H', 'f':
+		s.moveTo(p.param(0, 1)-1, p.param(1, 1)-1)
+	case 'I':
+		s.tabForward(n)
+	case 'J':
+		s.eraseDisplay(p.param(0, 0))
+	case 'K':
+		s.eraseLine(p.param(0, 0))
+	case 'L':
+		s.insertLines(n)
+	case 'M':
+		s.deleteLines(n)
+	case 'P':
+		s.deleteChars(n)
+	case 'S':
+		s.scrollUp(s.top, s.bottom, n)
+	case 'T':
+		s.scrollDown(s.top, s.bottom, n)
+	case 'X':
+		s.eraseChars(n)
+	case 'Z':
+		s.tabBackward(n)
+	case 'b':
+		s.repeat(n)
+	case 'c':
+		if p.param(0, 0) == 0 {
+			s.replies = append(s.replies, replyDA1...)
+		} else {
+			s.recordUnhandled()
+		}
+	case 'd':
+		s.moveTo(n-1, s.col) // VPA: moveTo applies the origin offset
+	case 'g':
+		s.clearTabs(p.param(0, 0))
+	case 'h', 'l':
+		s.setANSIModes(final == 'h')
+	case 'm':
+		s.sgr()
+	case 'n':
+		s.deviceStatus(false)
+	case 'r':
+		s.setRegion(p.param(0, 1), p.param(1, s.rows))
+	case 's':
+		s.saveCursor()
+	case 'u':
+		s.restoreCursor()
+	case 't':
+		s.windowOp()
+	default:
+		s.recordUnhandled()
+	}
+}
+
+// csiIntermediate handles CSI sequences with one intermediate byte.
+func (s *Screen) csiIntermediate(inter, final byte) {
+	switch {
+	case inter == ' ' && final == 'q': // DECSCUSR
+		s.cursorStyle = s.parser.param(0, 0)
+	case inter == '!' && final == 'p': // DECSTR
+		s.softReset()
+	case inter == '$' && final == 'p': // DECRQM for ANSI modes
+		s.reportMode(false)
+	default:
+		s.recordUnhandled()
+	}
+}
+
+// csiPrivate handles CSI ? ... sequences.
+func (s *Screen) csiPrivate(final byte) {
+	p := &s.parser
+	if p.ninter == 1 && p.inter[0] == '$' && final == 'p' {
+		s.reportMode(true)
+		return
+	}
+	if p.ninter != 0 {
+		s.recordUnhandled()
+		return
+	}
+	switch final {
+	case 'h', 'l':
+		s.setPrivateModes(final == 'h')
+	case 'J': // DECSED: no protected cells here, so same as ED
+		s.eraseDisplay(p.param(0, 0))
+	case 'K':
+		s.eraseLine(p.param(0, 0))
+	case 'n':
+		s.deviceStatus(true)
+	default:
+		s.recordUnhandled()
+	}
+}
+
+// deviceStatus answers DSR 5 (status) and 6 (cursor position report).
+func (s *Screen) deviceStatus(private bool) {
+	switch s.parser.param(0, 0) {
+	case 5:
+		if !private {
+			s.replies = append(s.replies, "\x1b[0n"...)
+			return
+		}
+	case 6:
+		row, col := s.Cursor()
+		row -= s.originTop()
+		s.replies = append(s.replies, 0x1b, '[')
+		if private {
+			s.replies = append(s.replies, '?')
+		}
+		s.replies = strconv.AppendInt(s.replies, int64(row+1), 10)
+		s.replies = append(s.replies, ';')
+		s.replies = strconv.AppendInt(s.replies, int64(col+1), 10)
+		s.replies = append(s.replies, 'R')
+		return
+	}
+	s.recordUnhandled()
+}
+
+// windowOp handles the xterm window operations that matter to a headless
+// screen: the title stack (22/23), which vim uses around its own title.
+// Resizing and reporting requests are recorded as unhandled.
+func (s *Screen) windowOp() {
+	switch s.parser.param(0, 0) {
+	case 22:
+		if len(s.titles) < 16 {
+			s.titles = append(s.titles, s.title)
+		}
+	case 23:
+		if n := len(s.titles); n > 0 {
+			s.title = s.titles[n-1]
+			s.titles = s.titles[:n-1]
+		}
+	default:
+		s.recordUnhandled()
+	}
+}
+
+// repeat is REP: print the last graphic character n more times.
+func (s *Screen) repeat(n int) {
+	if s.lastPrinted <= 0 {
+		return
+	}
+	if n > s.cols*s.rows {
+		n = s.cols * s.rows // anything more only scrolls blank work
+	}
+	r := s.lastPrinted
+	for i := 0; i < n; i++ {
+		s.printRune(r)
+	}
+}

@@ -1,0 +1,157 @@
+package screen
+
+// originTop is the row that line 1 refers to: the region top in origin
+// mode, the screen top otherwise.
+func (s *Screen) originTop() int {
+	if s.origin {
+		return s.top
+	}
+	return 0
+}
+
+// moveTo places the cursor at row, col (0-based), with row relative to
+// the scroll region in origin mode. Every absolute move ends a pending wrap.
+func (s *Screen) moveTo(row, col int) {
+	lo, hi := 0, s.rows-1
+	if s.origin {
+		lo, hi = s.top, s.bottom
+		row += s.top
+	}
+	s.row = clamp(row, lo, hi)
+	s.col = clamp(col, 0, s.cols-1)
+	s.pendingWrap = false
+}
+
+// moveCol sets the column within the line.
+func (s *Screen) moveCol(col int) {
+	s.col = clamp(col, 0, s.cols-1)
+	s.pendingWrap = false
+}
+
+// cursorUp stops at the top margin when starting inside the region, at
+// the screen top otherwise.
+func (s *Screen) cursorUp(n int) {
+	lo := 0
+	if s.row >= s.top {
+		lo = s.top
+	}
+	s.row = clamp(s.row-n, lo, s.rows-1)
+	s.pendingWrap = false
+}
+
+func (s *Screen) cursorDown(n int) {
+	hi := s.rows - 1
+	if s.row <= s.bottom {
+		hi = s.bottom
+	}
+	s.row = clamp(s.row+n, 0, hi)
+	s.pendingWrap = false
+}
+
+// index is IND/LF: down one line, scrolling the region at its bottom.
+func (s *Screen) index() {
+	switch {
+	case s.row == s.bottom:
+		s.scrollUp(s.top, s.bottom, 1)
+	case s.row < s.rows-1:
+		s.row++
+	}
+}
+
+// reverseIndex is RI: up one line, scrolling the region down at its top.
+func (s *Screen) reverseIndex() {
+	s.pendingWrap = false
+	switch {
+	case s.row == s.top:
+		s.scrollDown(s.top, s.bottom, 1)
+	case s.row > 0:
+		s.row--
+	}
+}
+
+func (s *Screen) setRegion(top, bottom int) {
+	top, bottom = top-1, bottom-1
+	if bottom >= s.rows {
+		bottom = s.rows - 1
+	}
+	if top < 0 || top >= bottom {
+		return // invalid regions are ignored, as on a VT100
+	}
+	s.top, s.bottom = top, bottom
+	s.moveTo(0, 0)
+}
+
+func (s *Screen) saveCursor() {
+	s.cur.saved = cursorState{
+		row: s.row, col: s.col, pen: s.pen, pendingWrap: s.pendingWrap,
+		origin: s.origin, charsets: s.charsets, gl: s.gl, valid: true,
+	}
+}
+
+// restoreCursor is DECRC; with nothing saved it homes the cursor and
+// resets the pen, as xterm does.
+func (s *Screen) restoreCursor() {
+	c := s.cur.saved
+	if !c.valid {
+		c = cursorState{}
+	}
+	s.pen = c.pen
+	s.origin = c.origin
+	s.charsets = c.charsets
+	s.gl = c.gl
+	s.row = clamp(c.row, 0, s.rows-1)
+	s.col = clamp(c.col, 0, s.cols-1)
+	s.pendingWrap = c.pendingWrap && s.autowrap && s.col == s.cols-1
+}
+
+func (s *Screen) tabForward(n int) {
+	s.pendingWrap = false
+	for ; n > 0 && s.col < s.cols-1; n-- {
+		s.col++
+		for s.col < s.cols-1 && !s.tabs[s.col] {
+			s.col++
+		}
+	}
+}
+
+func (s *Screen) tabBackward(n int) {
+	s.pendingWrap = false
+	for ; n > 0 && s.col > 0; n-- {
+		s.col--
+		for s.col > 0 && !s.tabs[s.col] {
+			s.col--
+		}
+	}
+}
+
+// clearTabs is TBC: 0 clears the stop at the cursor, 3 clears all.
+func (s *Screen) clearTabs(mode int) {
+	switch mode {
+	case 0:
+		s.tabs[s.col] = false
+	case 3:
+		for i := range s.tabs {
+			s.tabs[i] = false
+		}
+	default:
+		s.recordUnhandled()
+	}
+}
+
+func defaultTabs(cols int) []bool {
+	t := make([]bool, cols)
+	for i := 8; i < cols; i += 8 {
+		t[i] = true
+	}
+	return t
+}
+
+func clamp(v, lo, hi int) int {
+	if v < lo {
+		return lo
+	}
+	if v > hi {
+		return hi
+	}
+	return v
+}

@@ -1,0 +1,39 @@
+// Package screen is the terminal emulator behind the session daemon: it
+// turns the byte stream a program writes to its PTY into a grid of cells
+// that can be read back as plain or ANSI text. It knows nothing about
+// processes or sockets; the caller feeds Write and writes TakeReplies
+// back to the PTY.
+//
+// # Model
+//
+// A Screen holds two buffers of rows x cols cells, the main screen and the
+// alternate screen, and shows one of them. A cell is a rune plus a packed
+// pen (foreground, background, style flags); colours remember the form the
+// program used (16-colour, 256-palette or truecolour) so ANSI rendering
+// reproduces it. A wide character takes two cells (a lead and a trail); a
+// combining mark is attached to the cell before it.
+//
+// The cursor has a pending-wrap state: writing into the last column leaves
+// the cursor there, and only the next printable character wraps (the VT100
+// "delayed wrap"). Lines that scroll off the top of the main screen, when
+// the scroll region starts at the first line, enter a scrollback ring of
+// fixed capacity.
+//
+// The parser is a byte-at-a-time state machine with all its state in the
+// Screen, so sequences and UTF-8 may be split anywhere across Write calls.
+// Runs of printable ASCII bypass it and are copied into cells directly.
+//
+// # Replies and unhandled sequences
+//
+// Queries (DSR, CPR, DA1, DA2, DECRQM) produce replies that accumulate in
+// memory until TakeReplies: Write never blocks, unlike emulators that write
+// replies into a pipe. Sequences the screen does not act on are kept, as
+// readable text and hex, in a small ring (Unhandled) for debugging; those
+// it deliberately ignores (mouse modes, underline colour, icon names) are
+// not.
+//
+// # Rendering choices
+//
+// Plain text shows hidden (SGR 8) text as written, like tmux capture-pane.
+// ANSI text resets with ESC[0m (never the short ESC[m).
+package screen

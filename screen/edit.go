@@ -1,0 +1,180 @@
+package screen
+
+// fill blanks cells [from, to) of line with the current background.
+func (s *Screen) fill(line []cell, from, to int) {
+	if from < 0 {
+		from = 0
+	}
+	if to > len(line) {
+		to = len(line)
+	}
+	if from >= to {
+		return
+	}
+	// Erasing half of a wide character erases all of it.
+	s.clearWideAt(line, from)
+	s.clearWideAt(line, to-1)
+	b := blankCell(s.pen.bg)
+	for i := from; i < to; i++ {
+		line[i] = b
+	}
+}
+
+// eraseDisplay is ED: 0 below, 1 above, 2 all, 3 scrollback.
+func (s *Screen) eraseDisplay(mode int) {
+	switch mode {
+	case 0:
+		s.fill(s.line(s.row), s.col, s.cols)
+		for r := s.row + 1; r < s.rows; r++ {
+			s.fill(s.line(r), 0, s.cols)
+		}
+	case 1:
+		for r := 0; r < s.row; r++ {
+			s.fill(s.line(r), 0, s.cols)
+		}
+		s.fill(s.line(s.row), 0, s.col+1)
+	case 2:
+		for r := 0; r < s.rows; r++ {
+			s.fill(s.line(r), 0, s.cols)
+		}
+	case 3:
+		s.scroll.clear()
+	default:
+		s.recordUnhandled()
+	}
+}
+
+// eraseLine is EL: 0 to the right, 1 to the left, 2 the whole line.
+func (s *Screen) eraseLine(mode int) {
+	line := s.line(s.row)
+	switch mode {
+	case 0:
+		s.fill(line, s.col, s.cols)
+	case 1:
+		s.fill(line, 0, s.col+1)
+	case 2:
+		s.fill(line, 0, s.cols)
+	default:
+		s.recordUnhandled()
+	}
+}
+
+// eraseChars is ECH: blank n cells from the cursor without moving.
+func (s *Screen) eraseChars(n int) {
+	s.fill(s.line(s.row), s.col, s.col+n)
+}
+
+// insertBlanks is ICH (and IRM): shift the rest of the line right.
+func (s *Screen) insertBlanks(n int) {
+	line := s.line(s.row)
+	if n > s.cols-s.col {
+		n = s.cols - s.col
+	}
+	if n <= 0 {
+		return
+	}
+	s.clearWideAt(line, s.col)
+	copy(line[s.col+n:], line[s.col:])
+	s.fill(line, s.col, s.col+n)
+	s.pendingWrap = false
+}
+
+// deleteChars is DCH: shift the rest of the line left, blanks enter on
+// the right.
+func (s *Screen) deleteChars(n int) {
+	line := s.line(s.row)
+	if n > s.cols-s.col {
+		n = s.cols - s.col
+	}
+	if n <= 0 {
+		return
+	}
+	s.clearWideAt(line, s.col)
+	s.clearWideAt(line, s.col+n-1)
+	copy(line[s.col:], line[s.col+n:])
+	s.fill(line, s.cols-n, s.cols)
+	s.pendingWrap = false
+}
+
+// insertLines is IL: only inside the scroll region; the cursor goes to
+// the first column.
+func (s *Screen) insertLines(n int) {
+	if s.row < s.top || s.row > s.bottom {
+		return
+	}
+	s.scrollDown(s.row, s.bottom, n)
+	s.col, s.pendingWrap = 0, false
+}
+
+func (s *Screen) deleteLines(n int) {
+	if s.row < s.top || s.row > s.bottom {
+		return
+	}
+	s.scrollUpNoSave(s.row, s.bottom, n)
+	s.col, s.pendingWrap = 0, false
+}
+
+// scrollUp moves lines top..bottom up by n. Lines leaving the top of the
+// main screen go to the scrollback, but only when the region starts at
+// the first line: a status bar under a fixed header is not history.
+func (s *Screen) scrollUp(top, bottom, n int) {
+	if top == 0 && !s.altActive && s.scroll.capacity > 0 {
+		h := bottom - top + 1
+		if n > h {
+			n = h
+		}
+		for i := 0; i < n; i++ {
+			s.scroll.push(s.cur.lines[top+i])
+		}
+	}
+	s.scrollUpNoSave(top, bottom, n)
+}
+
+// scrollUpNoSave rotates the line slices rather than copying cells, so a
+// scroll costs one blanking of each line that enters.
+func (s *Screen) scrollUpNoSave(top, bottom, n int) {
+	h := bottom - top + 1
+	if n <= 0 || h <= 0 {
+		return
+	}
+	if n > h {
+		n = h
+	}
+	lines := s.cur.lines
+	rotate(lines[top:bottom+1], n)
+	for r := bottom - n + 1; r <= bottom; r++ {
+		s.fill(lines[r], 0, s.cols)
+	}
+}
+
+func (s *Screen) scrollDown(top, bottom, n int) {
+	h := bottom - top + 1
+	if n <= 0 || h <= 0 {
+		return
+	}
+	if n > h {
+		n = h
+	}
+	lines := s.cur.lines
+	rotate(lines[top:bottom+1], h-n)
+	for r := top; r < top+n; r++ {
+		s.fill(lines[r], 0, s.cols)
+	}
+}
+
+// rotate moves l[k:] to the front, l[:k] to the back, without allocating
+// more than a small fixed buffer for typical k.
+func rotate(l [][]cell, k int) {
+	if k <= 0 || k >= len(l) {
+		return
+	}
+	reverse(l[:k])
+	reverse(l[k:])
+	reverse(l)
+}
+
+func reverse(l [][]cell) {
+	for i, j := 0, len(l)-1; i < j; i, j = i+1, j-1 {
+		l[i], l[j] = l[j], l[i]
+	}
+}

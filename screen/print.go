@@ -1,0 +1,169 @@
+package screen
+
+import "unicode/utf8"
+
+// charset is what a G0/G1 slot designates.
+type charset uint8
+
+const (
+	charsetASCII   charset = iota
+	charsetSpecial         // DEC special graphics: line drawing
+)
+
+// decSpecial maps 0x5f..0x7e to the DEC special graphics characters.
+var decSpecial = [32]rune{
+	' ', '◆', '▒', '␉', '␌', '␍', '␊', '°', '±', '␤', '␋', '┘', '┐', '┌', '└', '┼',
+	'⎺', '⎻', '─', '⎼', '⎽', '├', '┤', '┴', '┬', '│', '≤', '≥', 'π', '≠', '£', '·',
+}
+
+// printASCII writes a run of printable ASCII. It is the hot path: whole
+// spans are copied into the line between wraps, with the wide-character
+// fix-ups done only at the span's two ends.
+func (s *Screen) printASCII(b []byte) {
+	if s.charsets[s.gl] != charsetASCII || s.insert {
+		for _, c := range b {
+			s.printRune(rune(c))
+		}
+		return
+	}
+	for len(b) > 0 {
+		if s.pendingWrap {
+			s.wrap()
+		}
+		line := s.line(s.row)
+		n := s.cols - s.col
+		if n > len(b) {
+			n = len(b)
+		}
+		s.clearWideAt(line, s.col)
+		s.clearWideAt(line, s.col+n-1)
+		dst := line[s.col : s.col+n]
+		for i, c := range b[:n] {
+			dst[i] = cell{r: int32(c), attrs: s.pen}
+		}
+		s.lastPrinted = int32(b[n-1])
+		s.col += n
+		b = b[n:]
+		if s.col < s.cols {
+			continue
+		}
+		s.col = s.cols - 1
+		if s.autowrap {
+			s.pendingWrap = true
+			continue
+		}
+		// Without autowrap every further character lands in the last column.
+		if len(b) > 0 {
+			c := b[len(b)-1]
+			line[s.col] = cell{r: int32(c), attrs: s.pen}
+			s.lastPrinted = int32(c)
+			b = nil
+		}
+	}
+}
+
+// printRune writes one character of any width at the cursor.
+func (s *Screen) printRune(r rune) {
+	if r >= 0x5f && r <= 0x7e && s.charsets[s.gl] == charsetSpecial {
+		r = decSpecial[r-0x5f]
+	}
+	w := runeWidth(r)
+	if w == 0 {
+		s.combine(r)
+		return
+	}
+	if s.pendingWrap {
+		s.wrap()
+	}
+	if w == 2 && s.col == s.cols-1 {
+		// A wide character never straddles the margin: it wraps whole, or
+		// is dropped when it cannot be shown at all.
+		if !s.autowrap || s.cols < 2 {
+			return
+		}
+		s.clearWideAt(s.line(s.row), s.col)
+		s.line(s.row)[s.col] = blankCell(s.pen.bg)
+		s.wrap()
+	}
+	if s.insert {
+		s.insertBlanks(w)
+	}
+	line := s.line(s.row)
+	s.clearWideAt(line, s.col)
+	line[s.col] = cell{r: r, attrs: s.pen}
+	if w == 2 {
+		s.clearWideAt(line, s.col+1)
+		line[s.col].flags |= flagWideLead
+		line[s.col+1] = cell{attrs: s.pen}
+		line[s.col+1].flags |= flagWideTrail
+	}
+	s.lastPrinted = r
+	s.col += w
+	if s.col >= s.cols {
+		s.col = s.cols - 1
+		s.pendingWrap = s.autowrap
+	}
+}
+
+// wrap moves to the start of the next line, scrolling if needed.
+func (s *Screen) wrap() {
+	s.pendingWrap = false
+	s.col = 0
+	s.index()
+}
+
+// clearWideAt makes sure writing to column c does not leave half of a
+// wide character behind: the other half becomes a blank.
+func (s *Screen) clearWideAt(line []cell, c int) {
+	if c < 0 || c >= len(line) {
+		return
+	}
+	f := line[c].flags
+	if f&flagWideTrail != 0 && c > 0 && line[c-1].flags&flagWideLead != 0 {
+		line[c-1] = blankCell(line[c-1].bg)
+	}
+	if f&flagWideLead != 0 && c+1 < len(line) && line[c+1].flags&flagWideTrail != 0 {
+		line[c+1] = blankCell(line[c+1].bg)
+	}
+	line[c].flags &^= flagWideLead | flagWideTrail
+}
+
+// combine attaches a zero-width character to the previously written cell.
+func (s *Screen) combine(r rune) {
+	c := s.col - 1
+	if s.pendingWrap {
+		c = s.col
+	}
+	if c < 0 {
+		return
+	}
+	line := s.line(s.row)
+	if line[c].flags&flagWideTrail != 0 && c > 0 {
+		c--
+	}
+	base := line[c].r
+	if base == 0 {
+		return
+	}
+	var buf []byte
+	if base < 0 {
+		buf = append(buf, s.clusters[-base-1]...)
+	} else {
+		buf = utf8.AppendRune(buf, base)
+	}
+	buf = utf8.AppendRune(buf, r)
+	if idx, ok := s.clusterIndex[string(buf)]; ok {
+		line[c].r = -idx - 1
+		return
+	}
+	if len(s.clusters) >= maxClusters {
+		return // keep the base character; better than unbounded growth
+	}
+	if s.clusterIndex == nil {
+		s.clusterIndex = make(map[string]int32)
+	}
+	idx := int32(len(s.clusters))
+	s.clusters = append(s.clusters, string(buf))
+	s.clusterIndex[string(buf)] = idx
+	line[c].r = -idx - 1
+}

@@ -1,0 +1,208 @@
+package screen
+
+// Options configures a Screen. The zero value gives the defaults.
+type Options struct {
+	Scrollback int // scrollback ring capacity in lines; 0 means 10000; negative means none
+	Unhandled  int // capacity of the unhandled-sequence ring; 0 means 10
+}
+
+const (
+	defaultScrollback = 10000
+	defaultUnhandled  = 10
+	maxClusters       = 1 << 16 // cap on distinct base+combining clusters kept
+)
+
+// buffer is one screen's grid: the main screen and the alternate screen
+// each have one, so switching is a pointer swap and the main content
+// survives a full-screen program.
+type buffer struct {
+	lines [][]cell
+	saved cursorState // DECSC/DECRC slot; each buffer has its own, as in xterm
+}
+
+// cursorState is what DECSC saves: position, pen, wrap state, origin
+// mode and character sets.
+type cursorState struct {
+	row, col    int
+	pen         attrs
+	pendingWrap bool
+	origin      bool
+	charsets    [2]charset
+	gl          int
+	valid       bool
+}
+
+// Screen is a terminal emulator: feed it the PTY's output with Write and
+// read the resulting screen with Line, Cursor and friends. It is not safe
+// for concurrent use.
+type Screen struct {
+	cols, rows int
+
+	main, alt *buffer
+	cur       *buffer // main or alt
+	altActive bool
+
+	// Cursor and pen. col may equal cols-1 with pendingWrap set: the next
+	// printable character wraps first (the VT "delayed wrap").
+	row, col    int
+	pen         attrs
+	pendingWrap bool
+	lastPrinted int32 // for REP; 0 when there is nothing to repeat
+
+	// Scroll region, inclusive, 0-based.
+	top, bottom int
+
+	tabs []bool
+
+	// Modes.
+	autowrap      bool // DECAWM ?7
+	origin        bool // DECOM ?6
+	insert        bool // IRM 4
+	newline       bool // LNM 20
+	cursorVisible bool // DECTCEM ?25
+	appCursor     bool // DECCKM ?1
+	appKeypad     bool // DECKPAM / DECKPNM
+	bracketed     bool // ?2004
+	cursorStyle   int  // DECSCUSR
+	inert         map[int]bool
+
+	charsets [2]charset // G0, G1
+	gl       int        // which of G0/G1 is invoked (SI/SO)
+
+	title  string
+	titles []string // stack for CSI 22 t / CSI 23 t
+
+	scroll scrollback
+
+	clusters     []string
+	clusterIndex map[string]int32
+
+	parser  parser
+	replies []byte
+	unknown unhandledRing
+}
+
+// New returns a blank screen of the given size. Sizes below 1 are clamped.
+func New(cols, rows int, opt Options) *Screen {
+	cols, rows = clampSize(cols, rows)
+	sb := opt.Scrollback
+	switch {
+	case sb == 0:
+		sb = defaultScrollback
+	case sb < 0:
+		sb = 0
+	}
+	uh := opt.Unhandled
+	if uh <= 0 {
+		uh = defaultUnhandled
+	}
+	s := &Screen{
+		cols:    cols,
+		rows:    rows,
+		scroll:  scrollback{capacity: sb},
+		unknown: unhandledRing{capacity: uh},
+	}
+	s.main = newBuffer(cols, rows)
+	s.alt = newBuffer(cols, rows)
+	s.cur = s.main
+	s.hardReset()
+	return s
+}
+
+func clampSize(cols, rows int) (int, int) {
+	if cols < 1 {
+		cols = 1
+	}
+	if rows < 1 {
+		rows = 1
+	}
+	// Absurd sizes would only exhaust memory; real terminals stop far below.
+	if cols > 4096 {
+		cols = 4096
+	}
+	if rows > 4096 {
+		rows = 4096
+	}
+	return cols, rows
+}
+
+func newBuffer(cols, rows int) *buffer {
+	b := &buffer{lines: make([][]cell, rows)}
+	for i := range b.lines {
+		b.lines[i] = make([]cell, cols)
+	}
+	return b
+}
+
+// Size returns the screen size in cells.
+func (s *Screen) Size() (cols, rows int) { return s.cols, s.rows }
+
+// Cursor returns the 0-based cursor position on the visible screen. In
+// the pending-wrap state the column is the last one, not one past it.
+func (s *Screen) Cursor() (row, col int) {
+	col = s.col
+	if col >= s.cols {
+		col = s.cols - 1
+	}
+	return s.row, col
+}
+
+// CursorVisible reports DECTCEM (?25).
+func (s *Screen) CursorVisible() bool { return s.cursorVisible }
+
+// Title returns the window title last set by OSC 0 or OSC 2.
+func (s *Screen) Title() string { return s.title }
+
+// AltScreen reports whether the alternate screen is shown.
+func (s *Screen) AltScreen() bool { return s.altActive }
+
+// BracketedPaste reports whether ?2004 is set.
+func (s *Screen) BracketedPaste() bool { return s.bracketed }
+
+// AppCursorKeys reports whether application cursor keys (?1) are set.
+func (s *Screen) AppCursorKeys() bool { return s.appCursor }
+
+// AppKeypad reports whether the keypad is in application mode (ESC =).
+func (s *Screen) AppKeypad() bool { return s.appKeypad }
+
+// AutoWrap reports DECAWM (?7).
+func (s *Screen) AutoWrap() bool { return s.autowrap }
+
+// CursorStyle returns the last DECSCUSR parameter (0 = terminal default).
+func (s *Screen) CursorStyle() int { return s.cursorStyle }
+
+// PrivateMode reports a DEC private mode that the screen tracks but does
+// not act on (mouse reporting 1000-1006, focus events 1004, synchronized
+// output 2026, cursor blink 12, ...), plus the ones it acts on.
+func (s *Screen) PrivateMode(n int) bool {
+	switch n {
+	case 1:
+		return s.appCursor
+	case 6:
+		return s.origin
+	case 7:
+		return s.autowrap
+	case 25:
+		return s.cursorVisible
+	case 47, 1047, 1049:
+		return s.altActive
+	case 2004:
+		return s.bracketed
+	}
+	return s.inert[n]
+}
+
+// TakeReplies returns the bytes the terminal would send back to the
+// program (answers to DSR, CPR, DA) produced since the last call, or nil.
+// The caller writes them to the PTY; Write itself never blocks on them.
+func (s *Screen) TakeReplies() []byte {
+	if len(s.replies) == 0 {
+		return nil
+	}
+	r := s.replies
+	s.replies = nil
+	return r
+}
+
+// line returns row r of the visible buffer.
+func (s *Screen) line(r int) []cell { return s.cur.lines[r] }
