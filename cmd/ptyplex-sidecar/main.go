@@ -1,0 +1,60 @@
+// Command ptyplex-sidecar hosts terminals for a parent process over the
+// frame protocol on stdin and stdout (see PROTOCOL.md). It needs no
+// arguments; stderr carries diagnostics only.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ptyplex/ptyplex/sidecar"
+)
+
+func main() {
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: %s\n\nSpeaks the ptyplex frame protocol on stdin/stdout; see PROTOCOL.md.\n", os.Args[0])
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	os.Exit(run())
+}
+
+func run() int {
+	logger := log.New(os.Stderr, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds)
+	sc := sidecar.New(os.Stdout, sidecar.Options{Log: logger})
+
+	// SIGTERM and SIGINT shut down like the end of stdin. SIGPIPE is caught
+	// so that a dead host shows up as a write error we handle, instead of
+	// killing us before the children are cleaned up.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGPIPE)
+	go func() {
+		for sig := range sigs {
+			if sig == syscall.SIGPIPE {
+				continue
+			}
+			logger.Printf("received %v: shutting down", sig)
+			sc.Stop(nil)
+		}
+	}()
+
+	err := sc.Run(os.Stdin)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, sidecar.ErrOutputBroken):
+		logger.Printf("host went away: %v", err)
+	default:
+		logger.Printf("%v", err)
+	}
+	return 1
+}

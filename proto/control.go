@@ -1,0 +1,212 @@
+package proto
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Open is the body of an OPEN frame.
+type Open struct {
+	TerminalID string            `json:"terminalId"`
+	Cols       uint16            `json:"cols"`
+	Rows       uint16            `json:"rows"`
+	Cmd        string            `json:"cmd"`
+	Args       []string          `json:"args,omitempty"`
+	Cwd        *string           `json:"cwd,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
+	// Credit is the initial read budget in bytes; nil means unthrottled.
+	Credit *uint64 `json:"credit,omitempty"`
+}
+
+// Resize is the body of a RESIZE frame.
+type Resize struct {
+	TerminalID string `json:"terminalId"`
+	Cols       uint16 `json:"cols"`
+	Rows       uint16 `json:"rows"`
+}
+
+// Close is the body of a CLOSE frame.
+type Close struct {
+	TerminalID string `json:"terminalId"`
+}
+
+// Credit is the body of a CREDIT frame.
+type Credit struct {
+	TerminalID string `json:"terminalId"`
+	Bytes      uint64 `json:"bytes"`
+}
+
+// Opened is the body of an OPENED frame.
+type Opened struct {
+	TerminalID string `json:"terminalId"`
+	PID        int    `json:"pid"`
+}
+
+// Exit is the body of an EXIT frame. ExitCode is nil when the status could
+// not be collected. Signal names the signal that killed the child, if one
+// did; it is our addition and receivers that do not know it ignore it.
+type Exit struct {
+	TerminalID string `json:"terminalId"`
+	ExitCode   *int   `json:"exitCode"`
+	Signal     string `json:"signal,omitempty"`
+}
+
+// Error is the body of an ERROR frame.
+type Error struct {
+	TerminalID string `json:"terminalId"`
+	Message    string `json:"message"`
+}
+
+// Marshal encodes a control body as compact JSON. The control types above
+// cannot fail to encode, so a failure here is a programming error.
+func Marshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("proto: encoding %T: %v", v, err))
+	}
+	return b
+}
+
+// openWire mirrors Open with every field optional so that missing and
+// mistyped fields can be told apart and reported by name.
+type openWire struct {
+	TerminalID *string           `json:"terminalId"`
+	Cols       *json.Number      `json:"cols"`
+	Rows       *json.Number      `json:"rows"`
+	Cmd        *string           `json:"cmd"`
+	Args       []string          `json:"args"`
+	Cwd        *string           `json:"cwd"`
+	Env        map[string]string `json:"env"`
+	Credit     *json.Number      `json:"credit"`
+}
+
+// ParseOpen decodes and validates an OPEN body. When the body is malformed
+// it still returns the terminal id if one could be recovered (so the caller
+// can answer with an ERROR frame for it), together with a non-nil error.
+func ParseOpen(body []byte) (Open, error) {
+	var w openWire
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&w); err != nil {
+		return Open{TerminalID: RecoverID(body)}, fmt.Errorf("malformed OPEN: %w", err)
+	}
+	if dec.More() {
+		return Open{TerminalID: RecoverID(body)}, errors.New("malformed OPEN: trailing data after the JSON object")
+	}
+	if w.TerminalID == nil {
+		return Open{}, errors.New("malformed OPEN: missing terminalId")
+	}
+	o := Open{TerminalID: *w.TerminalID, Args: w.Args, Cwd: w.Cwd, Env: w.Env}
+	if err := CheckID(o.TerminalID); err != nil {
+		return o, fmt.Errorf("malformed OPEN: %w", err)
+	}
+	var err error
+	if o.Cols, err = u16Field("cols", w.Cols); err != nil {
+		return o, err
+	}
+	if o.Rows, err = u16Field("rows", w.Rows); err != nil {
+		return o, err
+	}
+	if w.Cmd == nil {
+		return o, errors.New("malformed OPEN: missing cmd")
+	}
+	if *w.Cmd == "" {
+		return o, errors.New("malformed OPEN: cmd is empty")
+	}
+	o.Cmd = *w.Cmd
+	if w.Credit != nil {
+		c, err := parseUint(*w.Credit, math.MaxUint64)
+		if err != nil {
+			return o, fmt.Errorf("malformed OPEN: credit: %w", err)
+		}
+		o.Credit = &c
+	}
+	return o, nil
+}
+
+func u16Field(name string, n *json.Number) (uint16, error) {
+	if n == nil {
+		return 0, fmt.Errorf("malformed OPEN: missing %s", name)
+	}
+	v, err := parseUint(*n, math.MaxUint16)
+	if err != nil {
+		return 0, fmt.Errorf("malformed OPEN: %s: %w", name, err)
+	}
+	return uint16(v), nil
+}
+
+// parseUint accepts a JSON number that is a whole number in 0..max.
+func parseUint(n json.Number, max uint64) (uint64, error) {
+	v, err := strconv.ParseUint(string(n), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s is not a whole number in 0..%d", n, max)
+	}
+	if v > max {
+		return 0, fmt.Errorf("%s is larger than %d", n, max)
+	}
+	return v, nil
+}
+
+// RecoverID scans a possibly malformed JSON object for a top-level
+// "terminalId" string and returns it, or "" when there is none to find. It
+// reads tokens until the first syntax error, so it also works on bodies that
+// are truncated or broken after the id.
+func RecoverID(body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for {
+		key, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		k, ok := key.(string)
+		if !ok {
+			return "" // end of object
+		}
+		if k == "terminalId" {
+			v, err := dec.Token()
+			if s, ok := v.(string); err == nil && ok && CheckID(s) == nil {
+				return s
+			}
+			return ""
+		}
+		// Skip the value, which may be a nested array or object.
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return ""
+		}
+	}
+}
+
+// ParseResize decodes a RESIZE body.
+func ParseResize(body []byte) (Resize, error) {
+	var r Resize
+	if err := json.Unmarshal(body, &r); err != nil {
+		return r, fmt.Errorf("malformed RESIZE: %w", err)
+	}
+	return r, nil
+}
+
+// ParseClose decodes a CLOSE body.
+func ParseClose(body []byte) (Close, error) {
+	var c Close
+	if err := json.Unmarshal(body, &c); err != nil {
+		return c, fmt.Errorf("malformed CLOSE: %w", err)
+	}
+	return c, nil
+}
+
+// ParseCredit decodes a CREDIT body.
+func ParseCredit(body []byte) (Credit, error) {
+	var c Credit
+	if err := json.Unmarshal(body, &c); err != nil {
+		return c, fmt.Errorf("malformed CREDIT: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,55 @@
+package proto
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrCorrupt wraps every decoding failure that makes the stream unusable.
+var ErrCorrupt = errors.New("corrupt frame stream")
+
+// Reader decodes frames from a byte stream.
+type Reader struct {
+	r   *bufio.Reader
+	hdr [HeaderSize]byte
+}
+
+// NewReader returns a Reader with a read buffer sized for typical frames.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// ReadFrame returns the next frame. Each frame's body is freshly allocated,
+// so callers may keep it. At a clean end of stream (EOF exactly between
+// frames) it returns io.EOF; a zero or oversized length or a stream that
+// ends inside a frame returns an error wrapping ErrCorrupt.
+func (r *Reader) ReadFrame() (Frame, error) {
+	n, err := io.ReadFull(r.r, r.hdr[:])
+	if err != nil {
+		if err == io.EOF {
+			return Frame{}, io.EOF
+		}
+		if err == io.ErrUnexpectedEOF {
+			return Frame{}, fmt.Errorf("%w: stream ended inside a frame header (%d of %d bytes)", ErrCorrupt, n, HeaderSize)
+		}
+		return Frame{}, err
+	}
+	total := binary.LittleEndian.Uint32(r.hdr[:4])
+	if total == 0 {
+		return Frame{}, fmt.Errorf("%w: zero frame length", ErrCorrupt)
+	}
+	if total > MaxFrame {
+		return Frame{}, fmt.Errorf("%w: frame length %d exceeds the %d byte limit", ErrCorrupt, total, MaxFrame)
+	}
+	f := Frame{Type: Type(r.hdr[4]), Body: make([]byte, total-1)}
+	if n, err := io.ReadFull(r.r, f.Body); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return Frame{}, fmt.Errorf("%w: stream ended inside a %s frame (%d of %d body bytes)", ErrCorrupt, f.Type, n, len(f.Body))
+		}
+		return Frame{}, err
+	}
+	return f, nil
+}

@@ -1,0 +1,101 @@
+package ptyhost
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultTerm is the TERM value children get unless the caller sets one.
+const DefaultTerm = "xterm-256color"
+
+// Config describes the child to start.
+type Config struct {
+	Cmd  string   // program: a path, or a bare name looked up in the child's PATH
+	Args []string // arguments after the program name
+	Dir  string   // working directory; "" inherits ours
+	// Env is merged over our own environment: entries here win, and TERM
+	// defaults to DefaultTerm when Env does not set it.
+	Env        map[string]string
+	Cols, Rows int // clamped to 1..65535
+}
+
+// environ builds the child's environment: ours, then TERM, then cfg.Env.
+func (c *Config) environ() []string {
+	merged := make(map[string]string, len(c.Env)+64)
+	var order []string
+	set := func(k, v string) {
+		if _, ok := merged[k]; !ok {
+			order = append(order, k)
+		}
+		merged[k] = v
+	}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			set(k, v)
+		}
+	}
+	set("TERM", DefaultTerm)
+	for k, v := range c.Env {
+		set(k, v)
+	}
+	env := make([]string, 0, len(order))
+	for _, k := range order {
+		env = append(env, k+"="+merged[k])
+	}
+	return env
+}
+
+// resolve finds the executable for cfg.Cmd, searching the PATH the child
+// will see when the name has no slash.
+func resolve(cmd string, env []string) (string, error) {
+	if cmd == "" {
+		return "", errors.New("command is empty")
+	}
+	if strings.Contains(cmd, "/") {
+		return cmd, checkExecutable(cmd)
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, cmd)
+		if checkExecutable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%q: executable file not found in $PATH", cmd)
+}
+
+func checkExecutable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%s: is a directory", p)
+	}
+	if fi.Mode()&0o111 == 0 {
+		return &fs.PathError{Op: "exec", Path: p, Err: fs.ErrPermission}
+	}
+	return nil
+}
+
+func clampSize(n int) uint16 {
+	switch {
+	case n < 1:
+		return 1
+	case n > 65535:
+		return 65535
+	}
+	return uint16(n)
+}

@@ -1,0 +1,109 @@
+package ptyhost
+
+import (
+	"math"
+	"sync"
+)
+
+// Gate is a byte-credit gate in front of a PTY reader: the reader asks for
+// room before each read and sizes the read to what it is granted, so a
+// throttled terminal never reads past its budget. A Gate made with no
+// budget is open and never parks. Lift opens a gate for good (used on close
+// and shutdown so a parked reader can drain to EOF).
+type Gate struct {
+	mu      sync.Mutex
+	wake    chan struct{} // closed and replaced whenever credit arrives or the gate lifts
+	limited bool
+	budget  uint64
+}
+
+// NewGate returns a gate with the given initial budget, or an open gate
+// when budget is nil.
+func NewGate(budget *uint64) *Gate {
+	g := &Gate{wake: make(chan struct{})}
+	if budget != nil {
+		g.limited = true
+		g.budget = *budget
+	}
+	return g
+}
+
+// Limited reports whether the gate still throttles.
+func (g *Gate) Limited() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.limited
+}
+
+// Acquire blocks until there is credit and returns how many bytes (at most
+// max) the caller may read now. The caller must report what it actually
+// read with Consume. done aborts the wait; Acquire then returns 0.
+func (g *Gate) Acquire(max int, done <-chan struct{}) int {
+	for {
+		g.mu.Lock()
+		if !g.limited {
+			g.mu.Unlock()
+			return max
+		}
+		if g.budget > 0 {
+			n := max
+			if g.budget < uint64(n) {
+				n = int(g.budget)
+			}
+			g.mu.Unlock()
+			return n
+		}
+		wake := g.wake
+		g.mu.Unlock()
+		select {
+		case <-wake:
+		case <-done:
+			return 0
+		}
+	}
+}
+
+// Consume subtracts n bytes that were read from the budget.
+func (g *Gate) Consume(n int) {
+	g.mu.Lock()
+	if g.limited {
+		if uint64(n) >= g.budget {
+			g.budget = 0
+		} else {
+			g.budget -= uint64(n)
+		}
+	}
+	g.mu.Unlock()
+}
+
+// Grant adds n bytes of credit. Grants to an open gate are ignored, as the
+// protocol asks for terminals opened without credit.
+func (g *Gate) Grant(n uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.limited || n == 0 {
+		return
+	}
+	if g.budget > math.MaxUint64-n {
+		g.budget = math.MaxUint64
+	} else {
+		g.budget += n
+	}
+	g.signal()
+}
+
+// Lift opens the gate permanently.
+func (g *Gate) Lift() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.limited {
+		g.limited = false
+		g.signal()
+	}
+}
+
+// signal wakes every waiter; g.mu must be held.
+func (g *Gate) signal() {
+	close(g.wake)
+	g.wake = make(chan struct{})
+}

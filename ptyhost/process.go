@@ -1,0 +1,268 @@
+package ptyhost
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Process is one child running in its own PTY. Read, Write, Resize and
+// Signal may be called from different goroutines.
+type Process struct {
+	pid    int
+	master *os.File // PTY master; pollable, so Read parks a goroutine only
+	pts    string   // slave device path, e.g. /dev/pts/7
+	pidfd  *os.File // readable once the child has exited
+
+	reapOnce sync.Once
+	status   Status
+	reapErr  error
+}
+
+// Start runs cfg.Cmd in a new PTY as a session leader with the PTY as its
+// controlling terminal.
+func Start(cfg Config) (*Process, error) {
+	resetInheritedSignals()
+	env := cfg.environ()
+	path, err := resolve(cfg.Cmd, env)
+	if err != nil {
+		return nil, fmt.Errorf("cannot start %s: %w", cfg.Cmd, err)
+	}
+	if cfg.Dir != "" {
+		fi, err := os.Stat(cfg.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("cwd %s: %w", cfg.Dir, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("cwd %s is not a directory", cfg.Dir)
+		}
+	}
+
+	master, tty, err := openPTY()
+	if err != nil {
+		return nil, err
+	}
+	// The slave is the child's; we only need it until the child has it.
+	defer tty.Close()
+	if err := setSize(master, cfg.Cols, cfg.Rows); err != nil {
+		master.Close()
+		return nil, err
+	}
+
+	pidfd := -1
+	proc, err := os.StartProcess(path, append([]string{cfg.Cmd}, cfg.Args...), &os.ProcAttr{
+		Dir:   cfg.Dir,
+		Env:   env,
+		Files: []*os.File{tty, tty, tty},
+		Sys: &syscall.SysProcAttr{
+			Setsid:  true,
+			Setctty: true,
+			Ctty:    0, // fd 0 in the child, which is the slave
+			// If we die without tearing down, take the child with us.
+			Pdeathsig: syscall.SIGKILL,
+			PidFD:     &pidfd,
+		},
+	})
+	if err != nil {
+		master.Close()
+		return nil, fmt.Errorf("cannot start %s: %w", cfg.Cmd, err)
+	}
+	p := &Process{pid: proc.Pid, master: master, pts: tty.Name()}
+	// We wait through our own pidfd; the os package's handle is not needed.
+	proc.Release()
+	if pidfd < 0 {
+		// Kernels without CLONE_PIDFD: open one; the child is not reaped
+		// yet, so its pid cannot have been reused.
+		if pidfd, err = unix.PidfdOpen(p.pid, 0); err != nil {
+			p.killAndReap()
+			master.Close()
+			return nil, fmt.Errorf("pidfd_open %d: %w", p.pid, err)
+		}
+	}
+	if err := unix.SetNonblock(pidfd, true); err != nil {
+		unix.Close(pidfd)
+		p.killAndReap()
+		master.Close()
+		return nil, fmt.Errorf("pidfd nonblock: %w", err)
+	}
+	p.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
+	return p, nil
+}
+
+func (p *Process) killAndReap() {
+	unix.Kill(p.pid, unix.SIGKILL)
+	var ws unix.WaitStatus
+	unix.Wait4(p.pid, &ws, 0, nil)
+}
+
+// Pid is the child's process id, which is also its process group and
+// session id.
+func (p *Process) Pid() int { return p.pid }
+
+// TTY is the path of the PTY slave device.
+func (p *Process) TTY() string { return p.pts }
+
+// Read reads output from the PTY. It returns io.EOF once every holder of the
+// slave side has closed it (the kernel reports EIO then).
+//
+// A PTY hands out at most a few KiB per read(2), so Read keeps reading until
+// b is full or nothing more is buffered, and parks only when there is no
+// byte at all. One call thus returns everything the child has written so far
+// (up to len(b)), which keeps per-chunk costs off a flooding terminal.
+func (p *Process) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	rc, err := p.master.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	got := 0
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		for got < len(b) {
+			n, err := unix.Read(int(fd), b[got:])
+			switch {
+			case n > 0:
+				got += n
+			case err == unix.EINTR:
+			case err == unix.EAGAIN:
+				return got > 0 // nothing buffered: park unless we have data
+			case err == unix.EIO || (err == nil && n == 0):
+				rerr = io.EOF
+				return true
+			default:
+				rerr = err
+				return true
+			}
+		}
+		return true
+	})
+	if got > 0 {
+		// Report data now; a pending EOF or error shows up on the next call.
+		return got, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 0, rerr
+}
+
+// Write sends input to the PTY.
+func (p *Process) Write(b []byte) (int, error) { return p.master.Write(b) }
+
+// Resize changes the PTY window size; the kernel sends SIGWINCH to the
+// foreground process group.
+func (p *Process) Resize(cols, rows int) error { return setSize(p.master, cols, rows) }
+
+// Size reports the PTY window size.
+func (p *Process) Size() (cols, rows int, err error) {
+	var ws *unix.Winsize
+	err = control(p.master, func(fd int) (err error) {
+		ws, err = unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ)
+		return err
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("get pty size: %w", err)
+	}
+	return int(ws.Col), int(ws.Row), nil
+}
+
+// Termios returns the PTY's current terminal attributes.
+func (p *Process) Termios() (*unix.Termios, error) {
+	var t *unix.Termios
+	err := control(p.master, func(fd int) (err error) {
+		t, err = unix.IoctlGetTermios(fd, unix.TCGETS)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tcgetattr: %w", err)
+	}
+	return t, nil
+}
+
+// SignalGroup sends sig to the child's process group.
+func (p *Process) SignalGroup(sig syscall.Signal) error {
+	if err := unix.Kill(-p.pid, sig); err != nil {
+		return fmt.Errorf("signal process group %d: %w", p.pid, err)
+	}
+	return nil
+}
+
+// Signal sends sig to the child alone. Before the child is reaped its pid
+// cannot be reused, so this never hits a stranger.
+func (p *Process) Signal(sig syscall.Signal) error {
+	err := control(p.pidfd, func(fd int) error { return unix.PidfdSendSignal(fd, sig, nil, 0) })
+	if err != nil {
+		return fmt.Errorf("signal process %d: %w", p.pid, err)
+	}
+	return nil
+}
+
+// WaitExit blocks until the child has exited, without reaping it, so the
+// pid (and with it the session id) stays reserved while the caller cleans
+// up the rest of the session. It returns early with an error if the
+// Process is closed.
+func (p *Process) WaitExit() error {
+	rc, err := p.pidfd.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var werr error
+	err = rc.Read(func(fd uintptr) bool {
+		var info unix.Siginfo
+		werr = unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if werr != nil {
+			return true
+		}
+		// With WNOHANG the kernel leaves the siginfo zeroed while the
+		// child runs; then wait for the pidfd to turn readable (on exit).
+		return info.Signo != 0
+	})
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
+// Reap collects the child's exit status. It blocks a thread in wait4(2)
+// while the child runs, so call it after WaitExit. Later calls return the
+// first result.
+func (p *Process) Reap() (Status, error) {
+	p.reapOnce.Do(func() {
+		var ws unix.WaitStatus
+		for {
+			_, err := unix.Wait4(p.pid, &ws, 0, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				p.reapErr = fmt.Errorf("wait4 %d: %w", p.pid, err)
+				return
+			}
+			break
+		}
+		p.status = statusOf(ws)
+	})
+	return p.status, p.reapErr
+}
+
+// Hangup closes the PTY master, so blocked Read and Write calls return. It
+// is the last resort for a PTY that something unknown keeps open.
+func (p *Process) Hangup() error { return p.master.Close() }
+
+// Close releases the PTY master and the pidfd. It does not signal the child;
+// Reap still works afterwards.
+func (p *Process) Close() error {
+	err := p.master.Close()
+	if errors.Is(err, os.ErrClosed) {
+		err = nil
+	}
+	p.pidfd.Close()
+	return err
+}

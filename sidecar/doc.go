@@ -1,0 +1,16 @@
+// Package sidecar multiplexes PTY terminals over one frame stream.
+//
+// The pieces and their goroutines:
+//
+//   - Run's caller goroutine is the dispatch loop: it reads host frames in
+//     order and acts on them without ever blocking on a terminal (input goes
+//     through each terminal's queue).
+//   - One writer goroutine owns the output stream (writer.go). Everything the
+//     host receives passes through its bounded queue, so a host that stops
+//     reading stalls the PTY readers, then the children, and memory stays
+//     flat.
+//   - Each terminal has a reader (PTY -> OUTPUT frames, gated by credit), an
+//     input writer (queue -> PTY) and a supervisor that waits for the child,
+//     cleans up its session and sends EXIT after the last OUTPUT
+//     (terminal.go). All three end when the terminal does.
+package sidecar

@@ -1,0 +1,163 @@
+package sidecar
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// shutdownBound caps how long shutdown waits for terminals to report EXIT
+// after everything was killed. Only a process stuck in the kernel
+// (uninterruptible sleep) can take that long.
+const shutdownBound = 10 * time.Second
+
+// Options configure a Sidecar.
+type Options struct {
+	// Log receives diagnostics; nil discards them. Never the frame stream.
+	Log *log.Logger
+	// Tap, if set, sees every frame: fromHost true for frames read from the
+	// host, false for frames written to it, each as its full encoding. It
+	// is called from the dispatch loop and the writer goroutine and must
+	// not retain frame.
+	Tap func(fromHost bool, frame []byte)
+}
+
+// Sidecar serves one host over one frame stream.
+type Sidecar struct {
+	opts Options
+	out  *writer
+
+	mu       sync.Mutex
+	terms    map[string]*terminal // live terminals, until their EXIT is written
+	closing  bool                 // shutdown began: no new terminals
+	stopOnce sync.Once
+	stop     chan struct{} // closed to ask Run to shut down
+	stopErr  error         // why, when it was an error
+}
+
+// ErrOutputBroken reports that the host stopped accepting frames.
+var ErrOutputBroken = errors.New("output stream broken")
+
+// New prepares a sidecar writing frames to out.
+func New(out io.Writer, opts Options) *Sidecar {
+	if opts.Log == nil {
+		opts.Log = log.New(io.Discard, "", 0)
+	}
+	s := &Sidecar{opts: opts, terms: make(map[string]*terminal), stop: make(chan struct{})}
+	var tee func([]byte)
+	if opts.Tap != nil {
+		tee = func(b []byte) { opts.Tap(false, b) }
+	}
+	s.out = newWriter(out, tee, func(err error) {
+		s.Stop(fmt.Errorf("%w: %v", ErrOutputBroken, err))
+	})
+	return s
+}
+
+func (s *Sidecar) logf(format string, args ...any) { s.opts.Log.Printf(format, args...) }
+
+// Stop asks Run to shut down; err (nil for an orderly stop) becomes Run's
+// result. Safe to call from any goroutine, more than once.
+func (s *Sidecar) Stop(err error) {
+	s.stopOnce.Do(func() {
+		s.stopErr = err
+		close(s.stop)
+	})
+}
+
+// Run reads frames from in and serves them until in ends, the stream turns
+// out corrupt, the output breaks or Stop is called. Then it kills every
+// terminal, waits for their EXIT frames to be written and returns: nil after
+// a clean end of input or Stop(nil), the cause otherwise.
+func (s *Sidecar) Run(in io.Reader) error {
+	frames := make(chan error, 1)
+	go func() { frames <- s.readLoop(in) }()
+	var err error
+	select {
+	case err = <-frames:
+		s.Stop(err)
+	case <-s.stop:
+	}
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.shutdown()
+	// The reader goroutine may still sit in a read of in; it touches
+	// nothing once closing is set, and ends with the process.
+	return s.stopErr
+}
+
+// readLoop is the dispatch loop. It returns nil at a clean end of input.
+func (s *Sidecar) readLoop(in io.Reader) error {
+	r := proto.NewReader(in)
+	for {
+		f, err := r.ReadFrame()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			s.logf("reading frames: %v", err)
+			return err
+		}
+		if s.opts.Tap != nil {
+			s.opts.Tap(true, proto.AppendFrame(nil, f.Type, f.Body))
+		}
+		if s.isClosing() {
+			return nil
+		}
+		s.dispatch(f)
+	}
+}
+
+func (s *Sidecar) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// shutdown kills every terminal, waits for their EXIT frames (bounded) and
+// stops the writer.
+func (s *Sidecar) shutdown() {
+	s.mu.Lock()
+	live := make([]*terminal, 0, len(s.terms))
+	for _, t := range s.terms {
+		live = append(live, t)
+	}
+	s.mu.Unlock()
+	for _, t := range live {
+		t.kill()
+	}
+	deadline := time.NewTimer(shutdownBound)
+	defer deadline.Stop()
+	for _, t := range live {
+		select {
+		case <-t.gone:
+		case <-deadline.C:
+			s.logf("shutdown: gave up waiting for terminals after %v", shutdownBound)
+			s.out.close()
+			return
+		}
+	}
+	s.out.close()
+}
+
+// lookup returns the live terminal with id, or nil.
+func (s *Sidecar) lookup(id string) *terminal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.terms[id]
+}
+
+// forget frees t's id; called once its EXIT is written.
+func (s *Sidecar) forget(t *terminal) {
+	s.mu.Lock()
+	if s.terms[t.id] == t {
+		delete(s.terms, t.id)
+	}
+	s.mu.Unlock()
+}

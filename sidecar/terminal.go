@@ -1,0 +1,211 @@
+package sidecar
+
+import (
+	"encoding/binary"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost"
+)
+
+// Timing of a terminal's end.
+const (
+	// closeGrace is how long a CLOSEd terminal has between SIGHUP and SIGKILL.
+	closeGrace = 3 * time.Second
+	// drainBound is how long the PTY may stay open after the child exited
+	// before the rest of its session is killed: long enough to read what is
+	// buffered, short enough that a leftover background job cannot hold
+	// the EXIT back.
+	drainBound = 100 * time.Millisecond
+	// holderRetry paces the kills of processes that keep an unthrottled PTY
+	// open; after holderAttempts the PTY is hung up from our side.
+	holderRetry    = 500 * time.Millisecond
+	holderAttempts = 4
+)
+
+// terminal is one live terminal. The dispatch loop owns the registry entry;
+// the fields below are safe for the goroutines noted.
+type terminal struct {
+	id    string
+	proc  *ptyhost.Process
+	gate  *ptyhost.Gate
+	input *inputQueue
+	sc    *Sidecar
+
+	readDone chan struct{} // closed when the reader saw EOF
+	finished chan struct{} // closed when the supervisor is done (no more PTY use)
+	gone     chan struct{} // closed once EXIT is written and the id is free
+
+	closeOnce sync.Once
+	mu        sync.Mutex  // orders signals against the reap; guards killTimer
+	killTimer *time.Timer // SIGKILL after CLOSE's grace
+}
+
+func newTerminal(sc *Sidecar, id string, proc *ptyhost.Process, credit *uint64) *terminal {
+	return &terminal{
+		id:       id,
+		proc:     proc,
+		gate:     ptyhost.NewGate(credit),
+		input:    newInputQueue(),
+		sc:       sc,
+		readDone: make(chan struct{}),
+		finished: make(chan struct{}),
+		gone:     make(chan struct{}),
+	}
+}
+
+// start launches the terminal's goroutines. OPENED must already be queued.
+func (t *terminal) start() {
+	go t.readLoop()
+	go t.writeLoop()
+	go t.supervise()
+}
+
+// readLoop moves PTY output into OUTPUT frames until the PTY reports EOF.
+// Each read is sized to the remaining credit, and the bytes land directly in
+// a pooled frame buffer whose header is filled in afterwards.
+func (t *terminal) readLoop() {
+	defer close(t.readDone)
+	hdr := proto.HeaderSize + 2 + len(t.id)
+	for {
+		n := t.gate.Acquire(readSize, nil)
+		pb := getFrameBuf(hdr + n)
+		buf := (*pb)[:hdr+n]
+		got, err := t.proc.Read(buf[hdr:])
+		if got > 0 {
+			t.gate.Consume(got)
+			buf = buf[:hdr+got]
+			binary.LittleEndian.PutUint32(buf, uint32(len(buf)-4))
+			buf[4] = byte(proto.TypeOutput)
+			binary.LittleEndian.PutUint16(buf[5:], uint16(len(t.id)))
+			copy(buf[7:], t.id)
+			t.sc.out.send(outFrame{buf: buf, pooled: pb})
+		} else {
+			putFrameBuf(pb)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// writeLoop copies queued INPUT to the PTY in order until the terminal ends.
+func (t *terminal) writeLoop() {
+	for {
+		select {
+		case <-t.input.wake:
+		case <-t.finished:
+			return
+		}
+		for _, chunk := range t.input.take() {
+			// A failed write means the PTY is gone; the supervisor
+			// reports the end, the rest of the input has nowhere to go.
+			t.proc.Write(chunk)
+			t.input.done(len(chunk))
+		}
+	}
+}
+
+// supervise waits for the child, makes sure nothing of its session
+// survives, waits for the last output, reaps, and sends EXIT.
+func (t *terminal) supervise() {
+	defer t.stopKillTimer()
+	if err := t.proc.WaitExit(); err != nil {
+		t.sc.logf("terminal %q: waiting for pid %d: %v", t.id, t.proc.Pid(), err)
+	}
+	// The child is a zombie now, so its session id is still reserved.
+	drain := time.NewTimer(drainBound)
+	select {
+	case <-t.readDone:
+		drain.Stop()
+		// Background jobs that do not hold the PTY are still ours to end.
+		t.proc.KillSession(syscall.SIGKILL, false)
+	case <-drain.C:
+		t.proc.KillSession(syscall.SIGKILL, true)
+		t.awaitReader()
+	}
+	// Reap under mu so that kill never signals a pid that was reaped.
+	t.mu.Lock()
+	st, err := t.proc.Reap()
+	close(t.finished)
+	t.mu.Unlock()
+	t.proc.Close()
+
+	exit := proto.Exit{TerminalID: t.id}
+	if err != nil {
+		t.sc.logf("terminal %q: %v", t.id, err)
+	} else {
+		code := st.Code
+		exit.ExitCode = &code
+		exit.Signal = st.SignalName()
+	}
+	t.sc.out.sendControl(proto.TypeExit, exit, func() {
+		t.sc.forget(t)
+		close(t.gone)
+	})
+}
+
+// awaitReader waits for the PTY to reach EOF after the session was killed.
+// A reader parked on credit is the host's choice and is waited for; an
+// unthrottled PTY that something we cannot find keeps open is killed again
+// and finally hung up.
+func (t *terminal) awaitReader() {
+	tick := time.NewTicker(holderRetry)
+	defer tick.Stop()
+	for attempts := 0; ; {
+		select {
+		case <-t.readDone:
+			return
+		case <-tick.C:
+			if t.gate.Limited() {
+				continue
+			}
+			attempts++
+			if attempts < holderAttempts {
+				t.proc.KillSession(syscall.SIGKILL, true)
+				continue
+			}
+			t.sc.logf("terminal %q: PTY %s still held open after the child exited; hanging it up", t.id, t.proc.TTY())
+			t.proc.Hangup()
+			<-t.readDone
+			return
+		}
+	}
+}
+
+// close handles CLOSE: the gate lifts so the reader can drain to EOF, the
+// process group gets SIGHUP, and SIGKILL follows after closeGrace.
+func (t *terminal) close() {
+	t.closeOnce.Do(func() {
+		t.gate.Lift()
+		t.proc.SignalGroup(syscall.SIGHUP)
+		t.mu.Lock()
+		t.killTimer = time.AfterFunc(closeGrace, func() { t.kill() })
+		t.mu.Unlock()
+	})
+}
+
+// kill ends every process of the terminal at once (shutdown, or the end of
+// CLOSE's grace period).
+func (t *terminal) kill() {
+	t.gate.Lift()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.finished:
+		return // reaped: the pid may belong to someone else now
+	default:
+	}
+	t.proc.SignalGroup(syscall.SIGKILL)
+	t.proc.KillSession(syscall.SIGKILL, false)
+}
+
+func (t *terminal) stopKillTimer() {
+	t.mu.Lock()
+	if t.killTimer != nil {
+		t.killTimer.Stop()
+	}
+	t.mu.Unlock()
+}
