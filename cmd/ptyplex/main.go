@@ -1,0 +1,58 @@
+// Command ptyplex runs interactive programs in a PTY behind a per-session
+// daemon and lets scripts and agents drive them: start, input, output,
+// status, wait, kill, resize, stop, debug (see README.md and PROTOCOL.md).
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+)
+
+// commands maps subcommand names to their entry points. Files of this
+// package register theirs in init functions, so each subcommand lives in a
+// file of its own. run gets the arguments after the subcommand name and
+// returns the process exit code.
+var commands = map[string]command{}
+
+type command struct {
+	summary string
+	run     func(args []string) int
+}
+
+func register(name, summary string, run func(args []string) int) {
+	if _, dup := commands[name]; dup {
+		panic("ptyplex: subcommand registered twice: " + name)
+	}
+	commands[name] = command{summary: summary, run: run}
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage()
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		return
+	}
+	c, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "ptyplex: unknown command %q\n\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	os.Exit(c.run(os.Args[2:]))
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: ptyplex <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(os.Stderr, "\nRun 'ptyplex <command> --help' for the flags of one command.")
+}
