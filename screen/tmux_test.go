@@ -28,6 +28,11 @@ func TestGoldenAgainstTmux(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
+	// A keeper session holds the server up between the per-stream
+	// sessions; otherwise killing the last one races with the next start.
+	if out, err := tmux("new-session", "-d", "-s", "keeper", "exec sleep 600"); err != nil {
+		t.Fatalf("tmux: %v: %s", err, out)
+	}
 	defer tmux("kill-server")
 
 	for _, name := range goldenNames(t) {
