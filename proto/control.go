@@ -75,13 +75,13 @@ func Marshal(v any) []byte {
 // mistyped fields can be told apart and reported by name.
 type openWire struct {
 	TerminalID *string           `json:"terminalId"`
-	Cols       *json.Number      `json:"cols"`
-	Rows       *json.Number      `json:"rows"`
+	Cols       json.RawMessage   `json:"cols"`
+	Rows       json.RawMessage   `json:"rows"`
 	Cmd        *string           `json:"cmd"`
 	Args       []string          `json:"args"`
 	Cwd        *string           `json:"cwd"`
 	Env        map[string]string `json:"env"`
-	Credit     *json.Number      `json:"credit"`
+	Credit     json.RawMessage   `json:"credit"`
 }
 
 // ParseOpen decodes and validates an OPEN body. When the body is malformed
@@ -90,7 +90,6 @@ type openWire struct {
 func ParseOpen(body []byte) (Open, error) {
 	var w openWire
 	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
 	if err := dec.Decode(&w); err != nil {
 		return Open{TerminalID: RecoverID(body)}, fmt.Errorf("malformed OPEN: %w", err)
 	}
@@ -118,8 +117,8 @@ func ParseOpen(body []byte) (Open, error) {
 		return o, errors.New("malformed OPEN: cmd is empty")
 	}
 	o.Cmd = *w.Cmd
-	if w.Credit != nil {
-		c, err := parseUint(*w.Credit, math.MaxUint64)
+	if len(w.Credit) > 0 && string(w.Credit) != "null" {
+		c, err := parseUint(w.Credit, math.MaxUint64)
 		if err != nil {
 			return o, fmt.Errorf("malformed OPEN: credit: %w", err)
 		}
@@ -128,19 +127,19 @@ func ParseOpen(body []byte) (Open, error) {
 	return o, nil
 }
 
-func u16Field(name string, n *json.Number) (uint16, error) {
-	if n == nil {
+func u16Field(name string, raw json.RawMessage) (uint16, error) {
+	if len(raw) == 0 || string(raw) == "null" {
 		return 0, fmt.Errorf("malformed OPEN: missing %s", name)
 	}
-	v, err := parseUint(*n, math.MaxUint16)
+	v, err := parseUint(raw, math.MaxUint16)
 	if err != nil {
 		return 0, fmt.Errorf("malformed OPEN: %s: %w", name, err)
 	}
 	return uint16(v), nil
 }
 
-// parseUint accepts a JSON number that is a whole number in 0..max.
-func parseUint(n json.Number, max uint64) (uint64, error) {
+// parseUint accepts a JSON value that is a whole number in 0..max.
+func parseUint(n json.RawMessage, max uint64) (uint64, error) {
 	v, err := strconv.ParseUint(string(n), 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%s is not a whole number in 0..%d", n, max)

@@ -1,30 +1,103 @@
 package ptyhost
 
 import (
+	"bufio"
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 var resetOnce sync.Once
 
 // resetInheritedSignals makes sure children start with default signal
 // dispositions even when we were started with some signals ignored (nohup
-// ignores SIGHUP; some supervisors ignore SIGINT or SIGPIPE). execve keeps
-// SIG_IGN but resets caught signals to SIG_DFL, so the fix is to catch every
-// signal that is ignored here. The catching channel is never drained, so for
-// this process the signals stay as good as ignored.
+// ignores SIGHUP; a shell's background job ignores SIGINT and SIGQUIT).
+// execve keeps SIG_IGN but resets caught signals to SIG_DFL, so the fix is
+// to catch every signal that is ignored here. The catching channel is never
+// drained, so for this process those signals stay as good as ignored.
+//
+// The ignored set is read from the kernel rather than signal.Ignored: the Go
+// runtime does not track job-control signals (SIGTSTP, SIGTTIN, SIGTTOU)
+// it never installed a handler for.
 func resetInheritedSignals() {
 	resetOnce.Do(func() {
+		ignored, err := procSigMask("SigIgn")
+		if err != nil {
+			return
+		}
 		sink := make(chan os.Signal, 1)
-		for sig := syscall.Signal(1); sig < 32; sig++ {
-			if sig == syscall.SIGKILL || sig == syscall.SIGSTOP {
-				continue
-			}
-			if signal.Ignored(sig) {
+		for sig := syscall.Signal(1); sig < 65; sig++ {
+			if ignored&(1<<(sig-1)) != 0 && sig != syscall.SIGKILL && sig != syscall.SIGSTOP {
 				signal.Notify(sink, sig)
 			}
 		}
 	})
+}
+
+// procSigMask reads one of the hexadecimal signal sets (SigBlk, SigIgn,
+// SigCgt) of the calling thread group from /proc/self/status.
+func procSigMask(field string) (uint64, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/self/status has no %s", field)
+}
+
+// reexecEnv marks a process that already re-executed itself to shed an
+// inherited signal mask, so that a mask that cannot be cleared does not
+// loop.
+const reexecEnv = "PTYPLEX_SIGMASK_REEXEC"
+
+// ClearInheritedSignalMask makes the signal mask this process inherited
+// empty, so children start with nothing blocked. Call it first thing in
+// main of a program that spawns children with this package.
+//
+// The Go runtime restores its startup mask in every child it forks and
+// offers no way to change that mask, so the only fix is to re-execute the
+// program once with the mask cleared. When nothing was blocked this does
+// nothing; otherwise it does not return unless the exec fails.
+func ClearInheritedSignalMask() error {
+	if _, again := os.LookupEnv(reexecEnv); again {
+		os.Unsetenv(reexecEnv)
+		return nil
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cur unix.Sigset_t
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, nil, &cur); err != nil {
+		return fmt.Errorf("read signal mask: %w", err)
+	}
+	blocked, err := procSigMask("SigBlk")
+	if err != nil {
+		return err
+	}
+	if blocked == 0 && cur == (unix.Sigset_t{}) {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	var empty unix.Sigset_t
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &empty, nil); err != nil {
+		return fmt.Errorf("clear signal mask: %w", err)
+	}
+	// execve keeps the calling thread's mask, which is now empty.
+	err = syscall.Exec(exe, os.Args, append(os.Environ(), reexecEnv+"=1"))
+	return fmt.Errorf("re-exec %s to clear the signal mask: %w", exe, err)
 }

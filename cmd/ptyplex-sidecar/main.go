@@ -12,10 +12,15 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/sidecar"
 )
 
 func main() {
+	// Before anything else: children must not inherit a blocked signal mask.
+	if err := ptyhost.ClearInheritedSignalMask(); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
+	}
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: %s\n\nSpeaks the ptyplex frame protocol on stdin/stdout; see PROTOCOL.md.\n", os.Args[0])
 		flag.PrintDefaults()

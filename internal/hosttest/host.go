@@ -1,0 +1,328 @@
+package hosttest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// Timeout is the default deadline for waiting on the sidecar. It is
+// generous because CI machines are small and busy; waits end as soon as
+// their event happens.
+const Timeout = 15 * time.Second
+
+// Host is a test host speaking the frame protocol to a real sidecar.
+type Host struct {
+	t     testing.TB
+	Cmd   *exec.Cmd
+	in    io.WriteCloser
+	Out   io.ReadCloser // the sidecar's stdout, read by the host's reader goroutine
+	inMu  sync.Mutex
+	errMu sync.Mutex
+	errb  bytes.Buffer
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every new frame
+	frames  []proto.Frame
+	outputs map[string]*bytes.Buffer
+	eof     error // set when the reader stops: io.EOF or the decoding error
+	readEnd chan struct{}
+	waited  chan struct{}
+	waitErr error
+}
+
+// Start runs the sidecar binary at path with args and starts reading its
+// frames. The process is killed at the end of the test if still running.
+func Start(t testing.TB, path string, args ...string) *Host {
+	t.Helper()
+	return StartCmd(t, exec.Command(path, args...))
+}
+
+// StartCmd is Start for a prepared command (e.g. one wrapped to start with
+// ignored signals). Stdin, Stdout and Stderr must be unset.
+func StartCmd(t testing.TB, cmd *exec.Cmd) *Host {
+	t.Helper()
+	h := &Host{t: t, Cmd: cmd, changed: make(chan struct{}), outputs: map[string]*bytes.Buffer{},
+		readEnd: make(chan struct{}), waited: make(chan struct{})}
+	var err error
+	if h.in, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if h.Out, err = cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = &lockedWriter{mu: &h.errMu, w: &h.errb}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start sidecar: %v", err)
+	}
+	go h.readLoop()
+	go func() {
+		<-h.readEnd // Wait closes the stdout pipe: let the reader finish first
+		h.waitErr = cmd.Wait()
+		close(h.waited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-h.waited:
+		default:
+			cmd.Process.Kill()
+			h.Out.Close()
+			<-h.waited
+		}
+		if t.Failed() {
+			t.Logf("sidecar stderr:\n%s", h.Stderr())
+		}
+	})
+	return h
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (h *Host) readLoop() {
+	defer close(h.readEnd)
+	r := proto.NewReader(h.Out)
+	for {
+		f, err := r.ReadFrame()
+		h.mu.Lock()
+		if err != nil {
+			h.eof = err
+		} else {
+			h.frames = append(h.frames, f)
+			if f.Type == proto.TypeOutput {
+				if id, data, err := proto.ParseData(f.Body); err == nil {
+					b := h.outputs[id]
+					if b == nil {
+						b = new(bytes.Buffer)
+						h.outputs[id] = b
+					}
+					b.Write(data)
+				}
+			}
+		}
+		close(h.changed)
+		h.changed = make(chan struct{})
+		h.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Stderr returns what the sidecar wrote to stderr so far.
+func (h *Host) Stderr() string {
+	h.errMu.Lock()
+	defer h.errMu.Unlock()
+	return h.errb.String()
+}
+
+// Send writes one raw frame.
+func (h *Host) Send(t proto.Type, body []byte) error {
+	return h.SendRaw(proto.AppendFrame(nil, t, body))
+}
+
+// SendRaw writes bytes as they are, for malformed-stream tests.
+func (h *Host) SendRaw(b []byte) error {
+	h.inMu.Lock()
+	defer h.inMu.Unlock()
+	_, err := h.in.Write(b)
+	return err
+}
+
+// SendJSON writes a control frame with v as its JSON body.
+func (h *Host) SendJSON(t proto.Type, v any) {
+	h.t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.Send(t, b); err != nil {
+		h.t.Fatalf("send %s: %v", t, err)
+	}
+}
+
+// Open sends OPEN.
+func (h *Host) Open(o proto.Open) { h.t.Helper(); h.SendJSON(proto.TypeOpen, o) }
+
+// Input sends INPUT.
+func (h *Host) Input(id string, data string) {
+	h.t.Helper()
+	if err := h.SendRaw(proto.AppendDataFrame(nil, proto.TypeInput, id, []byte(data))); err != nil {
+		h.t.Fatalf("send INPUT: %v", err)
+	}
+}
+
+// CloseStdin ends the host's side of the stream.
+func (h *Host) CloseStdin() { h.in.Close() }
+
+// Snapshot is a consistent view of everything received so far.
+type Snapshot struct {
+	Frames  []proto.Frame
+	Outputs map[string][]byte
+	EOF     error // non-nil once the sidecar's stdout ended
+}
+
+// Output returns the concatenated OUTPUT of one terminal.
+func (s Snapshot) Output(id string) string { return string(s.Outputs[id]) }
+
+// Controls returns the control frames (not OUTPUT) about id, in order, with
+// their JSON bodies decoded into maps.
+func (s Snapshot) Controls(id string) []Control {
+	var cs []Control
+	for _, f := range s.Frames {
+		if f.Type == proto.TypeOutput {
+			continue
+		}
+		var m map[string]any
+		if json.Unmarshal(f.Body, &m) != nil || m["terminalId"] != id {
+			continue
+		}
+		cs = append(cs, Control{Type: f.Type, Fields: m, Raw: string(f.Body)})
+	}
+	return cs
+}
+
+// Control is one decoded control frame.
+type Control struct {
+	Type   proto.Type
+	Fields map[string]any
+	Raw    string
+}
+
+func (h *Host) snapshot() (Snapshot, chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := Snapshot{Frames: append([]proto.Frame(nil), h.frames...), Outputs: map[string][]byte{}, EOF: h.eof}
+	for id, b := range h.outputs {
+		s.Outputs[id] = append([]byte(nil), b.Bytes()...)
+	}
+	return s, h.changed
+}
+
+// Now returns what has been received so far.
+func (h *Host) Now() Snapshot { s, _ := h.snapshot(); return s }
+
+// ErrTimeout is returned by Until when its deadline passes.
+var ErrTimeout = errors.New("timed out")
+
+// Until waits until cond holds for what was received, or d passes, or the
+// stream ends without cond holding. It wakes on every frame; no polling.
+func (h *Host) Until(d time.Duration, cond func(Snapshot) bool) (Snapshot, error) {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		s, changed := h.snapshot()
+		if cond(s) {
+			return s, nil
+		}
+		if s.EOF != nil {
+			return s, fmt.Errorf("sidecar output ended (%v) before the condition held", s.EOF)
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return s, ErrTimeout
+		}
+	}
+}
+
+// MustUntil is Until that fails the test, describing what was awaited.
+func (h *Host) MustUntil(what string, cond func(Snapshot) bool) Snapshot {
+	h.t.Helper()
+	s, err := h.Until(Timeout, cond)
+	if err != nil {
+		h.t.Fatalf("waiting for %s: %v\nframes so far:\n%s", what, err, Describe(s))
+	}
+	return s
+}
+
+// Describe renders received frames for failure messages.
+func Describe(s Snapshot) string {
+	var b strings.Builder
+	for _, f := range s.Frames {
+		if f.Type == proto.TypeOutput {
+			id, data, _ := proto.ParseData(f.Body)
+			fmt.Fprintf(&b, "  OUTPUT %q %q\n", id, truncate(string(data), 200))
+		} else {
+			fmt.Fprintf(&b, "  %s %s\n", f.Type, f.Body)
+		}
+	}
+	return b.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// WaitOutput waits until id's output contains sub.
+func (h *Host) WaitOutput(id, sub string) Snapshot {
+	h.t.Helper()
+	return h.MustUntil(fmt.Sprintf("output %q on %q", sub, id), func(s Snapshot) bool {
+		return strings.Contains(s.Output(id), sub)
+	})
+}
+
+// WaitControl waits for a control frame of type t about id and returns it.
+func (h *Host) WaitControl(t proto.Type, id string) Control {
+	h.t.Helper()
+	var c Control
+	h.MustUntil(fmt.Sprintf("%s for %q", t, id), func(s Snapshot) bool {
+		for _, x := range s.Controls(id) {
+			if x.Type == t {
+				c = x
+				return true
+			}
+		}
+		return false
+	})
+	return c
+}
+
+// WaitExit waits for the sidecar process to exit and returns its exit code.
+func (h *Host) WaitExit(d time.Duration) (int, error) {
+	select {
+	case <-h.waited:
+	case <-time.After(d):
+		return -1, ErrTimeout
+	}
+	var ee *exec.ExitError
+	if errors.As(h.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	return 0, h.waitErr
+}
+
+// Alive reports whether a process exists and is not a zombie.
+func Alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
+}

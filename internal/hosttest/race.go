@@ -1,0 +1,5 @@
+//go:build race
+
+package hosttest
+
+const raceEnabled = true

@@ -1,0 +1,58 @@
+package sidecar_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/stretchr/testify/require"
+)
+
+func start(t *testing.T) *hosttest.Host {
+	t.Helper()
+	return hosttest.Start(t, sidecarBin)
+}
+
+// sh opens terminal id running a shell script.
+func sh(h *hosttest.Host, id, script string) {
+	h.Open(proto.Open{TerminalID: id, Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", script}})
+}
+
+// openedPID waits for OPENED of id and returns its pid.
+func openedPID(t *testing.T, h *hosttest.Host, id string) int {
+	t.Helper()
+	c := h.WaitControl(proto.TypeOpened, id)
+	pid, ok := c.Fields["pid"].(float64)
+	require.True(t, ok, "OPENED without pid: %s", c.Raw)
+	require.Greater(t, int(pid), 0)
+	return int(pid)
+}
+
+// exitOf waits for EXIT of id.
+func exitOf(t *testing.T, h *hosttest.Host, id string) hosttest.Control {
+	t.Helper()
+	return h.WaitControl(proto.TypeExit, id)
+}
+
+// pidIn extracts a number printed as "name=N" from s.
+func pidIn(t *testing.T, s, name string) int {
+	t.Helper()
+	m := regexp.MustCompile(name + `=(\d+)`).FindStringSubmatch(s)
+	require.NotNil(t, m, "no %s= in %q", name, s)
+	n, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	return n
+}
+
+func requireGone(t *testing.T, pid int, what string) {
+	t.Helper()
+	require.True(t, hosttest.WaitGone(pid, 10*time.Second), "%s (pid %d) is still running", what, pid)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

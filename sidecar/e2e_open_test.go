@@ -1,0 +1,178 @@
+package sidecar_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOpenAppliesEveryField(t *testing.T) {
+	h := start(t)
+	dir := t.TempDir()
+	h.Open(proto.Open{
+		TerminalID: "all",
+		Cols:       100, Rows: 30,
+		Cmd:  "/bin/sh",
+		Args: []string{"-c", `printf 'size=%s pwd=%s foo=%s term=%s arg=%s\n' "$(stty size)" "$(pwd)" "$FOO" "$TERM" "$0"`, "zero"},
+		Cwd:  &dir,
+		Env:  map[string]string{"FOO": "bar baz"},
+	})
+	openedPID(t, h, "all")
+	s := h.WaitOutput("all", "\n")
+	assert.Contains(t, s.Output("all"), fmt.Sprintf("size=30 100 pwd=%s foo=bar baz term=xterm-256color arg=zero", dir))
+	assert.EqualValues(t, 0, exitOf(t, h, "all").Fields["exitCode"])
+}
+
+func TestOpenEnvMergesOverSidecarEnvironment(t *testing.T) {
+	cmd := exec.Command(sidecarBin)
+	cmd.Env = append(os.Environ(), "INHERITED=from-sidecar", "TERM=dumb", "SHADOWED=old")
+	h := hosttest.StartCmd(t, cmd)
+	script := `echo "inh=$INHERITED sh=$SHADOWED term=$TERM"`
+	h.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", script},
+		Env: map[string]string{"SHADOWED": "new"}})
+	h.Open(proto.Open{TerminalID: "b", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", script},
+		Env: map[string]string{"TERM": "vt100"}})
+	assert.Contains(t, h.WaitOutput("a", "\n").Output("a"), "inh=from-sidecar sh=new term=xterm-256color")
+	assert.Contains(t, h.WaitOutput("b", "\n").Output("b"), "inh=from-sidecar sh=old term=vt100")
+}
+
+func TestOpenZeroSizeIsClampedToOne(t *testing.T) {
+	h := start(t)
+	h.Open(proto.Open{TerminalID: "z", Cols: 0, Rows: 0, Cmd: "/bin/sh", Args: []string{"-c", "stty size"}})
+	assert.Contains(t, h.WaitOutput("z", "\n").Output("z"), "1 1")
+}
+
+func TestOpenLooksUpBareCommandInChildPath(t *testing.T) {
+	h := start(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "ptyplex-hello")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho found-in-path\n"), 0o755))
+	h.Open(proto.Open{TerminalID: "p", Cols: 80, Rows: 24, Cmd: "ptyplex-hello",
+		Env: map[string]string{"PATH": dir + ":/usr/bin:/bin"}})
+	h.WaitOutput("p", "found-in-path")
+	// And the sidecar's own PATH serves a plain "sh".
+	h.Open(proto.Open{TerminalID: "q", Cols: 80, Rows: 24, Cmd: "sh", Args: []string{"-c", "echo via-path"}})
+	h.WaitOutput("q", "via-path")
+}
+
+func TestChildIsSessionLeaderWithControllingTTY(t *testing.T) {
+	h := start(t)
+	// exec makes cat the child itself, so /proc/self/stat describes it.
+	sh(h, "s", "exec cat /proc/self/stat")
+	pid := openedPID(t, h, "s")
+	exitOf(t, h, "s")
+	out := h.Now().Output("s")
+	i := strings.LastIndexByte(out, ')')
+	require.Greater(t, i, 0, out)
+	f := strings.Fields(out[i+1:])
+	// state ppid pgrp session tty_nr tpgid
+	assert.Equal(t, fmt.Sprint(pid), f[2], "process group")
+	assert.Equal(t, fmt.Sprint(pid), f[3], "session")
+	assert.NotEqual(t, "0", f[4], "controlling tty")
+	assert.Equal(t, fmt.Sprint(pid), f[5], "foreground group of its tty")
+}
+
+// A sidecar started with signals ignored (nohup, a shell's background job)
+// or blocked must still give children default dispositions and an empty
+// mask.
+func TestChildSignalsStartAtDefaults(t *testing.T) {
+	wrapper := `import os, signal, sys
+for s in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE, signal.SIGTERM, signal.SIGUSR1, signal.SIGTSTP):
+    signal.signal(s, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2, signal.SIGALRM, signal.SIGWINCH})
+os.execv(sys.argv[1], sys.argv[1:])`
+	h := hosttest.StartCmd(t, exec.Command("python3", "-c", wrapper, sidecarBin))
+	sh(h, "sig", "exec grep -E '^Sig(Blk|Ign)' /proc/self/status")
+	exitOf(t, h, "sig")
+	out := h.Now().Output("sig")
+	assert.Contains(t, out, "SigBlk:\t0000000000000000", out)
+	assert.Contains(t, out, "SigIgn:\t0000000000000000", out)
+}
+
+func TestOpenedComesBeforeOutput(t *testing.T) {
+	h := start(t)
+	const n = 20
+	for i := 0; i < n; i++ {
+		sh(h, fmt.Sprint("t", i), "echo immediate")
+	}
+	s := h.MustUntil("all EXITs", func(s hosttest.Snapshot) bool {
+		for i := 0; i < n; i++ {
+			cs := s.Controls(fmt.Sprint("t", i))
+			if len(cs) == 0 || cs[len(cs)-1].Type != proto.TypeExit {
+				return false
+			}
+		}
+		return true
+	})
+	seen := map[string]proto.Type{}
+	for _, f := range s.Frames {
+		var id string
+		if f.Type == proto.TypeOutput {
+			id, _, _ = proto.ParseData(f.Body)
+		} else {
+			var c proto.Opened
+			require.NoError(t, jsonUnmarshal(f.Body, &c))
+			id = c.TerminalID
+		}
+		switch f.Type {
+		case proto.TypeOpened:
+			assert.NotContains(t, seen, id, "OPENED of %s after another frame", id)
+		case proto.TypeOutput:
+			assert.Equal(t, proto.TypeOpened, seen[id], "OUTPUT of %s before OPENED", id)
+		case proto.TypeExit:
+			assert.Contains(t, seen, id, "EXIT of %s before OPENED", id)
+		}
+		if f.Type != proto.TypeOutput || seen[id] == 0 {
+			seen[id] = f.Type
+		}
+	}
+}
+
+func TestOpenErrorsAffectOnlyThatTerminal(t *testing.T) {
+	h := start(t)
+	h.Open(proto.Open{TerminalID: "live", Cols: 80, Rows: 24, Cmd: "cat"})
+	openedPID(t, h, "live")
+
+	notDir := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(notDir, nil, 0o644))
+
+	cases := []struct {
+		id, want string
+		body     string
+	}{
+		{"live", "already exists", `{"terminalId":"live","cols":80,"rows":24,"cmd":"cat"}`},
+		{"badcwd", "not a directory", fmt.Sprintf(`{"terminalId":"badcwd","cols":80,"rows":24,"cmd":"cat","cwd":%q}`, notDir)},
+		{"nocwd", "no such file", `{"terminalId":"nocwd","cols":80,"rows":24,"cmd":"cat","cwd":"/does/not/exist"}`},
+		{"nocmd", "not found", `{"terminalId":"nocmd","cols":80,"rows":24,"cmd":"ptyplex-no-such-command"}`},
+		{"noexec", "permission denied", `{"terminalId":"noexec","cols":80,"rows":24,"cmd":"/etc/passwd"}`},
+		{"badtype", "cols", `{"terminalId":"badtype","cols":"eighty","rows":24,"cmd":"cat"}`},
+		{"toobig", "cols", `{"terminalId":"toobig","cols":70000,"rows":24,"cmd":"cat"}`},
+		{"truncated", "malformed OPEN", `{"terminalId":"truncated","cols":80,"ro`},
+		{"nocmdfield", "cmd", `{"terminalId":"nocmdfield","cols":80,"rows":24}`},
+	}
+	for _, c := range cases {
+		require.NoError(t, h.Send(proto.TypeOpen, []byte(c.body)))
+	}
+	// Unrecoverable ids: logged, no frame.
+	require.NoError(t, h.Send(proto.TypeOpen, []byte(`this is not json`)))
+	require.NoError(t, h.Send(proto.TypeOpen, []byte(`{"cols":80,"rows":24,"cmd":"cat"}`)))
+
+	for _, c := range cases {
+		e := h.WaitControl(proto.TypeError, c.id)
+		assert.Contains(t, strings.ToLower(e.Fields["message"].(string)), strings.ToLower(c.want), "ERROR for %s", c.id)
+	}
+	h.Input("live", "still-here\n")
+	h.WaitOutput("live", "still-here")
+	for _, c := range h.Now().Controls("live") {
+		assert.NotEqual(t, proto.TypeExit, c.Type, "the live terminal ended")
+	}
+	assert.Contains(t, h.Stderr(), "without a recoverable terminalId")
+}
