@@ -7,14 +7,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
 )
+
+var recordPath = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see record/FORMAT.md)")
 
 func main() {
 	// Before anything else: children must not inherit a blocked signal mask.
@@ -35,7 +39,21 @@ func main() {
 
 func run() int {
 	logger := log.New(os.Stderr, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds)
-	sc := sidecar.New(os.Stdout, sidecar.Options{Log: logger})
+	opts := sidecar.Options{Log: logger}
+	var in io.Reader = os.Stdin
+	if *recordPath != "" {
+		// Recording is a bystander: if the file cannot be created or
+		// written, we say so on stderr and go on serving without it.
+		if rec, err := record.Create(*recordPath); err != nil {
+			logger.Printf("not recording: %v", err)
+		} else {
+			rec.OnError = func(err error) { logger.Printf("%s: %v", *recordPath, err) }
+			defer rec.Close()
+			opts.Tap = rec.Tap
+			in = rec.WatchEOF(os.Stdin)
+		}
+	}
+	sc := sidecar.New(os.Stdout, opts)
 
 	// SIGTERM and SIGINT shut down like the end of stdin. SIGPIPE is caught
 	// so that a dead host shows up as a write error we handle, instead of
@@ -52,7 +70,7 @@ func run() int {
 		}
 	}()
 
-	err := sc.Run(os.Stdin)
+	err := sc.Run(in)
 	switch {
 	case err == nil:
 		return 0
