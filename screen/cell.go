@@ -51,8 +51,10 @@ type cell struct {
 // (xterm's "background colour erase") but no other style.
 func blankCell(bg color) cell { return cell{attrs: attrs{bg: bg}} }
 
-// isDefaultBlank reports whether c is indistinguishable from an untouched
-// cell, which lets renderers trim trailing cells.
+// isDefaultBlank reports whether c looks like an untouched cell (a blank
+// or a space with nothing drawn over the background), which lets
+// renderers trim trailing cells exactly as plain text trims spaces.
 func (c cell) isDefaultBlank() bool {
-	return c.r == 0 && c.bg == colorDefault && c.flags&(flagInverse|flagUnderline|flagStrike) == 0
+	return (c.r == 0 || c.r == ' ') && c.bg == colorDefault &&
+		c.flags&(flagInverse|flagUnderline|flagStrike|flagWideLead|flagWideTrail) == 0
 }

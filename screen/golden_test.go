@@ -42,6 +42,13 @@ func describe(s *Screen) string {
 	for n := 1; n <= rows; n++ {
 		fmt.Fprintf(&b, "%s|\n", s.Line(n, false))
 	}
+	// Styled lines also pin down the ANSI rendering.
+	fmt.Fprintf(&b, "ansi\n")
+	for n := -s.ScrollbackLen(); n <= rows; n++ {
+		if a := s.Line(n, true); n != 0 && a != s.Line(n, false) {
+			fmt.Fprintf(&b, "%d %q\n", n, a)
+		}
+	}
 	return b.String()
 }
 
