@@ -258,10 +258,15 @@ func (h *Host) MustUntil(what string, cond func(Snapshot) bool) Snapshot {
 // Describe renders received frames for failure messages.
 func Describe(s Snapshot) string {
 	var b strings.Builder
-	for _, f := range s.Frames {
+	frames := s.Frames
+	if len(frames) > 40 {
+		fmt.Fprintf(&b, "  (%d earlier frames)\n", len(frames)-40)
+		frames = frames[len(frames)-40:]
+	}
+	for _, f := range frames {
 		if f.Type == proto.TypeOutput {
 			id, data, _ := proto.ParseData(f.Body)
-			fmt.Fprintf(&b, "  OUTPUT %q %q\n", id, truncate(string(data), 200))
+			fmt.Fprintf(&b, "  OUTPUT %q %q\n", id, truncate(string(data), 80))
 		} else {
 			fmt.Fprintf(&b, "  %s %s\n", f.Type, f.Body)
 		}

@@ -1,0 +1,254 @@
+package sidecar_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestExitComesAfterEveryByte(t *testing.T) {
+	h := start(t)
+	const n = 1 << 20
+	sh(h, "big", "head -c 1048576 /dev/zero | tr '\\0' x; exit 7")
+	e := exitOf(t, h, "big")
+	assert.EqualValues(t, 7, e.Fields["exitCode"])
+	s := h.Now()
+	assert.Equal(t, n, len(s.Output("big")))
+	// No OUTPUT of the terminal after its EXIT.
+	exited := false
+	for _, f := range s.Frames {
+		if f.Type == proto.TypeExit && strings.Contains(string(f.Body), `"big"`) {
+			exited = true
+		}
+		if id, _, _ := proto.ParseData(f.Body); f.Type == proto.TypeOutput && id == "big" {
+			require.False(t, exited, "OUTPUT after EXIT")
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	h := start(t)
+	sh(h, "zero", "exit 0")
+	sh(h, "three", "exit 3")
+	sh(h, "kill9", "kill -9 $$")
+	sh(h, "term", "kill -TERM $$")
+	assert.Equal(t, `{"terminalId":"zero","exitCode":0}`, exitOf(t, h, "zero").Raw)
+	assert.Equal(t, `{"terminalId":"three","exitCode":3}`, exitOf(t, h, "three").Raw)
+	assert.Equal(t, `{"terminalId":"kill9","exitCode":137,"signal":"SIGKILL"}`, exitOf(t, h, "kill9").Raw)
+	assert.Equal(t, `{"terminalId":"term","exitCode":143,"signal":"SIGTERM"}`, exitOf(t, h, "term").Raw)
+}
+
+// A background process that keeps the PTY open must not hold EXIT back,
+// and must not outlive the terminal.
+func TestExitDespiteLeftoverHoldingPTY(t *testing.T) {
+	h := start(t)
+	sh(h, "bg", "sleep 1000 & echo bg=$!; exit 4")
+	e := exitOf(t, h, "bg")
+	assert.EqualValues(t, 4, e.Fields["exitCode"])
+	requireGone(t, pidIn(t, h.Now().Output("bg"), "bg"), "background sleep")
+}
+
+// A daemon that left the session with setsid but kept the terminal as its
+// stdio is found through the descriptors it holds.
+func TestExitDespiteEscapedDaemonHoldingPTY(t *testing.T) {
+	h := start(t)
+	// The fifo makes the shell exit only after the daemon announced itself.
+	fifo := filepath.Join(t.TempDir(), "sync")
+	sh(h, "d", fmt.Sprintf(`mkfifo %[1]s; setsid -f sh -c 'echo daemon=$$; echo > %[1]s; exec sleep 1000'; read x < %[1]s; exit 5`, fifo))
+	e := exitOf(t, h, "d")
+	assert.EqualValues(t, 5, e.Fields["exitCode"])
+	requireGone(t, pidIn(t, h.Now().Output("d"), "daemon"), "escaped daemon")
+}
+
+func TestIDReusableAfterExit(t *testing.T) {
+	h := start(t)
+	sh(h, "again", "echo first")
+	exitOf(t, h, "again")
+	sh(h, "again", "echo second")
+	h.WaitOutput("again", "second")
+	cs := h.Now().Controls("again")
+	for _, c := range cs {
+		assert.NotEqual(t, proto.TypeError, c.Type, c.Raw)
+	}
+}
+
+func TestCloseHangsUpThenKills(t *testing.T) {
+	h := start(t)
+	h.Open(proto.Open{TerminalID: "polite", Cols: 80, Rows: 24, Cmd: "cat"})
+	sh(h, "stubborn", `trap '' HUP; echo ready; while :; do sleep 1; done`)
+	openedPID(t, h, "polite")
+	h.WaitOutput("stubborn", "ready")
+	h.SendJSON(proto.TypeClose, proto.Close{TerminalID: "polite"})
+	h.SendJSON(proto.TypeClose, proto.Close{TerminalID: "stubborn"})
+	began := time.Now()
+	assert.Equal(t, "SIGHUP", exitOf(t, h, "polite").Fields["signal"])
+	assert.Equal(t, "SIGKILL", exitOf(t, h, "stubborn").Fields["signal"])
+	// The escalation waits for its grace period (not a timing assertion on
+	// speed: SIGKILL must not come early).
+	assert.GreaterOrEqual(t, time.Since(began), 2500*time.Millisecond)
+}
+
+// Background jobs of an interactive shell sit in process groups of their
+// own; CLOSE must end them too, even when they ignore SIGHUP.
+func TestCloseEndsBackgroundJobs(t *testing.T) {
+	h := start(t)
+	h.Open(proto.Open{TerminalID: "i", Cols: 80, Rows: 24, Cmd: "bash",
+		Args: []string{"--norc", "--noprofile", "-i"}, Env: map[string]string{"PS1": "$ "}})
+	h.Input("i", "(trap '' HUP; exec sleep 1000) & echo job=$!\n")
+	jobRE := regexp.MustCompile(`job=\d+\r\n`)
+	h.MustUntil("the job's pid", func(s hosttest.Snapshot) bool { return jobRE.MatchString(s.Output("i")) })
+	job := pidIn(t, h.Now().Output("i"), "job")
+	require.True(t, hosttest.Alive(job))
+	h.SendJSON(proto.TypeClose, proto.Close{TerminalID: "i"})
+	exitOf(t, h, "i")
+	requireGone(t, job, "background job")
+}
+
+func TestStdinEOFShutsDown(t *testing.T) {
+	h := start(t)
+	h.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "cat"})
+	sh(h, "b", `trap '' HUP TERM; echo ready; while :; do sleep 1; done`)
+	a := openedPID(t, h, "a")
+	b := openedPID(t, h, "b")
+	h.WaitOutput("b", "ready")
+	h.CloseStdin()
+	assert.Equal(t, "SIGKILL", exitOf(t, h, "a").Fields["signal"])
+	assert.Equal(t, "SIGKILL", exitOf(t, h, "b").Fields["signal"])
+	code, err := h.WaitExit(hosttest.Timeout)
+	require.NoError(t, err)
+	assert.Equal(t, 0, code)
+	requireGone(t, a, "terminal a")
+	requireGone(t, b, "terminal b")
+}
+
+func TestSignalShutsDown(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			h := start(t)
+			sh(h, "s", `trap '' HUP; echo ready; while :; do sleep 1; done`)
+			pid := openedPID(t, h, "s")
+			h.WaitOutput("s", "ready")
+			require.NoError(t, h.Cmd.Process.Signal(sig))
+			exitOf(t, h, "s")
+			code, err := h.WaitExit(hosttest.Timeout)
+			require.NoError(t, err)
+			assert.Equal(t, 0, code)
+			requireGone(t, pid, "terminal")
+		})
+	}
+}
+
+func TestCorruptStreamShutsDown(t *testing.T) {
+	cases := map[string][]byte{
+		"zero length":      {0, 0, 0, 0, 1},
+		"oversized length": {0x01, 0x00, 0x00, 0x01, 1},
+		"truncated header": {5, 0},
+		"truncated body":   {10, 0, 0, 0, 2, 1, 0, 'a'},
+	}
+	for name, raw := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := start(t)
+			sh(h, "live", `trap '' HUP; echo ready; while :; do sleep 1; done`)
+			pid := openedPID(t, h, "live")
+			h.WaitOutput("live", "ready")
+			require.NoError(t, h.SendRaw(raw))
+			if strings.HasPrefix(name, "truncated") {
+				h.CloseStdin()
+			}
+			exitOf(t, h, "live")
+			code, err := h.WaitExit(hosttest.Timeout)
+			require.NoError(t, err)
+			assert.NotEqual(t, 0, code)
+			assert.Contains(t, h.Stderr(), "corrupt frame stream")
+			requireGone(t, pid, "terminal")
+		})
+	}
+}
+
+func TestUnknownFramesAndIDsAreIgnored(t *testing.T) {
+	h := start(t)
+	require.NoError(t, h.Send(0x7f, []byte("whatever")))
+	require.NoError(t, h.Send(0x06, nil))
+	h.Input("ghost", "nobody home\n")
+	h.SendJSON(proto.TypeResize, proto.Resize{TerminalID: "ghost", Cols: 10, Rows: 10})
+	h.SendJSON(proto.TypeClose, proto.Close{TerminalID: "ghost"})
+	h.SendJSON(proto.TypeCredit, proto.Credit{TerminalID: "ghost", Bytes: 10})
+	sh(h, "real", "echo fine")
+	exitOf(t, h, "real")
+	for _, f := range h.Now().Frames {
+		assert.NotEqual(t, proto.TypeError, f.Type, string(f.Body))
+	}
+}
+
+func TestBrokenStdoutShutsDown(t *testing.T) {
+	h := start(t)
+	sh(h, "flood", "trap '' HUP; yes")
+	pid := openedPID(t, h, "flood")
+	h.Out.Close() // the host stops reading: the sidecar's writes fail
+	code, err := h.WaitExit(hosttest.Timeout)
+	require.NoError(t, err)
+	assert.NotEqual(t, 0, code)
+	requireGone(t, pid, "flooding terminal")
+}
+
+// After terminals end, the sidecar holds no more descriptors than before
+// and has no unreaped children.
+func TestNoZombieOrDescriptorLeakInBinary(t *testing.T) {
+	h := start(t)
+	pid := h.Cmd.Process.Pid
+	sh(h, "warm", "exit 0")
+	exitOf(t, h, "warm")
+	before := countFDs(t, pid)
+	for i := 0; i < 30; i++ {
+		id := fmt.Sprint("n", i)
+		switch i % 3 {
+		case 0:
+			sh(h, id, "echo hi; exit 1")
+		case 1:
+			sh(h, id, "kill -KILL $$")
+		case 2:
+			h.Open(proto.Open{TerminalID: id, Cols: 80, Rows: 24, Cmd: "cat"})
+			h.SendJSON(proto.TypeClose, proto.Close{TerminalID: id})
+		}
+	}
+	for i := 0; i < 30; i++ {
+		exitOf(t, h, fmt.Sprint("n", i))
+	}
+	assert.Equal(t, before, countFDs(t, pid), "descriptors of the sidecar")
+	assert.Empty(t, childrenOf(t, pid), "children left behind")
+}
+
+func countFDs(t *testing.T, pid int) int {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	require.NoError(t, err)
+	return len(ents)
+}
+
+// childrenOf lists the processes (zombies included) whose parent is pid.
+func childrenOf(t *testing.T, pid int) []string {
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var kids []string
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == fmt.Sprint(pid) {
+			kids = append(kids, s)
+		}
+	}
+	return kids
+}
