@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptyplex/ptyplex/session"
+)
+
+func init() {
+	register("debug", "show unhandled escape sequences and terminal modes", runDebug)
+}
+
+const debugAbout = `
+Prints the escape sequences the emulator did not handle (oldest first) and
+the PTY's termios settings:
+  Unhandled escape sequences:
+    \e[?1337h (1b5b3f31333337...)
+  Dropped: N (buffer overflow)
+  Termios:
+    Mode: cooked|raw
+    Flags: ECHO ISIG ICRNL IXON OPOST ONLCR
+    Hex: iflag=0x.... oflag=0x.... lflag=0x.... cflag=0x....
+    c_cc: VINTR=^C VEOF=^D VERASE=^? VKILL=^U VSUSP=^Z VQUIT=^\
+--clear empties the list of unhandled sequences after printing it.`
+
+func runDebug(args []string) int {
+	c := newCLI("debug", "ptyplex debug --socket PATH [--clear]", debugAbout, true)
+	clear := c.fs.Bool("clear", false, "clear the unhandled-sequence list after reading it")
+	if done, code := c.parse(args); done {
+		return code
+	}
+	if !c.needSocket() {
+		return exitUsage
+	}
+	var d session.DebugData
+	req := map[string]any{"type": "DEBUG", "data": map[string]any{"clear": *clear}}
+	if !call(c.socket, req, &d) {
+		return exitFail
+	}
+	fmt.Print(renderDebug(d))
+	return exitOK
+}
+
+func renderDebug(d session.DebugData) string {
+	var b strings.Builder
+	if len(d.Unhandled) == 0 {
+		b.WriteString("No unhandled escape sequences\n")
+	} else {
+		b.WriteString("Unhandled escape sequences:\n")
+		for _, u := range d.Unhandled {
+			fmt.Fprintf(&b, "  %s (%s)\n", u.Sequence, u.RawHex)
+		}
+	}
+	if d.Dropped > 0 {
+		fmt.Fprintf(&b, "Dropped: %d (buffer overflow)\n", d.Dropped)
+	}
+	t := d.Termios
+	b.WriteString("Termios:\n")
+	fmt.Fprintf(&b, "  Mode: %s\n", t.Mode)
+	fmt.Fprintf(&b, "  Flags: %s\n", strings.Join(t.Flags, " "))
+	fmt.Fprintf(&b, "  Hex: iflag=%s oflag=%s lflag=%s cflag=%s\n", t.Hex.Iflag, t.Hex.Oflag, t.Hex.Lflag, t.Hex.Cflag)
+	fmt.Fprintf(&b, "  c_cc: VINTR=%s VEOF=%s VERASE=%s VKILL=%s VSUSP=%s VQUIT=%s\n",
+		t.CC.VINTR, t.CC.VEOF, t.CC.VERASE, t.CC.VKILL, t.CC.VSUSP, t.CC.VQUIT)
+	return b.String()
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/ptyplex/ptyplex/session"
+)
+
+func init() {
+	register("status", "tell whether the program runs, and its exit code", runStatus)
+}
+
+const statusAbout = `
+Prints:
+  Running: true|false
+  Activity: true|false     (output since the last status/wait; reading clears it)
+  Size: <cols>x<rows>
+  Scrollback: <available>/<capacity>
+  Exit code: N             (once the program has exited)
+--quiet prints nothing and exits 0 while the program runs; once it has
+exited, it prints the exit code and exits 1. --quiet leaves the activity
+flag alone.`
+
+func runStatus(args []string) int {
+	c := newCLI("status", "ptyplex status --socket PATH [--quiet]", statusAbout, true)
+	quiet := c.fs.Bool("quiet", false, "print only the exit code, and exit 1, once the program has exited")
+	if done, code := c.parse(args); done {
+		return code
+	}
+	if !c.needSocket() {
+		return exitUsage
+	}
+	var st session.StatusData
+	if !call(c.socket, map[string]any{"type": "STATUS", "activity": !*quiet}, &st) {
+		return exitFail
+	}
+	if *quiet {
+		if st.Running {
+			return exitOK
+		}
+		fmt.Println(exitCode(st.ExitCode))
+		return exitFail
+	}
+	fmt.Printf("Running: %t\n", st.Running)
+	fmt.Printf("Activity: %t\n", st.Activity != nil && *st.Activity)
+	fmt.Printf("Size: %dx%d\n", st.Size.Cols, st.Size.Rows)
+	fmt.Printf("Scrollback: %d/%d\n", st.ScrollbackAvailable, st.ScrollbackCapacity)
+	if !st.Running {
+		fmt.Printf("Exit code: %d\n", exitCode(st.ExitCode))
+	}
+	return exitOK
+}
+
+func exitCode(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
+}

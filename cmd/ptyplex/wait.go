@@ -1,0 +1,262 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/ptyplex/ptyplex/session"
+)
+
+func init() {
+	register("wait", "wait for output, a screen condition, or the program's exit", runWait)
+}
+
+// exitTimeout is the exit code of a wait whose --timeout passed, as
+// timeout(1) uses.
+const exitTimeout = 124
+
+const waitAbout = `
+Default: waits until the program prints something or exits, then prints
+  Terminal activity: true|false
+  Application exited: true|false
+--quiet waits for the program to exit and prints its exit code.
+--line N (1-based screen line) waits until that line changes, or, with
+--contains P / --not-contains P, until it contains / no longer contains the
+text P. It prints "Condition met on line N", "Condition already met on line
+N" (exit 0), or "Application exited" (exit 1) when the program ends first.
+
+ptyplex additions:
+  --regex RE         like --contains, with a Go regular expression
+  --contains/--not-contains/--regex without --line look at the whole screen
+                     ("Condition met on screen")
+  --quiet-for D      wait until no output arrives for duration D (e.g. 300ms);
+                     prints "Terminal quiet for D" or "Application exited"
+  --timeout D        give up after D: prints "Timed out after D", exits 124
+Waits are event-driven: the daemon answers the moment output or exit occurs.`
+
+type waitOpts struct {
+	socket      string
+	line        int
+	contains    string
+	notContains string
+	regex       *regexp.Regexp
+	quietFor    time.Duration
+	deadline    time.Time // zero: none
+	timeout     time.Duration
+}
+
+func runWait(args []string) int {
+	c := newCLI("wait", "ptyplex wait --socket PATH [--quiet] [--line N [--contains P | --not-contains P | --regex RE]] [--quiet-for D] [--timeout D]", waitAbout, true)
+	quiet := c.fs.Bool("quiet", false, "wait for the program to exit and print its exit code")
+	line := c.fs.Int("line", 0, "1-based screen `line` to watch")
+	contains := c.fs.String("contains", "", "wait until the line (or screen) contains `TEXT`")
+	notContains := c.fs.String("not-contains", "", "wait until the line (or screen) no longer contains `TEXT`")
+	regex := c.fs.String("regex", "", "wait until the line (or screen) matches the regular expression `RE`")
+	quietFor := c.fs.Duration("quiet-for", 0, "wait until there has been no output for `DURATION`")
+	timeout := c.fs.Duration("timeout", 0, "give up after `DURATION` (exit 124)")
+	if done, code := c.parse(args); done {
+		return code
+	}
+	if !c.needSocket() {
+		return exitUsage
+	}
+	set := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	patterns := 0
+	for _, n := range []string{"contains", "not-contains", "regex"} {
+		if set[n] {
+			patterns++
+		}
+	}
+	if patterns > 1 {
+		return c.usageError("--contains, --not-contains and --regex cannot be combined")
+	}
+	if set["line"] && *line < 1 {
+		return c.usageError("invalid --line %d: screen lines are numbered from 1", *line)
+	}
+	if *quiet && (set["line"] || patterns > 0 || set["quiet-for"]) {
+		return c.usageError("--quiet cannot be combined with --line, --contains, --not-contains, --regex or --quiet-for")
+	}
+	if set["quiet-for"] && (set["line"] || patterns > 0) {
+		return c.usageError("--quiet-for cannot be combined with --line or a pattern")
+	}
+	o := waitOpts{socket: c.socket, line: *line, contains: *contains, notContains: *notContains, quietFor: *quietFor, timeout: *timeout}
+	if set["regex"] {
+		re, err := regexp.Compile(*regex)
+		if err != nil {
+			return c.usageError("invalid --regex: %v", err)
+		}
+		o.regex = re
+	}
+	if *timeout > 0 {
+		o.deadline = time.Now().Add(*timeout)
+	}
+	switch {
+	case *quiet:
+		return o.waitExit()
+	case set["line"] || patterns > 0:
+		return o.waitCondition(set["contains"], set["not-contains"])
+	case set["quiet-for"]:
+		return o.waitQuiet()
+	default:
+		return o.waitActivity()
+	}
+}
+
+// waitReq builds a WAIT request; with a deadline it carries the time left.
+// ok is false when the deadline has already passed.
+func (o *waitOpts) waitReq(activity bool, limit time.Duration) (map[string]any, bool) {
+	req := map[string]any{"type": "WAIT", "activity": activity}
+	if !o.deadline.IsZero() {
+		left := time.Until(o.deadline)
+		if left <= 0 {
+			return nil, false
+		}
+		if limit <= 0 || left < limit {
+			limit = left
+		}
+	}
+	if limit > 0 {
+		req["timeout_ms"] = max(limit.Milliseconds(), 1)
+	}
+	return req, true
+}
+
+func (o *waitOpts) timedOut() int {
+	fmt.Printf("Timed out after %v\n", o.timeout)
+	return exitTimeout
+}
+
+func (o *waitOpts) waitActivity() int {
+	req, ok := o.waitReq(true, 0)
+	if !ok {
+		return o.timedOut()
+	}
+	var w session.WaitData
+	if !call(o.socket, req, &w) {
+		return exitFail
+	}
+	if w.TimedOut {
+		return o.timedOut()
+	}
+	fmt.Printf("Terminal activity: %t\nApplication exited: %t\n", isTrue(w.Activity), isTrue(w.Exited))
+	return exitOK
+}
+
+func (o *waitOpts) waitExit() int {
+	req, ok := o.waitReq(false, 0)
+	if !ok {
+		return o.timedOut()
+	}
+	var w session.WaitData
+	if !call(o.socket, req, &w) {
+		return exitFail
+	}
+	if w.TimedOut {
+		return o.timedOut()
+	}
+	fmt.Println(exitCode(w.ExitCode))
+	return exitOK
+}
+
+// waitQuiet returns once a WAIT of quietFor passes without output.
+func (o *waitOpts) waitQuiet() int {
+	for {
+		req, ok := o.waitReq(true, o.quietFor)
+		if !ok {
+			return o.timedOut()
+		}
+		var w session.WaitData
+		if !call(o.socket, req, &w) {
+			return exitFail
+		}
+		switch {
+		case isTrue(w.Exited):
+			fmt.Println("Application exited")
+			return exitFail
+		case w.TimedOut && !o.deadline.IsZero() && !time.Now().Before(o.deadline):
+			return o.timedOut()
+		case w.TimedOut:
+			fmt.Printf("Terminal quiet for %v\n", o.quietFor)
+			return exitOK
+		}
+	}
+}
+
+// waitCondition re-checks the screen after every burst of output. The
+// activity-mode WAIT blocks in the daemon until output or exit, so this
+// loop never polls.
+func (o *waitOpts) waitCondition(contains, notContains bool) int {
+	where := "screen"
+	if o.line > 0 {
+		where = fmt.Sprintf("line %d", o.line)
+	}
+	pattern := contains || notContains || o.regex != nil
+	current, ok := o.watched()
+	if !ok {
+		return exitFail
+	}
+	met := func(text string) bool {
+		switch {
+		case contains:
+			return strings.Contains(text, o.contains)
+		case notContains:
+			return !strings.Contains(text, o.notContains)
+		case o.regex != nil:
+			return o.regex.MatchString(text)
+		}
+		return false
+	}
+	if pattern && met(current) {
+		fmt.Printf("Condition already met on %s\n", where)
+		return exitOK
+	}
+	baseline := current
+	for {
+		req, ok := o.waitReq(true, 0)
+		if !ok {
+			return o.timedOut()
+		}
+		var w session.WaitData
+		if !call(o.socket, req, &w) {
+			return exitFail
+		}
+		if w.TimedOut {
+			return o.timedOut()
+		}
+		text, ok := o.watched()
+		if !ok {
+			return exitFail
+		}
+		if (pattern && met(text)) || (!pattern && text != baseline) {
+			fmt.Printf("Condition met on %s\n", where)
+			return exitOK
+		}
+		if isTrue(w.Exited) {
+			fmt.Println("Application exited")
+			return exitFail
+		}
+	}
+}
+
+// watched returns the plain text of the watched line, or of the screen.
+func (o *waitOpts) watched() (string, bool) {
+	req := map[string]any{"type": "OUTPUT", "format": "ascii"}
+	if o.line > 0 {
+		req["from"], req["to"] = o.line, o.line
+	}
+	var out session.OutputData
+	if !call(o.socket, req, &out) {
+		return "", false
+	}
+	if o.line > out.Size.Rows {
+		printError(fmt.Errorf("line %d is off the screen, which has %d lines", o.line, out.Size.Rows))
+		return "", false
+	}
+	return strings.TrimSuffix(out.Screen, "\n"), true
+}
+
+func isTrue(p *bool) bool { return p != nil && *p }

@@ -1,0 +1,80 @@
+package session
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+)
+
+// Call sends one request to the daemon at socket and returns its answer.
+// An error response is returned as a Response with Status "error", not as
+// an error; errors are for failing to talk to the daemon at all.
+func Call(socket string, req any) (*Response, error) {
+	c, err := net.Dial("unix", socket)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", socket, unwrapSyscall(err))
+	}
+	defer c.Close()
+	line, err := marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	if _, err := c.Write(append(line, '\n')); err != nil {
+		return nil, fmt.Errorf("send request to %s: %w", socket, unwrapSyscall(err))
+	}
+	br := bufio.NewReaderSize(io.LimitReader(c, MaxMessage+2), 64<<10)
+	resp, err := br.ReadBytes('\n')
+	if err != nil && (!errors.Is(err, io.EOF) || len(resp) == 0) {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("daemon at %s closed the connection without answering", socket)
+		}
+		return nil, fmt.Errorf("read response from %s: %w", socket, unwrapSyscall(err))
+	}
+	var r Response
+	if err := json.Unmarshal(resp, &r); err != nil {
+		return nil, fmt.Errorf("bad response from %s: %w", socket, err)
+	}
+	return &r, nil
+}
+
+// CallData is Call for requests that answer data: it decodes the data of an
+// ok response into out, and turns an error response into a DaemonError.
+func CallData(socket string, req any, out any) error {
+	r, err := Call(socket, req)
+	if err != nil {
+		return err
+	}
+	if r.Status != "ok" {
+		return DaemonError(r.Error)
+	}
+	if out != nil && len(r.Data) > 0 {
+		if err := json.Unmarshal(r.Data, out); err != nil {
+			return fmt.Errorf("bad response data from %s: %w", socket, err)
+		}
+	}
+	return nil
+}
+
+// DaemonError is an error answer from the daemon.
+type DaemonError string
+
+func (e DaemonError) Error() string { return string(e) }
+
+// unwrapSyscall reduces "dial unix /x: connect: no such file or directory"
+// to the errno, whose text callers print with their own context.
+func unwrapSyscall(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		err = op.Err
+	}
+	var sys interface{ Unwrap() error }
+	if errors.As(err, &sys) {
+		if inner := sys.Unwrap(); inner != nil {
+			return inner
+		}
+	}
+	return err
+}

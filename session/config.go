@@ -1,0 +1,70 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Config describes one session.
+type Config struct {
+	// SocketPath is where to listen; "" creates socket inside a fresh
+	// private /tmp/interminai-XXXX directory, removed again on STOP.
+	SocketPath string
+	Command    []string // program and arguments; required
+	Cols, Rows int      // 0 means 80x24
+	// Scrollback is the scrollback capacity in lines; 0 keeps none.
+	Scrollback int
+	// DebugBuffer is the capacity of the unhandled-sequence list; 0 means 10.
+	DebugBuffer int
+	// Plain makes every answer plain text ("--emulator custom").
+	Plain bool
+	// PTYDump, when set, receives every byte read from the PTY (appended).
+	PTYDump string
+	Dir     string            // child's working directory; "" inherits ours
+	Env     map[string]string // merged over our environment for the child
+}
+
+// Defaults of interminai's start command.
+const (
+	DefaultCols        = 80
+	DefaultRows        = 24
+	DefaultScrollback  = 10000
+	DefaultDebugBuffer = 10
+)
+
+func (c *Config) validate() error {
+	if len(c.Command) == 0 || c.Command[0] == "" {
+		return errors.New("the command argument is required")
+	}
+	if c.Cols == 0 && c.Rows == 0 {
+		c.Cols, c.Rows = DefaultCols, DefaultRows
+	}
+	if c.Cols < 1 || c.Rows < 1 || c.Cols > maxDim || c.Rows > maxDim {
+		return fmt.Errorf("Invalid size: %dx%d", c.Cols, c.Rows)
+	}
+	if c.Scrollback < 0 {
+		return fmt.Errorf("invalid scrollback %d: must be 0 or more", c.Scrollback)
+	}
+	if c.DebugBuffer < 0 {
+		return fmt.Errorf("invalid debug buffer %d: must be 0 or more", c.DebugBuffer)
+	}
+	return nil
+}
+
+// maxDim bounds sizes; the emulator clamps at the same value.
+const maxDim = 4096
+
+// ParseSize parses "<cols>x<rows>", e.g. "80x24".
+func ParseSize(s string) (cols, rows int, err error) {
+	c, r, ok := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")
+	if ok {
+		cols, err1 := strconv.Atoi(c)
+		rows, err2 := strconv.Atoi(r)
+		if err1 == nil && err2 == nil && cols >= 1 && rows >= 1 && cols <= maxDim && rows <= maxDim {
+			return cols, rows, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("Invalid size '%s': expected <cols>x<rows> such as 80x24 (each 1..%d)", s, maxDim)
+}

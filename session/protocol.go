@@ -1,0 +1,221 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// MaxMessage is the largest request or response line the protocol allows.
+const MaxMessage = 10 << 20
+
+// Response is the envelope of every answer: {"status":"ok","data":{...}}
+// or {"status":"error","error":"..."}.
+type Response struct {
+	Status string          `json:"status"`
+	Data   json.RawMessage `json:"data,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// Cursor is a 0-based screen position.
+type Cursor struct {
+	Row int `json:"row"`
+	Col int `json:"col"`
+}
+
+// Size is a terminal size.
+type Size struct {
+	Rows int `json:"rows"`
+	Cols int `json:"cols"`
+}
+
+// OutputData answers OUTPUT.
+type OutputData struct {
+	Screen              string `json:"screen"`
+	Cursor              Cursor `json:"cursor"`
+	Size                Size   `json:"size"`
+	From                int    `json:"from"`
+	To                  int    `json:"to"`
+	ScrollbackAvailable int    `json:"scrollback_available"`
+	ScrollbackCapacity  int    `json:"scrollback_capacity"`
+}
+
+// StatusData answers STATUS. Activity is present only in activity mode and
+// ExitCode only once the child has exited. Size and the scrollback figures
+// are ptyplex additions.
+type StatusData struct {
+	Running             bool  `json:"running"`
+	Activity            *bool `json:"activity,omitempty"`
+	ExitCode            *int  `json:"exit_code,omitempty"`
+	Size                Size  `json:"size"`
+	ScrollbackAvailable int   `json:"scrollback_available"`
+	ScrollbackCapacity  int   `json:"scrollback_capacity"`
+}
+
+// WaitData answers WAIT. Normal mode fills ExitCode; activity mode fills
+// Activity and Exited. TimedOut (a ptyplex addition) is set when the
+// request's timeout_ms passed first.
+type WaitData struct {
+	ExitCode *int  `json:"exit_code,omitempty"`
+	Activity *bool `json:"activity,omitempty"`
+	Exited   *bool `json:"exited,omitempty"`
+	TimedOut bool  `json:"timed_out,omitempty"`
+}
+
+// KillData answers KILL.
+type KillData struct {
+	SignalSent string `json:"signal_sent"`
+}
+
+// MessageData answers STOP.
+type MessageData struct {
+	Message string `json:"message"`
+}
+
+// ResizeData answers RESIZE.
+type ResizeData struct {
+	Size Size `json:"size"`
+}
+
+// UnhandledSeq is one unhandled escape sequence in a DEBUG answer.
+type UnhandledSeq struct {
+	Sequence string `json:"sequence"`
+	RawHex   string `json:"raw_hex"`
+}
+
+// DebugData answers DEBUG.
+type DebugData struct {
+	Unhandled []UnhandledSeq `json:"unhandled"`
+	Dropped   int            `json:"dropped"`
+	Termios   TermiosInfo    `json:"termios"`
+}
+
+// TermiosInfo is the PTY's terminal mode in readable form.
+type TermiosInfo struct {
+	Mode  string     `json:"mode"`
+	Flags []string   `json:"flags"`
+	Hex   TermiosHex `json:"hex"`
+	CC    ControlCCs `json:"c_cc"`
+}
+
+// TermiosHex holds the four flag words as 0x%04x strings.
+type TermiosHex struct {
+	Iflag string `json:"iflag"`
+	Oflag string `json:"oflag"`
+	Lflag string `json:"lflag"`
+	Cflag string `json:"cflag"`
+}
+
+// ControlCCs holds the main control characters in ^X notation, in the
+// order interminai prints them.
+type ControlCCs struct {
+	VINTR  string `json:"VINTR"`
+	VEOF   string `json:"VEOF"`
+	VERASE string `json:"VERASE"`
+	VKILL  string `json:"VKILL"`
+	VSUSP  string `json:"VSUSP"`
+	VQUIT  string `json:"VQUIT"`
+}
+
+// requestError is an error whose text goes to the client as is.
+type requestError string
+
+func (e requestError) Error() string { return string(e) }
+
+func invalidf(format string, a ...any) error {
+	return requestError("Invalid request: " + fmt.Sprintf(format, a...))
+}
+
+// fields is a decoded request object, read field by field so that a wrong
+// type is reported by name.
+type fields map[string]json.RawMessage
+
+func parseRequest(line []byte) (fields, string, error) {
+	var f fields
+	if err := json.Unmarshal(line, &f); err != nil {
+		if len(line) == 0 {
+			return nil, "", invalidf("empty request")
+		}
+		if _, ok := err.(*json.UnmarshalTypeError); ok {
+			return nil, "", invalidf("expected a JSON object")
+		}
+		return nil, "", invalidf("%v", err)
+	}
+	if f == nil {
+		return nil, "", invalidf("expected a JSON object")
+	}
+	raw, ok := f["type"]
+	if !ok || isNull(raw) {
+		return nil, "", invalidf("missing 'type' field")
+	}
+	var typ string
+	if err := json.Unmarshal(raw, &typ); err != nil {
+		return nil, "", invalidf("'type' must be a string")
+	}
+	return f, typ, nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// has reports whether the field is present and not null.
+func (f fields) has(name string) bool {
+	raw, ok := f[name]
+	return ok && !isNull(raw)
+}
+
+func (f fields) bool(name string) (bool, error) {
+	if !f.has(name) {
+		return false, nil
+	}
+	var b bool
+	if err := json.Unmarshal(f[name], &b); err != nil {
+		return false, invalidf("field '%s' must be a boolean", name)
+	}
+	return b, nil
+}
+
+func (f fields) string(name string) (string, bool, error) {
+	if !f.has(name) {
+		return "", false, nil
+	}
+	var s string
+	if err := json.Unmarshal(f[name], &s); err != nil {
+		return "", false, invalidf("field '%s' must be a string", name)
+	}
+	return s, true, nil
+}
+
+func (f fields) int(name string) (int, bool, error) {
+	if !f.has(name) {
+		return 0, false, nil
+	}
+	var n int
+	if err := json.Unmarshal(f[name], &n); err != nil {
+		return 0, false, invalidf("field '%s' must be an integer", name)
+	}
+	return n, true, nil
+}
+
+// lineNumber reads an OUTPUT range bound: an integer, a numeric string, or
+// (when oldestOK) "-" for the oldest scrollback line.
+func (f fields) lineNumber(name string, oldestOK bool) (n int, set, oldest bool, err error) {
+	if !f.has(name) {
+		return 0, false, false, nil
+	}
+	if err := json.Unmarshal(f[name], &n); err == nil {
+		return n, true, false, nil
+	}
+	var s string
+	if err := json.Unmarshal(f[name], &s); err == nil {
+		if s == "-" && oldestOK {
+			return 0, true, true, nil
+		}
+		if v, err := strconv.Atoi(s); err == nil {
+			return v, true, false, nil
+		}
+	}
+	if oldestOK {
+		return 0, false, false, invalidf("field '%s' must be an integer or \"-\"", name)
+	}
+	return 0, false, false, invalidf("field '%s' must be an integer", name)
+}

@@ -1,0 +1,107 @@
+package session
+
+import (
+	"io"
+	"sync"
+	"time"
+)
+
+// exitDrainGrace bounds how long the exit watcher waits for the PTY reader
+// to reach end of file before it reports the exit. The reader normally gets
+// EOF right after the child's last write, so the final output is on the
+// screen before anyone hears "exited"; a background job that keeps the PTY
+// open would otherwise delay the exit report for ever.
+const exitDrainGrace = 250 * time.Millisecond
+
+// readPTY is the PTY reader goroutine: it runs until the PTY reports end of
+// file or is closed, then closes d.readerDone.
+func (d *Daemon) readPTY() {
+	defer close(d.readerDone)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := d.proc.Read(buf)
+		if n > 0 {
+			if d.dump != nil {
+				// A failing dump file must not stop the session.
+				d.dump.Write(buf[:n])
+			}
+			if replies := d.st.feed(buf[:n]); len(replies) > 0 {
+				d.replies.add(replies)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// watchExit is the exit watcher goroutine: it records the exit status once
+// the child has exited, then closes d.exited. It returns early when the
+// process is closed during shutdown.
+func (d *Daemon) watchExit() {
+	if err := d.proc.WaitExit(); err != nil {
+		return
+	}
+	code, err := exitCodeOf(d.proc.Pid())
+	if err != nil {
+		code = -1
+	}
+	t := time.NewTimer(exitDrainGrace)
+	select {
+	case <-d.readerDone:
+	case <-t.C:
+	}
+	t.Stop()
+	d.st.setExited(code)
+	close(d.exited)
+}
+
+// replyQueue carries the emulator's answers to terminal queries (cursor
+// position, device status, device attributes) from the PTY reader to the
+// reply writer. The reader must never block on a PTY write: a child that
+// is busy writing and not reading would then deadlock with us.
+type replyQueue struct {
+	mu      sync.Mutex
+	pending []byte
+	wake    chan struct{} // capacity 1
+}
+
+func newReplyQueue() *replyQueue { return &replyQueue{wake: make(chan struct{}, 1)} }
+
+func (q *replyQueue) add(b []byte) {
+	q.mu.Lock()
+	q.pending = append(q.pending, b...)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *replyQueue) take() []byte {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := q.pending
+	q.pending = nil
+	return b
+}
+
+// writeReplies is the reply writer goroutine; it ends when done is closed
+// (or the PTY fails; closing the PTY unblocks a pending write).
+func (d *Daemon) writeReplies(w io.Writer, done <-chan struct{}) {
+	for {
+		select {
+		case <-d.replies.wake:
+		case <-done:
+			return
+		}
+		if b := d.replies.take(); len(b) > 0 {
+			d.inputMu.Lock()
+			_, err := w.Write(b)
+			d.inputMu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// handle executes one request and answers it, except STOP, which Serve
+// answers after teardown. It reports whether the request was a STOP.
+func (d *Daemon) handle(r *request) (stop bool) {
+	if r.readErr != nil {
+		respond(r.conn, nil, r.readErr)
+		return false
+	}
+	f, typ, err := parseRequest(r.line)
+	if err != nil {
+		respond(r.conn, nil, err)
+		return false
+	}
+	var data any
+	switch typ {
+	case "INPUT":
+		err = d.input(f)
+	case "OUTPUT":
+		data, err = d.output(f)
+	case "STATUS":
+		data, err = d.status(f)
+	case "WAIT":
+		data, err = d.wait(f, r.gone)
+	case "KILL":
+		data, err = d.kill(f)
+	case "RESIZE":
+		data, err = d.resize(f)
+	case "DEBUG":
+		data, err = d.debug(f)
+	case "STOP":
+		d.stopReq <- r
+		return true
+	default:
+		err = requestError("Unknown command: " + typ)
+	}
+	if err == errClientGone {
+		r.conn.Close()
+		return false
+	}
+	respond(r.conn, data, err)
+	return false
+}
+
+func (d *Daemon) input(f fields) error {
+	text, ok, err := f.string("data")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return invalidf("missing 'data' field")
+	}
+	d.st.mu.Lock()
+	exited := d.st.exited
+	d.st.mu.Unlock()
+	if exited {
+		return requestError("Process not running")
+	}
+	d.inputMu.Lock()
+	defer d.inputMu.Unlock()
+	if _, err := d.proc.Write([]byte(text)); err != nil {
+		return requestError(fmt.Sprintf("Failed to send input: %v", err))
+	}
+	return nil
+}
+
+func (d *Daemon) kill(f fields) (any, error) {
+	name := "SIGTERM"
+	if f.has("signal") {
+		var err error
+		if name, err = signalField(f); err != nil {
+			return nil, err
+		}
+	}
+	sig, canon, err := ParseSignal(name)
+	if err != nil {
+		return nil, err
+	}
+	d.st.mu.Lock()
+	exited := d.st.exited
+	d.st.mu.Unlock()
+	if exited {
+		return nil, requestError("Process already dead")
+	}
+	if err := d.proc.Signal(sig); err != nil {
+		return nil, requestError(fmt.Sprintf("Failed to send signal: %v", err))
+	}
+	return KillData{SignalSent: canon}, nil
+}
+
+// signalField accepts the signal as a string ("SIGINT", "9") or a number.
+func signalField(f fields) (string, error) {
+	if s, _, err := f.string("signal"); err == nil {
+		return s, nil
+	}
+	n, _, err := f.int("signal")
+	if err != nil {
+		return "", invalidf("field 'signal' must be a signal name or number")
+	}
+	return fmt.Sprint(n), nil
+}
+
+func (d *Daemon) resize(f fields) (any, error) {
+	cols, okc, err := f.int("cols")
+	if err != nil {
+		return nil, err
+	}
+	rows, okr, err := f.int("rows")
+	if err != nil {
+		return nil, err
+	}
+	if !okc || !okr {
+		return nil, invalidf("RESIZE needs 'cols' and 'rows'")
+	}
+	if cols < 1 || rows < 1 || cols > maxDim || rows > maxDim {
+		return nil, requestError(fmt.Sprintf("Invalid size: %dx%d (each must be 1..%d)", cols, rows, maxDim))
+	}
+	// Screen first, then the PTY: the child redraws on SIGWINCH, and that
+	// output must land on a screen of the new size.
+	d.st.mu.Lock()
+	d.st.scr.Resize(cols, rows)
+	d.st.mu.Unlock()
+	if err := d.proc.Resize(cols, rows); err != nil {
+		return nil, requestError(fmt.Sprintf("Failed to resize: %v", err))
+	}
+	return ResizeData{Size: Size{Rows: rows, Cols: cols}}, nil
+}
+
+func (d *Daemon) debug(f fields) (any, error) {
+	clear := false
+	if f.has("data") {
+		var sub fields
+		if err := json.Unmarshal(f["data"], &sub); err != nil || sub == nil {
+			return nil, invalidf("field 'data' must be an object")
+		}
+		var err error
+		if clear, err = sub.bool("clear"); err != nil {
+			return nil, err
+		}
+	}
+	// interminai also accepted a top-level "clear"; take it too.
+	if c, err := f.bool("clear"); err == nil && c {
+		clear = true
+	}
+	d.st.mu.Lock()
+	seqs, dropped := d.st.scr.Unhandled()
+	if clear {
+		d.st.scr.ClearUnhandled()
+	}
+	d.st.mu.Unlock()
+	out := DebugData{Unhandled: make([]UnhandledSeq, 0, len(seqs)), Dropped: dropped}
+	for _, s := range seqs {
+		out.Unhandled = append(out.Unhandled, UnhandledSeq{Sequence: s.Sequence, RawHex: s.RawHex})
+	}
+	t, err := d.proc.Termios()
+	if err != nil {
+		return nil, requestError(fmt.Sprintf("Failed to read terminal settings: %v", err))
+	}
+	out.Termios = describeTermios(t)
+	return out, nil
+}

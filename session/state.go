@@ -1,0 +1,50 @@
+package session
+
+import (
+	"sync"
+
+	"github.com/ptyplex/ptyplex/screen"
+)
+
+// state is what the PTY reader, the exit watcher and the request handler
+// share: the emulated screen, the activity flag and the exit status. One
+// mutex guards all of it; every change closes changed so that waiters wake
+// at once without polling.
+type state struct {
+	mu       sync.Mutex
+	scr      *screen.Screen
+	activity bool // output arrived since the last activity-mode STATUS/WAIT
+	exited   bool
+	exitCode int
+	changed  chan struct{} // closed and replaced on every change
+}
+
+func newState(scr *screen.Screen) *state {
+	return &state{scr: scr, changed: make(chan struct{})}
+}
+
+// notifyLocked wakes every waiter; st.mu must be held.
+func (st *state) notifyLocked() {
+	close(st.changed)
+	st.changed = make(chan struct{})
+}
+
+// feed runs PTY output through the emulator, marks activity and wakes
+// waiters. It returns the emulator's answers to terminal queries.
+func (st *state) feed(p []byte) []byte {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.scr.Write(p)
+	st.activity = true
+	st.notifyLocked()
+	return st.scr.TakeReplies()
+}
+
+// setExited records the child's exit status and wakes waiters.
+func (st *state) setExited(code int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.exited = true
+	st.exitCode = code
+	st.notifyLocked()
+}

@@ -1,0 +1,73 @@
+package session
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// reportedFlags are the termios flags DEBUG lists when set, in interminai's
+// order: the ones that explain how input and output are transformed.
+// ICANON is not among them; it is reported as the mode.
+var reportedFlags = []struct {
+	name string
+	word func(*unix.Termios) uint32
+	bit  uint32
+}{
+	{"ECHO", lflag, unix.ECHO},
+	{"ECHONL", lflag, unix.ECHONL},
+	{"ISIG", lflag, unix.ISIG},
+	{"ICRNL", iflag, unix.ICRNL},
+	{"INLCR", iflag, unix.INLCR},
+	{"IGNCR", iflag, unix.IGNCR},
+	{"IXON", iflag, unix.IXON},
+	{"OPOST", oflag, unix.OPOST},
+	{"ONLCR", oflag, unix.ONLCR},
+}
+
+func iflag(t *unix.Termios) uint32 { return t.Iflag }
+func oflag(t *unix.Termios) uint32 { return t.Oflag }
+func lflag(t *unix.Termios) uint32 { return t.Lflag }
+
+// describeTermios renders terminal attributes the way DEBUG reports them.
+func describeTermios(t *unix.Termios) TermiosInfo {
+	info := TermiosInfo{Mode: "raw", Flags: []string{}}
+	if t.Lflag&unix.ICANON != 0 {
+		info.Mode = "cooked"
+	}
+	for _, f := range reportedFlags {
+		if f.word(t)&f.bit != 0 {
+			info.Flags = append(info.Flags, f.name)
+		}
+	}
+	info.Hex = TermiosHex{
+		Iflag: fmt.Sprintf("0x%04x", t.Iflag),
+		Oflag: fmt.Sprintf("0x%04x", t.Oflag),
+		Lflag: fmt.Sprintf("0x%04x", t.Lflag),
+		Cflag: fmt.Sprintf("0x%04x", t.Cflag),
+	}
+	info.CC = ControlCCs{
+		VINTR:  caret(t.Cc[unix.VINTR]),
+		VEOF:   caret(t.Cc[unix.VEOF]),
+		VERASE: caret(t.Cc[unix.VERASE]),
+		VKILL:  caret(t.Cc[unix.VKILL]),
+		VSUSP:  caret(t.Cc[unix.VSUSP]),
+		VQUIT:  caret(t.Cc[unix.VQUIT]),
+	}
+	return info
+}
+
+// caret writes a control character in ^X notation: 0x03 is ^C, 0x1c is ^\,
+// DEL is ^?. Printable characters stand for themselves; others are hex.
+func caret(c uint8) string {
+	switch {
+	case c < 0x20:
+		return "^" + string(rune(c+'@'))
+	case c == 0x7f:
+		return "^?"
+	case c < 0x7f:
+		return string(rune(c))
+	default:
+		return fmt.Sprintf("0x%02x", c)
+	}
+}

@@ -1,0 +1,90 @@
+package session
+
+import (
+	"errors"
+	"time"
+)
+
+// errClientGone ends a WAIT whose client hung up; nobody is left to answer.
+var errClientGone = errors.New("client hung up")
+
+func (d *Daemon) status(f fields) (any, error) {
+	activityMode, err := f.bool("activity")
+	if err != nil {
+		return nil, err
+	}
+	st := d.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	cols, rows := st.scr.Size()
+	out := StatusData{
+		Running:             !st.exited,
+		Size:                Size{Rows: rows, Cols: cols},
+		ScrollbackAvailable: st.scr.ScrollbackLen(),
+		ScrollbackCapacity:  st.scr.ScrollbackCap(),
+	}
+	if activityMode {
+		a := st.activity
+		st.activity = false
+		out.Activity = &a
+	}
+	if st.exited {
+		code := st.exitCode
+		out.ExitCode = &code
+	}
+	return out, nil
+}
+
+// wait blocks until the child exits (normal mode) or until output arrives
+// or the child exits (activity mode). It wakes on the state's change
+// channel, so it answers as soon as the reader or exit watcher reports.
+// The optional timeout_ms (a ptyplex addition) bounds the wait; a client
+// hang-up or daemon shutdown ends it without an answer.
+func (d *Daemon) wait(f fields, gone <-chan struct{}) (any, error) {
+	activityMode, err := f.bool("activity")
+	if err != nil {
+		return nil, err
+	}
+	timeoutMS, hasTimeout, err := f.int("timeout_ms")
+	if err != nil {
+		return nil, err
+	}
+	if hasTimeout && timeoutMS < 0 {
+		return nil, invalidf("field 'timeout_ms' must not be negative")
+	}
+	var timeout <-chan time.Time
+	if hasTimeout {
+		t := time.NewTimer(time.Duration(timeoutMS) * time.Millisecond)
+		defer t.Stop()
+		timeout = t.C
+	}
+	st := d.st
+	for {
+		st.mu.Lock()
+		exited, code, activity := st.exited, st.exitCode, st.activity
+		if activityMode && (activity || exited) {
+			st.activity = false
+			st.mu.Unlock()
+			return WaitData{Activity: &activity, Exited: &exited}, nil
+		}
+		if !activityMode && exited {
+			st.mu.Unlock()
+			return WaitData{ExitCode: &code}, nil
+		}
+		changed := st.changed
+		st.mu.Unlock()
+		select {
+		case <-changed:
+		case <-gone:
+			return nil, errClientGone
+		case <-d.done:
+			return nil, requestError("Daemon is shutting down")
+		case <-timeout:
+			if activityMode {
+				f := false
+				return WaitData{Activity: &f, Exited: &f, TimedOut: true}, nil
+			}
+			return WaitData{TimedOut: true}, nil
+		}
+	}
+}
