@@ -153,7 +153,7 @@ func (s *Sidecar) lookup(id string) *terminal {
 	return s.terms[id]
 }
 
-// forget frees t's id; called once its EXIT is written.
+// forget frees t's id; called just before its EXIT is queued.
 func (s *Sidecar) forget(t *terminal) {
 	s.mu.Lock()
 	if s.terms[t.id] == t {

@@ -141,10 +141,11 @@ func (t *terminal) supervise() {
 		exit.ExitCode = &code
 		exit.Signal = st.SignalName()
 	}
-	t.sc.out.sendControl(proto.TypeExit, exit, func() {
-		t.sc.forget(t)
-		close(t.gone)
-	})
+	// The id is freed before EXIT is queued: a host may reuse it as soon
+	// as it reads the EXIT, and frames it sends then must not find the
+	// old terminal. Nothing of this terminal is queued after its EXIT.
+	t.sc.forget(t)
+	t.sc.out.sendControl(proto.TypeExit, exit, func() { close(t.gone) })
 }
 
 // awaitReader waits for the PTY to reach EOF after the session was killed.
