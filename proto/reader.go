@@ -13,8 +13,10 @@ var ErrCorrupt = errors.New("corrupt frame stream")
 
 // Reader decodes frames from a byte stream.
 type Reader struct {
-	r   *bufio.Reader
-	hdr [HeaderSize]byte
+	r     *bufio.Reader
+	hdr   [HeaderSize]byte
+	reuse bool   // hand out buf instead of a fresh body per frame
+	buf   []byte // the reused body buffer
 }
 
 // NewReader returns a Reader with a read buffer sized for typical frames.
@@ -22,8 +24,13 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// ReadFrame returns the next frame. Each frame's body is freshly allocated,
-// so callers may keep it. At a clean end of stream (EOF exactly between
+// ReuseBuffer makes ReadFrame return bodies that share one buffer, valid
+// only until the next call. Hosts that consume each frame at once (copy the
+// output away, decode the JSON) save an allocation per frame this way.
+func (r *Reader) ReuseBuffer() { r.reuse = true }
+
+// ReadFrame returns the next frame. Unless ReuseBuffer was called, each
+// frame's body is freshly allocated, so callers may keep it. At a clean end of stream (EOF exactly between
 // frames) it returns io.EOF; a zero or oversized length or a stream that
 // ends inside a frame returns an error wrapping ErrCorrupt.
 func (r *Reader) ReadFrame() (Frame, error) {
@@ -44,7 +51,15 @@ func (r *Reader) ReadFrame() (Frame, error) {
 	if total > MaxFrame {
 		return Frame{}, fmt.Errorf("%w: frame length %d exceeds the %d byte limit", ErrCorrupt, total, MaxFrame)
 	}
-	f := Frame{Type: Type(r.hdr[4]), Body: make([]byte, total-1)}
+	f := Frame{Type: Type(r.hdr[4])}
+	if r.reuse {
+		if cap(r.buf) < int(total-1) {
+			r.buf = make([]byte, total-1)
+		}
+		f.Body = r.buf[:total-1]
+	} else {
+		f.Body = make([]byte, total-1)
+	}
 	if n, err := io.ReadFull(r.r, f.Body); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return Frame{}, fmt.Errorf("%w: stream ended inside a %s frame (%d of %d body bytes)", ErrCorrupt, f.Type, n, len(f.Body))

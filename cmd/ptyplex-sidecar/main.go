@@ -16,6 +16,7 @@ import (
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
+	"golang.org/x/sys/unix"
 )
 
 var recordPath = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see record/FORMAT.md)")
@@ -39,6 +40,7 @@ func main() {
 
 func run() int {
 	logger := log.New(os.Stderr, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds)
+	growPipe(os.Stdout)
 	opts := sidecar.Options{Log: logger}
 	var in io.Reader = os.Stdin
 	if *recordPath != "" {
@@ -80,4 +82,17 @@ func run() int {
 		logger.Printf("%v", err)
 	}
 	return 1
+}
+
+// growPipe enlarges stdout's pipe buffer when stdout is a pipe, so a
+// flooding terminal costs the host fewer wake-ups per MiB. Best effort: the
+// kernel caps it (/proc/sys/fs/pipe-max-size) and other stdouts refuse it.
+func growPipe(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) {
+		unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
+	})
 }
