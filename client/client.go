@@ -1,0 +1,310 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// Defaults.
+const (
+	// DefaultWindow is the credit window of a terminal opened without one.
+	DefaultWindow = 256 << 10
+	// DefaultOpenTimeout bounds an Open whose context has no deadline. A
+	// malformed OPEN whose id the sidecar cannot recover is never answered;
+	// this is what reclaims it.
+	DefaultOpenTimeout = 10 * time.Second
+	// closeBound is how long Close waits for the sidecar to finish after
+	// its stdin closed before killing it. The sidecar bounds its own
+	// shutdown at 10 s.
+	closeBound = 15 * time.Second
+)
+
+// Options configure the sidecar process a Client starts.
+type Options struct {
+	// SidecarPath is the ptyplex-sidecar executable; "" means FindSidecar.
+	SidecarPath string
+	// Args are extra sidecar arguments, e.g. {"--record", "session.fixture"}.
+	Args []string
+	// Stderr receives the sidecar's diagnostics; nil means os.Stderr.
+	Stderr io.Writer
+	// Env is the sidecar's environment (and so the base of every
+	// terminal's); nil means ours.
+	Env []string
+}
+
+// OpenOptions describe one terminal.
+type OpenOptions struct {
+	// ID is the terminal id on the wire; "" generates a unique one.
+	ID   string
+	Cmd  string   // program: a path, or a name looked up in PATH
+	Args []string // arguments after the program name
+	Dir  string   // working directory; "" inherits the sidecar's
+	// Env is merged over the sidecar's environment.
+	Env map[string]string
+	// Cols and Rows are the initial size; 0 means 80x24.
+	Cols, Rows uint16
+	// Window is the credit window in bytes; 0 means DefaultWindow.
+	Window int
+	// Raw opens the terminal without credit: the sidecar never throttles
+	// it and its output is buffered here without bound until read.
+	Raw bool
+}
+
+// Client multiplexes terminals over one sidecar.
+type Client struct {
+	cmd *exec.Cmd // nil for Connect
+
+	wmu  sync.Mutex // serialises frames written to the sidecar
+	w    io.WriteCloser
+	werr error // sticky write failure
+
+	mu       sync.Mutex
+	pending  map[string]*pendingOpen
+	live     map[string]*Terminal
+	closing  bool
+	ended    error // why the stream ended, once it has
+	idPrefix string
+	nextID   atomic.Uint64
+
+	done chan struct{} // closed when the reader goroutine is done
+}
+
+// pendingOpen is an OPEN waiting for its OPENED or ERROR.
+type pendingOpen struct {
+	t         *Terminal
+	result    chan error // capacity 1; nil error means OPENED
+	abandoned bool       // the caller gave up (timeout); close it if it opens
+}
+
+// Start starts a sidecar process and returns a Client that owns its stdin
+// and stdout. The process lives until Close (or until it dies).
+func Start(opts Options) (*Client, error) {
+	path := opts.SidecarPath
+	if path == "" {
+		p, err := FindSidecar()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	cmd := exec.Command(path, opts.Args...)
+	cmd.Env = opts.Env
+	cmd.Stderr = opts.Stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", path, err)
+	}
+	c := newClient(stdin)
+	c.cmd = cmd
+	go c.readLoop(stdout)
+	return c, nil
+}
+
+// Connect returns a Client speaking the frame protocol over an existing
+// stream, for a sidecar this program did not start itself (for example
+// `ssh host ptyplex-sidecar`). Close closes w and waits for r to end.
+func Connect(r io.Reader, w io.WriteCloser) *Client {
+	c := newClient(w)
+	go c.readLoop(r)
+	return c
+}
+
+func newClient(w io.WriteCloser) *Client {
+	var b [4]byte
+	rand.Read(b[:])
+	return &Client{
+		w:        w,
+		pending:  make(map[string]*pendingOpen),
+		live:     make(map[string]*Terminal),
+		idPrefix: "term-" + hex.EncodeToString(b[:]) + "-",
+		done:     make(chan struct{}),
+	}
+}
+
+// Open starts a terminal and returns it once the sidecar answered OPENED.
+// A refusal is returned as an *OpenError carrying the sidecar's message.
+// If ctx ends first (a ctx without deadline gets DefaultOpenTimeout), Open
+// returns an error wrapping ctx.Err(); should the terminal open after all,
+// the client closes it.
+func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
+	if o.Cmd == "" {
+		return nil, errors.New("open terminal: no command")
+	}
+	if o.Cols == 0 {
+		o.Cols = 80
+	}
+	if o.Rows == 0 {
+		o.Rows = 24
+	}
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
+		defer cancel()
+	}
+
+	p, err := c.register(o)
+	if err != nil {
+		return nil, err
+	}
+	id := p.t.id
+	msg := proto.Open{TerminalID: id, Cols: o.Cols, Rows: o.Rows, Cmd: o.Cmd, Args: o.Args, Env: o.Env}
+	if o.Dir != "" {
+		msg.Cwd = &o.Dir
+	}
+	if !o.Raw {
+		credit := uint64(o.Window)
+		msg.Credit = &credit
+	}
+	if err := c.send(proto.AppendFrame(nil, proto.TypeOpen, proto.Marshal(msg))); err != nil {
+		c.mu.Lock()
+		if c.pending[id] == p {
+			delete(c.pending, id)
+		}
+		c.mu.Unlock()
+		return nil, fmt.Errorf("open terminal %q: %w", id, err)
+	}
+
+	select {
+	case err := <-p.result:
+		if err != nil {
+			return nil, err
+		}
+		return p.t, nil
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	if c.pending[id] == p {
+		p.abandoned = true
+		c.mu.Unlock()
+		return nil, fmt.Errorf("open terminal %q: no answer from the sidecar: %w", id, ctx.Err())
+	}
+	c.mu.Unlock()
+	// The answer was settled while we were giving up; take it.
+	if err := <-p.result; err != nil {
+		return nil, err
+	}
+	return p.t, nil
+}
+
+// register reserves o's id (generating one if needed) as a pending open.
+func (c *Client) register(o OpenOptions) (*pendingOpen, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closing:
+		return nil, ErrClientClosed
+	case c.ended != nil:
+		return nil, fmt.Errorf("open terminal: %w", c.ended)
+	}
+	id := o.ID
+	if id == "" {
+		for id == "" || c.inUse(id) {
+			id = fmt.Sprint(c.idPrefix, c.nextID.Add(1))
+		}
+	} else if err := proto.CheckID(id); err != nil {
+		return nil, fmt.Errorf("open terminal %q: %w", id, err)
+	} else if c.inUse(id) {
+		// The sidecar would refuse it too, but its ERROR could not be
+		// told apart from one about the live terminal of that id.
+		return nil, &OpenError{TerminalID: id, Message: "terminal id already exists"}
+	}
+	p := &pendingOpen{t: newTerminal(c, id, o.Window, o.Raw), result: make(chan error, 1)}
+	c.pending[id] = p
+	return p, nil
+}
+
+func (c *Client) inUse(id string) bool {
+	_, p := c.pending[id]
+	_, l := c.live[id]
+	return p || l
+}
+
+// send writes one encoded frame to the sidecar.
+func (c *Client) send(frame []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return c.werr
+	}
+	if _, err := c.w.Write(frame); err != nil {
+		c.werr = fmt.Errorf("%w: writing to the sidecar: %v", ErrSidecarGone, err)
+		return c.werr
+	}
+	return nil
+}
+
+// Done is closed once the sidecar's stream has ended (after Close, or
+// because the sidecar died); Err then says why.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns why the stream ended: nil while it runs and after a clean
+// Close, an error wrapping ErrSidecarGone otherwise.
+func (c *Client) Err() error {
+	select {
+	case <-c.done:
+	default:
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing && errors.Is(c.ended, errCleanEnd) {
+		return nil
+	}
+	return c.ended
+}
+
+// errCleanEnd marks a stream that ended at a frame boundary.
+var errCleanEnd = errors.New("sidecar closed its output")
+
+// Close shuts the sidecar down: it closes the sidecar's stdin, which makes
+// the sidecar kill every terminal, send their EXIT frames and exit, and
+// waits for all of that. Terminals still live then finish with their EXIT
+// status (usually SIGKILL). Close returns nil when the sidecar ended
+// cleanly, the reason otherwise.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+	c.wmu.Lock()
+	c.w.Close()
+	if c.werr == nil {
+		c.werr = fmt.Errorf("%w: %w", ErrSidecarGone, ErrClientClosed)
+	}
+	c.wmu.Unlock()
+
+	timer := time.NewTimer(closeBound)
+	defer timer.Stop()
+	select {
+	case <-c.done:
+	case <-timer.C:
+		if c.cmd != nil {
+			c.cmd.Process.Kill()
+		}
+		<-c.done
+	}
+	return c.Err()
+}

@@ -1,0 +1,30 @@
+// Package client lets a Go program host terminals through a ptyplex-sidecar
+// process: it starts the sidecar, owns its stdin and stdout, and multiplexes
+// any number of terminals over that one frame stream.
+//
+// The shape follows x/crypto/ssh's channel multiplexer:
+//
+//   - One reader goroutine per Client decodes the sidecar's frames and
+//     dispatches them by type: OPENED and ERROR settle pending opens,
+//     OUTPUT lands in the terminal's receive window, EXIT finishes the
+//     terminal. It never blocks on a caller, so one slow terminal cannot
+//     hold up the others.
+//   - Writes to the sidecar (OPEN, INPUT, RESIZE, CLOSE, CREDIT) come from
+//     callers' goroutines and are serialised by one mutex, each frame in a
+//     single write.
+//   - Flow control works like an SSH window: a terminal is opened with a
+//     credit window of W bytes, so the sidecar reads at most W bytes from
+//     the PTY that the caller has not yet consumed. As the caller Reads,
+//     the consumed bytes are granted back with CREDIT frames, in batches of
+//     at least W/2. A caller that stops reading therefore stops the child
+//     (its writes block on the full PTY) instead of growing memory.
+//     Options.Raw opens a terminal without credit; its output is buffered
+//     without bound.
+//
+// If the sidecar dies or its stream turns corrupt, every pending Open fails
+// and every live terminal finishes with an error that says so. Client.Close
+// closes the sidecar's stdin, which makes it kill every terminal, and waits
+// for their final EXIT frames.
+//
+// All methods are safe for concurrent use.
+package client

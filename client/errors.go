@@ -1,0 +1,40 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrClientClosed is returned by Open after Close began.
+	ErrClientClosed = errors.New("client closed")
+	// ErrSidecarGone is wrapped by every error caused by the sidecar
+	// going away or its stream turning corrupt.
+	ErrSidecarGone = errors.New("sidecar gone")
+	// ErrTerminalClosed is returned by Write after Close.
+	ErrTerminalClosed = errors.New("terminal closed")
+	// ErrExitUnknown is returned by Wait when the sidecar could not
+	// collect the child's status (EXIT with a null exitCode).
+	ErrExitUnknown = errors.New("exit status unknown")
+)
+
+// OpenError is an OPEN the sidecar refused with an ERROR frame.
+type OpenError struct {
+	TerminalID string
+	Message    string // the sidecar's reason, e.g. "terminal id already exists"
+}
+
+func (e *OpenError) Error() string {
+	return fmt.Sprintf("open terminal %q: %s", e.TerminalID, e.Message)
+}
+
+// InputError reports INPUT the sidecar dropped because the terminal's input
+// queue was full (the child is not reading). The next Write returns it.
+type InputError struct {
+	TerminalID string
+	Message    string
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("terminal %q: input dropped: %s", e.TerminalID, e.Message)
+}

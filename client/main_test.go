@@ -1,0 +1,36 @@
+package client
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// sidecarBin is the real ptyplex-sidecar, built once for the whole test
+// binary. Its directory goes first in PATH, so the examples find it the way
+// a host would.
+var sidecarBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "ptyplex-client-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	sidecarBin = filepath.Join(dir, SidecarName)
+	build := exec.Command("go", "build", "-o", sidecarBin, "github.com/ptyplex/ptyplex/cmd/ptyplex-sidecar")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the sidecar:", err)
+		return 1
+	}
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return m.Run()
+}

@@ -1,0 +1,166 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// readLoop is the client's only reader of the sidecar's output. It runs
+// until the stream ends or turns out corrupt, then fails whatever is still
+// pending or live and, for a sidecar we started, reaps it.
+func (c *Client) readLoop(r io.Reader) {
+	defer close(c.done)
+	fr := proto.NewReader(r)
+	var cause error
+	for {
+		f, err := fr.ReadFrame()
+		if err == io.EOF {
+			cause = errCleanEnd
+			break
+		}
+		if err == nil {
+			err = c.dispatch(f)
+		}
+		if err != nil {
+			cause = err
+			// A corrupt stream cannot be resynchronised: stop using
+			// this sidecar altogether.
+			c.wmu.Lock()
+			c.w.Close()
+			c.wmu.Unlock()
+			if c.cmd != nil {
+				c.cmd.Process.Kill()
+			}
+			break
+		}
+	}
+	if c.cmd != nil {
+		if err := c.cmd.Wait(); err != nil && errors.Is(cause, errCleanEnd) {
+			cause = fmt.Errorf("sidecar exited: %v", err)
+		}
+	}
+	c.end(cause)
+}
+
+// end fails every pending open and finishes every live terminal.
+func (c *Client) end(cause error) {
+	gone := fmt.Errorf("%w: %w", ErrSidecarGone, cause)
+	c.mu.Lock()
+	c.ended = gone
+	pending, live := c.pending, c.live
+	c.pending, c.live = map[string]*pendingOpen{}, map[string]*Terminal{}
+	c.mu.Unlock()
+	for id, p := range pending {
+		p.result <- fmt.Errorf("open terminal %q: %w", id, gone)
+	}
+	for id, t := range live {
+		t.finish(ExitStatus{Code: -1}, fmt.Errorf("terminal %q: %w", id, gone))
+	}
+}
+
+// dispatch acts on one sidecar frame. An error means the stream is not
+// speaking the protocol and must be abandoned.
+func (c *Client) dispatch(f proto.Frame) error {
+	switch f.Type {
+	case proto.TypeOutput:
+		id, data, err := proto.ParseData(f.Body)
+		if err != nil {
+			return fmt.Errorf("%w: OUTPUT: %v", proto.ErrCorrupt, err)
+		}
+		c.mu.Lock()
+		t := c.live[id]
+		c.mu.Unlock()
+		if t != nil {
+			t.win.push(data)
+		}
+	case proto.TypeOpened:
+		var m proto.Opened
+		if err := unmarshal(f, &m); err != nil {
+			return err
+		}
+		c.opened(m)
+	case proto.TypeError:
+		var m proto.Error
+		if err := unmarshal(f, &m); err != nil {
+			return err
+		}
+		c.refused(m)
+	case proto.TypeExit:
+		var m proto.Exit
+		if err := unmarshal(f, &m); err != nil {
+			return err
+		}
+		c.exited(m)
+	default:
+		// Unknown frame types are skipped, as the protocol asks.
+	}
+	return nil
+}
+
+func unmarshal(f proto.Frame, v any) error {
+	if err := json.Unmarshal(f.Body, v); err != nil {
+		return fmt.Errorf("%w: %s body: %v", proto.ErrCorrupt, f.Type, err)
+	}
+	return nil
+}
+
+// opened moves a pending open to the live terminals. It registers the
+// terminal before returning, so the OUTPUT frames that follow find it.
+func (c *Client) opened(m proto.Opened) {
+	c.mu.Lock()
+	p := c.pending[m.TerminalID]
+	if p == nil {
+		c.mu.Unlock()
+		return // not ours; nothing sensible to do
+	}
+	delete(c.pending, m.TerminalID)
+	p.t.pid = m.PID
+	c.live[m.TerminalID] = p.t
+	abandoned := p.abandoned
+	if !abandoned {
+		p.result <- nil
+	}
+	c.mu.Unlock()
+	if abandoned {
+		// Its caller timed out: end it. The id stays reserved until
+		// its EXIT, because the sidecar still holds it too. The send
+		// runs apart so that this goroutine never waits on stdin.
+		p.t.win.drop()
+		go p.t.Close()
+	}
+}
+
+// refused handles ERROR: the answer to a pending open, or a report about a
+// live terminal (INPUT it had to drop).
+func (c *Client) refused(m proto.Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.pending[m.TerminalID]; p != nil {
+		delete(c.pending, m.TerminalID)
+		p.result <- &OpenError{TerminalID: m.TerminalID, Message: m.Message}
+		return
+	}
+	if t := c.live[m.TerminalID]; t != nil {
+		t.dropped(m.Message)
+	}
+}
+
+// exited finishes a live terminal with its EXIT status.
+func (c *Client) exited(m proto.Exit) {
+	c.mu.Lock()
+	t := c.live[m.TerminalID]
+	delete(c.live, m.TerminalID)
+	c.mu.Unlock()
+	if t == nil {
+		return
+	}
+	if m.ExitCode == nil {
+		t.finish(ExitStatus{Code: -1, Signal: m.Signal}, fmt.Errorf("terminal %q: %w", m.TerminalID, ErrExitUnknown))
+		return
+	}
+	t.finish(ExitStatus{Code: *m.ExitCode, Signal: m.Signal}, nil)
+}

@@ -1,0 +1,189 @@
+package client
+
+import (
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// maxInputChunk is the most one INPUT frame carries. Large writes are split
+// so that one terminal's paste does not sit in front of every other frame
+// as a single multi-megabyte write.
+const maxInputChunk = 64 << 10
+
+// ExitStatus is how a terminal's child ended.
+type ExitStatus struct {
+	// Code is the exit code, or 128 plus the signal number when a signal
+	// killed the child (the shell convention: SIGKILL gives 137).
+	Code int
+	// Signal names the signal that killed the child ("SIGKILL"), or is
+	// empty when it exited by itself.
+	Signal string
+}
+
+func (s ExitStatus) String() string {
+	if s.Signal != "" {
+		return fmt.Sprintf("killed by %s (exit code %d)", s.Signal, s.Code)
+	}
+	return fmt.Sprintf("exit code %d", s.Code)
+}
+
+// Terminal is one child running in a PTY inside the sidecar. Read returns
+// its output (io.EOF after it exited and everything was read), Write sends
+// it input. It is safe for concurrent use, though concurrent Reads (or
+// Writes) interleave arbitrarily, as with any stream.
+type Terminal struct {
+	c   *Client
+	id  string
+	pid int
+	raw bool
+	win *window
+
+	done chan struct{} // closed when the terminal finished
+
+	mu       sync.Mutex
+	closed   bool  // CLOSE was sent
+	inputErr error // dropped INPUT, reported by the next Write
+	status   ExitStatus
+	err      error // why Wait fails, if it does
+}
+
+func newTerminal(c *Client, id string, window int, raw bool) *Terminal {
+	size := window
+	if raw {
+		size = 0
+	}
+	return &Terminal{c: c, id: id, raw: raw, win: newWindow(size), done: make(chan struct{})}
+}
+
+// ID returns the terminal's id on the wire.
+func (t *Terminal) ID() string { return t.id }
+
+// Pid returns the child's process id as the sidecar reported it (0 when
+// unknown).
+func (t *Terminal) Pid() int { return t.pid }
+
+// Read reads output. It blocks until output arrives or the terminal ends;
+// after the child exited and all output was read it returns io.EOF, and if
+// the terminal ended because the sidecar died it returns that error
+// instead. Reading is what grants the sidecar more credit.
+func (t *Terminal) Read(p []byte) (int, error) {
+	n, grant, err := t.win.read(p)
+	if grant > 0 {
+		// A failed grant means the sidecar is gone; the reader goroutine
+		// finishes this terminal with the reason, so Read reports it soon.
+		t.c.send(proto.AppendFrame(nil, proto.TypeCredit, proto.Marshal(proto.Credit{TerminalID: t.id, Bytes: uint64(grant)})))
+	}
+	return n, err
+}
+
+// Write sends p to the child's PTY. It returns once the frames are handed
+// to the sidecar, not when the child has read them. If the sidecar had to
+// drop an earlier write because the child was not reading (its input
+// queue holds 1 MiB per terminal), Write reports that *InputError instead.
+func (t *Terminal) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	if err := t.inputErr; err != nil {
+		t.inputErr = nil
+		t.mu.Unlock()
+		return 0, err
+	}
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return 0, fmt.Errorf("terminal %q: write: %w", t.id, ErrTerminalClosed)
+	}
+	select {
+	case <-t.done:
+		return 0, fmt.Errorf("terminal %q: write: terminal has exited", t.id)
+	default:
+	}
+	written := 0
+	for len(p) > 0 {
+		chunk := p[:min(len(p), maxInputChunk)]
+		if err := t.c.send(proto.AppendDataFrame(nil, proto.TypeInput, t.id, chunk)); err != nil {
+			return written, fmt.Errorf("terminal %q: write: %w", t.id, err)
+		}
+		written += len(chunk)
+		p = p[len(chunk):]
+	}
+	return written, nil
+}
+
+// Resize changes the terminal's size. The sidecar applies it best effort
+// and reports nothing back.
+func (t *Terminal) Resize(cols, rows uint16) error {
+	if err := t.c.send(proto.AppendFrame(nil, proto.TypeResize, proto.Marshal(proto.Resize{TerminalID: t.id, Cols: cols, Rows: rows}))); err != nil {
+		return fmt.Errorf("terminal %q: resize: %w", t.id, err)
+	}
+	return nil
+}
+
+// Close asks the sidecar to end the terminal: its process group gets
+// SIGHUP, then SIGKILL after a grace period of a few seconds. Close does
+// not wait; use Wait or Done. Output produced until the end stays readable
+// (and is no longer throttled). Closing twice, or after the child exited,
+// does nothing.
+func (t *Terminal) Close() error {
+	t.mu.Lock()
+	already := t.closed
+	t.closed = true
+	t.mu.Unlock()
+	if already {
+		return nil
+	}
+	select {
+	case <-t.done:
+		return nil
+	default:
+	}
+	if err := t.c.send(proto.AppendFrame(nil, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: t.id}))); err != nil {
+		return fmt.Errorf("terminal %q: close: %w", t.id, err)
+	}
+	return nil
+}
+
+// Done is closed when the terminal has finished: its EXIT arrived or the
+// sidecar went away.
+func (t *Terminal) Done() <-chan struct{} { return t.done }
+
+// Wait blocks until the terminal finished and returns how the child ended.
+// The error is non-nil when the status is unknown: ErrExitUnknown, or an
+// error wrapping ErrSidecarGone when the sidecar died first.
+func (t *Terminal) Wait() (ExitStatus, error) {
+	<-t.done
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.status, t.err
+}
+
+// Buffered returns how many output bytes are waiting to be read. For a
+// terminal with a credit window it never exceeds the window.
+func (t *Terminal) Buffered() int {
+	n, _ := t.win.stats()
+	return n
+}
+
+// finish ends the terminal; called once by the client's reader goroutine.
+func (t *Terminal) finish(st ExitStatus, err error) {
+	t.mu.Lock()
+	t.status, t.err = st, err
+	t.mu.Unlock()
+	if err != nil {
+		t.win.finish(err)
+	} else {
+		t.win.finish(io.EOF)
+	}
+	close(t.done)
+}
+
+// dropped records an ERROR frame about this live terminal (INPUT overflow).
+func (t *Terminal) dropped(msg string) {
+	t.mu.Lock()
+	if t.inputErr == nil {
+		t.inputErr = &InputError{TerminalID: t.id, Message: msg}
+	}
+	t.mu.Unlock()
+}

@@ -1,0 +1,55 @@
+package client
+
+import (
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWindowGrantsInBatches(t *testing.T) {
+	w := newWindow(10)
+	w.push([]byte("0123456789"))
+	p := make([]byte, 3)
+
+	n, grant, err := w.read(p)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+	assert.Zero(t, grant, "3 bytes owed is below half the window")
+
+	n, grant, _ = w.read(p[:2])
+	assert.Equal(t, 2, n)
+	assert.Equal(t, 5, grant, "half the window owed: grant it all at once")
+
+	w.finish(io.EOF)
+	n, grant, err = w.read(make([]byte, 100))
+	require.NoError(t, err, "buffered output outlives the end")
+	assert.Equal(t, 5, n)
+	assert.Zero(t, grant, "no grants to a finished terminal")
+	_, _, err = w.read(p)
+	assert.Equal(t, io.EOF, err)
+}
+
+func TestWindowRawNeverGrants(t *testing.T) {
+	w := newWindow(0)
+	w.push(make([]byte, 1<<20))
+	n, grant, err := w.read(make([]byte, 1<<20))
+	require.NoError(t, err)
+	assert.Equal(t, 1<<20, n)
+	assert.Zero(t, grant)
+}
+
+func TestWindowReadSpansChunks(t *testing.T) {
+	w := newWindow(100)
+	w.push([]byte("ab"))
+	w.push([]byte("cd"))
+	w.push([]byte("ef"))
+	p := make([]byte, 5)
+	n, _, err := w.read(p)
+	require.NoError(t, err)
+	assert.Equal(t, "abcde", string(p[:n]))
+	buffered, peak := w.stats()
+	assert.Equal(t, 1, buffered)
+	assert.Equal(t, 6, peak)
+}
