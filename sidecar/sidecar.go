@@ -153,7 +153,7 @@ func (s *Sidecar) lookup(id string) *terminal {
 	return s.terms[id]
 }
 
-// forget frees t's id; called just before its EXIT is queued.
+// forget frees t's id; the writer calls it just before writing t's EXIT.
 func (s *Sidecar) forget(t *terminal) {
 	s.mu.Lock()
 	if s.terms[t.id] == t {

@@ -141,11 +141,14 @@ func (t *terminal) supervise() {
 		exit.ExitCode = &code
 		exit.Signal = st.SignalName()
 	}
-	// The id is freed before EXIT is queued: a host may reuse it as soon
-	// as it reads the EXIT, and frames it sends then must not find the
-	// old terminal. Nothing of this terminal is queued after its EXIT.
-	t.sc.forget(t)
-	t.sc.out.sendControl(proto.TypeExit, exit, func() { close(t.gone) })
+	// The id is freed as the writer takes EXIT off its queue: a host may
+	// reuse it the moment it reads the EXIT, while an OPEN for it that
+	// arrives earlier still finds the terminal live (and gets an ERROR).
+	t.sc.out.send(outFrame{
+		buf:    proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(exit)),
+		before: func() { t.sc.forget(t) },
+		after:  func() { close(t.gone) },
+	})
 }
 
 // awaitReader waits for the PTY to reach EOF after the session was killed.

@@ -12,11 +12,14 @@ import (
 // up to readSize bytes this caps buffered output near queueLen*readSize.
 const writerQueue = 64
 
-// outFrame is one encoded frame on its way to the host. after, if set, runs
-// once the frame has been flushed (or discarded because the stream broke).
+// outFrame is one encoded frame on its way to the host. before, if set,
+// runs just before the frame is written; after runs once it has been
+// flushed. Both also run when the frame is discarded because the stream
+// broke or the writer closed.
 type outFrame struct {
 	buf    []byte
 	pooled *[]byte // returned to framePool once written
+	before func()
 	after  func()
 }
 
@@ -50,6 +53,9 @@ func (w *writer) send(f outFrame) {
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
+		if f.before != nil {
+			f.before()
+		}
 		if f.after != nil {
 			f.after()
 		}
@@ -60,8 +66,8 @@ func (w *writer) send(f outFrame) {
 }
 
 // sendControl queues a JSON control frame.
-func (w *writer) sendControl(t proto.Type, v any, after func()) {
-	w.send(outFrame{buf: proto.AppendFrame(nil, t, proto.Marshal(v)), after: after})
+func (w *writer) sendControl(t proto.Type, v any) {
+	w.send(outFrame{buf: proto.AppendFrame(nil, t, proto.Marshal(v))})
 }
 
 // close stops the writer after everything queued so far is written and
@@ -91,6 +97,9 @@ func (w *writer) loop() {
 		}
 	}
 	for f := range w.q {
+		if f.before != nil {
+			f.before()
+		}
 		if !broken {
 			if w.tee != nil {
 				w.tee(f.buf)
