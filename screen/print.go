@@ -147,6 +147,9 @@ func (s *Screen) combine(r rune) {
 	}
 	var buf []byte
 	if base < 0 {
+		if len(s.clusters[-base-1]) >= maxClusterBytes {
+			return // endless combining marks (Zalgo text) would grow without bound
+		}
 		buf = append(buf, s.clusters[-base-1]...)
 	} else {
 		buf = utf8.AppendRune(buf, base)

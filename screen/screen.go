@@ -10,6 +10,7 @@ const (
 	defaultScrollback = 10000
 	defaultUnhandled  = 10
 	maxClusters       = 1 << 16 // cap on distinct base+combining clusters kept
+	maxClusterBytes   = 32      // cap on one cluster's UTF-8 length
 )
 
 // buffer is one screen's grid: the main screen and the alternate screen
