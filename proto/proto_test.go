@@ -1,0 +1,174 @@
+package proto
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReadFrameRoundTrip(t *testing.T) {
+	var stream []byte
+	stream = AppendFrame(stream, TypeOpen, []byte(`{"terminalId":"a"}`))
+	stream = AppendDataFrame(stream, TypeOutput, "a", []byte("hello"))
+	stream = AppendFrame(stream, TypeClose, nil)
+	r := NewReader(bytes.NewReader(stream))
+
+	f, err := r.ReadFrame()
+	require.NoError(t, err)
+	assert.Equal(t, TypeOpen, f.Type)
+	assert.Equal(t, `{"terminalId":"a"}`, string(f.Body))
+
+	f, err = r.ReadFrame()
+	require.NoError(t, err)
+	id, data, err := ParseData(f.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "a", id)
+	assert.Equal(t, "hello", string(data))
+
+	f, err = r.ReadFrame()
+	require.NoError(t, err)
+	assert.Equal(t, TypeClose, f.Type)
+	assert.Empty(t, f.Body)
+
+	_, err = r.ReadFrame()
+	assert.Equal(t, io.EOF, err)
+}
+
+func TestReadFrameRejectsCorruptStreams(t *testing.T) {
+	cases := map[string]struct {
+		stream []byte
+		want   string
+	}{
+		"zero length":      {[]byte{0, 0, 0, 0, 1}, "zero frame length"},
+		"oversized":        {[]byte{1, 0, 0, 1, 1}, "exceeds"},
+		"truncated header": {[]byte{3, 0}, "inside a frame header"},
+		"truncated body":   {[]byte{9, 0, 0, 0, 1, '{'}, "inside a OPEN frame"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := NewReader(bytes.NewReader(c.stream)).ReadFrame()
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, ErrCorrupt), "%v", err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}
+
+func TestReadFrameAcceptsTheLargestFrame(t *testing.T) {
+	body := make([]byte, MaxFrame-1)
+	r := NewReader(bytes.NewReader(AppendFrame(nil, TypeInput, body)))
+	f, err := r.ReadFrame()
+	require.NoError(t, err)
+	assert.Len(t, f.Body, MaxFrame-1)
+}
+
+func TestReuseBufferSharesBodies(t *testing.T) {
+	stream := AppendFrame(AppendFrame(nil, 0x7f, []byte("first")), 0x7f, []byte("again"))
+	r := NewReader(bytes.NewReader(stream))
+	r.ReuseBuffer()
+	a, err := r.ReadFrame()
+	require.NoError(t, err)
+	first := &a.Body[0]
+	b, err := r.ReadFrame()
+	require.NoError(t, err)
+	assert.Equal(t, "again", string(b.Body))
+	assert.Same(t, first, &b.Body[0])
+}
+
+func TestParseData(t *testing.T) {
+	good, err := DataBody("term", []byte{0, 1, 2})
+	require.NoError(t, err)
+	id, data, err := ParseData(good)
+	require.NoError(t, err)
+	assert.Equal(t, "term", id)
+	assert.Equal(t, []byte{0, 1, 2}, data)
+
+	for name, body := range map[string][]byte{
+		"empty":         nil,
+		"one byte":      {1},
+		"zero id":       {0, 0, 'x'},
+		"short id":      {5, 0, 'a', 'b'},
+		"invalid utf-8": {1, 0, 0xff},
+	} {
+		_, _, err := ParseData(body)
+		assert.ErrorIs(t, err, ErrBadData, name)
+	}
+	_, err = DataBody("", nil)
+	assert.Error(t, err)
+	_, err = DataBody(strings.Repeat("x", MaxID+1), nil)
+	assert.Error(t, err)
+}
+
+func TestParseOpen(t *testing.T) {
+	o, err := ParseOpen([]byte(`{"terminalId":"t","cols":80,"rows":24,"cmd":"sh","args":["-c","x"],"cwd":null,"env":{"A":"1"},"credit":null,"future":true}`))
+	require.NoError(t, err)
+	assert.Equal(t, Open{TerminalID: "t", Cols: 80, Rows: 24, Cmd: "sh", Args: []string{"-c", "x"}, Env: map[string]string{"A": "1"}}, o)
+
+	o, err = ParseOpen([]byte(`{"terminalId":"t","cols":0,"rows":65535,"cmd":"sh","cwd":"/tmp","credit":18446744073709551615}`))
+	require.NoError(t, err)
+	assert.Equal(t, "/tmp", *o.Cwd)
+	assert.Equal(t, uint64(18446744073709551615), *o.Credit)
+	assert.EqualValues(t, 65535, o.Rows)
+
+	bad := []struct{ body, id, want string }{
+		{`{"terminalId":"t","cols":-1,"rows":24,"cmd":"sh"}`, "t", "cols"},
+		{`{"terminalId":"t","cols":1.5,"rows":24,"cmd":"sh"}`, "t", "cols"},
+		{`{"terminalId":"t","cols":80,"rows":65536,"cmd":"sh"}`, "t", "rows"},
+		{`{"terminalId":"t","cols":80,"cmd":"sh"}`, "t", "missing rows"},
+		{`{"terminalId":"t","cols":80,"rows":24,"cmd":""}`, "t", "cmd is empty"},
+		{`{"terminalId":"t","cols":80,"rows":24,"cmd":"sh","args":"x"}`, "t", "malformed"},
+		{`{"terminalId":"t","cols":80,"rows":24,"cmd":"sh","env":{"A":1}}`, "t", "malformed"},
+		{`{"terminalId":"t","cols":80,"rows":24,"cmd":"sh","credit":-5}`, "t", "credit"},
+		{`{"terminalId":"t","cols":80,"rows":24,"cmd":"sh"} trailing`, "t", "trailing"},
+		{`{"terminalId":"","cols":80,"rows":24,"cmd":"sh"}`, "", "empty"},
+		{`{"terminalId":7,"cols":80,"rows":24,"cmd":"sh"}`, "", "malformed"},
+		{`[1,2]`, "", "malformed"},
+		{`{"cols":80,"terminalId":"late","rows":`, "late", "malformed"},
+	}
+	for _, c := range bad {
+		o, err := ParseOpen([]byte(c.body))
+		require.Error(t, err, c.body)
+		assert.Contains(t, err.Error(), c.want, c.body)
+		assert.Equal(t, c.id, o.TerminalID, c.body)
+	}
+}
+
+func TestRecoverID(t *testing.T) {
+	cases := map[string]string{
+		`{"terminalId":"x"`: "x",
+		`{"a":{"b":[1,{"terminalId":"no"}]},"terminalId":"yes",`: "yes",
+		`{"a":"unterminated`: "",
+		`not json`:           "",
+		`{"terminalId":5}`:   "",
+		`{"terminalId":""}`:  "",
+	}
+	for body, want := range cases {
+		assert.Equal(t, want, RecoverID([]byte(body)), body)
+	}
+}
+
+func TestControlBodiesAreCompact(t *testing.T) {
+	code := 0
+	assert.Equal(t, `{"terminalId":"a","exitCode":0}`, string(Marshal(Exit{TerminalID: "a", ExitCode: &code})))
+	assert.Equal(t, `{"terminalId":"a","exitCode":null}`, string(Marshal(Exit{TerminalID: "a"})))
+	assert.Equal(t, `{"terminalId":"a","pid":1}`, string(Marshal(Opened{TerminalID: "a", PID: 1})))
+	assert.Equal(t, `{"terminalId":"a","message":"m"}`, string(Marshal(Error{TerminalID: "a", Message: "m"})))
+}
+
+func TestParseControlBodies(t *testing.T) {
+	r, err := ParseResize([]byte(`{"terminalId":"a","cols":1,"rows":2}`))
+	require.NoError(t, err)
+	assert.Equal(t, Resize{TerminalID: "a", Cols: 1, Rows: 2}, r)
+	c, err := ParseCredit([]byte(`{"terminalId":"a","bytes":10}`))
+	require.NoError(t, err)
+	assert.Equal(t, Credit{TerminalID: "a", Bytes: 10}, c)
+	_, err = ParseCredit([]byte(`{"terminalId":"a","bytes":-1}`))
+	assert.Error(t, err)
+	_, err = ParseClose([]byte(`{`))
+	assert.Error(t, err)
+}

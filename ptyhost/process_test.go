@@ -1,0 +1,134 @@
+package ptyhost
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// readAll reads the PTY until EOF.
+func readAll(t *testing.T, p *Process) string {
+	t.Helper()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := p.Read(buf)
+		b.Write(buf[:n])
+		if err == io.EOF {
+			return b.String()
+		}
+		require.NoError(t, err)
+	}
+}
+
+func run(t *testing.T, cfg Config) (string, Status) {
+	t.Helper()
+	p, err := Start(cfg)
+	require.NoError(t, err)
+	defer p.Close()
+	out := readAll(t, p)
+	require.NoError(t, p.WaitExit())
+	st, err := p.Reap()
+	require.NoError(t, err)
+	return out, st
+}
+
+func TestStartRunsChildInPTY(t *testing.T) {
+	out, st := run(t, Config{Cmd: "sh", Args: []string{"-c", "stty size; echo $TERM; exit 3"}, Cols: 90, Rows: 33})
+	assert.Equal(t, "33 90\r\nxterm-256color\r\n", out)
+	assert.Equal(t, Status{Code: 3}, st)
+	assert.Equal(t, "", st.SignalName())
+}
+
+func TestStatusOfSignalDeath(t *testing.T) {
+	_, st := run(t, Config{Cmd: "sh", Args: []string{"-c", "kill -INT $$"}, Cols: 80, Rows: 24})
+	assert.Equal(t, 130, st.Code)
+	assert.Equal(t, "SIGINT", st.SignalName())
+}
+
+func TestStartErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	cases := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Cmd: "ptyplex-surely-missing"}, "not found in $PATH"},
+		{Config{Cmd: file}, "permission denied"},
+		{Config{Cmd: "/"}, "is a directory"},
+		{Config{Cmd: "sh", Dir: file}, "not a directory"},
+		{Config{Cmd: "sh", Dir: "/no/such/dir"}, "no such file"},
+		{Config{Cmd: ""}, "empty"},
+	}
+	for _, c := range cases {
+		_, err := Start(c.cfg)
+		require.Error(t, err, "%+v", c.cfg)
+		assert.Contains(t, err.Error(), c.want)
+	}
+}
+
+func TestResizeAndSize(t *testing.T) {
+	p, err := Start(Config{Cmd: "cat", Cols: 10, Rows: 5})
+	require.NoError(t, err)
+	defer func() {
+		p.SignalGroup(syscall.SIGKILL)
+		p.WaitExit()
+		p.Reap()
+		p.Close()
+	}()
+	cols, rows, err := p.Size()
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{10, 5}, [2]int{cols, rows})
+	require.NoError(t, p.Resize(0, 70000))
+	cols, rows, _ = p.Size()
+	assert.Equal(t, [2]int{1, 65535}, [2]int{cols, rows})
+	tio, err := p.Termios()
+	require.NoError(t, err)
+	assert.NotZero(t, tio.Lflag&syscall.ICANON)
+}
+
+func TestKillSessionEndsJobsInOtherGroups(t *testing.T) {
+	// set -m gives the background job a process group of its own.
+	p, err := Start(Config{Cmd: "sh", Args: []string{"-c", "set -m; sleep 1000 & echo $!; wait"}, Cols: 80, Rows: 24})
+	require.NoError(t, err)
+	defer p.Close()
+	buf := make([]byte, 64)
+	n, err := p.Read(buf)
+	require.NoError(t, err)
+	line := strings.TrimSpace(string(buf[:n]))
+	require.NotEmpty(t, line)
+
+	assert.GreaterOrEqual(t, p.KillSession(syscall.SIGKILL, false), 1)
+	// The shell's wait returns once the job died.
+	done := make(chan error, 1)
+	go func() { done <- p.WaitExit() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shell did not see its job die")
+	}
+	st, err := p.Reap()
+	require.NoError(t, err)
+	assert.Equal(t, 0, st.Code)
+}
+
+func TestEnvironMergesAndOrders(t *testing.T) {
+	t.Setenv("PTYPLEX_TEST_A", "ours")
+	t.Setenv("TERM", "dumb")
+	c := Config{Env: map[string]string{"PTYPLEX_TEST_B": "theirs"}}
+	env := strings.Join(c.environ(), "\n")
+	assert.Contains(t, env, "PTYPLEX_TEST_A=ours")
+	assert.Contains(t, env, "PTYPLEX_TEST_B=theirs")
+	assert.Contains(t, env, "TERM=xterm-256color")
+	assert.NotContains(t, env, "TERM=dumb")
+	c.Env["TERM"] = "vt100"
+	assert.Contains(t, strings.Join(c.environ(), "\n"), "TERM=vt100")
+}
