@@ -128,7 +128,7 @@ func TestEchoRoundTrip(t *testing.T) {
 	_, err := term.Write([]byte("hello\n"))
 	require.NoError(t, err)
 	out.waitText(t, "hello\r\nhello\r\n") // the tty's echo, then cat's copy
-	_, err = term.Write([]byte{4}) // ^D: end of input for cat
+	_, err = term.Write([]byte{4})        // ^D: end of input for cat
 	require.NoError(t, err)
 	st, err := wait(t, term)
 	require.NoError(t, err)
