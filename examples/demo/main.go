@@ -5,8 +5,9 @@
 //
 //	go run ./examples/demo [-sidecar PATH]
 //
-// Without -sidecar it uses the ptyplex-sidecar next to it or in PATH, and
-// failing that builds one from this module with `go build`.
+// Without -sidecar it uses bin/ptyplex-sidecar (what `make build` makes),
+// else the ptyplex-sidecar next to it or in PATH, and failing that builds
+// one from this module with `go build`.
 package main
 
 import (
@@ -239,13 +240,15 @@ func findSidecar(flagPath string) (string, func()) {
 	if flagPath != "" {
 		return flagPath, func() {}
 	}
-	if p, err := client.FindSidecar(); err == nil {
-		return p, func() {}
-	}
+	// The repository's own build (make build) comes first, so that a
+	// stale ptyplex-sidecar installed in PATH does not stand in for it.
 	if p, err := filepath.Abs(filepath.Join("bin", client.SidecarName)); err == nil {
 		if _, err := os.Stat(p); err == nil {
 			return p, func() {}
 		}
+	}
+	if p, err := client.FindSidecar(); err == nil {
+		return p, func() {}
 	}
 	dir, err := os.MkdirTemp("", "ptyplex-demo-")
 	if err != nil {
