@@ -160,6 +160,9 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("open terminal: %w", err)
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)

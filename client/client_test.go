@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -203,16 +204,18 @@ func TestOpenTimeoutSilentSidecar(t *testing.T) {
 
 func TestOpenTimeoutClosesLateTerminal(t *testing.T) {
 	c := startClient(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	term, err := c.Open(ctx, OpenOptions{ID: "late", Cmd: "sleep", Args: []string{"60"}})
-	if err == nil {
-		term.Close() // the answer won the race; nothing to check
-		return
-	}
-	require.ErrorIs(t, err, context.Canceled)
-	// The sidecar opens it anyway; the client must CLOSE it and free the id
-	// once its EXIT arrives.
+	proc := c.cmd.Process
+	// A frozen sidecar cannot answer in time.
+	require.NoError(t, proc.Signal(syscall.SIGSTOP))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := c.Open(ctx, OpenOptions{ID: "late", Cmd: "sleep", Args: []string{"60"}})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), `"late"`)
+
+	// Once thawed, the sidecar opens it after all; the client must CLOSE
+	// it, and free the id when its EXIT arrives.
+	require.NoError(t, proc.Signal(syscall.SIGCONT))
 	require.Eventually(t, func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -221,6 +224,10 @@ func TestOpenTimeoutClosesLateTerminal(t *testing.T) {
 	again := open(t, c, OpenOptions{ID: "late", Cmd: "true"})
 	_, err = wait(t, again)
 	require.NoError(t, err)
+
+	// An expired context fails at once, without asking the sidecar.
+	_, err = c.Open(ctx, OpenOptions{Cmd: "true"})
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
 func TestCreditBackpressure(t *testing.T) {
@@ -424,4 +431,20 @@ func TestInputOverflowIsReported(t *testing.T) {
 	assert.Equal(t, term.ID(), ie.TerminalID)
 	assert.Contains(t, ie.Message, "input queue full")
 	require.NoError(t, term.Close())
+}
+
+func TestConnectOverExistingStream(t *testing.T) {
+	cmd := exec.Command(sidecarBin)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	c := Connect(stdout, stdin)
+	term := open(t, c, OpenOptions{Cmd: "echo", Args: []string{"over a stream"}})
+	got, err := io.ReadAll(term)
+	require.NoError(t, err)
+	assert.Equal(t, "over a stream\r\n", string(got))
+	require.NoError(t, c.Close())
+	require.NoError(t, cmd.Wait())
 }

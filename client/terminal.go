@@ -13,6 +13,8 @@ import (
 // as a single multi-megabyte write.
 const maxInputChunk = 64 << 10
 
+var _ io.ReadWriteCloser = (*Terminal)(nil)
+
 // ExitStatus is how a terminal's child ended.
 type ExitStatus struct {
 	// Code is the exit code, or 128 plus the signal number when a signal
