@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/mcpserver"
+)
+
+func init() {
+	register("mcp", "serve sessions to AI agents over the Model Context Protocol (stdio)", runMCP)
+}
+
+const mcpAbout = `
+Runs a Model Context Protocol server on stdin/stdout, for AI agents (Claude
+Code, Claude Desktop, Cursor, Codex, Gemini CLI, ...). Its tools start
+programs in terminals and drive them: start, input, output, wait, status,
+list, kill, resize, stop, debug. The sessions are ordinary ptyplex
+daemons: 'ptyplex output --socket <socket>' shows what the agent sees.
+
+When the client disconnects (or this process gets SIGTERM, SIGINT or
+SIGHUP), every session it started is stopped, except those started with
+"persistent": true.
+
+Register it with a client, e.g. Claude Code:
+  claude mcp add ptyplex -- ptyplex mcp
+or in an mcpServers configuration file:
+  {"mcpServers": {"ptyplex": {"command": "ptyplex", "args": ["mcp"]}}}`
+
+func runMCP(args []string) int {
+	c := newCLI("mcp", "ptyplex mcp [--log FILE]", mcpAbout, false)
+	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE`; stdout carries the protocol")
+	if done, code := c.parse(args); done {
+		return code
+	}
+	if c.fs.NArg() > 0 {
+		return c.usageError("unexpected arguments: %v", c.fs.Args())
+	}
+	var logger *slog.Logger
+	if *logPath != "" {
+		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "Error: open log: %v\n", err)
+			return exitFail
+		}
+		defer f.Close()
+		logger = slog.New(slog.NewTextHandler(f, nil))
+	}
+	srv, err := mcpserver.New(mcpserver.Options{Logger: logger})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+		return exitFail
+	}
+	// A client that kills us rather than closing stdin still gets its
+	// sessions stopped: the signal cancels Run, which then cleans up.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer stop()
+	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex mcp: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}

@@ -1,0 +1,91 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ptyplex/ptyplex/session"
+	"golang.org/x/sys/unix"
+)
+
+// Grace periods of stopSession. STOP itself gives the child up to a few
+// seconds to react to SIGHUP/SIGTERM before the daemon kills it.
+const (
+	stopAnswerTimeout = 10 * time.Second // for the daemon to answer STOP
+	daemonExitTimeout = 5 * time.Second  // for the daemon to exit after a signal
+)
+
+// stopSession ends a session: STOP through the socket, the way
+// `ptyplex stop` does; if the daemon does not answer (stuck, or serving
+// another client's endless WAIT), SIGTERM its pid, then SIGKILL. pid 0
+// (a session started elsewhere) skips the signals.
+func stopSession(ctx context.Context, socket string, pid int) error {
+	ctx, cancel := context.WithTimeout(ctx, stopAnswerTimeout)
+	defer cancel()
+	_, err := call[session.MessageData](ctx, socket, map[string]any{"type": "STOP"})
+	if err == nil {
+		return nil
+	}
+	if pid <= 0 || !alive(pid) {
+		return err
+	}
+	syscall.Kill(pid, syscall.SIGTERM) // the daemon shuts the session down on SIGTERM
+	if waitGone(pid, daemonExitTimeout) {
+		return nil
+	}
+	syscall.Kill(pid, syscall.SIGKILL) // closing the PTY hangs the child up
+	if waitGone(pid, daemonExitTimeout) {
+		return nil
+	}
+	return fmt.Errorf("session %s: daemon pid %d did not exit: %w", socket, pid, err)
+}
+
+// stopAll stops the given sessions in parallel and returns the first error.
+func stopAll(ctx context.Context, entries []*entry) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(entries))
+	for i, e := range entries {
+		wg.Go(func() { errs[i] = stopSession(ctx, e.Socket, e.PID) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// alive reports whether pid exists (a zombie counts as gone).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// waitGone waits on a pidfd until pid exits or d passes, and reports whether
+// it exited. The daemon is not our child (start detached it), so wait(2)
+// cannot be used; a pidfd works for any process.
+func waitGone(pid int, d time.Duration) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return true
+	}
+	if err != nil {
+		return !alive(pid)
+	}
+	defer unix.Close(fd)
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left < 0 {
+			return !alive(pid)
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n > 0 {
+			return n > 0 || !alive(pid)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/session"
+)
+
+var outputTool = toolDef{
+	tool: mcp.Tool{
+		Name:  "output",
+		Title: "Read a terminal's screen",
+		Description: `Read what the terminal shows now: the screen as text, exactly as a human would see it (wide characters, full-screen programs, the alternate screen of vim/less), the cursor position and the size. Optionally include scrollback (lines that scrolled off the top).
+
+Line numbers: 1..rows are screen lines (1 = top); -1 is the scrollback line just above the screen, -N further back; 0 is the boundary. from/to select an inclusive range: {"from":-50} adds the last 50 scrollback lines before the screen; {"from_oldest":true} starts at the oldest kept line; {"to":0} returns scrollback only; {"from":5,"to":5} is line 5 alone.
+
+format "plain" (default) is text only; "ansi" keeps colours and attributes as ANSI escape sequences (use it when colour carries meaning, e.g. red errors or a highlighted menu entry). number prefixes each line with its line number and a tab. Cursor row/col are 1-based.
+
+This reads the screen once; to wait for something to appear use wait instead of calling output repeatedly.`,
+	},
+	enums: map[string][]any{"format": {"plain", "ansi"}},
+}
+
+// OutputInput is the output tool's arguments.
+type OutputInput struct {
+	Session    string `json:"session" jsonschema:"session handle from start (e.g. \"s1\") or a socket path"`
+	Format     string `json:"format,omitempty" jsonschema:"plain (default) or ansi (colours as escape sequences)"`
+	From       *int   `json:"from,omitempty" jsonschema:"first line, inclusive: negative = scrollback (-1 nearest the screen), 1 = top of screen (default 1)"`
+	To         *int   `json:"to,omitempty" jsonschema:"last line, inclusive (default: last screen line; 0 = scrollback only)"`
+	FromOldest bool   `json:"from_oldest,omitempty" jsonschema:"start at the oldest scrollback line (overrides from)"`
+	Number     bool   `json:"number,omitempty" jsonschema:"prefix each line with its line number and a tab"`
+}
+
+// Position is a 1-based screen position.
+type Position struct {
+	Row int `json:"row"`
+	Col int `json:"col"`
+}
+
+// TermSize is a terminal size.
+type TermSize struct {
+	Cols int `json:"cols"`
+	Rows int `json:"rows"`
+}
+
+// OutputOutput is the screen.
+type OutputOutput struct {
+	Session             string   `json:"session"`
+	Screen              string   `json:"screen" jsonschema:"the requested lines, newline-terminated"`
+	Cursor              Position `json:"cursor" jsonschema:"cursor position, 1-based"`
+	Size                TermSize `json:"size"`
+	From                int      `json:"from" jsonschema:"first line returned"`
+	To                  int      `json:"to" jsonschema:"last line returned"`
+	ScrollbackAvailable int      `json:"scrollback_available"`
+	ScrollbackCapacity  int      `json:"scrollback_capacity"`
+}
+
+func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutput, error) {
+	t, err := s.reg.resolve(in.Session)
+	if err != nil {
+		return "", OutputOutput{}, err
+	}
+	req := map[string]any{"type": "OUTPUT", "format": "ascii"}
+	switch in.Format {
+	case "", "plain", "text", "ascii":
+	case "ansi", "color", "colour":
+		req["format"] = "ansi"
+	default:
+		return "", OutputOutput{}, fmt.Errorf("invalid format %q: expected plain or ansi", in.Format)
+	}
+	switch {
+	case in.FromOldest:
+		req["from"] = "-"
+	case in.From != nil:
+		req["from"] = *in.From
+	}
+	if in.To != nil {
+		req["to"] = *in.To
+	}
+	d, err := call[session.OutputData](ctx, t.socket, req)
+	if err != nil {
+		return "", OutputOutput{}, err
+	}
+	out := OutputOutput{
+		Session: in.Session, Screen: d.Screen,
+		Cursor: Position{Row: d.Cursor.Row + 1, Col: d.Cursor.Col + 1},
+		Size:   TermSize{Cols: d.Size.Cols, Rows: d.Size.Rows},
+		From:   d.From, To: d.To,
+		ScrollbackAvailable: d.ScrollbackAvailable, ScrollbackCapacity: d.ScrollbackCapacity,
+	}
+	if in.Number {
+		out.Screen = numberLines(d.Screen, d.From)
+	}
+	text := fmt.Sprintf("Screen %dx%d, cursor at row %d, col %d, lines %d..%d (scrollback %d/%d):\n%s",
+		out.Size.Cols, out.Size.Rows, out.Cursor.Row, out.Cursor.Col, out.From, out.To,
+		out.ScrollbackAvailable, out.ScrollbackCapacity, out.Screen)
+	return text, out, nil
+}
+
+// numberLines prefixes each line with its protocol line number, as
+// `ptyplex output --number` does: zero-padded, "-" for scrollback, a tab.
+func numberLines(screen string, from int) string {
+	if screen == "" {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSuffix(screen, "\n"), "\n")
+	nums := make([]int, 0, len(lines))
+	for n := from; len(nums) < len(lines); n++ {
+		if n != 0 {
+			nums = append(nums, n)
+		}
+	}
+	width := 1
+	for _, n := range nums {
+		width = max(width, len(strconv.Itoa(max(n, -n))))
+	}
+	var b strings.Builder
+	for i, line := range lines {
+		sign := " "
+		if nums[i] < 0 {
+			sign = "-"
+		}
+		fmt.Fprintf(&b, "%s%0*d\t%s\n", sign, width, max(nums[i], -nums[i]), line)
+	}
+	return b.String()
+}

@@ -1,0 +1,85 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/session"
+)
+
+var startTool = toolDef{tool: mcp.Tool{
+	Name:  "start",
+	Title: "Start a program in a terminal",
+	Description: `Start an interactive program in a new pseudo-terminal (a real TTY, as if a human opened a terminal window and ran it). Use this for anything that needs a terminal or a conversation: shells, REPLs (python3, node, psql), editors (vim), pagers, git rebase -i / git add -p, debuggers, installers that prompt, TUIs, other CLI agents. For a one-shot command whose output you just need, a plain shell tool is simpler.
+
+Returns a session handle (e.g. "s1") to pass to the other tools, and the session's socket path. The program keeps running in the background until you call stop, or until this MCP connection ends (unless persistent is true). After starting, call wait (e.g. {"quiet_ms":300} or a regex for the prompt) before reading the screen with output.
+
+The command is not run through a shell: pass ["bash","--norc"], ["python3","-q"], or ["sh","-c","make 2>&1 | less"] for shell syntax. The terminal is 80x24 unless size says otherwise; TERM is xterm-256color.
+
+Examples: {"command":["bash","--norc","--noprofile"]}; {"command":["python3","-q"],"size":"120x40"}; {"command":["vim","notes.txt"],"cwd":"/work/project"}.`,
+}}
+
+// StartInput is the start tool's arguments.
+type StartInput struct {
+	Command    []string          `json:"command" jsonschema:"program and its arguments, e.g. [\"bash\",\"--norc\"]; not run through a shell"`
+	Size       string            `json:"size,omitempty" jsonschema:"terminal size as COLSxROWS, e.g. 120x40 (default 80x24)"`
+	Scrollback *int              `json:"scrollback,omitempty" jsonschema:"lines of scrollback to keep (default 10000; 0 keeps none)"`
+	Cwd        string            `json:"cwd,omitempty" jsonschema:"working directory of the program (default: the server's)"`
+	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables for the program, e.g. {\"PS1\":\"$ \"}"`
+	Persistent bool              `json:"persistent,omitempty" jsonschema:"keep the session running after this MCP connection ends (default false: it is stopped on disconnect)"`
+	Plain      bool              `json:"plain,omitempty" jsonschema:"plain-text terminal: no colours or attributes in any output (default false)"`
+	Socket     string            `json:"socket,omitempty" jsonschema:"socket path to listen on (default: a fresh private /tmp/interminai-*/socket)"`
+}
+
+// StartOutput describes the new session.
+type StartOutput struct {
+	Session    string   `json:"session" jsonschema:"handle to pass to the other tools"`
+	Socket     string   `json:"socket" jsonschema:"socket path; also a valid handle, and usable with the ptyplex CLI"`
+	PID        int      `json:"pid" jsonschema:"process id of the session daemon"`
+	Command    []string `json:"command"`
+	Persistent bool     `json:"persistent"`
+}
+
+func (s *Server) start(ctx context.Context, in StartInput) (string, StartOutput, error) {
+	if len(in.Command) == 0 || in.Command[0] == "" {
+		return "", StartOutput{}, fmt.Errorf("the command argument is required: e.g. {\"command\":[\"bash\",\"--norc\"]}")
+	}
+	if in.Size != "" {
+		if _, _, err := session.ParseSize(in.Size); err != nil {
+			return "", StartOutput{}, err
+		}
+	}
+	if in.Scrollback != nil && *in.Scrollback < 0 {
+		return "", StartOutput{}, fmt.Errorf("invalid scrollback %d: must be 0 or more", *in.Scrollback)
+	}
+	if in.Cwd != "" && !filepath.IsAbs(in.Cwd) {
+		abs, err := filepath.Abs(in.Cwd)
+		if err != nil {
+			return "", StartOutput{}, fmt.Errorf("cwd %q: %v", in.Cwd, err)
+		}
+		in.Cwd = abs
+	}
+	st, err := launch(ctx, s.binary, startSpec{
+		Command: in.Command, Size: in.Size, Scrollback: in.Scrollback, Socket: in.Socket,
+		Plain: in.Plain, Dir: in.Cwd, Env: in.Env,
+	})
+	if err != nil {
+		return "", StartOutput{}, err
+	}
+	e := s.reg.add(&entry{
+		Socket: st.Socket, PID: st.PID, Command: in.Command,
+		Persistent: in.Persistent, AutoSocket: st.Auto, Started: time.Now(),
+	})
+	out := StartOutput{Session: e.ID, Socket: e.Socket, PID: e.PID, Command: e.Command, Persistent: e.Persistent}
+	life := "it is stopped when this MCP connection ends"
+	if e.Persistent {
+		life = "it is persistent: it keeps running after this connection ends, until stopped"
+	}
+	text := fmt.Sprintf("Started session %s: %s\nSocket: %s\nPID: %d\nThe session runs until you call stop; %s.\nA human can watch it with: ptyplex output --socket %s\nNext: wait for the program to be ready, e.g. wait {\"session\":%q,\"quiet_ms\":300}.",
+		e.ID, strings.Join(in.Command, " "), e.Socket, e.PID, life, e.Socket, e.ID)
+	return text, out, nil
+}

@@ -1,0 +1,73 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// addTools registers every tool. Each lives in a tool_*.go file with its
+// input and output types and its description.
+func (s *Server) addTools() {
+	addTool(s, startTool, s.start)
+	addTool(s, inputTool, s.input)
+	addTool(s, outputTool, s.output)
+	addTool(s, waitTool, s.wait)
+	addTool(s, statusTool, s.status)
+	addTool(s, listTool, s.list)
+	addTool(s, killTool, s.kill)
+	addTool(s, resizeTool, s.resize)
+	addTool(s, stopTool, s.stop)
+	addTool(s, debugTool, s.debug)
+}
+
+// toolDef is a tool's metadata plus enum constraints for string properties
+// (the jsonschema struct tag carries only descriptions).
+type toolDef struct {
+	tool  mcp.Tool
+	enums map[string][]any
+}
+
+// handler is a tool implementation: it returns the text shown to the agent
+// and the structured result.
+type handler[In, Out any] func(ctx context.Context, in In) (text string, out Out, err error)
+
+// addTool registers h under def. A Go error becomes a tool error
+// (IsError) with the error's text, never a protocol failure, and a panic in
+// h is recovered into a tool error, so one bad call cannot crash the server.
+func addTool[In, Out any](s *Server, def toolDef, h handler[In, Out]) {
+	t := def.tool
+	if len(def.enums) > 0 {
+		schema, err := jsonschema.For[In](nil)
+		if err != nil {
+			panic(fmt.Sprintf("mcpserver: schema of tool %s: %v", t.Name, err))
+		}
+		for prop, values := range def.enums {
+			p, ok := schema.Properties[prop]
+			if !ok {
+				panic(fmt.Sprintf("mcpserver: tool %s has no property %s", t.Name, prop))
+			}
+			p.Enum = values
+		}
+		t.InputSchema = schema
+	}
+	name := t.Name
+	mcp.AddTool(s.mcp, &t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("panic in tool", "tool", name, "panic", r, "stack", string(debug.Stack()))
+				var zero Out
+				res, out, err = nil, zero, fmt.Errorf("internal error in tool %s: %v (the server is still running; please report this)", name, r)
+			}
+		}()
+		text, out, err := h(ctx, in)
+		if err != nil {
+			var zero Out
+			return nil, zero, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+	})
+}
