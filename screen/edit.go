@@ -14,9 +14,14 @@ func (s *Screen) fill(line []cell, from, to int) {
 	// Erasing half of a wide character erases all of it.
 	s.clearWideAt(line, from)
 	s.clearWideAt(line, to-1)
-	b := blankCell(s.pen.bg)
-	for i := from; i < to; i++ {
-		line[i] = b
+	seg := line[from:to]
+	if s.pen.bg == colorDefault {
+		clear(seg) // the zero cell is the default blank: a memclr
+		return
+	}
+	seg[0] = blankCell(s.pen.bg)
+	for n := 1; n < len(seg); n *= 2 {
+		copy(seg[n:], seg[:n])
 	}
 }
 
@@ -124,7 +129,7 @@ func (s *Screen) scrollUp(top, bottom, n int) {
 			n = h
 		}
 		for i := 0; i < n; i++ {
-			s.scroll.push(s.cur.lines[top+i])
+			s.scroll.push(s.line(top + i))
 		}
 	}
 	s.scrollUpNoSave(top, bottom, n)
@@ -140,11 +145,21 @@ func (s *Screen) scrollUpNoSave(top, bottom, n int) {
 	if n > h {
 		n = h
 	}
-	lines := s.cur.lines
-	rotate(lines[top:bottom+1], n)
-	for r := bottom - n + 1; r <= bottom; r++ {
-		s.fill(lines[r], 0, s.cols)
+	if top == 0 && bottom == s.rows-1 {
+		b := s.cur
+		b.base = (b.base + n) % len(b.lines)
+	} else {
+		s.rotateRows(top, bottom, n)
 	}
+	for r := bottom - n + 1; r <= bottom; r++ {
+		s.fill(s.line(r), 0, s.cols)
+	}
+}
+
+// rotateRows rotates logical rows top..bottom up by k.
+func (s *Screen) rotateRows(top, bottom, k int) {
+	s.cur.linear()
+	rotate(s.cur.lines[top:bottom+1], k)
 }
 
 func (s *Screen) scrollDown(top, bottom, n int) {
@@ -155,17 +170,32 @@ func (s *Screen) scrollDown(top, bottom, n int) {
 	if n > h {
 		n = h
 	}
-	lines := s.cur.lines
-	rotate(lines[top:bottom+1], h-n)
+	if top == 0 && bottom == s.rows-1 {
+		b := s.cur
+		b.base = (b.base + len(b.lines) - n) % len(b.lines)
+	} else {
+		s.rotateRows(top, bottom, h-n)
+	}
 	for r := top; r < top+n; r++ {
-		s.fill(lines[r], 0, s.cols)
+		s.fill(s.line(r), 0, s.cols)
 	}
 }
 
-// rotate moves l[k:] to the front, l[:k] to the back, without allocating
-// more than a small fixed buffer for typical k.
+// rotate moves l[k:] to the front and l[:k] to the back in place.
 func rotate(l [][]cell, k int) {
 	if k <= 0 || k >= len(l) {
+		return
+	}
+	if k == 1 { // the common single-line scroll
+		first := l[0]
+		copy(l, l[1:])
+		l[len(l)-1] = first
+		return
+	}
+	if k == len(l)-1 {
+		last := l[len(l)-1]
+		copy(l[1:], l[:len(l)-1])
+		l[0] = last
 		return
 	}
 	reverse(l[:k])

@@ -88,10 +88,55 @@ func (s *Screen) Write(p []byte) (int, error) {
 				continue
 			}
 		}
+		if s.parser.state == stateCSI {
+			// Parameters are most of a CSI's bytes: take digits in bulk.
+			if n := s.parser.csiDigits(p[i:]); n > 0 {
+				i += n
+				continue
+			}
+		}
 		s.step(p[i])
 		i++
 	}
 	return len(p), nil
+}
+
+// csiDigits consumes a run of parameter digits and ';' separators
+// without going through the per-byte dispatch, and reports how many
+// bytes it took. Anything unusual is left to csiByte.
+func (p *parser) csiDigits(b []byte) int {
+	if p.ninter > 0 {
+		return 0
+	}
+	i := 0
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if p.nparams == 0 {
+				p.nparams = 1
+				p.params[0], p.sub[0] = 0, false
+			}
+			v := &p.params[p.nparams-1]
+			if *v = *v*10 + int(c-'0'); *v > maxParam {
+				*v = maxParam
+			}
+		case c == ';' && p.nparams > 0 && p.nparams < maxParams:
+			p.params[p.nparams], p.sub[p.nparams] = 0, false
+			p.nparams++
+		default:
+			p.keepAll(b[:i])
+			return i
+		}
+	}
+	p.keepAll(b[:i])
+	return i
+}
+
+func (p *parser) keepAll(b []byte) {
+	if room := maxRecorded - len(p.raw); room > 0 {
+		p.raw = append(p.raw, b[:min(room, len(b))]...)
+	}
 }
 
 // isExecuted reports C0 controls that act immediately even in the middle

@@ -14,7 +14,7 @@ func (s *Screen) Line(n int, ansi bool) string {
 	var l []cell
 	switch {
 	case n >= 1 && n <= s.rows:
-		l = s.cur.lines[n-1]
+		l = s.line(n - 1)
 	case n <= -1 && -n <= s.scroll.len():
 		l = s.scroll.at(-n)
 	default:
@@ -33,7 +33,7 @@ func (s *Screen) Text() string {
 		if r > 0 {
 			b = append(b, '\n')
 		}
-		b = s.appendPlain(b, s.cur.lines[r])
+		b = s.appendPlain(b, s.line(r))
 	}
 	return string(b)
 }

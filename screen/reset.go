@@ -57,6 +57,8 @@ func (s *Screen) Resize(cols, rows int) {
 	if cols == s.cols && rows == s.rows {
 		return
 	}
+	s.main.linear()
+	s.alt.linear()
 	// Shift out lines above the cursor if the cursor would fall off.
 	if shift := s.row - (rows - 1); shift > 0 {
 		if !s.altActive {

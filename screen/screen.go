@@ -16,9 +16,33 @@ const (
 // buffer is one screen's grid: the main screen and the alternate screen
 // each have one, so switching is a pointer swap and the main content
 // survives a full-screen program.
+//
+// The rows form a ring: logical row r is lines[(base+r) % len(lines)], so
+// scrolling the whole screen (the common case: output flowing past) moves
+// base instead of shuffling rows.
 type buffer struct {
 	lines [][]cell
+	base  int
 	saved cursorState // DECSC/DECRC slot; each buffer has its own, as in xterm
+}
+
+// row returns logical row r.
+func (b *buffer) row(r int) []cell {
+	i := b.base + r
+	if i >= len(b.lines) {
+		i -= len(b.lines)
+	}
+	return b.lines[i]
+}
+
+// linear reorders the ring so that base is 0, for code that needs the
+// rows as a plain slice (resizing).
+func (b *buffer) linear() {
+	if b.base == 0 {
+		return
+	}
+	rotate(b.lines, b.base)
+	b.base = 0
 }
 
 // cursorState is what DECSC saves: position, pen, wrap state, origin
@@ -206,4 +230,4 @@ func (s *Screen) TakeReplies() []byte {
 }
 
 // line returns row r of the visible buffer.
-func (s *Screen) line(r int) []cell { return s.cur.lines[r] }
+func (s *Screen) line(r int) []cell { return s.cur.row(r) }
