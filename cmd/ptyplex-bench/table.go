@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// row is one line of the result table.
+type row struct {
+	name         string
+	unit         string  // fmt verb for values
+	scale        float64 // applied to values before printing
+	s            series
+	higherBetter bool
+	minRatio     *float64 // budget: ratio at least this
+	maxValue     *float64 // budget: the subject's median at most this
+	noRatio      bool     // the baseline is context, not a comparison
+}
+
+type table struct {
+	rows   []row
+	missed int
+}
+
+func (t *table) add(r row) { t.rows = append(t.rows, r) }
+
+// verdict judges a row against its budget on the medians.
+func (r row) verdict() (string, bool) {
+	rat := summarize(r.s.ratios()).med
+	subj := summarize(r.s.subjs()).med * r.scale
+	switch {
+	case r.minRatio != nil && rat >= *r.minRatio:
+		return fmt.Sprintf("≥ %.2f ✅", *r.minRatio), true
+	case r.minRatio != nil:
+		return fmt.Sprintf("≥ %.2f ❌", *r.minRatio), false
+	case r.maxValue != nil && subj <= *r.maxValue:
+		return fmt.Sprintf("≤ %g ✅", *r.maxValue), true
+	case r.maxValue != nil:
+		return fmt.Sprintf("≤ %g ❌", *r.maxValue), false
+	}
+	return "", true
+}
+
+func (t *table) print(w io.Writer) {
+	fmt.Fprintln(w, "| Measurement | ptyplex, median (min–max) | baseline, median (min–max) | ratio, median (min–max) | budget |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, r := range t.rows {
+		scaled := func(v []float64) summary {
+			s := summarize(v)
+			return summary{s.med * r.scale, s.min * r.scale, s.max * r.scale}
+		}
+		ratio := summarize(r.s.ratios()).format("%.2f")
+		if r.noRatio {
+			ratio = "–"
+		}
+		v, ok := r.verdict()
+		if !ok {
+			t.missed++
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.name,
+			scaled(r.s.subjs()).format(r.unit), scaled(r.s.bases()).format(r.unit), ratio, v)
+	}
+}
+
+// svg draws the ratio of every comparable row as a horizontal bar with its
+// min–max whisker, a line at 1.0 (parity with the baseline) and budget
+// ticks.
+func (t *table) svg() []byte {
+	const (
+		left, barW, rowH, top = 430, 360, 26, 40
+	)
+	var rows []row
+	maxR := 1.2
+	for _, r := range t.rows {
+		if r.noRatio || len(r.s) == 0 {
+			continue
+		}
+		rows = append(rows, r)
+		maxR = max(maxR, summarize(r.s.ratios()).max*1.05)
+	}
+	x := func(v float64) float64 { return left + v/maxR*barW }
+	h := top + len(rows)*rowH + 30
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+barW+60, h)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14" font-weight="bold">ptyplex / same-run baseline (throughput: higher is better; latency: lower is better)</text>`+"\n")
+	for i, r := range rows {
+		y := float64(top + i*rowH)
+		s := summarize(r.s.ratios())
+		color := "#4a7bd0"
+		if _, ok := r.verdict(); !ok {
+			color = "#d05a4a"
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end">%s</text>`+"\n", left-8, y+15, escape(r.name))
+		fmt.Fprintf(&b, `<rect x="%d" y="%.0f" width="%.1f" height="16" fill="%s"/>`+"\n", left, y+3, x(s.med)-left, color)
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="black"/>`+"\n", x(s.min), x(s.max), y+11, y+11)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f">%.2f</text>`+"\n", x(s.max)+4, y+15, s.med)
+		if r.minRatio != nil {
+			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#d05a4a" stroke-width="2"/>`+"\n", x(*r.minRatio), x(*r.minRatio), y, y+22)
+		}
+	}
+	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#333" stroke-dasharray="4 3"/>`+"\n", x(1), x(1), top-4, h-26)
+	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">1.0</text>`+"\n", x(1), h-10)
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
+}
+
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
