@@ -136,4 +136,3 @@ func abs(n int) int {
 	}
 	return n
 }
-

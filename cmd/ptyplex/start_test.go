@@ -1,0 +1,178 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStartAutoSocketPermissionsAndCleanup(t *testing.T) {
+	s := start(t, "--", "sh", "-c", "echo hi; exec cat")
+	if !s.auto {
+		t.Fatal("Auto-generated: want true")
+	}
+	dir := filepath.Dir(s.sock)
+	if !strings.HasPrefix(dir, "/tmp/interminai-") || filepath.Base(s.sock) != "socket" {
+		t.Fatalf("auto socket %s: want /tmp/interminai-*/socket", s.sock)
+	}
+	for path, want := range map[string]os.FileMode{dir: 0o700, s.sock: 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %o, want %o", path, got, want)
+		}
+	}
+	// The daemon is detached: a session of its own, not ours.
+	if sid, _ := getsid(s.pid); sid != s.pid {
+		t.Errorf("daemon session id %d, want its own pid %d", sid, s.pid)
+	}
+	s.waitText("hi")
+	s.ok("stop")
+	if !waitGone(s.pid, deadline) {
+		t.Fatal("daemon still running after stop")
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("socket directory %s still there after stop (err %v)", dir, err)
+	}
+	r := s.run("status")
+	if r.code != 1 || !strings.Contains(r.stderr, "No such file") {
+		t.Errorf("status after stop: want exit 1 and 'No such file': %v", r)
+	}
+}
+
+func TestStartUserSocketLeftInPlaceAndReusable(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "my.sock")
+	s := start(t, "--socket", sock, "--", "cat")
+	if s.auto || s.sock != sock {
+		t.Fatalf("socket %s auto %v; want %s, false", s.sock, s.auto, sock)
+	}
+	// A second daemon on a live socket is refused.
+	r := ptyplex(t, "", "start", "--socket", sock, "--", "cat")
+	if r.code == 0 || !strings.Contains(r.stderr, "in use") {
+		t.Errorf("second start on a live socket: %v", r)
+	}
+	s.ok("stop")
+	if !waitGone(s.pid, deadline) {
+		t.Fatal("daemon still running after stop")
+	}
+	if _, err := os.Stat(sock); err != nil {
+		t.Errorf("user-given socket removed on stop: %v", err)
+	}
+	// The stale socket is replaced by the next start.
+	s2 := start(t, "--socket", sock, "--", "cat")
+	s2.ok("status")
+}
+
+func TestStartIsQuickAndReady(t *testing.T) {
+	begin := time.Now()
+	s := start(t, "--", "cat")
+	// Ready means the very next request is served, never "connection refused".
+	s.ok("status")
+	if d := time.Since(begin); d > 2*time.Second {
+		t.Errorf("start took %v; want well under 2s", d)
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"start", "--size", "80by24", "--", "cat"}, "Invalid size"},
+		{[]string{"start", "--size", "0x24", "--", "cat"}, "Invalid size"},
+		{[]string{"start"}, "command argument is required"},
+		{[]string{"start", "--emulator", "vt52", "--", "cat"}, "Invalid emulator"},
+		{[]string{"start", "--", "/nonexistent/program"}, "no such file"},
+		{[]string{"start", "--bogus"}, "bogus"},
+	} {
+		r := ptyplex(t, "", tc.args...)
+		if r.code == 0 || !strings.Contains(strings.ToLower(r.stderr), strings.ToLower(tc.want)) {
+			t.Errorf("%v: want failure mentioning %q; got %v", tc.args, tc.want, r)
+		}
+	}
+}
+
+func TestStartNoDaemon(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "fg.sock")
+	cmd := exec.Command(bin, "start", "--no-daemon", "--socket", sock, "--", "cat")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	buf := make([]byte, 4096)
+	var got string
+	for !strings.Contains(got, "Auto-generated: false\n") {
+		n, err := stdout.Read(buf)
+		if err != nil {
+			t.Fatalf("reading start output: %v (so far %q)", err, got)
+		}
+		got += string(buf[:n])
+	}
+	if !strings.Contains(got, "Socket: "+sock+"\n") || !strings.Contains(got, "PID: ") {
+		t.Fatalf("start --no-daemon printed %q", got)
+	}
+	ok(t, "status", "--socket", sock)
+	ok(t, "stop", "--socket", sock)
+	select {
+	case <-exited:
+		if waitErr != nil {
+			t.Errorf("foreground daemon exited with %v", waitErr)
+		}
+	case <-time.After(deadline):
+		t.Fatal("foreground daemon still running after stop")
+	}
+}
+
+func TestEmulatorCustomIsPlain(t *testing.T) {
+	s := start(t, "--emulator", "custom", "--", "printf", `\033[31mred\033[0m\n`)
+	s.waitText("red")
+	if out := s.ok("output"); strings.Contains(out, "\x1b") {
+		t.Errorf("custom emulator output has escapes: %q", out)
+	}
+	x := start(t, "--", "printf", `\033[31mred\033[0m\n`)
+	x.waitText("red")
+	if out := x.ok("output"); !strings.Contains(out, "\x1b[31m") {
+		t.Errorf("xterm emulator output lost colour: %q", out)
+	}
+}
+
+func TestPTYDump(t *testing.T) {
+	dump := filepath.Join(t.TempDir(), "dump.bin")
+	os.WriteFile(dump, []byte("previous\n"), 0o600)
+	s := start(t, "--pty-dump", dump, "--", "printf", `\033[1mbold\033[0m\n`)
+	s.ok("wait", "--quiet")
+	s.ok("stop")
+	b, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "previous\n\x1b[1mbold\x1b[0m\r\n"; string(b) != want {
+		t.Errorf("dump %q, want %q", b, want)
+	}
+}
+
+func TestSizeAndScrollbackFlags(t *testing.T) {
+	s := start(t, "--size", "100x30", "--scrollback", "5", "--", "sh", "-c", "seq 1 50; exec cat")
+	s.waitText("50")
+	st := s.ok("status")
+	for _, want := range []string{"Size: 100x30\n", "Scrollback: 5/5\n"} {
+		if !strings.Contains(st, want) {
+			t.Errorf("status lacks %q:\n%s", want, st)
+		}
+	}
+}
