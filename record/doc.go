@@ -3,5 +3,5 @@
 // monotonic time since the recording began. `ptyplex-sidecar --record FILE`
 // writes them; the replay package feeds them back to a fresh sidecar.
 //
-// The file format is described in FORMAT.md.
+// The file format is described in PROTOCOL.md ("Frame fixtures").
 package record

@@ -1,5 +1,5 @@
 // Package replay checks a fresh ptyplex-sidecar against a recorded frame
-// fixture (see record/FORMAT.md).
+// fixture (see PROTOCOL.md, "Frame fixtures").
 //
 // The replayer sends the fixture's host frames to a new sidecar in their
 // recorded order and compares what comes back with the recording by

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var recordPath = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see record/FORMAT.md)")
+var recordPath = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
 
 func main() {
 	// Before anything else: children must not inherit a blocked signal mask.
