@@ -138,8 +138,16 @@ func (s *Screen) clearTabs(mode int) {
 	}
 }
 
-func defaultTabs(cols int) []bool {
-	t := make([]bool, cols)
+func defaultTabs(cols int) []bool { return resetTabs(nil, cols) }
+
+// resetTabs sets a stop every 8 columns, reusing t's storage if it fits.
+func resetTabs(t []bool, cols int) []bool {
+	if cap(t) >= cols {
+		t = t[:cols]
+		clear(t)
+	} else {
+		t = make([]bool, cols)
+	}
 	for i := 8; i < cols; i += 8 {
 		t[i] = true
 	}

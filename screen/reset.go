@@ -15,7 +15,7 @@ func (s *Screen) hardReset() {
 	s.pen = attrs{}
 	s.lastPrinted = 0
 	s.top, s.bottom = 0, s.rows-1
-	s.tabs = defaultTabs(s.cols)
+	s.tabs = resetTabs(s.tabs, s.cols)
 	s.autowrap = true
 	s.origin = false
 	s.insert = false
@@ -25,11 +25,11 @@ func (s *Screen) hardReset() {
 	s.appKeypad = false
 	s.bracketed = false
 	s.cursorStyle = 0
-	s.inert = nil
+	clear(s.inert)
 	s.charsets = [2]charset{}
 	s.gl = 0
 	s.title = ""
-	s.titles = nil
+	s.titles = s.titles[:0]
 }
 
 // softReset is DECSTR (CSI ! p): modes and pen reset, screen content and

@@ -17,10 +17,14 @@ type Unhandled struct {
 // payload should not fill memory, and the head identifies it anyway.
 const maxRecorded = 256
 
-// unhandledRing keeps the most recent unhandled sequences.
+// unhandledRing keeps the raw bytes of the most recent unhandled
+// sequences. Formatting waits until someone asks (a DEBUG request), and
+// slots are reused, so a program that keeps sending an unknown sequence
+// costs no allocation per sequence.
 type unhandledRing struct {
 	capacity int
-	items    []Unhandled // oldest first; len <= capacity
+	items    [][]byte // ring storage, len <= capacity
+	head     int      // oldest item once the ring is full
 	dropped  int
 }
 
@@ -28,13 +32,20 @@ func (u *unhandledRing) add(raw []byte) {
 	if len(raw) > maxRecorded {
 		raw = raw[:maxRecorded]
 	}
-	item := Unhandled{Sequence: readable(raw), RawHex: hex.EncodeToString(raw)}
-	if len(u.items) == u.capacity {
-		copy(u.items, u.items[1:])
-		u.items = u.items[:len(u.items)-1]
-		u.dropped++
+	if len(u.items) < u.capacity {
+		u.items = append(u.items, append([]byte(nil), raw...))
+		return
 	}
-	u.items = append(u.items, item)
+	u.items[u.head] = append(u.items[u.head][:0], raw...)
+	u.head = (u.head + 1) % len(u.items)
+	u.dropped++
+}
+
+// each calls f for the recorded sequences, oldest first.
+func (u *unhandledRing) each(f func(raw []byte)) {
+	for i := range u.items {
+		f(u.items[(u.head+i)%len(u.items)])
+	}
 }
 
 // readable renders raw bytes the way the session protocol shows them.
@@ -59,14 +70,17 @@ func readable(raw []byte) string {
 // Unhandled returns the recorded unhandled sequences, oldest first, and
 // how many older ones were dropped because the ring was full.
 func (s *Screen) Unhandled() (seqs []Unhandled, dropped int) {
-	out := make([]Unhandled, len(s.unknown.items))
-	copy(out, s.unknown.items)
+	out := make([]Unhandled, 0, len(s.unknown.items))
+	s.unknown.each(func(raw []byte) {
+		out = append(out, Unhandled{Sequence: readable(raw), RawHex: hex.EncodeToString(raw)})
+	})
 	return out, s.unknown.dropped
 }
 
 // ClearUnhandled empties the ring and resets the dropped count.
 func (s *Screen) ClearUnhandled() {
 	s.unknown.items = s.unknown.items[:0]
+	s.unknown.head = 0
 	s.unknown.dropped = 0
 }
 
