@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin
 FUZZTIME ?= 30s
 
-.PHONY: all build test vet fmt-check bench fuzz soak demo clean
+.PHONY: all build test vet fmt-check bench bench-quick fuzz fuzz-short soak soak-short demo clean
 
 all: build
 
@@ -23,11 +23,38 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./sidecar/
+# One Markdown table of ptyplex against same-run baselines (see README,
+# "Performance"); BENCHFLAGS=-quick for a smoke run, -only REGEXP to select.
+BENCHFLAGS ?=
+bench: build
+	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -svg docs/bench.svg $(BENCHFLAGS)
 
+bench-quick: build
+	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -quick $(BENCHFLAGS)
+
+# Every fuzz target in turn (go test fuzzes one target per run) for
+# FUZZTIME each; crashers land in the package's testdata/fuzz/ and become
+# regression inputs of plain `go test`. fuzz-short is the CI version.
+FUZZ_TARGETS := proto:FuzzReadFrame proto:FuzzParseData proto:FuzzParseControl \
+	sidecar:FuzzDispatch session:FuzzParseRequest screen:FuzzScreen
+FUZZMINIMIZE ?= 10s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzScreen$$' -fuzztime $(FUZZTIME) ./screen/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t#*:}; echo "== $$fn ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./$$pkg/; \
+	done
+
+fuzz-short:
+	$(MAKE) fuzz FUZZTIME=10s FUZZMINIMIZE=5s
+
+# Soak and fault tests at full size (10,000 OPEN/CLOSE cycles, 64 MiB
+# streams, a 10 s stalled host, ...); `go test ./...` runs the short version.
+SOAKTIME ?= 60m
+soak: build
+	$(GO) test -count=1 -v -timeout $(SOAKTIME) ./soak/ -soak
+
+soak-short:
+	$(GO) test -race -count=1 -v ./soak/
 
 demo: build
 	$(GO) run ./examples/demo
