@@ -109,7 +109,7 @@ const instructions = `ptyplex runs interactive terminal programs (shells, REPLs,
 Typical loop:
 1. start {"command":["bash","--norc"]} -> returns a session handle such as "s1".
 2. input {"session":"s1","text":"ls -l","keys":["Enter"]} to type.
-3. wait {"session":"s1","regex":"\\$ $"} or {"session":"s1","quiet_ms":500} until the program has answered (wait returns the screen).
+3. wait {"session":"s1","regex":"\\$ ?$"} or {"session":"s1","quiet_ms":500} until the program has answered (wait returns the screen).
 4. output {"session":"s1"} to read the screen (add "from":-100 for scrollback).
 5. stop {"session":"s1"} when done. Sessions you did not start as persistent are stopped automatically when this connection ends.
 

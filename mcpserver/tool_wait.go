@@ -24,7 +24,7 @@ var waitTool = toolDef{tool: mcp.Tool{
 	Description: `Block until something happens in a session, then return (by default with the screen). Use it after input instead of sleeping or polling output: it returns the moment the condition holds. Choose one condition:
 
 - (none): any new output, or the program exits.
-- regex: a Go regular expression matches the screen text (or line N with line), e.g. {"regex":"\\$ $"} for a shell prompt at the end of a line (use "(?m)" for ^/$ per line), {"regex":">>> $"} for python.
+- regex: a Go regular expression matches the screen text (or line N with line). The screen is matched without its trailing blank lines and every line without trailing spaces, so "$" means the end of the last printed line: {"regex":"\\$ ?$"} waits for a shell prompt, {"regex":">>> ?$"} for python's; "(?m)^42$" for a line that is exactly 42.
 - contains / not_contains: plain text appears on / disappears from the screen (or line N), e.g. {"contains":"Password:"} or {"not_contains":"Loading"}.
 - line alone: screen line N (1 = top) changes.
 - quiet_ms: no output for that many milliseconds (the program has settled; good after starting a program or sending a command whose output you cannot predict).
@@ -32,7 +32,7 @@ var waitTool = toolDef{tool: mcp.Tool{
 
 Always bounded by timeout_ms (default 10000, max 600000). A timeout is a normal result with timed_out true, not an error: look at the returned screen and decide. If the program exits before the condition holds, the result has exited true and met false. Pattern conditions already true when wait starts return at once with already_met true. Conditions are checked against plain text (no colour codes).
 
-Examples: {"session":"s1","regex":"\\$ $","timeout_ms":5000}; {"session":"s1","quiet_ms":300}; {"session":"s1","line":1,"contains":"READY"}; {"session":"s1","exit":true,"timeout_ms":60000}.`,
+Examples: {"session":"s1","regex":"\\$ ?$","timeout_ms":5000}; {"session":"s1","quiet_ms":300}; {"session":"s1","line":1,"contains":"READY"}; {"session":"s1","exit":true,"timeout_ms":60000}.`,
 }}
 
 // WaitInput is the wait tool's arguments.

@@ -171,7 +171,10 @@ func (w waitSpec) met(text string) (string, bool) {
 	return "", false
 }
 
-// watched is the plain text of a screen line, or of the whole screen.
+// watched is the plain text of a screen line, or of the whole screen
+// without its trailing blank lines, so that `$` in a pattern means "the
+// end of what is printed" (a prompt on the last non-blank line). The
+// daemon trims trailing spaces of every line.
 func (wt waiter) watched(ctx context.Context, line int) (string, error) {
 	req := map[string]any{"type": "OUTPUT", "format": "ascii"}
 	if line > 0 {
@@ -184,7 +187,10 @@ func (wt waiter) watched(ctx context.Context, line int) (string, error) {
 	if line > out.Size.Rows {
 		return "", fmt.Errorf("line %d is off the screen, which has %d lines (lines are numbered 1..%d)", line, out.Size.Rows, out.Size.Rows)
 	}
-	return strings.TrimSuffix(out.Screen, "\n"), nil
+	if line > 0 {
+		return strings.TrimSuffix(out.Screen, "\n"), nil
+	}
+	return strings.TrimRight(out.Screen, "\n"), nil
 }
 
 // withExitCode fills in the exit code of an exited program from STATUS.
