@@ -33,8 +33,6 @@ func readPassword(socket string) ([]byte, bool) {
 	if !call(socket, map[string]any{"type": "OUTPUT", "format": "ascii"}, &out) {
 		return nil, false
 	}
-	fmt.Fprint(os.Stderr, promptLines(out))
-	fmt.Fprint(os.Stderr, "[ptyplex] Type the password for the program above (echo is off), then press Enter: ")
 
 	noEcho := *saved
 	noEcho.Lflag &^= unix.ECHO
@@ -44,6 +42,9 @@ func readPassword(socket string) ([]byte, bool) {
 		return nil, false
 	}
 	restore := func() { unix.IoctlSetTermios(fd, unix.TCSETS, saved) }
+	// Echo goes off before the prompt, so nothing typed ahead is shown.
+	fmt.Fprint(os.Stderr, promptLines(out))
+	fmt.Fprint(os.Stderr, "[ptyplex] Type the password for the program above (echo is off), then press Enter: ")
 	// Ctrl-C while typing must not leave the user's terminal without echo.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)

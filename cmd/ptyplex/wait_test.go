@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// fifoSession runs `cat` on a FIFO: the test makes the program print by
+// writing to the FIFO, which works while a WAIT holds the daemon (INPUT
+// would queue behind it), and ends the program by closing the FIFO.
+func fifoSession(t *testing.T) (*sess, *os.File) {
+	t.Helper()
+	fifo := filepath.Join(t.TempDir(), "feed")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, "--", "sh", "-c", `exec cat "$0"`, fifo)
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // blocks until cat opens it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return s, w
+}
+
+// async runs ptyplex in the background.
+func async(t *testing.T, args ...string) <-chan result {
+	ch := make(chan result, 1)
+	go func() { ch <- ptyplex(t, "", args...) }()
+	return ch
+}
+
+func TestWaitDefaultWakesOnOutput(t *testing.T) {
+	s, feed := fifoSession(t)
+	done := async(t, "wait", "--socket", s.sock)
+	feed.WriteString("hello\n")
+	r := <-done
+	if r.code != 0 || r.stdout != "Terminal activity: true\nApplication exited: false\n" {
+		t.Errorf("wait: %v", r)
+	}
+	feed.Close()
+	r = s.run("wait", "--quiet")
+	if r.code != 0 || r.stdout != "0\n" {
+		t.Errorf("wait --quiet: %v", r)
+	}
+}
+
+func TestWaitLineConditions(t *testing.T) {
+	s, feed := fifoSession(t)
+	feed.WriteString("first line\n")
+	s.waitText("first line")
+	if out := s.ok("wait", "--line", "1", "--contains", "first"); out != "Condition already met on line 1\n" {
+		t.Errorf("already met: %q", out)
+	}
+	if out := s.ok("wait", "--line", "2", "--not-contains", "x"); out != "Condition already met on line 2\n" {
+		t.Errorf("not-contains already met: %q", out)
+	}
+	if out := s.ok("wait", "--regex", `fir.t\s+line`); out != "Condition already met on screen\n" {
+		t.Errorf("regex already met: %q", out)
+	}
+
+	// Met later: the program prints while the wait blocks (or just before
+	// it starts, which makes it "already met"; both are correct).
+	done := async(t, "wait", "--socket", s.sock, "--line", "2", "--contains", "world")
+	feed.WriteString("hello world\n")
+	if r := <-done; r.code != 0 || (r.stdout != "Condition met on line 2\n" && r.stdout != "Condition already met on line 2\n") {
+		t.Errorf("contains: %v", r)
+	}
+	// The program ends before the condition holds.
+	feed.Close()
+	r := s.run("wait", "--line", "5", "--contains", "never")
+	if r.code != 1 || r.stdout != "Application exited\n" {
+		t.Errorf("exit before condition: %v", r)
+	}
+}
+
+// TestWaitLineChange feeds new text for line 3 until the wait sees it
+// change. The program acknowledges each line on a second FIFO after
+// painting it, which paces the writes without involving the daemon (whose
+// requests queue behind the WAIT under test); repeating covers a wait that
+// took its baseline after an earlier write.
+func TestWaitLineChange(t *testing.T) {
+	dir := t.TempDir()
+	fifo, ack := filepath.Join(dir, "feed"), filepath.Join(dir, "ack")
+	for _, f := range []string{fifo, ack} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := start(t, "--", "sh", "-c", `exec 3>"$1"; while IFS= read -r l; do printf '\033[3;1H\033[2K%s' "$l"; echo >&3; done < "$0"`, fifo, ack)
+	acks, err := os.OpenFile(ack, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer acks.Close()
+	feed, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer feed.Close()
+	done := async(t, "wait", "--socket", s.sock, "--line", "3")
+	buf := make([]byte, 1)
+	for i := 0; ; i++ {
+		select {
+		case r := <-done:
+			if r.code != 0 || r.stdout != "Condition met on line 3\n" {
+				t.Errorf("line change: %v", r)
+			}
+			return
+		default:
+		}
+		if i == 10000 {
+			t.Fatal("wait --line 3 never saw the line change")
+		}
+		fmt.Fprintf(feed, "value-%d\n", i)
+		if _, err := acks.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestWaitFlagErrors(t *testing.T) {
+	s := start(t, "--", "cat")
+	for _, args := range [][]string{
+		{"wait", "--line", "1", "--contains", "a", "--not-contains", "b"},
+		{"wait", "--line", "0", "--contains", "a"},
+		{"wait", "--quiet", "--line", "1"},
+		{"wait", "--regex", "("},
+	} {
+		r := s.run(args...)
+		if r.code == 0 || !strings.HasPrefix(r.stderr, "Error: ") {
+			t.Errorf("%v: want an error, got %v", args, r)
+		}
+	}
+	if r := s.run("wait", "--line", "99", "--contains", "a"); r.code != 1 || !strings.Contains(r.stderr, "line 99") {
+		t.Errorf("line off screen: %v", r)
+	}
+}
+
+func TestWaitTimeoutAndQuietFor(t *testing.T) {
+	s, feed := fifoSession(t)
+	r := s.run("wait", "--timeout", "200ms")
+	if r.code != exitTimeout || !strings.HasPrefix(r.stdout, "Timed out after 200ms") {
+		t.Errorf("wait --timeout on an idle program: %v", r)
+	}
+	feed.WriteString("burst\n")
+	r = s.run("wait", "--quiet-for", "150ms")
+	if r.code != 0 || r.stdout != "Terminal quiet for 150ms\n" {
+		t.Errorf("wait --quiet-for: %v", r)
+	}
+	r = s.run("wait", "--line", "4", "--contains", "never", "--timeout", "150ms")
+	if r.code != exitTimeout {
+		t.Errorf("line wait with --timeout: %v", r)
+	}
+}
