@@ -226,15 +226,14 @@ func (s *Screen) step(b byte) {
 		}
 
 	case stateOSCEsc:
-		p.keep(0x1b)
 		p.state = stateGround
 		if b == '\\' {
+			p.keep(0x1b)
 			p.keep(b)
 			s.oscDispatch()
 			return
 		}
 		// A bare ESC ends the string and starts a new sequence.
-		p.raw = p.raw[:len(p.raw)-1]
 		s.oscDispatch()
 		p.begin(stateEscape)
 		s.step(b)

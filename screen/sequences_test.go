@@ -458,3 +458,16 @@ func TestSplitAnywhere(t *testing.T) {
 		t.Errorf("byte-at-a-time differs:\n%s\n%s", describe(a), describe(b))
 	}
 }
+
+func TestRuneWidth(t *testing.T) {
+	cases := map[rune]int{
+		'a': 1, 'é': 1, '\u0301': 0, '\u200d': 0, '\ufe0f': 0, '中': 2, '한': 2,
+		'😀': 2, '🚀': 2, 'Ａ': 2, '─': 1, '│': 1, 'π': 1, '\x00': 0, '\x7f': 0,
+		'\u00ad': 1, 0x20000: 2, '\u3000': 2, 'ー': 2, '\u0915': 1, '\u094d': 0,
+	}
+	for r, w := range cases {
+		if got := RuneWidth(r); got != w {
+			t.Errorf("RuneWidth(%U) = %d, want %d", r, got, w)
+		}
+	}
+}

@@ -93,3 +93,8 @@ var wideTable = []runeRange{
 	{0x1fabf, 0x1fac5}, {0x1face, 0x1fadb}, {0x1fae0, 0x1fae8}, {0x1faf0, 0x1faf8},
 	{0x20000, 0x2fffd}, {0x30000, 0x3fffd},
 }
+
+// RuneWidth reports how many cells the screen gives r: 0 (combining or
+// zero-width), 1, or 2 (East Asian wide, emoji). Callers that lay text
+// out against a Screen should use it so their idea of width agrees.
+func RuneWidth(r rune) int { return runeWidth(r) }
