@@ -32,6 +32,10 @@
 // it deliberately ignores (mouse modes, underline colour, icon names) are
 // not.
 //
+// A wide character that does not fit in the last column wraps whole to
+// the next line; with autowrap (DECAWM) off it is not drawn and the cursor
+// stays. Overwriting either half of a wide character blanks the other.
+//
 // # Rendering choices
 //
 // Plain text shows hidden (SGR 8) text as written, like tmux capture-pane.
