@@ -1,0 +1,134 @@
+package mcpserver
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestKeyBytes(t *testing.T) {
+	tests := []struct {
+		keys      []string
+		appCursor bool
+		want      string
+	}{
+		{[]string{"Enter"}, false, "\r"},
+		{[]string{"enter", "RETURN"}, false, "\r\r"},
+		{[]string{"Tab", "ShiftTab", "Escape", "Esc", "Backspace", "Space"}, false, "\t\x1b[Z\x1b\x1b\x7f "},
+		{[]string{"Up", "Down", "Right", "Left", "Home", "End"}, false, "\x1b[A\x1b[B\x1b[C\x1b[D\x1b[H\x1b[F"},
+		{[]string{"Up", "Down", "Right", "Left", "Home", "End"}, true, "\x1bOA\x1bOB\x1bOC\x1bOD\x1bOH\x1bOF"},
+		{[]string{"PageUp", "Page Down", "page_up", "Delete", "Insert"}, false, "\x1b[5~\x1b[6~\x1b[5~\x1b[3~\x1b[2~"},
+		{[]string{"F1", "F4", "F5", "F12"}, false, "\x1bOP\x1bOS\x1b[15~\x1b[24~"},
+		{[]string{"Ctrl-C", "ctrl+d", "C-a", "^Z", "Control-z"}, false, "\x03\x04\x01\x1a\x1a"},
+		{[]string{"Ctrl-[", "Ctrl-\\", "Ctrl-]", "Ctrl-_", "Ctrl-?", "Ctrl-@", "Ctrl-Space"}, false, "\x1b\x1c\x1d\x1f\x7f\x00\x00"},
+		{[]string{"Alt-x", "M-b", "Alt-Enter"}, false, "\x1bx\x1bb\x1b\r"},
+		{[]string{"Down*3", "Enter"}, false, "\x1b[B\x1b[B\x1b[B\r"},
+	}
+	for _, tt := range tests {
+		got, err := keyBytes(tt.keys, tt.appCursor)
+		if err != nil {
+			t.Errorf("keyBytes(%q): %v", tt.keys, err)
+			continue
+		}
+		if string(got) != tt.want {
+			t.Errorf("keyBytes(%q, app=%v) = %q, want %q", tt.keys, tt.appCursor, got, tt.want)
+		}
+	}
+}
+
+func TestKeyBytesErrors(t *testing.T) {
+	for _, k := range []string{"Hyper-Q", "Ctrl-Up", "F13", "", "Down*0", "Down*999"} {
+		_, err := keyBytes([]string{k}, false)
+		if err == nil {
+			t.Errorf("keyBytes(%q): no error", k)
+			continue
+		}
+		if !strings.Contains(err.Error(), "key") && !strings.Contains(err.Error(), "repeat") {
+			t.Errorf("keyBytes(%q): unhelpful error %v", k, err)
+		}
+	}
+}
+
+// The examples of the spec (cli.md) for `input --text`.
+var unescapeExamples = []struct{ in, want string }{
+	{`a\nb`, "a\nb"},
+	{`\r\t\b\a\v\f`, "\r\t\b\a\v\f"},
+	{`\e\E`, "\x1b\x1b"},
+	{`\\`, `\`},
+	{`\x41\x4a\x7F`, "AJ\x7f"},
+	{`\x4`, "\x04"},
+	{`\xZZ`, `\xZZ`},
+	{`\z`, `\z`},
+	{`trailing\`, `trailing\`},
+	{`ihello\e:wq\r`, "ihello\x1b:wq\r"},
+	{`plain`, "plain"},
+}
+
+func TestUnescape(t *testing.T) {
+	for _, tt := range unescapeExamples {
+		if got := string(unescape(tt.in)); got != tt.want {
+			t.Errorf("unescape(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseWait(t *testing.T) {
+	good := []struct {
+		in   WaitInput
+		mode waitMode
+	}{
+		{WaitInput{}, waitActivity},
+		{WaitInput{Exit: true}, waitExit},
+		{WaitInput{QuietMs: 100}, waitQuiet},
+		{WaitInput{Regex: "x"}, waitRegex},
+		{WaitInput{Contains: "x", Line: 2}, waitContains},
+		{WaitInput{NotContains: "x"}, waitNotContains},
+		{WaitInput{Line: 3}, waitChange},
+	}
+	for _, tt := range good {
+		w, cond, err := parseWait(tt.in)
+		if err != nil || w.mode != tt.mode || cond == "" {
+			t.Errorf("parseWait(%+v) = mode %v, %q, %v; want mode %v", tt.in, w.mode, cond, err, tt.mode)
+		}
+		if w.timeout != defaultWaitTimeout {
+			t.Errorf("parseWait(%+v): timeout %v", tt.in, w.timeout)
+		}
+	}
+	bad := []WaitInput{
+		{Regex: "("},
+		{Regex: "a", Contains: "b"},
+		{Exit: true, QuietMs: 10},
+		{Exit: true, Contains: "x"},
+		{QuietMs: 10, Line: 1},
+		{Line: -1},
+		{TimeoutMs: -5},
+	}
+	for _, in := range bad {
+		if _, _, err := parseWait(in); err == nil {
+			t.Errorf("parseWait(%+v): no error", in)
+		}
+	}
+	if w, _, _ := parseWait(WaitInput{TimeoutMs: 1 << 30}); w.timeout != maxWaitTimeout {
+		t.Errorf("timeout not capped: %v", w.timeout)
+	}
+}
+
+func TestNumberLines(t *testing.T) {
+	got := numberLines("a\nb\nc\nd\n", -2)
+	want := "-2\ta\n-1\tb\n 1\tc\n 2\td\n"
+	if got != want {
+		t.Errorf("numberLines = %q, want %q", got, want)
+	}
+	if got := numberLines("x\n", 12); got != " 12\tx\n" {
+		t.Errorf("numberLines one line = %q", got)
+	}
+}
+
+func TestParseStarted(t *testing.T) {
+	s, err := parseStarted("Socket: /tmp/interminai-x/socket\nPID: 42\nAuto-generated: true\n")
+	if err != nil || s.Socket != "/tmp/interminai-x/socket" || s.PID != 42 || !s.Auto {
+		t.Fatalf("parseStarted: %+v, %v", s, err)
+	}
+	if _, err := parseStarted("garbage"); err == nil {
+		t.Fatal("parseStarted(garbage): no error")
+	}
+}
