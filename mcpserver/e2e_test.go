@@ -275,10 +275,12 @@ func TestErrorsAreToolErrors(t *testing.T) {
 	if rows := l["sessions"].([]any); len(rows) != 1 || rows[0].(map[string]any)["state"] != "unreachable" {
 		t.Fatalf("list after daemon death: %v", l)
 	}
-	// Clean up the dead daemon's private socket directory.
-	if strings.HasPrefix(s.Socket, "/tmp/interminai-") {
-		os.RemoveAll(filepath.Dir(s.Socket))
+	// stop forgets a dead session and removes its private socket directory.
+	ok[map[string]any](c, "stop", map[string]any{"session": s.Session})
+	if _, err := os.Stat(filepath.Dir(s.Socket)); !os.IsNotExist(err) {
+		t.Errorf("socket directory of the dead daemon left behind: %v", err)
 	}
+	c.fails("status", map[string]any{"session": s.Session}, "unknown session")
 }
 
 // TestDisconnectStopsSessions: a client that goes away takes its

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -30,8 +33,11 @@ func stopSession(ctx context.Context, socket string, pid int) error {
 	if err == nil {
 		return nil
 	}
-	if pid <= 0 || !alive(pid) {
+	if pid <= 0 {
 		return err
+	}
+	if !alive(pid) {
+		return nil // the daemon is already gone: nothing left to stop
 	}
 	syscall.Kill(pid, syscall.SIGTERM) // the daemon shuts the session down on SIGTERM
 	if waitGone(pid, daemonExitTimeout) {
@@ -49,14 +55,19 @@ func stopAll(ctx context.Context, entries []*entry) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(entries))
 	for i, e := range entries {
-		wg.Go(func() { errs[i] = stopSession(ctx, e.Socket, e.PID) })
+		wg.Go(func() { errs[i] = e.stop(ctx) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-// alive reports whether pid exists (a zombie counts as gone).
-func alive(pid int) bool {
+// alive reports whether pid is running. A zombie counts as gone: the
+// daemon's parent (`ptyplex start`) has exited, and in a container nobody
+// may reap it.
+func alive(pid int) bool { return !waitGone(pid, 0) }
+
+// exists reports whether pid exists at all, zombies included.
+func exists(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
@@ -70,14 +81,14 @@ func waitGone(pid int, d time.Duration) bool {
 		return true
 	}
 	if err != nil {
-		return !alive(pid)
+		return !exists(pid)
 	}
 	defer unix.Close(fd)
 	deadline := time.Now().Add(d)
 	for {
 		left := time.Until(deadline)
 		if left < 0 {
-			return !alive(pid)
+			left = 0 // one last look
 		}
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
@@ -85,7 +96,26 @@ func waitGone(pid int, d time.Duration) bool {
 			continue
 		}
 		if err != nil || n > 0 {
-			return n > 0 || !alive(pid)
+			return n > 0 || !exists(pid)
+		}
+		if !time.Now().Before(deadline) {
+			return false
 		}
 	}
+}
+
+// stop ends a session this server started. A daemon that died without
+// STOP (killed) leaves its private socket directory behind; remove it.
+func (e *entry) stop(ctx context.Context) error {
+	if err := stopSession(ctx, e.Socket, e.PID); err != nil {
+		return err
+	}
+	if e.AutoSocket && !alive(e.PID) {
+		dir := filepath.Dir(e.Socket)
+		if strings.HasPrefix(filepath.Base(dir), "interminai-") {
+			os.Remove(e.Socket)
+			os.Remove(dir) // only if empty: never more than the daemon made
+		}
+	}
+	return nil
 }

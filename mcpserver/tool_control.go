@@ -100,11 +100,12 @@ func (s *Server) stop(ctx context.Context, in SessionInput) (string, StopOutput,
 	if err != nil {
 		return "", StopOutput{}, err
 	}
-	pid := 0
 	if t.entry != nil {
-		pid = t.entry.PID
+		err = t.entry.stop(ctx)
+	} else {
+		err = stopSession(ctx, t.socket, 0)
 	}
-	if err := stopSession(ctx, t.socket, pid); err != nil {
+	if err != nil {
 		return "", StopOutput{}, err
 	}
 	if t.entry != nil {
