@@ -22,12 +22,15 @@ func Call(socket string, req any) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
-	if _, err := c.Write(append(line, '\n')); err != nil {
-		return nil, fmt.Errorf("send request to %s: %w", socket, unwrapSyscall(err))
-	}
+	_, werr := c.Write(append(line, '\n'))
+	// Read even when the write failed: a daemon that refuses the request
+	// (another user, shutting down) answers and closes without reading it.
 	br := bufio.NewReaderSize(io.LimitReader(c, MaxMessage+2), 64<<10)
 	resp, err := br.ReadBytes('\n')
 	if err != nil && (!errors.Is(err, io.EOF) || len(resp) == 0) {
+		if werr != nil {
+			return nil, fmt.Errorf("send request to %s: %w", socket, unwrapSyscall(werr))
+		}
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("daemon at %s closed the connection without answering", socket)
 		}

@@ -93,6 +93,18 @@ func watchHangup(c *net.UnixConn, gone chan struct{}) {
 	})
 }
 
+// refuse answers a connection from another user without looking at its
+// request. The request is drained (up to the size limit, briefly) before
+// closing, so the refusal reaches the client instead of a reset.
+func refuse(c *net.UnixConn) {
+	c.SetDeadline(time.Now().Add(responseTimeout))
+	out, _ := marshal(Response{Status: "error", Error: "Permission denied: the session belongs to another user"})
+	c.Write(append(out, '\n'))
+	c.CloseWrite()
+	io.Copy(io.Discard, io.LimitReader(c, MaxMessage+1))
+	c.Close()
+}
+
 // respond writes one response line and closes the connection. A client
 // that left early just loses its answer.
 func respond(c *net.UnixConn, data any, rerr error) {

@@ -153,7 +153,7 @@ func (d *Daemon) accept() {
 		}
 		ok, err := peerAllowed(c)
 		if err != nil || !ok {
-			respond(c, nil, requestError("Permission denied: connection from another user"))
+			go refuse(c)
 			continue
 		}
 		go d.readRequest(c)

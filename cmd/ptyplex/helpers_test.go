@@ -143,10 +143,10 @@ func start(t testing.TB, args ...string) *sess {
 		t.Fatalf("start printed no socket or pid:\n%s", out)
 	}
 	t.Cleanup(func() {
-		ptyplex(t, "", "stop", "--socket", s.sock)
+		r := ptyplex(t, "", "stop", "--socket", s.sock)
 		if !waitGone(s.pid, deadline) {
 			syscall.Kill(s.pid, syscall.SIGKILL)
-			t.Errorf("daemon %d still running after stop", s.pid)
+			t.Errorf("daemon %d still running after stop: %v", s.pid, r)
 		}
 	})
 	return s
