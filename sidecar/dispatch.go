@@ -102,6 +102,7 @@ func (s *Sidecar) open(body []byte) {
 	}
 	s.terms[t.id] = t
 	s.mu.Unlock()
+	s.watch(proc)
 	s.out.sendControl(proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: proc.Pid()})
 	t.start()
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -234,7 +236,8 @@ func countFDs(t *testing.T, pid int) int {
 	return len(ents)
 }
 
-// childrenOf lists the processes (zombies included) whose parent is pid.
+// childrenOf lists the processes (zombies included) whose parent is pid,
+// except the sidecar's watchdog, which lives as long as the sidecar.
 func childrenOf(t *testing.T, pid int) []string {
 	ents, err := os.ReadDir("/proc")
 	require.NoError(t, err)
@@ -247,6 +250,9 @@ func childrenOf(t *testing.T, pid int) []string {
 		s := string(b)
 		i := strings.LastIndexByte(s, ')')
 		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == fmt.Sprint(pid) {
+			if env, _ := os.ReadFile("/proc/" + e.Name() + "/environ"); slices.Contains(strings.Split(string(env), "\x00"), ptyhost.WatchdogEnv+"=1") {
+				continue
+			}
 			kids = append(kids, s)
 		}
 	}

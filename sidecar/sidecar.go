@@ -25,6 +25,9 @@ type Options struct {
 	// is called from the dispatch loop and the writer goroutine and must
 	// not retain frame.
 	Tap func(fromHost bool, frame []byte)
+	// Watchdog, if set, is told about every terminal's process so that it
+	// can kill what is left if the sidecar dies without tearing down.
+	Watchdog Watchdog
 }
 
 // Sidecar serves one host over one frame stream.

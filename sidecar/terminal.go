@@ -126,6 +126,7 @@ func (t *terminal) supervise() {
 		t.proc.KillSession(syscall.SIGKILL, true)
 		t.awaitReader()
 	}
+	t.sc.unwatch(t.proc)
 	// Reap under mu so that kill never signals a pid that was reaped.
 	t.mu.Lock()
 	st, err := t.proc.Reap()

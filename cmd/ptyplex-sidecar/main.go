@@ -22,6 +22,10 @@ import (
 var recordPath = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
 
 func main() {
+	if ptyhost.IsWatchdog() {
+		// This is our own watchdog process, started by run below.
+		os.Exit(ptyhost.RunWatchdog(os.Stdin))
+	}
 	// Before anything else: children must not inherit a blocked signal mask.
 	if err := ptyhost.ClearInheritedSignalMask(); err != nil {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
@@ -42,6 +46,14 @@ func run() int {
 	logger := log.New(os.Stderr, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds)
 	growPipe(os.Stdout)
 	opts := sidecar.Options{Log: logger}
+	// The watchdog kills every terminal's processes if we die without
+	// tearing down (see ptyhost/watchdog_linux.go). Without it, only the
+	// kernel's parent-death signal and PTY hangup are left.
+	if wd, err := ptyhost.StartWatchdog(); err != nil {
+		logger.Printf("running without a watchdog: %v", err)
+	} else {
+		opts.Watchdog = wd
+	}
 	var in io.Reader = os.Stdin
 	if *recordPath != "" {
 		// Recording is a bystander: if the file cannot be created or

@@ -1,0 +1,272 @@
+package ptyhost
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A process that hosts terminals can die without tearing them down: SIGKILL,
+// the OOM killer, a crash in the runtime. The kernel then does two things
+// for us: each direct child gets its parent-death signal (Pdeathsig,
+// SIGKILL), and each PTY master closes, which hangs the terminal up and
+// sends SIGHUP to its foreground process group. Neither reaches a
+// background job of an interactive shell that ignores SIGHUP, nor a daemon
+// that left the session but kept the PTY as its stdio.
+//
+// The watchdog closes that gap. It is a second, tiny process (this same
+// executable re-run in watchdog mode) that reads a pipe from its parent:
+// "+" lines announce a terminal (session id, the leader's start time, the
+// PTY slave's identity), "-" lines retire it. The parent holds the only
+// write end, so the pipe reaches end of file exactly when the parent is
+// gone, however it died. Then the watchdog kills every process of every
+// terminal still announced, and exits. After an orderly shutdown nothing is
+// announced any more and it just exits.
+
+// WatchdogEnv marks a process started as a watchdog.
+const WatchdogEnv = "PTYPLEX_WATCHDOG"
+
+// IsWatchdog reports whether this process was started by StartWatchdog and
+// should call RunWatchdog instead of doing its usual job.
+func IsWatchdog() bool { return os.Getenv(WatchdogEnv) == "1" }
+
+// Watchdog is the parent's handle on its watchdog process.
+type Watchdog struct {
+	mu  sync.Mutex
+	w   *os.File // the only write end of the watchdog's stdin
+	pid int
+}
+
+// StartWatchdog starts this executable again in watchdog mode. The watchdog
+// gets its own process group, so signals for the parent's group (a ^C, a
+// kill of the whole job) leave it alive to clean up after the parent.
+func StartWatchdog() (*Watchdog, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("watchdog: find own executable: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("watchdog: %w", err)
+	}
+	defer r.Close()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), WatchdogEnv+"=1")
+	cmd.Stdin = r
+	cmd.Stderr = os.Stderr // stdout stays /dev/null: it may be a frame stream
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("watchdog: start %s: %w", exe, err)
+	}
+	// Reap it when it exits (after we closed the pipe); nobody waits on it
+	// otherwise, and a watchdog that outlives us is reaped by init.
+	go cmd.Wait()
+	return &Watchdog{w: w, pid: cmd.Process.Pid}, nil
+}
+
+// Pid is the watchdog's process id.
+func (wd *Watchdog) Pid() int { return wd.pid }
+
+// Watch announces p. Call it once p runs and before it can be reaped.
+func (wd *Watchdog) Watch(p *Process) {
+	start, _ := startTime(p.pid)
+	dev, ino, ctime := ttyIdentity(p.pts)
+	wd.send(fmt.Sprintf("+ %d %d %s %d %d %d\n", p.pid, start, p.pts, dev, ino, ctime))
+}
+
+// Forget retires p. Call it after p's session was killed and before p is
+// reaped, so that the watchdog never holds a session id that could be
+// reused.
+func (wd *Watchdog) Forget(p *Process) { wd.send(fmt.Sprintf("- %d\n", p.pid)) }
+
+// Close ends the watchdog as if we had died: it kills what is still
+// announced (normally nothing) and exits.
+func (wd *Watchdog) Close() error {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	return wd.w.Close()
+}
+
+func (wd *Watchdog) send(line string) {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	// A failed write means the watchdog is gone; the kernel's own
+	// mechanisms (Pdeathsig, hangup) are all that is left, so go on.
+	wd.w.WriteString(line)
+}
+
+// watched is one announced terminal.
+type watched struct {
+	sid   int    // the leader's pid, which is the session and group id
+	start uint64 // the leader's start time, to notice a reused pid
+	pts   string
+	dev   uint64 // identity of the PTY slave node, to notice a reused PTY
+	ino   uint64
+	ctime int64
+}
+
+// RunWatchdog is the watchdog's main: it reads announcements from in until
+// end of file, then kills what remains and returns the exit status.
+func RunWatchdog(in io.Reader) int {
+	// Only the end of the pipe ends us: not a ^C or a SIGTERM meant for
+	// the job we belong to, nor a hangup of the terminal we started on.
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	live := map[int]watched{}
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 7 && f[0] == "+":
+			var w watched
+			var err error
+			w.sid, err = strconv.Atoi(f[1])
+			if err != nil {
+				continue
+			}
+			w.start, _ = strconv.ParseUint(f[2], 10, 64)
+			w.pts = f[3]
+			w.dev, _ = strconv.ParseUint(f[4], 10, 64)
+			w.ino, _ = strconv.ParseUint(f[5], 10, 64)
+			w.ctime, _ = strconv.ParseInt(f[6], 10, 64)
+			live[w.sid] = w
+		case len(f) == 2 && f[0] == "-":
+			if pid, err := strconv.Atoi(f[1]); err == nil {
+				delete(live, pid)
+			}
+		}
+	}
+	if len(live) == 0 {
+		return 0
+	}
+	// Processes may still be forking; kill until a pass finds nobody.
+	for pass := 0; pass < 50; pass++ {
+		if killWatched(live) == 0 {
+			return 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Fprintf(os.Stderr, "ptyplex watchdog: processes of %d terminals still alive after 50 passes\n", len(live))
+	return 1
+}
+
+// killWatched sends SIGKILL to every process in an announced session or
+// holding an announced PTY, and returns how many it signalled.
+func killWatched(live map[int]watched) int {
+	// A session id is safe to match while the session has members: the
+	// kernel does not reuse a pid that is still some process's session id.
+	// Once every member is gone the number may come back as a new
+	// process's pid; then the leader's start time differs and we stop
+	// matching that session.
+	sids := map[int]bool{}
+	pts := map[string]watched{}
+	for sid, w := range live {
+		if st, err := startTime(sid); err == nil && st != w.start {
+			continue // the pid belongs to someone else now
+		}
+		sids[sid] = true
+		pts[w.pts] = w
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	self := os.Getpid()
+	n := 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		if isZombie(pid) {
+			continue // already dead; its new parent reaps it
+		}
+		if sids[sessionOf(pid)] || holdsWatched(pid, pts) {
+			if unix.Kill(pid, unix.SIGKILL) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// holdsWatched reports whether pid has one of the announced PTY slaves
+// open. A PTY number is reused as soon as its last holder closes it, so a
+// path alone could name a stranger's terminal; the node's device, inode and
+// change time must match what was announced as well.
+func holdsWatched(pid int, pts map[string]watched) bool {
+	if len(pts) == 0 {
+		return false
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		target, err := os.Readlink(dir + fd.Name())
+		if err != nil {
+			continue
+		}
+		// Once the master is closed (we died), the slave's node is
+		// unlinked from /dev/pts and the link reads "... (deleted)".
+		w, ok := pts[strings.TrimSuffix(target, " (deleted)")]
+		if !ok {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(dir+fd.Name(), &st) == nil && st.Dev == w.dev && st.Ino == w.ino && st.Ctim.Nano() == w.ctime {
+			return true
+		}
+	}
+	return false
+}
+
+// startTime reads a process's start time (clock ticks since boot) from
+// /proc/PID/stat.
+func startTime(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	// After the name: state(3) ... starttime is field 22, the 20th here.
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 20 {
+		return 0, fmt.Errorf("/proc/%d/stat: too short", pid)
+	}
+	return strconv.ParseUint(string(f[19]), 10, 64)
+}
+
+// ttyIdentity stats the PTY slave node.
+func ttyIdentity(path string) (dev, ino uint64, ctime int64) {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return 0, 0, 0
+	}
+	return st.Dev, st.Ino, st.Ctim.Nano()
+}
+
+// isZombie reports whether pid has exited and waits to be reaped.
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // gone altogether
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+}
