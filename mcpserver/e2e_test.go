@@ -349,3 +349,22 @@ func codeOf(p *int) string {
 	}
 	return strconv.Itoa(*p)
 }
+
+// TestDisconnectDuringStart: a client that sends start and leaves at once
+// must not leave a daemon running.
+func TestDisconnectDuringStart(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s")
+	cmd := exec.Command(bin, "mcp")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"start","arguments":{"command":["sleep","600"],"socket":"` + sock + `"}}}
+`)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ptyplex mcp: %v\n%s", err, out)
+	}
+	var st session.StatusData
+	if err := session.CallData(sock, map[string]any{"type": "STATUS"}, &st); err == nil {
+		session.Call(sock, map[string]any{"type": "STOP"})
+		t.Fatalf("a session started as the client left is still running: %+v", st)
+	}
+}

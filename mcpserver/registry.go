@@ -28,18 +28,32 @@ type registry struct {
 	mu      sync.Mutex
 	next    int
 	entries map[string]*entry
+	closed  bool // the client has gone: no more sessions may be added
 }
 
 func newRegistry() *registry { return &registry{entries: map[string]*entry{}} }
 
-// add records e under a fresh short id and returns it.
-func (r *registry) add(e *entry) *entry {
+// add records e under a fresh short id and returns it. After close it
+// refuses (ok false): a start still in flight when the client left must
+// not leave behind a session nobody will stop.
+func (r *registry) add(e *entry) (_ *entry, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return e, false
+	}
 	r.next++
 	e.ID = "s" + strconv.Itoa(r.next)
 	r.entries[e.ID] = e
-	return e
+	return e, true
+}
+
+// close refuses further adds and returns the entries, in start order.
+func (r *registry) close() []*entry {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	return r.all()
 }
 
 func (r *registry) remove(id string) {

@@ -63,7 +63,8 @@ func New(opts Options) (*Server, error) {
 
 // Run serves one client over t until it disconnects or ctx ends, then stops
 // every session this server started that is not persistent. Sessions are
-// stopped whatever way the connection ended.
+// stopped whatever way the connection ended. A Server serves one
+// connection: after Run, its start tool refuses new sessions.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	err := s.mcp.Run(ctx, t)
 	cerr := s.Cleanup(context.WithoutCancel(ctx))
@@ -80,7 +81,7 @@ func (s *Server) Cleanup(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
 	var doomed []*entry
-	for _, e := range s.reg.all() {
+	for _, e := range s.reg.close() {
 		if e.Persistent {
 			s.log.Info("leaving persistent session running", "session", e.ID, "socket", e.Socket, "pid", e.PID)
 			continue

@@ -70,10 +70,17 @@ func (s *Server) start(ctx context.Context, in StartInput) (string, StartOutput,
 	if err != nil {
 		return "", StartOutput{}, err
 	}
-	e := s.reg.add(&entry{
+	e, ok := s.reg.add(&entry{
 		Socket: st.Socket, PID: st.PID, Command: in.Command,
 		Persistent: in.Persistent, AutoSocket: st.Auto, Started: time.Now(),
 	})
+	if !ok {
+		if in.Persistent {
+			return "", StartOutput{}, fmt.Errorf("the client disconnected while %q was starting; the persistent session runs on at %s", strings.Join(in.Command, " "), e.Socket)
+		}
+		e.stop(context.WithoutCancel(ctx))
+		return "", StartOutput{}, fmt.Errorf("the client disconnected while %q was starting; it was stopped", strings.Join(in.Command, " "))
+	}
 	out := StartOutput{Session: e.ID, Socket: e.Socket, PID: e.PID, Command: e.Command, Persistent: e.Persistent}
 	life := "it is stopped when this MCP connection ends"
 	if e.Persistent {
