@@ -1,0 +1,34 @@
+package soak
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/hosttest"
+)
+
+var full = flag.Bool("soak", false, "run the soak tests at full size (make soak)")
+
+// size picks the full-size figure under -soak and the short one otherwise.
+func size[T any](short, long T) T {
+	if *full {
+		return long
+	}
+	return short
+}
+
+var sidecarBin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	var err error
+	if sidecarBin, err = hosttest.Binary("./cmd/ptyplex-sidecar"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	hosttest.Cleanup()
+	os.Exit(code)
+}
