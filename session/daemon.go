@@ -36,6 +36,10 @@ type Daemon struct {
 	done       chan struct{} // closed when the daemon shuts down
 	stopOnce   sync.Once
 	stopReq    chan *request // a STOP, or nil for a signal, handed to Serve
+
+	// parkHook, when set (by tests and benchmarks), runs each time a WAIT
+	// is about to block, so a measurement can trigger output only then.
+	parkHook func()
 }
 
 // New listens on the session socket and starts the child. When it returns

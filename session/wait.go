@@ -73,6 +73,9 @@ func (d *Daemon) wait(f fields, gone <-chan struct{}) (any, error) {
 		}
 		changed := st.changed
 		st.mu.Unlock()
+		if d.parkHook != nil {
+			d.parkHook()
+		}
 		select {
 		case <-changed:
 		case <-gone:

@@ -68,13 +68,13 @@ func TestStartUserSocketLeftInPlaceAndReusable(t *testing.T) {
 	s2.ok("status")
 }
 
-func TestStartIsQuickAndReady(t *testing.T) {
-	begin := time.Now()
-	s := start(t, "--", "cat")
-	// Ready means the very next request is served, never "connection refused".
-	s.ok("status")
-	if d := time.Since(begin); d > 2*time.Second {
-		t.Errorf("start took %v; want well under 2s", d)
+// TestStartIsReady checks that start returns only once the socket serves:
+// the very next request must never see "connection refused". (How fast
+// start is, is measured by BenchmarkStart, not asserted here.)
+func TestStartIsReady(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		s := start(t, "--", "cat")
+		s.ok("status")
 	}
 }
 
