@@ -54,7 +54,7 @@ func (d *Daemon) readRequest(c *net.UnixConn) {
 	gone := make(chan struct{})
 	r := &request{conn: c, line: line, readErr: readErr, gone: gone}
 	if !d.queue.push(r) {
-		c.Close()
+		respond(c, nil, requestError("Daemon is shutting down"))
 		return
 	}
 	watchHangup(c, gone)

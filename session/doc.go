@@ -16,4 +16,22 @@
 //
 // State shared between them lives in one place, the state type (state.go),
 // behind one mutex; changes are broadcast by closing a channel.
+//
+// # Protocol additions
+//
+// Beyond interminai's protocol (all of which is kept as is):
+//
+//   - RESIZE {"cols":C,"rows":R} resizes the screen and the PTY (the child
+//     gets SIGWINCH) and answers {"size":{"rows":R,"cols":C}}.
+//   - WAIT takes an optional "timeout_ms"; when it passes first the answer
+//     has "timed_out":true (activity mode: activity and exited false).
+//   - STATUS also answers "size", "scrollback_available" and
+//     "scrollback_capacity".
+//   - OUTPUT accepts "from"/"to" as numeric strings too; "from" may be "-".
+//   - A client that hangs up while its WAIT is pending ends that WAIT; the
+//     next request is served at once. A client that only shuts down its
+//     sending side still gets its answer.
+//   - Connections from another user are refused with
+//     "Permission denied: ..." (SO_PEERCRED).
+//   - The exit code of a child killed by a signal is 128+signal.
 package session
