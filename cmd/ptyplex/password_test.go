@@ -12,6 +12,7 @@ import (
 )
 
 func TestInputPassword(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "python3")
 	s := start(t, "--", "python3", "-c",
 		"import getpass; p = getpass.getpass('Secret: '); print('len', len(p), 'ok' if p == 'hunter2' else 'bad')")
@@ -82,6 +83,7 @@ func TestInputPassword(t *testing.T) {
 }
 
 func TestInputPasswordWithoutTerminal(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--", "cat")
 	cmd := exec.Command(bin, "input", "--socket", s.sock, "--password")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal

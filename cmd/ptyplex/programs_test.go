@@ -10,6 +10,7 @@ import (
 )
 
 func TestShellColoursAndOutputFlags(t *testing.T) {
+	t.Parallel()
 	s := shell(t)
 	s.input(`printf '\033[32mgreen\033[0m plain\n'` + "\r")
 	s.waitText("green plain")
@@ -57,6 +58,7 @@ func TestShellColoursAndOutputFlags(t *testing.T) {
 }
 
 func TestOutputScrollbackRanges(t *testing.T) {
+	t.Parallel()
 	s := shell(t)
 	s.input("clear; seq 1 60\r")
 	s.waitText("\n60\n")
@@ -84,6 +86,7 @@ func TestOutputScrollbackRanges(t *testing.T) {
 }
 
 func TestInputTextEscapesAndStdin(t *testing.T) {
+	t.Parallel()
 	s := shell(t)
 	// \x41 is A; \z is not an escape and must reach bash as backslash-z.
 	s.input(`echo \x41-'\z'-done\r`)
@@ -105,6 +108,7 @@ func TestInputTextEscapesAndStdin(t *testing.T) {
 }
 
 func TestPythonREPL(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "python3")
 	s := start(t, "--", "python3", "-q")
 	s.waitText(">>>")
@@ -117,6 +121,7 @@ func TestPythonREPL(t *testing.T) {
 }
 
 func TestVimEditAndSave(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "vim")
 	file := filepath.Join(t.TempDir(), "notes.txt")
 	s := start(t, "--", "vim", "-u", "NONE", "-N", "-n", "-i", "NONE", file)
@@ -136,6 +141,7 @@ func TestVimEditAndSave(t *testing.T) {
 }
 
 func TestLessPaging(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "less")
 	file := filepath.Join(t.TempDir(), "lines.txt")
 	var b strings.Builder
@@ -156,6 +162,7 @@ func TestLessPaging(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--", "sh", "-c", "echo bye; exit 3")
 	if got := strings.TrimSpace(s.ok("wait", "--quiet")); got != "3" {
 		t.Errorf("wait --quiet: %q, want 3", got)
@@ -198,6 +205,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestKillSignalNamesAndNumbers(t *testing.T) {
+	t.Parallel()
 	script := `trap 'echo got-USR1' USR1; trap 'echo got-USR2' USR2; trap 'echo got-INT' INT; trap 'echo got-HUP' HUP
 echo ready; sleep 1000 & while :; do wait $!; done`
 	s := start(t, "--", "bash", "--norc", "--noprofile", "-c", script)
@@ -228,6 +236,7 @@ echo ready; sleep 1000 & while :; do wait $!; done`
 }
 
 func TestStopEscalatesPastIgnoredTERM(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--", "bash", "--norc", "--noprofile", "-c", "trap '' TERM HUP; echo ready; while :; do read -r x; done")
 	s.waitText("ready")
 	s.ok("kill", "--signal", "TERM")
@@ -243,6 +252,7 @@ func TestStopEscalatesPastIgnoredTERM(t *testing.T) {
 }
 
 func TestStopKillsBackgroundJobs(t *testing.T) {
+	t.Parallel()
 	s := shell(t)
 	s.input("sleep 4321 & echo bgpid=$!\r")
 	scr := s.waitFor("background pid", func(scr string) bool { return regexp.MustCompile(`bgpid=\d+`).MatchString(scr) })
@@ -255,6 +265,7 @@ func TestStopKillsBackgroundJobs(t *testing.T) {
 }
 
 func TestResize(t *testing.T) {
+	t.Parallel()
 	s := shell(t)
 	if out := s.ok("resize", "--size", "100x30"); out != "Terminal resized to 100x30\n" {
 		t.Errorf("resize printed %q", out)
@@ -276,6 +287,7 @@ func TestResize(t *testing.T) {
 }
 
 func TestDebugUnhandledAndTermios(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--debug-buffer", "2", "--", "sh", "-c",
 		`printf '\033[5y\033[999z\033#9\033[998z mark\n'; exec cat`)
 	s.waitText("mark")

@@ -15,6 +15,7 @@ import (
 )
 
 func TestProtocolEnvelopes(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--", "cat")
 	for _, tc := range []struct{ req, want string }{
 		{`{"type":"INPUT","data":"x"}`, `{"status":"ok"}`},
@@ -50,6 +51,7 @@ func TestProtocolEnvelopes(t *testing.T) {
 }
 
 func TestProtocolBadRequests(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--", "cat")
 	for _, tc := range []struct{ req, want string }{
 		{`not json`, "Invalid request"},
@@ -83,6 +85,7 @@ func TestProtocolBadRequests(t *testing.T) {
 }
 
 func TestProtocolRobustness(t *testing.T) {
+	t.Parallel()
 	s := shell(t)
 	s.input("seq 1 3000\r")
 	s.waitText("\n3000\n")
@@ -150,6 +153,7 @@ func TestProtocolRobustness(t *testing.T) {
 }
 
 func TestWaitEndsWhenClientHangsUp(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--", "cat")
 	c, err := net.Dial("unix", s.sock)
 	if err != nil {
@@ -172,6 +176,7 @@ func TestWaitEndsWhenClientHangsUp(t *testing.T) {
 }
 
 func TestConcurrentClientsWhileWaiting(t *testing.T) {
+	t.Parallel()
 	s, feed := fifoSession(t)
 	waitDone := make(chan map[string]any, 1)
 	go func() { waitDone <- rawCall(t, s.sock, `{"type":"WAIT","activity":true}`) }()
@@ -203,6 +208,7 @@ func TestConcurrentClientsWhileWaiting(t *testing.T) {
 }
 
 func TestRequestsRunInArrivalOrder(t *testing.T) {
+	t.Parallel()
 	s := shell(t)
 	// Each INPUT is answered before the next request starts, so a script
 	// that sends keys and then reads the screen sees them processed in
@@ -222,6 +228,7 @@ func TestRequestsRunInArrivalOrder(t *testing.T) {
 }
 
 func TestOtherUsersAreRefused(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to act as another user")
 	}
@@ -253,6 +260,7 @@ func TestOtherUsersAreRefused(t *testing.T) {
 }
 
 func TestCLIConventions(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--", "cat")
 	for name := range commands {
 		if name == "replay" || name == "mcp" {

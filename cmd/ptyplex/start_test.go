@@ -10,6 +10,7 @@ import (
 )
 
 func TestStartAutoSocketPermissionsAndCleanup(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--", "sh", "-c", "echo hi; exec cat")
 	if !s.auto {
 		t.Fatal("Auto-generated: want true")
@@ -46,6 +47,7 @@ func TestStartAutoSocketPermissionsAndCleanup(t *testing.T) {
 }
 
 func TestStartUserSocketLeftInPlaceAndReusable(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), "my.sock")
 	s := start(t, "--socket", sock, "--", "cat")
 	if s.auto || s.sock != sock {
@@ -72,6 +74,7 @@ func TestStartUserSocketLeftInPlaceAndReusable(t *testing.T) {
 // the very next request must never see "connection refused". (How fast
 // start is, is measured by BenchmarkStart, not asserted here.)
 func TestStartIsReady(t *testing.T) {
+	t.Parallel()
 	for i := 0; i < 5; i++ {
 		s := start(t, "--", "cat")
 		s.ok("status")
@@ -79,6 +82,7 @@ func TestStartIsReady(t *testing.T) {
 }
 
 func TestStartErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -98,6 +102,7 @@ func TestStartErrors(t *testing.T) {
 }
 
 func TestStartNoDaemon(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), "fg.sock")
 	cmd := exec.Command(bin, "start", "--no-daemon", "--socket", sock, "--", "cat")
 	stdout, err := cmd.StdoutPipe()
@@ -139,6 +144,7 @@ func TestStartNoDaemon(t *testing.T) {
 }
 
 func TestEmulatorCustomIsPlain(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--emulator", "custom", "--", "printf", `\033[31mred\033[0m\n`)
 	s.waitText("red")
 	if out := s.ok("output"); strings.Contains(out, "\x1b") {
@@ -152,6 +158,7 @@ func TestEmulatorCustomIsPlain(t *testing.T) {
 }
 
 func TestPTYDump(t *testing.T) {
+	t.Parallel()
 	dump := filepath.Join(t.TempDir(), "dump.bin")
 	os.WriteFile(dump, []byte("previous\n"), 0o600)
 	s := start(t, "--pty-dump", dump, "--", "printf", `\033[1mbold\033[0m\n`)
@@ -167,6 +174,7 @@ func TestPTYDump(t *testing.T) {
 }
 
 func TestSizeAndScrollbackFlags(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--size", "100x30", "--scrollback", "5", "--", "sh", "-c", "seq 1 50; exec cat")
 	s.waitText("50")
 	st := s.ok("status")

@@ -35,6 +35,7 @@ func async(t *testing.T, args ...string) <-chan result {
 }
 
 func TestWaitDefaultWakesOnOutput(t *testing.T) {
+	t.Parallel()
 	s, feed := fifoSession(t)
 	done := async(t, "wait", "--socket", s.sock)
 	feed.WriteString("hello\n")
@@ -50,6 +51,7 @@ func TestWaitDefaultWakesOnOutput(t *testing.T) {
 }
 
 func TestWaitLineConditions(t *testing.T) {
+	t.Parallel()
 	s, feed := fifoSession(t)
 	feed.WriteString("first line\n")
 	s.waitText("first line")
@@ -84,6 +86,7 @@ func TestWaitLineConditions(t *testing.T) {
 // requests queue behind the WAIT under test); repeating covers a wait that
 // took its baseline after an earlier write.
 func TestWaitLineChange(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo, ack := filepath.Join(dir, "feed"), filepath.Join(dir, "ack")
 	for _, f := range []string{fifo, ack} {
@@ -124,6 +127,7 @@ func TestWaitLineChange(t *testing.T) {
 }
 
 func TestWaitFlagErrors(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--", "cat")
 	for _, args := range [][]string{
 		{"wait", "--line", "1", "--contains", "a", "--not-contains", "b"},
@@ -142,6 +146,7 @@ func TestWaitFlagErrors(t *testing.T) {
 }
 
 func TestWaitTimeoutAndQuietFor(t *testing.T) {
+	t.Parallel()
 	s, feed := fifoSession(t)
 	r := s.run("wait", "--timeout", "200ms")
 	if r.code != exitTimeout || !strings.HasPrefix(r.stdout, "Timed out after 200ms") {
