@@ -108,27 +108,33 @@ func refuse(c *net.UnixConn) {
 // respond writes one response line and closes the connection. A client
 // that left early just loses its answer.
 func respond(c *net.UnixConn, data any, rerr error) {
-	var resp Response
-	if rerr != nil {
-		resp = Response{Status: "error", Error: rerr.Error()}
-	} else {
-		resp.Status = "ok"
-		if data != nil {
-			raw, err := marshal(data)
-			if err != nil {
-				resp = Response{Status: "error", Error: "Failed to encode response: " + err.Error()}
-			} else {
-				resp.Data = raw
-			}
-		}
+	c.SetWriteDeadline(time.Now().Add(responseTimeout))
+	c.Write(encodeResponse(data, rerr))
+	c.Close()
+}
+
+// encodeResponse renders the answer line. An ok answer with data is
+// assembled around the once-encoded data: putting it in Response.Data
+// would make encoding/json re-scan (compact) a multi-megabyte screen.
+func encodeResponse(data any, rerr error) []byte {
+	if rerr == nil && data == nil {
+		return []byte(`{"status":"ok"}` + "\n")
 	}
-	out, err := marshal(resp)
-	if err != nil { // cannot happen for these types; answer something valid anyway
+	if rerr == nil {
+		raw, err := marshal(data)
+		if err == nil {
+			out := make([]byte, 0, len(raw)+32)
+			out = append(out, `{"status":"ok","data":`...)
+			out = append(out, raw...)
+			return append(out, "}\n"...)
+		}
+		rerr = requestError("Failed to encode response: " + err.Error())
+	}
+	out, err := marshal(Response{Status: "error", Error: rerr.Error()})
+	if err != nil { // cannot happen for a string; answer something valid anyway
 		out = []byte(`{"status":"error","error":"Failed to encode response"}`)
 	}
-	c.SetWriteDeadline(time.Now().Add(responseTimeout))
-	c.Write(append(out, '\n'))
-	c.Close()
+	return append(out, '\n')
 }
 
 // marshal encodes v without HTML escaping, which only makes screen text
