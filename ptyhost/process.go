@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -153,8 +154,14 @@ func (p *Process) Read(b []byte) (int, error) {
 	return 0, rerr
 }
 
-// Write sends input to the PTY.
+// Write sends input to the PTY. It blocks while the PTY's input buffer is
+// full (the child is not reading), until the write deadline if one is set.
 func (p *Process) Write(b []byte) (int, error) { return p.master.Write(b) }
+
+// SetWriteDeadline bounds Write calls, present and future; a zero time
+// removes the bound. A Write past the deadline fails with an error
+// matching os.ErrDeadlineExceeded after writing what fitted.
+func (p *Process) SetWriteDeadline(t time.Time) error { return p.master.SetWriteDeadline(t) }
 
 // Resize changes the PTY window size; the kernel sends SIGWINCH to the
 // foreground process group.

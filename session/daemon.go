@@ -88,7 +88,7 @@ func New(cfg Config) (*Daemon, error) {
 	d.st = newState(screen.New(cfg.Cols, cfg.Rows, screen.Options{Scrollback: sb, Unhandled: cfg.DebugBuffer}))
 	go d.readPTY()
 	go d.watchExit()
-	go d.writeReplies(d.proc, d.done)
+	go d.writeReplies(d.done)
 	go d.accept()
 	return d, nil
 }

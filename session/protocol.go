@@ -41,15 +41,21 @@ type OutputData struct {
 }
 
 // StatusData answers STATUS. Activity is present only in activity mode and
-// ExitCode only once the child has exited. Size and the scrollback figures
-// are ptyplex additions.
+// ExitCode only once the child has exited. Everything after ExitCode is a
+// ptyplex addition: the terminal modes tell a client how to encode keys
+// (application cursor keys change what the arrows send; bracketed paste
+// wants pastes wrapped) and whether a full-screen program is up.
 type StatusData struct {
-	Running             bool  `json:"running"`
-	Activity            *bool `json:"activity,omitempty"`
-	ExitCode            *int  `json:"exit_code,omitempty"`
-	Size                Size  `json:"size"`
-	ScrollbackAvailable int   `json:"scrollback_available"`
-	ScrollbackCapacity  int   `json:"scrollback_capacity"`
+	Running             bool   `json:"running"`
+	Activity            *bool  `json:"activity,omitempty"`
+	ExitCode            *int   `json:"exit_code,omitempty"`
+	Size                Size   `json:"size"`
+	ScrollbackAvailable int    `json:"scrollback_available"`
+	ScrollbackCapacity  int    `json:"scrollback_capacity"`
+	AppCursorKeys       bool   `json:"app_cursor_keys"`
+	BracketedPaste      bool   `json:"bracketed_paste"`
+	AltScreen           bool   `json:"alt_screen"`
+	Title               string `json:"title,omitempty"`
 }
 
 // WaitData answers WAIT. Normal mode fills ExitCode; activity mode fills

@@ -1,7 +1,8 @@
 package session
 
 import (
-	"io"
+	"errors"
+	"os"
 	"sync"
 	"time"
 )
@@ -87,8 +88,10 @@ func (q *replyQueue) take() []byte {
 }
 
 // writeReplies is the reply writer goroutine; it ends when done is closed
-// (or the PTY fails; closing the PTY unblocks a pending write).
-func (d *Daemon) writeReplies(w io.Writer, done <-chan struct{}) {
+// or the PTY fails. A reply the child does not read within replyTimeout is
+// dropped: a program that is not reading its input will not read it either,
+// and INPUT must not wait behind it.
+func (d *Daemon) writeReplies(done <-chan struct{}) {
 	for {
 		select {
 		case <-d.replies.wake:
@@ -96,10 +99,7 @@ func (d *Daemon) writeReplies(w io.Writer, done <-chan struct{}) {
 			return
 		}
 		if b := d.replies.take(); len(b) > 0 {
-			d.inputMu.Lock()
-			_, err := w.Write(b)
-			d.inputMu.Unlock()
-			if err != nil {
+			if _, err := d.writePTY(b, replyTimeout); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 				return
 			}
 		}

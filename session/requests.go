@@ -2,7 +2,10 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"time"
 )
 
 // handle executes one request and answers it, except STOP, which Serve
@@ -61,12 +64,32 @@ func (d *Daemon) input(f fields) error {
 	if exited {
 		return requestError("Process not running")
 	}
-	d.inputMu.Lock()
-	defer d.inputMu.Unlock()
-	if _, err := d.proc.Write([]byte(text)); err != nil {
+	n, err := d.writePTY([]byte(text), inputTimeout)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return requestError(fmt.Sprintf("Failed to send input: the program has not read its input for %v (%d of %d bytes sent)", inputTimeout, n, len(text)))
+	}
+	if err != nil {
 		return requestError(fmt.Sprintf("Failed to send input: %v", err))
 	}
 	return nil
+}
+
+// Bounds on PTY writes. Requests run one at a time, so an INPUT blocked on
+// a child that stopped reading would hold up every later request; a query
+// reply that nobody reads is worth even less.
+const (
+	inputTimeout = 5 * time.Second
+	replyTimeout = time.Second
+)
+
+// writePTY writes b to the PTY, giving up after timeout. INPUT and query
+// replies take turns so their bytes never interleave.
+func (d *Daemon) writePTY(b []byte, timeout time.Duration) (int, error) {
+	d.inputMu.Lock()
+	defer d.inputMu.Unlock()
+	d.proc.SetWriteDeadline(time.Now().Add(timeout))
+	defer d.proc.SetWriteDeadline(time.Time{})
+	return d.proc.Write(b)
 }
 
 func (d *Daemon) kill(f fields) (any, error) {

@@ -22,6 +22,10 @@ func (d *Daemon) status(f fields) (any, error) {
 		Size:                Size{Rows: rows, Cols: cols},
 		ScrollbackAvailable: st.scr.ScrollbackLen(),
 		ScrollbackCapacity:  st.scr.ScrollbackCap(),
+		AppCursorKeys:       st.scr.AppCursorKeys(),
+		BracketedPaste:      st.scr.BracketedPaste(),
+		AltScreen:           st.scr.AltScreen(),
+		Title:               st.scr.Title(),
 	}
 	if activityMode {
 		a := st.activity
