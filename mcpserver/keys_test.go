@@ -49,28 +49,6 @@ func TestKeyBytesErrors(t *testing.T) {
 }
 
 // The examples of the spec (cli.md) for `input --text`.
-var unescapeExamples = []struct{ in, want string }{
-	{`a\nb`, "a\nb"},
-	{`\r\t\b\a\v\f`, "\r\t\b\a\v\f"},
-	{`\e\E`, "\x1b\x1b"},
-	{`\\`, `\`},
-	{`\x41\x4a\x7F`, "AJ\x7f"},
-	{`\x4`, "\x04"},
-	{`\xZZ`, `\xZZ`},
-	{`\z`, `\z`},
-	{`trailing\`, `trailing\`},
-	{`ihello\e:wq\r`, "ihello\x1b:wq\r"},
-	{`plain`, "plain"},
-}
-
-func TestUnescape(t *testing.T) {
-	for _, tt := range unescapeExamples {
-		if got := string(unescape(tt.in)); got != tt.want {
-			t.Errorf("unescape(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestParseWait(t *testing.T) {
 	good := []struct {
 		in   WaitInput

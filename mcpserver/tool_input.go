@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"github.com/ptyplex/ptyplex/internal/cescape"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,7 +54,7 @@ func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput,
 	if in.Literal {
 		data = []byte(in.Text)
 	} else {
-		data = unescape(in.Text)
+		data = cescape.Unescape(in.Text)
 	}
 	if len(in.Keys) > 0 {
 		app, err := s.appCursor(ctx, t.socket, in.CursorKeys)

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/ptyplex/ptyplex/internal/cescape"
 	"io"
 	"os"
 )
@@ -49,7 +50,7 @@ func runInput(args []string) int {
 	var data []byte
 	switch {
 	case textSet:
-		data = unescape(*text)
+		data = cescape.Unescape(*text)
 	case *password:
 		secret, ok := readPassword(c.socket)
 		if !ok {

@@ -1,12 +1,14 @@
-package main
+// Package cescape expands the C-style escapes that `ptyplex input --text`
+// and the MCP input tool accept, so that both type exactly the same bytes.
+package cescape
 
 import "strings"
 
-// unescape expands the C-style escapes of `input --text`: \n \r \t \b \a
+// Unescape expands the C-style escapes of `input --text`: \n \r \t \b \a
 // \v \f \e \E \\ and \xHH (one or two hex digits). Any other backslash
 // sequence, and a trailing lone backslash, pass through unchanged, so
 // `\z` stays `\z`.
-func unescape(s string) []byte {
+func Unescape(s string) []byte {
 	if !strings.Contains(s, `\`) {
 		return []byte(s)
 	}
