@@ -11,32 +11,14 @@ import (
 )
 
 // call sends one request to the daemon behind socket and returns the
-// answer's data. session.CallData has no deadline, and a daemon handles one
-// request at a time (another client's WAIT can hold it), so the request runs
-// in a goroutine of its own and call returns when ctx ends. That goroutine
-// ends when the daemon answers or its socket closes; every WAIT we send
-// carries timeout_ms, so the daemon answers ours in bounded time.
+// answer's data, giving up when ctx ends (a daemon handles one request at a
+// time, and another client's WAIT can hold it).
 func call[T any](ctx context.Context, socket string, req any) (T, error) {
-	type answer struct {
-		data T
-		err  error
+	var data T
+	if err := session.CallDataContext(ctx, socket, req, &data); err != nil {
+		return data, describe(socket, err)
 	}
-	done := make(chan answer, 1) // buffered: an abandoned call must not block
-	go func() {
-		var a answer
-		a.err = session.CallData(socket, req, &a.data)
-		done <- a
-	}()
-	select {
-	case a := <-done:
-		if a.err != nil {
-			return a.data, describe(socket, a.err)
-		}
-		return a.data, nil
-	case <-ctx.Done():
-		var zero T
-		return zero, fmt.Errorf("session %s: request abandoned: %w", socket, context.Cause(ctx))
-	}
+	return data, nil
 }
 
 // describe turns a failure to talk to a daemon into a message an agent can

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,11 +14,30 @@ import (
 // An error response is returned as a Response with Status "error", not as
 // an error; errors are for failing to talk to the daemon at all.
 func Call(socket string, req any) (*Response, error) {
-	c, err := net.Dial("unix", socket)
+	return CallContext(context.Background(), socket, req)
+}
+
+// CallContext is Call that gives up when ctx ends. The daemon runs one
+// request at a time, so an answer can take as long as another client's
+// WAIT; closing the connection also ends our own pending WAIT there.
+func CallContext(ctx context.Context, socket string, req any) (*Response, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", socket)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", socket, unwrapSyscall(err))
 	}
 	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	r, err := exchange(c, socket, req)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("request to %s abandoned: %w", socket, context.Cause(ctx))
+	}
+	return r, err
+}
+
+// exchange writes one request line on c and reads the answer line.
+func exchange(c net.Conn, socket string, req any) (*Response, error) {
 	line, err := marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
@@ -46,7 +66,12 @@ func Call(socket string, req any) (*Response, error) {
 // CallData is Call for requests that answer data: it decodes the data of an
 // ok response into out, and turns an error response into a DaemonError.
 func CallData(socket string, req any, out any) error {
-	r, err := Call(socket, req)
+	return CallDataContext(context.Background(), socket, req, out)
+}
+
+// CallDataContext is CallData that gives up when ctx ends.
+func CallDataContext(ctx context.Context, socket string, req any, out any) error {
+	r, err := CallContext(ctx, socket, req)
 	if err != nil {
 		return err
 	}
