@@ -99,11 +99,17 @@ func (wd *Watchdog) Close() error {
 	return wd.w.Close()
 }
 
+// sendTimeout bounds a write to a watchdog that does not read (stopped,
+// say), so that it can never hold up the caller, which is the sidecar's
+// dispatch loop.
+const sendTimeout = time.Second
+
 func (wd *Watchdog) send(line string) {
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
-	// A failed write means the watchdog is gone; the kernel's own
-	// mechanisms (Pdeathsig, hangup) are all that is left, so go on.
+	// A failed write means the watchdog is gone or stuck; the kernel's
+	// own mechanisms (Pdeathsig, hangup) are all that is left, so go on.
+	wd.w.SetWriteDeadline(time.Now().Add(sendTimeout))
 	wd.w.WriteString(line)
 }
 
