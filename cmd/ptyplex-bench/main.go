@@ -28,13 +28,19 @@ var (
 	idleN      = flag.Int("idle", 1000, "idle terminals for the memory measurement")
 	only       = flag.String("only", "", "run only measurements whose name matches this `regexp`")
 	svgPath    = flag.String("svg", "", "also write a ratio chart to this SVG `file`")
-	quick      = flag.Bool("quick", false, "smaller runs (3 pairs, 64 MiB, 200 idle terminals): a smoke test, not a measurement")
+	quick      = flag.Bool("quick", false, "smaller defaults (3 pairs, 64 MiB, 200 idle terminals): a smoke test, not a measurement")
 )
 
 func main() {
 	flag.Parse()
 	if *quick {
-		*runs, *totalMiB, *idleN = 3, 64, 200
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, v := range map[string]*int{"runs": runs, "mib": totalMiB, "idle": idleN} {
+			if !set[name] {
+				*v = map[string]int{"runs": 3, "mib": 64, "idle": 200}[name]
+			}
+		}
 	}
 	if _, err := os.Stat(*sidecarBin); err != nil {
 		fatalf("%v (run `make build` first or pass -sidecar)", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 )
 
@@ -63,28 +64,42 @@ func (t *table) print(w io.Writer) {
 	}
 }
 
-// svg draws the ratio of every comparable row as a horizontal bar with its
-// min–max whisker, a line at 1.0 (parity with the baseline) and budget
-// ticks.
+// svg draws the ratio of every comparable row as a bar from 1.0 (parity
+// with the baseline) on a log scale, with its min–max whisker and budget
+// ticks. Ratios span from ~0.5 (throughput) to hundreds (latency under a
+// flood), hence the log scale.
 func (t *table) svg() []byte {
 	const (
 		left, barW, rowH, top = 430, 360, 26, 40
 	)
 	var rows []row
-	maxR := 1.2
+	lo, hi := 0.1, 10.0
 	for _, r := range t.rows {
 		if r.noRatio || len(r.s) == 0 {
 			continue
 		}
 		rows = append(rows, r)
-		maxR = max(maxR, summarize(r.s.ratios()).max*1.05)
+		s := summarize(r.s.ratios())
+		for s.max > hi {
+			hi *= 10
+		}
+		for s.min > 0 && s.min < lo {
+			lo /= 10
+		}
 	}
-	x := func(v float64) float64 { return left + v/maxR*barW }
+	x := func(v float64) float64 {
+		v = math.Max(lo, math.Min(hi, v))
+		return left + (math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))*barW
+	}
 	h := top + len(rows)*rowH + 30
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+barW+60, h)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14" font-weight="bold">ptyplex / same-run baseline (throughput: higher is better; latency: lower is better)</text>`+"\n")
+	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14" font-weight="bold">ptyplex / same-run baseline, log scale (throughput: higher is better; latency: lower is better)</text>`+"\n")
+	for v := lo; v <= hi*1.0001; v *= 10 {
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#ddd"/>`+"\n", x(v), x(v), top-4, h-26)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%g</text>`+"\n", x(v), h-10, v)
+	}
 	for i, r := range rows {
 		y := float64(top + i*rowH)
 		s := summarize(r.s.ratios())
@@ -92,16 +107,19 @@ func (t *table) svg() []byte {
 		if _, ok := r.verdict(); !ok {
 			color = "#d05a4a"
 		}
+		x0, x1 := x(1), x(s.med)
+		if x1 < x0 {
+			x0, x1 = x1, x0
+		}
 		fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end">%s</text>`+"\n", left-8, y+15, escape(r.name))
-		fmt.Fprintf(&b, `<rect x="%d" y="%.0f" width="%.1f" height="16" fill="%s"/>`+"\n", left, y+3, x(s.med)-left, color)
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="16" fill="%s"/>`+"\n", x0, y+3, math.Max(1, x1-x0), color)
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="black"/>`+"\n", x(s.min), x(s.max), y+11, y+11)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f">%.2f</text>`+"\n", x(s.max)+4, y+15, s.med)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f">%.2f</text>`+"\n", math.Max(x(s.max), x(1))+4, y+15, s.med)
 		if r.minRatio != nil {
 			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#d05a4a" stroke-width="2"/>`+"\n", x(*r.minRatio), x(*r.minRatio), y, y+22)
 		}
 	}
 	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#333" stroke-dasharray="4 3"/>`+"\n", x(1), x(1), top-4, h-26)
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">1.0</text>`+"\n", x(1), h-10)
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
 }
