@@ -1,15 +1,19 @@
 package screen
 
 // scrollback is a ring of lines that scrolled off the top of the main
-// screen. Lines are stored trimmed of trailing default blanks, and the
-// evicted line's storage is reused, so a steady flood allocates nothing.
+// screen. Lines are stored trimmed of trailing default blanks. Line storage
+// is never given back: the evicted line's cells are reused when the ring is
+// full, and after a clear (ED 3, which `clear` sends) the old lines are
+// refilled before anything is allocated, so neither a steady flood nor a
+// program that clears and redraws allocates once the ring has grown.
 type scrollback struct {
 	capacity int
-	lines    [][]cell // ring storage, len <= capacity
+	lines    [][]cell // ring storage; lines[count:] are spare buffers
+	count    int      // lines in use
 	head     int      // index of the oldest line when full
 }
 
-func (b *scrollback) len() int { return len(b.lines) }
+func (b *scrollback) len() int { return b.count }
 
 // push appends a copy of l.
 func (b *scrollback) push(l []cell) {
@@ -20,14 +24,18 @@ func (b *scrollback) push(l []cell) {
 	for n > 0 && l[n-1].isDefaultBlank() {
 		n--
 	}
-	if len(b.lines) < b.capacity {
-		b.lines = append(b.lines, append([]cell(nil), l[:n]...))
+	if b.count < b.capacity {
+		if b.count < len(b.lines) {
+			b.lines[b.count] = append(b.lines[b.count][:0], l[:n]...)
+		} else {
+			b.lines = append(b.lines, append([]cell(nil), l[:n]...))
+		}
+		b.count++
 		return
 	}
-	slot := b.lines[b.head][:0]
-	b.lines[b.head] = append(slot, l[:n]...)
+	b.lines[b.head] = append(b.lines[b.head][:0], l[:n]...)
 	b.head++
-	if b.head == len(b.lines) {
+	if b.head == b.count {
 		b.head = 0
 	}
 }
@@ -35,13 +43,16 @@ func (b *scrollback) push(l []cell) {
 // at returns the i-th line counting back from the screen: 1 is the most
 // recent.
 func (b *scrollback) at(i int) []cell {
-	n := len(b.lines)
+	n := b.count
 	idx := (b.head + n - i) % n
 	return b.lines[idx]
 }
 
+// clear empties the ring but keeps the line buffers for reuse. The ring
+// only wraps (head != 0) once full, so the first count lines are the used
+// ones whatever head is.
 func (b *scrollback) clear() {
-	b.lines = nil
+	b.count = 0
 	b.head = 0
 }
 
