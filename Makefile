@@ -44,8 +44,11 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./$$pkg/; \
 	done
 
+# Counted, not timed: a timed run that ends while the fuzzer is minimizing
+# a new input fails with "context deadline exceeded" (a go test quirk),
+# which would make CI flaky.
 fuzz-short:
-	$(MAKE) fuzz FUZZTIME=10s FUZZMINIMIZE=5s
+	$(MAKE) fuzz FUZZTIME=10000x FUZZMINIMIZE=500x
 
 # Soak and fault tests at full size (10,000 OPEN/CLOSE cycles, 64 MiB
 # streams, a 10 s stalled host, ...); `go test ./...` runs the short version.
