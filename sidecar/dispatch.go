@@ -23,7 +23,7 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 		if t := s.lookup(id); t != nil {
 			if err := t.input.push(data); err != nil {
 				s.logf("terminal %q: %v", id, err)
-				s.out.sendControl(proto.TypeError, proto.Error{TerminalID: id, Message: err.Error()})
+				s.out.sendControl(nil, proto.TypeError, proto.Error{TerminalID: id, Message: err.Error()})
 			}
 		}
 	case proto.TypeResize:
@@ -103,11 +103,11 @@ func (s *Sidecar) open(body []byte) {
 	s.terms[t.id] = t
 	s.mu.Unlock()
 	s.watch(proc)
-	s.out.sendControl(proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: proc.Pid()})
+	s.out.sendControl(t, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: proc.Pid()})
 	t.start()
 }
 
 func (s *Sidecar) openFailed(id, msg string) {
 	s.logf("OPEN %q failed: %s", id, msg)
-	s.out.sendControl(proto.TypeError, proto.Error{TerminalID: id, Message: msg})
+	s.out.sendControl(nil, proto.TypeError, proto.Error{TerminalID: id, Message: msg})
 }

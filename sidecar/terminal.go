@@ -3,6 +3,7 @@ package sidecar
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,6 +38,8 @@ type terminal struct {
 	readDone chan struct{} // closed when the reader saw EOF
 	finished chan struct{} // closed when the supervisor is done (no more PTY use)
 	gone     chan struct{} // closed once EXIT is written and the id is free
+
+	queued atomic.Int32 // frames of this terminal waiting in the writer
 
 	closeOnce sync.Once
 	mu        sync.Mutex  // orders signals against the reap; guards killTimer
@@ -81,7 +84,7 @@ func (t *terminal) readLoop() {
 			buf[4] = byte(proto.TypeOutput)
 			binary.LittleEndian.PutUint16(buf[5:], uint16(len(t.id)))
 			copy(buf[7:], t.id)
-			t.sc.out.send(outFrame{buf: buf, pooled: pb})
+			t.sc.out.send(outFrame{buf: buf, pooled: pb, term: t})
 		} else {
 			putFrameBuf(pb)
 		}
@@ -147,6 +150,7 @@ func (t *terminal) supervise() {
 	// arrives earlier still finds the terminal live (and gets an ERROR).
 	t.sc.out.send(outFrame{
 		buf:    proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(exit)),
+		term:   t,
 		before: func() { t.sc.forget(t) },
 		after:  func() { close(t.gone) },
 	})

@@ -8,9 +8,15 @@ import (
 	"github.com/ptyplex/ptyplex/proto"
 )
 
-// writerQueue bounds frames waiting for the output stream. With reads of
-// up to readSize bytes this caps buffered output near queueLen*readSize.
-const writerQueue = 64
+// Queue bounds. The bulk queue caps buffered output near
+// writerQueue*readSize bytes.
+const (
+	writerQueue = 64
+	prioQueue   = 64
+	// prioMax is the largest frame that may take the priority lane: an
+	// echo or a prompt, not a chunk of a flood.
+	prioMax = 4 << 10
+)
 
 // outFrame is one encoded frame on its way to the host. before, if set,
 // runs just before the frame is written; after runs once it has been
@@ -18,15 +24,26 @@ const writerQueue = 64
 // broke or the writer closed.
 type outFrame struct {
 	buf    []byte
-	pooled *[]byte // returned to framePool once written
+	pooled *[]byte   // returned to framePool once written
+	term   *terminal // whose frame this is, if any: counts in term.queued
 	before func()
 	after  func()
 }
 
 // writer is the only goroutine that touches the output stream.
+//
+// Frames wait in one of two lanes. A small frame of a terminal that has
+// nothing else waiting takes the priority lane, which the writer always
+// empties first; everything else queues in the bulk lane. So a keystroke
+// echo from an idle shell does not wait behind megabytes of another
+// terminal's flood, while each terminal's own frames keep their order:
+// a frame goes to the priority lane only when none of its terminal's
+// earlier frames is still waiting, and every priority frame is written
+// before any bulk frame queued at the time.
 type writer struct {
-	mu       sync.RWMutex // held shared by senders, exclusively to close q
+	mu       sync.RWMutex // held shared by senders, exclusively to close the lanes
 	closed   bool
+	prio     chan outFrame
 	q        chan outFrame
 	bw       *bufio.Writer
 	tee      func([]byte) // sees every frame written; nil when not recording
@@ -36,8 +53,9 @@ type writer struct {
 
 func newWriter(w io.Writer, tee func([]byte), onBroken func(error)) *writer {
 	wr := &writer{
+		prio:     make(chan outFrame, prioQueue),
 		q:        make(chan outFrame, writerQueue),
-		bw:       bufio.NewWriterSize(w, 256<<10),
+		bw:       bufio.NewWriterSize(w, 128<<10),
 		tee:      tee,
 		onBroken: onBroken,
 		done:     make(chan struct{}),
@@ -61,13 +79,25 @@ func (w *writer) send(f outFrame) {
 		}
 		return
 	}
-	w.q <- f // the loop drains q without taking mu, so this cannot deadlock
+	// A terminal's frames are sent one after the other (OPENED by the
+	// dispatch loop before the reader starts, OUTPUT by the reader, EXIT
+	// by the supervisor after the reader ended), so none of its earlier
+	// frames can be in flight when queued reads 0.
+	lane := w.q
+	if f.term == nil || (f.term.queued.Load() == 0 && len(f.buf) <= prioMax) {
+		lane = w.prio
+	}
+	if f.term != nil {
+		f.term.queued.Add(1)
+	}
+	lane <- f // the loop drains the lanes without taking mu: no deadlock
 	w.mu.RUnlock()
 }
 
-// sendControl queues a JSON control frame.
-func (w *writer) sendControl(t proto.Type, v any) {
-	w.send(outFrame{buf: proto.AppendFrame(nil, t, proto.Marshal(v))})
+// sendControl queues a JSON control frame about t (nil when it concerns
+// no live terminal).
+func (w *writer) sendControl(term *terminal, t proto.Type, v any) {
+	w.send(outFrame{buf: proto.AppendFrame(nil, t, proto.Marshal(v)), term: term})
 }
 
 // close stops the writer after everything queued so far is written and
@@ -76,16 +106,18 @@ func (w *writer) close() {
 	w.mu.Lock()
 	if !w.closed {
 		w.closed = true
+		close(w.prio)
 		close(w.q)
 	}
 	w.mu.Unlock()
 	<-w.done
 }
 
-// loop writes frames, flushing when the queue runs dry so that a burst of
-// frames costs one write(2) while a lone keystroke echo goes out at once.
-// After a write error it keeps draining the queue (running callbacks) so
-// producers never block on a dead host.
+// loop writes frames, flushing when the lanes run dry so that a burst of
+// frames costs one write(2) while a lone keystroke echo goes out at once;
+// a priority frame is flushed as soon as no other priority frame waits.
+// After a write error it keeps draining (running callbacks) so producers
+// never block on a dead host.
 func (w *writer) loop() {
 	defer close(w.done)
 	var broken bool
@@ -96,7 +128,39 @@ func (w *writer) loop() {
 			w.onBroken(err)
 		}
 	}
-	for f := range w.q {
+	flush := func() {
+		if !broken {
+			if err := w.bw.Flush(); err != nil {
+				fail(err)
+			}
+		}
+		for _, fn := range afters {
+			fn()
+		}
+		afters = afters[:0]
+	}
+	prio, bulk := w.prio, w.q
+	for prio != nil || bulk != nil {
+		var f outFrame
+		var ok, urgent bool
+		select {
+		case f, ok = <-prio:
+			urgent = true
+		default:
+			select {
+			case f, ok = <-prio:
+				urgent = true
+			case f, ok = <-bulk:
+			}
+		}
+		if !ok { // a lane closed: drain the other
+			if urgent {
+				prio = nil
+			} else {
+				bulk = nil
+			}
+			continue
+		}
 		if f.before != nil {
 			f.before()
 		}
@@ -111,29 +175,17 @@ func (w *writer) loop() {
 		if f.pooled != nil {
 			putFrameBuf(f.pooled)
 		}
+		if f.term != nil {
+			f.term.queued.Add(-1)
+		}
 		if f.after != nil {
 			afters = append(afters, f.after)
 		}
-		if len(w.q) == 0 {
-			if !broken {
-				if err := w.bw.Flush(); err != nil {
-					fail(err)
-				}
-			}
-			for _, fn := range afters {
-				fn()
-			}
-			afters = afters[:0]
+		if len(w.prio) == 0 && (urgent || len(w.q) == 0) {
+			flush()
 		}
 	}
-	if !broken {
-		if err := w.bw.Flush(); err != nil {
-			fail(err)
-		}
-	}
-	for _, fn := range afters {
-		fn()
-	}
+	flush()
 }
 
 // readSize is the most a terminal reads from its PTY into one OUTPUT frame.

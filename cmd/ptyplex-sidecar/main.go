@@ -106,6 +106,6 @@ func growPipe(f *os.File) {
 		return
 	}
 	rc.Control(func(fd uintptr) {
-		unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
+		unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 256<<10)
 	})
 }
