@@ -25,4 +25,3 @@ func TestUnescape(t *testing.T) {
 		}
 	}
 }
-
