@@ -44,7 +44,8 @@ type OutputData struct {
 // ExitCode only once the child has exited. Everything after ExitCode is a
 // ptyplex addition: the terminal modes tell a client how to encode keys
 // (application cursor keys change what the arrows send; bracketed paste
-// wants pastes wrapped) and whether a full-screen program is up.
+// wants pastes wrapped) and whether a full-screen program is up. They are
+// present only when set, so a plain shell's answer stays short.
 type StatusData struct {
 	Running             bool   `json:"running"`
 	Activity            *bool  `json:"activity,omitempty"`
@@ -52,9 +53,9 @@ type StatusData struct {
 	Size                Size   `json:"size"`
 	ScrollbackAvailable int    `json:"scrollback_available"`
 	ScrollbackCapacity  int    `json:"scrollback_capacity"`
-	AppCursorKeys       bool   `json:"app_cursor_keys"`
-	BracketedPaste      bool   `json:"bracketed_paste"`
-	AltScreen           bool   `json:"alt_screen"`
+	AppCursorKeys       bool   `json:"app_cursor_keys,omitempty"`
+	BracketedPaste      bool   `json:"bracketed_paste,omitempty"`
+	AltScreen           bool   `json:"alt_screen,omitempty"`
 	Title               string `json:"title,omitempty"`
 }
 

@@ -87,6 +87,7 @@ func TestChildSignalsStartAtDefaults(t *testing.T) {
 	wrapper := `import os, signal, sys
 for s in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE, signal.SIGTERM, signal.SIGUSR1, signal.SIGTSTP):
     signal.signal(s, signal.SIG_IGN)
+signal.signal(signal.SIGRTMIN, signal.SIG_IGN)  # one the Go runtime cannot catch
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2, signal.SIGALRM, signal.SIGWINCH})
 os.execv(sys.argv[1], sys.argv[1:])`
 	h := hosttest.StartCmd(t, exec.Command("python3", "-c", wrapper, sidecarBin))

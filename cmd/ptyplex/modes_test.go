@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -15,8 +16,8 @@ func TestStatusReportsTerminalModes(t *testing.T) {
 	s := start(t, "--", "sh", "-c", `printf 'ready\n'; read x; printf '\033[?1h\033[?2004h\033[?1049h\033]2;my title\007shown\n'; read y`)
 	s.waitText("ready")
 	st := rawCall(t, s.sock, `{"type":"STATUS"}`)["data"].(map[string]any)
-	assert.Equal(t, false, st["app_cursor_keys"])
-	assert.Equal(t, false, st["alt_screen"])
+	assert.NotContains(t, st, "app_cursor_keys")
+	assert.NotContains(t, st, "alt_screen")
 	s.input("\n")
 	s.waitText("shown")
 	st = rawCall(t, s.sock, `{"type":"STATUS"}`)["data"].(map[string]any)
@@ -42,4 +43,30 @@ func TestInputToProgramThatDoesNotRead(t *testing.T) {
 	st := rawCall(t, s.sock, `{"type":"STATUS"}`)
 	assert.Equal(t, "ok", st["status"])
 	assert.Equal(t, true, st["data"].(map[string]any)["running"])
+}
+
+// A session started from a parent that ignores and blocks signals (nohup,
+// make, a supervisor) still gives its program default dispositions and an
+// empty mask.
+func TestProgramSignalsStartAtDefaults(t *testing.T) {
+	t.Parallel()
+	wrapper := `import os, signal, sys
+for s in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE, signal.SIGTERM, signal.SIGTSTP, signal.SIGRTMIN):
+    signal.signal(s, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2, signal.SIGALRM, signal.SIGWINCH})
+os.execv(sys.argv[1], sys.argv[1:])`
+	out, err := exec.Command("python3", "-c", wrapper, bin, "start", "--", "sh", "-c", "grep -E '^Sig(Blk|Ign)' /proc/self/status; read x").Output()
+	require.NoError(t, err)
+	s := &sess{t: t}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "Socket: "); ok {
+			s.sock = v
+		}
+	}
+	require.NotEmpty(t, s.sock, "%s", out)
+	t.Cleanup(func() { ptyplex(t, "", "stop", "--socket", s.sock) })
+	scr := s.waitText("SigIgn")
+	// The tab after the colon is on screen as blanks.
+	assert.Regexp(t, `SigBlk:\s+0{16}\n`, scr)
+	assert.Regexp(t, `SigIgn:\s+0{16}\n`, scr)
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/session"
 	"golang.org/x/sys/unix"
 )
@@ -82,12 +83,23 @@ func runStart(args []string) int {
 		Plain: plain, PTYDump: *dump,
 	}
 	if fdText := os.Getenv(daemonEnv); fdText != "" {
+		clearSignalMask()
 		return runDaemonChild(cfg, fdText)
 	}
 	if *noDaemon {
+		clearSignalMask()
 		return runForeground(cfg)
 	}
 	return launchDaemon(args)
+}
+
+// clearSignalMask gives the session's program an empty signal mask and
+// default dispositions whatever we inherited; it may re-execute us (with
+// the same arguments, environment and descriptors) to do so.
+func clearSignalMask() {
+	if err := ptyhost.ClearInheritedSignalMask(); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex: %v\n", err)
+	}
 }
 
 // runForeground serves the session in this process until STOP or a
