@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // fifoSession runs `cat` on a FIFO: the test makes the program print by
@@ -107,6 +108,9 @@ func TestWaitLineChange(t *testing.T) {
 	defer feed.Close()
 	done := async(t, "wait", "--socket", s.sock, "--line", "3")
 	buf := make([]byte, 1)
+	// Keep changing the line until the waiter, a separate process that may
+	// be slow to start on a busy machine, reports it.
+	end := time.Now().Add(deadline)
 	for i := 0; ; i++ {
 		select {
 		case r := <-done:
@@ -116,8 +120,8 @@ func TestWaitLineChange(t *testing.T) {
 			return
 		default:
 		}
-		if i == 10000 {
-			t.Fatal("wait --line 3 never saw the line change")
+		if time.Now().After(end) {
+			t.Fatalf("wait --line 3 never saw the line change (%d changes)", i)
 		}
 		fmt.Fprintf(feed, "value-%d\n", i)
 		if _, err := acks.Read(buf); err != nil {
