@@ -61,12 +61,17 @@ func TestGoldenAgainstTmux(t *testing.T) {
 			if out, err := tmux("wait-for", ch); err != nil {
 				t.Fatalf("tmux wait-for: %v: %s", err, out)
 			}
-			// tmux parses pane output asynchronously: poll until stable.
+			// tmux parses pane output asynchronously and tells nobody when
+			// it is done: poll until the pane has looked the same for five
+			// captures in a row (a busy machine can pause tmux briefly), for
+			// at most ten seconds.
 			var screen, prev string
-			for i := 0; i < 100; i++ {
+			for i, same := 0, 0; i < 500 && same < 5; i++ {
 				screen, _ = tmux("capture-pane", "-p", "-t", name)
 				if screen == prev {
-					break
+					same++
+				} else {
+					same = 0
 				}
 				prev = screen
 				time.Sleep(20 * time.Millisecond)
