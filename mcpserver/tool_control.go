@@ -149,21 +149,5 @@ func (s *Server) debug(ctx context.Context, in DebugInput) (string, DebugOutput,
 	if d.Termios.Flags == nil {
 		d.Termios.Flags = []string{}
 	}
-	var b strings.Builder
-	if len(d.Unhandled) == 0 {
-		b.WriteString("No unhandled escape sequences\n")
-	} else {
-		b.WriteString("Unhandled escape sequences:\n")
-		for _, u := range d.Unhandled {
-			fmt.Fprintf(&b, "  %s (%s)\n", u.Sequence, u.RawHex)
-		}
-	}
-	if d.Dropped > 0 {
-		fmt.Fprintf(&b, "Dropped: %d (buffer overflow)\n", d.Dropped)
-	}
-	tm := d.Termios
-	fmt.Fprintf(&b, "Termios:\n  Mode: %s\n  Flags: %s\n  Hex: iflag=%s oflag=%s lflag=%s cflag=%s\n  c_cc: VINTR=%s VEOF=%s VERASE=%s VKILL=%s VSUSP=%s VQUIT=%s",
-		tm.Mode, strings.Join(tm.Flags, " "), tm.Hex.Iflag, tm.Hex.Oflag, tm.Hex.Lflag, tm.Hex.Cflag,
-		tm.CC.VINTR, tm.CC.VEOF, tm.CC.VERASE, tm.CC.VKILL, tm.CC.VSUSP, tm.CC.VQUIT)
-	return b.String(), DebugOutput{Session: in.Session, Unhandled: d.Unhandled, Dropped: d.Dropped, Termios: d.Termios}, nil
+	return strings.TrimSuffix(d.Text(), "\n"), DebugOutput{Session: in.Session, Unhandled: d.Unhandled, Dropped: d.Dropped, Termios: d.Termios}, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/ptyplex/ptyplex/session"
 )
@@ -38,29 +37,6 @@ func runDebug(args []string) int {
 	if !call(c.socket, req, &d) {
 		return exitFail
 	}
-	fmt.Print(renderDebug(d))
+	fmt.Print(d.Text())
 	return exitOK
-}
-
-func renderDebug(d session.DebugData) string {
-	var b strings.Builder
-	if len(d.Unhandled) == 0 {
-		b.WriteString("No unhandled escape sequences\n")
-	} else {
-		b.WriteString("Unhandled escape sequences:\n")
-		for _, u := range d.Unhandled {
-			fmt.Fprintf(&b, "  %s (%s)\n", u.Sequence, u.RawHex)
-		}
-	}
-	if d.Dropped > 0 {
-		fmt.Fprintf(&b, "Dropped: %d (buffer overflow)\n", d.Dropped)
-	}
-	t := d.Termios
-	b.WriteString("Termios:\n")
-	fmt.Fprintf(&b, "  Mode: %s\n", t.Mode)
-	fmt.Fprintf(&b, "  Flags: %s\n", strings.Join(t.Flags, " "))
-	fmt.Fprintf(&b, "  Hex: iflag=%s oflag=%s lflag=%s cflag=%s\n", t.Hex.Iflag, t.Hex.Oflag, t.Hex.Lflag, t.Hex.Cflag)
-	fmt.Fprintf(&b, "  c_cc: VINTR=%s VEOF=%s VERASE=%s VKILL=%s VSUSP=%s VQUIT=%s\n",
-		t.CC.VINTR, t.CC.VEOF, t.CC.VERASE, t.CC.VKILL, t.CC.VSUSP, t.CC.VQUIT)
-	return b.String()
 }
