@@ -1,7 +1,6 @@
 package sidecar_test
 
 import (
-	"encoding/json"
 	"regexp"
 	"strconv"
 	"testing"
@@ -54,5 +53,3 @@ func requireGone(t *testing.T, pid int, what string) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

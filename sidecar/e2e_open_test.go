@@ -1,6 +1,7 @@
 package sidecar_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -120,7 +121,7 @@ func TestOpenedComesBeforeOutput(t *testing.T) {
 			id, _, _ = proto.ParseData(f.Body)
 		} else {
 			var c proto.Opened
-			require.NoError(t, jsonUnmarshal(f.Body, &c))
+			require.NoError(t, json.Unmarshal(f.Body, &c))
 			id = c.TerminalID
 		}
 		switch f.Type {
