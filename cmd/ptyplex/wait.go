@@ -131,35 +131,38 @@ func (o *waitOpts) timedOut() int {
 }
 
 func (o *waitOpts) waitActivity() int {
-	req, ok := o.waitReq(true, 0)
+	w, code, ok := o.waitOnce(true)
 	if !ok {
-		return o.timedOut()
-	}
-	var w session.WaitData
-	if !call(o.socket, req, &w) {
-		return exitFail
-	}
-	if w.TimedOut {
-		return o.timedOut()
+		return code
 	}
 	fmt.Printf("Terminal activity: %t\nApplication exited: %t\n", isTrue(w.Activity), isTrue(w.Exited))
 	return exitOK
 }
 
 func (o *waitOpts) waitExit() int {
-	req, ok := o.waitReq(false, 0)
+	w, code, ok := o.waitOnce(false)
 	if !ok {
-		return o.timedOut()
-	}
-	var w session.WaitData
-	if !call(o.socket, req, &w) {
-		return exitFail
-	}
-	if w.TimedOut {
-		return o.timedOut()
+		return code
 	}
 	fmt.Println(exitCode(w.ExitCode))
 	return exitOK
+}
+
+// waitOnce sends one WAIT bounded by --timeout. When it returns ok false,
+// the outcome (a timeout or a failed call) is already reported and code is
+// the exit status.
+func (o *waitOpts) waitOnce(activity bool) (w session.WaitData, code int, ok bool) {
+	req, ok := o.waitReq(activity, 0)
+	if !ok {
+		return w, o.timedOut(), false
+	}
+	if !call(o.socket, req, &w) {
+		return w, exitFail, false
+	}
+	if w.TimedOut {
+		return w, o.timedOut(), false
+	}
+	return w, exitOK, true
 }
 
 // waitQuiet returns once a WAIT of quietFor passes without output.
