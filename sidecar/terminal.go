@@ -51,7 +51,7 @@ func newTerminal(sc *Sidecar, id string, proc *ptyhost.Process, credit *uint64) 
 		id:       id,
 		proc:     proc,
 		gate:     ptyhost.NewGate(credit),
-		input:    newInputQueue(),
+		input:    newInputQueue(&sc.input),
 		sc:       sc,
 		readDone: make(chan struct{}),
 		finished: make(chan struct{}),
@@ -100,6 +100,7 @@ func (t *terminal) writeLoop() {
 		select {
 		case <-t.input.wake:
 		case <-t.finished:
+			t.input.discard()
 			return
 		}
 		for _, chunk := range t.input.take() {

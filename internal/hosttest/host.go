@@ -62,7 +62,7 @@ func StartCmd(t testing.TB, cmd *exec.Cmd) *Host {
 	if h.Out, err = cmd.StdoutPipe(); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = &lockedWriter{mu: &h.errMu, w: &h.errb}
+	cmd.Stderr = &lockedWriter{mu: &h.errMu, w: &h.errb, wrote: h.notify}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start sidecar: %v", err)
 	}
@@ -87,15 +87,28 @@ func StartCmd(t testing.TB, cmd *exec.Cmd) *Host {
 	return h
 }
 
+// lockedWriter collects stderr; wrote wakes the waits of Until, so that a
+// condition on Stderr is re-checked as soon as a line arrives.
 type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
+	mu    *sync.Mutex
+	w     io.Writer
+	wrote func()
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	l.mu.Unlock()
+	l.wrote()
+	return n, err
+}
+
+// notify wakes everyone waiting for a change.
+func (h *Host) notify() {
+	h.mu.Lock()
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.mu.Unlock()
 }
 
 func (h *Host) readLoop() {
