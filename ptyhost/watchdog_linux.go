@@ -37,6 +37,9 @@ import (
 // WatchdogEnv marks a process started as a watchdog.
 const WatchdogEnv = "PTYPLEX_WATCHDOG"
 
+// watchdogParentEnv carries the pid of the process the watchdog guards.
+const watchdogParentEnv = "PTYPLEX_WATCHDOG_PARENT"
+
 // IsWatchdog reports whether this process was started by StartWatchdog and
 // should call RunWatchdog instead of doing its usual job.
 func IsWatchdog() bool { return os.Getenv(WatchdogEnv) == "1" }
@@ -62,7 +65,10 @@ func StartWatchdog() (*Watchdog, error) {
 	}
 	defer r.Close()
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), WatchdogEnv+"=1")
+	// The parent's pid travels in the environment: under load the watchdog
+	// may start running only after its parent died, when getppid(2) would
+	// name init instead.
+	cmd.Env = append(os.Environ(), WatchdogEnv+"=1", watchdogParentEnv+"="+strconv.Itoa(os.Getpid()))
 	cmd.Stdin = r
 	cmd.Stderr = os.Stderr // stdout stays /dev/null: it may be a frame stream
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -91,13 +97,23 @@ func (wd *Watchdog) Watch(p *Process) {
 // reused.
 func (wd *Watchdog) Forget(p *Process) { wd.send(fmt.Sprintf("- %d\n", p.pid)) }
 
-// Close ends the watchdog as if we had died: it kills what is still
-// announced (normally nothing) and exits.
+// Close ends the watchdog in an orderly way: it says goodbye, so that the
+// watchdog knows we did not die, then closes the pipe. The watchdog still
+// kills whatever is announced (normally nothing) and exits.
 func (wd *Watchdog) Close() error {
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
+	wd.w.SetWriteDeadline(time.Now().Add(sendTimeout))
+	wd.w.WriteString(goodbye + "\n")
 	return wd.w.Close()
 }
+
+// goodbye is the last line of an orderly shutdown. A pipe that ends
+// without it means the parent died (SIGKILL, the OOM killer, a crash), and
+// the watchdog says so on stderr, which the parent shares: nothing else
+// could explain why the parent's stream stopped.
+const goodbye = "bye"
+
 
 // sendTimeout bounds a write to a watchdog that does not read (stopped,
 // say), so that it can never hold up the caller, which is the sidecar's
@@ -129,11 +145,15 @@ func RunWatchdog(in io.Reader) int {
 	// Only the end of the pipe ends us: not a ^C or a SIGTERM meant for
 	// the job we belong to, nor a hangup of the terminal we started on.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	parent := os.Getenv(watchdogParentEnv)
 	live := map[int]watched{}
+	orderly := false
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		switch {
+		case len(f) == 1 && f[0] == goodbye:
+			orderly = true
 		case len(f) == 7 && f[0] == "+":
 			var w watched
 			var err error
@@ -152,6 +172,9 @@ func RunWatchdog(in io.Reader) int {
 				delete(live, pid)
 			}
 		}
+	}
+	if !orderly {
+		fmt.Fprintf(os.Stderr, "ptyplex watchdog: pid %s ended without shutting down (killed or crashed); terminals still live: %d\n", parent, len(live))
 	}
 	if len(live) == 0 {
 		return 0

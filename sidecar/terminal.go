@@ -190,10 +190,17 @@ func (t *terminal) awaitReader() {
 func (t *terminal) close() {
 	t.closeOnce.Do(func() {
 		t.gate.Lift()
-		t.proc.SignalGroup(syscall.SIGHUP)
 		t.mu.Lock()
+		defer t.mu.Unlock()
+		select {
+		case <-t.finished:
+			// Reaped already (its EXIT is on the way): the group's
+			// number may belong to a stranger now.
+			return
+		default:
+		}
+		t.proc.SignalGroup(syscall.SIGHUP)
 		t.killTimer = time.AfterFunc(closeGrace, func() { t.kill() })
-		t.mu.Unlock()
 	})
 }
 
