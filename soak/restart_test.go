@@ -2,8 +2,10 @@ package soak
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,6 +23,12 @@ import (
 func TestManySidecarsUnderLoad(t *testing.T) {
 	startHogs(t, runtime.NumCPU())
 	n := size(500, 2000)
+	if v := os.Getenv("PTYPLEX_SIDECAR_ROUNDS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("PTYPLEX_SIDECAR_ROUNDS=%q: want a positive number", v)
+		}
+	}
 	for i := 0; i < n; i++ {
 		if err := sidecarRound(t); err != nil {
 			t.Fatalf("sidecar %d of %d: %v", i+1, n, err)
