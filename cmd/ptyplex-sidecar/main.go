@@ -77,9 +77,14 @@ func run() int {
 	// a dead host shows up as a write error we handle, instead of killing
 	// us before the children are cleaned up.
 	var signalled atomic.Value // the name of the signal that asked us to stop
+	// Those we were started with ignored (nohup ignores SIGHUP) stay ignored.
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE,
-		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGPIPE)
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM} {
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
 	go func() {
 		for sig := range sigs {
 			if sig == syscall.SIGPIPE {
