@@ -85,8 +85,18 @@ func TestParseWait(t *testing.T) {
 			t.Errorf("parseWait(%+v): no error", in)
 		}
 	}
-	if w, _, _ := parseWait(WaitInput{TimeoutMs: 1 << 30}); w.timeout != maxWaitTimeout {
-		t.Errorf("timeout not capped: %v", w.timeout)
+	// Up to 2^63-1: past 9223372036855 ms the nanoseconds wrap negative
+	// unless the count is clamped first.
+	for _, ms := range []int{1 << 30, 9223372036855, 1<<63 - 1} {
+		if w, _, _ := parseWait(WaitInput{TimeoutMs: ms}); w.timeout != maxWaitTimeout || !w.clamped {
+			t.Errorf("timeout_ms %d not clamped: %v", ms, w.timeout)
+		}
+		if w, _, _ := parseWait(WaitInput{QuietMs: ms}); w.quietFor != maxWaitTimeout {
+			t.Errorf("quiet_ms %d not clamped: %v", ms, w.quietFor)
+		}
+	}
+	if w, _, _ := parseWait(WaitInput{TimeoutMs: 600000}); w.timeout != maxWaitTimeout || w.clamped {
+		t.Errorf("timeout_ms at the maximum: %v clamped %v", w.timeout, w.clamped)
 	}
 }
 
