@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/standin"
 )
 
 // TestCursorKeysFollowTheTerminalMode: with cursor_keys auto, Up is sent
@@ -90,5 +92,51 @@ func TestOutputPastTheEnd(t *testing.T) {
 	res := c.call("output", map[string]any{"session": s.Session, "from": 24, "to": 99})
 	if !strings.Contains(text(res), "lines 24..24") {
 		t.Errorf("output of the last line: %s", text(res))
+	}
+}
+
+// TestToolsAgainstNestedFieldDaemon drives a stand-in daemon that reads
+// fields only under "data" and does not end its last row with a newline
+// (package standin), by socket path, through every tool that talks to it.
+func TestToolsAgainstNestedFieldDaemon(t *testing.T) {
+	t.Parallel()
+	d := standin.Start(t, "$ ls", "file", "")
+	c := connect(t)
+	sess := map[string]any{"session": d.Socket}
+	with := func(kv ...any) map[string]any {
+		m := map[string]any{"session": d.Socket}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	if out := ok[pastEnd](c, "output", with("number", true)); out.Screen != " 1\t$ ls\n 2\tfile\n 3\t\n" || out.Lines != 3 {
+		t.Errorf("numbered output: %+v", out)
+	}
+	if out := ok[pastEnd](c, "output", with("from", 2, "to", 2)); out.Screen != "file" || *out.From != 2 {
+		t.Errorf("output of line 2: %+v", out)
+	}
+	if st := ok[map[string]any](c, "status", sess); st["running"] != true {
+		t.Errorf("status: %v", st)
+	}
+	if w := ok[waited](c, "wait", with("exit", true)); !w.Met || w.ExitCode == nil || *w.ExitCode != 3 {
+		t.Errorf("wait for exit: %+v", w)
+	}
+	if w := ok[waited](c, "wait", with("line", 2, "regex", "^file$")); !w.AlreadyMet {
+		t.Errorf("wait on line 2: %+v", w)
+	}
+	if k := ok[map[string]any](c, "kill", with("signal", "SIGINT")); k["signal_sent"] != "SIGINT" {
+		t.Errorf("kill: %v", k)
+	}
+	if r := ok[map[string]any](c, "resize", with("size", "100x30")); r["size"].(map[string]any)["cols"] != 100.0 {
+		t.Errorf("resize: %v", r)
+	}
+	ok[map[string]any](c, "input", with("text", `hi\r`))
+	if got := d.Nested("INPUT"); got != "hi\r" {
+		t.Errorf("input sent %q", got)
+	}
+	ok[map[string]any](c, "debug", with("clear", true))
+	if got := d.Nested("DEBUG"); got.(map[string]any)["clear"] != true {
+		t.Errorf("debug sent %v under data", got)
 	}
 }

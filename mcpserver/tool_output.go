@@ -102,7 +102,7 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 		lines = fmt.Sprintf("lines %d..%d", d.From, d.To)
 	}
 	if in.Number {
-		out.Screen = numberLines(d.Screen, d.From)
+		out.Screen = numberLines(d.Screen, d.From, d.To)
 	}
 	text := fmt.Sprintf("Screen %dx%d, cursor at row %d, col %d, %s (scrollback %d/%d):\n%s",
 		out.Size.Cols, out.Size.Rows, out.Cursor.Row, out.Cursor.Col, lines,
@@ -124,29 +124,29 @@ func returnedLines(from, to int) int {
 }
 
 // numberLines prefixes each line with its protocol line number, as
-// `ptyplex output --number` does: zero-padded, "-" for scrollback, a tab.
-func numberLines(screen string, from int) string {
-	if screen == "" {
-		return ""
-	}
-	lines := strings.Split(strings.TrimSuffix(screen, "\n"), "\n")
-	nums := make([]int, 0, len(lines))
-	for n := from; len(nums) < len(lines); n++ {
-		if n != 0 {
-			nums = append(nums, n)
-		}
-	}
-	width := 1
-	for _, n := range nums {
-		width = max(width, len(strconv.Itoa(max(n, -n))))
-	}
+// `ptyplex output --number` does: zero-padded to the width of the largest
+// number, "-" for scrollback, a tab. The lines are from..to (skipping 0),
+// not what splitting on newlines gives: daemons differ in whether the last
+// line ends with one.
+func numberLines(screen string, from, to int) string {
+	lines := strings.Split(screen, "\n")
+	width := max(len(strconv.Itoa(max(from, -from))), len(strconv.Itoa(max(to, -to))))
 	var b strings.Builder
-	for i, line := range lines {
+	i := 0
+	for n := from; n <= to; n++ {
+		if n == 0 {
+			continue
+		}
+		line := ""
+		if i < len(lines) {
+			line = lines[i]
+		}
+		i++
 		sign := " "
-		if nums[i] < 0 {
+		if n < 0 {
 			sign = "-"
 		}
-		fmt.Fprintf(&b, "%s%0*d\t%s\n", sign, width, max(nums[i], -nums[i]), line)
+		fmt.Fprintf(&b, "%s%0*d\t%s\n", sign, width, max(n, -n), line)
 	}
 	return b.String()
 }

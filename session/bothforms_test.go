@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ func TestBothForms(t *testing.T) {
 	} {
 		var req map[string]any
 		json.Unmarshal([]byte(tc.in), &req)
-		got, _ := json.Marshal(bothForms(req))
+		got, _ := json.Marshal(BothForms(req))
 		if string(got) != tc.want {
 			t.Errorf("%s: got %s, want %s", tc.in, got, tc.want)
 		}
