@@ -75,11 +75,10 @@ func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput,
 }
 
 // appCursor decides the cursor-key encoding. In auto mode it asks STATUS
-// for the application cursor-key mode (DECCKM). The session protocol does
-// not report that mode yet, so auto falls back to normal mode, which
-// shells, readline and most REPLs accept either way; full-screen programs
-// that switch modes (vim, less) usually accept both encodings too. The
-// field names below are the ones a future daemon may use.
+// for the application cursor-key mode (DECCKM), which our daemon reports
+// as app_cursor_keys (present only when on). A daemon that does not report
+// it gets normal mode, which shells, readline and most REPLs accept either
+// way. The other names are those other daemons might use.
 func (s *Server) appCursor(ctx context.Context, socket, mode string) (bool, error) {
 	switch mode {
 	case "normal":

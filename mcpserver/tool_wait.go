@@ -30,7 +30,7 @@ var waitTool = toolDef{tool: mcp.Tool{
 - quiet_ms: no output for that many milliseconds (the program has settled; good after starting a program or sending a command whose output you cannot predict).
 - exit: the program exits; returns its exit code.
 
-Always bounded by timeout_ms (default 10000, max 600000). A timeout is a normal result with timed_out true, not an error: look at the returned screen and decide. If the program exits before the condition holds, the result has exited true and met false. Pattern conditions already true when wait starts return at once with already_met true. Conditions are checked against plain text (no colour codes).
+Always bounded by timeout_ms (default 10000, max 600000: a larger value is clamped to 600000 and the result says so; for longer waits call wait again). A timeout is a normal result with timed_out true, not an error: look at the returned screen and decide. If the program exits before the condition holds, the result has exited true and met false. Pattern conditions already true when wait starts return at once with already_met true. Conditions are checked against plain text (no colour codes).
 
 Examples: {"session":"s1","regex":"\\$ ?$","timeout_ms":5000}; {"session":"s1","quiet_ms":300}; {"session":"s1","line":1,"contains":"READY"}; {"session":"s1","exit":true,"timeout_ms":60000}.`,
 }}
@@ -44,7 +44,7 @@ type WaitInput struct {
 	Line          int    `json:"line,omitempty" jsonschema:"1-based screen line to watch; alone: wait until it changes"`
 	QuietMs       int    `json:"quiet_ms,omitempty" jsonschema:"wait until there has been no output for this many milliseconds"`
 	Exit          bool   `json:"exit,omitempty" jsonschema:"wait until the program exits"`
-	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"give up after this many milliseconds (default 10000, max 600000); a timeout is a normal result"`
+	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"give up after this many milliseconds (default 10000, max 600000; larger values are clamped to 600000); a timeout is a normal result"`
 	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"return the plain-text screen with the result (default true)"`
 }
 
@@ -60,6 +60,7 @@ type WaitOutput struct {
 	Match      string `json:"match,omitempty" jsonschema:"for regex: the matched text"`
 	Screen     string `json:"screen,omitempty" jsonschema:"the screen as plain text after the wait"`
 	ElapsedMs  int64  `json:"elapsed_ms"`
+	TimeoutMs  int64  `json:"timeout_ms" jsonschema:"the timeout applied, after clamping to the maximum"`
 }
 
 // parseWait validates the arguments and picks the mode.
@@ -69,7 +70,10 @@ func parseWait(in WaitInput) (waitSpec, string, error) {
 		return w, "", fmt.Errorf("invalid timeout_ms %d: must be positive", in.TimeoutMs)
 	}
 	if in.TimeoutMs > 0 {
-		w.timeout = min(time.Duration(in.TimeoutMs)*time.Millisecond, maxWaitTimeout)
+		// Clamp the count before making it a Duration: near 2^63 ns the
+		// product wraps negative and the wait would time out at once.
+		w.timeout = clampMs(in.TimeoutMs, maxWaitTimeout)
+		w.clamped = int64(in.TimeoutMs) > maxWaitTimeout.Milliseconds()
 	}
 	if in.Line < 0 {
 		return w, "", fmt.Errorf("invalid line %d: screen lines are numbered from 1", in.Line)
@@ -99,7 +103,8 @@ func parseWait(in WaitInput) (waitSpec, string, error) {
 		w.mode = waitExit
 		return w, "the program exits", nil
 	case in.QuietMs > 0:
-		w.mode, w.quietFor = waitQuiet, time.Duration(in.QuietMs)*time.Millisecond
+		// Quiet for longer than the longest wait could never be seen.
+		w.mode, w.quietFor = waitQuiet, clampMs(in.QuietMs, maxWaitTimeout)
 		return w, fmt.Sprintf("no output for %v", w.quietFor), nil
 	case in.Regex != "":
 		re, err := regexp.Compile(in.Regex)
@@ -139,12 +144,15 @@ func (s *Server) wait(ctx context.Context, in WaitInput) (string, WaitOutput, er
 	out := WaitOutput{
 		Session: in.Session, Condition: cond, Met: o.Met, AlreadyMet: o.Already,
 		TimedOut: o.TimedOut, Exited: o.Exited, ExitCode: o.ExitCode,
-		ElapsedMs: time.Since(begin).Milliseconds(),
+		ElapsedMs: time.Since(begin).Milliseconds(), TimeoutMs: spec.timeout.Milliseconds(),
 	}
 	if spec.mode == waitRegex {
 		out.Match = o.Match
 	}
 	var b strings.Builder
+	if spec.clamped {
+		fmt.Fprintf(&b, "timeout_ms %d is over the maximum; waited at most %d ms. ", in.TimeoutMs, maxWaitTimeout.Milliseconds())
+	}
 	switch {
 	case o.Already:
 		fmt.Fprintf(&b, "Condition already met: %s.", cond)
@@ -174,6 +182,15 @@ func (s *Server) wait(ctx context.Context, in WaitInput) (string, WaitOutput, er
 		}
 	}
 	return b.String(), out, nil
+}
+
+// clampMs turns a count of milliseconds into a Duration of at most limit,
+// without the overflow of multiplying first.
+func clampMs(ms int, limit time.Duration) time.Duration {
+	if int64(ms) > limit.Milliseconds() {
+		return limit
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 func codeText(p *int) string {

@@ -18,6 +18,7 @@ type waitSpec struct {
 	regex    *regexp.Regexp
 	quietFor time.Duration
 	timeout  time.Duration
+	clamped  bool // timeout_ms was over the maximum
 }
 
 type waitMode int

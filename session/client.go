@@ -21,10 +21,13 @@ func Call(socket string, req any) (*Response, error) {
 // request at a time, so an answer can take as long as another client's
 // WAIT; closing the connection also ends our own pending WAIT there.
 func CallContext(ctx context.Context, socket string, req any) (*Response, error) {
+	if err := checkSocketPath(socket); err != nil {
+		return nil, err
+	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", socket)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", socket, unwrapSyscall(err))
+		return nil, dialError(socket, err)
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })

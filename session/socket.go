@@ -35,6 +35,9 @@ func listen(path string) (ln *net.UnixListener, sock, autoDir string, err error)
 		if path, err = filepath.Abs(path); err != nil {
 			return nil, "", "", fmt.Errorf("socket path: %w", err)
 		}
+		if err := checkSocketPath(path); err != nil {
+			return nil, "", "", err
+		}
 		if err := removeStale(path); err != nil {
 			return nil, "", "", err
 		}
@@ -76,7 +79,7 @@ func removeStale(path string) error {
 		return fmt.Errorf("socket path %s: %w", path, err)
 	}
 	if fi.Mode()&os.ModeSocket == 0 {
-		return fmt.Errorf("socket path %s exists and is not a socket", path)
+		return fmt.Errorf("socket path %s exists and is %s, not a socket", path, fileKind(fi.Mode()))
 	}
 	c, err := net.Dial("unix", path)
 	if err == nil {

@@ -71,7 +71,9 @@ func runStart(args []string) int {
 		return c.usageError("Invalid emulator %q: expected xterm or custom", *emulator)
 	}
 	if c.fs.NArg() == 0 {
-		return c.usageError("the command argument is required: ptyplex start [flags] -- COMMAND [ARGS...]")
+		// Scripts match the first sentence (the wording of interminai's
+		// argument parser); the rest says what to add.
+		return c.usageError("the following required arguments were not provided: COMMAND (the command argument is required: ptyplex start [flags] -- COMMAND [ARGS...])")
 	}
 	if *scrollback < 0 || *debugBuf < 0 {
 		return c.usageError("--scrollback and --debug-buffer must be 0 or more")
