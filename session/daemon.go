@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/safefile"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/screen"
 )
@@ -58,7 +59,8 @@ func New(cfg Config) (*Daemon, error) {
 		stopReq:    make(chan *request, 1),
 	}
 	if cfg.PTYDump != "" {
-		f, err := os.OpenFile(cfg.PTYDump, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		// The dump often lives in /tmp: see safefile for what is refused.
+		f, err := safefile.OpenAppend(cfg.PTYDump)
 		if err != nil {
 			return nil, fmt.Errorf("open pty dump: %w", err)
 		}

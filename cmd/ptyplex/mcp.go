@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/internal/safefile"
 	"github.com/ptyplex/ptyplex/mcpserver"
 )
 
@@ -43,7 +44,7 @@ func runMCP(args []string) int {
 	}
 	var logger *slog.Logger
 	if *logPath != "" {
-		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := safefile.OpenAppend(*logPath)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "Error: open log: %v\n", err)
 			return exitFail
