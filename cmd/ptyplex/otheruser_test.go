@@ -84,6 +84,16 @@ func runAdmin(t testing.TB, prog string, args ...string) {
 // command prepares prog to run as the account, with a neutral working
 // directory and environment.
 func (a account) command(prog string, args ...string) *exec.Cmd {
+	// Look the program up in the system directories: ours (a pyenv shim
+	// under /root, say) may not be reachable for the account.
+	if !strings.Contains(prog, "/") {
+		for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+			if p := filepath.Join(dir, prog); fileExists(p) {
+				prog = p
+				break
+			}
+		}
+	}
 	cmd := exec.Command(prog, args...)
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/", "LANG=C"}
@@ -124,3 +134,5 @@ func privateFile(t testing.TB, content string) string {
 	}
 	return p
 }
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
