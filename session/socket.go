@@ -115,19 +115,9 @@ func removeStale(path string) error {
 // user-given socket in a shared directory, and a root client (which the
 // modes do not stop) from driving another user's programs by accident.
 func peerAllowed(c *net.UnixConn) (bool, error) {
-	rc, err := c.SyscallConn()
+	uid, err := peerUID(c)
 	if err != nil {
 		return false, err
 	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := rc.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return false, err
-	}
-	if cerr != nil {
-		return false, fmt.Errorf("SO_PEERCRED: %w", cerr)
-	}
-	return cred.Uid == uint32(os.Getuid()), nil
+	return uid == uint32(os.Getuid()), nil
 }
