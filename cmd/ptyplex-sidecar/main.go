@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ptyplex/ptyplex/internal/inherited"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
@@ -25,6 +26,11 @@ func main() {
 	if ptyhost.IsWatchdog() {
 		// This is our own watchdog process, started by run below.
 		os.Exit(ptyhost.RunWatchdog(os.Stdin))
+	}
+	// Descriptors our caller left open must not reach the terminals'
+	// programs, nor be held open by us (see package inherited).
+	if _, err := inherited.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
 	}
 	// Before anything else: children must not inherit a blocked signal mask.
 	if err := ptyhost.ClearInheritedSignalMask(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/inherited"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/session"
 	"golang.org/x/sys/unix"
@@ -83,14 +84,26 @@ func runStart(args []string) int {
 		Plain: plain, PTYDump: *dump,
 	}
 	if fdText := os.Getenv(daemonEnv); fdText != "" {
+		readyFD, _ := strconv.Atoi(fdText)
+		closeInherited(readyFD)
 		clearSignalMask()
 		return runDaemonChild(cfg, fdText)
 	}
 	if *noDaemon {
+		closeInherited()
 		clearSignalMask()
 		return runForeground(cfg)
 	}
 	return launchDaemon(args)
+}
+
+// closeInherited closes the descriptors our caller left open for us
+// (beyond stdio and keep): the daemon would hold them for the session's
+// lifetime and pass them to its program. See package inherited.
+func closeInherited(keep ...int) {
+	if _, err := inherited.Close(keep...); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex: %v\n", err)
+	}
 }
 
 // clearSignalMask gives the session's program an empty signal mask and
