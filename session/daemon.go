@@ -31,6 +31,7 @@ type Daemon struct {
 	queue   *queue
 	replies *replyQueue
 	inputMu sync.Mutex // serialises PTY writes: INPUT and query replies
+	limits  limits     // connections and request bytes held (limits.go)
 
 	readerDone chan struct{} // closed by readPTY
 	exited     chan struct{} // closed by watchExit
@@ -157,12 +158,17 @@ func (d *Daemon) accept() {
 			}
 			continue
 		}
-		ok, err := peerAllowed(c)
-		if err != nil || !ok {
-			go refuse(c)
+		if !d.limits.admit() {
+			busyConnections(c)
 			continue
 		}
-		go d.readRequest(c)
+		cc := &clientConn{UnixConn: c, lim: &d.limits}
+		ok, err := peerAllowed(c)
+		if err != nil || !ok {
+			go refuse(cc)
+			continue
+		}
+		go d.readRequest(cc)
 	}
 }
 
