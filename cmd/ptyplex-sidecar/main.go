@@ -56,7 +56,7 @@ func run() int {
 	// The watchdog kills every terminal's processes if we die without
 	// tearing down (see ptyhost/watchdog_linux.go). Without it, only the
 	// kernel's parent-death signal and PTY hangup are left.
-	if wd, err := ptyhost.StartWatchdog(); err != nil {
+	if wd, err := ptyhost.StartWatchdog(logger.Printf); err != nil {
 		logger.Printf("running without a watchdog: %v", err)
 	} else {
 		opts.Watchdog = wd
