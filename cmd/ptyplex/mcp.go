@@ -35,7 +35,7 @@ or in an mcpServers configuration file:
 
 func runMCP(args []string) int {
 	c := newCLI("mcp", "ptyplex mcp [--log FILE]", mcpAbout, false)
-	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE`; stdout carries the protocol")
+	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE` (created 0600; must be a regular file of yours); stdout carries the protocol")
 	if done, code := c.parse(args); done {
 		return code
 	}

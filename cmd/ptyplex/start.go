@@ -53,7 +53,7 @@ func runStart(args []string) int {
 	emulator := c.fs.String("emulator", "xterm", "terminal emulator: xterm (colours) or custom (plain text)")
 	scrollback := c.fs.Int("scrollback", session.DefaultScrollback, "scrollback capacity in `lines` (0 keeps none)")
 	debugBuf := c.fs.Int("debug-buffer", session.DefaultDebugBuffer, "how many unhandled escape sequences DEBUG keeps")
-	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE`")
+	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE` (created 0600; must be a regular file of yours: links and FIFOs are refused)")
 	noDaemon := c.fs.Bool("no-daemon", false, "run the daemon in the foreground until stop")
 	if done, code := c.parse(args); done {
 		return code
