@@ -30,6 +30,9 @@ func CallContext(ctx context.Context, socket string, req any) (*Response, error)
 		return nil, dialError(socket, err)
 	}
 	defer c.Close()
+	if err := checkServer(c.(*net.UnixConn), socket); err != nil {
+		return nil, err
+	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	r, err := exchange(c, socket, req)

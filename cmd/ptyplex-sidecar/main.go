@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/ptyplex/ptyplex/internal/inherited"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
@@ -26,6 +27,11 @@ func main() {
 	if ptyhost.IsWatchdog() {
 		// This is our own watchdog process, started by run below.
 		os.Exit(ptyhost.RunWatchdog(os.Stdin))
+	}
+	// Descriptors our caller left open must not reach the terminals'
+	// programs, nor be held open by us (see package inherited).
+	if _, err := inherited.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
 	}
 	// Before anything else: children must not inherit a blocked signal mask.
 	if err := ptyhost.ClearInheritedSignalMask(); err != nil {
@@ -51,7 +57,7 @@ func run() int {
 	// The watchdog kills every terminal's processes if we die without
 	// tearing down (see ptyhost/watchdog_linux.go). Without it, only the
 	// kernel's parent-death signal and PTY hangup are left.
-	wd, err := ptyhost.StartWatchdog()
+	wd, err := ptyhost.StartWatchdog(logger.Printf)
 	if err != nil {
 		logger.Printf("running without a watchdog: %v", err)
 	} else {

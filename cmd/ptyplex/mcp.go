@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/internal/safefile"
 	"github.com/ptyplex/ptyplex/mcpserver"
 )
 
@@ -34,7 +35,7 @@ or in an mcpServers configuration file:
 
 func runMCP(args []string) int {
 	c := newCLI("mcp", "ptyplex mcp [--log FILE]", mcpAbout, false)
-	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE`; stdout carries the protocol")
+	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE` (created 0600; must be a regular file of yours); stdout carries the protocol")
 	if done, code := c.parse(args); done {
 		return code
 	}
@@ -43,7 +44,7 @@ func runMCP(args []string) int {
 	}
 	var logger *slog.Logger
 	if *logPath != "" {
-		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := safefile.OpenAppend(*logPath)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "Error: open log: %v\n", err)
 			return exitFail

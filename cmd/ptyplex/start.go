@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/inherited"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/session"
 	"golang.org/x/sys/unix"
@@ -52,7 +53,7 @@ func runStart(args []string) int {
 	emulator := c.fs.String("emulator", "xterm", "terminal emulator: xterm (colours) or custom (plain text)")
 	scrollback := c.fs.Int("scrollback", session.DefaultScrollback, "scrollback capacity in `lines` (0 keeps none)")
 	debugBuf := c.fs.Int("debug-buffer", session.DefaultDebugBuffer, "how many unhandled escape sequences DEBUG keeps")
-	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE`")
+	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE` (created 0600; must be a regular file of yours: links and FIFOs are refused)")
 	noDaemon := c.fs.Bool("no-daemon", false, "run the daemon in the foreground until stop")
 	if done, code := c.parse(args); done {
 		return code
@@ -85,14 +86,26 @@ func runStart(args []string) int {
 		Plain: plain, PTYDump: *dump,
 	}
 	if fdText := os.Getenv(daemonEnv); fdText != "" {
+		readyFD, _ := strconv.Atoi(fdText)
+		closeInherited(readyFD)
 		clearSignalMask()
 		return runDaemonChild(cfg, fdText)
 	}
 	if *noDaemon {
+		closeInherited()
 		clearSignalMask()
 		return runForeground(cfg)
 	}
 	return launchDaemon(args)
+}
+
+// closeInherited closes the descriptors our caller left open for us
+// (beyond stdio and keep): the daemon would hold them for the session's
+// lifetime and pass them to its program. See package inherited.
+func closeInherited(keep ...int) {
+	if _, err := inherited.Close(keep...); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex: %v\n", err)
+	}
 }
 
 // clearSignalMask gives the session's program an empty signal mask and
