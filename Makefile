@@ -5,6 +5,7 @@ GO       ?= go
 BIN      := bin
 FUZZTIME ?= 30s
 
+.PHONY: test-node npm npm-smoke bench-node
 .PHONY: all build test vet fmt-check bench bench-quick fuzz fuzz-short soak soak-short demo clean
 
 all: build
@@ -15,6 +16,7 @@ build:
 # The whole suite under the race detector, plus the static checks.
 test: fmt-check vet
 	$(GO) test -race -count=1 ./...
+	$(MAKE) test-node
 
 vet:
 	$(GO) vet ./...
@@ -58,6 +60,12 @@ soak: build
 
 soak-short:
 	$(GO) test -race -count=1 -v ./soak/
+
+# The npm package in node/ (see node/README.md): its tests against the
+# built sidecar, the per-platform packages and their offline install test,
+# and the benchmark against node-pty.
+test-node: build
+	cd node && PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node --test test/*.test.js test/*.test.mjs
 
 demo: build
 	$(GO) run ./examples/demo

@@ -73,6 +73,7 @@ class Sidecar {
     const gen = this._gen;
     if (!gen) return Promise.resolve();
     gen.closing = true;
+    this._refresh(gen); // a caller awaiting close keeps the loop alive
     gen.child.stdin.end();
     return gen.exited;
   }
@@ -137,7 +138,7 @@ class Sidecar {
   // _refresh keeps the event loop alive exactly while terminals exist, as
   // node-pty does: an idle sidecar does not hold a script open.
   _refresh(gen) {
-    const want = gen.terms.size > 0 && !gen.dead;
+    const want = (gen.terms.size > 0 || gen.closing) && !gen.dead;
     if (want === gen.refed) return;
     gen.refed = want;
     const c = gen.child;

@@ -160,8 +160,7 @@ class Terminal {
     }
     if (this._state !== 'live') return;
     if (signal !== undefined && this._features.has('signal')) {
-      const name = typeof signal === 'number' ? signal : signal;
-      this._host._send(controlFrame(T.SIGNAL, { terminalId: this._id, signal: name }));
+      this._host._send(controlFrame(T.SIGNAL, { terminalId: this._id, signal }));
     } else {
       this._host._send(controlFrame(T.CLOSE, { terminalId: this._id }));
     }
