@@ -66,6 +66,14 @@ soak-short:
 # and the benchmark against node-pty.
 test-node: build
 	cd node && PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node --test test/*.test.js test/*.test.mjs
+	node/scripts/npm-smoke.sh
+
+NPM_PLATFORMS ?= linux-x64 linux-arm64 darwin-x64 darwin-arm64
+npm:
+	node/scripts/build-npm.sh dist/npm $(NPM_PLATFORMS)
+
+npm-smoke:
+	node/scripts/npm-smoke.sh
 
 demo: build
 	$(GO) run ./examples/demo
