@@ -43,12 +43,15 @@ class Sidecar {
     const gen = this._start();
     gen.terms.set(id, term);
     term._gen = gen;
-    this._send(controlFrame(T.OPEN, term._openBody));
+    this._sendTo(gen, controlFrame(T.OPEN, term._openBody));
     term._openBody = null;
     if (this.openTimeout > 0) {
       term._timer = setTimeout(() => {
-        if (term._state !== 'pending') return;
+        if (term._state !== 'pending' || !gen.terms.has(id)) return;
         // The id stays reserved: a late OPENED is answered with CLOSE.
+        gen.terms.delete(id);
+        gen.abandoned.add(id);
+        this._refresh(gen);
         term._failed(new Error(`ptyplex-sidecar did not open ${file} within ${this.openTimeout} ms`));
       }, this.openTimeout);
       term._timer.unref();
@@ -89,7 +92,9 @@ class Sidecar {
     // so the child sees exactly options.env (node-pty's semantics) rather
     // than options.env merged over ours.
     const child = childProcess.spawn(path, this._args, { stdio: ['pipe', 'pipe', 'pipe'], env: {} });
-    const gen = { child, terms: new Map(), closing: false, dead: false, refed: true };
+    // abandoned: ids whose open timed out; their late frames are answered
+    // (OPENED with CLOSE) or dropped.
+    const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true };
     let exitedResolve;
     gen.exited = new Promise((r) => (exitedResolve = r));
     const parser = new FrameParser((type, body) => this._frame(gen, type, body));
@@ -130,8 +135,9 @@ class Sidecar {
     return gen;
   }
 
-  _send(buf) {
-    const gen = this._gen;
+  // _sendTo writes a frame to gen's sidecar; frames for a sidecar that
+  // died are dropped (its terminals have ended).
+  _sendTo(gen, buf) {
     if (gen && !gen.dead) gen.child.stdin.write(buf);
   }
 
@@ -166,14 +172,16 @@ class Sidecar {
       return;
     }
     const term = gen.terms.get(msg.terminalId);
-    if (!term) return;
+    if (!term) {
+      if (gen.abandoned.has(msg.terminalId)) {
+        if (type === T.OPENED) this._sendTo(gen, controlFrame(T.CLOSE, { terminalId: msg.terminalId }));
+        if (type === T.EXIT || type === T.ERROR) gen.abandoned.delete(msg.terminalId);
+      }
+      return;
+    }
     switch (type) {
       case T.OPENED:
         clearTimeout(term._timer);
-        if (term._state !== 'pending') {
-          this._send(controlFrame(T.CLOSE, { terminalId: term._id })); // opened too late
-          return;
-        }
         term._opened(msg);
         break;
       case T.ERROR:

@@ -119,7 +119,7 @@ class Terminal {
     }
     return new Promise((resolve) => {
       this._fgWaiters.push(resolve);
-      this._host._send(controlFrame(T.FOREGROUND, { terminalId: this._id }));
+      this._host._sendTo(this._gen, controlFrame(T.FOREGROUND, { terminalId: this._id }));
     });
   }
 
@@ -131,7 +131,7 @@ class Terminal {
     if (this._state === 'exited' || this._state === 'failed') return;
     const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
     for (let off = 0; off < buf.length; off += INPUT_CHUNK) {
-      this._host._send(dataFrame(T.INPUT, this._idBuf, buf.subarray(off, off + INPUT_CHUNK)));
+      this._host._sendTo(this._gen, dataFrame(T.INPUT, this._idBuf, buf.subarray(off, off + INPUT_CHUNK)));
     }
   }
 
@@ -141,7 +141,7 @@ class Terminal {
     this.cols = cols;
     this.rows = rows;
     if (this._state === 'pending' || this._state === 'live') {
-      this._host._send(controlFrame(T.RESIZE, { terminalId: this._id, cols, rows }));
+      this._host._sendTo(this._gen, controlFrame(T.RESIZE, { terminalId: this._id, cols, rows }));
     }
   }
 
@@ -160,9 +160,9 @@ class Terminal {
     }
     if (this._state !== 'live') return;
     if (signal !== undefined && this._features.has('signal')) {
-      this._host._send(controlFrame(T.SIGNAL, { terminalId: this._id, signal }));
+      this._host._sendTo(this._gen, controlFrame(T.SIGNAL, { terminalId: this._id, signal }));
     } else {
-      this._host._send(controlFrame(T.CLOSE, { terminalId: this._id }));
+      this._host._sendTo(this._gen, controlFrame(T.CLOSE, { terminalId: this._id }));
     }
   }
 
@@ -268,7 +268,7 @@ class Terminal {
     // Grant back before emitting: a listener that pauses keeps what it got.
     this._unacked += data.length;
     if (this._unacked >= this._host.creditWindow / 4 && this._state === 'live') {
-      this._host._send(controlFrame(T.CREDIT, { terminalId: this._id, bytes: this._unacked }));
+      this._host._sendTo(this._gen, controlFrame(T.CREDIT, { terminalId: this._id, bytes: this._unacked }));
       this._unacked = 0;
     }
     if (this._decoder) {

@@ -85,3 +85,13 @@ test('a program that cannot start: ready rejects, onExit fires with code 1', asy
   // The sidecar's stderr reached the logger.
   assert.ok(sc.lines.some((l) => l.includes('/nonexistent/program')), sc.lines.join('\n'));
 });
+
+test('nothing of the session outlives onExit', async (t) => {
+  const sc = newSidecar(t);
+  const r = await run(sc.spawn('/bin/sh', ['-c', 'sleep 1000 & echo "bg=$!"; (trap "" HUP; exec sleep 1001) & echo "nohup=$!"']));
+  const { waitUntil, alive } = require('./helpers');
+  for (const name of ['bg', 'nohup']) {
+    const pid = Number(new RegExp(`${name}=(\\d+)`).exec(r.output)[1]);
+    await waitUntil(() => !alive(pid), `${name} (pid ${pid}) to be gone`);
+  }
+});

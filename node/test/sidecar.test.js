@@ -89,3 +89,17 @@ test('an idle sidecar does not keep the script alive', async () => {
   );
   assert.strictEqual(out, 'hi\r\nexit 0');
 });
+
+test('a terminal that opens after its timeout is closed again', async (t) => {
+  const sc = newSidecar(t, { openTimeout: 100 });
+  await run(sc.spawn('true')); // the sidecar runs
+  process.kill(sc.pid, 'SIGSTOP');
+  const late = sc.spawn('sleep', ['1000']);
+  await assert.rejects(within(late.ready, 'the open timeout'), /did not open sleep within 100 ms/);
+  const gen = sc._gen;
+  assert.ok(gen.abandoned.has(late._id));
+  process.kill(sc.pid, 'SIGCONT');
+  // OPENED arrives late, is answered with CLOSE, and the EXIT clears the id.
+  await waitUntil(() => !gen.abandoned.has(late._id), 'the late terminal to be closed');
+  assert.strictEqual(late.pid, 0);
+});

@@ -1,0 +1,115 @@
+'use strict';
+// Benchmark: the same script through ptyplex and through node-pty.
+//   bulk: a child writes N MiB and exits; time from spawn to onExit.
+//   echo: one keystroke written to cat in cooked mode, time until its echo.
+// Usage: node bench.js [--runs N] [--keys N] [--mib 1,8,32]
+// Prints a Markdown table; ratios are ptyplex over node-pty in this run.
+
+const path = require('path');
+const ptyplex = require('..');
+let nodePty;
+try {
+  nodePty = require('node-pty');
+} catch (err) {
+  console.error('node-pty is not installed here: run `make bench-node` (it builds node-pty from source)');
+  process.exit(1);
+}
+
+const arg = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : def;
+};
+const RUNS = Number(arg('runs', 7));
+const KEYS = Number(arg('keys', 2000));
+const SIZES = arg('mib', '1,8,32').split(',').map(Number);
+
+if (!process.env.PTYPLEX_SIDECAR_PATH) {
+  process.env.PTYPLEX_SIDECAR_PATH = path.join(__dirname, '..', '..', 'bin', 'ptyplex-sidecar');
+}
+const impls = { ptyplex: ptyplex.spawn, 'node-pty': nodePty.spawn };
+const opts = { name: 'xterm-256color', cols: 120, rows: 40, cwd: process.cwd(), env: process.env };
+
+function bulk(spawn, mib) {
+  return new Promise((resolve) => {
+    const t0 = process.hrtime.bigint();
+    const term = spawn('/bin/sh', ['-c', `head -c ${mib << 20} /dev/zero | tr '\\0' x`], opts);
+    let got = 0;
+    term.onData((d) => (got += d.length));
+    term.onExit(() => {
+      const s = Number(process.hrtime.bigint() - t0) / 1e9;
+      resolve({ s, got });
+    });
+  });
+}
+
+function echo(spawn) {
+  return new Promise((resolve) => {
+    const term = spawn('cat', [], opts);
+    const lat = [];
+    let t0 = 0n;
+    let want = null;
+    let buf = '';
+    const key = () => {
+      want = String.fromCharCode(97 + (lat.length % 26));
+      buf = '';
+      t0 = process.hrtime.bigint();
+      term.write(want);
+    };
+    term.onData((d) => {
+      if (want === null) return;
+      buf += d;
+      if (!buf.includes(want)) return;
+      lat.push(Number(process.hrtime.bigint() - t0) / 1e3);
+      if (lat.length % 64 === 0) term.write('\r'); // keep cat's line short
+      if (lat.length === KEYS) {
+        want = null;
+        term.kill();
+        return;
+      }
+      setImmediate(key);
+    });
+    term.onExit(() => resolve(lat));
+    // Start once cat runs: the first byte of output or a short settle.
+    setTimeout(key, 300);
+  });
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+(async () => {
+  const rows = [];
+  for (const mib of SIZES) {
+    const res = { ptyplex: [], 'node-pty': [] };
+    const short = { ptyplex: 0, 'node-pty': 0 };
+    await bulk(ptyplex.spawn, 1); // warm the sidecar up
+    for (let r = 0; r < RUNS; r++) {
+      for (const [name, spawn] of r % 2 ? Object.entries(impls).reverse() : Object.entries(impls)) {
+        const { s, got } = await bulk(spawn, mib);
+        if (got < mib << 20) short[name]++;
+        res[name].push(s);
+      }
+    }
+    const a = (mib * 1.048576) / median(res.ptyplex);
+    const b = (mib * 1.048576) / median(res['node-pty']);
+    rows.push(
+      `| bulk ${mib} MiB to exit | ${a.toFixed(0)} MB/s | ${b.toFixed(0)} MB/s | ${(a / b).toFixed(2)}× |` +
+        ` ${short.ptyplex}/${RUNS} | ${short['node-pty']}/${RUNS} |`,
+    );
+  }
+  const la = await echo(ptyplex.spawn);
+  const lb = await echo(nodePty.spawn);
+  for (const p of [50, 99]) {
+    const x = pct(la, p);
+    const y = pct(lb, p);
+    rows.push(`| echo p${p} | ${x.toFixed(0)} µs | ${y.toFixed(0)} µs | ${(x / y).toFixed(2)}× | | |`);
+  }
+  console.log(`${RUNS} runs per size (median), ${KEYS} keystrokes; node ${process.version}\n`);
+  console.log('| measure | ptyplex | node-pty | ratio | ptyplex short | node-pty short |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) console.log(r);
+  await ptyplex.defaultSidecar().close();
+})();
