@@ -75,6 +75,13 @@ npm:
 npm-smoke:
 	node/scripts/npm-smoke.sh
 
+# node-pty is built from source against the system's Node headers; it is
+# needed by this benchmark only. BENCHNODEFLAGS: --runs N --keys N --mib 1,8,32
+BENCHNODEFLAGS ?=
+bench-node: build
+	cd node/bench && { [ -d node_modules/node-pty ] || npm_config_build_from_source=true npm install --nodedir=/usr --no-audit --no-fund; }
+	cd node/bench && PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node bench.js $(BENCHNODEFLAGS)
+
 demo: build
 	$(GO) run ./examples/demo
 
