@@ -39,29 +39,63 @@ function dataFrame(type, idBuf, data) {
   return f;
 }
 
-// FrameParser turns stdout chunks into frames. Bodies are views into the
-// chunks (no copy) unless a frame straddles two chunks.
+// FrameParser turns stdout chunks into frames without copying OUTPUT
+// payloads: an OUTPUT frame that straddles chunks is handed on piecewise,
+// onOutput(id, bytes) per piece, as OUTPUT is a byte stream that may be cut
+// anywhere. Other frames go to onFrame(type, body) whole.
 class FrameParser {
-  constructor(onFrame) {
+  constructor(onFrame, onOutput) {
     this.onFrame = onFrame;
-    this.pending = null; // bytes of an incomplete frame
+    this.onOutput = onOutput || null;
+    this.pending = null; // an incomplete header, or a whole incomplete frame
+    this.outId = null; // the OUTPUT frame being streamed
+    this.outLeft = 0; // its payload bytes still to come
   }
 
   push(chunk) {
     let buf = chunk;
-    if (this.pending) {
-      buf = Buffer.concat([this.pending, chunk]);
-      this.pending = null;
-    }
     let off = 0;
+    if (this.outLeft > 0) {
+      const n = Math.min(this.outLeft, buf.length);
+      this.outLeft -= n;
+      this.onOutput(this.outId, buf.subarray(0, n));
+      off = n;
+    }
+    if (this.pending) {
+      buf = Buffer.concat([this.pending, buf.subarray(off)]);
+      this.pending = null;
+      off = 0;
+    }
     while (buf.length - off >= 5) {
       const len = buf.readUInt32LE(off);
       if (len < 1 || len > MAX_FRAME) {
         throw new Error(`corrupt frame stream from ptyplex-sidecar: frame length ${len}`);
       }
-      if (buf.length - off - 4 < len) break;
-      this.onFrame(buf[off + 4], buf.subarray(off + 5, off + 4 + len));
-      off += 4 + len;
+      const type = buf[off + 4];
+      const have = buf.length - off - 4;
+      if (have >= len) {
+        if (type === T.OUTPUT && this.onOutput) {
+          const [id, data] = splitData(buf.subarray(off + 5, off + 4 + len));
+          this.onOutput(id, data);
+        } else {
+          this.onFrame(type, buf.subarray(off + 5, off + 4 + len));
+        }
+        off += 4 + len;
+        continue;
+      }
+      // Incomplete. An OUTPUT whose id is here streams what it has.
+      if (type === T.OUTPUT && this.onOutput && have >= 3) {
+        const idLen = buf.readUInt16LE(off + 5);
+        if (idLen === 0 || 3 + idLen > len) throw new Error('corrupt OUTPUT frame: bad id length');
+        if (have >= 3 + idLen) {
+          this.outId = buf.toString('utf8', off + 7, off + 7 + idLen);
+          const data = buf.subarray(off + 7 + idLen);
+          this.outLeft = len - 3 - idLen - data.length;
+          if (data.length) this.onOutput(this.outId, data);
+          off = buf.length;
+        }
+      }
+      break;
     }
     if (off < buf.length) {
       // Copy, so that a small remainder does not pin a large chunk.

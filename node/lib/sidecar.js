@@ -2,7 +2,7 @@
 // Sidecar: one ptyplex-sidecar process hosting many terminals.
 
 const childProcess = require('child_process');
-const { T, controlFrame, FrameParser, splitData } = require('./frames');
+const { T, controlFrame, FrameParser } = require('./frames');
 const { Emitter } = require('./events');
 const { resolveSidecar } = require('./resolve');
 const { signalNumber } = require('./signals');
@@ -97,7 +97,13 @@ class Sidecar {
     const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true };
     let exitedResolve;
     gen.exited = new Promise((r) => (exitedResolve = r));
-    const parser = new FrameParser((type, body) => this._frame(gen, type, body));
+    const parser = new FrameParser(
+      (type, body) => this._frame(gen, type, body),
+      (id, data) => {
+        const term = gen.terms.get(id);
+        if (term && term._state === 'live') term._output(data);
+      },
+    );
     child.stdout.on('data', (chunk) => {
       if (gen.dead) return;
       try {
@@ -158,12 +164,6 @@ class Sidecar {
   }
 
   _frame(gen, type, body) {
-    if (type === T.OUTPUT) {
-      const [id, data] = splitData(body);
-      const term = gen.terms.get(id);
-      if (term && term._state === 'live') term._output(data);
-      return;
-    }
     let msg;
     try {
       msg = JSON.parse(body.toString('utf8'));
