@@ -81,6 +81,7 @@ const pct = (xs, p) => {
 };
 
 (async () => {
+  const load0 = require('os').loadavg()[0];
   const rows = [];
   for (const mib of SIZES) {
     const res = { ptyplex: [], 'node-pty': [] };
@@ -107,7 +108,13 @@ const pct = (xs, p) => {
     const y = pct(lb, p);
     rows.push(`| echo p${p} | ${x.toFixed(0)} µs | ${y.toFixed(0)} µs | ${(x / y).toFixed(2)}× | | |`);
   }
-  console.log(`${RUNS} runs per size (median), ${KEYS} keystrokes; node ${process.version}\n`);
+  const cpus = require('os').cpus().length;
+  console.log(
+    `${RUNS} runs per size, alternating (median), ${KEYS} keystrokes each; node ${process.version}, ${cpus} CPUs, ` +
+      `load average ${load0.toFixed(2)} before and ${require('os').loadavg()[0].toFixed(2)} after\n`,
+  );
+  console.log('Ratios are ptyplex / node-pty: above 1 is faster for throughput, below 1 is faster for echo.');
+  console.log('"short" counts runs where onExit fired before all output had arrived.\n');
   console.log('| measure | ptyplex | node-pty | ratio | ptyplex short | node-pty short |');
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);

@@ -63,3 +63,24 @@ test('pause with yes flooding keeps memory bounded and resumes intact', async (t
   assert.ok(full.startsWith(s) || s.startsWith(full.slice(0, s.length)), 'stream broken after resume');
   assert.strictEqual(s, full.slice(0, s.length));
 });
+
+test('handleFlowControl: XOFF and XON written by the host pause and resume, and are not sent', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/bin/sh', ['-c', 'stty raw -echo; echo ready; head -c 2 | od -An -c'], { handleFlowControl: true });
+  let out = '';
+  let hit;
+  term.onData((d) => {
+    out += d;
+    if (hit) hit();
+  });
+  const done = run(term);
+  await within(new Promise((r) => (hit = () => out.includes('ready') && r())), 'ready');
+  term.write('\x13');
+  assert.strictEqual(term._paused, true);
+  term.write('\x11');
+  assert.strictEqual(term._paused, false);
+  term.write('ab'); // raw mode: had XOFF/XON been sent, head would read them first
+  const r = await done;
+  assert.match(r.output, /a\s+b/);
+  assert.ok(!/023|021/.test(r.output), `a flow control byte reached the child: ${JSON.stringify(r.output)}`);
+});
