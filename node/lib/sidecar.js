@@ -128,14 +128,21 @@ class Sidecar {
       exitedResolve();
     });
     child.on('exit', (code, signal) => {
-      // stdout may still hold frames: let it end before tearing down.
+      // stdout may still hold frames: let it end before tearing down
+      // (bounded, in case something inherited the pipe).
+      let done = false;
       const finish = () => {
+        if (done) return;
+        done = true;
         if (errTail) this._log(errTail);
         this._died(gen, { code, signal });
         exitedResolve();
       };
       if (child.stdout.readableEnded || child.stdout.destroyed) finish();
-      else child.stdout.once('close', finish);
+      else {
+        child.stdout.once('close', finish);
+        setTimeout(finish, 1000).unref();
+      }
     });
     this._gen = gen;
     return gen;

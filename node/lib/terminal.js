@@ -293,9 +293,7 @@ class Terminal {
       const rest = this._decoder.end();
       if (rest.length) this._onData.fire(rest);
     }
-    const exit = this._onExit;
-    this._exitFired = true;
-    exit.fire(e);
+    this._onExit.fire(e);
   }
 
   _foreground(msg) {
