@@ -86,7 +86,10 @@ function bulk(spawn, mib) {
   });
 }
 
-function echo(spawn) {
+// echo types keys one at a time into cat, each as soon as the previous
+// echo came back (gap 0) or gap ms later (a typing pace), and returns the
+// latencies in µs.
+function echo(spawn, keys, gap) {
   return new Promise((resolve) => {
     const term = spawn('cat', [], opts);
     const lat = [];
@@ -105,12 +108,13 @@ function echo(spawn) {
       if (!buf.includes(want)) return;
       lat.push(Number(process.hrtime.bigint() - t0) / 1e3);
       if (lat.length % 64 === 0) term.write('\r'); // keep cat's line short
-      if (lat.length === KEYS) {
+      if (lat.length === keys) {
         want = null;
         term.kill();
         return;
       }
-      setImmediate(key);
+      if (gap) setTimeout(key, gap);
+      else setImmediate(key);
     });
     term.onExit(() => resolve(lat));
     // Start once cat runs: the first byte of output or a short settle.
@@ -157,16 +161,24 @@ const pct = (xs, p) => {
       `| bulk ${mib} MiB | ${ha.toFixed(0)} ms | ${hb.toFixed(0)} ms | ${(ha / hb).toFixed(2)}× | ${(median(side) * 1000).toFixed(0)} ms |`,
     );
   }
-  const la = await echo(ptyplex.spawn);
-  const lb = await echo(nodePty.spawn);
-  for (const p of [50, 99]) {
-    const x = pct(la, p);
-    const y = pct(lb, p);
-    rows.push(`| echo p${p} | ${x.toFixed(0)} µs | ${y.toFixed(0)} µs | ${(x / y).toFixed(2)}× | | |`);
+  // Echo in rounds that alternate the two, so both see the same load.
+  const ROUNDS = 8;
+  for (const [label, gap, keys] of [['back to back', 0, KEYS], ['10 ms apart', 10, Math.ceil(KEYS / 4)]]) {
+    const la = [];
+    const lb = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      la.push(...(await echo(ptyplex.spawn, Math.ceil(keys / ROUNDS), gap)));
+      lb.push(...(await echo(nodePty.spawn, Math.ceil(keys / ROUNDS), gap)));
+    }
+    for (const p of [50, 99]) {
+      const x = pct(la, p);
+      const y = pct(lb, p);
+      rows.push(`| echo p${p}, keys ${label} | ${x.toFixed(0)} µs | ${y.toFixed(0)} µs | ${(x / y).toFixed(2)}× | | |`);
+    }
   }
   const cpus = require('os').cpus().length;
   console.log(
-    `${RUNS} runs per size, alternating (median), ${KEYS} keystrokes each; node ${process.version}, ${cpus} CPUs, ` +
+    `${RUNS} runs per size, alternating (median), ${KEYS} keystrokes back to back and ${Math.ceil(KEYS / 4)} 10 ms apart, in 8 alternating rounds; node ${process.version}, ${cpus} CPUs, ` +
       `load average ${load0.toFixed(2)} before and ${require('os').loadavg()[0].toFixed(2)} after\n`,
   );
   console.log('Ratios are ptyplex / node-pty: above 1 is faster for throughput, below 1 is faster for echo.');
