@@ -16,4 +16,5 @@ echo '{"name":"ptyplex-smoke","private":true}' >package.json
 npm install --offline --no-audit --no-fund --loglevel=error \
 	"$work/dist/ptyplex-sidecar-$plat-$version.tgz" "$work/dist/ptyplex-$version.tgz"
 cp "$here/smoke.js" .
-env -u PTYPLEX_SIDECAR_PATH PATH=/usr/bin:/bin node smoke.js
+# node by its full path: it need not live in /usr/bin or /bin.
+env -u PTYPLEX_SIDECAR_PATH PATH=/usr/bin:/bin "$(command -v node)" smoke.js
