@@ -2,6 +2,7 @@
 // Terminal: one PTY hosted by a ptyplex sidecar, with node-pty's IPty API.
 
 const fs = require('fs');
+const path = require('path');
 const { StringDecoder } = require('string_decoder');
 const { T, controlFrame, dataFrame } = require('./frames');
 const { Emitter } = require('./events');
@@ -79,7 +80,8 @@ class Terminal {
       rows: this.rows,
       cmd: file,
       args,
-      cwd: opt.cwd || process.cwd(),
+      // Resolved here: the sidecar's own cwd is where we were when it started.
+      cwd: path.resolve(opt.cwd || '.'),
       env,
       credit: host.creditWindow,
     };

@@ -50,3 +50,18 @@ test('process names the foreground process; pid is the child', async (t) => {
   term.kill();
   await done;
 });
+
+test('a relative cwd is taken from this process, not the sidecar', async (t) => {
+  const sc = newSidecar(t);
+  await run(sc.spawn('true')); // the sidecar starts here
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-node-')));
+  fs.mkdirSync(path.join(dir, 'sub'));
+  const was = process.cwd();
+  process.chdir(dir);
+  t.after(() => {
+    process.chdir(was);
+    fs.rmSync(dir, { recursive: true });
+  });
+  const r = await run(sc.spawn('pwd', [], { cwd: 'sub' }));
+  assert.strictEqual(r.output, `${dir}/sub\r\n`);
+});
