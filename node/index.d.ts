@@ -67,6 +67,9 @@ export interface Terminal extends IPty {
   getProcess(): Promise<string>;
 }
 
+/** The terminal class (created by spawn, not directly). */
+export declare const Terminal: { prototype: Terminal };
+
 export interface SidecarOptions {
   /** The ptyplex-sidecar binary (default: resolveSidecar()). */
   path?: string;
@@ -104,6 +107,7 @@ export declare function resolveSidecar(env?: NodeJS.ProcessEnv): string;
 
 declare const _default: {
   spawn: typeof spawn;
+  Terminal: typeof Terminal;
   Sidecar: typeof Sidecar;
   defaultSidecar: typeof defaultSidecar;
   resolveSidecar: typeof resolveSidecar;
