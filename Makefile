@@ -5,6 +5,7 @@ GO       ?= go
 BIN      := bin
 FUZZTIME ?= 30s
 
+.PHONY: test-node npm npm-smoke bench-node
 .PHONY: all build test vet fmt-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean
 
 all: build
@@ -15,6 +16,7 @@ build:
 # The whole suite under the race detector, plus the static checks.
 test: fmt-check vet
 	$(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) test-node
 
 # Every package's tests, STRESS_COUNT rounds under -race, beside one busy
 # loop per core (scripts/stress.sh). STRESS_PKGS narrows it.
@@ -64,6 +66,27 @@ soak: build
 
 soak-short:
 	$(GO) test -race -count=1 -v ./soak/
+
+# The npm package in node/ (see node/README.md): its tests against the
+# built sidecar, the per-platform packages and their offline install test,
+# and the benchmark against node-pty.
+test-node: build
+	cd node && PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node --test test/*.test.js test/*.test.mjs
+	node/scripts/npm-smoke.sh
+
+NPM_PLATFORMS ?= linux-x64 linux-arm64 darwin-x64 darwin-arm64
+npm:
+	node/scripts/build-npm.sh dist/npm $(NPM_PLATFORMS)
+
+npm-smoke:
+	node/scripts/npm-smoke.sh
+
+# node-pty is built from source against the system's Node headers; it is
+# needed by this benchmark only. BENCHNODEFLAGS: --runs N --keys N --mib 1,8,32
+BENCHNODEFLAGS ?=
+bench-node: build
+	cd node/bench && { [ -d node_modules/node-pty ] || npm_config_build_from_source=true npm install --nodedir=/usr --no-audit --no-fund; }
+	cd node/bench && PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node bench.js $(BENCHNODEFLAGS)
 
 demo: build
 	$(GO) run ./examples/demo
