@@ -41,7 +41,8 @@ type parser struct {
 	ninter  int
 	bad     bool // malformed CSI: consume to the final byte, then record it
 
-	osc []byte
+	osc    []byte
+	oscBEL bool // the OSC string ended with BEL (replies use the same terminator)
 
 	utf8buf  [utf8.UTFMax]byte
 	utf8len  int
@@ -212,6 +213,7 @@ func (s *Screen) step(b byte) {
 		case b == 0x07:
 			p.keep(b)
 			p.state = stateGround
+			p.oscBEL = true
 			s.oscDispatch()
 		case b == 0x1b:
 			p.state = stateOSCEsc
@@ -227,6 +229,7 @@ func (s *Screen) step(b byte) {
 
 	case stateOSCEsc:
 		p.state = stateGround
+		p.oscBEL = false
 		if b == '\\' {
 			p.keep(0x1b)
 			p.keep(b)

@@ -31,7 +31,8 @@ func (s *Screen) printASCII(b []byte) {
 			s.wrap()
 		}
 		line := s.line(s.row)
-		n := s.cols - s.col
+		limit := s.wrapLimit()
+		n := limit - s.col
 		if n > len(b) {
 			n = len(b)
 		}
@@ -44,10 +45,10 @@ func (s *Screen) printASCII(b []byte) {
 		s.lastPrinted = int32(b[n-1])
 		s.col += n
 		b = b[n:]
-		if s.col < s.cols {
+		if s.col < limit {
 			continue
 		}
-		s.col = s.cols - 1
+		s.col = limit - 1
 		if s.autowrap {
 			s.pendingWrap = true
 			continue
@@ -75,15 +76,17 @@ func (s *Screen) printRune(r rune) {
 	if s.pendingWrap {
 		s.wrap()
 	}
-	if w == 2 && s.col == s.cols-1 {
+	limit := s.wrapLimit()
+	if w == 2 && s.col == limit-1 {
 		// A wide character never straddles the margin: it wraps whole, or
 		// is dropped when it cannot be shown at all.
-		if !s.autowrap || s.cols < 2 {
+		if !s.autowrap || limit-s.left < 2 {
 			return
 		}
 		s.clearWideAt(s.line(s.row), s.col)
 		s.line(s.row)[s.col] = blankCell(s.pen.bg)
 		s.wrap()
+		limit = s.wrapLimit()
 	}
 	if s.insert {
 		s.insertBlanks(w)
@@ -99,16 +102,30 @@ func (s *Screen) printRune(r rune) {
 	}
 	s.lastPrinted = r
 	s.col += w
-	if s.col >= s.cols {
-		s.col = s.cols - 1
+	if s.col >= limit {
+		s.col = limit - 1
 		s.pendingWrap = s.autowrap
 	}
 }
 
-// wrap moves to the start of the next line, scrolling if needed.
+// wrapLimit is one past the column where printing wraps: the right
+// margin when the cursor is inside it, the screen edge otherwise.
+func (s *Screen) wrapLimit() int {
+	if s.col <= s.right {
+		return s.right + 1
+	}
+	return s.cols
+}
+
+// wrap moves to the start of the next line, scrolling if needed: the left
+// margin when the line wrapped at the right one.
 func (s *Screen) wrap() {
 	s.pendingWrap = false
-	s.col = 0
+	if s.col <= s.right {
+		s.col = s.left
+	} else {
+		s.col = 0
+	}
 	s.index()
 }
 

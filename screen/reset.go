@@ -15,6 +15,8 @@ func (s *Screen) hardReset() {
 	s.pen = attrs{}
 	s.lastPrinted = 0
 	s.top, s.bottom = 0, s.rows-1
+	s.left, s.right, s.lrmm = 0, s.cols-1, false
+	s.colors = colorTable{}
 	s.tabs = resetTabs(s.tabs, s.cols)
 	s.autowrap = true
 	s.origin = false
@@ -42,6 +44,7 @@ func (s *Screen) softReset() {
 	s.appCursor = false
 	s.appKeypad = false
 	s.top, s.bottom = 0, s.rows-1
+	s.left, s.right = 0, s.cols-1
 	s.charsets = [2]charset{}
 	s.gl = 0
 	s.pen = attrs{}
@@ -81,6 +84,7 @@ func (s *Screen) Resize(cols, rows int) {
 	s.col = clamp(s.col, 0, cols-1)
 	s.pendingWrap = false
 	s.top, s.bottom = 0, rows-1
+	s.left, s.right = 0, cols-1
 	for _, b := range []*buffer{s.main, s.alt} {
 		b.saved.row = clamp(b.saved.row, 0, rows-1)
 		b.saved.col = clamp(b.saved.col, 0, cols-1)

@@ -74,8 +74,11 @@ type Screen struct {
 	pendingWrap bool
 	lastPrinted int32 // for REP; 0 when there is nothing to repeat
 
-	// Scroll region, inclusive, 0-based.
+	// Scroll region, inclusive, 0-based: top/bottom from DECSTBM,
+	// left/right from DECSLRM (only settable while DECLRMM ?69 is on).
 	top, bottom int
+	left, right int
+	lrmm        bool // DECLRMM ?69: CSI s sets margins instead of saving the cursor
 
 	tabs []bool
 
@@ -93,6 +96,8 @@ type Screen struct {
 
 	charsets [2]charset // G0, G1
 	gl       int        // which of G0/G1 is invoked (SI/SO)
+
+	colors colorTable // OSC 4/10/11/12 answers
 
 	title  string
 	titles []string // stack for CSI 22 t / CSI 23 t
@@ -213,6 +218,8 @@ func (s *Screen) PrivateMode(n int) bool {
 		return s.altActive
 	case 2004:
 		return s.bracketed
+	case 69:
+		return s.lrmm
 	}
 	return s.inert[n]
 }
