@@ -10,8 +10,13 @@
 // alternate screen, and shows one of them. A cell is a rune plus a packed
 // pen (foreground, background, style flags); colours remember the form the
 // program used (16-colour, 256-palette or truecolour) so ANSI rendering
-// reproduces it. A wide character takes two cells (a lead and a trail); a
-// combining mark is attached to the cell before it.
+// reproduces it. A wide character takes two cells (a lead and a trail). A
+// cell holds a whole grapheme cluster (UAX #29, segmented by
+// github.com/rivo/uniseg): combining marks, variation selectors, ZWJ
+// sequences and regional-indicator pairs join the cell before the cursor.
+// Widths follow glibc's wcwidth summed over the cluster, with code points
+// after a ZWJ adding nothing, which is what tmux 3.3a shows and what
+// programs using wcwidth expect (see README.md, "Width policy").
 //
 // The cursor has a pending-wrap state: writing into the last column leaves
 // the cursor there, and only the next printable character wraps (the VT100

@@ -1,6 +1,11 @@
 package screen
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/rivo/uniseg"
+)
 
 // charset is what a G0/G1 slot designates.
 type charset uint8
@@ -69,9 +74,11 @@ func (s *Screen) printRune(r rune) {
 		r = decSpecial[r-0x5f]
 	}
 	w := runeWidth(r)
-	if w == 0 {
-		s.combine(r)
+	if r >= 0x300 && s.extendCluster(r, w) {
 		return
+	}
+	if w == 0 {
+		return // a zero-width character with nothing to attach to
 	}
 	if s.pendingWrap {
 		s.wrap()
@@ -145,45 +152,100 @@ func (s *Screen) clearWideAt(line []cell, c int) {
 	line[c].flags &^= flagWideLead | flagWideTrail
 }
 
-// combine attaches a zero-width character to the previously written cell.
-func (s *Screen) combine(r rune) {
+// extendCluster tries to add r to the grapheme cluster in the cell before
+// the cursor (UAX #29, segmented by uniseg) and reports whether it did.
+// The cluster's width is the sum of its code points' widths as glibc's
+// wcwidth gives them, except that a code point after a zero-width joiner
+// adds nothing (tmux 3.3a does the same): programs position the cursor by
+// wcwidth, so the screen must agree with it. A cluster wider than two
+// cells is not built; the code point that would widen it starts a new
+// cell (an emoji modifier after an emoji: 2+2 cells, as tmux and glibc).
+func (s *Screen) extendCluster(r rune, w int) bool {
 	c := s.col - 1
 	if s.pendingWrap {
 		c = s.col
 	}
 	if c < 0 {
-		return
+		return false
 	}
 	line := s.line(s.row)
-	if line[c].flags&flagWideTrail != 0 && c > 0 {
+	if line[c].flags&flagWideTrail != 0 && c > 0 && line[c-1].flags&flagWideLead != 0 {
 		c--
 	}
 	base := line[c].r
 	if base == 0 {
-		return
+		return false
 	}
-	var buf []byte
+	buf := s.clusterBuf[:0]
 	if base < 0 {
-		if len(s.clusters[-base-1]) >= maxClusterBytes {
-			return // endless combining marks (Zalgo text) would grow without bound
-		}
 		buf = append(buf, s.clusters[-base-1]...)
 	} else {
 		buf = utf8.AppendRune(buf, base)
 	}
+	afterZWJ := bytes.HasSuffix(buf, zwj)
+	n := len(buf)
 	buf = utf8.AppendRune(buf, r)
-	if idx, ok := s.clusterIndex[string(buf)]; ok {
-		line[c].r = -idx - 1
-		return
+	s.clusterBuf = buf
+	if _, rest, _, _ := uniseg.FirstGraphemeCluster(buf, -1); len(rest) != 0 {
+		return false // r starts a new cluster
+	}
+	if afterZWJ {
+		w = 0
+	}
+	wide := line[c].flags&flagWideLead != 0
+	cur := 1
+	if wide {
+		cur = 2
+	}
+	if cur+w > 2 {
+		return false
+	}
+	if len(buf) > maxClusterBytes {
+		return w == 0 // endless combining marks (Zalgo text) would grow without bound: drop them
+	}
+	if w > 0 {
+		// The cluster grows from one cell to two: only when it sits right
+		// before the cursor and the next cell is inside the margin.
+		if s.pendingWrap || c+1 != s.col || s.col >= s.wrapLimit() {
+			return false
+		}
+	}
+	idx, ok := s.internCluster(buf)
+	if !ok {
+		buf = buf[:n]
+		return w == 0 // out of cluster slots: keep the base as it was
+	}
+	line[c].r = -idx - 1
+	if w > 0 {
+		s.clearWideAt(line, c+1)
+		line[c].flags |= flagWideLead
+		line[c+1] = cell{attrs: line[c].attrs}
+		line[c+1].flags = line[c].flags&styleMask | flagWideTrail
+		s.col++
+		if limit := s.wrapLimit(); s.col >= limit {
+			s.col = limit - 1
+			s.pendingWrap = s.autowrap
+		}
+	}
+	return true
+}
+
+var zwj = []byte("\u200d")
+
+// internCluster returns the index of cluster text b in s.clusters, adding
+// it if new; false when the table is full.
+func (s *Screen) internCluster(b []byte) (int32, bool) {
+	if idx, ok := s.clusterIndex[string(b)]; ok {
+		return idx, true
 	}
 	if len(s.clusters) >= maxClusters {
-		return // keep the base character; better than unbounded growth
+		return 0, false
 	}
 	if s.clusterIndex == nil {
 		s.clusterIndex = make(map[string]int32)
 	}
 	idx := int32(len(s.clusters))
-	s.clusters = append(s.clusters, string(buf))
-	s.clusterIndex[string(buf)] = idx
-	line[c].r = -idx - 1
+	s.clusters = append(s.clusters, string(b))
+	s.clusterIndex[string(b)] = idx
+	return idx, true
 }

@@ -106,6 +106,7 @@ type Screen struct {
 
 	clusters     []string
 	clusterIndex map[string]int32
+	clusterBuf   []byte // scratch for extendCluster
 
 	parser  parser
 	replies []byte

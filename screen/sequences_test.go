@@ -471,3 +471,30 @@ func TestRuneWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphemeClusters checks that a cell holds a whole cluster (UAX #29)
+// and that widths follow glibc's wcwidth and tmux 3.3a: a ZWJ sequence
+// is as wide as its first emoji, a regional-indicator pair is two cells,
+// VS16 does not widen, and an emoji modifier takes two cells of its own.
+func TestGraphemeClusters(t *testing.T) {
+	runScreenCases(t, []screenCase{
+		{name: "emoji modifier is 2+2", in: "👍🏽x", lines: []string{"👍🏽x"}, col: 5},
+		{name: "ZWJ family is one wide cell", in: "a👨\u200d👩\u200d👧b", lines: []string{"a👨\u200d👩\u200d👧b"}, col: 4},
+		{name: "ZWJ profession", in: "👩\u200d💻x", lines: []string{"👩\u200d💻x"}, col: 3},
+		{name: "flag is two cells", in: "🇩🇪x", lines: []string{"🇩🇪x"}, col: 3},
+		{name: "two flags", in: "🇩🇪🇫🇷x", lines: []string{"🇩🇪🇫🇷x"}, col: 5},
+		{name: "lone regional indicator", in: "🇩x", lines: []string{"🇩x"}, col: 2},
+		{name: "VS16 keeps text width", in: "❤\ufe0fx", lines: []string{"❤\ufe0fx"}, col: 2},
+		{name: "VS15", in: "❤\ufe0ex", lines: []string{"❤\ufe0ex"}, col: 2},
+		{name: "two combining marks", in: "e\u0301\u0302x", lines: []string{"e\u0301\u0302x"}, col: 2},
+		{name: "spacing mark widens the cluster", in: "क\u093ex", lines: []string{"क\u093ex"}, col: 3},
+		{name: "Hangul jamo compose", in: "\u1100\u1161\u11a8x", lines: []string{"\u1100\u1161\u11a8x"}, col: 3},
+		{name: "flag fits at the margin", in: "12345678🇩🇪x", lines: []string{"12345678🇩🇪", "x"}, row: 1, col: 1},
+		{name: "flag cannot grow past the margin", in: "123456789🇩🇪x", lines: []string{"123456789🇩", "🇪x"}, row: 1, col: 2},
+		{name: "modifier after a wrap", in: "123456789👍🏽", lines: []string{"123456789", "👍🏽"}, row: 1, col: 4},
+		{name: "no cluster across a cursor move", in: "👍\x1b[1C🏽x", lines: []string{"👍 🏽x"}, col: 6},
+		{name: "overwriting a flag removes it whole", in: "🇩🇪\rx", lines: []string{"x"}, col: 1},
+		{name: "DCH removes a ZWJ sequence whole", in: "👩\u200d💻x\r\x1b[2P", lines: []string{"x"}},
+		{name: "ICH moves a cluster whole", in: "e\u0301x\r\x1b[@", lines: []string{" e\u0301x"}},
+	})
+}
