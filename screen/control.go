@@ -11,6 +11,7 @@ func (s *Screen) execute(b byte) {
 	case 0x09: // HT
 		s.tabForward(1)
 	case 0x0a, 0x0b, 0x0c: // LF, VT, FF
+		s.cur.setWrapped(s.row, false) // an explicit newline ends the logical line, as in tmux
 		s.index()
 		if s.newline {
 			s.carriageReturn()
@@ -36,9 +37,11 @@ func (s *Screen) escDispatch(final byte) {
 		case '8':
 			s.restoreCursor()
 		case 'D':
+			s.cur.setWrapped(s.row, false)
 			s.index()
 			s.pendingWrap = false
 		case 'E':
+			s.cur.setWrapped(s.row, false)
 			s.index()
 			s.carriageReturn()
 		case 'H':
@@ -98,6 +101,7 @@ func (s *Screen) alignmentTest() {
 			l[i] = cell{r: 'E'}
 		}
 	}
+	clear(s.cur.wrapped)
 	s.top, s.bottom = 0, s.rows-1
 	s.left, s.right = 0, s.cols-1
 	s.row, s.col, s.pendingWrap = 0, 0, false

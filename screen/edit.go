@@ -30,17 +30,21 @@ func (s *Screen) eraseDisplay(mode int) {
 	switch mode {
 	case 0:
 		s.fill(s.line(s.row), s.col, s.cols)
+		s.cur.setWrapped(s.row, false)
 		for r := s.row + 1; r < s.rows; r++ {
 			s.fill(s.line(r), 0, s.cols)
+			s.cur.setWrapped(r, false)
 		}
 	case 1:
 		for r := 0; r < s.row; r++ {
 			s.fill(s.line(r), 0, s.cols)
+			s.cur.setWrapped(r, false)
 		}
 		s.fill(s.line(s.row), 0, s.col+1)
 	case 2:
 		for r := 0; r < s.rows; r++ {
 			s.fill(s.line(r), 0, s.cols)
+			s.cur.setWrapped(r, false)
 		}
 	case 3:
 		s.scroll.clear()
@@ -178,7 +182,7 @@ func (s *Screen) scrollUp(top, bottom, n int) {
 			n = h
 		}
 		for i := 0; i < n; i++ {
-			s.scroll.push(s.line(top + i))
+			s.scroll.push(s.line(top+i), s.cur.isWrapped(top+i))
 		}
 	}
 	s.scrollUpNoSave(top, bottom, n)
@@ -206,6 +210,7 @@ func (s *Screen) scrollUpNoSave(top, bottom, n int) {
 	}
 	for r := bottom - n + 1; r <= bottom; r++ {
 		s.fill(s.line(r), 0, s.cols)
+		s.cur.setWrapped(r, false)
 	}
 }
 
@@ -241,6 +246,7 @@ func (s *Screen) scrollRect(top, bottom, n int, up bool) {
 func (s *Screen) rotateRows(top, bottom, k int) {
 	s.cur.linear()
 	rotate(s.cur.lines[top:bottom+1], k)
+	rotate(s.cur.wrapped[top:bottom+1], k)
 }
 
 func (s *Screen) scrollDown(top, bottom, n int) {
@@ -263,11 +269,12 @@ func (s *Screen) scrollDown(top, bottom, n int) {
 	}
 	for r := top; r < top+n; r++ {
 		s.fill(s.line(r), 0, s.cols)
+		s.cur.setWrapped(r, false)
 	}
 }
 
 // rotate moves l[k:] to the front and l[:k] to the back in place.
-func rotate(l [][]cell, k int) {
+func rotate[T any](l []T, k int) {
 	if k <= 0 || k >= len(l) {
 		return
 	}
@@ -288,7 +295,7 @@ func rotate(l [][]cell, k int) {
 	reverse(l)
 }
 
-func reverse(l [][]cell) {
+func reverse[T any](l []T) {
 	for i, j := 0, len(l)-1; i < j; i, j = i+1, j-1 {
 		l[i], l[j] = l[j], l[i]
 	}

@@ -123,6 +123,7 @@ func (s *Screen) clearBuffer(b *buffer) {
 			l[i] = blankCell(s.pen.bg)
 		}
 	}
+	clear(b.wrapped)
 }
 
 // reportMode answers DECRQM: CSI [?] Ps ; Pm $ y with Pm 1 set, 2 reset,

@@ -92,6 +92,7 @@ func (s *Screen) printRune(r rune) {
 		}
 		s.clearWideAt(s.line(s.row), s.col)
 		s.line(s.row)[s.col] = blankCell(s.pen.bg)
+		s.line(s.row)[s.col].flags = flagWrapPad
 		s.wrap()
 		limit = s.wrapLimit()
 	}
@@ -128,6 +129,7 @@ func (s *Screen) wrapLimit() int {
 // margin when the line wrapped at the right one.
 func (s *Screen) wrap() {
 	s.pendingWrap = false
+	s.cur.setWrapped(s.row, true)
 	if s.col <= s.right {
 		s.col = s.left
 	} else {

@@ -22,18 +22,27 @@ const (
 // base instead of shuffling rows.
 type buffer struct {
 	lines [][]cell
-	base  int
-	saved cursorState // DECSC/DECRC slot; each buffer has its own, as in xterm
+	// wrapped[i] says physical row i was left by an autowrap, so it and
+	// the next row are one logical line (what reflow re-joins).
+	wrapped []bool
+	base    int
+	saved   cursorState // DECSC/DECRC slot; each buffer has its own, as in xterm
 }
 
 // row returns logical row r.
-func (b *buffer) row(r int) []cell {
+func (b *buffer) row(r int) []cell { return b.lines[b.phys(r)] }
+
+// phys maps logical row r to its index in lines.
+func (b *buffer) phys(r int) int {
 	i := b.base + r
 	if i >= len(b.lines) {
 		i -= len(b.lines)
 	}
-	return b.lines[i]
+	return i
 }
+
+func (b *buffer) isWrapped(r int) bool     { return b.wrapped[b.phys(r)] }
+func (b *buffer) setWrapped(r int, w bool) { b.wrapped[b.phys(r)] = w }
 
 // linear reorders the ring so that base is 0, for code that needs the
 // rows as a plain slice (resizing).
@@ -42,6 +51,7 @@ func (b *buffer) linear() {
 		return
 	}
 	rotate(b.lines, b.base)
+	rotate(b.wrapped, b.base)
 	b.base = 0
 }
 
@@ -158,7 +168,7 @@ func clampSize(cols, rows int) (int, int) {
 }
 
 func newBuffer(cols, rows int) *buffer {
-	b := &buffer{lines: make([][]cell, rows)}
+	b := &buffer{lines: make([][]cell, rows), wrapped: make([]bool, rows)}
 	for i := range b.lines {
 		b.lines[i] = make([]cell, cols)
 	}

@@ -369,29 +369,33 @@ func TestResize(t *testing.T) {
 	if c, r := s.Size(); c != 3 || r != 2 {
 		t.Fatalf("size %d,%d", c, r)
 	}
-	if s.Line(1, false) != "thr" || s.Line(2, false) != "fou" {
+	// Reflow: lines longer than the new width wrap instead of being cut.
+	if s.Line(1, false) != "fou" || s.Line(2, false) != "r" {
 		t.Errorf("lines %q %q", s.Line(1, false), s.Line(2, false))
 	}
-	if s.ScrollbackLen() != 2 || s.Line(-1, false) != "two" {
+	if s.ScrollbackLen() != 4 || s.Line(-1, false) != "ee" || s.Line(-2, false) != "thr" {
 		t.Errorf("scrollback %d %q", s.ScrollbackLen(), s.Line(-1, false))
 	}
-	if r, c := s.Cursor(); r != 1 || c != 2 {
+	if r, c := s.Cursor(); r != 1 || c != 1 {
 		t.Errorf("cursor %d,%d", r, c)
 	}
 	s.Resize(6, 3)
-	if s.Line(1, false) != "thr" || s.Line(3, false) != "" {
-		t.Errorf("after grow %q %q", s.Line(1, false), s.Line(3, false))
+	if s.Line(1, false) != "three" || s.Line(2, false) != "four" || s.Line(3, false) != "" {
+		t.Errorf("after grow %q %q %q", s.Line(1, false), s.Line(2, false), s.Line(3, false))
 	}
-	s.Write([]byte("\r\n\r\nabcdefgh"))
+	if r, c := s.Cursor(); r != 1 || c != 4 {
+		t.Errorf("cursor after grow %d,%d", r, c)
+	}
+	s.Write([]byte("\r\nabcdefgh"))
 	if s.Line(2, false) != "abcdef" || s.Line(3, false) != "gh" {
 		t.Errorf("after grow text %q %q", s.Line(2, false), s.Line(3, false))
 	}
-	// Cutting a wide character in half blanks it; tiny sizes clamp to 1.
+	// A wide character that no longer fits wraps whole; tiny sizes clamp to 1.
 	s = New(4, 1, Options{})
 	s.Write([]byte("ab中"))
 	s.Resize(3, 1)
-	if got := s.Line(1, false); got != "ab" {
-		t.Errorf("cut wide %q", got)
+	if got, sb := s.Line(1, false), s.Line(-1, false); got != "中" || sb != "ab" {
+		t.Errorf("wrapped wide %q, scrollback %q", got, sb)
 	}
 	s.Resize(0, -5)
 	if c, r := s.Size(); c != 1 || r != 1 {

@@ -338,6 +338,27 @@ func makeRepo(dir string, env []string) error {
 	return run("git", "tag", "v1.0")
 }
 
+// reflowScripts are recorded only when named, into screen/testdata
+// (go run ./screen/internal/cmd/record -out screen/testdata bash-wrap):
+// the reflow test resizes them, so they are not goldens.
+var reflowScripts = map[string]script{
+	"bash-wrap": func(dir string, env []string) ([]byte, error) {
+		data, err := shell(dir, env,
+			"printf '%s ' $(seq 1 70); echo",
+			"seq -s, 1 120",
+			"echo "+strings.Repeat("long-typed-command-line ", 5),
+			"printf '中文字符%.0s' $(seq 1 25); echo",
+			"for i in 1 2 3; do printf 'row %d: %s\\n' $i \"$(printf 'x%.0s' $(seq 1 $((i*45))))\"; done",
+			"printf 'tab\\tseparated\\tcolumns\\n'; printf '%079d|\\n' 0",
+		)
+		// End at the last prompt, with the shell waiting for input.
+		if i := bytes.LastIndex(data, []byte(prompt)); err == nil && i >= 0 {
+			data = data[:i+len(prompt)]
+		}
+		return data, err
+	},
+}
+
 func main() {
 	out := flag.String("out", "testdata/screen", "directory for NAME.bin files")
 	flag.Parse()
@@ -350,6 +371,9 @@ func main() {
 	failed := false
 	for _, name := range names {
 		sc, ok := scripts[name]
+		if !ok {
+			sc, ok = reflowScripts[name]
+		}
 		if !ok {
 			fmt.Fprintf(os.Stderr, "unknown script %q\n", name)
 			failed = true
