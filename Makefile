@@ -5,16 +5,26 @@ GO       ?= go
 BIN      := bin
 FUZZTIME ?= 30s
 
-.PHONY: all build test vet fmt-check bench bench-quick fuzz fuzz-short soak soak-short demo clean
+.PHONY: all build test vet fmt-check xtermjs bench bench-quick fuzz fuzz-short soak soak-short demo clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# The whole suite under the race detector, plus the static checks.
-test: fmt-check vet
-	$(GO) test -race -count=1 ./...
+# The whole suite under the race detector, plus the static checks. The
+# screen package's differential test needs xterm.js (installed by the
+# xtermjs target); PTYPLEX_REQUIRE_XTERMJS makes it fail, not skip, without.
+test: fmt-check vet xtermjs
+	PTYPLEX_REQUIRE_XTERMJS=1 $(GO) test -race -count=1 ./...
+
+# xterm.js headless for screen's differential test (diff_test.go): npm ci
+# from the lock file, again only when the lock file changes.
+XTERMJS := screen/internal/xtermjs
+xtermjs: $(XTERMJS)/node_modules/.ptyplex-installed
+$(XTERMJS)/node_modules/.ptyplex-installed: $(XTERMJS)/package.json $(XTERMJS)/package-lock.json
+	cd $(XTERMJS) && npm ci --no-audit --no-fund
+	touch $@
 
 vet:
 	$(GO) vet ./...

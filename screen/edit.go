@@ -29,7 +29,7 @@ func (s *Screen) fill(line []cell, from, to int) {
 func (s *Screen) eraseDisplay(mode int) {
 	switch mode {
 	case 0:
-		s.fill(s.line(s.row), s.col, s.cols)
+		s.fill(s.line(s.row), s.eraseFrom(), s.cols)
 		s.cur.setWrapped(s.row, false)
 		for r := s.row + 1; r < s.rows; r++ {
 			s.fill(s.line(r), 0, s.cols)
@@ -58,7 +58,7 @@ func (s *Screen) eraseLine(mode int) {
 	line := s.line(s.row)
 	switch mode {
 	case 0:
-		s.fill(line, s.col, s.cols)
+		s.fill(line, s.eraseFrom(), s.cols)
 	case 1:
 		s.fill(line, 0, s.col+1)
 	case 2:
@@ -70,7 +70,18 @@ func (s *Screen) eraseLine(mode int) {
 
 // eraseChars is ECH: blank n cells from the cursor without moving.
 func (s *Screen) eraseChars(n int) {
-	s.fill(s.line(s.row), s.col, s.col+n)
+	from := s.eraseFrom()
+	s.fill(s.line(s.row), from, from+n)
+}
+
+// eraseFrom is the first column erasing "from the cursor" touches: in the
+// pending-wrap state the cursor is past the last character, so that
+// character stays (xterm.js and tmux agree).
+func (s *Screen) eraseFrom() int {
+	if s.pendingWrap {
+		return s.col + 1
+	}
+	return s.col
 }
 
 // cutAt blanks a wide character that straddles the boundary before

@@ -64,10 +64,14 @@ func (s *Screen) setPrivateModes(on bool) {
 			// xterm: save the cursor (in the slot of the buffer shown now),
 			// switch and clear; on reset switch back and restore from the
 			// main screen's slot, even when the main screen was already shown.
+			// Already on the alternate screen, the cursor is saved (in the
+			// alternate slot) but nothing is cleared, as in xterm.js and tmux.
 			if on {
 				s.saveCursor()
-				s.useAltScreen(true)
-				s.clearBuffer(s.alt)
+				if !s.altActive {
+					s.useAltScreen(true)
+					s.clearBuffer(s.alt)
+				}
 			} else {
 				s.useAltScreen(false)
 				s.restoreCursor()
