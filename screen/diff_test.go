@@ -356,3 +356,30 @@ func TestDifferentialXtermJSTmux(t *testing.T) {
 		t.Errorf("screen matches %d of %d agreed streams, below %.1f%%", match, agree, 100*diffAgreeRatio)
 	}
 }
+
+// TestWideEditingXtermJS replays the wide-character editing table
+// (editwide_test.go) and every editing operation at every column over
+// wide characters in xterm.js: the table's expectations are what xterm.js
+// shows, and this keeps them honest.
+func TestWideEditingXtermJS(t *testing.T) {
+	var cases []diffCase
+	for _, tc := range wideEditingCases {
+		cols, rows := tc.cols, tc.rows
+		if cols == 0 {
+			cols, rows = 10, 4
+		}
+		cases = append(cases, diffCase{tc.name, cols, rows, []byte(tc.in)})
+	}
+	every, margins := wideEveryColumn()
+	for i, c := range every {
+		if !margins[i] { // xterm.js has no DECSLRM
+			cases = append(cases, c)
+		}
+	}
+	xj := runXtermJS(t, cases)
+	for i, c := range cases {
+		if ours := oursState(c); !ours.equal(xj[i]) {
+			t.Errorf("%s: ours vs xterm.js: %s", c.name, ours.diff(xj[i]))
+		}
+	}
+}

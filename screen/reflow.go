@@ -72,14 +72,14 @@ func (s *Screen) reflowMain(cols, rows int) {
 			if k := len(cells); k > 0 && cells[k-1].flags&flagWrapPad != 0 {
 				cells = cells[:k-1]
 			}
-			cur = append(cur, cells...)
+			cur = appendUnpadded(cur, cells)
 			continue
 		}
 		end := len(cells)
 		for end > 0 && cells[end-1].isDefaultBlank() {
 			end--
 		}
-		cur = append(cur, cells[:end]...)
+		cur = appendUnpadded(cur, cells[:end])
 		lines = append(lines, cur)
 		cur = nil
 	}
@@ -162,12 +162,13 @@ func (s *Screen) reflowMain(cols, rows int) {
 	// when they take fewer rows than before (a wider screen) as many rows
 	// come back from the scrollback, so narrowing and widening again
 	// round-trips; when they no longer fit, the top ones go to the
-	// scrollback. The cursor stays on the screen.
+	// scrollback. Text is never dropped to keep the cursor's row: if the
+	// rows below the cursor alone overflow the screen, the cursor goes to
+	// the top left corner, as in tmux.
 	oldUsed := last + 1
 	newUsed := len(outRows) - firstScreenRow
 	top := firstScreenRow - max(0, oldUsed-newUsed)
 	top = max(top, len(outRows)-rows, marks[0].row-(rows-1), 0)
-	top = min(top, marks[0].row)
 	screen := make([][]cell, rows)
 	wrapped := make([]bool, rows)
 	for r := range screen {
@@ -187,6 +188,9 @@ func (s *Screen) reflowMain(cols, rows int) {
 
 	place := func(m *mark, pending bool) (int, int, bool) {
 		r, c := m.row-top, m.col
+		if r < 0 {
+			return 0, 0, false
+		}
 		p := false
 		if c >= cols {
 			c, p = cols-1, pending && s.autowrap
@@ -200,6 +204,18 @@ func (s *Screen) reflowMain(cols, rows int) {
 		s.row, s.col, s.pendingWrap = cr, cc, cp
 		b.saved.row, b.saved.col, _ = place(marks[1], false)
 	}
+}
+
+// appendUnpadded appends cells to l as plain blanks where an editing
+// operation moved a wrap pad away from the end of its row: only a pad
+// ending a wrapped row is dropped, and only by the join above.
+func appendUnpadded(l, cells []cell) []cell {
+	n := len(l)
+	l = append(l, cells...)
+	for i := n; i < len(l); i++ {
+		l[i].flags &^= flagWrapPad
+	}
+	return l
 }
 
 // rowBlank reports whether a row has nothing drawn on it.

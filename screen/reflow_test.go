@@ -29,7 +29,7 @@ func logical(s *Screen) []string {
 		}
 		cur.WriteString(text)
 		if !wrapped {
-			out = append(out, cur.String())
+			out = append(out, strings.TrimRight(cur.String(), " "))
 			cur.Reset()
 		}
 	}
@@ -207,5 +207,29 @@ func TestReflowRecordedBash(t *testing.T) {
 	s.Write([]byte("exit"))
 	if r, _ := s.Cursor(); s.Line(r+1, false) != "rec$ exit" {
 		t.Errorf("prompt line %q", s.Line(r+1, false))
+	}
+}
+
+// TestReflowKeepsGeneratedText resizes the screens of generated streams
+// (the differential test's) to other widths and back: the logical text
+// never changes, and the cursor stays inside the screen.
+func TestReflowKeepsGeneratedText(t *testing.T) {
+	for seed := int64(0); seed < 400; seed++ {
+		cols, rows := 10+int(seed%50), 3+int(seed%20)
+		s := New(cols, rows, Options{})
+		s.Write(genStream(seed, cols, rows))
+		want := strings.Join(logical(s), "\n")
+		for _, w := range []int{cols/2 + 1, cols * 2, 3, cols} {
+			s.Resize(w, rows)
+			if r, c := s.Cursor(); r < 0 || r >= rows || c < 0 || c >= w {
+				t.Fatalf("seed %d: cursor %d,%d outside %dx%d", seed, r, c, w, rows)
+			}
+			if s.AltScreen() {
+				continue // the main screen's text is checked once it shows again
+			}
+			if got := strings.Join(logical(s), "\n"); got != want {
+				t.Fatalf("seed %d (%dx%d) at %d columns:\n%s", seed, cols, rows, w, lineDiff(want, got))
+			}
+		}
 	}
 }
