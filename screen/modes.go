@@ -123,6 +123,10 @@ func (s *Screen) useAltScreen(on bool) {
 // xterm's ClearScreen does.
 func (s *Screen) clearBuffer(b *buffer) {
 	for _, l := range b.lines {
+		if s.pen.bg == colorDefault {
+			clear(l) // the zero cell is the default blank: a memclr
+			continue
+		}
 		for i := range l {
 			l[i] = blankCell(s.pen.bg)
 		}

@@ -175,7 +175,7 @@ func (s *Screen) extendCluster(r rune, w int) bool {
 		c--
 	}
 	base := line[c].r
-	if base == 0 {
+	if base == 0 || (base > 0 && plainStarter(base) && plainStarter(r)) {
 		return false
 	}
 	buf := s.clusterBuf[:0]
@@ -233,6 +233,28 @@ func (s *Screen) extendCluster(r rune, w int) bool {
 }
 
 var zwj = []byte("\u200d")
+
+// plainStarter reports code points that are neither continuations of a
+// cluster (Extend, SpacingMark, ZWJ, regional indicators, Hangul jamo)
+// nor Prepend: between two of them UAX #29 always breaks, so the common
+// runs (CJK text, box drawing after ASCII) skip the segmenter. Extended
+// pictographs among them only join after a ZWJ, which is never a lone
+// cell's content.
+func plainStarter(r rune) bool {
+	switch {
+	case r < 0x300:
+		return true
+	case r >= 0x2500 && r <= 0x2bff: // box drawing, blocks, shapes, arrows
+		return true
+	case r >= 0x3400 && r <= 0x4dbf, r >= 0x4e00 && r <= 0x9fff: // CJK ideographs
+		return true
+	case r >= 0xac00 && r <= 0xd7a3: // Hangul syllables (joined only after jamo)
+		return true
+	case r >= 0xff01 && r <= 0xff60: // fullwidth forms
+		return true
+	}
+	return false
+}
 
 // internCluster returns the index of cluster text b in s.clusters, adding
 // it if new; false when the table is full.
