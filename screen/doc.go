@@ -22,7 +22,8 @@
 // the cursor there, and only the next printable character wraps (the VT100
 // "delayed wrap"). Lines that scroll off the top of the main screen, when
 // the scroll region starts at the first line, enter a scrollback ring of
-// fixed capacity.
+// fixed capacity. Rows remember whether they were left by an autowrap, so
+// a width change reflows the main screen and the scrollback (Resize).
 //
 // The parser is a byte-at-a-time state machine with all its state in the
 // Screen, so sequences and UTF-8 may be split anywhere across Write calls.
@@ -30,7 +31,7 @@
 //
 // # Replies and unhandled sequences
 //
-// Queries (DSR, CPR, DA1, DA2, DECRQM) produce replies that accumulate in
+// Queries (DSR, CPR, DA1, DA2, DECRQM, OSC 4/10/11/12) produce replies that accumulate in
 // memory until TakeReplies: Write never blocks, unlike emulators that write
 // replies into a pipe. Sequences the screen does not act on are kept, as
 // readable text and hex, in a small ring (Unhandled) for debugging; those
