@@ -2,6 +2,7 @@ package screen
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The differential test feeds the same byte streams to this package, to
@@ -31,6 +33,9 @@ const (
 	diffAgreeRatio = 0.995
 	// diffShowDisagree is how many xterm.js/tmux disagreements -v logs.
 	diffShowDisagree = 15
+	// tmuxDeadline bounds the whole tmux replay (about 30 s on a loaded
+	// 2-core machine).
+	tmuxDeadline = 5 * time.Minute
 )
 
 var diffSizes = [][2]int{{80, 24}, {40, 12}, {20, 6}, {132, 40}}
@@ -203,7 +208,7 @@ func runXtermJS(t *testing.T, cases []diffCase) []termState {
 
 // runTmux replays the cases in tmux, one pane per size working through
 // its streams in turn. Each stream starts from a reset pane and ends with
-// a DSR 5 query (the reset also enters and leaves the alternate screen,
+// CAN (ending any unfinished sequence) and a DSR 5 query (the reset also enters and leaves the alternate screen,
 // because tmux's RIS keeps the cursor saved by ?1049h and a later ?1049l
 // would restore the previous stream's position); the pane's script reads the answer, which tmux sends only
 // after parsing everything before it, so the capture that follows sees
@@ -214,8 +219,11 @@ func runTmux(t *testing.T, cases []diffCase) []termState {
 	}
 	dir := t.TempDir()
 	sock := fmt.Sprintf("ptyplex-diff-%d", os.Getpid())
+	// A pane that stops answering must fail the test, not hang it.
+	ctx, cancel := context.WithTimeout(context.Background(), tmuxDeadline)
+	defer cancel()
 	tmux := func(args ...string) (string, error) {
-		cmd := exec.Command("tmux", append([]string{"-L", sock, "-f", "/dev/null", "-u"}, args...)...)
+		cmd := exec.CommandContext(ctx, "tmux", append([]string{"-L", sock, "-f", "/dev/null", "-u"}, args...)...)
 		cmd.Env = append(os.Environ(), "LANG=C.UTF-8", "LC_ALL=C.UTF-8")
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -223,7 +231,7 @@ func runTmux(t *testing.T, cases []diffCase) []termState {
 	if out, err := tmux("new-session", "-d", "-s", "keeper", "exec sleep 600"); err != nil {
 		t.Fatalf("tmux: %v: %s", err, out)
 	}
-	defer tmux("kill-server")
+	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
 
 	bySize := map[[2]int][]int{}
 	for i, c := range cases {
@@ -245,7 +253,7 @@ func runTmux(t *testing.T, cases []diffCase) []termState {
 			}
 		}
 		script := fmt.Sprintf(`stty raw -echo; i=0; while [ -f %[1]s/$i ]; do
-printf '\033[?1049l\033c\033[?1049h\033[?1049l'; cat %[1]s/$i; printf '\033[5n'
+printf '\033[?1049l\033c\033[?1049h\033[?1049l'; cat %[1]s/$i; printf '\030\033[5n'
 while IFS= read -r -s -d n rep; do case "$rep" in *'[0') break;; esac; done
 tmux -L %[2]s wait-for -S done-%[3]s; tmux -L %[2]s wait-for go-%[3]s; i=$((i+1)); done; exec sleep 600`, d, sock, key)
 		if out, err := tmux("new-session", "-d", "-s", key, "-x", fmt.Sprint(k[0]), "-y", fmt.Sprint(k[1]), script); err != nil {
