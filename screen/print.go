@@ -219,6 +219,9 @@ func (s *Screen) extendCluster(r rune, w int) bool {
 	}
 	line[c].r = -idx - 1
 	if w > 0 {
+		if s.insert {
+			s.insertBlanks(1) // the cluster's new cell pushes the rest right
+		}
 		s.clearWideAt(line, c+1)
 		line[c].flags |= flagWideLead
 		line[c+1] = cell{attrs: line[c].attrs}

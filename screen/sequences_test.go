@@ -500,5 +500,6 @@ func TestGraphemeClusters(t *testing.T) {
 		{name: "overwriting a flag removes it whole", in: "🇩🇪\rx", lines: []string{"x"}, col: 1},
 		{name: "DCH removes a ZWJ sequence whole", in: "👩\u200d💻x\r\x1b[2P", lines: []string{"x"}},
 		{name: "ICH moves a cluster whole", in: "e\u0301x\r\x1b[@", lines: []string{" e\u0301x"}},
+		{name: "IRM makes room for a widening cluster", in: "ab\r\x1b[4h🇩🇪\x1b[4l", lines: []string{"🇩🇪ab"}, col: 2},
 	})
 }
