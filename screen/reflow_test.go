@@ -166,6 +166,21 @@ func TestReflowAltScreen(t *testing.T) {
 	}
 }
 
+// TestResizeAltKeepsCursorLine: shrinking the height of the alternate
+// screen drops rows from the top so the cursor's line stays, and nothing
+// enters the scrollback.
+func TestResizeAltKeepsCursorLine(t *testing.T) {
+	s := New(10, 4, Options{})
+	s.Write([]byte("\x1b[?1049h1\r\n2\r\n3\r\n4"))
+	s.Resize(10, 2)
+	if s.Line(1, false) != "3" || s.Line(2, false) != "4" || s.ScrollbackLen() != 0 {
+		t.Errorf("lines %q %q, scrollback %d", s.Line(1, false), s.Line(2, false), s.ScrollbackLen())
+	}
+	if r, c := s.Cursor(); r != 1 || c != 1 {
+		t.Errorf("cursor %d,%d", r, c)
+	}
+}
+
 // TestReflowRecordedBash replays a recorded bash session (long output
 // lines, a long typed command, wide characters, tabs) and resizes it
 // 80 -> 40 -> 120 -> 80: at every width the logical text (scrollback and

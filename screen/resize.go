@@ -21,6 +21,12 @@ func (s *Screen) Resize(cols, rows int) {
 	} else {
 		s.resizeRows(rows)
 	}
+	if shift := s.row - (rows - 1); s.altActive && shift > 0 {
+		// Keep the cursor on its line: rows leave the alternate screen
+		// from the top (not into the scrollback).
+		s.alt.lines = s.alt.lines[shift:]
+		s.row -= shift
+	}
 	s.alt.lines = resizeLines(s.alt.lines, cols, rows)
 	s.alt.wrapped = make([]bool, rows)
 	if s.altActive {
