@@ -79,10 +79,7 @@ func (s *Screen) Write(p []byte) (int, error) {
 	for i := 0; i < len(p); {
 		if s.parser.state == stateGround && s.parser.utf8need == 0 {
 			// Fast path: a run of printable ASCII goes straight to cells.
-			j := i
-			for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
-				j++
-			}
+			j := i + asciiRun(p[i:])
 			if j > i {
 				s.printASCII(p[i:j])
 				i = j
