@@ -338,9 +338,9 @@ func makeRepo(dir string, env []string) error {
 	return run("git", "tag", "v1.0")
 }
 
-// reflowScripts are recorded only when named, into screen/testdata
-// (go run ./screen/internal/cmd/record -out screen/testdata bash-wrap):
-// the reflow test resizes them, so they are not goldens.
+// reflowScripts are recorded only when named, into screen/testdata unless
+// -out says otherwise (go run ./screen/internal/cmd/record bash-wrap): the
+// reflow test resizes them, so they are not goldens.
 var reflowScripts = map[string]script{
 	"bash-wrap": func(dir string, env []string) ([]byte, error) {
 		data, err := shell(dir, env,
@@ -362,6 +362,8 @@ var reflowScripts = map[string]script{
 func main() {
 	out := flag.String("out", "testdata/screen", "directory for NAME.bin files")
 	flag.Parse()
+	outSet := false
+	flag.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
 	names := flag.Args()
 	if len(names) == 0 {
 		for n := range scripts {
@@ -370,16 +372,20 @@ func main() {
 	}
 	failed := false
 	for _, name := range names {
+		dir := *out
 		sc, ok := scripts[name]
 		if !ok {
 			sc, ok = reflowScripts[name]
+			if !outSet {
+				dir = "screen/testdata" // not a golden: keep it out of testdata/screen
+			}
 		}
 		if !ok {
 			fmt.Fprintf(os.Stderr, "unknown script %q\n", name)
 			failed = true
 			continue
 		}
-		if err := record(*out, name, sc); err != nil {
+		if err := record(dir, name, sc); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 			failed = true
 		}
