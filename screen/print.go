@@ -129,7 +129,11 @@ func (s *Screen) wrapLimit() int {
 // margin when the line wrapped at the right one.
 func (s *Screen) wrap() {
 	s.pendingWrap = false
-	s.cur.setWrapped(s.row, true)
+	// Only a wrap at the screen edge makes one logical line of two rows;
+	// text wrapped between DECSLRM margins shares its rows with other text.
+	if s.col > s.right || s.fullWidth() {
+		s.cur.setWrapped(s.row, true)
+	}
 	if s.col <= s.right {
 		s.col = s.left
 	} else {

@@ -98,6 +98,8 @@ func TestReflow(t *testing.T) {
 			scroll: []string{"a"}, lines: []string{"x"}, col: 1},
 		{name: "scrollback capacity", cols: 10, rows: 2, sb: 3, in: "0123456789\r\n0123456789\r\nabcdefghij", sizes: [][2]int{{2, 2}},
 			scroll: []string{"ab", "cd", "ef"}, lines: []string{"gh", "ij"}, row: 1, col: 1},
+		{name: "a wrap between margins is not a soft wrap", cols: 10, rows: 4, in: "\x1b[?69h\x1b[1;5s\x1b[1;1Habcdefg\x1b[?69l", sizes: [][2]int{{20, 4}},
+			lines: []string{"abcde", "fg"}, row: 1, col: 2},
 		{name: "height and width together", cols: 10, rows: 4, in: "0123456789abcde\r\nxy", sizes: [][2]int{{5, 2}},
 			scroll: []string{"01234", "56789"}, lines: []string{"abcde", "xy"}, row: 1, col: 2},
 	}
