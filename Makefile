@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin
 FUZZTIME ?= 30s
 
-.PHONY: test-node npm npm-smoke bench-node
+.PHONY: test-node npm npm-smoke bench-node xtermjs
 .PHONY: all build test vet fmt-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean
 
 all: build
@@ -13,16 +13,27 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# The whole suite under the race detector, plus the static checks.
-test: fmt-check vet
-	$(GO) test -race -count=1 -timeout 30m ./...
+# The whole suite under the race detector, plus the static checks and the
+# npm package's tests. The screen package's differential test needs
+# xterm.js (installed by the xtermjs target); PTYPLEX_REQUIRE_XTERMJS makes
+# it fail, not skip, without.
+test: fmt-check vet xtermjs
+	PTYPLEX_REQUIRE_XTERMJS=1 $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) test-node
+
+# xterm.js headless for screen's differential test (diff_test.go): npm ci
+# from the lock file, again only when the lock file changes.
+XTERMJS := screen/internal/xtermjs
+xtermjs: $(XTERMJS)/node_modules/.ptyplex-installed
+$(XTERMJS)/node_modules/.ptyplex-installed: $(XTERMJS)/package.json $(XTERMJS)/package-lock.json
+	cd $(XTERMJS) && npm ci --no-audit --no-fund
+	touch $@
 
 # Every package's tests, STRESS_COUNT rounds under -race, beside one busy
 # loop per core (scripts/stress.sh). STRESS_PKGS narrows it.
 STRESS_COUNT ?= 5
-stress:
-	STRESS_COUNT=$(STRESS_COUNT) scripts/stress.sh
+stress: xtermjs
+	PTYPLEX_REQUIRE_XTERMJS=1 STRESS_COUNT=$(STRESS_COUNT) scripts/stress.sh
 
 vet:
 	$(GO) vet ./...
