@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // autoDirPrefix names the private directory of an auto-generated socket;
@@ -98,15 +96,13 @@ func peerAllowed(c *net.UnixConn) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	var cred *unix.Ucred
+	var uid uint32
 	var cerr error
-	if err := rc.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
+	if err := rc.Control(func(fd uintptr) { uid, cerr = peerUID(int(fd)) }); err != nil {
 		return false, err
 	}
 	if cerr != nil {
-		return false, fmt.Errorf("SO_PEERCRED: %w", cerr)
+		return false, cerr
 	}
-	return cred.Uid == uint32(os.Getuid()), nil
+	return uid == uint32(os.Getuid()), nil
 }

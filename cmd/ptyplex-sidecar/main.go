@@ -13,13 +13,16 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
-	"golang.org/x/sys/unix"
 )
 
-var recordPath = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
+var (
+	recordPath  = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
+	showVersion = flag.Bool("version", false, "print the version, commit, platform and PTY backend, and exit")
+)
 
 func main() {
 	if ptyhost.IsWatchdog() {
@@ -39,6 +42,10 @@ func main() {
 	if flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
+	}
+	if *showVersion {
+		fmt.Println(version.String("ptyplex-sidecar"))
+		return
 	}
 	os.Exit(run())
 }
@@ -95,17 +102,4 @@ func run() int {
 		logger.Printf("%v", err)
 	}
 	return 1
-}
-
-// growPipe enlarges stdout's pipe buffer when stdout is a pipe, so a
-// flooding terminal costs the host fewer wake-ups per MiB. Best effort: the
-// kernel caps it (/proc/sys/fs/pipe-max-size) and other stdouts refuse it.
-func growPipe(f *os.File) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	rc.Control(func(fd uintptr) {
-		unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 256<<10)
-	})
 }
