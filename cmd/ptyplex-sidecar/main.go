@@ -55,8 +55,8 @@ func run() int {
 	growPipe(os.Stdout)
 	opts := sidecar.Options{Log: logger}
 	// The watchdog kills every terminal's processes if we die without
-	// tearing down (see ptyhost/watchdog_linux.go). Without it, only the
-	// kernel's parent-death signal and PTY hangup are left.
+	// tearing down (see ptyhost/watchdog.go). Without it, only the PTY
+	// hangup (and with the Linux backend the parent-death signal) is left.
 	if wd, err := ptyhost.StartWatchdog(); err != nil {
 		logger.Printf("running without a watchdog: %v", err)
 	} else {
