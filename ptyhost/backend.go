@@ -7,9 +7,12 @@ import (
 
 // backend is what a platform supplies to run children: it starts one in a
 // prepared PTY and finds the rest of its session afterwards. The PTY
-// itself (pty_unix.go) is shared by the Unix backends; a backend for a
-// system without Unix PTYs (Windows' ConPTY) would bring its own PTY files
-// and implement this interface and child for its process handles.
+// itself (pty_unix.go, and Process's Read, Resize, Size and Termios) is
+// shared by the Unix backends. A backend for a system without Unix PTYs
+// (Windows' ConPTY) would replace that PTY half with its own files, pass
+// its pseudoconsole instead of spawnSpec.tty, and implement backend and
+// child over its process handles; nothing here names a Unix type but the
+// tty file, and the signals are syscall.Signal, which Windows has too.
 type backend interface {
 	// spawn starts the program with tty as its stdin, stdout and stderr,
 	// as a session leader with tty as its controlling terminal.
