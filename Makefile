@@ -5,13 +5,13 @@ GO       ?= go
 BIN      := bin
 FUZZTIME ?= 30s
 
-.PHONY: test-node npm npm-smoke bench-node xtermjs
+.PHONY: test-node npm npm-smoke bench-node xtermjs test-portable cross release portable-sidecar
 .PHONY: all build test vet fmt-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 # The whole suite under the race detector, plus the static checks and the
 # npm package's tests. The screen package's differential test needs
@@ -45,11 +45,16 @@ fmt-check:
 # One Markdown table of ptyplex against same-run baselines (see README,
 # "Performance"); BENCHFLAGS=-quick for a smoke run, -only REGEXP to select.
 BENCHFLAGS ?=
-bench: build
-	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -svg docs/bench.svg $(BENCHFLAGS)
+# The portable backend's sidecar is built alongside, for its rows.
+PORTABLE_SIDECAR := $(BIN)/portable/ptyplex-sidecar
+bench: build portable-sidecar
+	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -portable-sidecar $(PORTABLE_SIDECAR) -svg docs/bench.svg $(BENCHFLAGS)
 
-bench-quick: build
-	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -quick $(BENCHFLAGS)
+bench-quick: build portable-sidecar
+	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -portable-sidecar $(PORTABLE_SIDECAR) -quick $(BENCHFLAGS)
+
+portable-sidecar:
+	$(GO) build -tags ptyplex_portable -ldflags "$(LDFLAGS)" -o $(PORTABLE_SIDECAR) ./cmd/ptyplex-sidecar
 
 # Every fuzz target in turn (go test fuzzes one target per run) for
 # FUZZTIME each; crashers land in the package's testdata/fuzz/ and become
@@ -103,4 +108,39 @@ demo: build
 	$(GO) run ./examples/demo
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist
+
+# --- Platforms (README, "Platforms") ---
+# What --version reports (internal/version).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/ptyplex/ptyplex/internal/version.Version=$(VERSION) \
+	-X github.com/ptyplex/ptyplex/internal/version.Commit=$(COMMIT)
+
+# The whole suite again with the portable backend compiled in on Linux
+# (ptyhost/backend_portable.go): the code macOS and FreeBSD run, tested
+# here. Test binaries pass the tag on to the binaries they build.
+PORTABLE := -tags ptyplex_portable
+test-portable: fmt-check
+	$(GO) vet $(PORTABLE) ./...
+	$(GO) test -race -count=1 $(PORTABLE) ./...
+
+# Vet and build everything for the platforms that are only built here.
+CROSS_TARGETS := darwin/amd64 darwin/arm64 freebsd/amd64 linux/arm64
+cross:
+	@set -e; for t in $(CROSS_TARGETS); do \
+		echo "== $$t"; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build ./...; \
+	done
+
+# Both commands for every target, static, into dist/OS-ARCH/.
+RELEASE_TARGETS := linux/amd64 $(CROSS_TARGETS)
+release:
+	@set -e; for t in $(RELEASE_TARGETS); do \
+		os=$${t%/*}; arch=$${t#*/}; out=dist/$$os-$$arch; \
+		echo "== $$out ($(VERSION), $(COMMIT))"; \
+		mkdir -p $$out; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" \
+			-o $$out/ ./cmd/ptyplex ./cmd/ptyplex-sidecar; \
+	done

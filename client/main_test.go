@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/buildtags"
 )
 
 // sidecarBin is the real ptyplex-sidecar, built once for the whole test
@@ -25,7 +27,7 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	sidecarBin = filepath.Join(dir, SidecarName)
-	build := exec.Command("go", "build", "-o", sidecarBin, "github.com/ptyplex/ptyplex/cmd/ptyplex-sidecar")
+	build := exec.Command("go", append(append([]string{"build"}, buildtags.GoBuildArgs()...), "-o", sidecarBin, "github.com/ptyplex/ptyplex/cmd/ptyplex-sidecar")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the sidecar:", err)

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/procwait"
 	"github.com/ptyplex/ptyplex/session"
-	"golang.org/x/sys/unix"
 )
 
 // Grace periods of stopSession. STOP itself gives the child up to a few
@@ -66,43 +66,10 @@ func stopAll(ctx context.Context, entries []*entry) error {
 // may reap it.
 func alive(pid int) bool { return !waitGone(pid, 0) }
 
-// exists reports whether pid exists at all, zombies included.
-func exists(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-// waitGone waits on a pidfd until pid exits or d passes, and reports whether
-// it exited. The daemon is not our child (start detached it), so wait(2)
-// cannot be used; a pidfd works for any process.
-func waitGone(pid int, d time.Duration) bool {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return true
-	}
-	if err != nil {
-		return !exists(pid)
-	}
-	defer unix.Close(fd)
-	deadline := time.Now().Add(d)
-	for {
-		left := time.Until(deadline)
-		if left < 0 {
-			left = 0 // one last look
-		}
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n > 0 {
-			return n > 0 || !exists(pid)
-		}
-		if !time.Now().Before(deadline) {
-			return false
-		}
-	}
-}
+// waitGone waits until pid exits or d passes, and reports whether it
+// exited. The daemon is not our child (start detached it), so wait(2)
+// cannot be used; procwait works for any process.
+func waitGone(pid int, d time.Duration) bool { return procwait.Gone(pid, d) }
 
 // stop ends a session this server started. A daemon that died without
 // STOP (killed) leaves its private socket directory behind; remove it.

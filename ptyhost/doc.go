@@ -1,11 +1,23 @@
 // Package ptyhost runs one child process in one pseudo-terminal.
 //
 // It is the engine under both faces of ptyplex: the frame sidecar and the
-// session daemon. A Process owns the PTY master, the child's process id and
-// a pidfd for it; the child is a session leader whose controlling terminal
-// is the PTY slave. The package knows nothing about frames or screens.
+// session daemon. A Process owns the PTY master and the child's process
+// id; the child is a session leader whose controlling terminal is the PTY
+// slave, started with default signal dispositions. The package knows
+// nothing about frames or screens.
 //
-// Waiting for the child uses a pidfd registered with the Go runtime's
-// poller, so an idle terminal costs a parked goroutine, not an OS thread
-// blocked in wait(2).
+// How a child is started, waited for and torn down is a backend's job (see
+// backend.go); one is compiled in:
+//
+//   - linux (the default on Linux): a pidfd per child registered with the
+//     Go runtime's poller, so an idle terminal costs a parked goroutine, not
+//     an OS thread blocked in wait(2); the parent-death signal; /proc scans
+//     to find a terminal's whole session.
+//   - portable (macOS, FreeBSD, and Linux built with -tags ptyplex_portable):
+//     one SIGCHLD-driven exit watcher for all children, kill(2) for
+//     signals, and the platform's process table (sysctl kern.proc on macOS
+//     and FreeBSD, /proc on Linux) to find a terminal's session.
+//
+// Files are split per platform by name (_linux, _darwin, _freebsd, _bsd
+// for both BSDs) and per backend by build constraint.
 package ptyhost

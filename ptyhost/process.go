@@ -18,7 +18,7 @@ type Process struct {
 	pid    int
 	master *os.File // PTY master; pollable, so Read parks a goroutine only
 	pts    string   // slave device path, e.g. /dev/pts/7
-	pidfd  *os.File // readable once the child has exited
+	child  child    // the backend's handle on the child
 
 	reapOnce sync.Once
 	status   Status
@@ -54,51 +54,18 @@ func Start(cfg Config) (*Process, error) {
 		master.Close()
 		return nil, err
 	}
-
-	pidfd := -1
-	proc, err := os.StartProcess(path, append([]string{cfg.Cmd}, cfg.Args...), &os.ProcAttr{
-		Dir:   cfg.Dir,
-		Env:   env,
-		Files: []*os.File{tty, tty, tty},
-		Sys: &syscall.SysProcAttr{
-			Setsid:  true,
-			Setctty: true,
-			Ctty:    0, // fd 0 in the child, which is the slave
-			// If we die without tearing down, take the child with us.
-			Pdeathsig: syscall.SIGKILL,
-			PidFD:     &pidfd,
-		},
+	c, err := host.spawn(spawnSpec{
+		path: path,
+		argv: append([]string{cfg.Cmd}, cfg.Args...),
+		dir:  cfg.Dir,
+		env:  env,
+		tty:  tty,
 	})
 	if err != nil {
 		master.Close()
 		return nil, fmt.Errorf("cannot start %s: %w", cfg.Cmd, err)
 	}
-	p := &Process{pid: proc.Pid, master: master, pts: tty.Name()}
-	// We wait through our own pidfd; the os package's handle is not needed.
-	proc.Release()
-	if pidfd < 0 {
-		// Kernels without CLONE_PIDFD: open one; the child is not reaped
-		// yet, so its pid cannot have been reused.
-		if pidfd, err = unix.PidfdOpen(p.pid, 0); err != nil {
-			p.killAndReap()
-			master.Close()
-			return nil, fmt.Errorf("pidfd_open %d: %w", p.pid, err)
-		}
-	}
-	if err := unix.SetNonblock(pidfd, true); err != nil {
-		unix.Close(pidfd)
-		p.killAndReap()
-		master.Close()
-		return nil, fmt.Errorf("pidfd nonblock: %w", err)
-	}
-	p.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
-	return p, nil
-}
-
-func (p *Process) killAndReap() {
-	unix.Kill(p.pid, unix.SIGKILL)
-	var ws unix.WaitStatus
-	unix.Wait4(p.pid, &ws, 0, nil)
+	return &Process{pid: c.pid(), master: master, pts: tty.Name(), child: c}, nil
 }
 
 // Pid is the child's process id, which is also its process group and
@@ -184,7 +151,7 @@ func (p *Process) Size() (cols, rows int, err error) {
 func (p *Process) Termios() (*unix.Termios, error) {
 	var t *unix.Termios
 	err := control(p.master, func(fd int) (err error) {
-		t, err = unix.IoctlGetTermios(fd, unix.TCGETS)
+		t, err = unix.IoctlGetTermios(fd, ioctlGetTermios)
 		return err
 	})
 	if err != nil {
@@ -204,8 +171,7 @@ func (p *Process) SignalGroup(sig syscall.Signal) error {
 // Signal sends sig to the child alone. Before the child is reaped its pid
 // cannot be reused, so this never hits a stranger.
 func (p *Process) Signal(sig syscall.Signal) error {
-	err := control(p.pidfd, func(fd int) error { return unix.PidfdSendSignal(fd, sig, nil, 0) })
-	if err != nil {
+	if err := p.child.signal(sig); err != nil {
 		return fmt.Errorf("signal process %d: %w", p.pid, err)
 	}
 	return nil
@@ -216,60 +182,46 @@ func (p *Process) Signal(sig syscall.Signal) error {
 // up the rest of the session. It returns early with an error if the
 // Process is closed.
 func (p *Process) WaitExit() error {
-	rc, err := p.pidfd.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var werr error
-	err = rc.Read(func(fd uintptr) bool {
-		var info unix.Siginfo
-		werr = unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		if werr != nil {
-			return true
-		}
-		// With WNOHANG the kernel leaves the siginfo zeroed while the
-		// child runs; then wait for the pidfd to turn readable (on exit).
-		return info.Signo != 0
-	})
-	if err != nil {
-		return err
-	}
-	return werr
+	_, err := p.child.waitExit()
+	return err
 }
 
-// Reap collects the child's exit status. It blocks a thread in wait4(2)
-// while the child runs, so call it after WaitExit. Later calls return the
-// first result.
+// ExitStatus blocks like WaitExit and returns how the child ended, still
+// without reaping it.
+func (p *Process) ExitStatus() (Status, error) { return p.child.waitExit() }
+
+// Reap collects the child's exit status. Call it after WaitExit: the Linux
+// backend blocks a thread in wait4(2) while the child runs. Later calls
+// return the first result.
 func (p *Process) Reap() (Status, error) {
-	p.reapOnce.Do(func() {
-		var ws unix.WaitStatus
-		for {
-			_, err := unix.Wait4(p.pid, &ws, 0, nil)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil {
-				p.reapErr = fmt.Errorf("wait4 %d: %w", p.pid, err)
-				return
-			}
-			break
-		}
-		p.status = statusOf(ws)
-	})
+	p.reapOnce.Do(func() { p.status, p.reapErr = p.child.reap() })
 	return p.status, p.reapErr
+}
+
+// KillSession sends sig to every process of the child's session other than
+// the child itself: background jobs in other process groups outlive the
+// foreground group otherwise. With holders set it also signals any process
+// that holds the PTY slave open, which catches daemons that left the session
+// with setsid(2) but kept the terminal as stdio (on Linux only; see
+// procs_bsd.go). It returns how many processes it signalled.
+//
+// Call it before reaping the child: until then the session id cannot be
+// reused by an unrelated process.
+func (p *Process) KillSession(sig syscall.Signal, holders bool) int {
+	return host.killSession(p.pid, p.pts, sig, holders)
 }
 
 // Hangup closes the PTY master, so blocked Read and Write calls return. It
 // is the last resort for a PTY that something unknown keeps open.
 func (p *Process) Hangup() error { return p.master.Close() }
 
-// Close releases the PTY master and the pidfd. It does not signal the child;
+// Close releases the PTY master and the backend's handle. It does not signal the child;
 // Reap still works afterwards.
 func (p *Process) Close() error {
 	err := p.master.Close()
 	if errors.Is(err, os.ErrClosed) {
 		err = nil
 	}
-	p.pidfd.Close()
+	p.child.close()
 	return err
 }

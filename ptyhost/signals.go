@@ -1,46 +1,22 @@
+//go:build linux
+
 package ptyhost
 
 import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-var resetOnce sync.Once
-
-// resetInheritedSignals makes sure children start with default signal
-// dispositions even when we were started with some signals ignored (nohup
-// ignores SIGHUP; a shell's background job ignores SIGINT and SIGQUIT).
-// execve keeps SIG_IGN but resets caught signals to SIG_DFL, so the fix is
-// to catch every signal that is ignored here. The catching channel is never
-// drained, so for this process those signals stay as good as ignored.
-//
-// The ignored set is read from the kernel rather than signal.Ignored: the Go
-// runtime does not track job-control signals (SIGTSTP, SIGTTIN, SIGTTOU)
-// it never installed a handler for.
-func resetInheritedSignals() {
-	resetOnce.Do(func() {
-		ignored, err := procSigMask("SigIgn")
-		if err != nil {
-			return
-		}
-		sink := make(chan os.Signal, 1)
-		for sig := syscall.Signal(1); sig < 65; sig++ {
-			if ignored&(1<<(sig-1)) != 0 && sig != syscall.SIGKILL && sig != syscall.SIGSTOP {
-				signal.Notify(sink, sig)
-			}
-		}
-	})
-}
+// ignoredSignals is the set of signals this process ignores, bit sig-1.
+func ignoredSignals() (uint64, error) { return procSigMask("SigIgn") }
 
 // procSigMask reads one of the hexadecimal signal sets (SigBlk, SigIgn,
 // SigCgt) of the calling thread group from /proc/self/status.

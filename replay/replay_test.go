@@ -15,6 +15,8 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/record"
+
+	"github.com/ptyplex/ptyplex/internal/buildtags"
 )
 
 var sidecarBin string
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		sidecarBin = filepath.Join(dir, "ptyplex-sidecar")
-		build := exec.Command("go", "build", "-o", sidecarBin, "github.com/ptyplex/ptyplex/cmd/ptyplex-sidecar")
+		build := exec.Command("go", append(append([]string{"build"}, buildtags.GoBuildArgs()...), "-o", sidecarBin, "github.com/ptyplex/ptyplex/cmd/ptyplex-sidecar")...)
 		build.Stderr = os.Stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "building the sidecar:", err)

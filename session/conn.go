@@ -118,7 +118,7 @@ func watchHangup(c *net.UnixConn, gone chan struct{}) {
 	var buf [512]byte
 	rc.Read(func(fd uintptr) bool {
 		for {
-			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}}
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: hangupPollEvents}}
 			if _, err := unix.Poll(pfd, 0); err == nil && pfd[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0 {
 				close(gone)
 				return true

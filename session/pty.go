@@ -40,13 +40,15 @@ func (d *Daemon) readPTY() {
 // the child has exited, then closes d.exited. It returns early when the
 // process is closed during shutdown.
 func (d *Daemon) watchExit() {
-	if err := d.proc.WaitExit(); err != nil {
+	// The status is read without reaping: the zombie keeps the child's
+	// pid, and with it the session id, reserved until STOP, so ptyhost's
+	// KillSession can still find leftovers of that session without
+	// hitting a stranger that reused the pid.
+	st, err := d.proc.ExitStatus()
+	if err != nil {
 		return
 	}
-	code, err := exitCodeOf(d.proc.Pid())
-	if err != nil {
-		code = -1
-	}
+	code := st.Code
 	t := time.NewTimer(exitDrainGrace)
 	select {
 	case <-d.readerDone:

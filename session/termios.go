@@ -11,8 +11,8 @@ import (
 // ICANON is not among them; it is reported as the mode.
 var reportedFlags = []struct {
 	name string
-	word func(*unix.Termios) uint32
-	bit  uint32
+	word func(*unix.Termios) uint64
+	bit  uint64
 }{
 	{"ECHO", lflag, unix.ECHO},
 	{"ECHONL", lflag, unix.ECHONL},
@@ -25,9 +25,10 @@ var reportedFlags = []struct {
 	{"ONLCR", oflag, unix.ONLCR},
 }
 
-func iflag(t *unix.Termios) uint32 { return t.Iflag }
-func oflag(t *unix.Termios) uint32 { return t.Oflag }
-func lflag(t *unix.Termios) uint32 { return t.Lflag }
+// The flag words are 32 bits on Linux and FreeBSD, 64 on macOS.
+func iflag(t *unix.Termios) uint64 { return uint64(t.Iflag) }
+func oflag(t *unix.Termios) uint64 { return uint64(t.Oflag) }
+func lflag(t *unix.Termios) uint64 { return uint64(t.Lflag) }
 
 // describeTermios renders terminal attributes the way DEBUG reports them.
 func describeTermios(t *unix.Termios) TermiosInfo {

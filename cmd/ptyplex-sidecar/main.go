@@ -15,13 +15,17 @@ import (
 	"syscall"
 
 	"github.com/ptyplex/ptyplex/internal/inherited"
+	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
 	"golang.org/x/sys/unix"
 )
 
-var recordPath = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
+var (
+	recordPath  = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
+	showVersion = flag.Bool("version", false, "print the version, commit, platform and PTY backend, and exit")
+)
 
 func main() {
 	if ptyhost.IsWatchdog() {
@@ -47,6 +51,10 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	if *showVersion {
+		fmt.Println(version.String("ptyplex-sidecar"))
+		return
+	}
 	os.Exit(run())
 }
 
@@ -55,8 +63,8 @@ func run() int {
 	growPipe(os.Stdout)
 	opts := sidecar.Options{Log: logger}
 	// The watchdog kills every terminal's processes if we die without
-	// tearing down (see ptyhost/watchdog_linux.go). Without it, only the
-	// kernel's parent-death signal and PTY hangup are left.
+	// tearing down (see ptyhost/watchdog.go). Without it, only the PTY
+	// hangup (and with the Linux backend the parent-death signal) is left.
 	wd, err := ptyhost.StartWatchdog(logger.Printf)
 	if err != nil {
 		logger.Printf("running without a watchdog: %v", err)
@@ -121,17 +129,4 @@ func run() int {
 	}
 	logger.Printf("exiting with status %d: %s", code, why)
 	return code
-}
-
-// growPipe enlarges stdout's pipe buffer when stdout is a pipe, so a
-// flooding terminal costs the host fewer wake-ups per MiB. Best effort: the
-// kernel caps it (/proc/sys/fs/pipe-max-size) and other stdouts refuse it.
-func growPipe(f *os.File) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	rc.Control(func(fd uintptr) {
-		unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 256<<10)
-	})
 }

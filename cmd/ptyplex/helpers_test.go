@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/ptyplex/ptyplex/internal/procwait"
+
+	"github.com/ptyplex/ptyplex/internal/buildtags"
 )
 
 // bin is the ptyplex binary under test, built once by TestMain.
@@ -36,7 +38,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "ptyplex")
-	args := []string{"build", "-o", bin}
+	args := append([]string{"build", "-o", bin}, buildtags.GoBuildArgs()...)
 	if raceEnabled {
 		args = append(args, "-race")
 		raceDir = filepath.Join(dir, "race")
@@ -152,32 +154,9 @@ func start(t testing.TB, args ...string) *sess {
 	return s
 }
 
-// waitGone waits (on a pidfd, not by polling) until pid has exited.
-func waitGone(pid int, limit time.Duration) bool {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return errors.Is(err, unix.ESRCH)
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for end := time.Now().Add(limit); ; {
-		left := time.Until(end)
-		if left <= 0 {
-			return false
-		}
-		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
-		if err == unix.EINTR {
-			continue
-		}
-		if n > 0 {
-			// Exited; it may be a zombie until its parent reaps it.
-			return true
-		}
-		if err != nil {
-			return false
-		}
-	}
-}
+// waitGone waits (on a pidfd or kqueue, not by polling) until pid has
+// exited; it may be a zombie until its parent reaps it.
+func waitGone(pid int, limit time.Duration) bool { return procwait.Gone(pid, limit) }
 
 func (s *sess) run(args ...string) result {
 	s.t.Helper()

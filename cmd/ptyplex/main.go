@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+
+	"github.com/ptyplex/ptyplex/internal/version"
 )
 
 // commands maps subcommand names to their entry points. Files of this
@@ -35,6 +37,10 @@ func main() {
 		}
 		return
 	}
+	if os.Args[1] == "--version" || os.Args[1] == "-version" {
+		fmt.Println(version.String("ptyplex"))
+		return
+	}
 	c, ok := commands[os.Args[1]]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "ptyplex: unknown command %q\n\n", os.Args[1])
@@ -54,5 +60,5 @@ func usage() {
 	for _, n := range names {
 		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(os.Stderr, "\nRun 'ptyplex <command> --help' for the flags of one command.")
+	fmt.Fprintln(os.Stderr, "\nRun 'ptyplex <command> --help' for the flags of one command,\n'ptyplex --version' for the version, commit, platform and PTY backend.")
 }

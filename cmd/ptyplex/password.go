@@ -26,7 +26,7 @@ func readPassword(socket string) ([]byte, bool) {
 	}
 	defer tty.Close()
 	fd := int(tty.Fd())
-	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	saved, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "Error: --password needs a terminal to read the password from: %v\n", err)
 		return nil, false
@@ -40,11 +40,11 @@ func readPassword(socket string) ([]byte, bool) {
 	noEcho := *saved
 	noEcho.Lflag &^= unix.ECHO
 	noEcho.Lflag |= unix.ICANON | unix.ISIG
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &noEcho); err != nil {
+	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &noEcho); err != nil {
 		fmt.Fprintf(os.Stderr, "\nError: cannot turn off terminal echo for the password: %v\n", err)
 		return nil, false
 	}
-	restore := func() { unix.IoctlSetTermios(fd, unix.TCSETS, saved) }
+	restore := func() { unix.IoctlSetTermios(fd, ioctlSetTermios, saved) }
 	// Echo goes off before the prompt, so nothing typed ahead is shown.
 	fmt.Fprint(os.Stderr, promptLines(out))
 	// Scripts written for interminai wait for this sentence; keep it as is.

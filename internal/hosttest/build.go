@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+
+	"github.com/ptyplex/ptyplex/internal/buildtags"
 )
 
 var (
@@ -37,7 +39,7 @@ func Binary(pkg string) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(buildDir, filepath.Base(pkg))
-	args := []string{"build", "-o", out}
+	args := append([]string{"build", "-o", out}, buildtags.GoBuildArgs()...)
 	if raceEnabled {
 		args = append(args, "-race")
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -361,14 +360,4 @@ func (h *Host) WaitExit(d time.Duration) (int, error) {
 		return ee.ExitCode(), nil
 	}
 	return 0, h.waitErr
-}
-
-// Alive reports whether a process exists and is not a zombie.
-func Alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
 }

@@ -68,7 +68,7 @@ func openFDs() ([]int, error) {
 	}
 	var lim unix.Rlimit
 	max := 1 << 16
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur < uint64(max) {
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && uint64(lim.Cur) < uint64(max) {
 		max = int(lim.Cur)
 	}
 	var fds []int

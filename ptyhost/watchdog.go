@@ -2,7 +2,6 @@ package ptyhost
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/subtle"
 	"fmt"
 	"io"
@@ -14,14 +13,12 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // A process that hosts terminals can die without tearing them down: SIGKILL,
 // the OOM killer, a crash in the runtime. The kernel then does two things
-// for us: each direct child gets its parent-death signal (Pdeathsig,
-// SIGKILL), and each PTY master closes, which hangs the terminal up and
+// for us: on Linux each direct child gets its parent-death signal
+// (Pdeathsig, SIGKILL; the Linux backend only), and each PTY master closes, which hangs the terminal up and
 // sends SIGHUP to its foreground process group. Neither reaches a
 // background job of an interactive shell that ignores SIGHUP, nor a daemon
 // that left the session but kept the PTY as its stdio.
@@ -206,7 +203,7 @@ func RunWatchdog(in io.Reader) int {
 	// Nobody of our uid may read our memory or reopen our stdin through
 	// /proc/PID/fd/0 (which would let them read or forge lines); a kill
 	// is still possible, and the parent then starts a new watchdog.
-	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	forbidInspection()
 	live := map[int]watched{}
 	orderly := false
 	sc := bufio.NewScanner(in)
@@ -267,114 +264,4 @@ func RunWatchdog(in io.Reader) int {
 	}
 	fmt.Fprintf(os.Stderr, "ptyplex watchdog: processes of %d terminals still alive after 50 passes\n", len(live))
 	return 1
-}
-
-// killWatched sends SIGKILL to every process in an announced session or
-// holding an announced PTY, and returns how many it signalled.
-func killWatched(live map[int]watched) int {
-	// A session id is safe to match while the session has members: the
-	// kernel does not reuse a pid that is still some process's session id.
-	// Once every member is gone the number may come back as a new
-	// process's pid; then the leader's start time differs and we stop
-	// matching that session.
-	sids := map[int]bool{}
-	pts := map[string]watched{}
-	for sid, w := range live {
-		if st, err := startTime(sid); err == nil && st != w.start {
-			continue // the pid belongs to someone else now
-		}
-		sids[sid] = true
-		pts[w.pts] = w
-	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
-	self := os.Getpid()
-	n := 0
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		if isZombie(pid) {
-			continue // already dead; its new parent reaps it
-		}
-		if sids[sessionOf(pid)] || holdsWatched(pid, pts) {
-			if unix.Kill(pid, unix.SIGKILL) == nil {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// holdsWatched reports whether pid has one of the announced PTY slaves
-// open. A PTY number is reused as soon as its last holder closes it, so a
-// path alone could name a stranger's terminal; the node's device, inode and
-// change time must match what was announced as well.
-func holdsWatched(pid int, pts map[string]watched) bool {
-	if len(pts) == 0 {
-		return false
-	}
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
-	fds, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, fd := range fds {
-		target, err := os.Readlink(dir + fd.Name())
-		if err != nil {
-			continue
-		}
-		// Once the master is closed (we died), the slave's node is
-		// unlinked from /dev/pts and the link reads "... (deleted)".
-		w, ok := pts[strings.TrimSuffix(target, " (deleted)")]
-		if !ok {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Stat(dir+fd.Name(), &st) == nil && st.Dev == w.dev && st.Ino == w.ino && st.Ctim.Nano() == w.ctime {
-			return true
-		}
-	}
-	return false
-}
-
-// startTime reads a process's start time (clock ticks since boot) from
-// /proc/PID/stat.
-func startTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	// After the name: state(3) ... starttime is field 22, the 20th here.
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: too short", pid)
-	}
-	return strconv.ParseUint(string(f[19]), 10, 64)
-}
-
-// ttyIdentity stats the PTY slave node.
-func ttyIdentity(path string) (dev, ino uint64, ctime int64) {
-	var st unix.Stat_t
-	if unix.Stat(path, &st) != nil {
-		return 0, 0, 0
-	}
-	return st.Dev, st.Ino, st.Ctim.Nano()
-}
-
-// isZombie reports whether pid has exited and waits to be reaped.
-func isZombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true // gone altogether
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
 }

@@ -1,0 +1,11 @@
+//go:build darwin || freebsd
+
+package main
+
+import "golang.org/x/sys/unix"
+
+// tcgetattr's and tcsetattr's ioctls.
+const (
+	ioctlGetTermios = unix.TIOCGETA
+	ioctlSetTermios = unix.TIOCSETA
+)

@@ -1,0 +1,5 @@
+//go:build !ptyplex_portable
+
+package buildtags
+
+const tags = ""

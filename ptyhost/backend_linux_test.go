@@ -1,0 +1,5 @@
+//go:build linux && !ptyplex_portable
+
+package ptyhost
+
+const wantBackend = "linux"

@@ -1,0 +1,5 @@
+//go:build darwin || freebsd || (linux && ptyplex_portable)
+
+package ptyhost
+
+const wantBackend = "portable"

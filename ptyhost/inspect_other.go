@@ -1,0 +1,8 @@
+//go:build !linux
+
+package ptyhost
+
+// forbidInspection does nothing here: macOS and FreeBSD have no /proc file
+// descriptors to reopen, and their debugging controls (PT_DENY_ATTACH,
+// procctl) are left alone.
+func forbidInspection() {}

@@ -1,0 +1,8 @@
+//go:build darwin || freebsd
+
+package ptyhost
+
+import "golang.org/x/sys/unix"
+
+// ioctlGetTermios is tcgetattr's ioctl.
+const ioctlGetTermios = unix.TIOCGETA

@@ -1,0 +1,7 @@
+package session
+
+import "golang.org/x/sys/unix"
+
+// hangupPollEvents makes poll(2) report a peer's shutdown of its sending
+// side (POLLRDHUP) apart from a full close (POLLHUP); see watchHangup.
+const hangupPollEvents = unix.POLLIN | unix.POLLRDHUP
