@@ -121,9 +121,9 @@ LDFLAGS := -X github.com/ptyplex/ptyplex/internal/version.Version=$(VERSION) \
 # (ptyhost/backend_portable.go): the code macOS and FreeBSD run, tested
 # here. Test binaries pass the tag on to the binaries they build.
 PORTABLE := -tags ptyplex_portable
-test-portable: fmt-check
+test-portable: fmt-check xtermjs
 	$(GO) vet $(PORTABLE) ./...
-	$(GO) test -race -count=1 $(PORTABLE) ./...
+	PTYPLEX_REQUIRE_XTERMJS=1 $(GO) test -race -count=1 -timeout 30m $(PORTABLE) ./...
 
 # Vet and build everything for the platforms that are only built here.
 CROSS_TARGETS := darwin/amd64 darwin/arm64 freebsd/amd64 linux/arm64
