@@ -16,7 +16,12 @@ type state struct {
 	activity bool // output arrived since the last activity-mode STATUS/WAIT
 	exited   bool
 	exitCode int
-	changed  chan struct{} // closed and replaced on every change
+	// gen counts the bytes read from the PTY since the start: the output
+	// generation. A client that remembers it can wait for output that came
+	// later (WAIT "after_gen"), whatever other clients do with the
+	// activity flag.
+	gen     int64
+	changed chan struct{} // closed and replaced on every change
 }
 
 func newState(scr *screen.Screen) *state {
@@ -35,6 +40,7 @@ func (st *state) feed(p []byte) []byte {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.scr.Write(p)
+	st.gen += int64(len(p))
 	st.activity = true
 	st.notifyLocked()
 	return st.scr.TakeReplies()
