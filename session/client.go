@@ -106,3 +106,10 @@ func unwrapSyscall(err error) error {
 	}
 	return err
 }
+
+func jsonUnmarshal(b []byte, v any) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return json.Unmarshal(b, v)
+}

@@ -37,6 +37,7 @@ type Daemon struct {
 	done       chan struct{} // closed when the daemon shuts down
 	stopOnce   sync.Once
 	stopReq    chan *request // a STOP, or nil for a signal, handed to Serve
+	regFile    string        // our entry in the session registry (registry.go)
 
 	// parkHook, when set (by tests and benchmarks), runs each time a WAIT
 	// is about to block, so a measurement can trigger output only then.
@@ -87,6 +88,7 @@ func New(cfg Config) (*Daemon, error) {
 		sb = -1 // the emulator's 0 means its default; ours means none
 	}
 	d.st = newState(screen.New(cfg.Cols, cfg.Rows, screen.Options{Scrollback: sb, Unhandled: cfg.DebugBuffer}))
+	d.register() // best effort: without it the session is only missing from list
 	go d.readPTY()
 	go d.watchExit()
 	go d.writeReplies(d.done)
@@ -203,6 +205,7 @@ func (d *Daemon) teardown() {
 	d.proc.Close()
 	d.closeDump()
 	d.removeSocket()
+	d.unregister()
 }
 
 func (d *Daemon) removeSocket() {
