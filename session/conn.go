@@ -53,6 +53,7 @@ func (d *Daemon) readRequest(c *net.UnixConn) {
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	gone := make(chan struct{})
 	r := &request{conn: c, line: line, readErr: readErr, gone: gone}
+	d.idle.touch()
 	if !d.queue.push(r) {
 		respond(c, nil, requestError("Daemon is shutting down"))
 		return

@@ -38,6 +38,7 @@ type Daemon struct {
 	stopOnce   sync.Once
 	stopReq    chan *request // a STOP, or nil for a signal, handed to Serve
 	regFile    string        // our entry in the session registry (registry.go)
+	idle       idleClock     // when the last request came (idle.go)
 
 	// parkHook, when set (by tests and benchmarks), runs each time a WAIT
 	// is about to block, so a measurement can trigger output only then.
@@ -92,6 +93,9 @@ func New(cfg Config) (*Daemon, error) {
 	go d.readPTY()
 	go d.watchExit()
 	go d.writeReplies(d.done)
+	if cfg.IdleExit > 0 {
+		go d.watchIdle()
+	}
 	go d.accept()
 	return d, nil
 }

@@ -46,7 +46,8 @@ type Listed struct {
 const listProbeTimeout = 2 * time.Second
 
 // List returns this user's sessions, oldest first: those in the registry
-// and any live or stale socket in a /tmp/interminai-* directory of ours.
+// and any live or stale socket in a /tmp/interminai-* directory of ours
+// (unless PTYPLEX_RUNTIME_DIR names a registry of its own).
 // Each is asked for its STATUS.
 func List(ctx context.Context) ([]Listed, error) {
 	dir, err := RegistryDir()
@@ -62,7 +63,12 @@ func List(ctx context.Context) ([]Listed, error) {
 	for _, r := range recs {
 		out = append(out, Listed{Socket: r.Socket, PID: r.PID, Command: r.Command, Started: r.Started, Registered: true, rec: r})
 	}
-	socks, _ := filepath.Glob("/tmp/" + autoDirPrefix + "*/socket")
+	// A registry chosen with PTYPLEX_RUNTIME_DIR is a set of sessions of
+	// its own: the shared /tmp directories are not scanned then.
+	var socks []string
+	if os.Getenv(RuntimeDirEnv) == "" {
+		socks, _ = filepath.Glob("/tmp/" + autoDirPrefix + "*/socket")
+	}
 	for _, s := range socks {
 		fi, err := os.Lstat(s)
 		if known[s] || err != nil || fi.Mode()&os.ModeSocket == 0 || !ownedByUs(fi) {

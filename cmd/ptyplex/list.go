@@ -22,7 +22,8 @@ Lists this user's sessions, oldest first: socket, daemon pid, state
 Sessions are found in the session registry every daemon writes itself into
 ($PTYPLEX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/ptyplex, else
 /tmp/ptyplex-<uid>) and by their /tmp/interminai-* socket directories.
-Each session is asked for its status; nothing is changed.
+Each session is asked for its status; nothing is changed. With
+PTYPLEX_RUNTIME_DIR set, only that registry is read.
 
 A stale session is a socket whose daemon is gone (killed, or the machine
 went down): nobody listens on it. --prune removes stale sockets, their
