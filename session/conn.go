@@ -51,6 +51,11 @@ func (d *Daemon) readRequest(c *net.UnixConn) {
 		break
 	}
 	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if readErr == nil && isAttach(line) {
+		d.idle.touch()
+		d.serveAttach(c, br, line) // a raw stream from now on (attach.go)
+		return
+	}
 	gone := make(chan struct{})
 	r := &request{conn: c, line: line, readErr: readErr, gone: gone}
 	d.idle.touch()

@@ -47,4 +47,8 @@ func (d *Daemon) watchIdle() {
 }
 
 // attached reports whether an attach client is connected (attach.go).
-func (d *Daemon) attached() bool { return false }
+func (d *Daemon) attached() bool {
+	d.st.mu.Lock()
+	defer d.st.mu.Unlock()
+	return len(d.st.attachers) > 0
+}

@@ -22,6 +22,8 @@ type state struct {
 	// activity flag.
 	gen     int64
 	changed chan struct{} // closed and replaced on every change
+	// attachers get every byte of output as it is fed (attach.go).
+	attachers map[*attacher]struct{}
 }
 
 func newState(scr *screen.Screen) *state {
@@ -41,6 +43,9 @@ func (st *state) feed(p []byte) []byte {
 	defer st.mu.Unlock()
 	st.scr.Write(p)
 	st.gen += int64(len(p))
+	for a := range st.attachers {
+		a.queue(p)
+	}
 	st.activity = true
 	st.notifyLocked()
 	return st.scr.TakeReplies()
