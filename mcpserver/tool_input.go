@@ -133,12 +133,9 @@ func parseInputWait(in InputInput) (waitcond.Spec, string, bool, error) {
 	return spec, cond + " (in output after the input)", true, nil
 }
 
-// appCursor decides the cursor-key encoding. In auto mode it asks STATUS
-// for the application cursor-key mode (DECCKM). The session protocol does
-// not report that mode yet, so auto falls back to normal mode, which
-// shells, readline and most REPLs accept either way; full-screen programs
-// that switch modes (vim, less) usually accept both encodings too. The
-// field names below are the ones a future daemon may use.
+// appCursor decides the cursor-key encoding: in auto mode it follows the
+// application cursor-key mode (DECCKM) that STATUS reports, as
+// `ptyplex input --keys` does.
 func (s *Server) appCursor(ctx context.Context, socket, mode string) (bool, error) {
 	switch mode {
 	case "normal":
@@ -153,10 +150,6 @@ func (s *Server) appCursor(ctx context.Context, socket, mode string) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	for _, k := range []string{"app_cursor_keys", "application_cursor_keys", "app_cursor"} {
-		if v, ok := st[k].(bool); ok {
-			return v, nil
-		}
-	}
-	return false, nil
+	v, _ := st["app_cursor_keys"].(bool) // omitted when false
+	return v, nil
 }
