@@ -17,9 +17,9 @@ func Call(socket string, req any) (*Response, error) {
 	return CallContext(context.Background(), socket, req)
 }
 
-// CallContext is Call that gives up when ctx ends. The daemon runs one
-// request at a time, so an answer can take as long as another client's
-// WAIT; closing the connection also ends our own pending WAIT there.
+// CallContext is Call that gives up when ctx ends (a WAIT can take as long
+// as its condition); closing the connection also ends our own pending WAIT
+// there.
 func CallContext(ctx context.Context, socket string, req any) (*Response, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", socket)
