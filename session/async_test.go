@@ -3,7 +3,10 @@ package session
 import (
 	"bufio"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -77,4 +80,48 @@ func TestBlockedWaitHoldsBackNobody(t *testing.T) {
 	}
 	untilState(t, d, func(st *state) bool { return strings.Contains(st.scr.Text(), "hi") })
 	mustCall(t, sock, map[string]any{"type": "OUTPUT"})
+}
+
+// BenchmarkWaitGenWake is BenchmarkWaitWake with WAIT "after_gen" (the
+// waits tied to input) instead of the activity flag: the latency from
+// output to the answer.
+func BenchmarkWaitGenWake(b *testing.B) {
+	fifo := filepath.Join(b.TempDir(), "feed")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	d := benchDaemon(b, Config{Command: []string{"sh", "-c", `exec cat "$0"`, fifo}})
+	feed, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer feed.Close()
+	parked := make(chan struct{}, 1)
+	d.parkHook = func() {
+		select {
+		case parked <- struct{}{}:
+		default:
+		}
+	}
+	sock := d.SocketPath()
+	samples := make([]time.Duration, 0, 1024)
+	for b.Loop() {
+		d.st.mu.Lock()
+		gen := d.st.gen
+		d.st.mu.Unlock()
+		answered := make(chan time.Time, 1)
+		go func() {
+			mustCall(b, sock, map[string]any{"type": "WAIT", "after_gen": gen})
+			answered <- time.Now()
+		}()
+		select {
+		case <-parked:
+		case <-answered:
+			continue // output of the previous round arrived late: not a sample
+		}
+		t0 := time.Now()
+		feed.Write([]byte("x\n"))
+		samples = append(samples, (<-answered).Sub(t0))
+	}
+	reportPercentiles(b, samples)
 }
