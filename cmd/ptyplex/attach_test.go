@@ -232,3 +232,28 @@ func TestAttachRepaintsModes(t *testing.T) {
 		t.Errorf("cursor at %d,%d, want 4,13", row, col)
 	}
 }
+
+// With --resize the session follows the attached terminal's size: the
+// program gets SIGWINCH and sees the new size each time it changes.
+func TestAttachResizeFollowsTheTerminal(t *testing.T) {
+	t.Parallel()
+	requireTool(t, "python3")
+	s := start(t, "--size", "80x24", "--", "python3", "-c", `
+import os, signal
+def winch(*_):
+    c, r = os.get_terminal_size()
+    print("size %dx%d" % (c, r), flush=True)
+signal.signal(signal.SIGWINCH, winch)
+print("ready", flush=True)
+while True:
+    signal.pause()
+`)
+	s.waitText("ready")
+	a := attachPTY(t, 100, 30, "--socket", s.sock, "--resize")
+	a.waitText("size 100x30")
+	if err := pty.Setsize(a.master, &pty.Winsize{Cols: 90, Rows: 20}); err != nil {
+		t.Fatal(err)
+	}
+	a.waitText("size 90x20")
+	s.waitText("size 90x20")
+}
