@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -63,6 +64,14 @@ func runAttach(args []string) int {
 	dk, err := keys.Encode([]string{*detachName}, false)
 	if err != nil || len(dk) != 1 {
 		return c.usageError("invalid --detach-key %q: it must be a key that sends one byte, such as C-\\ or C-]", *detachName)
+	}
+	if _, err := os.Stat(c.socket); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		printError(fmt.Errorf("connect to %s: %w", c.socket, err))
+		return exitFail
 	}
 	in := int(os.Stdin.Fd())
 	saved, err := unix.IoctlGetTermios(in, unix.TCGETS)
@@ -216,17 +225,31 @@ func finishAttach(socket string, why int, size session.Size) int {
 		rows = int(ws.Row)
 	}
 	fmt.Printf("%s\x1b[%d;1H\r\n", reset, max(rows, 1))
-	switch {
-	case why == endDetached:
+	switch why {
+	case endDetached:
 		fmt.Printf("[detached from %s; the program keeps running]\r\n", socket)
-	case stErr == nil && !st.Running:
-		fmt.Printf("[the program exited with code %d]\r\n", exitCode(st.ExitCode))
-	case why == endSignal:
+	case endSignal:
 		fmt.Printf("[attach ended by a signal; the program keeps running]\r\n")
 	default:
-		fmt.Printf("[the session at %s ended]\r\n", socket)
+		fmt.Printf("%s\r\n", streamEnd(socket))
 	}
 	return exitOK
+}
+
+// streamEnd says why the daemon closed the stream. The PTY's end of file
+// (which ends the stream) can come just before the daemon has recorded the
+// exit, so this waits for the exit briefly rather than asking STATUS.
+func streamEnd(socket string) string {
+	var w session.WaitData
+	err := session.CallData(socket, map[string]any{"type": "WAIT", "timeout_ms": 5000}, &w)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("[the session at %s ended]", socket)
+	case w.TimedOut || w.ExitCode == nil:
+		return "[the program closed its terminal]"
+	default:
+		return fmt.Sprintf("[the program exited with code %d]", *w.ExitCode)
+	}
 }
 
 // makeRaw puts the terminal in raw mode (as cfmakeraw does): every key,
