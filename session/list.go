@@ -133,7 +133,8 @@ func probe(ctx context.Context, l *Listed) {
 
 // Prune removes what stale sessions left behind: the socket file (after
 // checking once more that nobody listens), its private /tmp/interminai-*
-// directory, and the registry entry. It returns what it removed.
+// directory, and the registry entry. It returns the sockets of the
+// sessions it removed.
 func Prune(list []Listed) (removed []string, err error) {
 	var errs []error
 	for _, l := range list {
@@ -149,7 +150,6 @@ func Prune(list []Listed) (removed []string, err error) {
 				errs = append(errs, fmt.Errorf("remove %s: %w", l.Socket, e))
 				continue
 			}
-			removed = append(removed, l.Socket)
 		}
 		if dir := filepath.Dir(l.Socket); strings.HasPrefix(filepath.Base(dir), autoDirPrefix) && filepath.Dir(dir) == "/tmp" {
 			os.Remove(dir) // only when empty
@@ -157,6 +157,7 @@ func Prune(list []Listed) (removed []string, err error) {
 		if l.rec.file != "" {
 			os.Remove(l.rec.file)
 		}
+		removed = append(removed, l.Socket)
 	}
 	return removed, errors.Join(errs...)
 }

@@ -77,7 +77,7 @@ func runList(args []string) int {
 	}
 	w.Flush()
 	for _, r := range removed {
-		fmt.Printf("Removed stale socket %s\n", r)
+		fmt.Printf("Removed stale session %s\n", r)
 	}
 	return code
 }

@@ -114,7 +114,7 @@ func TestListAndPrune(t *testing.T) {
 		t.Errorf("a after its daemon died: %+v", la)
 	}
 	r := ptyplexEnv(t, env, "list", "--prune")
-	if r.code != 0 || !strings.Contains(r.stdout, "Removed stale socket "+a.sock) {
+	if r.code != 0 || !strings.Contains(r.stdout, "Removed stale session "+a.sock) {
 		t.Errorf("list --prune: %v", r)
 	}
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
@@ -126,6 +126,21 @@ func TestListAndPrune(t *testing.T) {
 	}
 	if lb := m[b.sock]; lb.State != session.StateExited {
 		t.Errorf("prune touched a live session: %+v", lb)
+	}
+	// A registry entry whose socket is gone altogether (its /tmp directory
+	// was cleaned) is stale too, and pruned.
+	dir := strings.TrimPrefix(env[len(env)-1], session.RuntimeDirEnv+"=")
+	gone := filepath.Join(t.TempDir(), "gone.sock")
+	entry := filepath.Join(dir, "1-lost.json")
+	os.WriteFile(entry, []byte(`{"socket":"`+gone+`","pid":1,"command":["lost"]}`), 0o600)
+	if l := listJSON(t, env)[gone]; l.State != session.StateStale || strings.Join(l.Command, " ") != "lost" {
+		t.Errorf("entry without a socket: %+v", l)
+	}
+	if r := ptyplexEnv(t, env, "list", "--prune"); !strings.Contains(r.stdout, "Removed stale session "+gone) {
+		t.Errorf("prune of an entry without a socket: %v", r)
+	}
+	if _, err := os.Stat(entry); !os.IsNotExist(err) {
+		t.Errorf("registry entry not removed: %v", err)
 	}
 	// stop unregisters.
 	b.ok("stop")
