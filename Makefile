@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin
 FUZZTIME ?= 30s
 
-.PHONY: all build test vet fmt-check bench bench-quick fuzz fuzz-short soak soak-short demo clean
+.PHONY: all build test vet fmt-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean
 
 all: build
 
@@ -14,7 +14,13 @@ build:
 
 # The whole suite under the race detector, plus the static checks.
 test: fmt-check vet
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+# Every package's tests, STRESS_COUNT rounds under -race, beside one busy
+# loop per core (scripts/stress.sh). STRESS_PKGS narrows it.
+STRESS_COUNT ?= 5
+stress:
+	STRESS_COUNT=$(STRESS_COUNT) scripts/stress.sh
 
 vet:
 	$(GO) vet ./...

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
@@ -418,19 +419,51 @@ func TestCloseWaitsForExits(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClientClosed)
 }
 
-func TestInputOverflowIsReported(t *testing.T) {
+// A large paste into a child that reads it slowly reaches it whole: the
+// sidecar holds back instead of dropping, and Write blocks meanwhile.
+func TestLargeWriteArrivesWhole(t *testing.T) {
 	c := startClient(t)
-	// sleep never reads its terminal, so INPUT piles up in the sidecar.
-	term := open(t, c, OpenOptions{Cmd: "sleep", Args: []string{"60"}})
-	chunk := bytes.Repeat([]byte("x"), 256<<10)
+	term := open(t, c, OpenOptions{Cmd: "/bin/sh", Args: []string{"-c", "stty raw -echo -iexten; head -c 2097164 | md5sum"}})
+	data := append(bytes.Repeat([]byte("paste me! "), 2<<20/10), "<end-marker>"...)
+	data = data[:2097164]
+	go term.Write(data)
+	got, err := io.ReadAll(term)
+	require.NoError(t, err)
+	assert.Contains(t, string(got), fmt.Sprintf("%x", md5.Sum(data)))
+}
+
+// An ERROR frame about a live terminal (a sidecar that drops input) is
+// returned by the next Write as an *InputError.
+func TestInputErrorFromSidecar(t *testing.T) {
+	// A stand-in sidecar: answers the first OPEN with OPENED and then an
+	// ERROR about the same terminal, and reads on until stdin ends.
+	fake := filepath.Join(t.TempDir(), "dropping-sidecar")
+	script := `#!/usr/bin/env python3
+import json, struct, sys
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+def frame(t, body):
+    out.write(struct.pack("<IB", len(body) + 1, t) + body); out.flush()
+n, = struct.unpack("<I", inp.read(4))
+t, body = inp.read(1), inp.read(n - 1)
+tid = json.loads(body)["terminalId"]
+frame(0x81, json.dumps({"terminalId": tid, "pid": 1}).encode())
+frame(0x84, json.dumps({"terminalId": tid, "message": "input queue full"}).encode())
+while inp.read(65536):
+    pass
+`
+	require.NoError(t, os.WriteFile(fake, []byte(script), 0o755))
+	c, err := Start(Options{SidecarPath: fake})
+	require.NoError(t, err)
+	defer c.Close()
+	term, err := c.Open(context.Background(), OpenOptions{Cmd: "cat"})
+	require.NoError(t, err)
 	var ie *InputError
 	require.Eventually(t, func() bool {
-		_, err := term.Write(chunk)
+		_, err := term.Write([]byte("x"))
 		return errors.As(err, &ie)
 	}, waitBound, time.Millisecond)
 	assert.Equal(t, term.ID(), ie.TerminalID)
-	assert.Contains(t, ie.Message, "input queue full")
-	require.NoError(t, term.Close())
+	assert.Equal(t, "input queue full", ie.Message)
 }
 
 func TestConnectOverExistingStream(t *testing.T) {

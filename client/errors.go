@@ -28,8 +28,10 @@ func (e *OpenError) Error() string {
 	return fmt.Sprintf("open terminal %q: %s", e.TerminalID, e.Message)
 }
 
-// InputError reports INPUT the sidecar dropped because the terminal's input
-// queue was full (the child is not reading). The next Write returns it.
+// InputError reports INPUT that a sidecar dropped, said with an ERROR frame
+// about a live terminal. The next Write returns it. ptyplex-sidecar never
+// drops input (it holds back frames instead, see PROTOCOL.md), but earlier
+// versions did, and other sidecars may.
 type InputError struct {
 	TerminalID string
 	Message    string

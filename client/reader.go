@@ -28,10 +28,10 @@ func (c *Client) readLoop(r io.Reader) {
 		if err != nil {
 			cause = err
 			// A corrupt stream cannot be resynchronised: stop using
-			// this sidecar altogether.
-			c.wmu.Lock()
-			c.w.Close()
-			c.wmu.Unlock()
+			// this sidecar altogether. The cause is recorded before the
+			// pipe is closed, so that a writer failing on the closed
+			// pipe reports it rather than "file already closed".
+			c.fail(cause)
 			if c.cmd != nil {
 				c.cmd.Process.Kill()
 			}
@@ -46,11 +46,31 @@ func (c *Client) readLoop(r io.Reader) {
 	c.end(cause)
 }
 
-// end fails every pending open and finishes every live terminal.
-func (c *Client) end(cause error) {
-	gone := fmt.Errorf("%w: %w", ErrSidecarGone, cause)
+// fail records cause as the reason the stream ended, makes every later
+// write fail with it, and closes the pipe to the sidecar.
+func (c *Client) fail(cause error) {
 	c.mu.Lock()
-	c.ended = gone
+	if c.ended == nil {
+		c.ended = fmt.Errorf("%w: %w", ErrSidecarGone, cause)
+	}
+	gone := c.ended
+	c.mu.Unlock()
+	c.wmu.Lock()
+	if c.werr == nil {
+		c.werr = gone
+	}
+	c.w.Close()
+	c.wmu.Unlock()
+}
+
+// end fails every pending open and finishes every live terminal. A cause
+// recorded earlier by fail wins over the one given here.
+func (c *Client) end(cause error) {
+	c.mu.Lock()
+	if c.ended == nil {
+		c.ended = fmt.Errorf("%w: %w", ErrSidecarGone, cause)
+	}
+	gone := c.ended
 	pending, live := c.pending, c.live
 	c.pending, c.live = map[string]*pendingOpen{}, map[string]*Terminal{}
 	c.mu.Unlock()

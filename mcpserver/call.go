@@ -10,11 +10,14 @@ import (
 	"github.com/ptyplex/ptyplex/session"
 )
 
-// call sends one request to the daemon behind socket and returns the
-// answer's data, giving up when ctx ends (a daemon handles one request at a
+// call sends one request to the daemon behind socket, with its fields at
+// the top level and nested under "data", and returns the answer's data, giving up when ctx ends (a daemon handles one request at a
 // time, and another client's WAIT can hold it).
 func call[T any](ctx context.Context, socket string, req any) (T, error) {
 	var data T
+	if m, ok := req.(map[string]any); ok {
+		req = session.BothForms(m) // daemons read fields at either place
+	}
 	if err := session.CallDataContext(ctx, socket, req, &data); err != nil {
 		return data, describe(socket, err)
 	}

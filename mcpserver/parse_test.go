@@ -43,19 +43,38 @@ func TestParseWait(t *testing.T) {
 			t.Errorf("parseWait(%+v): no error", in)
 		}
 	}
-	if w, _, _ := parseWait(WaitInput{TimeoutMs: 1 << 30}); w.Timeout != maxWaitTimeout {
-		t.Errorf("timeout not capped: %v", w.Timeout)
+	// Up to 2^63-1: past 9223372036855 ms the nanoseconds wrap negative
+	// unless the count is clamped first.
+	for _, ms := range []int{1 << 30, 9223372036855, 1<<63 - 1} {
+		if w, _, _ := parseWait(WaitInput{TimeoutMs: ms}); w.Timeout != maxWaitTimeout || !timeoutClamped(ms) {
+			t.Errorf("timeout_ms %d not clamped: %v", ms, w.Timeout)
+		}
+		if w, _, _ := parseWait(WaitInput{QuietMs: ms}); w.QuietFor != maxWaitTimeout {
+			t.Errorf("quiet_ms %d not clamped: %v", ms, w.QuietFor)
+		}
+	}
+	if w, _, _ := parseWait(WaitInput{TimeoutMs: 600000}); w.Timeout != maxWaitTimeout || timeoutClamped(600000) {
+		t.Errorf("timeout_ms at the maximum: %v", w.Timeout)
 	}
 }
 
 func TestNumberLines(t *testing.T) {
-	got := numberLines("a\nb\nc\nd\n", -2)
-	want := "-2\ta\n-1\tb\n 1\tc\n 2\td\n"
-	if got != want {
-		t.Errorf("numberLines = %q, want %q", got, want)
-	}
-	if got := numberLines("x\n", 12); got != " 12\tx\n" {
-		t.Errorf("numberLines one line = %q", got)
+	for _, tc := range []struct {
+		screen   string
+		from, to int
+		want     string
+	}{
+		{"a\nb\nc\nd\n", -2, 2, "-2\ta\n-1\tb\n 1\tc\n 2\td\n"},
+		{"x\n", 12, 12, " 12\tx\n"},
+		// The rows come from from/to, with or without a final newline.
+		{"a\nb", 1, 2, " 1\ta\n 2\tb\n"},
+		{"a\n", 1, 2, " 1\ta\n 2\t\n"},
+		{"x\ny", 9, 10, " 09\tx\n 10\ty\n"},
+		{"", 3, 2, ""},
+	} {
+		if got := numberLines(tc.screen, tc.from, tc.to); got != tc.want {
+			t.Errorf("numberLines(%q, %d, %d) = %q, want %q", tc.screen, tc.from, tc.to, got, tc.want)
+		}
 	}
 }
 

@@ -100,7 +100,11 @@ func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput,
 		return text, out, nil
 	}
 	spec.AfterGen = &sent.OutputGen
-	w, wtext, err := waitAndReport(ctx, t.socket, spec, cond, in.IncludeScreen == nil || *in.IncludeScreen)
+	note := ""
+	if timeoutClamped(in.TimeoutMs) {
+		note = fmt.Sprintf("timeout_ms %d is over the maximum; waited at most %d ms. ", in.TimeoutMs, maxWaitTimeout.Milliseconds())
+	}
+	w, wtext, err := waitAndReport(ctx, t.socket, spec, cond, note, in.IncludeScreen == nil || *in.IncludeScreen)
 	if err != nil {
 		return "", InputOutput{}, err
 	}
@@ -133,9 +137,11 @@ func parseInputWait(in InputInput) (waitcond.Spec, string, bool, error) {
 	return spec, cond + " (in output after the input)", true, nil
 }
 
-// appCursor decides the cursor-key encoding: in auto mode it follows the
-// application cursor-key mode (DECCKM) that STATUS reports, as
-// `ptyplex input --keys` does.
+// appCursor decides the cursor-key encoding. In auto mode it asks STATUS
+// for the application cursor-key mode (DECCKM), which our daemon reports
+// as app_cursor_keys (present only when on). A daemon that does not report
+// it gets normal mode, which shells, readline and most REPLs accept either
+// way. The other names are those other daemons might use.
 func (s *Server) appCursor(ctx context.Context, socket, mode string) (bool, error) {
 	switch mode {
 	case "normal":

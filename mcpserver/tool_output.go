@@ -53,8 +53,9 @@ type OutputOutput struct {
 	Screen              string   `json:"screen" jsonschema:"the requested lines, newline-terminated"`
 	Cursor              Position `json:"cursor" jsonschema:"cursor position, 1-based"`
 	Size                TermSize `json:"size"`
-	From                int      `json:"from" jsonschema:"first line returned"`
-	To                  int      `json:"to" jsonschema:"last line returned"`
+	From                *int     `json:"from,omitempty" jsonschema:"first line returned; absent when no line was"`
+	To                  *int     `json:"to,omitempty" jsonschema:"last line returned; absent when no line was"`
+	Lines               int      `json:"lines" jsonschema:"how many lines were returned"`
 	ScrollbackAvailable int      `json:"scrollback_available"`
 	ScrollbackCapacity  int      `json:"scrollback_capacity"`
 }
@@ -87,44 +88,65 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 	}
 	out := OutputOutput{
 		Session: in.Session, Screen: d.Screen,
-		Cursor: Position{Row: d.Cursor.Row + 1, Col: d.Cursor.Col + 1},
-		Size:   TermSize{Cols: d.Size.Cols, Rows: d.Size.Rows},
-		From:   d.From, To: d.To,
+		Cursor:              Position{Row: d.Cursor.Row + 1, Col: d.Cursor.Col + 1},
+		Size:                TermSize{Cols: d.Size.Cols, Rows: d.Size.Rows},
+		Lines:               returnedLines(d.From, d.To),
 		ScrollbackAvailable: d.ScrollbackAvailable, ScrollbackCapacity: d.ScrollbackCapacity,
 	}
-	if in.Number {
-		out.Screen = numberLines(d.Screen, d.From)
+	// The daemon answers a range past what exists (from after the last
+	// line, to before the oldest) with from > to; report no range then,
+	// not one that was never returned.
+	lines := fmt.Sprintf("no lines (the requested range is past what exists: scrollback -%d..-1, screen 1..%d)", d.ScrollbackAvailable, d.Size.Rows)
+	if out.Lines > 0 {
+		out.From, out.To = &d.From, &d.To
+		lines = fmt.Sprintf("lines %d..%d", d.From, d.To)
 	}
-	text := fmt.Sprintf("Screen %dx%d, cursor at row %d, col %d, lines %d..%d (scrollback %d/%d):\n%s",
-		out.Size.Cols, out.Size.Rows, out.Cursor.Row, out.Cursor.Col, out.From, out.To,
+	if in.Number {
+		out.Screen = numberLines(d.Screen, d.From, d.To)
+	}
+	text := fmt.Sprintf("Screen %dx%d, cursor at row %d, col %d, %s (scrollback %d/%d):\n%s",
+		out.Size.Cols, out.Size.Rows, out.Cursor.Row, out.Cursor.Col, lines,
 		out.ScrollbackAvailable, out.ScrollbackCapacity, out.Screen)
 	return text, out, nil
 }
 
+// returnedLines counts the protocol line numbers from..to, which skip the
+// boundary 0.
+func returnedLines(from, to int) int {
+	if from > to {
+		return 0
+	}
+	n := to - from + 1
+	if from < 0 && to > 0 {
+		n--
+	}
+	return n
+}
+
 // numberLines prefixes each line with its protocol line number, as
-// `ptyplex output --number` does: zero-padded, "-" for scrollback, a tab.
-func numberLines(screen string, from int) string {
-	if screen == "" {
-		return ""
-	}
-	lines := strings.Split(strings.TrimSuffix(screen, "\n"), "\n")
-	nums := make([]int, 0, len(lines))
-	for n := from; len(nums) < len(lines); n++ {
-		if n != 0 {
-			nums = append(nums, n)
-		}
-	}
-	width := 1
-	for _, n := range nums {
-		width = max(width, len(strconv.Itoa(max(n, -n))))
-	}
+// `ptyplex output --number` does: zero-padded to the width of the largest
+// number, "-" for scrollback, a tab. The lines are from..to (skipping 0),
+// not what splitting on newlines gives: daemons differ in whether the last
+// line ends with one.
+func numberLines(screen string, from, to int) string {
+	lines := strings.Split(screen, "\n")
+	width := max(len(strconv.Itoa(max(from, -from))), len(strconv.Itoa(max(to, -to))))
 	var b strings.Builder
-	for i, line := range lines {
+	i := 0
+	for n := from; n <= to; n++ {
+		if n == 0 {
+			continue
+		}
+		line := ""
+		if i < len(lines) {
+			line = lines[i]
+		}
+		i++
 		sign := " "
-		if nums[i] < 0 {
+		if n < 0 {
 			sign = "-"
 		}
-		fmt.Fprintf(&b, "%s%0*d\t%s\n", sign, width, max(nums[i], -nums[i]), line)
+		fmt.Fprintf(&b, "%s%0*d\t%s\n", sign, width, max(n, -n), line)
 	}
 	return b.String()
 }

@@ -31,7 +31,7 @@ var waitTool = toolDef{tool: mcp.Tool{
 - quiet_ms: no output for that many milliseconds, counted from this call (the program has settled; good after starting a program or sending a command whose output you cannot predict).
 - exit: the program exits; returns its exit code.
 
-Always bounded by timeout_ms (default 10000, max 600000). A timeout is a normal result with timed_out true, not an error: look at the returned screen and decide. If the program exits before the condition holds, the result has exited true and met false. Pattern conditions already true when wait starts return at once with already_met true. Conditions are checked against plain text (no colour codes).
+Always bounded by timeout_ms (default 10000, max 600000: a larger value is clamped to 600000 and the result says so; for longer waits call wait again). A timeout is a normal result with timed_out true, not an error: look at the returned screen and decide. If the program exits before the condition holds, the result has exited true and met false. Pattern conditions already true when wait starts return at once with already_met true. Conditions are checked against plain text (no colour codes).
 
 To wait for the reaction to something you type, prefer input with wait_regex / wait_contains / wait_quiet_ms: that wait only looks at output produced after the input, so it cannot return on the old prompt.
 
@@ -49,7 +49,7 @@ type WaitInput struct {
 	Line          int    `json:"line,omitempty" jsonschema:"1-based screen line to watch; alone: wait until it changes"`
 	QuietMs       int    `json:"quiet_ms,omitempty" jsonschema:"wait until there has been no output for this many milliseconds"`
 	Exit          bool   `json:"exit,omitempty" jsonschema:"wait until the program exits"`
-	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"give up after this many milliseconds (default 10000, max 600000); a timeout is a normal result"`
+	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"give up after this many milliseconds (default 10000, max 600000; larger values are clamped to 600000); a timeout is a normal result"`
 	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"return the plain-text screen with the result (default true)"`
 }
 
@@ -65,6 +65,7 @@ type WaitOutput struct {
 	Match      string `json:"match,omitempty" jsonschema:"for regex: the matched text"`
 	Screen     string `json:"screen,omitempty" jsonschema:"the screen as plain text after the wait"`
 	ElapsedMs  int64  `json:"elapsed_ms"`
+	TimeoutMs  int64  `json:"timeout_ms" jsonschema:"the timeout applied, after clamping to the maximum"`
 }
 
 // parseWait validates the arguments and picks the mode.
@@ -74,7 +75,9 @@ func parseWait(in WaitInput) (waitcond.Spec, string, error) {
 		return w, "", fmt.Errorf("invalid timeout_ms %d: must be positive", in.TimeoutMs)
 	}
 	if in.TimeoutMs > 0 {
-		w.Timeout = min(time.Duration(in.TimeoutMs)*time.Millisecond, maxWaitTimeout)
+		// Clamp the count before making it a Duration: near 2^63 ns the
+		// product wraps negative and the wait would time out at once.
+		w.Timeout = clampMs(in.TimeoutMs, maxWaitTimeout)
 	}
 	if in.Line < 0 {
 		return w, "", fmt.Errorf("invalid line %d: screen lines are numbered from 1", in.Line)
@@ -104,7 +107,8 @@ func parseWait(in WaitInput) (waitcond.Spec, string, error) {
 		w.Mode = waitcond.Exit
 		return w, "the program exits", nil
 	case in.QuietMs > 0:
-		w.Mode, w.QuietFor = waitcond.Quiet, time.Duration(in.QuietMs)*time.Millisecond
+		// Quiet for longer than the longest wait could never be seen.
+		w.Mode, w.QuietFor = waitcond.Quiet, clampMs(in.QuietMs, maxWaitTimeout)
 		return w, fmt.Sprintf("no output for %v", w.QuietFor), nil
 	case in.Regex != "":
 		re, err := regexp.Compile(in.Regex)
@@ -136,7 +140,11 @@ func (s *Server) wait(ctx context.Context, in WaitInput) (string, WaitOutput, er
 	if err != nil {
 		return "", WaitOutput{}, err
 	}
-	out, text, err := waitAndReport(ctx, t.socket, spec, cond, in.IncludeScreen == nil || *in.IncludeScreen)
+	note := ""
+	if timeoutClamped(in.TimeoutMs) {
+		note = fmt.Sprintf("timeout_ms %d is over the maximum; waited at most %d ms. ", in.TimeoutMs, maxWaitTimeout.Milliseconds())
+	}
+	out, text, err := waitAndReport(ctx, t.socket, spec, cond, note, in.IncludeScreen == nil || *in.IncludeScreen)
 	if err != nil {
 		return "", WaitOutput{}, err
 	}
@@ -144,9 +152,10 @@ func (s *Server) wait(ctx context.Context, in WaitInput) (string, WaitOutput, er
 	return text, out, nil
 }
 
-// waitAndReport runs a wait and words its outcome for the agent, with the
-// screen after it when withScreen; the wait and input tools share it.
-func waitAndReport(ctx context.Context, socket string, spec waitcond.Spec, cond string, withScreen bool) (WaitOutput, string, error) {
+// waitAndReport runs a wait and words its outcome for the agent (after
+// note), with the screen after it when withScreen; the wait and input
+// tools share it.
+func waitAndReport(ctx context.Context, socket string, spec waitcond.Spec, cond, note string, withScreen bool) (WaitOutput, string, error) {
 	begin := time.Now()
 	o, err := runWait(ctx, socket, spec)
 	if err != nil {
@@ -155,12 +164,13 @@ func waitAndReport(ctx context.Context, socket string, spec waitcond.Spec, cond 
 	out := WaitOutput{
 		Condition: cond, Met: o.Met, AlreadyMet: o.Already,
 		TimedOut: o.TimedOut, Exited: o.Exited, ExitCode: o.ExitCode,
-		ElapsedMs: time.Since(begin).Milliseconds(),
+		ElapsedMs: time.Since(begin).Milliseconds(), TimeoutMs: spec.Timeout.Milliseconds(),
 	}
 	if spec.Mode == waitcond.Regex {
 		out.Match = o.Match
 	}
 	var b strings.Builder
+	b.WriteString(note)
 	switch {
 	case o.Already:
 		fmt.Fprintf(&b, "Condition already met: %s.", cond)
@@ -190,6 +200,18 @@ func waitAndReport(ctx context.Context, socket string, spec waitcond.Spec, cond 
 		}
 	}
 	return out, b.String(), nil
+}
+
+// timeoutClamped reports whether timeout_ms is over the maximum.
+func timeoutClamped(ms int) bool { return int64(ms) > maxWaitTimeout.Milliseconds() }
+
+// clampMs turns a count of milliseconds into a Duration of at most limit,
+// without the overflow of multiplying first.
+func clampMs(ms int, limit time.Duration) time.Duration {
+	if int64(ms) > limit.Milliseconds() {
+		return limit
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 func codeText(p *int) string {

@@ -3,6 +3,7 @@ package ptyhost
 import (
 	"bufio"
 	"bytes"
+	"crypto/subtle"
 	"fmt"
 	"io"
 	"os"
@@ -37,80 +38,152 @@ import (
 // WatchdogEnv marks a process started as a watchdog.
 const WatchdogEnv = "PTYPLEX_WATCHDOG"
 
+// watchdogParentEnv carries the pid of the process the watchdog guards.
+const watchdogParentEnv = "PTYPLEX_WATCHDOG_PARENT"
+
 // IsWatchdog reports whether this process was started by StartWatchdog and
 // should call RunWatchdog instead of doing its usual job.
 func IsWatchdog() bool { return os.Getenv(WatchdogEnv) == "1" }
 
-// Watchdog is the parent's handle on its watchdog process.
+// Watchdog is the parent's handle on its watchdog process. If the
+// watchdog dies while we run (a program in a terminal, running as our
+// user, can kill it), a new one is started and told about every terminal
+// still announced; see watchdog_restart.go.
 type Watchdog struct {
-	mu  sync.Mutex
-	w   *os.File // the only write end of the watchdog's stdin
-	pid int
+	mu      sync.Mutex
+	w       *os.File // the only write end of the watchdog's stdin; nil while none runs
+	pid     int
+	token   string         // this watchdog's token, the first word of every line
+	live    map[int]string // announced terminals: leader pid -> its "+" line
+	logf    func(string, ...any)
+	started time.Time // of the current watchdog, to space out restarts
+	closed  bool
 }
 
 // StartWatchdog starts this executable again in watchdog mode. The watchdog
 // gets its own process group, so signals for the parent's group (a ^C, a
 // kill of the whole job) leave it alive to clean up after the parent.
-func StartWatchdog() (*Watchdog, error) {
+// logf, if not nil, is told when the watchdog died and was replaced.
+func StartWatchdog(logf func(format string, args ...any)) (*Watchdog, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	wd := &Watchdog{live: map[int]string{}, logf: logf}
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if err := wd.spawnLocked(); err != nil {
+		return nil, err
+	}
+	return wd, nil
+}
+
+// spawnLocked starts a watchdog process and makes it the current one.
+func (wd *Watchdog) spawnLocked() error {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("watchdog: find own executable: %w", err)
+		return fmt.Errorf("watchdog: find own executable: %w", err)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("watchdog: %w", err)
+		return fmt.Errorf("watchdog: %w", err)
 	}
 	defer r.Close()
+	// The token is the pipe's first line, written before the watchdog
+	// runs: whatever else opens the pipe later (through /proc/PID/fd, as
+	// a program in a terminal can) cannot read it from there, and lines
+	// without it are ignored.
+	token, err := newToken()
+	if err == nil {
+		_, err = w.WriteString("token " + token + "\n")
+	}
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("watchdog: token: %w", err)
+	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), WatchdogEnv+"=1")
+	// The parent's pid travels in the environment: under load the watchdog
+	// may start running only after its parent died, when getppid(2) would
+	// name init instead.
+	cmd.Env = append(os.Environ(), WatchdogEnv+"=1", watchdogParentEnv+"="+strconv.Itoa(os.Getpid()))
 	cmd.Stdin = r
 	cmd.Stderr = os.Stderr // stdout stays /dev/null: it may be a frame stream
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("watchdog: start %s: %w", exe, err)
+		return fmt.Errorf("watchdog: start %s: %w", exe, err)
 	}
-	// Reap it when it exits (after we closed the pipe); nobody waits on it
-	// otherwise, and a watchdog that outlives us is reaped by init.
-	go cmd.Wait()
-	return &Watchdog{w: w, pid: cmd.Process.Pid}, nil
+	wd.w, wd.pid, wd.token, wd.started = w, cmd.Process.Pid, token, time.Now()
+	// Reaps it when it exits, and replaces it if we did not end it.
+	go wd.monitor(cmd, w)
+	return nil
 }
 
-// Pid is the watchdog's process id.
-func (wd *Watchdog) Pid() int { return wd.pid }
+// Pid is the current watchdog's process id (0 while none runs).
+func (wd *Watchdog) Pid() int {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if wd.w == nil {
+		return 0
+	}
+	return wd.pid
+}
 
 // Watch announces p. Call it once p runs and before it can be reaped.
 func (wd *Watchdog) Watch(p *Process) {
 	start, _ := startTime(p.pid)
 	dev, ino, ctime := ttyIdentity(p.pts)
-	wd.send(fmt.Sprintf("+ %d %d %s %d %d %d\n", p.pid, start, p.pts, dev, ino, ctime))
+	line := fmt.Sprintf("+ %d %d %s %d %d %d\n", p.pid, start, p.pts, dev, ino, ctime)
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	wd.live[p.pid] = line
+	wd.sendLocked(line)
 }
 
 // Forget retires p. Call it after p's session was killed and before p is
 // reaped, so that the watchdog never holds a session id that could be
 // reused.
-func (wd *Watchdog) Forget(p *Process) { wd.send(fmt.Sprintf("- %d\n", p.pid)) }
+func (wd *Watchdog) Forget(p *Process) {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	delete(wd.live, p.pid)
+	wd.sendLocked(fmt.Sprintf("- %d\n", p.pid))
+}
 
-// Close ends the watchdog as if we had died: it kills what is still
-// announced (normally nothing) and exits.
+// Close ends the watchdog in an orderly way: it says goodbye, so that the
+// watchdog knows we did not die, then closes the pipe. The watchdog still
+// kills whatever is announced (normally nothing) and exits. No new one is
+// started.
 func (wd *Watchdog) Close() error {
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
+	wd.closed = true
+	if wd.w == nil {
+		return nil
+	}
+	wd.sendLocked(goodbye + "\n")
 	return wd.w.Close()
 }
+
+// goodbye is the last line of an orderly shutdown. A pipe that ends
+// without it means the parent died (SIGKILL, the OOM killer, a crash), and
+// the watchdog says so on stderr, which the parent shares: nothing else
+// could explain why the parent's stream stopped.
+const goodbye = "bye"
 
 // sendTimeout bounds a write to a watchdog that does not read (stopped,
 // say), so that it can never hold up the caller, which is the sidecar's
 // dispatch loop.
 const sendTimeout = time.Second
 
-func (wd *Watchdog) send(line string) {
-	wd.mu.Lock()
-	defer wd.mu.Unlock()
-	// A failed write means the watchdog is gone or stuck; the kernel's
-	// own mechanisms (Pdeathsig, hangup) are all that is left, so go on.
+func (wd *Watchdog) sendLocked(line string) {
+	if wd.w == nil {
+		return // between a death and its replacement, which gets wd.live
+	}
+	// A failed write means the watchdog is gone or stuck; monitor
+	// replaces a dead one, and the kernel's own mechanisms (Pdeathsig,
+	// hangup) remain, so go on.
 	wd.w.SetWriteDeadline(time.Now().Add(sendTimeout))
-	wd.w.WriteString(line)
+	wd.w.WriteString(wd.token + " " + line)
 }
 
 // watched is one announced terminal.
@@ -129,11 +202,34 @@ func RunWatchdog(in io.Reader) int {
 	// Only the end of the pipe ends us: not a ^C or a SIGTERM meant for
 	// the job we belong to, nor a hangup of the terminal we started on.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	parent := os.Getenv(watchdogParentEnv)
+	// Nobody of our uid may read our memory or reopen our stdin through
+	// /proc/PID/fd/0 (which would let them read or forge lines); a kill
+	// is still possible, and the parent then starts a new watchdog.
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	live := map[int]watched{}
+	orderly := false
 	sc := bufio.NewScanner(in)
+	token := ""
+	if sc.Scan() {
+		if t, ok := strings.CutPrefix(sc.Text(), "token "); ok {
+			token = t
+		}
+	}
+	ignored := 0
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
+		if token == "" || len(f) == 0 || subtle.ConstantTimeCompare([]byte(f[0]), []byte(token)) != 1 {
+			if ignored == 0 {
+				fmt.Fprintf(os.Stderr, "ptyplex watchdog: ignoring a line without this run's token (not from the sidecar)\n")
+			}
+			ignored++
+			continue
+		}
+		f = f[1:]
 		switch {
+		case len(f) == 1 && f[0] == goodbye:
+			orderly = true
 		case len(f) == 7 && f[0] == "+":
 			var w watched
 			var err error
@@ -152,6 +248,12 @@ func RunWatchdog(in io.Reader) int {
 				delete(live, pid)
 			}
 		}
+	}
+	if ignored > 0 {
+		fmt.Fprintf(os.Stderr, "ptyplex watchdog: ignored %d lines without the token\n", ignored)
+	}
+	if !orderly {
+		fmt.Fprintf(os.Stderr, "ptyplex watchdog: pid %s ended without shutting down (killed or crashed); terminals still live: %d\n", parent, len(live))
 	}
 	if len(live) == 0 {
 		return 0

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/safefile"
 	"github.com/ptyplex/ptyplex/proto"
 )
 
@@ -33,9 +33,11 @@ type Writer struct {
 }
 
 // Create creates (or truncates) the fixture file at path and writes its
-// header.
+// header. Like every file ptyplex writes at a user-given path, it must be
+// a regular file of ours (see internal/safefile): a link or FIFO planted
+// in a shared directory is refused.
 func Create(path string) (*Writer, error) {
-	f, err := os.Create(path)
+	f, err := safefile.Create(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,10 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
+	"io"
 	"os"
 	"strconv"
 	"sync"
@@ -31,7 +30,7 @@ const attachWriteTimeout = 10 * time.Second
 
 // attacher is one attached client.
 type attacher struct {
-	conn     *net.UnixConn
+	conn     *clientConn
 	readOnly bool
 	mu       sync.Mutex
 	pending  []byte
@@ -66,9 +65,10 @@ func isAttach(line []byte) bool {
 }
 
 // serveAttach runs one attached connection until the client leaves, the
-// program's output ends, or the daemon stops. br holds what the request
-// reader buffered past the request line: the first typed bytes.
-func (d *Daemon) serveAttach(c *net.UnixConn, br *bufio.Reader, line []byte) {
+// program's output ends, or the daemon stops. The client sends nothing
+// after the request line until it has read the answer (bytes that came in
+// the same read as the request line are not kept).
+func (d *Daemon) serveAttach(c *clientConn, line []byte) {
 	// Not joined by Serve: an attacher ends by itself once d.done is
 	// closed, and a daemon that exits closes its connections anyway.
 	defer c.Close()
@@ -100,7 +100,8 @@ func (d *Daemon) serveAttach(c *net.UnixConn, br *bufio.Reader, line []byte) {
 		delete(st.attachers, a)
 		st.mu.Unlock()
 	}()
-	go d.attachInput(a, br) // ends when the client's side ends or we close c
+	c.shrink()             // the request buffer is not needed any more
+	go d.attachInput(a, c) // ends when the client's side ends or we close c
 	d.attachOutput(a)
 }
 
@@ -154,7 +155,7 @@ func (d *Daemon) flushAttacher(a *attacher) bool {
 
 // attachInput copies the client's bytes to the program (or discards them
 // when read-only) and closes a.gone when the client's side ends.
-func (d *Daemon) attachInput(a *attacher, br *bufio.Reader) {
+func (d *Daemon) attachInput(a *attacher, br io.Reader) {
 	defer close(a.gone)
 	buf := make([]byte, 4096)
 	for {

@@ -21,12 +21,18 @@ func Call(socket string, req any) (*Response, error) {
 // as its condition); closing the connection also ends our own pending WAIT
 // there.
 func CallContext(ctx context.Context, socket string, req any) (*Response, error) {
+	if err := checkSocketPath(socket); err != nil {
+		return nil, err
+	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", socket)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", socket, unwrapSyscall(err))
+		return nil, dialError(socket, err)
 	}
 	defer c.Close()
+	if err := checkServer(c.(*net.UnixConn), socket); err != nil {
+		return nil, err
+	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	r, err := exchange(c, socket, req)

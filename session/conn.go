@@ -1,13 +1,13 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -17,43 +17,30 @@ import (
 // can hold up the request handler.
 const responseTimeout = 10 * time.Second
 
-// readRequest reads one newline-terminated request (at most MaxMessage
-// bytes, never buffering more) and queues it. A request that ends at EOF
-// without a newline is still taken; one that is cut off, oversized or
-// unreadable is queued with readErr set, so the client gets an answer in
-// turn. Once the request is read, the connection is watched for hang-up.
-func (d *Daemon) readRequest(c *net.UnixConn) {
-	br := bufio.NewReaderSize(c, 64<<10)
-	var line []byte
-	var readErr error
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) > MaxMessage+1 { // +1: the newline itself
-			readErr = requestError(fmt.Sprintf("Invalid request: message exceeds the maximum size of %d bytes (10 MB)", MaxMessage))
-			break
-		}
-		line = append(line, chunk...)
-		if err == nil {
-			line = line[:len(line)-1]
-			break
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if errors.Is(err, io.EOF) && len(bytes.TrimSpace(line)) > 0 {
-			break // a final request without its newline
-		}
-		if errors.Is(err, io.EOF) {
-			readErr = invalidf("connection closed before a complete request was received")
-		} else {
-			readErr = invalidf("reading request: %v", err)
-		}
-		break
+// readRequest reads one request line (see readLine) and queues it. A
+// request that ends at EOF without a newline is still taken; one that is
+// cut off, oversized or unreadable is queued with readErr set, so the
+// client gets an answer in turn. A connection the daemon has no room for,
+// or one that does not complete its line in time, is answered at once.
+// Once the request is read, the connection is watched for hang-up.
+func (d *Daemon) readRequest(c *clientConn) {
+	c.SetReadDeadline(time.Now().Add(RequestReadTimeout))
+	line, readErr := readLine(c)
+	var busy *busyError
+	switch {
+	case errors.As(readErr, &busy):
+		respond(c, nil, busy.err)
+		return
+	case errors.Is(readErr, os.ErrDeadlineExceeded):
+		respond(c, nil, invalidf("no complete request line within %v", RequestReadTimeout))
+		return
+	case readErr != nil:
+		c.shrink() // the partial line is dropped; only the error is queued
 	}
-	line = bytes.TrimSuffix(line, []byte{'\r'})
+	c.SetReadDeadline(time.Time{})
 	if readErr == nil && isAttach(line) {
 		d.idle.touch()
-		d.serveAttach(c, br, line) // a raw stream from now on (attach.go)
+		d.serveAttach(c, line) // a raw stream from now on (attach.go)
 		return
 	}
 	gone := make(chan struct{})
@@ -63,7 +50,64 @@ func (d *Daemon) readRequest(c *net.UnixConn) {
 		respond(c, nil, requestError("Daemon is shutting down"))
 		return
 	}
-	watchHangup(c, gone)
+	watchHangup(c.UnixConn, gone)
+}
+
+// busyError is a read that stopped because of the daemon's byte budget.
+type busyError struct{ err error }
+
+func (e *busyError) Error() string { return e.err.Error() }
+
+// readLine reads up to the first newline. The request is the bytes before
+// it, without a '\r' that precedes it; at end of file the bytes read so far
+// are the request when they are not blank. It may be MaxMessage bytes
+// long, whichever way it ends; the buffer never grows beyond that plus
+// "\r\n", and every byte of it beyond the first few KiB is reserved in the
+// daemon's MaxPendingBytes budget first.
+func readLine(c *clientConn) ([]byte, error) {
+	buf := make([]byte, 0, firstBuffer)
+	for {
+		if len(buf) == cap(buf) {
+			n := min(2*cap(buf), MaxMessage+2)
+			if !c.grow(int64(n - cap(buf))) {
+				return nil, &busyError{errBusy(fmt.Sprintf("requests being read or waiting to run hold %d MB, the limit", MaxPendingBytes>>20))}
+			}
+			buf = append(make([]byte, 0, n), buf...)
+		}
+		k, err := c.Read(buf[len(buf):cap(buf)])
+		if k > 0 {
+			from := len(buf)
+			buf = buf[:from+k]
+			if i := bytes.IndexByte(buf[from:], '\n'); i >= 0 {
+				return checkSize(buf[:from+i])
+			}
+			if len(buf) > MaxMessage+1 { // room for a final '\r' at most
+				return nil, errTooLarge
+			}
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF) && len(bytes.TrimSpace(buf)) > 0:
+			return checkSize(buf) // a final request without its newline
+		case errors.Is(err, io.EOF):
+			return nil, invalidf("connection closed before a complete request was received")
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, err
+		default:
+			return nil, invalidf("reading request: %v", err)
+		}
+	}
+}
+
+var errTooLarge = requestError(fmt.Sprintf("Invalid request: message exceeds the maximum size of %d bytes (10 MB)", MaxMessage))
+
+// checkSize applies the limit to the request proper, without its line end.
+func checkSize(line []byte) ([]byte, error) {
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if len(line) > MaxMessage {
+		return nil, errTooLarge
+	}
+	return line, nil
 }
 
 // watchHangup closes gone when the peer has closed its end of the
@@ -102,7 +146,7 @@ func watchHangup(c *net.UnixConn, gone chan struct{}) {
 // refuse answers a connection from another user without looking at its
 // request. The request is drained (up to the size limit, briefly) before
 // closing, so the refusal reaches the client instead of a reset.
-func refuse(c *net.UnixConn) {
+func refuse(c *clientConn) {
 	c.SetDeadline(time.Now().Add(responseTimeout))
 	out, _ := marshal(Response{Status: "error", Error: "Permission denied: the session belongs to another user"})
 	c.Write(append(out, '\n'))
@@ -113,7 +157,7 @@ func refuse(c *net.UnixConn) {
 
 // respond writes one response line and closes the connection. A client
 // that left early just loses its answer.
-func respond(c *net.UnixConn, data any, rerr error) {
+func respond(c *clientConn, data any, rerr error) {
 	c.SetWriteDeadline(time.Now().Add(responseTimeout))
 	c.Write(encodeResponse(data, rerr))
 	c.Close()

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/safefile"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/screen"
 )
@@ -30,6 +31,7 @@ type Daemon struct {
 	queue   *queue
 	replies *replyQueue
 	inputMu sync.Mutex     // serialises PTY writes: INPUT and query replies
+	limits  limits         // connections and request bytes held (limits.go)
 	async   sync.WaitGroup // WAITs answered off the handler (async.go)
 
 	readerDone chan struct{} // closed by readPTY
@@ -61,7 +63,8 @@ func New(cfg Config) (*Daemon, error) {
 		stopReq:    make(chan *request, 1),
 	}
 	if cfg.PTYDump != "" {
-		f, err := os.OpenFile(cfg.PTYDump, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		// The dump often lives in /tmp: see safefile for what is refused.
+		f, err := safefile.OpenAppend(cfg.PTYDump)
 		if err != nil {
 			return nil, fmt.Errorf("open pty dump: %w", err)
 		}
@@ -164,12 +167,17 @@ func (d *Daemon) accept() {
 			}
 			continue
 		}
-		ok, err := peerAllowed(c)
-		if err != nil || !ok {
-			go refuse(c)
+		if !d.limits.admit() {
+			busyConnections(c)
 			continue
 		}
-		go d.readRequest(c)
+		cc := &clientConn{UnixConn: c, lim: &d.limits}
+		ok, err := peerAllowed(c)
+		if err != nil || !ok {
+			go refuse(cc)
+			continue
+		}
+		go d.readRequest(cc)
 	}
 }
 

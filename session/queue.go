@@ -1,13 +1,10 @@
 package session
 
-import (
-	"net"
-	"sync"
-)
+import "sync"
 
 // request is one parsed-off-the-wire request waiting for the handler.
 type request struct {
-	conn *net.UnixConn
+	conn *clientConn
 	line []byte // the JSON text, without the newline
 	// readErr, when set, is the answer: the request could not be read
 	// (too large, or the client hung up half-way).

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +18,12 @@ func (d *Daemon) handle(r *request) (stop bool) {
 	if err != nil {
 		respond(r.conn, nil, err)
 		return false
+	}
+	if typ != "INPUT" {
+		if err := f.liftData(); err != nil {
+			respond(r.conn, nil, err)
+			return false
+		}
 	}
 	var data any
 	switch typ {
@@ -165,20 +170,10 @@ func (d *Daemon) resize(f fields) (any, error) {
 }
 
 func (d *Daemon) debug(f fields) (any, error) {
-	clear := false
-	if f.has("data") {
-		var sub fields
-		if err := json.Unmarshal(f["data"], &sub); err != nil || sub == nil {
-			return nil, invalidf("field 'data' must be an object")
-		}
-		var err error
-		if clear, err = sub.bool("clear"); err != nil {
-			return nil, err
-		}
-	}
-	// interminai also accepted a top-level "clear"; take it too.
-	if c, err := f.bool("clear"); err == nil && c {
-		clear = true
+	// interminai nests "clear" under "data"; handle has lifted it.
+	clear, err := f.bool("clear")
+	if err != nil {
+		return nil, err
 	}
 	d.st.mu.Lock()
 	seqs, dropped := d.st.scr.Unhandled()

@@ -35,14 +35,20 @@ func listen(path string) (ln *net.UnixListener, sock, autoDir string, err error)
 		if path, err = filepath.Abs(path); err != nil {
 			return nil, "", "", fmt.Errorf("socket path: %w", err)
 		}
+		if err := checkSocketPath(path); err != nil {
+			return nil, "", "", err
+		}
 		if err := removeStale(path); err != nil {
 			return nil, "", "", err
 		}
 	}
-	// The umask decides the socket's mode at bind time, so there is no
-	// window in which another user could connect; chmod below is a second
-	// line for umasks that are stricter than we need.
-	old := syscall.Umask(0o077)
+	// The umask decides the socket's mode at bind time (0777 &^ 0177 =
+	// 0600), so there is no window in which another user could connect.
+	// There is deliberately no chmod by name afterwards: in a directory
+	// others may write, the name can be swapped for a symbolic link
+	// between bind and chmod, and the chmod would land on the link's
+	// target. (fchmod on a socket's descriptor does not reach the file.)
+	old := syscall.Umask(0o177)
 	ln, err = net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	syscall.Umask(old)
 	if err != nil {
@@ -53,15 +59,33 @@ func listen(path string) (ln *net.UnixListener, sock, autoDir string, err error)
 	}
 	// We remove the socket ourselves on STOP, and only when we made it.
 	ln.SetUnlinkOnClose(false)
-	if err := os.Chmod(path, 0o600); err != nil {
+	if err := checkBound(path); err != nil {
+		// Whatever is at path now is not ours to remove.
 		ln.Close()
-		os.Remove(path)
 		if autoDir != "" {
 			os.RemoveAll(autoDir)
 		}
-		return nil, "", "", fmt.Errorf("chmod socket %s: %w", path, err)
+		return nil, "", "", err
 	}
 	return ln, path, autoDir, nil
+}
+
+// checkBound makes sure the name we just bound is still a socket of ours
+// that only we may use: in a shared directory another user may have
+// renamed something else over it.
+func checkBound(path string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return fmt.Errorf("socket %s vanished right after it was created: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK || st.Uid != uint32(os.Geteuid()) {
+		return fmt.Errorf("socket %s was replaced by another file (owner uid %d) right after it was created; "+
+			"refusing to serve on it (is its directory writable by other users?)", path, st.Uid)
+	}
+	if st.Mode&0o077 != 0 {
+		return fmt.Errorf("socket %s has mode %04o after it was created, want 0600", path, st.Mode&0o7777)
+	}
+	return nil
 }
 
 // removeStale deletes a socket file at path that no daemon answers on, so a
@@ -76,7 +100,7 @@ func removeStale(path string) error {
 		return fmt.Errorf("socket path %s: %w", path, err)
 	}
 	if fi.Mode()&os.ModeSocket == 0 {
-		return fmt.Errorf("socket path %s exists and is not a socket", path)
+		return fmt.Errorf("socket path %s exists and is %s, not a socket", path, fileKind(fi.Mode()))
 	}
 	c, err := net.Dial("unix", path)
 	if err == nil {
@@ -94,19 +118,9 @@ func removeStale(path string) error {
 // user-given socket in a shared directory, and a root client (which the
 // modes do not stop) from driving another user's programs by accident.
 func peerAllowed(c *net.UnixConn) (bool, error) {
-	rc, err := c.SyscallConn()
+	uid, err := peerUID(c)
 	if err != nil {
 		return false, err
 	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := rc.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return false, err
-	}
-	if cerr != nil {
-		return false, fmt.Errorf("SO_PEERCRED: %w", cerr)
-	}
-	return cred.Uid == uint32(os.Getuid()), nil
+	return uid == uint32(os.Getuid()), nil
 }

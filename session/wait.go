@@ -57,16 +57,13 @@ func (d *Daemon) wait(f fields, gone <-chan struct{}) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	timeoutMS, hasTimeout, err := f.int("timeout_ms")
+	limit, hasTimeout, err := f.timeout("timeout_ms")
 	if err != nil {
 		return nil, err
 	}
-	if hasTimeout && timeoutMS < 0 {
-		return nil, invalidf("field 'timeout_ms' must not be negative")
-	}
 	var timeout <-chan time.Time
 	if hasTimeout {
-		t := time.NewTimer(time.Duration(timeoutMS) * time.Millisecond)
+		t := time.NewTimer(limit)
 		defer t.Stop()
 		timeout = t.C
 	}

@@ -2,14 +2,15 @@ package sidecar
 
 import (
 	"syscall"
+	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
 )
 
-// dispatch acts on one host frame. It never blocks on a terminal: the only
-// waits are the spawn in OPEN and a full writer queue (the host not
-// reading), which holds everything back by design.
+// dispatch acts on one host frame. Its waits are the spawn in OPEN, a full
+// writer queue (the host not reading) and a full input queue (a child not
+// reading more than maxQueuedInput): each holds everything back by design.
 func (s *Sidecar) dispatch(f proto.Frame) {
 	switch f.Type {
 	case proto.TypeOpen:
@@ -21,10 +22,7 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 			return
 		}
 		if t := s.lookup(id); t != nil {
-			if err := t.input.push(data); err != nil {
-				s.logf("terminal %q: %v", id, err)
-				s.out.sendControl(nil, proto.TypeError, proto.Error{TerminalID: id, Message: err.Error()})
-			}
+			s.queueInput(t, data)
 		}
 	case proto.TypeResize:
 		r, err := proto.ParseResize(f.Body)
@@ -110,4 +108,17 @@ func (s *Sidecar) open(body []byte) {
 func (s *Sidecar) openFailed(id, msg string) {
 	s.logf("OPEN %q failed: %s", id, msg)
 	s.out.sendControl(nil, proto.TypeError, proto.Error{TerminalID: id, Message: msg})
+}
+
+// queueInput hands INPUT to t's writer, waiting while its queue (or the
+// sum of all queues) is past its bound. The wait holds back every later
+// frame, which is how the host feels the back-pressure; it is logged with
+// its reason, so a stalled stream can be explained.
+func (s *Sidecar) queueInput(t *terminal, data []byte) {
+	waited := t.input.pushWait(data, t.finished, s.stop, func(why string) {
+		s.logf("terminal %q: holding back further frames until its child reads its input: %s", t.id, why)
+	})
+	if waited > 0 {
+		s.logf("terminal %q: input accepted after %v; reading frames again", t.id, waited.Round(time.Millisecond))
+	}
 }

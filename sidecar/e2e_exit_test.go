@@ -16,6 +16,7 @@ import (
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func TestExitComesAfterEveryByte(t *testing.T) {
@@ -129,13 +130,15 @@ func TestStdinEOFShutsDown(t *testing.T) {
 	code, err := h.WaitExit(hosttest.Timeout)
 	require.NoError(t, err)
 	assert.Equal(t, 0, code)
+	assert.Equal(t, "exiting with status 0: the host closed stdin", lastStderrLine(h))
 	requireGone(t, a, "terminal a")
 	requireGone(t, b, "terminal b")
 }
 
 func TestSignalShutsDown(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) {
+	// Every signal whose default action is to end a process quietly.
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
 			h := start(t)
 			sh(h, "s", `trap '' HUP; echo ready; while :; do sleep 1; done`)
 			pid := openedPID(t, h, "s")
@@ -145,6 +148,7 @@ func TestSignalShutsDown(t *testing.T) {
 			code, err := h.WaitExit(hosttest.Timeout)
 			require.NoError(t, err)
 			assert.Equal(t, 0, code)
+			assert.Equal(t, "exiting with status 0: received "+unix.SignalName(sig), lastStderrLine(h))
 			requireGone(t, pid, "terminal")
 		})
 	}
@@ -172,6 +176,7 @@ func TestCorruptStreamShutsDown(t *testing.T) {
 			require.NoError(t, err)
 			assert.NotEqual(t, 0, code)
 			assert.Contains(t, h.Stderr(), "corrupt frame stream")
+			assert.Regexp(t, `^exiting with status 1: .*corrupt frame stream`, lastStderrLine(h))
 			requireGone(t, pid, "terminal")
 		})
 	}
@@ -200,7 +205,34 @@ func TestBrokenStdoutShutsDown(t *testing.T) {
 	code, err := h.WaitExit(hosttest.Timeout)
 	require.NoError(t, err)
 	assert.NotEqual(t, 0, code)
+	assert.Regexp(t, `^exiting with status 1: the host stopped reading stdout: `, lastStderrLine(h))
 	requireGone(t, pid, "flooding terminal")
+}
+
+// A sidecar that cannot say why it ends (SIGKILL) is reported by its
+// watchdog, on the stderr they share.
+func TestKilledSidecarIsReported(t *testing.T) {
+	h := start(t)
+	sh(h, "s", "echo ready; exec sleep 1000")
+	pid := openedPID(t, h, "s")
+	h.WaitOutput("s", "ready")
+	sidecar := h.Cmd.Process.Pid
+	require.NoError(t, h.Cmd.Process.Signal(syscall.SIGKILL))
+	_, err := h.WaitExit(hosttest.Timeout)
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("ptyplex watchdog: pid %d ended without shutting down (killed or crashed); terminals still live: 1", sidecar), lastStderrLine(h))
+	requireGone(t, pid, "terminal")
+}
+
+// lastStderrLine is the sidecar's last line on stderr, without the log
+// prefix and time stamp.
+func lastStderrLine(h *hosttest.Host) string {
+	lines := strings.Split(strings.TrimRight(h.Stderr(), "\n"), "\n")
+	last := lines[len(lines)-1]
+	if m := regexp.MustCompile(`^ptyplex-sidecar: \S+ \S+ (.*)$`).FindStringSubmatch(last); m != nil {
+		return m[1]
+	}
+	return last
 }
 
 // After terminals end, the sidecar holds no more descriptors than before

@@ -3,61 +3,152 @@ package sidecar
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
-// maxPendingInput bounds the INPUT bytes queued for one terminal whose
-// child is not reading. An INPUT frame that would exceed it is dropped as a
-// whole and reported with an ERROR frame; the frames before it still reach
-// the child in order.
-const maxPendingInput = 1 << 20
+// Bounds on INPUT bytes queued for children that have not read them yet.
+// Nothing under them is ever dropped: past either bound the dispatch loop
+// waits until the queue drains, the back-pressure that hosts written for
+// the original sidecar expect (its INPUT blocked, it never answered ERROR).
+const (
+	// maxQueuedInput bounds one terminal's queue. It is not smaller than
+	// proto.MaxData, so one INPUT frame always fits an empty queue.
+	maxQueuedInput = 16 << 20
+	// maxQueuedInputTotal bounds the sum over all terminals, so that many
+	// stuck children cannot take the sidecar's memory with them.
+	maxQueuedInputTotal = 64 << 20
+)
+
+// inputBudget is the accounting shared by every terminal's input queue. Its
+// mutex also guards the queues themselves: each critical section is a few
+// slice operations, and one lock keeps the two counts consistent.
+type inputBudget struct {
+	mu    sync.Mutex
+	total int           // bytes queued across all terminals
+	freed chan struct{} // non-nil while the dispatch loop waits; closed when bytes are freed
+}
 
 // inputQueue hands INPUT payloads from the dispatch loop to the terminal's
 // input writer goroutine, so that a child that never reads cannot stall the
-// dispatch of other terminals' frames.
+// dispatch of other terminals' frames until its queue is full.
 type inputQueue struct {
-	mu      sync.Mutex
+	b       *inputBudget
 	chunks  [][]byte
-	pending int
+	pending int           // bytes queued or being written
+	closed  bool          // the terminal ended; input has nowhere to go
 	wake    chan struct{} // capacity 1: "there is something to write"
 }
 
-func newInputQueue() *inputQueue {
-	return &inputQueue{wake: make(chan struct{}, 1)}
+func newInputQueue(b *inputBudget) *inputQueue {
+	return &inputQueue{b: b, wake: make(chan struct{}, 1)}
 }
 
-// push queues b (which it keeps) or reports that the queue is full.
-func (q *inputQueue) push(b []byte) error {
-	if len(b) == 0 {
-		return nil
+// pushWait queues data (which it keeps), first waiting for room if the
+// queue or the budget is full. It returns early, dropping data, only when
+// gone is closed (the terminal ended, so the input has no reader) or stop
+// is (the sidecar is shutting down). onWait is called once, with why, if it
+// has to wait, and the returned duration says how long it did.
+func (q *inputQueue) pushWait(data []byte, gone, stop <-chan struct{}, onWait func(why string)) (waited time.Duration) {
+	if len(data) == 0 {
+		return 0
 	}
-	q.mu.Lock()
-	if q.pending+len(b) > maxPendingInput {
-		pending := q.pending
-		q.mu.Unlock()
-		return fmt.Errorf("input queue full (%d bytes pending, limit %d): dropped %d bytes of input", pending, maxPendingInput, len(b))
+	var since time.Time
+	for {
+		q.b.mu.Lock()
+		if q.closed {
+			q.b.mu.Unlock()
+			return elapsed(since)
+		}
+		why := q.full(len(data))
+		if why == "" {
+			q.chunks = append(q.chunks, data)
+			q.pending += len(data)
+			q.b.total += len(data)
+			q.b.mu.Unlock()
+			select {
+			case q.wake <- struct{}{}:
+			default:
+			}
+			return elapsed(since)
+		}
+		if q.b.freed == nil {
+			q.b.freed = make(chan struct{})
+		}
+		freed := q.b.freed
+		q.b.mu.Unlock()
+		if since.IsZero() {
+			since = time.Now()
+			onWait(why)
+		}
+		select {
+		case <-freed:
+		case <-gone:
+			q.discard()
+			return elapsed(since)
+		case <-stop:
+			return elapsed(since)
+		}
 	}
-	q.chunks = append(q.chunks, b)
-	q.pending += len(b)
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-	return nil
 }
 
-// take removes and returns everything queued.
+func elapsed(since time.Time) time.Duration {
+	if since.IsZero() {
+		return 0
+	}
+	return time.Since(since)
+}
+
+// full says why n more bytes do not fit now, or "" if they do. An empty
+// queue always takes a frame, whatever the budget, so that one terminal
+// can always make progress. Called with q.b.mu held.
+func (q *inputQueue) full(n int) string {
+	switch {
+	case q.pending == 0:
+		return ""
+	case q.pending+n > maxQueuedInput:
+		return fmt.Sprintf("its input queue holds %d bytes (limit %d per terminal)", q.pending, maxQueuedInput)
+	case q.b.total+n > maxQueuedInputTotal:
+		return fmt.Sprintf("input queued for all terminals holds %d bytes (limit %d)", q.b.total, maxQueuedInputTotal)
+	}
+	return ""
+}
+
+// take removes and returns everything queued; the bytes stay counted until
+// done reports them written.
 func (q *inputQueue) take() [][]byte {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.b.mu.Lock()
+	defer q.b.mu.Unlock()
 	c := q.chunks
 	q.chunks = nil
 	return c
 }
 
-// done marks n bytes as written.
+// done marks n bytes as written (or abandoned) and wakes a waiting
+// dispatch loop.
 func (q *inputQueue) done(n int) {
-	q.mu.Lock()
+	q.b.mu.Lock()
 	q.pending -= n
-	q.mu.Unlock()
+	q.b.total -= n
+	if q.b.freed != nil {
+		close(q.b.freed)
+		q.b.freed = nil
+	}
+	q.b.mu.Unlock()
+}
+
+// discard drops whatever is still queued once the terminal has ended and
+// refuses further input. Bytes taken by the writer are released by its own
+// done calls.
+func (q *inputQueue) discard() {
+	q.b.mu.Lock()
+	n := 0
+	for _, c := range q.chunks {
+		n += len(c)
+	}
+	q.chunks = nil
+	q.closed = true
+	q.b.mu.Unlock()
+	if n > 0 {
+		q.done(n)
+	}
 }

@@ -32,8 +32,9 @@ type Options struct {
 
 // Sidecar serves one host over one frame stream.
 type Sidecar struct {
-	opts Options
-	out  *writer
+	opts  Options
+	out   *writer
+	input inputBudget // INPUT queued across terminals
 
 	mu       sync.Mutex
 	terms    map[string]*terminal // live terminals, until their EXIT is written

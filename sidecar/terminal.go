@@ -51,7 +51,7 @@ func newTerminal(sc *Sidecar, id string, proc *ptyhost.Process, credit *uint64) 
 		id:       id,
 		proc:     proc,
 		gate:     ptyhost.NewGate(credit),
-		input:    newInputQueue(),
+		input:    newInputQueue(&sc.input),
 		sc:       sc,
 		readDone: make(chan struct{}),
 		finished: make(chan struct{}),
@@ -100,6 +100,7 @@ func (t *terminal) writeLoop() {
 		select {
 		case <-t.input.wake:
 		case <-t.finished:
+			t.input.discard()
 			return
 		}
 		for _, chunk := range t.input.take() {
@@ -189,10 +190,17 @@ func (t *terminal) awaitReader() {
 func (t *terminal) close() {
 	t.closeOnce.Do(func() {
 		t.gate.Lift()
-		t.proc.SignalGroup(syscall.SIGHUP)
 		t.mu.Lock()
+		defer t.mu.Unlock()
+		select {
+		case <-t.finished:
+			// Reaped already (its EXIT is on the way): the group's
+			// number may belong to a stranger now.
+			return
+		default:
+		}
+		t.proc.SignalGroup(syscall.SIGHUP)
 		t.killTimer = time.AfterFunc(closeGrace, func() { t.kill() })
-		t.mu.Unlock()
 	})
 }
 

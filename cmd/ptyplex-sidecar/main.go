@@ -11,8 +11,10 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
+	"github.com/ptyplex/ptyplex/internal/inherited"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
@@ -25,6 +27,11 @@ func main() {
 	if ptyhost.IsWatchdog() {
 		// This is our own watchdog process, started by run below.
 		os.Exit(ptyhost.RunWatchdog(os.Stdin))
+	}
+	// Descriptors our caller left open must not reach the terminals'
+	// programs, nor be held open by us (see package inherited).
+	if _, err := inherited.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
 	}
 	// Before anything else: children must not inherit a blocked signal mask.
 	if err := ptyhost.ClearInheritedSignalMask(); err != nil {
@@ -50,7 +57,8 @@ func run() int {
 	// The watchdog kills every terminal's processes if we die without
 	// tearing down (see ptyhost/watchdog_linux.go). Without it, only the
 	// kernel's parent-death signal and PTY hangup are left.
-	if wd, err := ptyhost.StartWatchdog(); err != nil {
+	wd, err := ptyhost.StartWatchdog(logger.Printf)
+	if err != nil {
 		logger.Printf("running without a watchdog: %v", err)
 	} else {
 		opts.Watchdog = wd
@@ -70,31 +78,49 @@ func run() int {
 	}
 	sc := sidecar.New(os.Stdout, opts)
 
-	// SIGTERM and SIGINT shut down like the end of stdin. SIGPIPE is caught
-	// so that a dead host shows up as a write error we handle, instead of
-	// killing us before the children are cleaned up.
+	// Every signal whose default action would end us silently shuts down
+	// like the end of stdin instead, and says so. SIGPIPE is caught so that
+	// a dead host shows up as a write error we handle, instead of killing
+	// us before the children are cleaned up.
+	var signalled atomic.Value // the name of the signal that asked us to stop
+	// Those we were started with ignored (nohup ignores SIGHUP) stay ignored.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGPIPE)
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM} {
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
 	go func() {
 		for sig := range sigs {
 			if sig == syscall.SIGPIPE {
 				continue
 			}
-			logger.Printf("received %v: shutting down", sig)
+			name := unix.SignalName(sig.(syscall.Signal))
+			logger.Printf("received %s: shutting down", name)
+			signalled.CompareAndSwap(nil, name)
 			sc.Stop(nil)
 		}
 	}()
 
-	err := sc.Run(in)
+	err = sc.Run(in)
+	// The last line on stderr always says why we end: a host that sees
+	// our stdout close can tell a shutdown it asked for from one it did
+	// not. (A SIGKILL is reported by the watchdog instead.)
+	code, why := 0, "the host closed stdin"
 	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, sidecar.ErrOutputBroken):
-		logger.Printf("host went away: %v", err)
-	default:
-		logger.Printf("%v", err)
+	case err != nil && errors.Is(err, sidecar.ErrOutputBroken):
+		code, why = 1, fmt.Sprintf("the host stopped reading stdout: %v", err)
+	case err != nil:
+		code, why = 1, err.Error()
+	case signalled.Load() != nil:
+		why = "received " + signalled.Load().(string)
 	}
-	return 1
+	if wd != nil {
+		wd.Close() // an orderly goodbye, so the watchdog ends quietly
+	}
+	logger.Printf("exiting with status %d: %s", code, why)
+	return code
 }
 
 // growPipe enlarges stdout's pipe buffer when stdout is a pipe, so a

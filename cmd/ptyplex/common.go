@@ -78,10 +78,13 @@ func (c *cli) usageError(format string, a ...any) int {
 	return exitUsage
 }
 
-// call sends req and decodes the answer's data into out. On failure it
-// prints the error (an error answer as "Error: <message>") and returns
-// false.
+// call sends req, with its fields in both forms (see session.BothForms), and
+// decodes the answer's data into out. On failure it prints the error (an
+// error answer as "Error: <message>") and returns false.
 func call(socket string, req, out any) bool {
+	if m, ok := req.(map[string]any); ok {
+		req = session.BothForms(m)
+	}
 	err := session.CallData(socket, req, out)
 	if err == nil {
 		return true

@@ -33,7 +33,7 @@ func runDebug(args []string) int {
 		return exitUsage
 	}
 	var d session.DebugData
-	req := map[string]any{"type": "DEBUG", "data": map[string]any{"clear": *clear}}
+	req := map[string]any{"type": "DEBUG", "clear": *clear}
 	if !call(c.socket, req, &d) {
 		return exitFail
 	}

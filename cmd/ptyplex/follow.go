@@ -32,10 +32,11 @@ func (f *follower) screens() int {
 	last := ""
 	first := true
 	for {
-		var out session.OutputData
-		if !call(f.socket, req, &out) {
+		var ans outputAnswer
+		if !call(f.socket, req, &ans) {
 			return exitFail
 		}
+		out := ans.resolved()
 		if text := renderOutput(out, f.cursor, f.number); first || text != last {
 			switch {
 			case f.clear:
@@ -58,11 +59,11 @@ func (f *follower) screens() int {
 
 // final prints the screen once more if the last output changed it.
 func (f *follower) final(req map[string]any, last string) int {
-	var out session.OutputData
-	if !call(f.socket, req, &out) {
+	var ans outputAnswer
+	if !call(f.socket, req, &ans) {
 		return exitFail
 	}
-	if text := renderOutput(out, f.cursor, f.number); text != last {
+	if text := renderOutput(ans.resolved(), f.cursor, f.number); text != last {
 		if f.clear {
 			fmt.Print("\x1b[H\x1b[2J")
 		} else {

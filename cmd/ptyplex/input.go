@@ -59,8 +59,8 @@ func runInput(args []string) int {
 	cursorKeys := c.fs.String("cursor-keys", "auto", "arrow/Home/End encoding for --keys: auto (the program's mode), normal or application")
 	waitRegex := c.fs.String("wait-regex", "", "after the input, wait until the screen matches `RE`")
 	waitContains := c.fs.String("wait-contains", "", "after the input, wait until the screen contains `TEXT`")
-	waitQuiet := c.fs.Duration("wait-quiet", 0, "after the input, wait until no output arrived for `DURATION`")
-	timeout := c.fs.Duration("timeout", 0, "give up waiting after `DURATION` (exit 124)")
+	waitQuiet := c.durationVar("wait-quiet", "after the input, wait until no output arrived for `DURATION`")
+	timeout := c.durationVar("timeout", "give up waiting after `DURATION` (exit 124)")
 	names, done, code := parseInterleaved(c, args)
 	if done {
 		return code

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/internal/safefile"
 	"github.com/ptyplex/ptyplex/mcpserver"
 )
 
@@ -35,7 +36,7 @@ or in an mcpServers configuration file:
 
 func runMCP(args []string) int {
 	c := newCLI("mcp", "ptyplex mcp [--log FILE] [--idle-exit D]", mcpAbout, false)
-	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE`; stdout carries the protocol")
+	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE` (created 0600; must be a regular file of yours); stdout carries the protocol")
 	idleExit := c.fs.Duration("idle-exit", mcpserver.DefaultIdleExit, "--idle-exit of the sessions the server starts: a finished session ends after `DURATION` without requests (0: never)")
 	if done, code := c.parse(args); done {
 		return code
@@ -45,7 +46,7 @@ func runMCP(args []string) int {
 	}
 	var logger *slog.Logger
 	if *logPath != "" {
-		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := safefile.OpenAppend(*logPath)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "Error: open log: %v\n", err)
 			return exitFail

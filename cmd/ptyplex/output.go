@@ -101,10 +101,11 @@ func runOutput(args []string) int {
 		}
 		return f.screens()
 	}
-	var out session.OutputData
-	if !call(c.socket, req, &out) {
+	var ans outputAnswer
+	if !call(c.socket, req, &ans) {
 		return exitFail
 	}
+	out := ans.resolved()
 	if *asJSON {
 		b, _ := json.Marshal(out)
 		fmt.Println(string(b))
@@ -115,24 +116,22 @@ func runOutput(args []string) int {
 }
 
 // renderOutput applies the cursor and numbering options to an OUTPUT
-// answer.
+// answer. The rows come from the answer's from/to, not from counting
+// newlines: daemons differ in whether the last row ends with one, and a
+// blank last row would otherwise be lost or invented.
 func renderOutput(out session.OutputData, cursor string, number bool) string {
 	var b strings.Builder
 	if cursor == "print" || cursor == "both" {
 		fmt.Fprintf(&b, "Cursor: row %d, col %d\n", out.Cursor.Row+1, out.Cursor.Col+1)
 	}
-	text := strings.TrimSuffix(out.Screen, "\n")
-	if out.Screen == "" {
-		return b.String()
-	}
-	lines := strings.Split(text, "\n")
-	nums := lineNumbers(out.From, len(lines))
-	width := 1
-	for _, n := range nums {
-		width = max(width, len(strconv.Itoa(abs(n))))
-	}
-	for i, line := range lines {
-		n := nums[i]
+	nums := lineNumbers(out.From, out.To)
+	lines := strings.Split(out.Screen, "\n")
+	width := max(1, len(strconv.Itoa(abs(out.From))), len(strconv.Itoa(abs(out.To))))
+	for i, n := range nums {
+		line := ""
+		if i < len(lines) {
+			line = lines[i]
+		}
 		if (cursor == "inverse" || cursor == "both") && n == out.Cursor.Row+1 {
 			line = markCursor(line, out.Cursor.Col)
 		}
@@ -149,11 +148,38 @@ func renderOutput(out session.OutputData, cursor string, number bool) string {
 	return b.String()
 }
 
-// lineNumbers lists count protocol line numbers starting at from, skipping
-// the boundary 0.
-func lineNumbers(from, count int) []int {
-	nums := make([]int, 0, count)
-	for n := from; len(nums) < count; n++ {
+// outputAnswer is an OUTPUT answer that tells whether the daemon reported
+// the range: the original protocol's answers may lack from and to.
+type outputAnswer struct {
+	session.OutputData
+	From *int `json:"from"`
+	To   *int `json:"to"`
+}
+
+// resolved fills in the range of an answer that did not report one: the
+// whole screen by its size, or, lacking even that, as many lines as the
+// text holds from line 1.
+func (a outputAnswer) resolved() session.OutputData {
+	out := a.OutputData
+	switch {
+	case a.From != nil && a.To != nil:
+		out.From, out.To = *a.From, *a.To
+	case a.Size.Rows > 0:
+		out.From, out.To = 1, a.Size.Rows
+	default:
+		out.From, out.To = 1, strings.Count(strings.TrimSuffix(out.Screen, "\n"), "\n")+1
+		if out.Screen == "" {
+			out.To = 0
+		}
+	}
+	return out
+}
+
+// lineNumbers lists the protocol line numbers from..to, skipping the
+// boundary 0; from > to is the empty range.
+func lineNumbers(from, to int) []int {
+	var nums []int
+	for n := from; n <= to; n++ {
 		if n != 0 {
 			nums = append(nums, n)
 		}

@@ -12,6 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// passwordPrompt asks for the secret, in the words interminai uses.
+const passwordPrompt = "Type your secret or password and press Enter."
+
 // readPassword shows the program's prompt on stderr and reads one line
 // from the controlling terminal with echo off. The secret never touches
 // the command line, the environment or our stdout.
@@ -44,7 +47,8 @@ func readPassword(socket string) ([]byte, bool) {
 	restore := func() { unix.IoctlSetTermios(fd, unix.TCSETS, saved) }
 	// Echo goes off before the prompt, so nothing typed ahead is shown.
 	fmt.Fprint(os.Stderr, promptLines(out))
-	fmt.Fprint(os.Stderr, "[ptyplex] Type the password for the program above (echo is off), then press Enter: ")
+	// Scripts written for interminai wait for this sentence; keep it as is.
+	fmt.Fprint(os.Stderr, passwordPrompt+" (echo is off) ")
 	// Ctrl-C while typing must not leave the user's terminal without echo.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)

@@ -49,7 +49,7 @@ func TestInputPassword(t *testing.T) {
 	}()
 	var shown strings.Builder
 	timeout := time.After(deadline)
-	for !strings.Contains(shown.String(), "echo is off") {
+	for !strings.Contains(shown.String(), "Type your secret or password and press Enter.") {
 		select {
 		case chunk, ok := <-seen:
 			if !ok {

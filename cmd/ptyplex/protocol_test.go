@@ -230,9 +230,7 @@ func TestRequestsRunInArrivalOrder(t *testing.T) {
 
 func TestOtherUsersAreRefused(t *testing.T) {
 	t.Parallel()
-	if os.Getuid() != 0 {
-		t.Skip("needs root to act as another user")
-	}
+	requireRoot(t) // to act as another user
 	// A world-accessible directory, socket and binary: only SO_PEERCRED
 	// stands between another user and the session.
 	dir, err := os.MkdirTemp("/tmp", "ptyplex-shared-")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/ptyplex/ptyplex/session"
@@ -47,5 +48,47 @@ func TestRenderOutputNumbering(t *testing.T) {
 	screen := session.OutputData{Screen: "x\n", From: 1, To: 1}
 	if got := renderOutput(screen, "none", true); got != " 1\tx\n" {
 		t.Errorf("single line: %q", got)
+	}
+}
+
+// The rows and the number width come from from/to, whether or not the
+// daemon ends the last row with a newline.
+func TestRenderOutputRowsFromRange(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		out  session.OutputData
+		want string
+	}{
+		{"trailing newline", session.OutputData{Screen: "a\nb\n", From: 1, To: 2}, " 1\ta\n 2\tb\n"},
+		{"no trailing newline", session.OutputData{Screen: "a\nb", From: 1, To: 2}, " 1\ta\n 2\tb\n"},
+		{"blank last row, no newline", session.OutputData{Screen: "a\n", From: 1, To: 2}, " 1\ta\n 2\t\n"},
+		{"blank last row, newline", session.OutputData{Screen: "a\n\n", From: 1, To: 2}, " 1\ta\n 2\t\n"},
+		{"all blank, nothing sent", session.OutputData{Screen: "", From: 1, To: 3}, " 1\t\n 2\t\n 3\t\n"},
+		{"width from the range", session.OutputData{Screen: "x\ny", From: 9, To: 10}, " 09\tx\n 10\ty\n"},
+		{"across the boundary", session.OutputData{Screen: "s\nl", From: -1, To: 1}, "-1\ts\n 1\tl\n"},
+		{"empty range", session.OutputData{Screen: "", From: 1, To: -1}, ""},
+	} {
+		if got := renderOutput(tc.out, "none", true); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestOutputAnswerWithoutRange(t *testing.T) {
+	for _, tc := range []struct{ answer, want string }{
+		// No from/to: the whole screen, by its size.
+		{`{"screen":"a\nb","size":{"rows":3,"cols":10}}`, " 1\ta\n 2\tb\n 3\t\n"},
+		// Not even a size: the lines of the text.
+		{`{"screen":"a\nb\n"}`, " 1\ta\n 2\tb\n"},
+		{`{"screen":""}`, ""},
+		{`{"screen":"s\n","from":-1,"to":-1,"size":{"rows":3,"cols":10}}`, "-1\ts\n"},
+	} {
+		var a outputAnswer
+		if err := json.Unmarshal([]byte(tc.answer), &a); err != nil {
+			t.Fatal(err)
+		}
+		if got := renderOutput(a.resolved(), "none", true); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.answer, got, tc.want)
+		}
 	}
 }

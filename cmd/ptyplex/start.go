@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/inherited"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/session"
 	"golang.org/x/sys/unix"
@@ -57,7 +58,7 @@ func runStart(args []string) int {
 	emulator := c.fs.String("emulator", "xterm", "terminal emulator: xterm (colours) or custom (plain text)")
 	scrollback := c.fs.Int("scrollback", session.DefaultScrollback, "scrollback capacity in `lines` (0 keeps none)")
 	debugBuf := c.fs.Int("debug-buffer", session.DefaultDebugBuffer, "how many unhandled escape sequences DEBUG keeps")
-	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE`")
+	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE` (created 0600; must be a regular file of yours: links and FIFOs are refused)")
 	noDaemon := c.fs.Bool("no-daemon", false, "run the daemon in the foreground until stop")
 	idleExit := c.fs.Duration("idle-exit", 0, "end the session `DURATION` after the program exited with no request since (0: never)")
 	if done, code := c.parse(args); done {
@@ -77,7 +78,9 @@ func runStart(args []string) int {
 		return c.usageError("Invalid emulator %q: expected xterm or custom", *emulator)
 	}
 	if c.fs.NArg() == 0 {
-		return c.usageError("the command argument is required: ptyplex start [flags] -- COMMAND [ARGS...]")
+		// Scripts match the first sentence (the wording of interminai's
+		// argument parser); the rest says what to add.
+		return c.usageError("the following required arguments were not provided: COMMAND (the command argument is required: ptyplex start [flags] -- COMMAND [ARGS...])")
 	}
 	if *idleExit < 0 {
 		return c.usageError("invalid --idle-exit %v: must not be negative", *idleExit)
@@ -93,14 +96,26 @@ func runStart(args []string) int {
 		IdleExit: *idleExit,
 	}
 	if fdText := os.Getenv(daemonEnv); fdText != "" {
+		readyFD, _ := strconv.Atoi(fdText)
+		closeInherited(readyFD)
 		clearSignalMask()
 		return runDaemonChild(cfg, fdText)
 	}
 	if *noDaemon {
+		closeInherited()
 		clearSignalMask()
 		return runForeground(cfg)
 	}
 	return launchDaemon(args)
+}
+
+// closeInherited closes the descriptors our caller left open for us
+// (beyond stdio and keep): the daemon would hold them for the session's
+// lifetime and pass them to its program. See package inherited.
+func closeInherited(keep ...int) {
+	if _, err := inherited.Close(keep...); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex: %v\n", err)
+	}
 }
 
 // clearSignalMask gives the session's program an empty signal mask and

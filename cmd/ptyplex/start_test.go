@@ -89,7 +89,8 @@ func TestStartErrors(t *testing.T) {
 	}{
 		{[]string{"start", "--size", "80by24", "--", "cat"}, "Invalid size"},
 		{[]string{"start", "--size", "0x24", "--", "cat"}, "Invalid size"},
-		{[]string{"start"}, "command argument is required"},
+		{[]string{"start"}, "the following required arguments were not provided"},
+		{[]string{"start", "--size", "80x24"}, "the following required arguments were not provided"},
 		{[]string{"start", "--emulator", "vt52", "--", "cat"}, "Invalid emulator"},
 		{[]string{"start", "--", "/nonexistent/program"}, "no such file"},
 		{[]string{"start", "--bogus"}, "bogus"},

@@ -36,6 +36,8 @@ ptyplex additions:
   --quiet-for D      wait until no output arrives for duration D (e.g. 300ms);
                      prints "Terminal quiet for D" or "Application exited"
   --timeout D        give up after D: prints "Timed out after D", exits 124
+Durations are Go durations (300ms, 5s, 1h30m); negative ones are refused,
+and ones past about 292 years are clamped to that.
 Waits are event-driven: the daemon answers the moment output or exit occurs.
 --quiet-for counts from the moment wait starts; earlier output does not
 count. A condition wait does not clear the activity flag that the default
@@ -64,8 +66,8 @@ func runWait(args []string) int {
 	contains := c.fs.String("contains", "", "wait until the line (or screen) contains `TEXT`")
 	notContains := c.fs.String("not-contains", "", "wait until the line (or screen) no longer contains `TEXT`")
 	regex := c.fs.String("regex", "", "wait until the line (or screen) matches the regular expression `RE`")
-	quietFor := c.fs.Duration("quiet-for", 0, "wait until there has been no output for `DURATION`")
-	timeout := c.fs.Duration("timeout", 0, "give up after `DURATION` (exit 124)")
+	quietFor := c.durationVar("quiet-for", "wait until there has been no output for `DURATION`")
+	timeout := c.durationVar("timeout", "give up after `DURATION` (exit 124)")
 	if done, code := c.parse(args); done {
 		return code
 	}
@@ -129,7 +131,9 @@ func (o *waitOpts) waitReq(activity bool, limit time.Duration) (map[string]any, 
 		}
 	}
 	if limit > 0 {
-		req["timeout_ms"] = max(limit.Milliseconds(), 1)
+		// A Duration never holds more than the daemon's maximum; the
+		// clamp keeps it so should either change.
+		req["timeout_ms"] = min(max(limit.Milliseconds(), 1), session.MaxTimeoutMS)
 	}
 	return req, true
 }

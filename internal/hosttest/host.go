@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,6 +32,7 @@ type Host struct {
 	inMu  sync.Mutex
 	errMu sync.Mutex
 	errb  bytes.Buffer
+	errCh chan struct{} // closed and replaced on every write to stderr
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every new frame
@@ -54,7 +56,7 @@ func Start(t testing.TB, path string, args ...string) *Host {
 func StartCmd(t testing.TB, cmd *exec.Cmd) *Host {
 	t.Helper()
 	h := &Host{t: t, Cmd: cmd, changed: make(chan struct{}), outputs: map[string]*bytes.Buffer{},
-		readEnd: make(chan struct{}), waited: make(chan struct{})}
+		readEnd: make(chan struct{}), waited: make(chan struct{}), errCh: make(chan struct{})}
 	var err error
 	if h.in, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -62,7 +64,7 @@ func StartCmd(t testing.TB, cmd *exec.Cmd) *Host {
 	if h.Out, err = cmd.StdoutPipe(); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = &lockedWriter{mu: &h.errMu, w: &h.errb}
+	cmd.Stderr = &lockedWriter{mu: &h.errMu, w: &h.errb, changed: &h.errCh, wrote: h.notify}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start sidecar: %v", err)
 	}
@@ -87,15 +89,33 @@ func StartCmd(t testing.TB, cmd *exec.Cmd) *Host {
 	return h
 }
 
+// lockedWriter collects stderr; wrote wakes the waits of Until, so that a
+// condition on Stderr is re-checked as soon as a line arrives.
 type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
+	mu      *sync.Mutex
+	w       io.Writer
+	changed *chan struct{} // closed and replaced after each write, under mu
+	wrote   func()         // called after each write, outside mu
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if l.changed != nil {
+		close(*l.changed)
+		*l.changed = make(chan struct{})
+	}
+	l.mu.Unlock()
+	l.wrote()
+	return n, err
+}
+
+// notify wakes everyone waiting for a change.
+func (h *Host) notify() {
+	h.mu.Lock()
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.mu.Unlock()
 }
 
 func (h *Host) readLoop() {
@@ -133,6 +153,27 @@ func (h *Host) Stderr() string {
 	h.errMu.Lock()
 	defer h.errMu.Unlock()
 	return h.errb.String()
+}
+
+// WaitStderr waits until the sidecar's stderr matches re, waking on each
+// write to it, and returns the first match's submatches.
+func (h *Host) WaitStderr(re *regexp.Regexp) []string {
+	h.t.Helper()
+	deadline := time.NewTimer(Timeout)
+	defer deadline.Stop()
+	for {
+		h.errMu.Lock()
+		text, changed := h.errb.String(), h.errCh
+		h.errMu.Unlock()
+		if m := re.FindStringSubmatch(text); m != nil {
+			return m
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			h.t.Fatalf("sidecar stderr never matched %s:\n%s", re, text)
+		}
+	}
 }
 
 // Send writes one raw frame.

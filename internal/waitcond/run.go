@@ -61,8 +61,20 @@ func (w waiter) waitReq(req map[string]any, limit time.Duration) (map[string]any
 	return req, true
 }
 
+// call sends req with its fields in both forms (session.BothForms), as
+// every request of the CLI and the MCP server goes.
 func (w waiter) call(ctx context.Context, req map[string]any, out any) error {
-	return session.CallDataContext(ctx, w.socket, req, out)
+	return session.CallDataContext(ctx, w.socket, session.BothForms(req), out)
+}
+
+// nextReq is the WAIT of one round: beyond the generation seen when the
+// daemon reports generations, else (another implementation of the
+// protocol) the activity flag, as waits worked before generations.
+func nextReq(gen *int64) map[string]any {
+	if gen == nil {
+		return map[string]any{"activity": true}
+	}
+	return map[string]any{"after_gen": *gen}
 }
 
 // send sends the WAIT req bounded by the deadline; ok false means the
@@ -92,25 +104,21 @@ func (w waiter) exit(ctx context.Context) (Outcome, error) {
 	return Outcome{Met: true, Exited: true, ExitCode: d.ExitCode}, nil
 }
 
-// generation returns the output generation now (STATUS "with_gen").
-func (w waiter) generation(ctx context.Context) (int64, error) {
+// generation returns the output generation now (STATUS "with_gen"), nil
+// from a daemon that does not report one.
+func (w waiter) generation(ctx context.Context) (*int64, error) {
 	var st session.StatusData
 	if err := w.call(ctx, map[string]any{"type": "STATUS", "with_gen": true}, &st); err != nil {
-		return 0, err
+		return nil, err
 	}
-	if st.OutputGen == nil {
-		return 0, fmt.Errorf("the daemon at %s does not report output generations (an older ptyplex?)", w.socket)
-	}
-	return *st.OutputGen, nil
+	return st.OutputGen, nil
 }
 
 // quiet returns once quietFor passes without output. Output read before
 // the wait began (or before AfterGen) does not count.
 func (w waiter) quiet(ctx context.Context, s Spec) (Outcome, error) {
-	var gen int64
-	if s.AfterGen != nil {
-		gen = *s.AfterGen
-	} else {
+	gen := s.AfterGen
+	if gen == nil {
 		var err error
 		if gen, err = w.generation(ctx); err != nil {
 			return Outcome{}, err
@@ -120,7 +128,7 @@ func (w waiter) quiet(ctx context.Context, s Spec) (Outcome, error) {
 		// Quiet is only proven by a WAIT bounded by the full quiet period;
 		// one cut short by the overall deadline ends in a timeout.
 		short := !w.deadline.IsZero() && time.Until(w.deadline) < s.QuietFor
-		d, ok, err := w.send(ctx, map[string]any{"after_gen": gen}, s.QuietFor)
+		d, ok, err := w.send(ctx, nextReq(gen), s.QuietFor)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -134,31 +142,27 @@ func (w waiter) quiet(ctx context.Context, s Spec) (Outcome, error) {
 		case d.TimedOut:
 			return Outcome{Met: true, Rounds: rounds}, nil
 		}
-		if d.OutputGen != nil {
-			gen = *d.OutputGen
+		if gen != nil && d.OutputGen != nil {
+			gen = d.OutputGen
 		}
 	}
 }
 
 // watched reads the match text of the watched line or screen and the
 // generation it reflects.
-func (w waiter) watched(ctx context.Context, line int) (string, int64, error) {
+func (w waiter) watched(ctx context.Context, line int) (string, *int64, error) {
 	req := map[string]any{"type": "OUTPUT", "format": "ascii", "with_gen": true}
 	if line > 0 {
 		req["from"], req["to"] = line, line
 	}
 	var out session.OutputData
 	if err := w.call(ctx, req, &out); err != nil {
-		return "", 0, err
+		return "", nil, err
 	}
 	if line > out.Size.Rows {
-		return "", 0, OffScreenError{Line: line, Rows: out.Size.Rows}
+		return "", nil, OffScreenError{Line: line, Rows: out.Size.Rows}
 	}
-	var gen int64
-	if out.OutputGen != nil {
-		gen = *out.OutputGen
-	}
-	return MatchText(out.Screen, line), gen, nil
+	return MatchText(out.Screen, line), out.OutputGen, nil
 }
 
 // condition re-tests the line or screen after every burst of output. Each
@@ -169,18 +173,23 @@ func (w waiter) condition(ctx context.Context, s Spec) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	if s.AfterGen != nil {
+	switch {
+	case s.AfterGen != nil || s.Before != nil:
 		// Only output after the input counts: wait for it before the
 		// first test, from the input's generation, not this screen's.
-		gen = *s.AfterGen
+		if s.AfterGen != nil && gen != nil {
+			gen = s.AfterGen
+		}
 		if s.Before != nil {
 			baseline = *s.Before
 		}
-	} else if m, ok := s.met(baseline); ok && s.Mode != Change {
-		return Outcome{Met: true, Already: true, Match: m}, nil
+	default:
+		if m, ok := s.met(baseline); ok && s.Mode != Change {
+			return Outcome{Met: true, Already: true, Match: m}, nil
+		}
 	}
 	for rounds := 1; ; rounds++ {
-		d, ok, err := w.send(ctx, map[string]any{"after_gen": gen}, 0)
+		d, ok, err := w.send(ctx, nextReq(gen), 0)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -191,7 +200,9 @@ func (w waiter) condition(ctx context.Context, s Spec) (Outcome, error) {
 		if err != nil {
 			return Outcome{}, err
 		}
-		gen = g
+		if gen != nil {
+			gen = g
+		}
 		if s.Mode == Change && text != baseline {
 			return w.withExitCode(ctx, Outcome{Met: true, Match: text, Exited: isTrue(d.Exited), Rounds: rounds})
 		}

@@ -31,10 +31,11 @@ type Spec struct {
 	// AfterGen, when set, ties the wait to output read after that output
 	// generation (INPUT "with_gen" answers it): a pattern is first tested
 	// once such output has arrived, and quiet time counts from the wait's
-	// start, with any later output restarting it.
+	// start, with any later output restarting it. Against a daemon that
+	// reports no generations (another implementation of the protocol)
+	// waits fall back to the activity flag.
 	AfterGen *int64
-	// Before, with AfterGen, is the match text just before the input
-	// (Snapshot). A condition is then tested only on a text that differs
+	// Before is the match text just before the input (Snapshot). A condition is then tested only on a text that differs
 	// from it: the tail of output that was on its way before the input
 	// (the last bytes of a prompt, which leave the text as it was) must not
 	// count as the reaction to it.

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The security tests act as a second local user, the attacker of issue
+// 16, so they need root to create one. CI runs as root; elsewhere they
+// fail rather than skip, so that a run without them is never mistaken for
+// a green one. PTYPLEX_NO_ROOT_TESTS=1 skips them, explicitly.
+func requireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("PTYPLEX_NO_ROOT_TESTS") == "1" {
+		t.Skip("PTYPLEX_NO_ROOT_TESTS=1: skipping a test that acts as a second user")
+	}
+	t.Fatal("this test acts as a second local user and must run as root (CI does); " +
+		"set PTYPLEX_NO_ROOT_TESTS=1 to skip it explicitly")
+}
+
+// account is a throwaway local user.
+type account struct {
+	name     string
+	uid, gid uint32
+}
+
+// useraddMu serialises our own useradd/userdel calls; other processes on
+// the machine may still hold the passwd lock, which run retries.
+var useraddMu sync.Mutex
+
+// otherUser creates a fresh system user for the test and deletes it when
+// the test ends.
+func otherUser(t testing.TB) account {
+	t.Helper()
+	requireRoot(t)
+	var b [4]byte
+	rand.Read(b[:])
+	name := "ptyx" + hex.EncodeToString(b[:])
+	runAdmin(t, "useradd", "--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", name)
+	t.Cleanup(func() { runAdmin(t, "userdel", name) })
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatalf("look up the user just created: %v", err)
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	return account{name: name, uid: uint32(uid), gid: uint32(gid)}
+}
+
+// runAdmin runs useradd or userdel, retrying while another process holds
+// the lock on /etc/passwd (exit status 1 or 10 with "lock" in the text).
+func runAdmin(t testing.TB, prog string, args ...string) {
+	t.Helper()
+	useraddMu.Lock()
+	defer useraddMu.Unlock()
+	end := time.Now().Add(deadline)
+	for {
+		out, err := exec.Command(prog, args...).CombinedOutput()
+		if err == nil {
+			return
+		}
+		if !strings.Contains(string(out), "lock") || time.Now().After(end) {
+			t.Fatalf("%s %v: %v\n%s", prog, args, err, out)
+		}
+		// Lock contention with another process: try again once it had a
+		// chance to finish (there is no event to wait on for a lock file).
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// command prepares prog to run as the account, with a neutral working
+// directory and environment.
+func (a account) command(prog string, args ...string) *exec.Cmd {
+	// Look the program up in the system directories: ours (a pyenv shim
+	// under /root, say) may not be reachable for the account.
+	if !strings.Contains(prog, "/") {
+		for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+			if p := filepath.Join(dir, prog); fileExists(p) {
+				prog = p
+				break
+			}
+		}
+	}
+	cmd := exec.Command(prog, args...)
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/", "LANG=C"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: a.uid, Gid: a.gid}}
+	return cmd
+}
+
+// run runs a shell script as the account and fails the test if it fails.
+func (a account) run(t testing.TB, script string) {
+	t.Helper()
+	if out, err := a.command("sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("as %s: %s: %v\n%s", a.name, script, err, out)
+	}
+}
+
+// sharedDir makes a directory everybody may write in, like /tmp (sticky)
+// or a careless project directory (not sticky), removed after the test.
+func sharedDir(t testing.TB, mode os.FileMode) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "ptyplex-shared-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// privateFile creates a file of ours that stands for something valuable
+// (a key, a configuration) in a directory only we can reach.
+func privateFile(t testing.TB, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

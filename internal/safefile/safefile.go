@@ -1,0 +1,154 @@
+// Package safefile opens files that ptyplex writes at a path the user
+// names (the --pty-dump file, the MCP log, a sidecar recording), which
+// often lie in shared directories such as /tmp. Another local user may
+// have planted something under that name: a symbolic link to a file of
+// ours, a hard link to one, a FIFO they read from, or a file of their own
+// that they can read. Writing any of those would hand them our output or
+// let them choose which of our files we overwrite, so the file is opened
+// without following links and refused unless it is a plain regular file
+// that belongs to us.
+package safefile
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// RefusedError says why a path was not opened.
+type RefusedError struct {
+	Path   string
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("refusing to write to %s: %s", e.Path, e.Reason)
+}
+
+// OpenAppend opens path for appending, creating it with mode 0600 when it
+// does not exist.
+func OpenAppend(path string) (*os.File, error) { return open(path, unix.O_APPEND) }
+
+// Create opens path for writing from the start, creating it with mode 0600
+// or truncating it. The file is checked before it is truncated, so a
+// refused path is left as it was.
+func Create(path string) (*os.File, error) {
+	f, err := open(path, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("truncate %s: %w", path, err)
+	}
+	return f, nil
+}
+
+func open(path string, extra int) (*os.File, error) {
+	// A first look by name refuses the obvious cases before open(2) can
+	// have an effect of its own (opening a terminal or a tape device
+	// does). It proves nothing, since the name can change right after;
+	// the check on the open descriptor below is the one that counts.
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err == nil {
+		if err := check(path, &st); err != nil {
+			return nil, err
+		}
+	}
+	// O_NOFOLLOW: a symbolic link as the last component fails (ELOOP).
+	// O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of
+	// blocking until someone opens it for reading.
+	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC | extra
+	fd, err := openRetry(path, flags)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if err := check(path, &st); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	// A regular file ignores O_NONBLOCK, but clear it anyway so that the
+	// descriptor behaves as an ordinary one.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+func openRetry(path string, flags int) (int, error) {
+	for {
+		fd, err := unix.Open(path, flags, 0o600)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// openError explains the errors that mean "something was planted here".
+func openError(path string, err error) error {
+	switch err {
+	case unix.ELOOP:
+		return &RefusedError{path, "it is a symbolic link (links are not followed)"}
+	case unix.ENXIO:
+		var st unix.Stat_t
+		if unix.Lstat(path, &st) == nil {
+			return &RefusedError{path, "it is " + kind(uint32(st.Mode)) + ", not a regular file"}
+		}
+		return &RefusedError{path, "it is not a regular file"}
+	}
+	return &fs.PathError{Op: "open", Path: path, Err: err}
+}
+
+// check refuses anything but a regular file of ours with a single name
+// that nobody else may write.
+func check(path string, st *unix.Stat_t) error {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return &RefusedError{path, "it is " + kind(uint32(st.Mode)) + ", not a regular file"}
+	}
+	if me := uint32(os.Geteuid()); st.Uid != me {
+		return &RefusedError{path, fmt.Sprintf("it belongs to %s, not to us (%s)", who(st.Uid), who(me))}
+	}
+	if n := uint64(st.Nlink); n > 1 {
+		return &RefusedError{path, fmt.Sprintf("it has %d hard links, so writing it would change another file too", n)}
+	}
+	if perm := st.Mode & 0o022; perm != 0 {
+		return &RefusedError{path, fmt.Sprintf("other users may write it (mode %04o)", st.Mode&0o7777)}
+	}
+	return nil
+}
+
+func kind(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return "a symbolic link"
+	case unix.S_IFIFO:
+		return "a FIFO (named pipe)"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR:
+		return "a character device"
+	case unix.S_IFBLK:
+		return "a block device"
+	case unix.S_IFDIR:
+		return "a directory"
+	}
+	return "not a regular file"
+}
+
+// who names a uid for an error message: "user alice (uid 1000)".
+func who(uid uint32) string {
+	id := strconv.FormatUint(uint64(uid), 10)
+	if u, err := user.LookupId(id); err == nil {
+		return "user " + u.Username + " (uid " + id + ")"
+	}
+	return "uid " + id
+}

@@ -1,0 +1,18 @@
+//go:build darwin || freebsd
+
+package session
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// socketPeerUID reads the peer's credentials the way getpeereid(3) does.
+func socketPeerUID(fd int) (uint32, error) {
+	cred, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
+	if err != nil {
+		return 0, fmt.Errorf("LOCAL_PEERCRED: %w", err)
+	}
+	return cred.Uid, nil
+}

@@ -1,0 +1,15 @@
+package session
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+func socketPeerUID(fd int) (uint32, error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return 0, fmt.Errorf("SO_PEERCRED: %w", err)
+	}
+	return cred.Uid, nil
+}
