@@ -5,6 +5,7 @@ GO       ?= go
 BIN      := bin
 FUZZTIME ?= 30s
 
+.PHONY: test-node npm npm-smoke bench-node xtermjs
 .PHONY: all build test vet fmt-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean
 
 all: build
@@ -12,15 +13,27 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# The whole suite under the race detector, plus the static checks.
-test: fmt-check vet
-	$(GO) test -race -count=1 -timeout 30m ./...
+# The whole suite under the race detector, plus the static checks and the
+# npm package's tests. The screen package's differential test needs
+# xterm.js (installed by the xtermjs target); PTYPLEX_REQUIRE_XTERMJS makes
+# it fail, not skip, without.
+test: fmt-check vet xtermjs
+	PTYPLEX_REQUIRE_XTERMJS=1 $(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) test-node
+
+# xterm.js headless for screen's differential test (diff_test.go): npm ci
+# from the lock file, again only when the lock file changes.
+XTERMJS := screen/internal/xtermjs
+xtermjs: $(XTERMJS)/node_modules/.ptyplex-installed
+$(XTERMJS)/node_modules/.ptyplex-installed: $(XTERMJS)/package.json $(XTERMJS)/package-lock.json
+	cd $(XTERMJS) && npm ci --no-audit --no-fund
+	touch $@
 
 # Every package's tests, STRESS_COUNT rounds under -race, beside one busy
 # loop per core (scripts/stress.sh). STRESS_PKGS narrows it.
 STRESS_COUNT ?= 5
-stress:
-	STRESS_COUNT=$(STRESS_COUNT) scripts/stress.sh
+stress: xtermjs
+	PTYPLEX_REQUIRE_XTERMJS=1 STRESS_COUNT=$(STRESS_COUNT) scripts/stress.sh
 
 vet:
 	$(GO) vet ./...
@@ -64,6 +77,27 @@ soak: build
 
 soak-short:
 	$(GO) test -race -count=1 -v ./soak/
+
+# The npm package in node/ (see node/README.md): its tests against the
+# built sidecar, the per-platform packages and their offline install test,
+# and the benchmark against node-pty.
+test-node: build
+	cd node && PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node --test test/*.test.js test/*.test.mjs
+	node/scripts/npm-smoke.sh
+
+NPM_PLATFORMS ?= linux-x64 linux-arm64 darwin-x64 darwin-arm64
+npm:
+	node/scripts/build-npm.sh dist/npm $(NPM_PLATFORMS)
+
+npm-smoke:
+	node/scripts/npm-smoke.sh
+
+# node-pty is built from source against the system's Node headers; it is
+# needed by this benchmark only. BENCHNODEFLAGS: --runs N --keys N --mib 1,8,32
+BENCHNODEFLAGS ?=
+bench-node: build
+	cd node/bench && { [ -d node_modules/node-pty ] || npm_config_build_from_source=true npm install --nodedir=/usr --no-audit --no-fund; }
+	cd node/bench && PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node bench.js $(BENCHNODEFLAGS)
 
 demo: build
 	$(GO) run ./examples/demo

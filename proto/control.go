@@ -44,6 +44,9 @@ type Credit struct {
 type Opened struct {
 	TerminalID string `json:"terminalId"`
 	PID        int    `json:"pid"`
+	// Features lists the frame types beyond the seed protocol that this
+	// sidecar serves (FeatureSignal, ...); our addition.
+	Features []string `json:"features,omitempty"`
 }
 
 // Exit is the body of an EXIT frame. ExitCode is nil when the status could

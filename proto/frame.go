@@ -45,6 +45,10 @@ func (t Type) String() string {
 		return "CLOSE"
 	case TypeCredit:
 		return "CREDIT"
+	case TypeSignal:
+		return "SIGNAL"
+	case TypeForeground, TypeForegroundInfo:
+		return "FOREGROUND"
 	case TypeOpened:
 		return "OPENED"
 	case TypeOutput:

@@ -205,7 +205,8 @@ func compareTerm(rep *Report, id string, want *Expected, got *Term) {
 }
 
 // sameMeaning compares two control frames by type and fields; OPENED's
-// pid differs from run to run and is left out.
+// pid differs from run to run and its features from version to version, so
+// both are left out.
 func sameMeaning(a, b Control) bool {
 	if a.Type != b.Type {
 		return false
@@ -214,6 +215,8 @@ func sameMeaning(a, b Control) bool {
 	if a.Type == proto.TypeOpened {
 		delete(fa, "pid")
 		delete(fb, "pid")
+		delete(fa, "features")
+		delete(fb, "features")
 	}
 	return reflect.DeepEqual(fa, fb)
 }
@@ -223,6 +226,7 @@ func describeControl(c Control) string {
 	delete(fields, "terminalId")
 	if c.Type == proto.TypeOpened {
 		delete(fields, "pid")
+		delete(fields, "features")
 	}
 	if len(fields) == 0 {
 		return c.Type.String()

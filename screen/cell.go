@@ -28,6 +28,7 @@ const (
 
 	flagWideLead  // first cell of a two-cell character
 	flagWideTrail // second cell of a two-cell character (r is 0)
+	flagWrapPad   // blank left at the margin by a wide character that wrapped; reflow drops it
 
 	styleMask = flagBold | flagDim | flagItalic | flagUnderline | flagBlink |
 		flagInverse | flagHidden | flagStrike

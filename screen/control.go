@@ -11,14 +11,14 @@ func (s *Screen) execute(b byte) {
 	case 0x09: // HT
 		s.tabForward(1)
 	case 0x0a, 0x0b, 0x0c: // LF, VT, FF
+		s.cur.setWrapped(s.row, false) // an explicit newline ends the logical line, as in tmux
 		s.index()
 		if s.newline {
-			s.col = 0
+			s.carriageReturn()
 		}
 		s.pendingWrap = false
 	case 0x0d: // CR
-		s.col = 0
-		s.pendingWrap = false
+		s.carriageReturn()
 	case 0x0e: // SO: invoke G1
 		s.gl = 1
 	case 0x0f: // SI: invoke G0
@@ -37,12 +37,13 @@ func (s *Screen) escDispatch(final byte) {
 		case '8':
 			s.restoreCursor()
 		case 'D':
+			s.cur.setWrapped(s.row, false)
 			s.index()
 			s.pendingWrap = false
 		case 'E':
+			s.cur.setWrapped(s.row, false)
 			s.index()
-			s.col = 0
-			s.pendingWrap = false
+			s.carriageReturn()
 		case 'H':
 			s.tabs[s.col] = true
 		case 'M':
@@ -100,7 +101,9 @@ func (s *Screen) alignmentTest() {
 			l[i] = cell{r: 'E'}
 		}
 	}
+	clear(s.cur.wrapped)
 	s.top, s.bottom = 0, s.rows-1
+	s.left, s.right = 0, s.cols-1
 	s.row, s.col, s.pendingWrap = 0, 0, false
 }
 
@@ -113,6 +116,10 @@ func (s *Screen) oscDispatch() {
 		i++
 	}
 	if i == 0 || (i < len(data) && data[i] != ';') {
+		if i > 0 && i == len(data) && (n == 104 || (n >= 110 && n <= 112)) {
+			s.oscColorReset(n, "")
+			return
+		}
 		s.recordUnhandled()
 		return
 	}
@@ -123,6 +130,10 @@ func (s *Screen) oscDispatch() {
 	case 0, 2:
 		s.title = string(data[i:])
 	case 1: // icon name: nothing shows it
+	case 4, 10, 11, 12:
+		s.oscColor(n, string(data[i:]))
+	case 104, 110, 111, 112:
+		s.oscColorReset(n, string(data[i:]))
 	default:
 		s.recordUnhandled()
 	}

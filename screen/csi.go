@@ -42,18 +42,20 @@ func (s *Screen) csiDispatch(final byte) {
 		s.cursorUp(n)
 	case 'B', 'e':
 		s.cursorDown(n)
-	case 'C', 'a':
+	case 'C':
+		s.cursorForward(n)
+	case 'a': // HPR is not bounded by the margins
 		s.moveCol(s.col + n)
 	case 'D':
-		s.moveCol(s.col - n)
+		s.cursorBackward(n)
 	case 'E':
 		s.cursorDown(n)
-		s.col = 0
+		s.carriageReturn()
 	case 'F':
 		s.cursorUp(n)
-		s.col = 0
+		s.carriageReturn()
 	case 'G', '`':
-		s.moveCol(n - 1)
+		s.moveColOrigin(n - 1)
 	case 'H', 'f':
 		s.moveTo(p.param(0, 1)-1, p.param(1, 1)-1)
 	case 'I':
@@ -97,7 +99,11 @@ func (s *Screen) csiDispatch(final byte) {
 	case 'r':
 		s.setRegion(p.param(0, 1), p.param(1, s.rows))
 	case 's':
-		s.saveCursor()
+		if s.lrmm {
+			s.setMargins(p.param(0, 1), p.param(1, s.cols))
+		} else {
+			s.saveCursor()
+		}
 	case 'u':
 		s.restoreCursor()
 	case 't':
@@ -157,6 +163,9 @@ func (s *Screen) deviceStatus(private bool) {
 	case 6:
 		row, col := s.Cursor()
 		row -= s.originTop()
+		if s.origin {
+			col -= s.left
+		}
 		s.replies = append(s.replies, 0x1b, '[')
 		if private {
 			s.replies = append(s.replies, '?')

@@ -13,13 +13,73 @@ func (s *Screen) originTop() int {
 // the scroll region in origin mode. Every absolute move ends a pending wrap.
 func (s *Screen) moveTo(row, col int) {
 	lo, hi := 0, s.rows-1
+	clo, chi := 0, s.cols-1
 	if s.origin {
 		lo, hi = s.top, s.bottom
 		row += s.top
+		clo, chi = s.left, s.right
+		col += s.left
 	}
 	s.row = clamp(row, lo, hi)
-	s.col = clamp(col, 0, s.cols-1)
+	s.col = clamp(col, clo, chi)
 	s.pendingWrap = false
+}
+
+// moveColOrigin is CHA/HPA: the column counts from the left margin in
+// origin mode.
+func (s *Screen) moveColOrigin(col int) {
+	if s.origin {
+		s.col = clamp(col+s.left, s.left, s.right)
+		s.pendingWrap = false
+		return
+	}
+	s.moveCol(col)
+}
+
+// cursorForward is CUF: it stops at the right margin when it starts
+// inside the margins, at the screen edge otherwise.
+func (s *Screen) cursorForward(n int) {
+	hi := s.cols - 1
+	if s.col <= s.right {
+		hi = s.right
+	}
+	s.col = clamp(s.col+n, 0, hi)
+	s.pendingWrap = false
+}
+
+// cursorBackward is CUB, the mirror of cursorForward.
+func (s *Screen) cursorBackward(n int) {
+	lo := 0
+	if s.col >= s.left {
+		lo = s.left
+	}
+	s.col = clamp(s.col-n, lo, s.cols-1)
+	s.pendingWrap = false
+}
+
+// carriageReturn goes to the left margin, or to the first column when the
+// cursor is already left of it.
+func (s *Screen) carriageReturn() {
+	if s.col >= s.left {
+		s.col = s.left
+	} else {
+		s.col = 0
+	}
+	s.pendingWrap = false
+}
+
+// setMargins is DECSLRM (CSI Pl ; Pr s while DECLRMM is set); like
+// DECSTBM it homes the cursor and ignores an empty range.
+func (s *Screen) setMargins(left, right int) {
+	left, right = left-1, right-1
+	if right >= s.cols {
+		right = s.cols - 1
+	}
+	if left < 0 || left >= right {
+		return
+	}
+	s.left, s.right = left, right
+	s.moveTo(0, 0)
 }
 
 // moveCol sets the column within the line.
@@ -51,7 +111,7 @@ func (s *Screen) cursorDown(n int) {
 // index is IND/LF: down one line, scrolling the region at its bottom.
 func (s *Screen) index() {
 	switch {
-	case s.row == s.bottom:
+	case s.row == s.bottom && s.insideMargins():
 		s.scrollUp(s.top, s.bottom, 1)
 	case s.row < s.rows-1:
 		s.row++
@@ -62,7 +122,7 @@ func (s *Screen) index() {
 func (s *Screen) reverseIndex() {
 	s.pendingWrap = false
 	switch {
-	case s.row == s.top:
+	case s.row == s.top && s.insideMargins():
 		s.scrollDown(s.top, s.bottom, 1)
 	case s.row > 0:
 		s.row--
@@ -101,6 +161,10 @@ func (s *Screen) restoreCursor() {
 	s.gl = c.gl
 	s.row = clamp(c.row, 0, s.rows-1)
 	s.col = clamp(c.col, 0, s.cols-1)
+	if s.origin {
+		s.row = clamp(s.row, s.top, s.bottom)
+		s.col = clamp(s.col, s.left, s.right)
+	}
 	s.pendingWrap = c.pendingWrap && s.autowrap && s.col == s.cols-1
 }
 

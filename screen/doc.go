@@ -10,14 +10,20 @@
 // alternate screen, and shows one of them. A cell is a rune plus a packed
 // pen (foreground, background, style flags); colours remember the form the
 // program used (16-colour, 256-palette or truecolour) so ANSI rendering
-// reproduces it. A wide character takes two cells (a lead and a trail); a
-// combining mark is attached to the cell before it.
+// reproduces it. A wide character takes two cells (a lead and a trail). A
+// cell holds a whole grapheme cluster (UAX #29, segmented by
+// github.com/rivo/uniseg): combining marks, variation selectors, ZWJ
+// sequences and regional-indicator pairs join the cell before the cursor.
+// Widths follow glibc's wcwidth summed over the cluster, with code points
+// after a ZWJ adding nothing, which is what tmux 3.3a shows and what
+// programs using wcwidth expect (see README.md, "Width policy").
 //
 // The cursor has a pending-wrap state: writing into the last column leaves
 // the cursor there, and only the next printable character wraps (the VT100
 // "delayed wrap"). Lines that scroll off the top of the main screen, when
 // the scroll region starts at the first line, enter a scrollback ring of
-// fixed capacity.
+// fixed capacity. Rows remember whether they were left by an autowrap, so
+// a width change reflows the main screen and the scrollback (Resize).
 //
 // The parser is a byte-at-a-time state machine with all its state in the
 // Screen, so sequences and UTF-8 may be split anywhere across Write calls.
@@ -25,7 +31,7 @@
 //
 // # Replies and unhandled sequences
 //
-// Queries (DSR, CPR, DA1, DA2, DECRQM) produce replies that accumulate in
+// Queries (DSR, CPR, DA1, DA2, DECRQM, OSC 4/10/11/12) produce replies that accumulate in
 // memory until TakeReplies: Write never blocks, unlike emulators that write
 // replies into a pipe. Sequences the screen does not act on are kept, as
 // readable text and hex, in a small ring (Unhandled) for debugging; those

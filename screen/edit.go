@@ -29,18 +29,22 @@ func (s *Screen) fill(line []cell, from, to int) {
 func (s *Screen) eraseDisplay(mode int) {
 	switch mode {
 	case 0:
-		s.fill(s.line(s.row), s.col, s.cols)
+		s.fill(s.line(s.row), s.eraseFrom(), s.cols)
+		s.cur.setWrapped(s.row, false)
 		for r := s.row + 1; r < s.rows; r++ {
 			s.fill(s.line(r), 0, s.cols)
+			s.cur.setWrapped(r, false)
 		}
 	case 1:
 		for r := 0; r < s.row; r++ {
 			s.fill(s.line(r), 0, s.cols)
+			s.cur.setWrapped(r, false)
 		}
 		s.fill(s.line(s.row), 0, s.col+1)
 	case 2:
 		for r := 0; r < s.rows; r++ {
 			s.fill(s.line(r), 0, s.cols)
+			s.cur.setWrapped(r, false)
 		}
 	case 3:
 		s.scroll.clear()
@@ -54,7 +58,7 @@ func (s *Screen) eraseLine(mode int) {
 	line := s.line(s.row)
 	switch mode {
 	case 0:
-		s.fill(line, s.col, s.cols)
+		s.fill(line, s.eraseFrom(), s.cols)
 	case 1:
 		s.fill(line, 0, s.col+1)
 	case 2:
@@ -66,70 +70,130 @@ func (s *Screen) eraseLine(mode int) {
 
 // eraseChars is ECH: blank n cells from the cursor without moving.
 func (s *Screen) eraseChars(n int) {
-	s.fill(s.line(s.row), s.col, s.col+n)
+	from := s.eraseFrom()
+	s.fill(s.line(s.row), from, from+n)
 }
 
-// insertBlanks is ICH (and IRM): shift the rest of the line right.
+// eraseFrom is the first column erasing "from the cursor" touches: in the
+// pending-wrap state the cursor is past the last character, so that
+// character stays (xterm.js and tmux agree).
+func (s *Screen) eraseFrom() int {
+	if s.pendingWrap {
+		return s.col + 1
+	}
+	return s.col
+}
+
+// cutAt blanks a wide character that straddles the boundary before
+// column c, because an operation is about to move or drop the cells on
+// one side of that boundary: half a character must never survive.
+func cutAt(line []cell, c int) {
+	if c <= 0 || c >= len(line) || line[c].flags&flagWideTrail == 0 {
+		return
+	}
+	line[c] = blankCell(line[c].bg)
+	if line[c-1].flags&flagWideLead != 0 {
+		line[c-1] = blankCell(line[c-1].bg)
+	}
+}
+
+// blankRange sets cells [from, to) to the erased cell without the
+// wide-character fix-ups of fill: the caller has already cut at both ends.
+func (s *Screen) blankRange(line []cell, from, to int) {
+	seg := line[from:to]
+	if s.pen.bg == colorDefault {
+		clear(seg)
+		return
+	}
+	for i := range seg {
+		seg[i] = blankCell(s.pen.bg)
+	}
+}
+
+// insideMargins reports whether the cursor column is within the left and
+// right margins: ICH, DCH, IL and DL do nothing outside them (xterm).
+func (s *Screen) insideMargins() bool { return s.col >= s.left && s.col <= s.right }
+
+// insertBlanks is ICH (and IRM): shift the cells from the cursor to the
+// right margin right by n; cells pushed past the margin are lost. A wide
+// character under the cursor moves whole; one cut by the cursor (cursor on
+// its right half) or pushed half past the margin is blanked, as xterm.js
+// does.
 func (s *Screen) insertBlanks(n int) {
+	s.pendingWrap = false
+	if !s.insideMargins() {
+		return
+	}
 	line := s.line(s.row)
-	if n > s.cols-s.col {
-		n = s.cols - s.col
+	end := s.right + 1
+	if n > end-s.col {
+		n = end - s.col
 	}
 	if n <= 0 {
 		return
 	}
-	s.clearWideAt(line, s.col)
-	copy(line[s.col+n:], line[s.col:])
-	s.fill(line, s.col, s.col+n)
-	s.pendingWrap = false
+	cutAt(line, s.col)
+	cutAt(line, end-n)
+	cutAt(line, end)
+	copy(line[s.col+n:end], line[s.col:end-n])
+	s.blankRange(line, s.col, s.col+n)
 }
 
-// deleteChars is DCH: shift the rest of the line left, blanks enter on
-// the right.
+// deleteChars is DCH: shift the cells right of the deleted ones left up
+// to the right margin; blanks enter at the margin.
 func (s *Screen) deleteChars(n int) {
+	s.pendingWrap = false
+	if !s.insideMargins() {
+		return
+	}
 	line := s.line(s.row)
-	if n > s.cols-s.col {
-		n = s.cols - s.col
+	end := s.right + 1
+	if n > end-s.col {
+		n = end - s.col
 	}
 	if n <= 0 {
 		return
 	}
-	s.clearWideAt(line, s.col)
-	s.clearWideAt(line, s.col+n-1)
-	copy(line[s.col:], line[s.col+n:])
-	s.fill(line, s.cols-n, s.cols)
-	s.pendingWrap = false
+	cutAt(line, s.col)
+	cutAt(line, s.col+n)
+	cutAt(line, end)
+	copy(line[s.col:end-n], line[s.col+n:end])
+	s.blankRange(line, end-n, end)
 }
 
 // insertLines is IL: only inside the scroll region; the cursor goes to
 // the first column.
 func (s *Screen) insertLines(n int) {
-	if s.row < s.top || s.row > s.bottom {
+	if s.row < s.top || s.row > s.bottom || !s.insideMargins() {
 		return
 	}
 	s.scrollDown(s.row, s.bottom, n)
-	s.col, s.pendingWrap = 0, false
+	s.col, s.pendingWrap = s.left, false
 }
 
 func (s *Screen) deleteLines(n int) {
-	if s.row < s.top || s.row > s.bottom {
+	if s.row < s.top || s.row > s.bottom || !s.insideMargins() {
 		return
 	}
 	s.scrollUpNoSave(s.row, s.bottom, n)
-	s.col, s.pendingWrap = 0, false
+	s.col, s.pendingWrap = s.left, false
 }
+
+// fullWidth reports whether the left and right margins are the screen
+// edges, so scrolling can move whole rows.
+func (s *Screen) fullWidth() bool { return s.left == 0 && s.right == s.cols-1 }
 
 // scrollUp moves lines top..bottom up by n. Lines leaving the top of the
 // main screen go to the scrollback, but only when the region starts at
 // the first line: a status bar under a fixed header is not history.
 func (s *Screen) scrollUp(top, bottom, n int) {
-	if top == 0 && !s.altActive && s.scroll.capacity > 0 {
+	if top == 0 && !s.altActive && s.scroll.capacity > 0 && s.fullWidth() {
 		h := bottom - top + 1
 		if n > h {
 			n = h
 		}
 		for i := 0; i < n; i++ {
-			s.scroll.push(s.line(top + i))
+			s.scroll.push(s.line(top+i), s.cur.isWrapped(top+i))
 		}
 	}
 	s.scrollUpNoSave(top, bottom, n)
@@ -145,6 +209,10 @@ func (s *Screen) scrollUpNoSave(top, bottom, n int) {
 	if n > h {
 		n = h
 	}
+	if !s.fullWidth() {
+		s.scrollRect(top, bottom, n, true)
+		return
+	}
 	if top == 0 && bottom == s.rows-1 {
 		b := s.cur
 		b.base = (b.base + n) % len(b.lines)
@@ -153,6 +221,35 @@ func (s *Screen) scrollUpNoSave(top, bottom, n int) {
 	}
 	for r := bottom - n + 1; r <= bottom; r++ {
 		s.fill(s.line(r), 0, s.cols)
+		s.cur.setWrapped(r, false)
+	}
+}
+
+// scrollRect scrolls the cells between the left and right margins of rows
+// top..bottom by n rows (up or down), leaving the columns outside the
+// margins alone (DECSLRM). Wide characters straddling a margin are blanked
+// first, since their halves would otherwise be separated.
+func (s *Screen) scrollRect(top, bottom, n int, up bool) {
+	l, r := s.left, s.right+1
+	for row := top; row <= bottom; row++ {
+		line := s.line(row)
+		cutAt(line, l)
+		cutAt(line, r)
+	}
+	if up {
+		for row := top; row+n <= bottom; row++ {
+			copy(s.line(row)[l:r], s.line(row + n)[l:r])
+		}
+		for row := bottom - n + 1; row <= bottom; row++ {
+			s.blankRange(s.line(row), l, r)
+		}
+		return
+	}
+	for row := bottom; row-n >= top; row-- {
+		copy(s.line(row)[l:r], s.line(row - n)[l:r])
+	}
+	for row := top; row < top+n; row++ {
+		s.blankRange(s.line(row), l, r)
 	}
 }
 
@@ -160,6 +257,7 @@ func (s *Screen) scrollUpNoSave(top, bottom, n int) {
 func (s *Screen) rotateRows(top, bottom, k int) {
 	s.cur.linear()
 	rotate(s.cur.lines[top:bottom+1], k)
+	rotate(s.cur.wrapped[top:bottom+1], k)
 }
 
 func (s *Screen) scrollDown(top, bottom, n int) {
@@ -170,6 +268,10 @@ func (s *Screen) scrollDown(top, bottom, n int) {
 	if n > h {
 		n = h
 	}
+	if !s.fullWidth() {
+		s.scrollRect(top, bottom, n, false)
+		return
+	}
 	if top == 0 && bottom == s.rows-1 {
 		b := s.cur
 		b.base = (b.base + len(b.lines) - n) % len(b.lines)
@@ -178,11 +280,12 @@ func (s *Screen) scrollDown(top, bottom, n int) {
 	}
 	for r := top; r < top+n; r++ {
 		s.fill(s.line(r), 0, s.cols)
+		s.cur.setWrapped(r, false)
 	}
 }
 
 // rotate moves l[k:] to the front and l[:k] to the back in place.
-func rotate(l [][]cell, k int) {
+func rotate[T any](l []T, k int) {
 	if k <= 0 || k >= len(l) {
 		return
 	}
@@ -203,7 +306,7 @@ func rotate(l [][]cell, k int) {
 	reverse(l)
 }
 
-func reverse(l [][]cell) {
+func reverse[T any](l []T) {
 	for i, j := 0, len(l)-1; i < j; i, j = i+1, j-1 {
 		l[i], l[j] = l[j], l[i]
 	}

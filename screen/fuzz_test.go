@@ -6,11 +6,15 @@ import (
 )
 
 // plainWidth measures a rendered plain line in cells with the screen's
-// own width function (a cluster counts as its base character).
+// own width rule: code point widths summed, nothing for one after a ZWJ.
 func plainWidth(s string) int {
 	w := 0
+	afterZWJ := false
 	for _, r := range s {
-		w += runeWidth(r)
+		if !afterZWJ {
+			w += runeWidth(r)
+		}
+		afterZWJ = r == 0x200d
 	}
 	return w
 }

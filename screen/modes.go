@@ -26,10 +26,14 @@ func (s *Screen) setANSIModes(on bool) {
 // reporting, focus events, cursor blink, synchronized output and the like.
 var inertModes = map[int]bool{
 	3: true, 4: true, 5: true, 8: true, 9: true, 12: true, 40: true, 45: true,
-	66: true, 67: true, 69: true, 1000: true, 1001: true, 1002: true, 1003: true,
+	66: true, 67: true, 1000: true, 1001: true, 1002: true, 1003: true,
 	1004: true, 1005: true, 1006: true, 1007: true, 1015: true, 1016: true,
 	1034: true, 1036: true, 1039: true, 1042: true, 1048: true, 2026: true, 2027: true,
 }
+
+// trackedModes are the DEC private modes the screen acts on (and so
+// reports through DECRQM besides the inert ones).
+var trackedModes = map[int]bool{1: true, 6: true, 7: true, 25: true, 47: true, 69: true, 1047: true, 1049: true, 2004: true}
 
 // setPrivateModes handles DECSET/DECRST (CSI ? h / CSI ? l).
 func (s *Screen) setPrivateModes(on bool) {
@@ -49,10 +53,34 @@ func (s *Screen) setPrivateModes(on bool) {
 			}
 		case 25:
 			s.cursorVisible = on
-		case 47, 1047:
-			s.switchScreen(on, m == 1047, false)
+		case 47:
+			s.useAltScreen(on)
+		case 1047:
+			if !on && s.altActive {
+				s.clearBuffer(s.alt)
+			}
+			s.useAltScreen(on)
 		case 1049:
-			s.switchScreen(on, true, true)
+			// xterm: save the cursor (in the slot of the buffer shown now),
+			// switch and clear; on reset switch back and restore from the
+			// main screen's slot, even when the main screen was already shown.
+			// Already on the alternate screen, the cursor is saved (in the
+			// alternate slot) but nothing is cleared, as in xterm.js and tmux.
+			if on {
+				s.saveCursor()
+				if !s.altActive {
+					s.useAltScreen(true)
+					s.clearBuffer(s.alt)
+				}
+			} else {
+				s.useAltScreen(false)
+				s.restoreCursor()
+			}
+		case 69:
+			s.lrmm = on
+			if !on {
+				s.left, s.right = 0, s.cols-1
+			}
 		case 2004:
 			s.bracketed = on
 		case 1048:
@@ -77,40 +105,33 @@ func (s *Screen) setPrivateModes(on bool) {
 	}
 }
 
-// switchScreen enters or leaves the alternate screen. clear wipes the
-// alternate screen (on entry for 1049, on exit for 1047); withCursor saves
-// the cursor on entry and restores it on exit (1049).
-func (s *Screen) switchScreen(on, clear, withCursor bool) {
+// useAltScreen shows the alternate screen or the main one. Neither
+// direction clears or moves the cursor: ?1047 and ?1049 add that around it.
+func (s *Screen) useAltScreen(on bool) {
 	if on == s.altActive {
 		return
 	}
 	if on {
-		if withCursor {
-			s.saveCursor()
-		}
 		s.cur = s.alt
-		s.altActive = true
-		if clear && withCursor {
-			s.clearBuffer(s.alt)
-		}
-		return
+	} else {
+		s.cur = s.main
 	}
-	if clear && !withCursor {
-		s.clearBuffer(s.alt)
-	}
-	s.cur = s.main
-	s.altActive = false
-	if withCursor {
-		s.restoreCursor()
-	}
+	s.altActive = on
 }
 
+// clearBuffer erases every cell of b with the current background, as
+// xterm's ClearScreen does.
 func (s *Screen) clearBuffer(b *buffer) {
 	for _, l := range b.lines {
+		if s.pen.bg == colorDefault {
+			clear(l) // the zero cell is the default blank: a memclr
+			continue
+		}
 		for i := range l {
-			l[i] = cell{}
+			l[i] = blankCell(s.pen.bg)
 		}
 	}
+	clear(b.wrapped)
 }
 
 // reportMode answers DECRQM: CSI [?] Ps ; Pm $ y with Pm 1 set, 2 reset,
@@ -120,11 +141,8 @@ func (s *Screen) reportMode(private bool) {
 	state := 0
 	if private {
 		switch {
-		case m == 1 || m == 6 || m == 7 || m == 25 || m == 47 || m == 1047 || m == 1049 || m == 2004 || inertModes[m]:
-			state = 2
-			if s.PrivateMode(m) {
-				state = 1
-			}
+		case trackedModes[m] || inertModes[m]:
+			state = boolState(s.PrivateMode(m))
 		}
 	} else {
 		switch m {

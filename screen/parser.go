@@ -41,7 +41,8 @@ type parser struct {
 	ninter  int
 	bad     bool // malformed CSI: consume to the final byte, then record it
 
-	osc []byte
+	osc    []byte
+	oscBEL bool // the OSC string ended with BEL (replies use the same terminator)
 
 	utf8buf  [utf8.UTFMax]byte
 	utf8len  int
@@ -78,10 +79,7 @@ func (s *Screen) Write(p []byte) (int, error) {
 	for i := 0; i < len(p); {
 		if s.parser.state == stateGround && s.parser.utf8need == 0 {
 			// Fast path: a run of printable ASCII goes straight to cells.
-			j := i
-			for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
-				j++
-			}
+			j := i + asciiRun(p[i:])
 			if j > i {
 				s.printASCII(p[i:j])
 				i = j
@@ -212,6 +210,7 @@ func (s *Screen) step(b byte) {
 		case b == 0x07:
 			p.keep(b)
 			p.state = stateGround
+			p.oscBEL = true
 			s.oscDispatch()
 		case b == 0x1b:
 			p.state = stateOSCEsc
@@ -227,6 +226,7 @@ func (s *Screen) step(b byte) {
 
 	case stateOSCEsc:
 		p.state = stateGround
+		p.oscBEL = false
 		if b == '\\' {
 			p.keep(0x1b)
 			p.keep(b)

@@ -1,6 +1,11 @@
 package screen
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/rivo/uniseg"
+)
 
 // charset is what a G0/G1 slot designates.
 type charset uint8
@@ -31,7 +36,8 @@ func (s *Screen) printASCII(b []byte) {
 			s.wrap()
 		}
 		line := s.line(s.row)
-		n := s.cols - s.col
+		limit := s.wrapLimit()
+		n := limit - s.col
 		if n > len(b) {
 			n = len(b)
 		}
@@ -44,10 +50,10 @@ func (s *Screen) printASCII(b []byte) {
 		s.lastPrinted = int32(b[n-1])
 		s.col += n
 		b = b[n:]
-		if s.col < s.cols {
+		if s.col < limit {
 			continue
 		}
-		s.col = s.cols - 1
+		s.col = limit - 1
 		if s.autowrap {
 			s.pendingWrap = true
 			continue
@@ -68,22 +74,27 @@ func (s *Screen) printRune(r rune) {
 		r = decSpecial[r-0x5f]
 	}
 	w := runeWidth(r)
-	if w == 0 {
-		s.combine(r)
+	if r >= 0x300 && s.extendCluster(r, w) {
 		return
+	}
+	if w == 0 {
+		return // a zero-width character with nothing to attach to
 	}
 	if s.pendingWrap {
 		s.wrap()
 	}
-	if w == 2 && s.col == s.cols-1 {
+	limit := s.wrapLimit()
+	if w == 2 && s.col == limit-1 {
 		// A wide character never straddles the margin: it wraps whole, or
 		// is dropped when it cannot be shown at all.
-		if !s.autowrap || s.cols < 2 {
+		if !s.autowrap || limit-s.left < 2 {
 			return
 		}
 		s.clearWideAt(s.line(s.row), s.col)
 		s.line(s.row)[s.col] = blankCell(s.pen.bg)
+		s.line(s.row)[s.col].flags = flagWrapPad
 		s.wrap()
+		limit = s.wrapLimit()
 	}
 	if s.insert {
 		s.insertBlanks(w)
@@ -99,16 +110,35 @@ func (s *Screen) printRune(r rune) {
 	}
 	s.lastPrinted = r
 	s.col += w
-	if s.col >= s.cols {
-		s.col = s.cols - 1
+	if s.col >= limit {
+		s.col = limit - 1
 		s.pendingWrap = s.autowrap
 	}
 }
 
-// wrap moves to the start of the next line, scrolling if needed.
+// wrapLimit is one past the column where printing wraps: the right
+// margin when the cursor is inside it, the screen edge otherwise.
+func (s *Screen) wrapLimit() int {
+	if s.col <= s.right {
+		return s.right + 1
+	}
+	return s.cols
+}
+
+// wrap moves to the start of the next line, scrolling if needed: the left
+// margin when the line wrapped at the right one.
 func (s *Screen) wrap() {
 	s.pendingWrap = false
-	s.col = 0
+	// Only a wrap at the screen edge makes one logical line of two rows;
+	// text wrapped between DECSLRM margins shares its rows with other text.
+	if s.col > s.right || s.fullWidth() {
+		s.cur.setWrapped(s.row, true)
+	}
+	if s.col <= s.right {
+		s.col = s.left
+	} else {
+		s.col = 0
+	}
 	s.index()
 }
 
@@ -128,45 +158,125 @@ func (s *Screen) clearWideAt(line []cell, c int) {
 	line[c].flags &^= flagWideLead | flagWideTrail
 }
 
-// combine attaches a zero-width character to the previously written cell.
-func (s *Screen) combine(r rune) {
+// extendCluster tries to add r to the grapheme cluster in the cell before
+// the cursor (UAX #29, segmented by uniseg) and reports whether it did.
+// The cluster's width is the sum of its code points' widths as glibc's
+// wcwidth gives them, except that a code point after a zero-width joiner
+// adds nothing (tmux 3.3a does the same): programs position the cursor by
+// wcwidth, so the screen must agree with it. A cluster wider than two
+// cells is not built; the code point that would widen it starts a new
+// cell (an emoji modifier after an emoji: 2+2 cells, as tmux and glibc).
+func (s *Screen) extendCluster(r rune, w int) bool {
 	c := s.col - 1
 	if s.pendingWrap {
 		c = s.col
 	}
 	if c < 0 {
-		return
+		return false
 	}
 	line := s.line(s.row)
-	if line[c].flags&flagWideTrail != 0 && c > 0 {
+	if line[c].flags&flagWideTrail != 0 && c > 0 && line[c-1].flags&flagWideLead != 0 {
 		c--
 	}
 	base := line[c].r
-	if base == 0 {
-		return
+	if base == 0 || (base > 0 && plainStarter(base) && plainStarter(r)) {
+		return false
 	}
-	var buf []byte
+	buf := s.clusterBuf[:0]
 	if base < 0 {
-		if len(s.clusters[-base-1]) >= maxClusterBytes {
-			return // endless combining marks (Zalgo text) would grow without bound
-		}
 		buf = append(buf, s.clusters[-base-1]...)
 	} else {
 		buf = utf8.AppendRune(buf, base)
 	}
+	afterZWJ := bytes.HasSuffix(buf, zwj)
+	n := len(buf)
 	buf = utf8.AppendRune(buf, r)
-	if idx, ok := s.clusterIndex[string(buf)]; ok {
-		line[c].r = -idx - 1
-		return
+	s.clusterBuf = buf
+	if _, rest, _, _ := uniseg.FirstGraphemeCluster(buf, -1); len(rest) != 0 {
+		return false // r starts a new cluster
+	}
+	if afterZWJ {
+		w = 0
+	}
+	wide := line[c].flags&flagWideLead != 0
+	cur := 1
+	if wide {
+		cur = 2
+	}
+	if cur+w > 2 {
+		return false
+	}
+	if len(buf) > maxClusterBytes {
+		return w == 0 // endless combining marks (Zalgo text) would grow without bound: drop them
+	}
+	if w > 0 {
+		// The cluster grows from one cell to two: only when it sits right
+		// before the cursor and the next cell is inside the margin.
+		if s.pendingWrap || c+1 != s.col || s.col >= s.wrapLimit() {
+			return false
+		}
+	}
+	idx, ok := s.internCluster(buf)
+	if !ok {
+		buf = buf[:n]
+		return w == 0 // out of cluster slots: keep the base as it was
+	}
+	line[c].r = -idx - 1
+	if w > 0 {
+		if s.insert {
+			s.insertBlanks(1) // the cluster's new cell pushes the rest right
+		}
+		s.clearWideAt(line, c+1)
+		line[c].flags |= flagWideLead
+		line[c+1] = cell{attrs: line[c].attrs}
+		line[c+1].flags = line[c].flags&styleMask | flagWideTrail
+		s.col++
+		if limit := s.wrapLimit(); s.col >= limit {
+			s.col = limit - 1
+			s.pendingWrap = s.autowrap
+		}
+	}
+	return true
+}
+
+var zwj = []byte("\u200d")
+
+// plainStarter reports code points that are neither continuations of a
+// cluster (Extend, SpacingMark, ZWJ, regional indicators, Hangul jamo)
+// nor Prepend: between two of them UAX #29 always breaks, so the common
+// runs (CJK text, box drawing after ASCII) skip the segmenter. Extended
+// pictographs among them only join after a ZWJ, which is never a lone
+// cell's content.
+func plainStarter(r rune) bool {
+	switch {
+	case r < 0x300:
+		return true
+	case r >= 0x2500 && r <= 0x2bff: // box drawing, blocks, shapes, arrows
+		return true
+	case r >= 0x3400 && r <= 0x4dbf, r >= 0x4e00 && r <= 0x9fff: // CJK ideographs
+		return true
+	case r >= 0xac00 && r <= 0xd7a3: // Hangul syllables (joined only after jamo)
+		return true
+	case r >= 0xff01 && r <= 0xff60: // fullwidth forms
+		return true
+	}
+	return false
+}
+
+// internCluster returns the index of cluster text b in s.clusters, adding
+// it if new; false when the table is full.
+func (s *Screen) internCluster(b []byte) (int32, bool) {
+	if idx, ok := s.clusterIndex[string(b)]; ok {
+		return idx, true
 	}
 	if len(s.clusters) >= maxClusters {
-		return // keep the base character; better than unbounded growth
+		return 0, false
 	}
 	if s.clusterIndex == nil {
 		s.clusterIndex = make(map[string]int32)
 	}
 	idx := int32(len(s.clusters))
-	s.clusters = append(s.clusters, string(buf))
-	s.clusterIndex[string(buf)] = idx
-	line[c].r = -idx - 1
+	s.clusters = append(s.clusters, string(b))
+	s.clusterIndex[string(b)] = idx
+	return idx, true
 }

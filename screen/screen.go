@@ -22,18 +22,27 @@ const (
 // base instead of shuffling rows.
 type buffer struct {
 	lines [][]cell
-	base  int
-	saved cursorState // DECSC/DECRC slot; each buffer has its own, as in xterm
+	// wrapped[i] says physical row i was left by an autowrap, so it and
+	// the next row are one logical line (what reflow re-joins).
+	wrapped []bool
+	base    int
+	saved   cursorState // DECSC/DECRC slot; each buffer has its own, as in xterm
 }
 
 // row returns logical row r.
-func (b *buffer) row(r int) []cell {
+func (b *buffer) row(r int) []cell { return b.lines[b.phys(r)] }
+
+// phys maps logical row r to its index in lines.
+func (b *buffer) phys(r int) int {
 	i := b.base + r
 	if i >= len(b.lines) {
 		i -= len(b.lines)
 	}
-	return b.lines[i]
+	return i
 }
+
+func (b *buffer) isWrapped(r int) bool     { return b.wrapped[b.phys(r)] }
+func (b *buffer) setWrapped(r int, w bool) { b.wrapped[b.phys(r)] = w }
 
 // linear reorders the ring so that base is 0, for code that needs the
 // rows as a plain slice (resizing).
@@ -42,6 +51,7 @@ func (b *buffer) linear() {
 		return
 	}
 	rotate(b.lines, b.base)
+	rotate(b.wrapped, b.base)
 	b.base = 0
 }
 
@@ -74,8 +84,11 @@ type Screen struct {
 	pendingWrap bool
 	lastPrinted int32 // for REP; 0 when there is nothing to repeat
 
-	// Scroll region, inclusive, 0-based.
+	// Scroll region, inclusive, 0-based: top/bottom from DECSTBM,
+	// left/right from DECSLRM (only settable while DECLRMM ?69 is on).
 	top, bottom int
+	left, right int
+	lrmm        bool // DECLRMM ?69: CSI s sets margins instead of saving the cursor
 
 	tabs []bool
 
@@ -94,6 +107,8 @@ type Screen struct {
 	charsets [2]charset // G0, G1
 	gl       int        // which of G0/G1 is invoked (SI/SO)
 
+	colors colorTable // OSC 4/10/11/12 answers
+
 	title  string
 	titles []string // stack for CSI 22 t / CSI 23 t
 
@@ -101,6 +116,7 @@ type Screen struct {
 
 	clusters     []string
 	clusterIndex map[string]int32
+	clusterBuf   []byte // scratch for extendCluster
 
 	parser  parser
 	replies []byte
@@ -152,7 +168,7 @@ func clampSize(cols, rows int) (int, int) {
 }
 
 func newBuffer(cols, rows int) *buffer {
-	b := &buffer{lines: make([][]cell, rows)}
+	b := &buffer{lines: make([][]cell, rows), wrapped: make([]bool, rows)}
 	for i := range b.lines {
 		b.lines[i] = make([]cell, cols)
 	}
@@ -213,6 +229,8 @@ func (s *Screen) PrivateMode(n int) bool {
 		return s.altActive
 	case 2004:
 		return s.bracketed
+	case 69:
+		return s.lrmm
 	}
 	return s.inert[n]
 }

@@ -9,31 +9,36 @@ package screen
 type scrollback struct {
 	capacity int
 	lines    [][]cell // ring storage; lines[count:] are spare buffers
+	wrapped  []bool   // wrapped[i]: lines[i] continues on the next line (soft wrap)
 	count    int      // lines in use
 	head     int      // index of the oldest line when full
 }
 
 func (b *scrollback) len() int { return b.count }
 
-// push appends a copy of l.
-func (b *scrollback) push(l []cell) {
+// push appends a copy of l. A soft-wrapped line keeps its trailing
+// blanks: they are part of the logical line that reflow re-joins.
+func (b *scrollback) push(l []cell, wrapped bool) {
 	if b.capacity == 0 {
 		return
 	}
 	n := len(l)
-	for n > 0 && l[n-1].isDefaultBlank() {
+	for !wrapped && n > 0 && l[n-1].isDefaultBlank() {
 		n--
 	}
 	if b.count < b.capacity {
 		if b.count < len(b.lines) {
 			b.lines[b.count] = append(b.lines[b.count][:0], l[:n]...)
+			b.wrapped[b.count] = wrapped
 		} else {
 			b.lines = append(b.lines, append([]cell(nil), l[:n]...))
+			b.wrapped = append(b.wrapped, wrapped)
 		}
 		b.count++
 		return
 	}
 	b.lines[b.head] = append(b.lines[b.head][:0], l[:n]...)
+	b.wrapped[b.head] = wrapped
 	b.head++
 	if b.head == b.count {
 		b.head = 0
@@ -43,10 +48,13 @@ func (b *scrollback) push(l []cell) {
 // at returns the i-th line counting back from the screen: 1 is the most
 // recent.
 func (b *scrollback) at(i int) []cell {
-	n := b.count
-	idx := (b.head + n - i) % n
-	return b.lines[idx]
+	return b.lines[b.index(i)]
 }
+
+func (b *scrollback) index(i int) int { return (b.head + b.count - i) % b.count }
+
+// wrappedAt reports whether line i (as for at) was soft-wrapped.
+func (b *scrollback) wrappedAt(i int) bool { return b.wrapped[b.index(i)] }
 
 // clear empties the ring but keeps the line buffers for reuse. The ring
 // only wraps (head != 0) once full, so the first count lines are the used

@@ -369,29 +369,33 @@ func TestResize(t *testing.T) {
 	if c, r := s.Size(); c != 3 || r != 2 {
 		t.Fatalf("size %d,%d", c, r)
 	}
-	if s.Line(1, false) != "thr" || s.Line(2, false) != "fou" {
+	// Reflow: lines longer than the new width wrap instead of being cut.
+	if s.Line(1, false) != "fou" || s.Line(2, false) != "r" {
 		t.Errorf("lines %q %q", s.Line(1, false), s.Line(2, false))
 	}
-	if s.ScrollbackLen() != 2 || s.Line(-1, false) != "two" {
+	if s.ScrollbackLen() != 4 || s.Line(-1, false) != "ee" || s.Line(-2, false) != "thr" {
 		t.Errorf("scrollback %d %q", s.ScrollbackLen(), s.Line(-1, false))
 	}
-	if r, c := s.Cursor(); r != 1 || c != 2 {
+	if r, c := s.Cursor(); r != 1 || c != 1 {
 		t.Errorf("cursor %d,%d", r, c)
 	}
 	s.Resize(6, 3)
-	if s.Line(1, false) != "thr" || s.Line(3, false) != "" {
-		t.Errorf("after grow %q %q", s.Line(1, false), s.Line(3, false))
+	if s.Line(1, false) != "three" || s.Line(2, false) != "four" || s.Line(3, false) != "" {
+		t.Errorf("after grow %q %q %q", s.Line(1, false), s.Line(2, false), s.Line(3, false))
 	}
-	s.Write([]byte("\r\n\r\nabcdefgh"))
+	if r, c := s.Cursor(); r != 1 || c != 4 {
+		t.Errorf("cursor after grow %d,%d", r, c)
+	}
+	s.Write([]byte("\r\nabcdefgh"))
 	if s.Line(2, false) != "abcdef" || s.Line(3, false) != "gh" {
 		t.Errorf("after grow text %q %q", s.Line(2, false), s.Line(3, false))
 	}
-	// Cutting a wide character in half blanks it; tiny sizes clamp to 1.
+	// A wide character that no longer fits wraps whole; tiny sizes clamp to 1.
 	s = New(4, 1, Options{})
 	s.Write([]byte("ab中"))
 	s.Resize(3, 1)
-	if got := s.Line(1, false); got != "ab" {
-		t.Errorf("cut wide %q", got)
+	if got, sb := s.Line(1, false), s.Line(-1, false); got != "中" || sb != "ab" {
+		t.Errorf("wrapped wide %q, scrollback %q", got, sb)
 	}
 	s.Resize(0, -5)
 	if c, r := s.Size(); c != 1 || r != 1 {
@@ -470,4 +474,32 @@ func TestRuneWidth(t *testing.T) {
 			t.Errorf("RuneWidth(%U) = %d, want %d", r, got, w)
 		}
 	}
+}
+
+// TestGraphemeClusters checks that a cell holds a whole cluster (UAX #29)
+// and that widths follow glibc's wcwidth and tmux 3.3a: a ZWJ sequence
+// is as wide as its first emoji, a regional-indicator pair is two cells,
+// VS16 does not widen, and an emoji modifier takes two cells of its own.
+func TestGraphemeClusters(t *testing.T) {
+	runScreenCases(t, []screenCase{
+		{name: "emoji modifier is 2+2", in: "👍🏽x", lines: []string{"👍🏽x"}, col: 5},
+		{name: "ZWJ family is one wide cell", in: "a👨\u200d👩\u200d👧b", lines: []string{"a👨\u200d👩\u200d👧b"}, col: 4},
+		{name: "ZWJ profession", in: "👩\u200d💻x", lines: []string{"👩\u200d💻x"}, col: 3},
+		{name: "flag is two cells", in: "🇩🇪x", lines: []string{"🇩🇪x"}, col: 3},
+		{name: "two flags", in: "🇩🇪🇫🇷x", lines: []string{"🇩🇪🇫🇷x"}, col: 5},
+		{name: "lone regional indicator", in: "🇩x", lines: []string{"🇩x"}, col: 2},
+		{name: "VS16 keeps text width", in: "❤\ufe0fx", lines: []string{"❤\ufe0fx"}, col: 2},
+		{name: "VS15", in: "❤\ufe0ex", lines: []string{"❤\ufe0ex"}, col: 2},
+		{name: "two combining marks", in: "e\u0301\u0302x", lines: []string{"e\u0301\u0302x"}, col: 2},
+		{name: "spacing mark widens the cluster", in: "क\u093ex", lines: []string{"क\u093ex"}, col: 3},
+		{name: "Hangul jamo compose", in: "\u1100\u1161\u11a8x", lines: []string{"\u1100\u1161\u11a8x"}, col: 3},
+		{name: "flag fits at the margin", in: "12345678🇩🇪x", lines: []string{"12345678🇩🇪", "x"}, row: 1, col: 1},
+		{name: "flag cannot grow past the margin", in: "123456789🇩🇪x", lines: []string{"123456789🇩", "🇪x"}, row: 1, col: 2},
+		{name: "modifier after a wrap", in: "123456789👍🏽", lines: []string{"123456789", "👍🏽"}, row: 1, col: 4},
+		{name: "no cluster across a cursor move", in: "👍\x1b[1C🏽x", lines: []string{"👍 🏽x"}, col: 6},
+		{name: "overwriting a flag removes it whole", in: "🇩🇪\rx", lines: []string{"x"}, col: 1},
+		{name: "DCH removes a ZWJ sequence whole", in: "👩\u200d💻x\r\x1b[2P", lines: []string{"x"}},
+		{name: "ICH moves a cluster whole", in: "e\u0301x\r\x1b[@", lines: []string{" e\u0301x"}},
+		{name: "IRM makes room for a widening cluster", in: "ab\r\x1b[4h🇩🇪\x1b[4l", lines: []string{"🇩🇪ab"}, col: 2},
+	})
 }

@@ -22,7 +22,9 @@ func runeWidth(r rune) int {
 		return 0
 	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef: // variation selectors
 		return 0
-	case r >= 0x1f3fb && r <= 0x1f3ff: // skin tone modifiers attach to the emoji
+	case r >= 0x1f3fb && r <= 0x1f3ff: // skin tone modifiers: wide, as glibc and tmux
+		return 2
+	case r >= 0x1160 && r <= 0x11ff, r >= 0xd7b0 && r <= 0xd7ff: // Hangul medial vowels and final consonants
 		return 0
 	}
 	if r < 0x1100 {

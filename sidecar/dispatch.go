@@ -54,7 +54,7 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 			t.gate.Grant(c.Bytes)
 		}
 	default:
-		// Unknown types are ignored so that newer hosts can talk to us.
+		s.dispatchExtension(f)
 	}
 }
 
@@ -101,7 +101,7 @@ func (s *Sidecar) open(body []byte) {
 	s.terms[t.id] = t
 	s.mu.Unlock()
 	s.watch(proc)
-	s.out.sendControl(t, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: proc.Pid()})
+	s.out.sendControl(t, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: proc.Pid(), Features: proto.Features})
 	t.start()
 }
 

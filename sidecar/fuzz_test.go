@@ -33,6 +33,8 @@ func FuzzDispatch(f *testing.F) {
 	f.Add(seq(ctl(proto.TypeClose, `{`), ctl(0x7f, "future"), ctl(proto.TypeCredit, `{"terminalId":"a","bytes":-1}`)))
 	f.Add(seq(open("c", ""), []byte{0, 0, 0, 0, 1}))
 	f.Add(seq(open("d", ""), []byte{9, 0, 0}))
+	f.Add(seq(open("e", ""), ctl(proto.TypeForeground, `{"terminalId":"e"}`), ctl(proto.TypeSignal, `{"terminalId":"e","signal":"SIGINT"}`),
+		ctl(proto.TypeSignal, `{"terminalId":"e","signal":"NOPE"}`), ctl(proto.TypeSignal, `{"terminalId":"e","signal":`)))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		in, corrupt := harmless(stream)
 		var out bytes.Buffer
@@ -115,9 +117,9 @@ func checkReplies(b []byte) error {
 				return fmt.Errorf("second OPENED for live %q", id)
 			}
 			live[id] = true
-		case proto.TypeOutput:
+		case proto.TypeOutput, proto.TypeForegroundInfo:
 			if !live[id] {
-				return fmt.Errorf("OUTPUT for %q outside OPENED..EXIT", id)
+				return fmt.Errorf("%s for %q outside OPENED..EXIT", fr.Type, id)
 			}
 		case proto.TypeExit:
 			if !live[id] {

@@ -63,7 +63,7 @@ func run() int {
 	} else {
 		opts.Watchdog = wd
 	}
-	var in io.Reader = os.Stdin
+	var in io.Reader = pollableStdin()
 	if *recordPath != "" {
 		// Recording is a bystander: if the file cannot be created or
 		// written, we say so on stderr and go on serving without it.
@@ -73,7 +73,7 @@ func run() int {
 			rec.OnError = func(err error) { logger.Printf("%s: %v", *recordPath, err) }
 			defer rec.Close()
 			opts.Tap = rec.Tap
-			in = rec.WatchEOF(os.Stdin)
+			in = rec.WatchEOF(in)
 		}
 	}
 	sc := sidecar.New(os.Stdout, opts)

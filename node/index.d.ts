@@ -1,0 +1,115 @@
+// Types of the ptyplex package: node-pty's API (IPty, IEvent, IDisposable)
+// plus the Sidecar host object.
+
+/// <reference types="node" />
+
+export interface IDisposable {
+  dispose(): void;
+}
+
+/** An event: call it with a listener; dispose the result to stop listening. */
+export interface IEvent<T> {
+  (listener: (e: T) => any): IDisposable;
+}
+
+export interface IExitEvent {
+  /** The exit status; 0 when a signal ended the child; null when unknown (the sidecar died). */
+  exitCode: number | null;
+  /** The number of the signal that ended the child, or 0. */
+  signal?: number;
+}
+
+export interface IPtyForkOptions {
+  /** TERM for the child (default: env.TERM, else "xterm"). */
+  name?: string;
+  cols?: number;
+  rows?: number;
+  cwd?: string;
+  /** The child's whole environment (default: process.env). */
+  env?: { [key: string]: string | undefined };
+  /** Output decoding (default "utf8"); null delivers Buffers. */
+  encoding?: BufferEncoding | null;
+  /** Treat writes of flowControlPause/flowControlResume as pause()/resume(). */
+  handleFlowControl?: boolean;
+  flowControlPause?: string;
+  flowControlResume?: string;
+}
+
+export interface IPty {
+  /** The child's pid; 0 until the terminal has opened (see ready). */
+  readonly pid: number;
+  readonly cols: number;
+  readonly rows: number;
+  /** The foreground process's name (argv[0]). */
+  readonly process: string;
+  handleFlowControl: boolean;
+  readonly onData: IEvent<string | Buffer>;
+  readonly onExit: IEvent<IExitEvent>;
+  write(data: string | Buffer): void;
+  resize(columns: number, rows: number): void;
+  /** No signal: end the terminal (SIGHUP, SIGKILL 3 s later). A signal: deliver it to the foreground process group. */
+  kill(signal?: string | number): void;
+  pause(): void;
+  resume(): void;
+  clear(): void;
+  on(event: 'data', listener: (data: string | Buffer) => void): this;
+  on(event: 'exit', listener: (exitCode: number | null, signal?: number) => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  once(event: 'data' | 'exit' | 'error', listener: (...args: any[]) => void): this;
+  removeListener(event: 'data' | 'exit' | 'error', listener: (...args: any[]) => void): this;
+  off(event: 'data' | 'exit' | 'error', listener: (...args: any[]) => void): this;
+}
+
+export interface Terminal extends IPty {
+  /** Resolves when the terminal runs; rejects with the reason it could not start. */
+  readonly ready: Promise<void>;
+  /** Asks the sidecar for the foreground process's name. */
+  getProcess(): Promise<string>;
+}
+
+/** The terminal class (created by spawn, not directly). */
+export declare const Terminal: { prototype: Terminal };
+
+export interface SidecarOptions {
+  /** The ptyplex-sidecar binary (default: resolveSidecar()). */
+  path?: string;
+  /** Receives each stderr line of the sidecar and the package's own notes. */
+  logger?: (line: string) => void;
+  /** Milliseconds to wait for a terminal to start (default 10000; 0: forever). */
+  openTimeout?: number;
+  /** Bytes of output a terminal may have in flight to this process (default 1 MiB). */
+  creditWindow?: number;
+  /** Extra arguments for the sidecar (e.g. ["--record", file]). */
+  args?: string[];
+}
+
+export interface SidecarDeath {
+  code: number | null;
+  signal: string | null;
+  error: Error | null;
+}
+
+export declare class Sidecar {
+  constructor(options?: SidecarOptions);
+  /** The running sidecar's pid, or 0. */
+  readonly pid: number;
+  readonly onDeath: IEvent<SidecarDeath>;
+  spawn(file: string, args?: string[] | string, options?: IPtyForkOptions): Terminal;
+  open(file: string, args?: string[] | string, options?: IPtyForkOptions): Promise<Terminal>;
+  close(): Promise<void>;
+}
+
+/** node-pty's spawn, on the shared Sidecar. */
+export declare function spawn(file: string, args?: string[] | string, options?: IPtyForkOptions): Terminal;
+export declare function defaultSidecar(): Sidecar;
+/** The sidecar binary: $PTYPLEX_SIDECAR_PATH, the platform package, then PATH. */
+export declare function resolveSidecar(env?: NodeJS.ProcessEnv): string;
+
+declare const _default: {
+  spawn: typeof spawn;
+  Terminal: typeof Terminal;
+  Sidecar: typeof Sidecar;
+  defaultSidecar: typeof defaultSidecar;
+  resolveSidecar: typeof resolveSidecar;
+};
+export default _default;

@@ -1,0 +1,115 @@
+'use strict';
+// The frame codec of the ptyplex sidecar protocol (PROTOCOL.md, section 1):
+// [u32 LE length][u8 type][body], length counting the type byte and body.
+
+const T = Object.freeze({
+  OPEN: 0x01,
+  INPUT: 0x02,
+  RESIZE: 0x03,
+  CLOSE: 0x04,
+  CREDIT: 0x05,
+  SIGNAL: 0x06,
+  FOREGROUND: 0x07,
+  OPENED: 0x81,
+  OUTPUT: 0x82,
+  EXIT: 0x83,
+  ERROR: 0x84,
+  FOREGROUND_INFO: 0x85,
+});
+
+const MAX_FRAME = 16 << 20;
+
+function controlFrame(type, obj) {
+  const body = Buffer.from(JSON.stringify(obj), 'utf8');
+  const f = Buffer.allocUnsafe(5 + body.length);
+  f.writeUInt32LE(1 + body.length, 0);
+  f[4] = type;
+  body.copy(f, 5);
+  return f;
+}
+
+// dataFrame builds an INPUT frame; idBuf is the id's UTF-8 encoding.
+function dataFrame(type, idBuf, data) {
+  const f = Buffer.allocUnsafe(7 + idBuf.length + data.length);
+  f.writeUInt32LE(3 + idBuf.length + data.length, 0);
+  f[4] = type;
+  f.writeUInt16LE(idBuf.length, 5);
+  idBuf.copy(f, 7);
+  data.copy(f, 7 + idBuf.length);
+  return f;
+}
+
+// FrameParser turns stdout chunks into frames without copying OUTPUT
+// payloads: an OUTPUT frame that straddles chunks is handed on piecewise,
+// onOutput(id, bytes) per piece, as OUTPUT is a byte stream that may be cut
+// anywhere. Other frames go to onFrame(type, body) whole.
+class FrameParser {
+  constructor(onFrame, onOutput) {
+    this.onFrame = onFrame;
+    this.onOutput = onOutput || null;
+    this.pending = null; // an incomplete header, or a whole incomplete frame
+    this.outId = null; // the OUTPUT frame being streamed
+    this.outLeft = 0; // its payload bytes still to come
+  }
+
+  push(chunk) {
+    let buf = chunk;
+    let off = 0;
+    if (this.outLeft > 0) {
+      const n = Math.min(this.outLeft, buf.length);
+      this.outLeft -= n;
+      this.onOutput(this.outId, buf.subarray(0, n));
+      off = n;
+    }
+    if (this.pending) {
+      buf = Buffer.concat([this.pending, buf.subarray(off)]);
+      this.pending = null;
+      off = 0;
+    }
+    while (buf.length - off >= 5) {
+      const len = buf.readUInt32LE(off);
+      if (len < 1 || len > MAX_FRAME) {
+        throw new Error(`corrupt frame stream from ptyplex-sidecar: frame length ${len}`);
+      }
+      const type = buf[off + 4];
+      const have = buf.length - off - 4;
+      if (have >= len) {
+        if (type === T.OUTPUT && this.onOutput) {
+          const [id, data] = splitData(buf.subarray(off + 5, off + 4 + len));
+          this.onOutput(id, data);
+        } else {
+          this.onFrame(type, buf.subarray(off + 5, off + 4 + len));
+        }
+        off += 4 + len;
+        continue;
+      }
+      // Incomplete. An OUTPUT whose id is here streams what it has.
+      if (type === T.OUTPUT && this.onOutput && have >= 3) {
+        const idLen = buf.readUInt16LE(off + 5);
+        if (idLen === 0 || 3 + idLen > len) throw new Error('corrupt OUTPUT frame: bad id length');
+        if (have >= 3 + idLen) {
+          this.outId = buf.toString('utf8', off + 7, off + 7 + idLen);
+          const data = buf.subarray(off + 7 + idLen);
+          this.outLeft = len - 3 - idLen - data.length;
+          if (data.length) this.onOutput(this.outId, data);
+          off = buf.length;
+        }
+      }
+      break;
+    }
+    if (off < buf.length) {
+      // Copy, so that a small remainder does not pin a large chunk.
+      this.pending = Buffer.from(buf.subarray(off));
+    }
+  }
+}
+
+// splitData splits an OUTPUT body into its terminal id and payload.
+function splitData(body) {
+  if (body.length < 2) throw new Error('corrupt OUTPUT frame: no id length');
+  const n = body.readUInt16LE(0);
+  if (n === 0 || 2 + n > body.length) throw new Error('corrupt OUTPUT frame: bad id length');
+  return [body.toString('utf8', 2, 2 + n), body.subarray(2 + n)];
+}
+
+module.exports = { T, MAX_FRAME, controlFrame, dataFrame, FrameParser, splitData };

@@ -1,0 +1,21 @@
+'use strict';
+// ptyplex: node-pty's API over ptyplex-sidecar.
+
+const { Sidecar } = require('./sidecar');
+const { Terminal } = require('./terminal');
+const { resolveSidecar } = require('./resolve');
+
+let shared = null;
+
+/** The Sidecar behind the module-level spawn(), created on first use. */
+function defaultSidecar() {
+  if (!shared) shared = new Sidecar();
+  return shared;
+}
+
+/** node-pty's spawn(file, args, options). */
+function spawn(file, args, options) {
+  return defaultSidecar().spawn(file, args, options);
+}
+
+module.exports = { spawn, Sidecar, Terminal, defaultSidecar, resolveSidecar };

@@ -1,0 +1,56 @@
+'use strict';
+// Finding the ptyplex-sidecar binary: PTYPLEX_SIDECAR_PATH, then the
+// installed platform package, then PATH.
+
+const fs = require('fs');
+const path = require('path');
+
+const ENV_VAR = 'PTYPLEX_SIDECAR_PATH';
+const BINARY = 'ptyplex-sidecar';
+
+function platformPackage(platform = process.platform, arch = process.arch) {
+  return `@ptyplex/sidecar-${platform}-${arch}`;
+}
+
+function isExecutable(p) {
+  try {
+    const st = fs.statSync(p);
+    if (!st.isFile()) return false;
+    fs.accessSync(p, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// resolveSidecar returns the path of the binary to run or throws an Error
+// that names the three places it looked.
+function resolveSidecar(env = process.env) {
+  const tried = [];
+  const fromEnv = env[ENV_VAR];
+  if (fromEnv) {
+    if (isExecutable(fromEnv)) return fromEnv;
+    tried.push(`${ENV_VAR}=${fromEnv} is not an executable file`);
+  } else {
+    tried.push(`${ENV_VAR} is not set`);
+  }
+  const pkg = platformPackage();
+  try {
+    const p = path.join(path.dirname(require.resolve(`${pkg}/package.json`)), 'bin', BINARY);
+    if (isExecutable(p)) return p;
+    tried.push(`${pkg} is installed but ${p} is not an executable file`);
+  } catch {
+    tried.push(`${pkg} is not installed (npm installs it as an optional dependency on ${process.platform}-${process.arch})`);
+  }
+  for (const dir of (env.PATH || '').split(path.delimiter)) {
+    if (!dir) continue;
+    const p = path.join(dir, BINARY);
+    if (isExecutable(p)) return p;
+  }
+  tried.push(`no ${BINARY} on PATH`);
+  const err = new Error(`cannot find ${BINARY}: ${tried.join('; ')}`);
+  err.code = 'PTYPLEX_SIDECAR_NOT_FOUND';
+  throw err;
+}
+
+module.exports = { resolveSidecar, platformPackage, ENV_VAR };

@@ -1,0 +1,246 @@
+'use strict';
+// Sidecar: one ptyplex-sidecar process hosting many terminals.
+
+const childProcess = require('child_process');
+const { T, controlFrame, FrameParser } = require('./frames');
+const { Emitter } = require('./events');
+const { resolveSidecar } = require('./resolve');
+const { signalNumber } = require('./signals');
+const { Terminal } = require('./terminal');
+
+const DEFAULT_OPEN_TIMEOUT = 10000;
+const DEFAULT_CREDIT_WINDOW = 1 << 20;
+
+class Sidecar {
+  /**
+   * options.path: the binary (default: resolveSidecar()); options.logger:
+   * called with each stderr line of the sidecar and with our own notes;
+   * options.openTimeout: ms to wait for a terminal to start;
+   * options.creditWindow: bytes a terminal may have in flight to us.
+   */
+  constructor(options = {}) {
+    this.path = options.path;
+    this.logger = options.logger || null;
+    this.openTimeout = options.openTimeout === undefined ? DEFAULT_OPEN_TIMEOUT : options.openTimeout;
+    this.creditWindow = options.creditWindow || DEFAULT_CREDIT_WINDOW;
+    this._args = options.args || [];
+    this._gen = null; // the running sidecar process and its terminals
+    this._nextId = 1;
+    this._onDeath = new Emitter();
+    /** Fires { code, signal, error } when the sidecar process ends unasked. */
+    this.onDeath = this._onDeath.event;
+  }
+
+  /** The sidecar's pid, or 0 when none is running. */
+  get pid() {
+    return this._gen ? this._gen.child.pid || 0 : 0;
+  }
+
+  /** node-pty's spawn: returns at once; the terminal opens in the background. */
+  spawn(file, args, options) {
+    const id = `t${this._nextId++}`;
+    const term = new Terminal(this, id, file, args, options);
+    const gen = this._start();
+    gen.terms.set(id, term);
+    term._gen = gen;
+    this._sendTo(gen, controlFrame(T.OPEN, term._openBody));
+    term._openBody = null;
+    if (this.openTimeout > 0) {
+      term._timer = setTimeout(() => {
+        if (term._state !== 'pending' || !gen.terms.has(id)) return;
+        // The id stays reserved: a late OPENED is answered with CLOSE.
+        gen.terms.delete(id);
+        gen.abandoned.add(id);
+        this._refresh(gen);
+        term._failed(new Error(`ptyplex-sidecar did not open ${file} within ${this.openTimeout} ms`));
+      }, this.openTimeout);
+      term._timer.unref();
+    }
+    this._refresh(gen);
+    return term;
+  }
+
+  /** Like spawn, but resolves once the terminal runs and rejects if it cannot start. */
+  open(file, args, options) {
+    let term;
+    try {
+      term = this.spawn(file, args, options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return term.ready.then(() => term);
+  }
+
+  /** Ends the sidecar: every terminal is killed and reports its exit. */
+  close() {
+    const gen = this._gen;
+    if (!gen) return Promise.resolve();
+    gen.closing = true;
+    this._refresh(gen); // a caller awaiting close keeps the loop alive
+    gen.child.stdin.end();
+    return gen.exited;
+  }
+
+  _log(line) {
+    if (this.logger) this.logger(line);
+  }
+
+  _start() {
+    if (this._gen) return this._gen;
+    const path = this.path || resolveSidecar();
+    // An empty environment: OPEN carries the child's whole environment,
+    // so the child sees exactly options.env (node-pty's semantics) rather
+    // than options.env merged over ours.
+    const child = childProcess.spawn(path, this._args, { stdio: ['pipe', 'pipe', 'pipe'], env: {} });
+    // abandoned: ids whose open timed out; their late frames are answered
+    // (OPENED with CLOSE) or dropped.
+    const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true };
+    let exitedResolve;
+    gen.exited = new Promise((r) => (exitedResolve = r));
+    const parser = new FrameParser(
+      (type, body) => this._frame(gen, type, body),
+      (id, data) => {
+        const term = gen.terms.get(id);
+        if (term && term._state === 'live') term._output(data);
+      },
+    );
+    child.stdout.on('data', (chunk) => {
+      if (gen.dead) return;
+      try {
+        parser.push(chunk);
+      } catch (err) {
+        this._log(err.message);
+        child.kill('SIGKILL');
+        this._died(gen, { error: err });
+      }
+    });
+    let errTail = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (s) => {
+      const lines = (errTail + s).split('\n');
+      errTail = lines.pop();
+      for (const l of lines) this._log(l);
+    });
+    child.stdin.on('error', () => {}); // a dead sidecar shows up as 'exit'
+    child.on('error', (err) => {
+      this._log(`ptyplex-sidecar (${path}): ${err.message}`);
+      this._died(gen, { error: err });
+      exitedResolve();
+    });
+    child.on('exit', (code, signal) => {
+      // stdout may still hold frames: let it end before tearing down
+      // (bounded, in case something inherited the pipe).
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        if (errTail) this._log(errTail);
+        this._died(gen, { code, signal });
+        exitedResolve();
+      };
+      if (child.stdout.readableEnded || child.stdout.destroyed) finish();
+      else {
+        child.stdout.once('close', finish);
+        setTimeout(finish, 1000).unref();
+      }
+    });
+    this._gen = gen;
+    return gen;
+  }
+
+  // _sendTo writes a frame to gen's sidecar; frames for a sidecar that
+  // died are dropped (its terminals have ended).
+  _sendTo(gen, buf) {
+    if (gen && !gen.dead) gen.child.stdin.write(buf);
+  }
+
+  // _refresh keeps the event loop alive exactly while terminals exist, as
+  // node-pty does: an idle sidecar does not hold a script open.
+  _refresh(gen) {
+    const want = (gen.terms.size > 0 || gen.closing) && !gen.dead;
+    if (want === gen.refed) return;
+    gen.refed = want;
+    const c = gen.child;
+    for (const s of [c, c.stdin, c.stdout, c.stderr]) {
+      if (s && typeof s.ref === 'function') want ? s.ref() : s.unref();
+    }
+    // A pipe's handle hides behind _handle on some versions.
+    for (const s of [c.stdin, c.stdout, c.stderr]) {
+      if (s && s._handle && typeof s._handle.ref === 'function') want ? s._handle.ref() : s._handle.unref();
+    }
+  }
+
+  _frame(gen, type, body) {
+    let msg;
+    try {
+      msg = JSON.parse(body.toString('utf8'));
+    } catch {
+      this._log(`ptyplex-sidecar sent a malformed frame of type 0x${type.toString(16)}`);
+      return;
+    }
+    const term = gen.terms.get(msg.terminalId);
+    if (!term) {
+      if (gen.abandoned.has(msg.terminalId)) {
+        if (type === T.OPENED) this._sendTo(gen, controlFrame(T.CLOSE, { terminalId: msg.terminalId }));
+        if (type === T.EXIT || type === T.ERROR) gen.abandoned.delete(msg.terminalId);
+      }
+      return;
+    }
+    switch (type) {
+      case T.OPENED:
+        clearTimeout(term._timer);
+        term._opened(msg);
+        break;
+      case T.ERROR:
+        if (term._state === 'pending') {
+          clearTimeout(term._timer);
+          gen.terms.delete(term._id);
+          term._failed(new Error(`cannot start ${term._file}: ${msg.message}`));
+          this._refresh(gen);
+        } else {
+          term._emitError(new Error(msg.message));
+        }
+        break;
+      case T.EXIT: {
+        gen.terms.delete(term._id);
+        this._refresh(gen);
+        if (term._state !== 'live') return;
+        // node-pty's shape: a signal death is exit code 0 and the signal's number.
+        const sig = msg.signal ? signalNumber(msg.signal) || 0 : 0;
+        const code = msg.exitCode === null || msg.exitCode === undefined ? null : sig ? 0 : msg.exitCode;
+        term._exited(code, sig);
+        break;
+      }
+      case T.FOREGROUND_INFO:
+        term._foreground(msg);
+        break;
+      default:
+      // Newer sidecars may send more; nothing to do.
+    }
+  }
+
+  _died(gen, how) {
+    if (gen.dead) return;
+    gen.dead = true;
+    if (this._gen === gen) this._gen = null;
+    const why = how.error
+      ? how.error.message
+      : how.signal
+        ? `killed by ${how.signal}`
+        : `exited with status ${how.code}`;
+    const terms = [...gen.terms.values()];
+    gen.terms.clear();
+    for (const term of terms) {
+      clearTimeout(term._timer);
+      if (term._state === 'pending') term._failed(new Error(`ptyplex-sidecar ${why} before ${term._file} started`));
+      else if (term._state === 'live') term._exited(null, 0);
+    }
+    this._refresh(gen);
+    if (!gen.closing) {
+      this._log(`ptyplex-sidecar ${why}; ${terms.length} terminal(s) lost`);
+      this._onDeath.fire({ code: how.code === undefined ? null : how.code, signal: how.signal || null, error: how.error || null });
+    }
+  }
+}
+
+module.exports = { Sidecar, DEFAULT_CREDIT_WINDOW, DEFAULT_OPEN_TIMEOUT };

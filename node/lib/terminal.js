@@ -1,0 +1,326 @@
+'use strict';
+// Terminal: one PTY hosted by a ptyplex sidecar, with node-pty's IPty API.
+
+const fs = require('fs');
+const path = require('path');
+const { StringDecoder } = require('string_decoder');
+const { T, controlFrame, dataFrame } = require('./frames');
+const { Emitter } = require('./events');
+const { signalNumber } = require('./signals');
+
+// Environment variables node-pty removes from a child's environment: they
+// describe the host's terminal, not the new one.
+const SANITIZED = ['TMUX', 'TMUX_PANE', 'STY', 'WINDOW', 'WINDOWID', 'TERMCAP', 'COLUMNS', 'LINES'];
+// Largest INPUT payload per frame; bigger writes are split.
+const INPUT_CHUNK = 64 << 10;
+
+function checkSize(what, v) {
+  if (!Number.isInteger(v) || v < 1 || v > 65535) {
+    throw new RangeError(`${what} must be an integer in 1..65535, got ${v}`);
+  }
+}
+
+class Terminal {
+  // Created by Sidecar#spawn; options are node-pty's IPtyForkOptions.
+  constructor(host, id, file, args, options) {
+    if (typeof file !== 'string' || file === '') throw new TypeError('file must be a non-empty string');
+    if (args === undefined) args = [];
+    if (typeof args === 'string') args = [args];
+    if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) {
+      throw new TypeError('args must be an array of strings');
+    }
+    const opt = options || {};
+    this.cols = opt.cols === undefined ? 80 : opt.cols;
+    this.rows = opt.rows === undefined ? 24 : opt.rows;
+    checkSize('cols', this.cols);
+    checkSize('rows', this.rows);
+    const env = Object.assign({}, opt.env || process.env);
+    for (const k of SANITIZED) delete env[k];
+    for (const [k, v] of Object.entries(env)) {
+      if (v === undefined) delete env[k];
+      else env[k] = String(v);
+    }
+    this._name = opt.name || env.TERM || 'xterm';
+    env.TERM = this._name;
+    const encoding = opt.encoding === undefined ? 'utf8' : opt.encoding;
+    this._decoder = encoding === null ? null : new StringDecoder(encoding);
+    this.handleFlowControl = !!opt.handleFlowControl;
+    this._flowPause = opt.flowControlPause || '\x13';
+    this._flowResume = opt.flowControlResume || '\x11';
+
+    this.pid = 0;
+    this._file = file;
+    this._process = file;
+    this._host = host;
+    this._id = id;
+    this._idBuf = Buffer.from(id, 'utf8');
+    this._state = 'pending'; // pending -> live -> exited (or failed)
+    this._features = new Set();
+    this._paused = false;
+    this._queue = []; // output held back while paused
+    this._queued = 0;
+    this._unacked = 0; // bytes delivered but not yet granted back as credit
+    this._exit = null; // EXIT waiting behind queued output
+    this._fgWaiters = [];
+    this._pendingKill = undefined;
+    this._failure = null;
+    this._readyPromise = null;
+    this._readyResolve = null;
+    this._readyReject = null;
+    this._legacy = new Map(); // node-pty's on('data'|'exit'|'error')
+
+    this._onData = new Emitter();
+    this._onExit = new Emitter();
+    this.onData = this._onData.event;
+    this.onExit = this._onExit.event;
+
+    this._openBody = {
+      terminalId: id,
+      cols: this.cols,
+      rows: this.rows,
+      cmd: file,
+      args,
+      // Resolved here: the sidecar's own cwd is where we were when it started.
+      cwd: path.resolve(opt.cwd || '.'),
+      env,
+      credit: host.creditWindow,
+    };
+  }
+
+  /** The name of the terminal's foreground process (node-pty: process). */
+  get process() {
+    if (process.platform === 'linux' && this.pid > 0 && this._state === 'live') {
+      const name = linuxForeground(this.pid);
+      if (name) this._process = name;
+    } else if (this._features.has('foreground') && this._state === 'live') {
+      // No synchronous way here: answer what we know and ask for next time.
+      this.getProcess().catch(() => {});
+    }
+    return this._process;
+  }
+
+  /** Resolves once the terminal runs (pid known); rejects if it cannot start. */
+  get ready() {
+    if (!this._readyPromise) {
+      if (this._failure) this._readyPromise = Promise.reject(this._failure);
+      else if (this._state !== 'pending') this._readyPromise = Promise.resolve();
+      else {
+        this._readyPromise = new Promise((res, rej) => {
+          this._readyResolve = res;
+          this._readyReject = rej;
+        });
+      }
+    }
+    return this._readyPromise;
+  }
+
+  /** Asks the sidecar for the foreground process's name. */
+  getProcess() {
+    if (this._state !== 'live' || !this._features.has('foreground')) {
+      return Promise.resolve(this.process);
+    }
+    return new Promise((resolve) => {
+      this._fgWaiters.push(resolve);
+      this._host._sendTo(this._gen, controlFrame(T.FOREGROUND, { terminalId: this._id }));
+    });
+  }
+
+  write(data) {
+    if (this.handleFlowControl) {
+      if (data === this._flowPause) return this.pause();
+      if (data === this._flowResume) return this.resume();
+    }
+    if (this._state === 'exited' || this._state === 'failed') return;
+    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
+    for (let off = 0; off < buf.length; off += INPUT_CHUNK) {
+      this._host._sendTo(this._gen, dataFrame(T.INPUT, this._idBuf, buf.subarray(off, off + INPUT_CHUNK)));
+    }
+  }
+
+  resize(cols, rows) {
+    checkSize('cols', cols);
+    checkSize('rows', rows);
+    this.cols = cols;
+    this.rows = rows;
+    if (this._state === 'pending' || this._state === 'live') {
+      this._host._sendTo(this._gen, controlFrame(T.RESIZE, { terminalId: this._id, cols, rows }));
+    }
+  }
+
+  /**
+   * kill() ends the terminal (CLOSE: SIGHUP to its process group, SIGKILL
+   * 3 s later). kill(signal) delivers signal to the foreground process group
+   * when the sidecar supports SIGNAL, and falls back to CLOSE otherwise.
+   */
+  kill(signal) {
+    if (signal !== undefined && signalNumber(signal) === undefined) {
+      throw new Error(`Unknown signal: ${signal}`);
+    }
+    if (this._state === 'pending') {
+      this._pendingKill = signal === undefined ? null : signal;
+      return;
+    }
+    if (this._state !== 'live') return;
+    if (signal !== undefined && this._features.has('signal')) {
+      this._host._sendTo(this._gen, controlFrame(T.SIGNAL, { terminalId: this._id, signal }));
+    } else {
+      this._host._sendTo(this._gen, controlFrame(T.CLOSE, { terminalId: this._id }));
+    }
+  }
+
+  /** Stops onData; the sidecar stops reading once the credit window is used. */
+  pause() {
+    this._paused = true;
+  }
+
+  resume() {
+    if (!this._paused) return;
+    this._paused = false;
+    while (this._queue.length && !this._paused) {
+      const b = this._queue.shift();
+      this._queued -= b.length;
+      this._deliver(b);
+    }
+    if (!this._paused && this._exit) this._finish(this._exit);
+  }
+
+  /** node-pty clears the line on Windows only; nothing to do here. */
+  clear() {}
+
+  // node-pty's legacy listeners: on('data'), on('exit', (code, signal)), and
+  // ours: on('error') for frames the sidecar sent about this terminal.
+  on(event, listener) {
+    if (!this._legacy.has(event)) this._legacy.set(event, []);
+    const list = this._legacy.get(event);
+    let disp;
+    if (event === 'data') disp = this.onData(listener);
+    else if (event === 'exit') disp = this.onExit((e) => listener(e.exitCode, e.signal));
+    list.push({ listener, disp });
+    return this;
+  }
+
+  addListener(event, listener) {
+    return this.on(event, listener);
+  }
+
+  once(event, listener) {
+    const wrapped = (...a) => {
+      this.removeListener(event, wrapped);
+      listener(...a);
+    };
+    return this.on(event, wrapped);
+  }
+
+  removeListener(event, listener) {
+    const list = this._legacy.get(event) || [];
+    const i = list.findIndex((e) => e.listener === listener);
+    if (i >= 0) {
+      if (list[i].disp) list[i].disp.dispose();
+      list.splice(i, 1);
+    }
+    return this;
+  }
+
+  off(event, listener) {
+    return this.removeListener(event, listener);
+  }
+
+  _emitError(err) {
+    const list = this._legacy.get('error') || [];
+    if (list.length === 0) this._host._log(`terminal ${this._id}: ${err.message}`);
+    for (const e of list.slice()) e.listener(err);
+  }
+
+  // --- called by the Sidecar --------------------------------------------
+
+  _opened(msg) {
+    this.pid = msg.pid;
+    this._state = 'live';
+    this._features = new Set(Array.isArray(msg.features) ? msg.features : []);
+    if (this._readyResolve) this._readyResolve();
+    if (this._pendingKill !== undefined) {
+      const k = this._pendingKill;
+      this._pendingKill = undefined;
+      this.kill(k === null ? undefined : k);
+    }
+  }
+
+  // _failed: the terminal never ran (ERROR for its OPEN, open timeout, or
+  // the sidecar died before OPENED).
+  _failed(err) {
+    if (this._state !== 'pending') return;
+    this._state = 'failed';
+    this._failure = err;
+    if (this._readyReject) this._readyReject(err);
+    this._emitError(err);
+    // node-pty reports a program it cannot start as exit code 1.
+    this._onExit.fire({ exitCode: 1, signal: 0 });
+  }
+
+  _output(data) {
+    if (this._paused || this._queue.length) {
+      this._queue.push(data);
+      this._queued += data.length;
+      return;
+    }
+    this._deliver(data);
+  }
+
+  _deliver(data) {
+    // Grant back before emitting: a listener that pauses keeps what it got.
+    this._unacked += data.length;
+    if (this._unacked >= this._host.creditWindow / 4 && this._state === 'live') {
+      this._host._sendTo(this._gen, controlFrame(T.CREDIT, { terminalId: this._id, bytes: this._unacked }));
+      this._unacked = 0;
+    }
+    if (this._decoder) {
+      const s = this._decoder.write(data);
+      if (s.length) this._onData.fire(s);
+    } else {
+      this._onData.fire(data);
+    }
+  }
+
+  _exited(exitCode, signal) {
+    this._state = 'exited';
+    for (const w of this._fgWaiters.splice(0)) w(this._process);
+    const e = { exitCode, signal };
+    if (this._paused || this._queue.length) this._exit = e;
+    else this._finish(e);
+  }
+
+  _finish(e) {
+    this._exit = null;
+    if (this._decoder) {
+      const rest = this._decoder.end();
+      if (rest.length) this._onData.fire(rest);
+    }
+    this._onExit.fire(e);
+  }
+
+  _foreground(msg) {
+    if (msg.process) this._process = msg.process;
+    const w = this._fgWaiters.shift();
+    if (w) w(this._process);
+  }
+}
+
+// linuxForeground reads the tty's foreground process group from the
+// session leader's stat and names its leader by argv[0], as node-pty does.
+function linuxForeground(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const tpgid = Number(fields[5]);
+    if (!(tpgid > 0)) return undefined;
+    const cmdline = fs.readFileSync(`/proc/${tpgid}/cmdline`);
+    const end = cmdline.indexOf(0);
+    const argv0 = cmdline.toString('utf8', 0, end < 0 ? cmdline.length : end);
+    if (argv0) return argv0;
+    return fs.readFileSync(`/proc/${tpgid}/comm`, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+module.exports = { Terminal };

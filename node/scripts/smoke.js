@@ -1,0 +1,24 @@
+'use strict';
+// Smoke test of an installed ptyplex: run from a scratch project that
+// installed the packed tarballs. It must find the sidecar in the platform
+// package, on its own.
+const assert = require('assert');
+const path = require('path');
+const pty = require('ptyplex');
+
+(async () => {
+  const bin = pty.resolveSidecar();
+  assert.ok(bin.includes(path.join('node_modules', '@ptyplex', `sidecar-${process.platform}-${process.arch}`)), bin);
+  const esm = await import('ptyplex');
+  assert.strictEqual(esm.spawn, pty.spawn);
+  const term = pty.spawn('/bin/sh', ['-c', 'echo "smoke $TERM $(stty size)"; exit 5'], { name: 'xterm-256color', cols: 90, rows: 20 });
+  let out = '';
+  term.onData((d) => (out += d));
+  const exit = await new Promise((r) => term.onExit(r));
+  assert.strictEqual(out, 'smoke xterm-256color 20 90\r\n');
+  assert.deepStrictEqual(exit, { exitCode: 5, signal: 0 });
+  console.log(`smoke ok: ${bin}`);
+})().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,67 @@
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { newSidecar, run, waitOutput, waitUntil } = require('./helpers');
+
+test('env, cwd and name reach the child; env replaces the environment', async (t) => {
+  const sc = newSidecar(t);
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-node-')));
+  t.after(() => fs.rmSync(dir, { recursive: true }));
+  const r = await run(
+    sc.spawn('/bin/sh', ['-c', 'echo "term=$TERM foo=$FOO home=${HOME-unset} cwd=$(pwd)"'], {
+      name: 'xterm-test',
+      cwd: dir,
+      env: { FOO: 'bar baz', PATH: process.env.PATH },
+    }),
+  );
+  assert.strictEqual(r.output, `term=xterm-test foo=bar baz home=unset cwd=${dir}\r\n`);
+});
+
+test('defaults: process.env, process.cwd(), TERM from env or xterm, 80x24', async (t) => {
+  const sc = newSidecar(t);
+  process.env.PTYPLEX_NODE_TEST = 'inherited';
+  t.after(() => delete process.env.PTYPLEX_NODE_TEST);
+  const term = sc.spawn('/bin/sh', ['-c', 'echo "$PTYPLEX_NODE_TEST $(pwd) $(stty size) ${TMUX-none}"'], {
+    env: { ...process.env, TMUX: 'x' },
+  });
+  assert.deepStrictEqual([term.cols, term.rows], [80, 24]);
+  const r = await run(term);
+  assert.strictEqual(r.output, `inherited ${process.cwd()} 24 80 none\r\n`);
+});
+
+test('process names the foreground process; pid is the child', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/bin/sh', ['-c', 'set -m; echo ready; sleep 1000; echo done; read x']);
+  assert.strictEqual(term.process, '/bin/sh');
+  const done = run(term);
+  await waitOutput(term, 'ready');
+  assert.ok(term.pid > 0);
+  // Once the shell has handed the terminal to sleep, both ways of asking
+  // say so (the getter reads /proc on Linux, getProcess asks the sidecar).
+  await waitUntil(() => term.process === 'sleep', 'process to be sleep');
+  await waitUntil(async () => (await term.getProcess()) === 'sleep', 'getProcess to be sleep');
+  term.kill('SIGTERM');
+  await waitOutput(term, 'done');
+  assert.strictEqual(await term.getProcess(), '/bin/sh');
+  assert.strictEqual(term.process, '/bin/sh');
+  term.kill();
+  await done;
+});
+
+test('a relative cwd is taken from this process, not the sidecar', async (t) => {
+  const sc = newSidecar(t);
+  await run(sc.spawn('true')); // the sidecar starts here
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-node-')));
+  fs.mkdirSync(path.join(dir, 'sub'));
+  const was = process.cwd();
+  process.chdir(dir);
+  t.after(() => {
+    process.chdir(was);
+    fs.rmSync(dir, { recursive: true });
+  });
+  const r = await run(sc.spawn('pwd', [], { cwd: 'sub' }));
+  assert.strictEqual(r.output, `${dir}/sub\r\n`);
+});

@@ -1,0 +1,97 @@
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const os = require('os');
+const { newSidecar, run, waitOutput } = require('./helpers');
+
+const SIG = os.constants.signals;
+
+test('exit codes and signal deaths, in node-pty shape', async (t) => {
+  const sc = newSidecar(t);
+  const cases = [
+    ['exit 0', { exitCode: 0, signal: 0 }],
+    ['exit 3', { exitCode: 3, signal: 0 }],
+    ['exit 255', { exitCode: 255, signal: 0 }],
+    ['kill -TERM $$', { exitCode: 0, signal: SIG.SIGTERM }],
+    ['kill -KILL $$', { exitCode: 0, signal: SIG.SIGKILL }],
+    ['kill -SEGV $$', { exitCode: 0, signal: SIG.SIGSEGV }],
+  ];
+  await Promise.all(
+    cases.map(async ([script, want]) => {
+      const r = await run(sc.spawn('/bin/sh', ['-c', script]));
+      assert.deepStrictEqual({ exitCode: r.exitCode, signal: r.signal }, want, script);
+    }),
+  );
+});
+
+// Each signal is delivered to the foreground process group; the script
+// reports the ones it traps, and the untrappable one ends it.
+test('kill with SIGINT, SIGTERM and SIGKILL', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/bin/sh', [
+    '-c',
+    `trap 'echo got-INT' INT; trap 'echo got-TERM' TERM; echo ready; while :; do sleep 1; done`,
+  ]);
+  const done = run(term);
+  await waitOutput(term, 'ready');
+  term.kill('SIGINT');
+  await waitOutput(term, 'got-INT');
+  term.kill('TERM'); // node-pty also takes names without SIG
+  await waitOutput(term, 'got-TERM');
+  term.kill('SIGKILL');
+  const r = await done;
+  assert.deepStrictEqual({ exitCode: r.exitCode, signal: r.signal }, { exitCode: 0, signal: SIG.SIGKILL });
+});
+
+test('kill() without a signal ends the terminal with SIGHUP', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('sleep', ['1000']);
+  const done = run(term);
+  await term.ready;
+  term.kill();
+  const r = await done;
+  assert.deepStrictEqual({ exitCode: r.exitCode, signal: r.signal }, { exitCode: 0, signal: SIG.SIGHUP });
+});
+
+test('kill before the terminal opened is applied once it runs', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('sleep', ['1000']);
+  term.kill('SIGTERM');
+  const r = await run(term);
+  assert.strictEqual(r.signal, SIG.SIGTERM);
+});
+
+test('kill with an unknown signal throws and leaves the terminal alone', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('cat');
+  const done = run(term);
+  assert.throws(() => term.kill('SIGNOPE'), /Unknown signal: SIGNOPE/);
+  term.write('alive\n');
+  await waitOutput(term, 'alive\r\nalive');
+  term.kill();
+  await done;
+});
+
+test('a program that cannot start: ready rejects, onExit fires with code 1', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/nonexistent/program');
+  const errors = [];
+  term.on('error', (e) => errors.push(e));
+  const r = await run(term);
+  assert.deepStrictEqual({ exitCode: r.exitCode, signal: r.signal }, { exitCode: 1, signal: 0 });
+  await assert.rejects(term.ready, /cannot start \/nonexistent\/program/);
+  assert.strictEqual(errors.length, 1);
+  await assert.rejects(sc.open('sh', [], { cwd: '/nonexistent/dir' }), /cwd \/nonexistent\/dir/);
+  // The sidecar's stderr reached the logger.
+  assert.ok(sc.lines.some((l) => l.includes('/nonexistent/program')), sc.lines.join('\n'));
+});
+
+test('nothing of the session outlives onExit', async (t) => {
+  const sc = newSidecar(t);
+  const r = await run(sc.spawn('/bin/sh', ['-c', 'sleep 1000 & echo "bg=$!"; (trap "" HUP; exec sleep 1001) & echo "nohup=$!"']));
+  const { waitUntil, alive } = require('./helpers');
+  for (const name of ['bg', 'nohup']) {
+    const pid = Number(new RegExp(`${name}=(\\d+)`).exec(r.output)[1]);
+    await waitUntil(() => !alive(pid), `${name} (pid ${pid}) to be gone`);
+  }
+});

@@ -1,0 +1,82 @@
+'use strict';
+// Shared pieces of the package's tests. They drive the real sidecar binary
+// (bin/ptyplex-sidecar, built by `make build`) with real programs.
+
+const path = require('path');
+const fs = require('fs');
+const { Sidecar } = require('..');
+
+const BIN = process.env.PTYPLEX_SIDECAR_PATH || path.join(__dirname, '..', '..', 'bin', 'ptyplex-sidecar');
+if (!fs.existsSync(BIN)) throw new Error(`${BIN} is missing: run make build first`);
+// Generous: the tests run on small, busy machines; waits end at their event.
+const DEADLINE = 30000;
+
+function newSidecar(t, options = {}) {
+  const lines = [];
+  const sc = new Sidecar({ path: BIN, logger: (l) => lines.push(l), ...options });
+  sc.lines = lines;
+  t.after(() => sc.close());
+  return sc;
+}
+
+// within rejects if p does not settle within ms, naming what was awaited.
+function within(p, what, ms = DEADLINE) {
+  let timer;
+  const timeout = new Promise((_, rej) => {
+    timer = setTimeout(() => rej(new Error(`timed out waiting for ${what}`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+// run collects a terminal's output until onExit; exit.output is what had
+// arrived when onExit fired.
+function run(term) {
+  const chunks = [];
+  term.onData((d) => chunks.push(d));
+  return within(
+    new Promise((resolve) => {
+      term.onExit((e) => {
+        const output = chunks.length && Buffer.isBuffer(chunks[0]) ? Buffer.concat(chunks) : chunks.join('');
+        resolve({ ...e, output });
+      });
+    }),
+    `exit of ${term._file}`,
+  );
+}
+
+// waitOutput resolves with everything received once it contains want.
+function waitOutput(term, want, what = JSON.stringify(want)) {
+  let got = '';
+  let disp;
+  const p = new Promise((resolve, reject) => {
+    disp = term.onData((d) => {
+      got += d;
+      if (got.includes(want)) resolve(got);
+    });
+    term.onExit(() => reject(new Error(`exited before output ${what}; got ${JSON.stringify(got.slice(-200))}`)));
+  });
+  return within(p, `output ${what}`).finally(() => disp.dispose());
+}
+
+// waitUntil polls cond (for states that send no event, such as a process
+// disappearing) until it holds or the deadline passes.
+async function waitUntil(cond, what, ms = DEADLINE) {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await cond()) return;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function alive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+module.exports = { BIN, DEADLINE, newSidecar, within, run, waitOutput, waitUntil, alive };

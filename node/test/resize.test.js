@@ -1,0 +1,20 @@
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const { newSidecar, run, waitOutput } = require('./helpers');
+
+test('resize sets the size and sends SIGWINCH', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/bin/sh', ['-c', `trap 'echo "winch $(stty size)"' WINCH; echo "start $(stty size)"; while :; do sleep 1; done`], {
+    cols: 100,
+    rows: 30,
+  });
+  const done = run(term);
+  await waitOutput(term, 'start 30 100');
+  term.resize(132, 43);
+  assert.deepStrictEqual([term.cols, term.rows], [132, 43]);
+  await waitOutput(term, 'winch 43 132');
+  assert.throws(() => term.resize(0, 10), RangeError);
+  term.kill();
+  await done;
+});

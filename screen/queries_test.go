@@ -1,0 +1,63 @@
+package screen
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestColorAndModeQueries covers the OSC 4/10/11/12 colour queries and
+// DECRQM for every mode the screen implements. Answers queue like the
+// other replies: Write returns at once and TakeReplies hands them over.
+func TestColorAndModeQueries(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"OSC 10 default, ST", "\x1b]10;?\x1b\\", "\x1b]10;rgb:ffff/ffff/ffff\x1b\\"},
+		{"OSC 11 default, BEL", "\x1b]11;?\x07", "\x1b]11;rgb:0000/0000/0000\x07"},
+		{"OSC 12 default", "\x1b]12;?\x07", "\x1b]12;rgb:ffff/ffff/ffff\x07"},
+		{"OSC 10 and 11 in one", "\x1b]10;?;?\x07", "\x1b]10;rgb:ffff/ffff/ffff\x07\x1b]11;rgb:0000/0000/0000\x07"},
+		{"OSC 11 set then query", "\x1b]11;#102030\x07\x1b]11;?\x07", "\x1b]11;rgb:1010/2020/3030\x07"},
+		{"OSC 11 set rgb form", "\x1b]11;rgb:ff/8/0\x07\x1b]11;?\x07", "\x1b]11;rgb:ffff/8888/0000\x07"},
+		{"OSC 111 resets", "\x1b]11;#102030\x07\x1b]111\x07\x1b]11;?\x07", "\x1b]11;rgb:0000/0000/0000\x07"},
+		{"OSC 4 palette 1", "\x1b]4;1;?\x07", "\x1b]4;1;rgb:cdcd/0000/0000\x07"},
+		{"OSC 4 cube", "\x1b]4;196;?\x07", "\x1b]4;196;rgb:ffff/0000/0000\x07"},
+		{"OSC 4 grey", "\x1b]4;232;?\x07", "\x1b]4;232;rgb:0808/0808/0808\x07"},
+		{"OSC 4 two queries", "\x1b]4;0;?;15;?\x1b\\", "\x1b]4;0;rgb:0000/0000/0000\x1b\\\x1b]4;15;rgb:ffff/ffff/ffff\x1b\\"},
+		{"OSC 4 set then query", "\x1b]4;3;#abcdef\x07\x1b]4;3;?\x07", "\x1b]4;3;rgb:abab/cdcd/efef\x07"},
+		{"OSC 104 resets one", "\x1b]4;3;#abcdef\x07\x1b]104;3\x07\x1b]4;3;?\x07", "\x1b]4;3;rgb:cdcd/cdcd/0000\x07"},
+		{"DECRQM DECAWM", "\x1b[?7$p", "\x1b[?7;1$y"},
+		{"DECRQM DECOM", "\x1b[?6h\x1b[?6$p", "\x1b[?6;1$y"},
+		{"DECRQM DECCKM", "\x1b[?1$p", "\x1b[?1;2$y"},
+		{"DECRQM 1049 on alt", "\x1b[?1049h\x1b[?1049$p", "\x1b[?1049;1$y"},
+		{"DECRQM 47", "\x1b[?47$p", "\x1b[?47;2$y"},
+		{"DECRQM DECLRMM", "\x1b[?69h\x1b[?69$p", "\x1b[?69;1$y"},
+		{"DECRQM inert mouse mode", "\x1b[?1006h\x1b[?1006$p", "\x1b[?1006;1$y"},
+		{"DECRQM IRM", "\x1b[4h\x1b[4$p", "\x1b[4;1$y"},
+		{"DECRQM LNM", "\x1b[20$p", "\x1b[20;2$y"},
+		{"DECRQM unknown ANSI", "\x1b[99$p", "\x1b[99;0$y"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(10, 5, Options{})
+			s.Write([]byte(tc.in))
+			if got := string(s.TakeReplies()); got != tc.want {
+				t.Errorf("replies = %q, want %q", got, tc.want)
+			}
+			if u, _ := s.Unhandled(); len(u) != 0 {
+				t.Errorf("unhandled: %v", u)
+			}
+		})
+	}
+}
+
+// TestColorQueryBadInput: a colour the screen cannot parse is recorded as
+// unhandled and changes nothing; the query after it still answers.
+func TestColorQueryBadInput(t *testing.T) {
+	s := New(10, 5, Options{})
+	s.Write([]byte("\x1b]11;notacolour\x07\x1b]4;999;?\x07\x1b]11;?\x07"))
+	if got, want := string(s.TakeReplies()), "\x1b]11;rgb:0000/0000/0000\x07"; got != want {
+		t.Errorf("replies = %q, want %q", got, want)
+	}
+	u, _ := s.Unhandled()
+	if len(u) != 2 || !strings.Contains(u[0].Sequence, "notacolour") {
+		t.Errorf("unhandled = %v, want the two bad OSCs", u)
+	}
+}

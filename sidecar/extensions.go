@@ -1,0 +1,114 @@
+package sidecar
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/ptyplex/ptyplex/proto"
+	"golang.org/x/sys/unix"
+)
+
+// dispatchExtension serves the frame types added after the seed protocol
+// (SIGNAL, FOREGROUND) and drops every other unknown type, so that newer
+// hosts can still talk to us.
+func (s *Sidecar) dispatchExtension(f proto.Frame) {
+	switch f.Type {
+	case proto.TypeSignal:
+		sg, err := proto.ParseSignal(f.Body)
+		if err == nil {
+			var sig syscall.Signal
+			if sig, err = parseSignal(sg.Signal); err == nil {
+				if t := s.lookup(sg.TerminalID); t != nil {
+					t.signalForeground(sig)
+				}
+				return
+			}
+			err = fmt.Errorf("SIGNAL: %w", err)
+		}
+		s.logf("%v", err)
+		// Only a live terminal is told: an ERROR for a pending or unknown
+		// id would read as the answer to an OPEN.
+		if t := s.lookup(sg.TerminalID); t != nil {
+			t.sendIfLive(proto.TypeError, proto.Error{TerminalID: t.id, Message: err.Error()})
+		}
+	case proto.TypeForeground:
+		q, err := proto.ParseForeground(f.Body)
+		if err != nil {
+			s.logf("%v", err)
+			return
+		}
+		if t := s.lookup(q.TerminalID); t != nil {
+			t.reportForeground()
+		}
+	}
+}
+
+// parseSignal accepts a name with or without the SIG prefix, in any case,
+// or a number in 1..64.
+func parseSignal(s string) (syscall.Signal, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	if n, err := strconv.Atoi(t); err == nil {
+		if n < 1 || n > 64 {
+			return 0, fmt.Errorf("signal %s is not in 1..64", s)
+		}
+		return syscall.Signal(n), nil
+	}
+	if !strings.HasPrefix(t, "SIG") {
+		t = "SIG" + t
+	}
+	if sig := unix.SignalNum(t); sig != 0 {
+		return sig, nil
+	}
+	return 0, fmt.Errorf("unknown signal %q", s)
+}
+
+// signalForeground delivers sig to the terminal's foreground process group
+// unless the child was already reaped (its ids may be a stranger's then).
+func (t *terminal) signalForeground(sig syscall.Signal) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.finished:
+		return
+	default:
+	}
+	if err := t.proc.SignalForeground(sig); err != nil {
+		t.sc.logf("terminal %q: %v", t.id, err)
+	}
+}
+
+// reportForeground answers FOREGROUND with the foreground group's id and
+// leader name; after the child is reaped nothing is sent, as EXIT is on its
+// way (the host settles its pending question there).
+func (t *terminal) reportForeground() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.finished:
+		return
+	default:
+	}
+	info := proto.ForegroundInfo{TerminalID: t.id}
+	if pgrp, name, err := t.proc.ForegroundProcess(); err == nil {
+		info.PID, info.Process = pgrp, name
+	} else if pgrp > 0 {
+		info.PID = pgrp
+	}
+	t.sc.out.sendControl(t, proto.TypeForegroundInfo, info)
+}
+
+// sendIfLive queues a control frame about t unless its EXIT may already be
+// queued. Holding mu across the send keeps the frame ahead of EXIT: the
+// supervisor closes finished under mu before it sends EXIT.
+func (t *terminal) sendIfLive(typ proto.Type, v any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.finished:
+		return
+	default:
+	}
+	t.sc.out.sendControl(t, typ, v)
+}
