@@ -280,7 +280,7 @@ func TestErrorsAreToolErrors(t *testing.T) {
 		t.Fatalf("output of a dead daemon: %s", text(res))
 	}
 	l := ok[map[string]any](c, "list", nil)
-	if rows := l["sessions"].([]any); len(rows) != 1 || rows[0].(map[string]any)["state"] != "unreachable" {
+	if rows := l["sessions"].([]any); len(rows) != 1 || rows[0].(map[string]any)["state"] != "stale" {
 		t.Fatalf("list after daemon death: %v", l)
 	}
 	// stop forgets a dead session and removes its private socket directory.

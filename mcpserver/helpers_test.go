@@ -59,6 +59,7 @@ type client struct {
 	t    *testing.T
 	cs   *mcp.ClientSession
 	cmd  *exec.Cmd
+	env  []string // the server's environment, with its own session registry
 	done bool
 }
 
@@ -68,6 +69,10 @@ func connect(t *testing.T) *client {
 	t.Helper()
 	cmd := exec.Command(bin, "mcp")
 	cmd.Stderr = os.Stderr
+	// A session registry of its own: list shows this client's sessions
+	// only, whatever else runs on the machine.
+	runtimeDir := t.TempDir()
+	cmd.Env = append(os.Environ(), session.RuntimeDirEnv+"="+runtimeDir)
 	c := mcp.NewClient(&mcp.Implementation{Name: "ptyplex-test", Version: "v0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
@@ -75,7 +80,7 @@ func connect(t *testing.T) *client {
 	if err != nil {
 		t.Fatalf("connect to ptyplex mcp: %v", err)
 	}
-	cl := &client{t: t, cs: cs, cmd: cmd}
+	cl := &client{t: t, cs: cs, cmd: cmd, env: cmd.Env}
 	t.Cleanup(cl.close)
 	return cl
 }

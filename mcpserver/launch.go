@@ -25,6 +25,7 @@ type startSpec struct {
 	Plain      bool
 	Dir        string
 	Env        map[string]string
+	IdleExit   time.Duration // 0: none
 }
 
 // started is what `ptyplex start` printed.
@@ -48,6 +49,9 @@ func launch(ctx context.Context, binary string, spec startSpec) (started, error)
 	}
 	if spec.Scrollback != nil {
 		args = append(args, "--scrollback", strconv.Itoa(*spec.Scrollback))
+	}
+	if spec.IdleExit > 0 {
+		args = append(args, "--idle-exit", spec.IdleExit.String())
 	}
 	if spec.Plain {
 		args = append(args, "--emulator", "custom")

@@ -23,14 +23,24 @@ type Options struct {
 	// cleanup failures). nil discards them. It must not write to stdout,
 	// which carries the protocol.
 	Logger *slog.Logger
+	// IdleExit is the --idle-exit of the sessions the start tool starts: a
+	// session whose program has exited ends by itself after this long
+	// without requests. 0 means DefaultIdleExit; negative means never.
+	IdleExit time.Duration
 }
+
+// DefaultIdleExit is how long a finished session started by the MCP server
+// stays readable without requests: long enough for an agent to read the
+// result, short enough that finished sessions do not pile up.
+const DefaultIdleExit = 10 * time.Minute
 
 // Server is an MCP server whose tools drive ptyplex sessions.
 type Server struct {
-	binary string
-	log    *slog.Logger
-	reg    *registry
-	mcp    *mcp.Server
+	binary   string
+	idleExit time.Duration
+	log      *slog.Logger
+	reg      *registry
+	mcp      *mcp.Server
 }
 
 // cleanupTimeout bounds stopping every session when the client leaves.
@@ -54,7 +64,14 @@ func New(opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{binary: bin, log: log, reg: newRegistry()}
+	idle := opts.IdleExit
+	switch {
+	case idle == 0:
+		idle = DefaultIdleExit
+	case idle < 0:
+		idle = 0
+	}
+	s := &Server{binary: bin, idleExit: idle, log: log, reg: newRegistry()}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "ptyplex", Title: "ptyplex terminals", Version: version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: opts.Logger})
 	s.addTools()

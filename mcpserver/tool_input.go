@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"github.com/ptyplex/ptyplex/internal/cescape"
+	"github.com/ptyplex/ptyplex/internal/keys"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/internal/waitcond"
+	"github.com/ptyplex/ptyplex/session"
 )
 
 var inputTool = toolDef{
@@ -19,7 +22,7 @@ text: characters to type, with C-style escapes: \n (newline) \r (carriage return
 
 keys: named keys, sent after text: Enter, Tab, ShiftTab, Escape (Esc), Backspace, Space, Up, Down, Left, Right, Home, End, PageUp, PageDown, Insert, Delete, F1..F12, Ctrl-A..Ctrl-Z (also Ctrl-C, Ctrl-D, Ctrl-[, Ctrl-\, Ctrl-]), Alt-<key> (sends Escape first). Add *N to repeat: "Down*3". Names are case-insensitive.
 
-Input returns as soon as the bytes are written; it does not wait for the program to react. Follow it with wait (e.g. a regex for the next prompt, or quiet_ms) and then output, or use wait's returned screen.
+Without a wait field, input returns as soon as the bytes are written. To wait for the program's reaction, give one of wait_regex, wait_contains or wait_quiet_ms (bounded by timeout_ms, default 10000): the wait looks only at output produced after this input was written, so it never returns on the prompt that was already on the screen, and the result carries the wait's outcome and the screen, as the wait tool's does. This is the reliable way to "type a command, then wait for the prompt": {"session":"s1","text":"print(6*7)","keys":["Enter"],"wait_regex":">>> ?$"}. Matching is the wait tool's.
 
 Examples: {"session":"s1","text":"ls -l","keys":["Enter"]}; {"session":"s1","keys":["Ctrl-C"]}; {"session":"s1","text":"ihello\\e:wq\\r"} (vim: insert, Escape, save and quit); {"session":"s1","keys":["Down*2","Enter"]}.`,
 	},
@@ -33,13 +36,20 @@ type InputInput struct {
 	Keys       []string `json:"keys,omitempty" jsonschema:"named keys sent after text, e.g. [\"Enter\"], [\"Ctrl-C\"], [\"Up\",\"Enter\"], [\"Down*3\"]"`
 	Literal    bool     `json:"literal,omitempty" jsonschema:"send text exactly as given, without interpreting backslash escapes"`
 	CursorKeys string   `json:"cursor_keys,omitempty" jsonschema:"how to encode Up/Down/Left/Right/Home/End: auto (default: follow the terminal's mode when the session reports it, else normal), normal (ESC [ A) or application (ESC O A)"`
+	// The optional wait after the input (see waitAfterInput).
+	WaitRegex     string `json:"wait_regex,omitempty" jsonschema:"after the input, wait until this Go regular expression matches the screen, testing only output produced after the input"`
+	WaitContains  string `json:"wait_contains,omitempty" jsonschema:"after the input, wait until the screen contains this text, testing only output produced after the input"`
+	WaitQuietMs   int    `json:"wait_quiet_ms,omitempty" jsonschema:"after the input, wait until no output arrived for this many milliseconds"`
+	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"bound of the wait in milliseconds (default 10000, max 600000); a timeout is a normal result"`
+	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"with a wait: return the plain-text screen after it (default true)"`
 }
 
-// InputOutput reports what was sent.
+// InputOutput reports what was sent, and how the wait after it ended.
 type InputOutput struct {
-	Session string `json:"session"`
-	Bytes   int    `json:"bytes" jsonschema:"number of bytes written to the terminal"`
-	Sent    string `json:"sent" jsonschema:"the bytes sent, Go-quoted (escapes visible)"`
+	Session string      `json:"session"`
+	Bytes   int         `json:"bytes" jsonschema:"number of bytes written to the terminal"`
+	Sent    string      `json:"sent" jsonschema:"the bytes sent, Go-quoted (escapes visible)"`
+	Wait    *WaitOutput `json:"wait,omitempty" jsonschema:"with wait_regex, wait_contains or wait_quiet_ms: how the wait ended"`
 }
 
 func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput, error) {
@@ -61,17 +71,70 @@ func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput,
 		if err != nil {
 			return "", InputOutput{}, err
 		}
-		kb, err := keyBytes(in.Keys, app)
+		kb, err := keys.Encode(in.Keys, app)
 		if err != nil {
 			return "", InputOutput{}, err
 		}
 		data = append(data, kb...)
 	}
-	if _, err := call[struct{}](ctx, t.socket, map[string]any{"type": "INPUT", "data": string(data)}); err != nil {
+	spec, cond, waiting, err := parseInputWait(in)
+	if err != nil {
+		return "", InputOutput{}, err
+	}
+	req := map[string]any{"type": "INPUT", "data": string(data)}
+	if waiting {
+		before, err := waitcond.Snapshot(ctx, t.socket, 0)
+		if err != nil {
+			return "", InputOutput{}, describe(t.socket, err)
+		}
+		spec.Before = &before
+		req["with_gen"] = true
+	}
+	sent, err := call[session.InputData](ctx, t.socket, req)
+	if err != nil {
 		return "", InputOutput{}, err
 	}
 	out := InputOutput{Session: in.Session, Bytes: len(data), Sent: strconv.Quote(string(data))}
-	return fmt.Sprintf("Sent %d bytes: %s", out.Bytes, out.Sent), out, nil
+	text := fmt.Sprintf("Sent %d bytes: %s", out.Bytes, out.Sent)
+	if !waiting {
+		return text, out, nil
+	}
+	spec.AfterGen = &sent.OutputGen
+	note := ""
+	if timeoutClamped(in.TimeoutMs) {
+		note = fmt.Sprintf("timeout_ms %d is over the maximum; waited at most %d ms. ", in.TimeoutMs, maxWaitTimeout.Milliseconds())
+	}
+	w, wtext, err := waitAndReport(ctx, t.socket, spec, cond, note, in.IncludeScreen == nil || *in.IncludeScreen)
+	if err != nil {
+		return "", InputOutput{}, err
+	}
+	w.Session = in.Session
+	out.Wait = &w
+	return text + "\n" + wtext, out, nil
+}
+
+// parseInputWait validates the wait after the input, if one was asked for.
+func parseInputWait(in InputInput) (waitcond.Spec, string, bool, error) {
+	n := 0
+	for _, on := range []bool{in.WaitRegex != "", in.WaitContains != "", in.WaitQuietMs != 0} {
+		if on {
+			n++
+		}
+	}
+	if n == 0 {
+		if in.TimeoutMs != 0 {
+			return waitcond.Spec{}, "", false, fmt.Errorf("timeout_ms bounds a wait: give wait_regex, wait_contains or wait_quiet_ms too")
+		}
+		return waitcond.Spec{}, "", false, nil
+	}
+	if n > 1 {
+		return waitcond.Spec{}, "", false, fmt.Errorf("choose one of wait_regex, wait_contains and wait_quiet_ms")
+	}
+	spec, cond, err := parseWait(WaitInput{Regex: in.WaitRegex, Contains: in.WaitContains, QuietMs: in.WaitQuietMs, TimeoutMs: in.TimeoutMs})
+	if err != nil {
+		return spec, "", false, err
+	}
+	return spec, cond + " (in output after the input)", true, nil
 }
 
 // appCursor decides the cursor-key encoding. In auto mode it asks STATUS
@@ -93,10 +156,6 @@ func (s *Server) appCursor(ctx context.Context, socket, mode string) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	for _, k := range []string{"app_cursor_keys", "application_cursor_keys", "app_cursor"} {
-		if v, ok := st[k].(bool); ok {
-			return v, nil
-		}
-	}
-	return false, nil
+	v, _ := st["app_cursor_keys"].(bool) // omitted when false
+	return v, nil
 }

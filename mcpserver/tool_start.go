@@ -18,6 +18,8 @@ var startTool = toolDef{tool: mcp.Tool{
 
 Returns a session handle (e.g. "s1") to pass to the other tools, and the session's socket path. The program keeps running in the background until you call stop, or until this MCP connection ends (unless persistent is true). After starting, call wait (e.g. {"quiet_ms":300} or a regex for the prompt) before reading the screen with output.
 
+Once the program has exited, its final screen and exit code stay readable; a finished session ends by itself after 10 minutes without any call about it (persistent ones too).
+
 The command is not run through a shell: pass ["bash","--norc"], ["python3","-q"], or ["sh","-c","make 2>&1 | less"] for shell syntax. The terminal is 80x24 unless size says otherwise; TERM is xterm-256color.
 
 Examples: {"command":["bash","--norc","--noprofile"]}; {"command":["python3","-q"],"size":"120x40"}; {"command":["vim","notes.txt"],"cwd":"/work/project"}.`,
@@ -65,7 +67,7 @@ func (s *Server) start(ctx context.Context, in StartInput) (string, StartOutput,
 	}
 	st, err := launch(ctx, s.binary, startSpec{
 		Command: in.Command, Size: in.Size, Scrollback: in.Scrollback, Socket: in.Socket,
-		Plain: in.Plain, Dir: in.Cwd, Env: in.Env,
+		Plain: in.Plain, Dir: in.Cwd, Env: in.Env, IdleExit: s.idleExit,
 	})
 	if err != nil {
 		return "", StartOutput{}, err

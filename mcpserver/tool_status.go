@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,8 +63,8 @@ func (s *Server) status(ctx context.Context, in SessionInput) (string, StatusOut
 
 var listTool = toolDef{tool: mcp.Tool{
 	Name:        "list",
-	Title:       "List my terminal sessions",
-	Description: `List the sessions this MCP server started (during this connection, plus persistent ones it still knows), with handle, socket, command, daemon pid, whether the program is running or its exit code, and whether the session is persistent. Use it to find a handle you lost or to check what is still running before starting more. Sessions stopped with stop are no longer listed.`,
+	Title:       "List terminal sessions",
+	Description: `List this user's terminal sessions, the same ones ` + "`ptyplex list`" + ` shows: those this MCP server started (with their short handle) and any other ptyplex session of this user (its handle is its socket path, usable with every tool). For each: socket, command, daemon pid, state (running, exited with its exit code, stale: the daemon is gone, or unreachable), size, age, and whether this server started it and keeps it past the connection (persistent). Use it to find a handle you lost or to check what is still running before starting more. Sessions stopped with stop are no longer listed.`,
 }}
 
 // ListInput takes no arguments.
@@ -73,50 +72,60 @@ type ListInput struct{}
 
 // ListedSession is one row of list.
 type ListedSession struct {
-	Session    string   `json:"session"`
-	Socket     string   `json:"socket"`
-	Command    []string `json:"command"`
-	PID        int      `json:"pid" jsonschema:"the session daemon's pid"`
-	State      string   `json:"state" jsonschema:"running, exited, or unreachable (the daemon is gone)"`
-	ExitCode   *int     `json:"exit_code,omitempty"`
-	Persistent bool     `json:"persistent"`
-	StartedAt  string   `json:"started_at" jsonschema:"RFC 3339 time"`
+	Session     string    `json:"session" jsonschema:"handle for the other tools: the short id for sessions started here, else the socket path"`
+	Socket      string    `json:"socket"`
+	Command     []string  `json:"command,omitempty"`
+	PID         int       `json:"pid,omitempty" jsonschema:"the session daemon's pid"`
+	State       string    `json:"state" jsonschema:"running, exited, stale (the daemon is gone) or unreachable"`
+	ExitCode    *int      `json:"exit_code,omitempty"`
+	Size        *TermSize `json:"size,omitempty"`
+	AgeSeconds  int64     `json:"age_seconds"`
+	StartedHere bool      `json:"started_here" jsonschema:"this server started it (and stops it on disconnect unless persistent)"`
+	Persistent  bool      `json:"persistent"`
+	StartedAt   string    `json:"started_at" jsonschema:"RFC 3339 time"`
 }
 
-// ListOutput is every session this server started.
+// ListOutput is every session of this user.
 type ListOutput struct {
 	Sessions []ListedSession `json:"sessions"`
 }
 
-// listProbeTimeout bounds the STATUS sent to each session by list.
-const listProbeTimeout = 3 * time.Second
-
 func (s *Server) list(ctx context.Context, _ ListInput) (string, ListOutput, error) {
-	entries := s.reg.all()
-	out := ListOutput{Sessions: make([]ListedSession, len(entries))}
-	var wg sync.WaitGroup
-	for i, e := range entries {
-		out.Sessions[i] = ListedSession{
-			Session: e.ID, Socket: e.Socket, Command: e.Command, PID: e.PID,
-			Persistent: e.Persistent, StartedAt: e.Started.Format(time.RFC3339),
-		}
-		wg.Go(func() {
-			pctx, cancel := context.WithTimeout(ctx, listProbeTimeout)
-			defer cancel()
-			d, err := call[session.StatusData](pctx, e.Socket, map[string]any{"type": "STATUS"})
-			row := &out.Sessions[i]
-			switch {
-			case err != nil:
-				row.State = "unreachable"
-			case d.Running:
-				row.State = "running"
-			default:
-				row.State, row.ExitCode = "exited", d.ExitCode
-			}
-		})
+	all, err := session.List(ctx)
+	if err != nil {
+		return "", ListOutput{}, err
 	}
-	wg.Wait()
-	if len(entries) == 0 {
+	mine := map[string]*entry{}
+	for _, e := range s.reg.all() {
+		mine[e.Socket] = e
+	}
+	out := ListOutput{Sessions: make([]ListedSession, 0, len(all))}
+	for _, l := range all {
+		row := ListedSession{
+			Session: l.Socket, Socket: l.Socket, Command: l.Command, PID: l.PID,
+			State: l.State, ExitCode: l.ExitCode, AgeSeconds: l.AgeSeconds,
+			StartedAt: l.Started.Format(time.RFC3339),
+		}
+		if l.Size != nil {
+			row.Size = &TermSize{Cols: l.Size.Cols, Rows: l.Size.Rows}
+		}
+		if e := mine[l.Socket]; e != nil {
+			row.Session, row.StartedHere, row.Persistent = e.ID, true, e.Persistent
+			delete(mine, l.Socket)
+		}
+		out.Sessions = append(out.Sessions, row)
+	}
+	// Ours but not found (its registry entry and socket are gone): say so.
+	for _, e := range s.reg.all() {
+		if mine[e.Socket] != nil {
+			out.Sessions = append(out.Sessions, ListedSession{
+				Session: e.ID, Socket: e.Socket, Command: e.Command, PID: e.PID, State: session.StateStale,
+				StartedHere: true, Persistent: e.Persistent, StartedAt: e.Started.Format(time.RFC3339),
+				AgeSeconds: int64(time.Since(e.Started) / time.Second),
+			})
+		}
+	}
+	if len(out.Sessions) == 0 {
 		return "No sessions. Start one with the start tool.", out, nil
 	}
 	var b strings.Builder
@@ -125,11 +134,18 @@ func (s *Server) list(ctx context.Context, _ ListInput) (string, ListOutput, err
 		if r.ExitCode != nil {
 			state = fmt.Sprintf("exited (code %d)", *r.ExitCode)
 		}
-		persist := ""
-		if r.Persistent {
-			persist = ", persistent"
+		origin := ""
+		if r.StartedHere {
+			origin = ", started here"
 		}
-		fmt.Fprintf(&b, "%s: %s — %s%s; socket %s, pid %d\n", r.Session, strings.Join(r.Command, " "), state, persist, r.Socket, r.PID)
+		if r.Persistent {
+			origin += ", persistent"
+		}
+		cmd := strings.Join(r.Command, " ")
+		if cmd == "" {
+			cmd = "(command unknown)"
+		}
+		fmt.Fprintf(&b, "%s: %s — %s%s; socket %s, pid %d, age %ds\n", r.Session, cmd, state, origin, r.Socket, r.PID, r.AgeSeconds)
 	}
 	return b.String(), out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/internal/waitcond"
 	"github.com/ptyplex/ptyplex/session"
 )
 
@@ -24,15 +25,19 @@ var waitTool = toolDef{tool: mcp.Tool{
 	Description: `Block until something happens in a session, then return (by default with the screen). Use it after input instead of sleeping or polling output: it returns the moment the condition holds. Choose one condition:
 
 - (none): any new output, or the program exits.
-- regex: a Go regular expression matches the screen text (or line N with line). The screen is matched without its trailing blank lines and every line without trailing spaces, so "$" means the end of the last printed line: {"regex":"\\$ ?$"} waits for a shell prompt, {"regex":">>> ?$"} for python's; "(?m)^42$" for a line that is exactly 42.
+- regex: a Go regular expression matches the screen text (or line N with line); see Matching below: {"regex":"\\$ ?$"} waits for a shell prompt, {"regex":">>> ?$"} for python's; "(?m)^42$" for a line that is exactly 42.
 - contains / not_contains: plain text appears on / disappears from the screen (or line N), e.g. {"contains":"Password:"} or {"not_contains":"Loading"}.
 - line alone: screen line N (1 = top) changes.
-- quiet_ms: no output for that many milliseconds (the program has settled; good after starting a program or sending a command whose output you cannot predict).
+- quiet_ms: no output for that many milliseconds, counted from this call (the program has settled; good after starting a program or sending a command whose output you cannot predict).
 - exit: the program exits; returns its exit code.
 
 Always bounded by timeout_ms (default 10000, max 600000: a larger value is clamped to 600000 and the result says so; for longer waits call wait again). A timeout is a normal result with timed_out true, not an error: look at the returned screen and decide. If the program exits before the condition holds, the result has exited true and met false. Pattern conditions already true when wait starts return at once with already_met true. Conditions are checked against plain text (no colour codes).
 
-Examples: {"session":"s1","regex":"\\$ ?$","timeout_ms":5000}; {"session":"s1","quiet_ms":300}; {"session":"s1","line":1,"contains":"READY"}; {"session":"s1","exit":true,"timeout_ms":60000}.`,
+To wait for the reaction to something you type, prefer input with wait_regex / wait_contains / wait_quiet_ms: that wait only looks at output produced after the input, so it cannot return on the old prompt.
+
+Examples: {"session":"s1","regex":"\\$ ?$","timeout_ms":5000}; {"session":"s1","quiet_ms":300}; {"session":"s1","line":1,"contains":"READY"}; {"session":"s1","exit":true,"timeout_ms":60000}.
+
+Matching (the same in the ptyplex CLI): ` + waitcond.Semantics,
 }}
 
 // WaitInput is the wait tool's arguments.
@@ -64,16 +69,15 @@ type WaitOutput struct {
 }
 
 // parseWait validates the arguments and picks the mode.
-func parseWait(in WaitInput) (waitSpec, string, error) {
-	w := waitSpec{timeout: defaultWaitTimeout, line: in.Line}
+func parseWait(in WaitInput) (waitcond.Spec, string, error) {
+	w := waitcond.Spec{Timeout: defaultWaitTimeout, Line: in.Line}
 	if in.TimeoutMs < 0 {
 		return w, "", fmt.Errorf("invalid timeout_ms %d: must be positive", in.TimeoutMs)
 	}
 	if in.TimeoutMs > 0 {
 		// Clamp the count before making it a Duration: near 2^63 ns the
 		// product wraps negative and the wait would time out at once.
-		w.timeout = clampMs(in.TimeoutMs, maxWaitTimeout)
-		w.clamped = int64(in.TimeoutMs) > maxWaitTimeout.Milliseconds()
+		w.Timeout = clampMs(in.TimeoutMs, maxWaitTimeout)
 	}
 	if in.Line < 0 {
 		return w, "", fmt.Errorf("invalid line %d: screen lines are numbered from 1", in.Line)
@@ -100,30 +104,30 @@ func parseWait(in WaitInput) (waitSpec, string, error) {
 	}
 	switch {
 	case in.Exit:
-		w.mode = waitExit
+		w.Mode = waitcond.Exit
 		return w, "the program exits", nil
 	case in.QuietMs > 0:
 		// Quiet for longer than the longest wait could never be seen.
-		w.mode, w.quietFor = waitQuiet, clampMs(in.QuietMs, maxWaitTimeout)
-		return w, fmt.Sprintf("no output for %v", w.quietFor), nil
+		w.Mode, w.QuietFor = waitcond.Quiet, clampMs(in.QuietMs, maxWaitTimeout)
+		return w, fmt.Sprintf("no output for %v", w.QuietFor), nil
 	case in.Regex != "":
 		re, err := regexp.Compile(in.Regex)
 		if err != nil {
 			return w, "", fmt.Errorf("invalid regex %q: %v", in.Regex, err)
 		}
-		w.mode, w.regex = waitRegex, re
+		w.Mode, w.Regex = waitcond.Regex, re
 		return w, fmt.Sprintf("%s matches /%s/", where, in.Regex), nil
 	case in.Contains != "":
-		w.mode, w.text = waitContains, in.Contains
+		w.Mode, w.Text = waitcond.Contains, in.Contains
 		return w, fmt.Sprintf("%s contains %q", where, in.Contains), nil
 	case in.NotContains != "":
-		w.mode, w.text = waitNotContains, in.NotContains
+		w.Mode, w.Text = waitcond.NotContains, in.NotContains
 		return w, fmt.Sprintf("%s no longer contains %q", where, in.NotContains), nil
 	case in.Line > 0:
-		w.mode = waitChange
+		w.Mode = waitcond.Change
 		return w, fmt.Sprintf("line %d changes", in.Line), nil
 	}
-	w.mode = waitActivity
+	w.Mode = waitcond.Activity
 	return w, "new output or exit", nil
 }
 
@@ -136,27 +140,41 @@ func (s *Server) wait(ctx context.Context, in WaitInput) (string, WaitOutput, er
 	if err != nil {
 		return "", WaitOutput{}, err
 	}
-	begin := time.Now()
-	o, err := runWait(ctx, t.socket, spec)
+	note := ""
+	if timeoutClamped(in.TimeoutMs) {
+		note = fmt.Sprintf("timeout_ms %d is over the maximum; waited at most %d ms. ", in.TimeoutMs, maxWaitTimeout.Milliseconds())
+	}
+	out, text, err := waitAndReport(ctx, t.socket, spec, cond, note, in.IncludeScreen == nil || *in.IncludeScreen)
 	if err != nil {
 		return "", WaitOutput{}, err
 	}
-	out := WaitOutput{
-		Session: in.Session, Condition: cond, Met: o.Met, AlreadyMet: o.Already,
-		TimedOut: o.TimedOut, Exited: o.Exited, ExitCode: o.ExitCode,
-		ElapsedMs: time.Since(begin).Milliseconds(), TimeoutMs: spec.timeout.Milliseconds(),
+	out.Session = in.Session
+	return text, out, nil
+}
+
+// waitAndReport runs a wait and words its outcome for the agent (after
+// note), with the screen after it when withScreen; the wait and input
+// tools share it.
+func waitAndReport(ctx context.Context, socket string, spec waitcond.Spec, cond, note string, withScreen bool) (WaitOutput, string, error) {
+	begin := time.Now()
+	o, err := runWait(ctx, socket, spec)
+	if err != nil {
+		return WaitOutput{}, "", err
 	}
-	if spec.mode == waitRegex {
+	out := WaitOutput{
+		Condition: cond, Met: o.Met, AlreadyMet: o.Already,
+		TimedOut: o.TimedOut, Exited: o.Exited, ExitCode: o.ExitCode,
+		ElapsedMs: time.Since(begin).Milliseconds(), TimeoutMs: spec.Timeout.Milliseconds(),
+	}
+	if spec.Mode == waitcond.Regex {
 		out.Match = o.Match
 	}
 	var b strings.Builder
-	if spec.clamped {
-		fmt.Fprintf(&b, "timeout_ms %d is over the maximum; waited at most %d ms. ", in.TimeoutMs, maxWaitTimeout.Milliseconds())
-	}
+	b.WriteString(note)
 	switch {
 	case o.Already:
 		fmt.Fprintf(&b, "Condition already met: %s.", cond)
-	case o.Met && o.Exited && spec.mode == waitExit:
+	case o.Met && o.Exited && spec.Mode == waitcond.Exit:
 		fmt.Fprintf(&b, "The program exited with code %s.", codeText(o.ExitCode))
 	case o.Met:
 		fmt.Fprintf(&b, "Condition met after %d ms: %s.", out.ElapsedMs, cond)
@@ -164,25 +182,28 @@ func (s *Server) wait(ctx context.Context, in WaitInput) (string, WaitOutput, er
 			fmt.Fprintf(&b, " The program has exited (code %s).", codeText(o.ExitCode))
 		}
 	case o.TimedOut:
-		fmt.Fprintf(&b, "Timed out after %v waiting for: %s.", spec.timeout, cond)
+		fmt.Fprintf(&b, "Timed out after %v waiting for: %s.", spec.Timeout, cond)
 	case o.Exited:
 		fmt.Fprintf(&b, "The program exited (code %s) before the condition was met: %s.", codeText(o.ExitCode), cond)
 	}
 	if out.Match != "" {
 		fmt.Fprintf(&b, " Matched %q.", out.Match)
 	}
-	if in.IncludeScreen == nil || *in.IncludeScreen {
+	if withScreen {
 		// The wait has ended; a cancelled call still deserves its screen.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		d, err := call[session.OutputData](sctx, t.socket, map[string]any{"type": "OUTPUT", "format": "ascii"})
+		d, err := call[session.OutputData](sctx, socket, map[string]any{"type": "OUTPUT", "format": "ascii"})
 		cancel()
 		if err == nil {
 			out.Screen = d.Screen
 			fmt.Fprintf(&b, "\nScreen (cursor at row %d, col %d):\n%s", d.Cursor.Row+1, d.Cursor.Col+1, d.Screen)
 		}
 	}
-	return b.String(), out, nil
+	return out, b.String(), nil
 }
+
+// timeoutClamped reports whether timeout_ms is over the maximum.
+func timeoutClamped(ms int) bool { return int64(ms) > maxWaitTimeout.Milliseconds() }
 
 // clampMs turns a count of milliseconds into a Duration of at most limit,
 // without the overflow of multiplying first.

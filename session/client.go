@@ -17,9 +17,9 @@ func Call(socket string, req any) (*Response, error) {
 	return CallContext(context.Background(), socket, req)
 }
 
-// CallContext is Call that gives up when ctx ends. The daemon runs one
-// request at a time, so an answer can take as long as another client's
-// WAIT; closing the connection also ends our own pending WAIT there.
+// CallContext is Call that gives up when ctx ends (a WAIT can take as long
+// as its condition); closing the connection also ends our own pending WAIT
+// there.
 func CallContext(ctx context.Context, socket string, req any) (*Response, error) {
 	if err := checkSocketPath(socket); err != nil {
 		return nil, err
@@ -111,4 +111,11 @@ func unwrapSyscall(err error) error {
 		}
 	}
 	return err
+}
+
+func jsonUnmarshal(b []byte, v any) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return json.Unmarshal(b, v)
 }

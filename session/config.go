@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config describes one session.
@@ -24,6 +25,9 @@ type Config struct {
 	PTYDump string
 	Dir     string            // child's working directory; "" inherits ours
 	Env     map[string]string // merged over our environment for the child
+	// IdleExit, when positive, ends the daemon (as STOP would) once the
+	// program has exited and no request has come for this long.
+	IdleExit time.Duration
 }
 
 // Defaults of interminai's start command.
@@ -46,6 +50,9 @@ func (c *Config) validate() error {
 	}
 	if c.Scrollback < 0 {
 		return fmt.Errorf("invalid scrollback %d: must be 0 or more", c.Scrollback)
+	}
+	if c.IdleExit < 0 {
+		return fmt.Errorf("invalid idle exit %v: must not be negative", c.IdleExit)
 	}
 	if c.DebugBuffer < 0 {
 		return fmt.Errorf("invalid debug buffer %d: must be 0 or more", c.DebugBuffer)

@@ -38,8 +38,14 @@ func (d *Daemon) readRequest(c *clientConn) {
 		c.shrink() // the partial line is dropped; only the error is queued
 	}
 	c.SetReadDeadline(time.Time{})
+	if readErr == nil && isAttach(line) {
+		d.idle.touch()
+		d.serveAttach(c, line) // a raw stream from now on (attach.go)
+		return
+	}
 	gone := make(chan struct{})
 	r := &request{conn: c, line: line, readErr: readErr, gone: gone}
+	d.idle.touch()
 	if !d.queue.push(r) {
 		respond(c, nil, requestError("Daemon is shutting down"))
 		return

@@ -12,7 +12,12 @@
 //   - the accept loop (server.go) checks the peer and starts one reader per
 //     connection (conn.go), which parses one request and queues it;
 //   - the request handler (server.go) executes queued requests one at a time
-//     in arrival order.
+//     in arrival order, except WAIT, which it hands to a goroutine of its own
+//     (async.go) so that a pending WAIT holds back nobody;
+//   - each ATTACH connection (attach.go) has an output writer and an input
+//     reader; the PTY reader only appends to the attacher's bounded queue;
+//   - with --idle-exit, the idle watcher (idle.go) ends the daemon once the
+//     program has exited and no request came for that long.
 //
 // State shared between them lives in one place, the state type (state.go),
 // behind one mutex; changes are broadcast by closing a channel.
@@ -34,4 +39,10 @@
 //   - Connections from another user are refused with
 //     "Permission denied: ..." (SO_PEERCRED).
 //   - The exit code of a child killed by a signal is 128+signal.
+//   - A pending WAIT does not hold back other requests.
+//   - INPUT/OUTPUT/STATUS "with_gen" answer the output generation; WAIT
+//     "after_gen" waits for output beyond it (gen.go).
+//   - ATTACH turns the connection into a raw terminal stream (attach.go).
+//   - Every daemon records itself in a per-user registry that List reads
+//     (registry.go, list.go).
 package session

@@ -49,6 +49,10 @@ func (d *Daemon) output(f fields) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	withGen, err := f.bool("with_gen")
+	if err != nil {
+		return nil, err
+	}
 
 	st := d.st
 	st.mu.Lock()
@@ -65,7 +69,13 @@ func (d *Daemon) output(f fields) (any, error) {
 		b.WriteByte('\n')
 	}
 	row, col := st.scr.Cursor()
+	var gen *int64
+	if withGen {
+		g := st.gen
+		gen = &g
+	}
 	return OutputData{
+		OutputGen:           gen,
 		Screen:              b.String(),
 		Cursor:              Cursor{Row: row, Col: col},
 		Size:                Size{Rows: rows, Cols: cols},

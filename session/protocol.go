@@ -38,6 +38,16 @@ type OutputData struct {
 	To                  int    `json:"to"`
 	ScrollbackAvailable int    `json:"scrollback_available"`
 	ScrollbackCapacity  int    `json:"scrollback_capacity"`
+	// OutputGen (a ptyplex addition) is the output generation the screen
+	// reflects; present when the request asked "with_gen".
+	OutputGen *int64 `json:"output_gen,omitempty"`
+}
+
+// InputData answers an INPUT that asked "with_gen" (a ptyplex addition):
+// the output generation just before the bytes were written. Without
+// "with_gen" INPUT answers no data, as interminai does.
+type InputData struct {
+	OutputGen int64 `json:"output_gen"`
 }
 
 // StatusData answers STATUS. Activity is present only in activity mode and
@@ -57,6 +67,7 @@ type StatusData struct {
 	BracketedPaste      bool   `json:"bracketed_paste,omitempty"`
 	AltScreen           bool   `json:"alt_screen,omitempty"`
 	Title               string `json:"title,omitempty"`
+	OutputGen           *int64 `json:"output_gen,omitempty"` // with "with_gen"
 }
 
 // WaitData answers WAIT. Normal mode fills ExitCode; activity mode fills
@@ -67,6 +78,8 @@ type WaitData struct {
 	Activity *bool `json:"activity,omitempty"`
 	Exited   *bool `json:"exited,omitempty"`
 	TimedOut bool  `json:"timed_out,omitempty"`
+	// OutputGen answers a WAIT with "after_gen": the generation reached.
+	OutputGen *int64 `json:"output_gen,omitempty"`
 }
 
 // KillData answers KILL.

@@ -28,13 +28,16 @@ func (d *Daemon) handle(r *request) (stop bool) {
 	var data any
 	switch typ {
 	case "INPUT":
-		err = d.input(f)
+		data, err = d.input(f)
 	case "OUTPUT":
 		data, err = d.output(f)
 	case "STATUS":
 		data, err = d.status(f)
 	case "WAIT":
-		data, err = d.wait(f, r.gone)
+		// Answered on its own goroutine so that it holds back nobody (see
+		// async.go); every other request keeps its arrival order.
+		d.goAsync(r, func() (any, error) { return d.wait(f, r.gone) })
+		return false
 	case "KILL":
 		data, err = d.kill(f)
 	case "RESIZE":
@@ -55,28 +58,35 @@ func (d *Daemon) handle(r *request) (stop bool) {
 	return false
 }
 
-func (d *Daemon) input(f fields) error {
+func (d *Daemon) input(f fields) (any, error) {
 	text, ok, err := f.string("data")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !ok {
-		return invalidf("missing 'data' field")
+		return nil, invalidf("missing 'data' field")
+	}
+	withGen, err := f.bool("with_gen")
+	if err != nil {
+		return nil, err
 	}
 	d.st.mu.Lock()
 	exited := d.st.exited
 	d.st.mu.Unlock()
 	if exited {
-		return requestError("Process not running")
+		return nil, requestError("Process not running")
 	}
-	n, err := d.writePTY([]byte(text), inputTimeout)
+	n, gen, err := d.writeInput([]byte(text))
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return requestError(fmt.Sprintf("Failed to send input: the program has not read its input for %v (%d of %d bytes sent)", inputTimeout, n, len(text)))
+		return nil, requestError(fmt.Sprintf("Failed to send input: the program has not read its input for %v (%d of %d bytes sent)", inputTimeout, n, len(text)))
 	}
 	if err != nil {
-		return requestError(fmt.Sprintf("Failed to send input: %v", err))
+		return nil, requestError(fmt.Sprintf("Failed to send input: %v", err))
 	}
-	return nil
+	if withGen {
+		return InputData{OutputGen: gen}, nil
+	}
+	return nil, nil
 }
 
 // Bounds on PTY writes. Requests run one at a time, so an INPUT blocked on

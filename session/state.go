@@ -16,7 +16,14 @@ type state struct {
 	activity bool // output arrived since the last activity-mode STATUS/WAIT
 	exited   bool
 	exitCode int
-	changed  chan struct{} // closed and replaced on every change
+	// gen counts the bytes read from the PTY since the start: the output
+	// generation. A client that remembers it can wait for output that came
+	// later (WAIT "after_gen"), whatever other clients do with the
+	// activity flag.
+	gen     int64
+	changed chan struct{} // closed and replaced on every change
+	// attachers get every byte of output as it is fed (attach.go).
+	attachers map[*attacher]struct{}
 }
 
 func newState(scr *screen.Screen) *state {
@@ -35,6 +42,10 @@ func (st *state) feed(p []byte) []byte {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.scr.Write(p)
+	st.gen += int64(len(p))
+	for a := range st.attachers {
+		a.queue(p)
+	}
 	st.activity = true
 	st.notifyLocked()
 	return st.scr.TakeReplies()

@@ -13,6 +13,10 @@ func (d *Daemon) status(f fields) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	withGen, err := f.bool("with_gen")
+	if err != nil {
+		return nil, err
+	}
 	st := d.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -36,6 +40,10 @@ func (d *Daemon) status(f fields) (any, error) {
 		code := st.exitCode
 		out.ExitCode = &code
 	}
+	if withGen {
+		gen := st.gen
+		out.OutputGen = &gen
+	}
 	return out, nil
 }
 
@@ -58,6 +66,13 @@ func (d *Daemon) wait(f fields, gone <-chan struct{}) (any, error) {
 		t := time.NewTimer(limit)
 		defer t.Stop()
 		timeout = t.C
+	}
+	if f.has("after_gen") {
+		after, _, err := f.int("after_gen")
+		if err != nil {
+			return nil, err
+		}
+		return d.waitGen(int64(after), timeout, gone)
 	}
 	st := d.st
 	for {

@@ -1,56 +1,102 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
-	"github.com/ptyplex/ptyplex/internal/cescape"
 	"io"
 	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/cescape"
+	"github.com/ptyplex/ptyplex/internal/keys"
+	"github.com/ptyplex/ptyplex/internal/waitcond"
+	"github.com/ptyplex/ptyplex/session"
 )
 
 func init() {
-	register("input", "send keys to the program (--text, --password, or stdin)", runInput)
+	register("input", "send keys to the program (--text, --keys, --password, or stdin)", runInput)
 }
 
 const inputAbout = `
 Sends input to the program. --text is unescaped C-style: \n \r \t \b \a \v
 \f \e (or \E, ESC) \\ and \xHH; an unknown escape such as \z passes through
-unchanged. --text wins over stdin. Without --text or --password, the bytes
-of stdin are sent as they are.
+unchanged. --text wins over stdin. Without --text, --keys or --password,
+the bytes of stdin are sent as they are.
+
+--keys makes the arguments key names, sent after --text in one write:
+` + keys.Help + `
+--cursor-keys normal|application overrides the mode the daemon reports.
 
 --password shows the program's prompt (the cursor line and the non-empty
 line above it) on stderr, reads a secret from the controlling terminal with
 echo disabled (it is never shown and never on the command line), and sends
 it followed by \r.
 
+Waiting for the reaction (ptyplex additions): --wait-regex RE,
+--wait-contains TEXT or --wait-quiet D waits, after the input is written,
+for output the program produced after it: the screen as it was before the
+input (an old prompt) is never tested. --wait-quiet D returns once no output
+arrived for D after the input. --timeout D bounds the wait (exit 124, as
+'wait'). The result is printed as 'wait' prints it ("Condition met on
+screen", "Terminal quiet for D", "Application exited" with exit 1).
+Matching is the same as in 'wait' (see 'ptyplex wait --help').
+
 Examples:
   ptyplex input --socket S --text 'ihello\e:wq\r'
+  ptyplex input --socket S --keys Up Up Enter
+  ptyplex input --socket S --text 'print(6*7)' --keys Enter --wait-regex '>>> ?$' --timeout 10s
   printf 'ls\r' | ptyplex input --socket S
   ptyplex input --socket S --password`
 
 func runInput(args []string) int {
-	c := newCLI("input", "ptyplex input --socket PATH [--text TEXT | --password]", inputAbout, true)
+	c := newCLI("input", "ptyplex input --socket PATH [--text TEXT] [--keys KEY...] [--password] [--wait-regex RE | --wait-contains TEXT | --wait-quiet D] [--timeout D]", inputAbout, true)
 	text := c.fs.String("text", "", "`TEXT` to send, with C-style escapes (\\n \\r \\t \\e \\xHH ...)")
 	password := c.fs.Bool("password", false, "read a secret from the terminal with echo disabled and send it followed by \\r")
-	if done, code := c.parse(args); done {
+	keyMode := c.fs.Bool("keys", false, "the arguments are key names (Enter Up C-c F5 Down*3 ...), sent after --text")
+	cursorKeys := c.fs.String("cursor-keys", "auto", "arrow/Home/End encoding for --keys: auto (the program's mode), normal or application")
+	waitRegex := c.fs.String("wait-regex", "", "after the input, wait until the screen matches `RE`")
+	waitContains := c.fs.String("wait-contains", "", "after the input, wait until the screen contains `TEXT`")
+	waitQuiet := c.durationVar("wait-quiet", "after the input, wait until no output arrived for `DURATION`")
+	timeout := c.durationVar("timeout", "give up waiting after `DURATION` (exit 124)")
+	names, done, code := parseInterleaved(c, args)
+	if done {
 		return code
 	}
 	if !c.needSocket() {
 		return exitUsage
 	}
-	textSet := false
-	c.fs.Visit(func(f *flag.Flag) {
-		if f.Name == "text" {
-			textSet = true
-		}
-	})
-	if textSet && *password {
+	set := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["text"] && *password {
 		return c.usageError("--text and --password cannot be used together")
+	}
+	if *keyMode && *password {
+		return c.usageError("--keys and --password cannot be used together")
+	}
+	if len(names) > 0 && !*keyMode {
+		return c.usageError("unexpected arguments %q (key names need --keys)", names)
+	}
+	if *keyMode && len(names) == 0 {
+		return c.usageError("--keys needs at least one key name, e.g. --keys Enter")
+	}
+	spec, waiting, err := inputWait(set, *waitRegex, *waitContains, *waitQuiet, *timeout)
+	if err != nil {
+		return c.usageError("%v", err)
 	}
 	var data []byte
 	switch {
-	case textSet:
+	case set["text"] || *keyMode:
 		data = cescape.Unescape(*text)
+		if *keyMode {
+			kb, ok := encodeKeys(c.socket, names, *cursorKeys)
+			if !ok {
+				return exitFail
+			}
+			data = append(data, kb...)
+		}
 	case *password:
 		secret, ok := readPassword(c.socket)
 		if !ok {
@@ -65,8 +111,117 @@ func runInput(args []string) int {
 		}
 		data = b
 	}
-	if !call(c.socket, map[string]any{"type": "INPUT", "data": string(data)}, nil) {
+	req := map[string]any{"type": "INPUT", "data": string(data)}
+	if !waiting {
+		if !call(c.socket, req, nil) {
+			return exitFail
+		}
+		return exitOK
+	}
+	before, err := waitcond.Snapshot(context.Background(), c.socket, 0)
+	if err != nil {
+		printError(err)
 		return exitFail
 	}
-	return exitOK
+	spec.Before = &before
+	req["with_gen"] = true
+	var in session.InputData
+	if !call(c.socket, req, &in) {
+		return exitFail
+	}
+	spec.AfterGen = &in.OutputGen
+	o := waitOpts{socket: c.socket, quietFor: *waitQuiet, timeout: *timeout}
+	return o.report(spec)
+}
+
+// inputWait builds the wait that follows the input, if any was asked for.
+func inputWait(set map[string]bool, re, contains string, quiet, timeout time.Duration) (waitcond.Spec, bool, error) {
+	var sp waitcond.Spec
+	n := 0
+	for _, f := range []string{"wait-regex", "wait-contains", "wait-quiet"} {
+		if set[f] {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return sp, false, fmt.Errorf("--wait-regex, --wait-contains and --wait-quiet cannot be combined")
+	case n == 0 && set["timeout"]:
+		return sp, false, fmt.Errorf("--timeout bounds a wait: give --wait-regex, --wait-contains or --wait-quiet")
+	case n == 0:
+		return sp, false, nil
+	case timeout < 0:
+		return sp, false, fmt.Errorf("invalid --timeout %v: must not be negative", timeout)
+	}
+	sp.Timeout = timeout
+	switch {
+	case set["wait-regex"]:
+		r, err := regexp.Compile(re)
+		if err != nil {
+			return sp, false, fmt.Errorf("invalid --wait-regex: %v", err)
+		}
+		sp.Mode, sp.Regex = waitcond.Regex, r
+	case set["wait-contains"]:
+		if contains == "" {
+			return sp, false, fmt.Errorf("--wait-contains needs a non-empty text")
+		}
+		sp.Mode, sp.Text = waitcond.Contains, contains
+	default:
+		if quiet <= 0 {
+			return sp, false, fmt.Errorf("invalid --wait-quiet %v: must be positive", quiet)
+		}
+		sp.Mode, sp.QuietFor = waitcond.Quiet, quiet
+	}
+	return sp, true, nil
+}
+
+// parseInterleaved parses flags that may come before, between or after
+// the key names of --keys (Go's flag package stops at the first
+// non-flag); everything after "--" is a key name.
+func parseInterleaved(c *cli, args []string) (names []string, done bool, code int) {
+	rest := args
+	for {
+		if done, code := c.parse(rest); done {
+			return nil, true, code
+		}
+		left := c.fs.Args()
+		if k := len(rest) - len(left); k > 0 && rest[k-1] == "--" {
+			return append(names, left...), false, exitOK
+		}
+		i := 0
+		for i < len(left) && !strings.HasPrefix(left[i], "-") {
+			i++
+		}
+		names = append(names, left[:i]...)
+		if i == len(left) {
+			return names, false, exitOK
+		}
+		rest = left[i:]
+	}
+}
+
+// encodeKeys turns key names into bytes, asking the daemon for the
+// program's cursor-key mode unless mode fixes it.
+func encodeKeys(socket string, names []string, mode string) ([]byte, bool) {
+	var app bool
+	switch mode {
+	case "normal":
+	case "application":
+		app = true
+	case "auto", "":
+		var st session.StatusData
+		if !call(socket, map[string]any{"type": "STATUS"}, &st) {
+			return nil, false
+		}
+		app = st.AppCursorKeys
+	default:
+		fmt.Fprintf(os.Stderr, "Error: invalid --cursor-keys %q: expected auto, normal or application\n", mode)
+		return nil, false
+	}
+	b, err := keys.Encode(names, app)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+		return nil, false
+	}
+	return b, true
 }

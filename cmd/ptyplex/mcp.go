@@ -26,7 +26,8 @@ daemons: 'ptyplex output --socket <socket>' shows what the agent sees.
 
 When the client disconnects (or this process gets SIGTERM, SIGINT or
 SIGHUP), every session it started is stopped, except those started with
-"persistent": true.
+"persistent": true. A session whose program has exited ends by itself
+after --idle-exit (default 10m) without requests.
 
 Register it with a client, e.g. Claude Code:
   claude mcp add ptyplex -- ptyplex mcp
@@ -34,8 +35,9 @@ or in an mcpServers configuration file:
   {"mcpServers": {"ptyplex": {"command": "ptyplex", "args": ["mcp"]}}}`
 
 func runMCP(args []string) int {
-	c := newCLI("mcp", "ptyplex mcp [--log FILE]", mcpAbout, false)
+	c := newCLI("mcp", "ptyplex mcp [--log FILE] [--idle-exit D]", mcpAbout, false)
 	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE` (created 0600; must be a regular file of yours); stdout carries the protocol")
+	idleExit := c.fs.Duration("idle-exit", mcpserver.DefaultIdleExit, "--idle-exit of the sessions the server starts: a finished session ends after `DURATION` without requests (0: never)")
 	if done, code := c.parse(args); done {
 		return code
 	}
@@ -52,7 +54,11 @@ func runMCP(args []string) int {
 		defer f.Close()
 		logger = slog.New(slog.NewTextHandler(f, nil))
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Logger: logger})
+	idle := *idleExit
+	if idle <= 0 {
+		idle = -1 // Options: negative means never
+	}
+	srv, err := mcpserver.New(mcpserver.Options{Logger: logger, IdleExit: idle})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
 		return exitFail

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -26,10 +27,22 @@ boundary (scrollback only).
 --cursor print first prints "Cursor: row R, col C" (1-based); inverse
 wraps the character under the cursor in ESC[7m ... ESC[27m; both does both.
 -n/--number prefixes each line with its number, zero-padded, and a tab.
---json (a ptyplex addition) prints the daemon's OUTPUT answer as JSON.`
+--json (a ptyplex addition) prints the daemon's OUTPUT answer as JSON.
+
+--follow (a ptyplex addition) prints the screen (with the options above)
+each time it changes, until the program exits, then exits 0: for logs and
+CI. Screens are separated by a "----" line, or repainted in place when
+stdout is a terminal. Waking is event-driven; a burst of output may be
+shown as one screen. --follow --lines prints lines instead, as they scroll
+off the screen into the scrollback (starting with the scrollback that
+exists), and once the program has exited the final screen without its
+trailing blank lines: the program's output as a log. Lines that never
+scroll (a full-screen program redrawing in place) appear only in the final
+screen; when more lines scroll by than the scrollback holds (--scrollback)
+between two wake-ups, the oldest of them are lost.`
 
 func runOutput(args []string) int {
-	c := newCLI("output", "ptyplex output --socket PATH [--color|--no-color] [--cursor none|print|inverse|both] [-n|--number] [--from N|-] [--to N] [--json]", outputAbout, true)
+	c := newCLI("output", "ptyplex output --socket PATH [--color|--no-color] [--cursor none|print|inverse|both] [-n|--number] [--from N|-] [--to N] [--json] [--follow [--lines]]", outputAbout, true)
 	color := c.fs.Bool("color", true, "keep colours and attributes (ANSI escapes); the default")
 	noColor := c.fs.Bool("no-color", false, "plain text without escapes")
 	cursor := c.fs.String("cursor", "none", "show the cursor: none, print, inverse or both")
@@ -39,6 +52,8 @@ func runOutput(args []string) int {
 	from := c.fs.String("from", "", "first `line` (negative: scrollback; -: oldest scrollback line)")
 	to := c.fs.String("to", "", "last `line` (0: scrollback only)")
 	asJSON := c.fs.Bool("json", false, "print the raw OUTPUT answer as JSON")
+	follow := c.fs.Bool("follow", false, "print the screen each time it changes, until the program exits")
+	lines := c.fs.Bool("lines", false, "with --follow: print lines as they scroll off the screen, then the final screen")
 	if done, code := c.parse(args); done {
 		return code
 	}
@@ -69,6 +84,22 @@ func runOutput(args []string) int {
 			return c.usageError("invalid --to %q: expected a line number", *to)
 		}
 		req["to"] = n
+	}
+	if *lines && !*follow {
+		return c.usageError("--lines goes with --follow")
+	}
+	if *follow {
+		if *asJSON {
+			return c.usageError("--follow and --json cannot be combined")
+		}
+		f := &follower{socket: c.socket, req: req, cursor: *cursor, number: number, clear: isTerminal(os.Stdout)}
+		if *lines {
+			if *from != "" || *to != "" || number || *cursor != "none" {
+				return c.usageError("--follow --lines prints whole lines: --from, --to, -n and --cursor do not apply")
+			}
+			return f.lines()
+		}
+		return f.screens()
 	}
 	var ans outputAnswer
 	if !call(c.socket, req, &ans) {

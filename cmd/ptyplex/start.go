@@ -42,12 +42,17 @@ socket is created as 'socket' in a fresh private /tmp/interminai-XXXX
 directory, which stop removes; a socket path you give is left in place.
 --emulator custom answers plain text everywhere (no colours); xterm, the
 default, keeps colours and attributes.
+--idle-exit D (a ptyplex addition) ends the session by itself once the
+program has exited and D has passed with no request (status, output, ...)
+since the exit or the last request, and nobody is attached; the socket
+(when auto-generated) and the registry entry go as on stop. Without it a
+finished session waits for stop for ever.
 
 Example:
   ptyplex start --size 100x30 -- vim -u NONE notes.txt`
 
 func runStart(args []string) int {
-	c := newCLI("start", "ptyplex start [--socket PATH] [--size WxH] [--emulator xterm|custom] [--scrollback N] [--debug-buffer N] [--pty-dump FILE] [--no-daemon] -- COMMAND [ARGS...]", startAbout, false)
+	c := newCLI("start", "ptyplex start [--socket PATH] [--size WxH] [--emulator xterm|custom] [--scrollback N] [--debug-buffer N] [--pty-dump FILE] [--idle-exit D] [--no-daemon] -- COMMAND [ARGS...]", startAbout, false)
 	c.fs.StringVar(&c.socket, "socket", "", "session socket `path` (default: /tmp/interminai-XXXX/socket, auto-generated)")
 	size := c.fs.String("size", "80x24", "terminal size as `COLSxROWS`")
 	emulator := c.fs.String("emulator", "xterm", "terminal emulator: xterm (colours) or custom (plain text)")
@@ -55,6 +60,7 @@ func runStart(args []string) int {
 	debugBuf := c.fs.Int("debug-buffer", session.DefaultDebugBuffer, "how many unhandled escape sequences DEBUG keeps")
 	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE` (created 0600; must be a regular file of yours: links and FIFOs are refused)")
 	noDaemon := c.fs.Bool("no-daemon", false, "run the daemon in the foreground until stop")
+	idleExit := c.fs.Duration("idle-exit", 0, "end the session `DURATION` after the program exited with no request since (0: never)")
 	if done, code := c.parse(args); done {
 		return code
 	}
@@ -76,6 +82,9 @@ func runStart(args []string) int {
 		// argument parser); the rest says what to add.
 		return c.usageError("the following required arguments were not provided: COMMAND (the command argument is required: ptyplex start [flags] -- COMMAND [ARGS...])")
 	}
+	if *idleExit < 0 {
+		return c.usageError("invalid --idle-exit %v: must not be negative", *idleExit)
+	}
 	if *scrollback < 0 || *debugBuf < 0 {
 		return c.usageError("--scrollback and --debug-buffer must be 0 or more")
 	}
@@ -84,6 +93,7 @@ func runStart(args []string) int {
 		Cols: cols, Rows: rows,
 		Scrollback: *scrollback, DebugBuffer: *debugBuf,
 		Plain: plain, PTYDump: *dump,
+		IdleExit: *idleExit,
 	}
 	if fdText := os.Getenv(daemonEnv); fdText != "" {
 		readyFD, _ := strconv.Atoi(fdText)

@@ -1,12 +1,13 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/waitcond"
 	"github.com/ptyplex/ptyplex/session"
 )
 
@@ -37,7 +38,15 @@ ptyplex additions:
   --timeout D        give up after D: prints "Timed out after D", exits 124
 Durations are Go durations (300ms, 5s, 1h30m); negative ones are refused,
 and ones past about 292 years are clamped to that.
-Waits are event-driven: the daemon answers the moment output or exit occurs.`
+Waits are event-driven: the daemon answers the moment output or exit occurs.
+--quiet-for counts from the moment wait starts; earlier output does not
+count. A condition wait does not clear the activity flag that the default
+mode and 'status' report. To wait for the reaction to input you type, use
+'ptyplex input ... --wait-regex RE' (or --wait-contains, --wait-quiet):
+that wait looks only at output produced after the input.
+
+Matching (the same in the MCP server's wait and input tools):
+` + waitcond.Semantics
 
 type waitOpts struct {
 	socket      string
@@ -169,101 +178,64 @@ func (o *waitOpts) waitOnce(activity bool) (w session.WaitData, code int, ok boo
 	return w, exitOK, true
 }
 
-// waitQuiet returns once a WAIT of quietFor passes without output.
-func (o *waitOpts) waitQuiet() int {
-	for {
-		req, ok := o.waitReq(true, o.quietFor)
-		if !ok {
-			return o.timedOut()
-		}
-		var w session.WaitData
-		if !call(o.socket, req, &w) {
-			return exitFail
-		}
-		switch {
-		case isTrue(w.Exited):
-			fmt.Println("Application exited")
-			return exitFail
-		case w.TimedOut && !o.deadline.IsZero() && !time.Now().Before(o.deadline):
-			return o.timedOut()
-		case w.TimedOut:
-			fmt.Printf("Terminal quiet for %v\n", o.quietFor)
-			return exitOK
-		}
+// spec is the shared wait engine's form of the options (internal/waitcond,
+// which the MCP server uses too).
+func (o *waitOpts) spec(contains, notContains bool) waitcond.Spec {
+	sp := waitcond.Spec{Line: o.line, QuietFor: o.quietFor}
+	if !o.deadline.IsZero() {
+		sp.Timeout = max(time.Until(o.deadline), time.Millisecond)
 	}
+	switch {
+	case o.quietFor > 0:
+		sp.Mode = waitcond.Quiet
+	case contains:
+		sp.Mode, sp.Text = waitcond.Contains, o.contains
+	case notContains:
+		sp.Mode, sp.Text = waitcond.NotContains, o.notContains
+	case o.regex != nil:
+		sp.Mode, sp.Regex = waitcond.Regex, o.regex
+	default:
+		sp.Mode = waitcond.Change
+	}
+	return sp
 }
 
-// waitCondition re-checks the screen after every burst of output. The
-// activity-mode WAIT blocks in the daemon until output or exit, so this
-// loop never polls.
+// waitQuiet returns once quietFor passes without output.
+func (o *waitOpts) waitQuiet() int {
+	return o.report(o.spec(false, false))
+}
+
+// waitCondition waits for a line or screen condition; the engine re-checks
+// after every burst of output and never polls.
 func (o *waitOpts) waitCondition(contains, notContains bool) int {
+	return o.report(o.spec(contains, notContains))
+}
+
+// report runs sp and prints its outcome the way `wait` always has.
+func (o *waitOpts) report(sp waitcond.Spec) int {
+	res, err := waitcond.Run(context.Background(), o.socket, sp)
+	if err != nil {
+		printError(err)
+		return exitFail
+	}
 	where := "screen"
 	if o.line > 0 {
 		where = fmt.Sprintf("line %d", o.line)
 	}
-	pattern := contains || notContains || o.regex != nil
-	current, ok := o.watched()
-	if !ok {
+	switch {
+	case res.TimedOut:
+		return o.timedOut()
+	case res.Already:
+		fmt.Printf("Condition already met on %s\n", where)
+	case res.Met && sp.Mode == waitcond.Quiet:
+		fmt.Printf("Terminal quiet for %v\n", o.quietFor)
+	case res.Met:
+		fmt.Printf("Condition met on %s\n", where)
+	default:
+		fmt.Println("Application exited")
 		return exitFail
 	}
-	met := func(text string) bool {
-		switch {
-		case contains:
-			return strings.Contains(text, o.contains)
-		case notContains:
-			return !strings.Contains(text, o.notContains)
-		case o.regex != nil:
-			return o.regex.MatchString(text)
-		}
-		return false
-	}
-	if pattern && met(current) {
-		fmt.Printf("Condition already met on %s\n", where)
-		return exitOK
-	}
-	baseline := current
-	for {
-		req, ok := o.waitReq(true, 0)
-		if !ok {
-			return o.timedOut()
-		}
-		var w session.WaitData
-		if !call(o.socket, req, &w) {
-			return exitFail
-		}
-		if w.TimedOut {
-			return o.timedOut()
-		}
-		text, ok := o.watched()
-		if !ok {
-			return exitFail
-		}
-		if (pattern && met(text)) || (!pattern && text != baseline) {
-			fmt.Printf("Condition met on %s\n", where)
-			return exitOK
-		}
-		if isTrue(w.Exited) {
-			fmt.Println("Application exited")
-			return exitFail
-		}
-	}
-}
-
-// watched returns the plain text of the watched line, or of the screen.
-func (o *waitOpts) watched() (string, bool) {
-	req := map[string]any{"type": "OUTPUT", "format": "ascii"}
-	if o.line > 0 {
-		req["from"], req["to"] = o.line, o.line
-	}
-	var out session.OutputData
-	if !call(o.socket, req, &out) {
-		return "", false
-	}
-	if o.line > out.Size.Rows {
-		printError(fmt.Errorf("line %d is off the screen, which has %d lines", o.line, out.Size.Rows))
-		return "", false
-	}
-	return strings.TrimSuffix(out.Screen, "\n"), true
+	return exitOK
 }
 
 func isTrue(p *bool) bool { return p != nil && *p }

@@ -15,11 +15,17 @@ import (
 // would queue behind it), and ends the program by closing the FIFO.
 func fifoSession(t *testing.T) (*sess, *os.File) {
 	t.Helper()
+	return fifoSessionArgs(t)
+}
+
+// fifoSessionArgs is fifoSession with start flags.
+func fifoSessionArgs(t *testing.T, flags ...string) (*sess, *os.File) {
+	t.Helper()
 	fifo := filepath.Join(t.TempDir(), "feed")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, "--", "sh", "-c", `exec cat "$0"`, fifo)
+	s := start(t, append(flags, "--", "sh", "-c", `exec cat "$0"`, fifo)...)
 	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // blocks until cat opens it
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,7 @@
-package mcpserver
+// Package keys turns key names ("Enter", "Up", "C-c", "F5", "Down*3") into
+// the bytes a terminal sends for them. It is the one key table of ptyplex:
+// the CLI's `input --keys` and the MCP server's input tool both use it.
+package keys
 
 import (
 	"fmt"
@@ -42,14 +45,14 @@ var namedKeys = map[string]string{
 // maxRepeat bounds "Down*N".
 const maxRepeat = 200
 
-// keyBytes encodes a list of key names. appCursor selects the application
+// Encode encodes a list of key names. appCursor selects the application
 // cursor-key encoding of the arrows, Home and End.
 //
 // Accepted forms: a name from namedKeys or an arrow/Home/End; Ctrl-X
 // (also Ctrl+X, C-x, ^X) for a letter or one of @ [ \ ] ^ _ ? and Space;
 // Alt-X (also Meta-X, M-x), which sends ESC before the key; and any of
 // these followed by *N to repeat it N times ("Down*3").
-func keyBytes(keys []string, appCursor bool) ([]byte, error) {
+func Encode(keys []string, appCursor bool) ([]byte, error) {
 	var out []byte
 	for _, k := range keys {
 		name, n, err := splitRepeat(k)
@@ -112,7 +115,7 @@ func keyByName(k string, appCursor bool) (string, error) {
 	if b, ok := namedKeys[name]; ok {
 		return b, nil
 	}
-	return "", fmt.Errorf("unknown key %q; known keys: %s, Ctrl-A..Ctrl-Z, Alt-<key>, and <key>*N to repeat", k, knownKeyList())
+	return "", fmt.Errorf("unknown key %q; known keys: %s, Ctrl-A..Ctrl-Z, Alt-<key>, and <key>*N to repeat", k, KnownList())
 }
 
 // cutModifier splits "Ctrl-C", "Ctrl+C", "C-c" or "^C" style names.
@@ -177,16 +180,26 @@ func normalize(k string) string {
 	return b.String()
 }
 
-// keyNames is the documented list of key names, for errors and the tool
-// description.
-var keyNames = []string{
+// Names is the documented list of key names, for errors and help texts.
+var Names = []string{
 	"Enter", "Tab", "ShiftTab", "Escape", "Backspace", "Space", "Up", "Down", "Left", "Right",
 	"Home", "End", "PageUp", "PageDown", "Insert", "Delete",
 	"F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F11", "F12",
 }
 
-func knownKeyList() string {
-	names := append([]string(nil), keyNames...)
+// KnownList is Names sorted and comma-separated.
+func KnownList() string {
+	names := append([]string(nil), Names...)
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }
+
+// Help describes the accepted key names, for help texts and tool
+// descriptions.
+const Help = `Enter, Tab, ShiftTab, Escape (Esc), Backspace, Space, Up, Down, Left,
+Right, Home, End, PageUp, PageDown, Insert, Delete, F1..F12; Ctrl-X (also
+Ctrl+X, C-x, ^X) for a letter, Space or one of @ [ \ ] ^ _ ?; Alt-<key>
+(also M-<key>, sends Escape first); <key>*N repeats a key N times
+("Down*3"). Names ignore case, spaces, dashes and underscores ("Page Up",
+"page_up"). Up/Down/Left/Right/Home/End follow the program's cursor-key
+mode: ESC O A in application cursor mode (vim, less), ESC [ A otherwise.`

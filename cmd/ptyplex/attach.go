@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ptyplex/ptyplex/internal/keys"
+	"github.com/ptyplex/ptyplex/session"
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	register("attach", "make your terminal the session's terminal (detach with Ctrl-\\)", runAttach)
+}
+
+const attachAbout = `
+Makes your terminal the session's terminal, as 'tmux attach' does: the
+screen is repainted from the session's emulator (colours, cursor and the
+modes that change what keys send), then you see the program's output live
+and your keys go to the program. Arrow keys follow the program's
+application cursor-key mode, since your terminal is switched to it.
+
+Press the detach key (Ctrl-\ unless --detach-key says otherwise) to leave:
+the program keeps running, and you can attach again later. When the
+program exits, attach prints its exit code and returns.
+
+Several people may attach at once; each sees the same output, and the keys
+of all of them (except --read-only ones) reach the program. Agents and
+scripts keep working meanwhile: input, output, wait and the rest are served
+as usual, and what they type shows up on every attached terminal.
+
+Size: the session keeps its size (start --size, or RESIZE) unless you pass
+--resize, which resizes the session to your terminal now and whenever your
+terminal is resized (the program gets SIGWINCH). Without --resize, a
+terminal smaller than the session shows the program's output wrapped or cut.
+
+--read-only watches without typing: only the detach key is read.
+
+Example:
+  ptyplex attach --socket /tmp/interminai-XXXX/socket --read-only`
+
+func runAttach(args []string) int {
+	c := newCLI("attach", "ptyplex attach --socket PATH [--read-only] [--resize] [--detach-key KEY]", attachAbout, true)
+	readOnly := c.fs.Bool("read-only", false, "watch without sending keys to the program")
+	resize := c.fs.Bool("resize", false, "resize the session to this terminal, now and on every resize")
+	detachName := c.fs.String("detach-key", `C-\`, "`KEY` that detaches, as in input --keys (a single byte: C-x, C-], ...)")
+	if done, code := c.parse(args); done {
+		return code
+	}
+	if !c.needSocket() {
+		return exitUsage
+	}
+	if c.fs.NArg() > 0 {
+		return c.usageError("unexpected arguments: %v", c.fs.Args())
+	}
+	dk, err := keys.Encode([]string{*detachName}, false)
+	if err != nil || len(dk) != 1 {
+		return c.usageError("invalid --detach-key %q: it must be a key that sends one byte, such as C-\\ or C-]", *detachName)
+	}
+	if _, err := os.Stat(c.socket); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		printError(fmt.Errorf("connect to %s: %w", c.socket, err))
+		return exitFail
+	}
+	in := int(os.Stdin.Fd())
+	saved, err := unix.IoctlGetTermios(in, unix.TCGETS)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "Error: attach needs a terminal on stdin: %v\n", err)
+		return exitFail
+	}
+	if *resize { // first, so that the repaint has the new size
+		stopResize := followResize(c.socket)
+		defer stopResize()
+	}
+	conn, rest, size, ok := openAttach(c.socket, *readOnly)
+	if !ok {
+		return exitFail
+	}
+	defer conn.Close()
+	if err := makeRaw(in, saved); err != nil {
+		fmt.Fprintf(os.Stderr, "Error: cannot put the terminal in raw mode: %v\n", err)
+		return exitFail
+	}
+	a := &attachment{conn: conn, detachKey: dk[0], readOnly: *readOnly}
+	why := a.run(rest)
+	unix.IoctlSetTermios(in, unix.TCSETS, saved)
+	return finishAttach(c.socket, why, size)
+}
+
+// openAttach sends ATTACH and reads its answer line; rest yields the raw
+// stream after it.
+func openAttach(socket string, readOnly bool) (*net.UnixConn, io.Reader, session.Size, bool) {
+	var size session.Size
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
+	if err != nil {
+		printError(fmt.Errorf("connect to %s: %w", socket, unwrapErrno(err)))
+		return nil, nil, size, false
+	}
+	req, _ := json.Marshal(map[string]any{"type": "ATTACH", "read_only": readOnly})
+	if _, err := conn.Write(append(req, '\n')); err != nil {
+		conn.Close()
+		printError(fmt.Errorf("send request to %s: %w", socket, err))
+		return nil, nil, size, false
+	}
+	br := bufio.NewReader(conn)
+	line, err := br.ReadBytes('\n')
+	var r session.Response
+	if err == nil {
+		err = json.Unmarshal(line, &r)
+	}
+	if err != nil {
+		conn.Close()
+		printError(fmt.Errorf("the daemon at %s did not answer ATTACH (an older ptyplex?): %v", socket, err))
+		return nil, nil, size, false
+	}
+	if r.Status != "ok" {
+		conn.Close()
+		printError(session.DaemonError(r.Error))
+		return nil, nil, size, false
+	}
+	var d session.AttachData
+	json.Unmarshal(r.Data, &d)
+	return conn, br, d.Size, true
+}
+
+// unwrapErrno reduces a dial error to its errno, which printError words.
+func unwrapErrno(err error) error {
+	if op, ok := err.(*net.OpError); ok {
+		if se, ok := op.Err.(*os.SyscallError); ok {
+			return se.Err
+		}
+		return op.Err
+	}
+	return err
+}
+
+// Why an attachment ended.
+const (
+	endDetached = iota // the user pressed the detach key
+	endStream          // the daemon closed the stream: the program's output ended, or stop
+	endSignal          // we got SIGTERM or SIGHUP
+)
+
+// attachment is one attached terminal: output from the daemon to stdout,
+// keys from stdin to the daemon.
+type attachment struct {
+	conn      *net.UnixConn
+	detachKey byte
+	readOnly  bool
+}
+
+// run copies both ways until the user detaches, the stream ends or a
+// signal comes. The stdin reader may stay blocked in read afterwards; the
+// process exits soon after.
+func (a *attachment) run(stream io.Reader) int {
+	ended := make(chan struct{})
+	go func() {
+		io.Copy(os.Stdout, stream)
+		close(ended)
+	}()
+	detached := make(chan struct{})
+	go a.keys(detached)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	select {
+	case <-detached:
+		return endDetached
+	case <-ended:
+		return endStream
+	case <-sigs:
+		return endSignal
+	}
+}
+
+// keys sends stdin to the daemon up to the detach key, then closes
+// detached. Read-only attachments send nothing.
+func (a *attachment) keys(detached chan<- struct{}) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := os.Stdin.Read(buf)
+		b := buf[:n]
+		i := bytes.IndexByte(b, a.detachKey)
+		if i >= 0 {
+			b = b[:i]
+		}
+		if len(b) > 0 && !a.readOnly {
+			if _, werr := a.conn.Write(b); werr != nil {
+				return // the stream is gone; run hears it from the reader
+			}
+		}
+		if i >= 0 || err != nil {
+			close(detached)
+			return
+		}
+	}
+}
+
+// terminalReset undoes the modes a repaint or the program may have set on
+// the user's terminal.
+const terminalReset = "\x1b[0m\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?7h\x1b[?25h"
+
+// finishAttach restores the user's terminal and says how the attachment
+// ended.
+func finishAttach(socket string, why int, size session.Size) int {
+	var st session.StatusData
+	stErr := session.CallData(socket, map[string]any{"type": "STATUS"}, &st)
+	reset := terminalReset
+	if stErr != nil || st.AltScreen {
+		reset += "\x1b[?1049l"
+	}
+	rows := size.Rows
+	if ws, err := unix.IoctlGetWinsize(int(os.Stdout.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 {
+		rows = int(ws.Row)
+	}
+	fmt.Printf("%s\x1b[%d;1H\r\n", reset, max(rows, 1))
+	switch why {
+	case endDetached:
+		fmt.Printf("[detached from %s; the program keeps running]\r\n", socket)
+	case endSignal:
+		fmt.Printf("[attach ended by a signal; the program keeps running]\r\n")
+	default:
+		fmt.Printf("%s\r\n", streamEnd(socket))
+	}
+	return exitOK
+}
+
+// streamEnd says why the daemon closed the stream. The PTY's end of file
+// (which ends the stream) can come just before the daemon has recorded the
+// exit, so this waits for the exit briefly rather than asking STATUS.
+func streamEnd(socket string) string {
+	var w session.WaitData
+	err := session.CallData(socket, map[string]any{"type": "WAIT", "timeout_ms": 5000}, &w)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("[the session at %s ended]", socket)
+	case w.TimedOut || w.ExitCode == nil:
+		return "[the program closed its terminal]"
+	default:
+		return fmt.Sprintf("[the program exited with code %d]", *w.ExitCode)
+	}
+}
+
+// makeRaw puts the terminal in raw mode (as cfmakeraw does): every key,
+// Ctrl-C and Ctrl-Z included, goes to the program.
+func makeRaw(fd int, saved *unix.Termios) error {
+	raw := *saved
+	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	raw.Oflag &^= unix.OPOST
+	raw.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	raw.Cflag &^= unix.CSIZE | unix.PARENB
+	raw.Cflag |= unix.CS8
+	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
+	return unix.IoctlSetTermios(fd, unix.TCSETS, &raw)
+}
+
+// followResize resizes the session to our terminal now and on every
+// SIGWINCH, until the returned stop is called.
+func followResize(socket string) (stop func()) {
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	done := make(chan struct{})
+	apply := func() {
+		ws, err := unix.IoctlGetWinsize(int(os.Stdout.Fd()), unix.TIOCGWINSZ)
+		if err != nil || ws.Col == 0 || ws.Row == 0 {
+			return
+		}
+		session.Call(socket, map[string]any{"type": "RESIZE", "cols": int(ws.Col), "rows": int(ws.Row)})
+	}
+	apply()
+	go func() {
+		for {
+			select {
+			case <-winch:
+				apply()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(winch); close(done) }
+}

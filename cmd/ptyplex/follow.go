@@ -1,0 +1,241 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/ptyplex/ptyplex/session"
+	"golang.org/x/sys/unix"
+)
+
+// follower prints a session's screen (or its new lines) until the
+// program exits. Each round blocks in the daemon (WAIT "after_gen") until
+// output newer than the last screen read arrives: nothing polls, and
+// nothing printed between two rounds is missed on the screen.
+type follower struct {
+	socket string
+	req    map[string]any // the OUTPUT request of the screen mode
+	cursor string
+	number bool
+	clear  bool // stdout is a terminal: repaint instead of appending
+}
+
+const followSeparator = "----\n"
+
+// screens prints the screen whenever its text changes.
+func (f *follower) screens() int {
+	req := map[string]any{"with_gen": true}
+	for k, v := range f.req {
+		req[k] = v
+	}
+	last := ""
+	first := true
+	for {
+		var ans outputAnswer
+		if !call(f.socket, req, &ans) {
+			return exitFail
+		}
+		out := ans.resolved()
+		if text := renderOutput(out, f.cursor, f.number); first || text != last {
+			switch {
+			case f.clear:
+				fmt.Print("\x1b[H\x1b[2J")
+			case !first:
+				fmt.Print(followSeparator)
+			}
+			fmt.Print(text)
+			last, first = text, false
+		}
+		exited, ok := f.next(out.OutputGen)
+		if !ok {
+			return exitFail
+		}
+		if exited {
+			return f.final(req, last)
+		}
+	}
+}
+
+// final prints the screen once more if the last output changed it.
+func (f *follower) final(req map[string]any, last string) int {
+	var ans outputAnswer
+	if !call(f.socket, req, &ans) {
+		return exitFail
+	}
+	if text := renderOutput(ans.resolved(), f.cursor, f.number); text != last {
+		if f.clear {
+			fmt.Print("\x1b[H\x1b[2J")
+		} else {
+			fmt.Print(followSeparator)
+		}
+		fmt.Print(text)
+	}
+	return exitOK
+}
+
+// next blocks until output newer than gen or the exit.
+func (f *follower) next(gen *int64) (exited, ok bool) {
+	if gen == nil {
+		printError(fmt.Errorf("the daemon at %s does not report output generations (an older ptyplex?)", f.socket))
+		return false, false
+	}
+	var w session.WaitData
+	if !call(f.socket, map[string]any{"type": "WAIT", "after_gen": *gen}, &w) {
+		return false, false
+	}
+	return isTrue(w.Exited), true
+}
+
+// lines prints the scrollback's lines as they scroll off the screen, then,
+// once the program has exited, the screen (without its trailing blank
+// lines). It starts with the scrollback that exists already.
+func (f *follower) lines() int {
+	format := f.req["format"]
+	probe := map[string]any{"type": "OUTPUT", "format": format, "from": 1, "to": 0, "with_gen": true} // an empty range: just the counts
+	printed := 0                                                                                      // scrollback lines printed, as counted by scrollback_available
+	var tail []string                                                                                 // the last lines printed, to find our place in a full ring
+	emit := func(lines []string) {
+		for _, l := range lines {
+			fmt.Println(l)
+		}
+		tail = append(tail, lines...)
+		if len(tail) > 3 {
+			tail = tail[len(tail)-3:]
+		}
+	}
+	for {
+		var st session.OutputData
+		if !call(f.socket, probe, &st) {
+			return exitFail
+		}
+		avail, full := st.ScrollbackAvailable, st.ScrollbackAvailable >= st.ScrollbackCapacity
+		switch {
+		case avail < printed: // the scrollback was cleared
+			printed = avail
+		case avail > printed && !full:
+			got, ok := f.scrollback(format, avail-printed)
+			if !ok {
+				return exitFail
+			}
+			emit(got)
+			printed = avail
+		case full && avail > 0:
+			got, ok := f.fullRing(format, avail, tail)
+			if !ok {
+				return exitFail
+			}
+			emit(got)
+			printed = avail
+		}
+		exited, ok := f.next(st.OutputGen)
+		if !ok {
+			return exitFail
+		}
+		if exited {
+			return f.finalLines(format, printed, tail)
+		}
+	}
+}
+
+// finalLines prints what scrolled off since the last round and the screen.
+func (f *follower) finalLines(format any, printed int, tail []string) int {
+	var out session.OutputData
+	if !call(f.socket, map[string]any{"type": "OUTPUT", "format": format, "from": "-"}, &out) {
+		return exitFail
+	}
+	all := strings.Split(strings.TrimSuffix(out.Screen, "\n"), "\n")
+	if out.Screen == "" {
+		all = nil
+	}
+	sb := all[:min(out.ScrollbackAvailable, len(all))]
+	scr := all[len(sb):]
+	if out.ScrollbackAvailable < out.ScrollbackCapacity {
+		sb = sb[min(printed, len(sb)):]
+	} else {
+		sb, _ = newAfter(sb, tail)
+	}
+	for len(scr) > 0 && strings.TrimSpace(stripSGR(scr[len(scr)-1])) == "" {
+		scr = scr[:len(scr)-1]
+	}
+	for _, l := range append(sb, scr...) {
+		fmt.Println(l)
+	}
+	return exitOK
+}
+
+// scrollback returns the newest n scrollback lines.
+func (f *follower) scrollback(format any, n int) ([]string, bool) {
+	var out session.OutputData
+	if !call(f.socket, map[string]any{"type": "OUTPUT", "format": format, "from": -n, "to": 0}, &out) {
+		return nil, false
+	}
+	if out.Screen == "" {
+		return nil, true
+	}
+	return strings.Split(strings.TrimSuffix(out.Screen, "\n"), "\n"), true
+}
+
+// fullRing returns the new lines of a full scrollback ring, where the
+// count of lines no longer tells how many are new: it finds the last lines
+// printed (tail) in the newest lines, reading further back until it does.
+func (f *follower) fullRing(format any, avail int, tail []string) ([]string, bool) {
+	for n := min(avail, 64); ; n = min(avail, 4*n) {
+		got, ok := f.scrollback(format, n)
+		if !ok {
+			return nil, false
+		}
+		if rest, found := newAfter(got, tail); found || n == avail {
+			return rest, true
+		}
+	}
+}
+
+// newAfter returns the lines of got after the last occurrence of tail.
+// Without tail every line is new; found is false when tail is not there
+// (it scrolled out of the ring: lines were lost, or got is too short).
+func newAfter(got, tail []string) (rest []string, found bool) {
+	if len(tail) == 0 {
+		return got, true
+	}
+	for i := len(got) - len(tail); i >= 0; i-- {
+		if slicesEqual(got[i:i+len(tail)], tail) {
+			return got[i+len(tail):], true
+		}
+	}
+	return got, false
+}
+
+func slicesEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// stripSGR drops colour sequences, to tell a blank ANSI line.
+func stripSGR(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ptyplex/ptyplex/session"
+)
+
+func init() {
+	register("list", "list this user's sessions (--json, --prune stale sockets)", runList)
+}
+
+const listAbout = `
+Lists this user's sessions, oldest first: socket, daemon pid, state
+(running, exited with its code, stale, unreachable), size, age and command.
+Sessions are found in the session registry every daemon writes itself into
+($PTYPLEX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/ptyplex, else
+/tmp/ptyplex-<uid>) and by their /tmp/interminai-* socket directories.
+Each session is asked for its status; nothing is changed. With
+PTYPLEX_RUNTIME_DIR set, only that registry is read.
+
+A stale session is a socket whose daemon is gone (killed, or the machine
+went down): nobody listens on it. --prune removes stale sockets, their
+private /tmp/interminai-* directories and their registry entries, and says
+what it removed. Live sessions are never touched.
+
+--json prints one JSON array with the same fields. The MCP server's list
+tool shows the same sessions.`
+
+func runList(args []string) int {
+	c := newCLI("list", "ptyplex list [--json] [--prune]", listAbout, false)
+	asJSON := c.fs.Bool("json", false, "print the sessions as a JSON array")
+	prune := c.fs.Bool("prune", false, "remove the sockets and registry entries of stale sessions")
+	if done, code := c.parse(args); done {
+		return code
+	}
+	if c.fs.NArg() > 0 {
+		return c.usageError("unexpected arguments: %v", c.fs.Args())
+	}
+	list, err := session.List(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+		return exitFail
+	}
+	code := exitOK
+	var removed []string
+	if *prune {
+		removed, err = session.Prune(list)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+			code = exitFail
+		}
+	}
+	if *asJSON {
+		if list == nil {
+			list = []session.Listed{}
+		}
+		b, _ := json.Marshal(list)
+		fmt.Println(string(b))
+		return code
+	}
+	if len(list) == 0 {
+		fmt.Println("No sessions.")
+		return code
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SOCKET\tPID\tSTATE\tSIZE\tAGE\tCOMMAND")
+	for _, l := range list {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Socket, pidText(l.PID), stateText(l), sizeText(l.Size),
+			(time.Duration(l.AgeSeconds) * time.Second).String(), commandText(l))
+	}
+	w.Flush()
+	for _, r := range removed {
+		fmt.Printf("Removed stale session %s\n", r)
+	}
+	return code
+}
+
+func stateText(l session.Listed) string {
+	if l.State == session.StateExited && l.ExitCode != nil {
+		return fmt.Sprintf("exited(%d)", *l.ExitCode)
+	}
+	return l.State
+}
+
+func pidText(pid int) string {
+	if pid <= 0 {
+		return "-"
+	}
+	return fmt.Sprint(pid)
+}
+
+func sizeText(s *session.Size) string {
+	if s == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%dx%d", s.Cols, s.Rows)
+}
+
+func commandText(l session.Listed) string {
+	if len(l.Command) == 0 {
+		return "?"
+	}
+	return strings.Join(l.Command, " ")
+}

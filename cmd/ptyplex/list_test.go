@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ptyplex/ptyplex/session"
+)
+
+// registryEnv gives a test a session registry of its own.
+func registryEnv(t *testing.T) []string {
+	return append(os.Environ(), session.RuntimeDirEnv+"="+t.TempDir())
+}
+
+// ptyplexEnv is ptyplex with an environment.
+func ptyplexEnv(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*deadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("ptyplex %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// startEnv is start with an environment.
+func startEnv(t *testing.T, env []string, args ...string) *sess {
+	t.Helper()
+	r := ptyplexEnv(t, env, append([]string{"start"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("start: %v", r)
+	}
+	s := &sess{t: t}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		switch k {
+		case "Socket":
+			s.sock = v
+		case "PID":
+			s.pid, _ = strconv.Atoi(v)
+		}
+	}
+	t.Cleanup(func() {
+		ptyplex(t, "", "stop", "--socket", s.sock)
+		if !waitGone(s.pid, deadline) {
+			syscall.Kill(s.pid, syscall.SIGKILL)
+		}
+	})
+	return s
+}
+
+func listJSON(t *testing.T, env []string, args ...string) map[string]session.Listed {
+	t.Helper()
+	r := ptyplexEnv(t, env, append([]string{"list", "--json"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("list: %v", r)
+	}
+	var list []session.Listed
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatalf("list --json: %v\n%s", err, r.stdout)
+	}
+	m := map[string]session.Listed{}
+	for _, l := range list {
+		m[l.Socket] = l
+	}
+	return m
+}
+
+func TestListAndPrune(t *testing.T) {
+	t.Parallel()
+	env := registryEnv(t)
+	sock := filepath.Join(t.TempDir(), "a.sock")
+	a := startEnv(t, env, "--socket", sock, "--size", "90x20", "--", "cat")
+	b := startEnv(t, env, "--", "sh", "-c", "exit 3")
+	if out := b.ok("wait", "--quiet"); out != "3\n" {
+		t.Fatalf("exit of b: %q", out)
+	}
+	m := listJSON(t, env)
+	la, lb := m[a.sock], m[b.sock]
+	if la.State != session.StateRunning || la.PID != a.pid || strings.Join(la.Command, " ") != "cat" ||
+		la.Size == nil || la.Size.Cols != 90 || la.Size.Rows != 20 || !la.Registered {
+		t.Errorf("a: %+v", la)
+	}
+	if lb.State != session.StateExited || lb.ExitCode == nil || *lb.ExitCode != 3 || lb.PID != b.pid {
+		t.Errorf("b: %+v", lb)
+	}
+	table := ptyplexEnv(t, env, "list")
+	if !strings.Contains(table.stdout, "SOCKET") || !strings.Contains(table.stdout, a.sock) || !strings.Contains(table.stdout, "exited(3)") {
+		t.Errorf("list table:\n%s", table.stdout)
+	}
+	// The daemon of a dies without STOP: its socket file stays behind.
+	syscall.Kill(a.pid, syscall.SIGKILL)
+	if !waitGone(a.pid, deadline) {
+		t.Fatal("daemon survived SIGKILL")
+	}
+	if la := listJSON(t, env)[a.sock]; la.State != session.StateStale || la.Problem == "" {
+		t.Errorf("a after its daemon died: %+v", la)
+	}
+	r := ptyplexEnv(t, env, "list", "--prune")
+	if r.code != 0 || !strings.Contains(r.stdout, "Removed stale session "+a.sock) {
+		t.Errorf("list --prune: %v", r)
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Errorf("stale socket still there: %v", err)
+	}
+	m = listJSON(t, env)
+	if _, ok := m[a.sock]; ok {
+		t.Errorf("pruned session still listed: %+v", m[a.sock])
+	}
+	if lb := m[b.sock]; lb.State != session.StateExited {
+		t.Errorf("prune touched a live session: %+v", lb)
+	}
+	// A registry entry whose socket is gone altogether (its /tmp directory
+	// was cleaned) is stale too, and pruned.
+	dir := strings.TrimPrefix(env[len(env)-1], session.RuntimeDirEnv+"=")
+	gone := filepath.Join(t.TempDir(), "gone.sock")
+	entry := filepath.Join(dir, "1-lost.json")
+	os.WriteFile(entry, []byte(`{"socket":"`+gone+`","pid":1,"command":["lost"]}`), 0o600)
+	if l := listJSON(t, env)[gone]; l.State != session.StateStale || strings.Join(l.Command, " ") != "lost" {
+		t.Errorf("entry without a socket: %+v", l)
+	}
+	if r := ptyplexEnv(t, env, "list", "--prune"); !strings.Contains(r.stdout, "Removed stale session "+gone) {
+		t.Errorf("prune of an entry without a socket: %v", r)
+	}
+	if _, err := os.Stat(entry); !os.IsNotExist(err) {
+		t.Errorf("registry entry not removed: %v", err)
+	}
+	// stop unregisters.
+	b.ok("stop")
+	if _, ok := listJSON(t, env)[b.sock]; ok {
+		t.Errorf("stopped session still listed")
+	}
+}

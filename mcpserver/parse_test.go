@@ -1,0 +1,89 @@
+package mcpserver
+
+import (
+	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/waitcond"
+)
+
+// The examples of the spec (cli.md) for `input --text`.
+func TestParseWait(t *testing.T) {
+	good := []struct {
+		in   WaitInput
+		mode waitcond.Mode
+	}{
+		{WaitInput{}, waitcond.Activity},
+		{WaitInput{Exit: true}, waitcond.Exit},
+		{WaitInput{QuietMs: 100}, waitcond.Quiet},
+		{WaitInput{Regex: "x"}, waitcond.Regex},
+		{WaitInput{Contains: "x", Line: 2}, waitcond.Contains},
+		{WaitInput{NotContains: "x"}, waitcond.NotContains},
+		{WaitInput{Line: 3}, waitcond.Change},
+	}
+	for _, tt := range good {
+		w, cond, err := parseWait(tt.in)
+		if err != nil || w.Mode != tt.mode || cond == "" {
+			t.Errorf("parseWait(%+v) = mode %v, %q, %v; want mode %v", tt.in, w.Mode, cond, err, tt.mode)
+		}
+		if w.Timeout != defaultWaitTimeout {
+			t.Errorf("parseWait(%+v): timeout %v", tt.in, w.Timeout)
+		}
+	}
+	bad := []WaitInput{
+		{Regex: "("},
+		{Regex: "a", Contains: "b"},
+		{Exit: true, QuietMs: 10},
+		{Exit: true, Contains: "x"},
+		{QuietMs: 10, Line: 1},
+		{Line: -1},
+		{TimeoutMs: -5},
+	}
+	for _, in := range bad {
+		if _, _, err := parseWait(in); err == nil {
+			t.Errorf("parseWait(%+v): no error", in)
+		}
+	}
+	// Up to 2^63-1: past 9223372036855 ms the nanoseconds wrap negative
+	// unless the count is clamped first.
+	for _, ms := range []int{1 << 30, 9223372036855, 1<<63 - 1} {
+		if w, _, _ := parseWait(WaitInput{TimeoutMs: ms}); w.Timeout != maxWaitTimeout || !timeoutClamped(ms) {
+			t.Errorf("timeout_ms %d not clamped: %v", ms, w.Timeout)
+		}
+		if w, _, _ := parseWait(WaitInput{QuietMs: ms}); w.QuietFor != maxWaitTimeout {
+			t.Errorf("quiet_ms %d not clamped: %v", ms, w.QuietFor)
+		}
+	}
+	if w, _, _ := parseWait(WaitInput{TimeoutMs: 600000}); w.Timeout != maxWaitTimeout || timeoutClamped(600000) {
+		t.Errorf("timeout_ms at the maximum: %v", w.Timeout)
+	}
+}
+
+func TestNumberLines(t *testing.T) {
+	for _, tc := range []struct {
+		screen   string
+		from, to int
+		want     string
+	}{
+		{"a\nb\nc\nd\n", -2, 2, "-2\ta\n-1\tb\n 1\tc\n 2\td\n"},
+		{"x\n", 12, 12, " 12\tx\n"},
+		// The rows come from from/to, with or without a final newline.
+		{"a\nb", 1, 2, " 1\ta\n 2\tb\n"},
+		{"a\n", 1, 2, " 1\ta\n 2\t\n"},
+		{"x\ny", 9, 10, " 09\tx\n 10\ty\n"},
+		{"", 3, 2, ""},
+	} {
+		if got := numberLines(tc.screen, tc.from, tc.to); got != tc.want {
+			t.Errorf("numberLines(%q, %d, %d) = %q, want %q", tc.screen, tc.from, tc.to, got, tc.want)
+		}
+	}
+}
+
+func TestParseStarted(t *testing.T) {
+	s, err := parseStarted("Socket: /tmp/interminai-x/socket\nPID: 42\nAuto-generated: true\n")
+	if err != nil || s.Socket != "/tmp/interminai-x/socket" || s.PID != 42 || !s.Auto {
+		t.Fatalf("parseStarted: %+v, %v", s, err)
+	}
+	if _, err := parseStarted("garbage"); err == nil {
+		t.Fatal("parseStarted(garbage): no error")
+	}
+}

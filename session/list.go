@@ -1,0 +1,200 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Session states in a Listed.
+const (
+	StateRunning     = "running"
+	StateExited      = "exited"
+	StateStale       = "stale"       // nobody listens on the socket: the daemon died
+	StateUnreachable = "unreachable" // the daemon accepted but did not answer STATUS
+)
+
+// Listed is one session of this user as List sees it.
+type Listed struct {
+	Socket     string    `json:"socket"`
+	PID        int       `json:"pid,omitempty"` // the daemon's; 0 when unknown
+	Command    []string  `json:"command,omitempty"`
+	State      string    `json:"state"`
+	ExitCode   *int      `json:"exit_code,omitempty"`
+	Size       *Size     `json:"size,omitempty"`
+	Started    time.Time `json:"started"`
+	AgeSeconds int64     `json:"age_seconds"`
+	// Registered is false for a socket found only by its
+	// /tmp/interminai-* directory (another tool's daemon, or one whose
+	// registry entry is gone); its command is then unknown.
+	Registered bool   `json:"registered"`
+	Problem    string `json:"problem,omitempty"` // why it is stale or unreachable
+	rec        Record
+}
+
+// listProbeTimeout bounds the STATUS List sends to each session.
+const listProbeTimeout = 2 * time.Second
+
+// List returns this user's sessions, oldest first: those in the registry
+// and any live or stale socket in a /tmp/interminai-* directory of ours
+// (unless PTYPLEX_RUNTIME_DIR names a registry of its own).
+// Each is asked for its STATUS.
+func List(ctx context.Context) ([]Listed, error) {
+	dir, err := RegistryDir()
+	if err != nil {
+		return nil, err
+	}
+	recs := readRecords(dir)
+	known := map[string]bool{}
+	for _, r := range recs {
+		known[r.Socket] = true
+	}
+	out := make([]Listed, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, Listed{Socket: r.Socket, PID: r.PID, Command: r.Command, Started: r.Started, Registered: true, rec: r})
+	}
+	// A registry chosen with PTYPLEX_RUNTIME_DIR is a set of sessions of
+	// its own: the shared /tmp directories are not scanned then.
+	var socks []string
+	if os.Getenv(RuntimeDirEnv) == "" {
+		socks, _ = filepath.Glob("/tmp/" + autoDirPrefix + "*/socket")
+	}
+	for _, s := range socks {
+		fi, err := os.Lstat(s)
+		if known[s] || err != nil || fi.Mode()&os.ModeSocket == 0 || !ownedByUs(fi) {
+			continue
+		}
+		out = append(out, Listed{Socket: s, Started: fi.ModTime(), rec: Record{Socket: s, Auto: true}})
+	}
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Go(func() { probe(ctx, &out[i]) })
+	}
+	wg.Wait()
+	now := time.Now()
+	for i := range out {
+		out[i].AgeSeconds = int64(now.Sub(out[i].Started) / time.Second)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
+	return out, nil
+}
+
+// probe fills in the state of l from its daemon.
+func probe(ctx context.Context, l *Listed) {
+	ctx, cancel := context.WithTimeout(ctx, listProbeTimeout)
+	defer cancel()
+	var dl net.Dialer
+	c, err := dl.DialContext(ctx, "unix", l.Socket)
+	if err != nil {
+		l.State, l.Problem = StateStale, "nobody listens: "+unwrapSyscall(err).Error()
+		if errors.Is(err, syscall.EAGAIN) || ctx.Err() != nil {
+			l.State = StateUnreachable // a full backlog: alive but busy
+		}
+		return
+	}
+	if pid := peerPID(c); pid > 0 {
+		l.PID = pid
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	defer c.Close()
+	r, err := exchange(c, l.Socket, map[string]any{"type": "STATUS"})
+	if err == nil && r.Status != "ok" {
+		err = DaemonError(r.Error)
+	}
+	var st StatusData
+	if err == nil {
+		err = jsonUnmarshal(r.Data, &st)
+	}
+	if err != nil {
+		l.State, l.Problem = StateUnreachable, err.Error()
+		if ctx.Err() != nil {
+			l.Problem = fmt.Sprintf("no answer to STATUS within %v", listProbeTimeout)
+		}
+		return
+	}
+	l.Size = &Size{Rows: st.Size.Rows, Cols: st.Size.Cols}
+	if st.Running {
+		l.State = StateRunning
+	} else {
+		l.State, l.ExitCode = StateExited, st.ExitCode
+	}
+}
+
+// Prune removes what stale sessions left behind: the socket file (after
+// checking once more that nobody listens), its private /tmp/interminai-*
+// directory, and the registry entry. It returns the sockets of the
+// sessions it removed.
+func Prune(list []Listed) (removed []string, err error) {
+	var errs []error
+	for _, l := range list {
+		if l.State != StateStale {
+			continue
+		}
+		if fi, e := os.Lstat(l.Socket); e == nil && fi.Mode()&os.ModeSocket != 0 {
+			if c, e := net.Dial("unix", l.Socket); e == nil {
+				c.Close() // a daemon came up on it meanwhile: not stale
+				continue
+			}
+			if e := os.Remove(l.Socket); e != nil {
+				errs = append(errs, fmt.Errorf("remove %s: %w", l.Socket, e))
+				continue
+			}
+		}
+		if dir := filepath.Dir(l.Socket); strings.HasPrefix(filepath.Base(dir), autoDirPrefix) && filepath.Dir(dir) == "/tmp" {
+			os.Remove(dir) // only when empty
+		}
+		if l.rec.file != "" {
+			os.Remove(l.rec.file)
+		}
+		removed = append(removed, l.Socket)
+	}
+	return removed, errors.Join(errs...)
+}
+
+func ownedByUs(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
+}
+
+// checkPrivateDir refuses a registry directory that another user owns or
+// that others may write to: they could plant entries there.
+func checkPrivateDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("session registry: %w", err)
+	}
+	if !fi.IsDir() || !ownedByUs(fi) || fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("session registry %s: not a private directory of this user", dir)
+	}
+	return nil
+}
+
+// peerPID is the pid of the process at the other end of c (the daemon).
+func peerPID(c net.Conn) int {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return 0
+	}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	pid := 0
+	rc.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			pid = int(cred.Pid)
+		}
+	})
+	return pid
+}
