@@ -363,9 +363,22 @@ func TestConcurrentUse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			errs <- func() error {
-				term, err := c.Open(context.Background(), OpenOptions{Cmd: "cat", Window: 64})
+				// Without echo, cat is the only writer: with echo the
+				// kernel's echo of one line may land in the middle of
+				// cat's copy of the one before.
+				term, err := c.Open(context.Background(), OpenOptions{Cmd: "/bin/sh",
+					Args: []string{"-c", "stty -echo; printf ready; exec cat"}, Window: 64})
 				if err != nil {
 					return err
+				}
+				var got []byte
+				buf := make([]byte, 256)
+				for !bytes.Contains(got, []byte("ready")) {
+					n, err := term.Read(buf)
+					got = append(got, buf[:n]...)
+					if err != nil {
+						return fmt.Errorf("%s: before ready: %v (%q)", term.ID(), err, got)
+					}
 				}
 				line := fmt.Sprintf("line from goroutine %d\n", i)
 				read := make(chan []byte, 1)
@@ -382,9 +395,10 @@ func TestConcurrentUse(t *testing.T) {
 				if err != nil || st.Code != 0 {
 					return fmt.Errorf("%s: %v %v", term.ID(), st, err)
 				}
-				got := string(<-read)
-				if n := strings.Count(got, strings.TrimSuffix(line, "\n")); n != 10 {
-					return fmt.Errorf("%s: saw the line %d times, want 10 (5 echoed, 5 copied): %q", term.ID(), n, got)
+				got = append(got, <-read...)
+				want := "ready" + strings.Repeat(strings.TrimSuffix(line, "\n")+"\r\n", 5)
+				if string(got) != want {
+					return fmt.Errorf("%s: got %q, want %q", term.ID(), got, want)
 				}
 				return nil
 			}()
