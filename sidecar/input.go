@@ -99,15 +99,14 @@ func elapsed(since time.Time) time.Duration {
 }
 
 // full says why n more bytes do not fit now, or "" if they do. An empty
-// queue always takes a frame, whatever the budget, so that one terminal
-// can always make progress. Called with q.b.mu held.
+// queue takes any one frame, and so does an empty budget, so that a frame
+// larger than a bound still goes through; the total stays under the global
+// bound plus one frame. Called with q.b.mu held.
 func (q *inputQueue) full(n int) string {
 	switch {
-	case q.pending == 0:
-		return ""
-	case q.pending+n > maxQueuedInput:
+	case q.pending > 0 && q.pending+n > maxQueuedInput:
 		return fmt.Sprintf("its input queue holds %d bytes (limit %d per terminal)", q.pending, maxQueuedInput)
-	case q.b.total+n > maxQueuedInputTotal:
+	case q.b.total > 0 && q.b.total+n > maxQueuedInputTotal:
 		return fmt.Sprintf("input queued for all terminals holds %d bytes (limit %d)", q.b.total, maxQueuedInputTotal)
 	}
 	return ""
