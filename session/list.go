@@ -12,8 +12,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Session states in a Listed.
@@ -191,10 +189,6 @@ func peerPID(c net.Conn) int {
 		return 0
 	}
 	pid := 0
-	rc.Control(func(fd uintptr) {
-		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
-			pid = int(cred.Pid)
-		}
-	})
+	rc.Control(func(fd uintptr) { pid = socketPeerPID(int(fd)) })
 	return pid
 }

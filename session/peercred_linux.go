@@ -13,3 +13,12 @@ func socketPeerUID(fd int) (uint32, error) {
 	}
 	return cred.Uid, nil
 }
+
+// socketPeerPID is the pid of the peer, or 0 if the kernel does not say.
+func socketPeerPID(fd int) int {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return 0
+	}
+	return int(cred.Pid)
+}

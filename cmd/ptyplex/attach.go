@@ -74,7 +74,7 @@ func runAttach(args []string) int {
 		return exitFail
 	}
 	in := int(os.Stdin.Fd())
-	saved, err := unix.IoctlGetTermios(in, unix.TCGETS)
+	saved, err := unix.IoctlGetTermios(in, ioctlGetTermios)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "Error: attach needs a terminal on stdin: %v\n", err)
 		return exitFail
@@ -94,7 +94,7 @@ func runAttach(args []string) int {
 	}
 	a := &attachment{conn: conn, detachKey: dk[0], readOnly: *readOnly}
 	why := a.run(rest)
-	unix.IoctlSetTermios(in, unix.TCSETS, saved)
+	unix.IoctlSetTermios(in, ioctlSetTermios, saved)
 	return finishAttach(c.socket, why, size)
 }
 
@@ -262,7 +262,7 @@ func makeRaw(fd int, saved *unix.Termios) error {
 	raw.Cflag &^= unix.CSIZE | unix.PARENB
 	raw.Cflag |= unix.CS8
 	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
-	return unix.IoctlSetTermios(fd, unix.TCSETS, &raw)
+	return unix.IoctlSetTermios(fd, ioctlSetTermios, &raw)
 }
 
 // followResize resizes the session to our terminal now and on every
