@@ -84,7 +84,7 @@ func (t *terminal) readLoop() {
 			buf[4] = byte(proto.TypeOutput)
 			binary.LittleEndian.PutUint16(buf[5:], uint16(len(t.id)))
 			copy(buf[7:], t.id)
-			t.sc.out.send(outFrame{buf: buf, pooled: pb, term: t})
+			t.sc.out.send(outFrame{buf: buf, pooled: pb, term: t}, true)
 		} else {
 			putFrameBuf(pb)
 		}
@@ -154,7 +154,7 @@ func (t *terminal) supervise() {
 		term:   t,
 		before: func() { t.sc.forget(t) },
 		after:  func() { close(t.gone) },
-	})
+	}, true)
 }
 
 // awaitReader waits for the PTY to reach EOF after the session was killed.

@@ -8,7 +8,7 @@ import (
 	"github.com/ptyplex/ptyplex/proto"
 )
 
-// Queue bounds. The bulk queue caps buffered output near
+// Queue bounds. The bulk lane caps buffered output near
 // writerQueue*readSize bytes.
 const (
 	writerQueue = 64
@@ -16,6 +16,10 @@ const (
 	// prioMax is the largest frame that may take the priority lane: an
 	// echo or a prompt, not a chunk of a flood.
 	prioMax = 4 << 10
+	// inlineBudget is how many bytes a goroutine that took the stream to
+	// write its own frame goes on writing for others before it hands the
+	// rest to the writer goroutine and returns to its own work.
+	inlineBudget = 256 << 10
 )
 
 // outFrame is one encoded frame on its way to the host. before, if set,
@@ -30,47 +34,86 @@ type outFrame struct {
 	after  func()
 }
 
-// writer is the only goroutine that touches the output stream.
+// writer owns the output stream.
 //
 // Frames wait in one of two lanes. A small frame of a terminal that has
-// nothing else waiting takes the priority lane, which the writer always
-// empties first; everything else queues in the bulk lane. So a keystroke
-// echo from an idle shell does not wait behind megabytes of another
-// terminal's flood, while each terminal's own frames keep their order:
-// a frame goes to the priority lane only when none of its terminal's
-// earlier frames is still waiting, and every priority frame is written
-// before any bulk frame queued at the time.
+// nothing else waiting takes the priority lane, which is always emptied
+// first; everything else queues in the bulk lane. So a keystroke echo from
+// an idle shell does not wait behind megabytes of another terminal's
+// flood, while each terminal's own frames keep their order: a frame goes
+// to the priority lane only when none of its terminal's earlier frames is
+// still waiting, and every priority frame is written before any bulk
+// frame queued at the time.
+//
+// Who writes: whoever holds the stream, a token taken under mu. A sender
+// allowed to block on the host (a terminal's reader or supervisor) that
+// finds the stream free takes it and writes its frame itself, then what
+// others queued meanwhile, up to inlineBudget; a reader flooding alone so
+// never hands a frame to another thread, which is what costs most when
+// the runtime has more than one P. Senders that must not block on the host
+// (the dispatch loop) queue and wake the writer goroutine instead, which
+// also takes over whatever an inline writer leaves past its budget. Only
+// the holder touches bw, broken and afters.
 type writer struct {
-	mu       sync.RWMutex // held shared by senders, exclusively to close the lanes
-	closed   bool
-	prio     chan outFrame
-	q        chan outFrame
+	mu     sync.Mutex
+	space  *sync.Cond // broadcast when a lane has room again
+	prio   fifo
+	bulk   fifo
+	busy   bool          // the stream is held
+	closed bool          // no more frames: the writer goroutine ends once all is written
+	wake   chan struct{} // nudges the writer goroutine (one pending nudge is enough)
+	done   chan struct{} // closed when the writer goroutine has ended
+
+	// Owned by the stream's holder.
 	bw       *bufio.Writer
+	broken   bool
+	afters   []func()
 	tee      func([]byte) // sees every frame written; nil when not recording
 	onBroken func(error)  // called once if a write fails
-	done     chan struct{}
+}
+
+// fifo is a bounded ring of frames.
+type fifo struct {
+	buf     []outFrame
+	head, n int
+}
+
+func newFifo(size int) fifo     { return fifo{buf: make([]outFrame, size)} }
+func (q *fifo) len() int        { return q.n }
+func (q *fifo) full() bool      { return q.n == len(q.buf) }
+func (q *fifo) push(f outFrame) { q.buf[(q.head+q.n)%len(q.buf)] = f; q.n++ }
+func (q *fifo) pop() (f outFrame) {
+	f, q.buf[q.head] = q.buf[q.head], outFrame{}
+	q.head = (q.head + 1) % len(q.buf)
+	q.n--
+	return f
 }
 
 func newWriter(w io.Writer, tee func([]byte), onBroken func(error)) *writer {
 	wr := &writer{
-		prio:     make(chan outFrame, prioQueue),
-		q:        make(chan outFrame, writerQueue),
+		prio:     newFifo(prioQueue),
+		bulk:     newFifo(writerQueue),
 		bw:       bufio.NewWriterSize(w, 128<<10),
 		tee:      tee,
 		onBroken: onBroken,
+		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
+	wr.space = sync.NewCond(&wr.mu)
 	go wr.loop()
 	return wr
 }
 
-// send queues an encoded frame, blocking while the queue is full. After
-// close the frame is dropped (its callback still runs): only a dispatch
-// racing with shutdown can get there.
-func (w *writer) send(f outFrame) {
-	w.mu.RLock()
+// send queues an encoded frame, waiting while its lane is full. inline
+// says the caller may write to the host itself, and so block for as long
+// as the host does not read: true for a terminal's reader and supervisor,
+// false for the dispatch loop, which must go on reading the host's frames.
+// After close the frame is dropped (its callbacks still run): only a
+// dispatch racing with shutdown can get there.
+func (w *writer) send(f outFrame, inline bool) {
+	w.mu.Lock()
 	if w.closed {
-		w.mu.RUnlock()
+		w.mu.Unlock()
 		if f.before != nil {
 			f.before()
 		}
@@ -79,113 +122,161 @@ func (w *writer) send(f outFrame) {
 		}
 		return
 	}
-	// A terminal's frames are sent one after the other (OPENED by the
-	// dispatch loop before the reader starts, OUTPUT by the reader, EXIT
-	// by the supervisor after the reader ended), so none of its earlier
-	// frames can be in flight when queued reads 0.
-	lane := w.q
+	lane := &w.bulk
 	if f.term == nil || (f.term.queued.Load() == 0 && len(f.buf) <= prioMax) {
-		lane = w.prio
+		lane = &w.prio
+	}
+	for lane.full() {
+		w.space.Wait()
 	}
 	if f.term != nil {
 		f.term.queued.Add(1)
 	}
-	lane <- f // the loop drains the lanes without taking mu: no deadlock
-	w.mu.RUnlock()
+	lane.push(f)
+	switch {
+	case w.busy:
+		// The holder writes it before it lets the stream go.
+		w.mu.Unlock()
+	case inline:
+		w.busy = true
+		w.drain(inlineBudget)
+	default:
+		w.mu.Unlock()
+		w.nudge()
+	}
 }
 
 // sendControl queues a JSON control frame about t (nil when it concerns
-// no live terminal).
+// no live terminal) from a goroutine that must not block on the host.
 func (w *writer) sendControl(term *terminal, t proto.Type, v any) {
-	w.send(outFrame{buf: proto.AppendFrame(nil, t, proto.Marshal(v)), term: term})
+	w.send(outFrame{buf: proto.AppendFrame(nil, t, proto.Marshal(v)), term: term}, false)
+}
+
+func (w *writer) nudge() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
 // close stops the writer after everything queued so far is written and
-// waits for it. No send may follow.
+// waits for it. Later sends drop their frames.
 func (w *writer) close() {
 	w.mu.Lock()
-	if !w.closed {
-		w.closed = true
-		close(w.prio)
-		close(w.q)
-	}
+	w.closed = true
 	w.mu.Unlock()
+	w.nudge()
 	<-w.done
 }
 
-// loop writes frames, flushing when the lanes run dry so that a burst of
-// frames costs one write(2) while a lone keystroke echo goes out at once;
-// a priority frame is flushed as soon as no other priority frame waits.
-// After a write error it keeps draining (running callbacks) so producers
-// never block on a dead host.
+// loop is the writer goroutine: it writes what senders that may not block
+// queued, and what an inline writer left past its budget, until close.
 func (w *writer) loop() {
 	defer close(w.done)
-	var broken bool
-	var afters []func()
-	fail := func(err error) {
-		if !broken {
-			broken = true
-			w.onBroken(err)
-		}
-	}
-	flush := func() {
-		if !broken {
-			if err := w.bw.Flush(); err != nil {
-				fail(err)
-			}
-		}
-		for _, fn := range afters {
-			fn()
-		}
-		afters = afters[:0]
-	}
-	prio, bulk := w.prio, w.q
-	for prio != nil || bulk != nil {
-		var f outFrame
-		var ok, urgent bool
-		select {
-		case f, ok = <-prio:
-			urgent = true
-		default:
-			select {
-			case f, ok = <-prio:
-				urgent = true
-			case f, ok = <-bulk:
-			}
-		}
-		if !ok { // a lane closed: drain the other
-			if urgent {
-				prio = nil
-			} else {
-				bulk = nil
-			}
+	w.mu.Lock()
+	for {
+		if !w.busy && w.prio.len()+w.bulk.len() > 0 {
+			w.busy = true
+			w.drain(-1)
+			w.mu.Lock()
 			continue
 		}
-		if f.before != nil {
-			f.before()
+		if w.closed && !w.busy {
+			w.mu.Unlock()
+			return
 		}
-		if !broken {
-			if w.tee != nil {
-				w.tee(f.buf)
+		w.mu.Unlock()
+		<-w.wake
+		w.mu.Lock()
+	}
+}
+
+// drain writes queued frames, priority lane first, flushing when the lanes
+// run dry so that a burst of frames costs one write(2) while a lone
+// keystroke echo goes out at once; a priority frame is flushed as soon as
+// no other priority frame waits. After budget bytes of bulk frames (no
+// limit when negative) it leaves the rest to the writer goroutine. After a
+// write error it goes on taking frames off the lanes, running their
+// callbacks, so that producers never block on a dead host.
+//
+// The caller holds mu and has set busy; drain returns with mu released.
+func (w *writer) drain(budget int) {
+	written := 0
+	for {
+		var f outFrame
+		urgent := w.prio.len() > 0
+		switch {
+		case urgent:
+			f = w.prio.pop()
+		case w.bulk.len() > 0 && (budget < 0 || written < budget):
+			f = w.bulk.pop()
+			written += len(f.buf)
+		default:
+			// Dry, or past the budget: let the stream go. What is
+			// left (if anything) is the writer goroutine's.
+			w.busy = false
+			left := w.bulk.len() > 0
+			closed := w.closed
+			w.mu.Unlock()
+			if left || closed {
+				w.nudge()
 			}
-			if _, err := w.bw.Write(f.buf); err != nil {
-				fail(err)
-			}
+			return
 		}
-		if f.pooled != nil {
-			putFrameBuf(f.pooled)
-		}
-		if f.term != nil {
-			f.term.queued.Add(-1)
-		}
-		if f.after != nil {
-			afters = append(afters, f.after)
-		}
-		if len(w.prio) == 0 && (urgent || len(w.q) == 0) {
-			flush()
+		w.space.Broadcast()
+		w.mu.Unlock()
+		w.write(f)
+		w.mu.Lock()
+		if w.prio.len() == 0 && (urgent || w.bulk.len() == 0) {
+			w.mu.Unlock()
+			w.flush()
+			w.mu.Lock()
 		}
 	}
-	flush()
+}
+
+// write puts one frame in the buffer; only the stream's holder calls it.
+func (w *writer) write(f outFrame) {
+	if f.before != nil {
+		f.before()
+	}
+	if !w.broken {
+		if w.tee != nil {
+			w.tee(f.buf)
+		}
+		if _, err := w.bw.Write(f.buf); err != nil {
+			w.fail(err)
+		}
+	}
+	if f.pooled != nil {
+		putFrameBuf(f.pooled)
+	}
+	if f.term != nil {
+		f.term.queued.Add(-1)
+	}
+	if f.after != nil {
+		w.afters = append(w.afters, f.after)
+	}
+}
+
+// flush writes out the buffer and runs the callbacks of what it held.
+func (w *writer) flush() {
+	if !w.broken {
+		if err := w.bw.Flush(); err != nil {
+			w.fail(err)
+		}
+	}
+	for _, fn := range w.afters {
+		fn()
+	}
+	w.afters = w.afters[:0]
+}
+
+func (w *writer) fail(err error) {
+	if !w.broken {
+		w.broken = true
+		w.onBroken(err)
+	}
 }
 
 // readSize is the most a terminal reads from its PTY into one OUTPUT frame.

@@ -31,6 +31,9 @@ type sidecarHost struct {
 func startSidecar(bin string, onFrame func(proto.Frame)) (*sidecarHost, error) {
 	h := &sidecarHost{cmd: exec.Command(bin), done: make(chan error, 1)}
 	h.cmd.Stderr = os.Stderr
+	if *sidecarEnv != "" {
+		h.cmd.Env = append(os.Environ(), strings.Fields(*sidecarEnv)...)
+	}
 	var err error
 	if h.in, err = h.cmd.StdinPipe(); err != nil {
 		return nil, err

@@ -28,6 +28,8 @@ var (
 	idleN      = flag.Int("idle", 1000, "idle terminals for the memory measurement")
 	only       = flag.String("only", "", "run only measurements whose name matches this `regexp`")
 	svgPath    = flag.String("svg", "", "also write a ratio chart to this SVG `file`")
+	subject    = flag.String("subject", "sidecar", "what the throughput rows measure against plain reads: sidecar, or ptyhost (this process reading through ptyhost, to see the engine's own cost)")
+	sidecarEnv = flag.String("sidecar-env", "", "extra `NAME=VALUE ...` (space-separated) in the environment of every sidecar started, e.g. GOMAXPROCS=1")
 	quick      = flag.Bool("quick", false, "smaller defaults (3 pairs, 64 MiB, 200 idle terminals): a smoke test, not a measurement")
 )
 
@@ -67,9 +69,13 @@ func main() {
 				fatalf("%v", err)
 			}
 			s := measure(name, func() (float64, float64, error) {
-				b, err := directThroughput(f, n, raw)
+				b, err := plainThroughput(f, n, raw)
 				if err != nil {
 					return 0, 0, err
+				}
+				if *subject == "ptyhost" {
+					s, err := directThroughput(f, n, raw)
+					return b, s, err
 				}
 				s, err := sidecarThroughput(*sidecarBin, f, n, raw)
 				return b, s, err

@@ -10,13 +10,14 @@ import (
 // pollableStdin returns stdin switched to non-blocking mode and registered
 // with the runtime's poller, when stdin is a pipe or a socket.
 //
-// Why: the sidecar runs on one P (limitProcs). A blocking read(2) of stdin
-// keeps that P attached to the thread parked in the syscall, so a goroutine
-// the dispatch loop has just woken (a terminal's input writer) waits until
-// sysmon takes the P back, which is anywhere from 20 µs to 10 ms. Read
-// through the poller, the dispatch goroutine parks instead and the woken
-// one runs at once. Measured from Node (keystroke echo, interleaved runs on
-// a loaded 2-core VM): p50 303 -> 197 µs, p90 651 -> 281 µs, p99 6.3 -> 3.6 ms.
+// Why: a blocking read(2) of stdin keeps a P attached to the thread parked
+// in the syscall, so a goroutine the dispatch loop has just woken (a
+// terminal's input writer) can wait until sysmon takes the P back, anywhere
+// from 20 µs to 10 ms when every other P is busy (with one P, always).
+// Read through the poller, the dispatch goroutine parks instead and the
+// woken one runs at once. Measured from Node on one P (keystroke echo,
+// interleaved runs on a loaded 2-core VM): p50 303 -> 197 µs, p90 651 ->
+// 281 µs, p99 6.3 -> 3.6 ms.
 //
 // Only pipes and sockets: O_NONBLOCK belongs to the open file, which a
 // terminal shares with the shell that started us (it would find its own
