@@ -56,5 +56,6 @@ func Backend() string { return backendName }
 // platform's procs file) sees it.
 type procInfo struct {
 	pid    int
+	sid    int
 	zombie bool // exited, waiting for its parent to reap it
 }

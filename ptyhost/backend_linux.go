@@ -58,6 +58,9 @@ func (linuxBackend) spawn(s spawnSpec) (child, error) {
 }
 
 func (linuxBackend) killSession(sid int, pts string, sig syscall.Signal, holders bool) int {
+	if !holders {
+		return sessionKills.kill(sid, sig)
+	}
 	return killSessionProc(sid, pts, sig, holders)
 }
 

@@ -51,6 +51,9 @@ func (portableBackend) spawn(s spawnSpec) (child, error) {
 }
 
 func (portableBackend) killSession(sid int, pts string, sig syscall.Signal, holders bool) int {
+	if !holders {
+		return sessionKills.kill(sid, sig)
+	}
 	self := os.Getpid()
 	n := 0
 	kill := func(pid int) {

@@ -23,11 +23,11 @@ func sessionProcs(sids map[int]bool) ([]procInfo, error) {
 		if sids[pid] && zombie {
 			// A zombie leader still names its session; getsid fails on
 			// zombies, so match it by its pid.
-			out = append(out, procInfo{pid: pid, zombie: true})
+			out = append(out, procInfo{pid: pid, sid: pid, zombie: true})
 			continue
 		}
 		if sid, err := unix.Getsid(pid); err == nil && sids[sid] {
-			out = append(out, procInfo{pid: pid, zombie: zombie})
+			out = append(out, procInfo{pid: pid, sid: sid, zombie: zombie})
 		}
 	}
 	return out, nil

@@ -55,7 +55,7 @@ func sessionProcs(sids map[int]bool) ([]procInfo, error) {
 	var out []procInfo
 	for _, k := range all {
 		if sids[int(k.i32(kiSid))] {
-			out = append(out, procInfo{pid: int(k.i32(kiPid)), zombie: k[kiStat] == szomb})
+			out = append(out, procInfo{pid: int(k.i32(kiPid)), sid: int(k.i32(kiSid)), zombie: k[kiStat] == szomb})
 		}
 	}
 	return out, nil

@@ -50,7 +50,7 @@ func sessionProcs(sids map[int]bool) ([]procInfo, error) {
 			continue
 		}
 		if sid, state := statFields(pid); sids[sid] {
-			out = append(out, procInfo{pid: pid, zombie: state == 'Z' || state == 'X'})
+			out = append(out, procInfo{pid: pid, sid: sid, zombie: state == 'Z' || state == 'X'})
 		}
 	}
 	return out, nil
