@@ -55,14 +55,18 @@ type outFrame struct {
 // also takes over whatever an inline writer leaves past its budget. Only
 // the holder touches bw, broken and afters.
 type writer struct {
-	mu     sync.Mutex
-	space  *sync.Cond // broadcast when a lane has room again
-	prio   fifo
-	bulk   fifo
-	busy   bool          // the stream is held
-	closed bool          // no more frames: the writer goroutine ends once all is written
-	wake   chan struct{} // nudges the writer goroutine (one pending nudge is enough)
-	done   chan struct{} // closed when the writer goroutine has ended
+	mu sync.Mutex
+	// Each frame taken off a lane makes room for one waiting sender: a
+	// Signal, not a Broadcast, which would wake every blocked flood reader
+	// to find the lane full again, and put them all in the run queue ahead
+	// of the reader of a keystroke echo.
+	prioSpace, bulkSpace *sync.Cond
+	prio                 fifo
+	bulk                 fifo
+	busy                 bool          // the stream is held
+	closed               bool          // no more frames: the writer goroutine ends once all is written
+	wake                 chan struct{} // nudges the writer goroutine (one pending nudge is enough)
+	done                 chan struct{} // closed when the writer goroutine has ended
 
 	// Owned by the stream's holder.
 	bw       *bufio.Writer
@@ -99,7 +103,8 @@ func newWriter(w io.Writer, tee func([]byte), onBroken func(error)) *writer {
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
-	wr.space = sync.NewCond(&wr.mu)
+	wr.prioSpace = sync.NewCond(&wr.mu)
+	wr.bulkSpace = sync.NewCond(&wr.mu)
 	go wr.loop()
 	return wr
 }
@@ -122,12 +127,12 @@ func (w *writer) send(f outFrame, inline bool) {
 		}
 		return
 	}
-	lane := &w.bulk
+	lane, space := &w.bulk, w.bulkSpace
 	if f.term == nil || (f.term.queued.Load() == 0 && len(f.buf) <= prioMax) {
-		lane = &w.prio
+		lane, space = &w.prio, w.prioSpace
 	}
 	for lane.full() {
-		w.space.Wait()
+		space.Wait()
 	}
 	if f.term != nil {
 		f.term.queued.Add(1)
@@ -208,8 +213,10 @@ func (w *writer) drain(budget int) {
 		switch {
 		case urgent:
 			f = w.prio.pop()
+			w.prioSpace.Signal()
 		case w.bulk.len() > 0 && (budget < 0 || written < budget):
 			f = w.bulk.pop()
+			w.bulkSpace.Signal()
 			written += len(f.buf)
 		default:
 			// Dry, or past the budget: let the stream go. What is
@@ -223,7 +230,6 @@ func (w *writer) drain(budget int) {
 			}
 			return
 		}
-		w.space.Broadcast()
 		w.mu.Unlock()
 		w.write(f)
 		w.mu.Lock()
