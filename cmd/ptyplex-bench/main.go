@@ -80,14 +80,18 @@ func main() {
 				s, err := sidecarThroughput(*sidecarBin, f, n, raw)
 				return b, s, err
 			})
+			// Issue 15's budgets, against plain reads, with the
+			// default settings.
 			var budget *float64
-			switch {
-			case n == 1:
+			switch n {
+			case 1:
+				budget = ptr(0.95)
+			case 16:
 				budget = ptr(0.90)
-			case n == 16:
+			case 64:
 				budget = ptr(0.85)
 			}
-			t.add(row{name: fmt.Sprintf("Throughput, %d terminal%s, %s (MB/s)", n, plural(n), mode), unit: "%.0f", scale: 1e-6,
+			t.add(row{name: fmt.Sprintf("Throughput, %d terminal%s, %s (MB/s; baseline: plain read(2))", n, plural(n), mode), unit: "%.0f", scale: 1e-6,
 				s: s, higherBetter: true, minRatio: budget})
 		}
 	}
@@ -114,14 +118,17 @@ func main() {
 			p99 = append(p99, pair{ms(percentile(b, 99)), ms(percentile(s, 99))})
 			return 0, 0, nil
 		})
-		what := "idle"
-		limit := 1.0
-		if floods > 0 {
-			what = fmt.Sprintf("while %d terminals flood", floods)
-			limit = 10
+		// Idle: an absolute budget. Beside floods the children saturate
+		// every core, which sets the directly driven PTY's own p99 far
+		// above any absolute figure: the budget is relative (issue 15).
+		if floods == 0 {
+			t.add(row{name: "Echo round trip p50, idle (ms)", unit: "%.3f", scale: 1, s: p50})
+			t.add(row{name: "Echo round trip p99, idle (ms)", unit: "%.3f", scale: 1, s: p99, maxValue: ptr(1.0)})
+		} else {
+			what := fmt.Sprintf("while %d terminals flood", floods)
+			t.add(row{name: "Echo round trip p50, " + what + " (ms)", unit: "%.3f", scale: 1, s: p50})
+			t.add(row{name: "Echo round trip p99, " + what + " (ms)", unit: "%.3f", scale: 1, s: p99, maxRatio: ptr(1.5)})
 		}
-		t.add(row{name: "Echo round trip p50, " + what + " (ms)", unit: "%.3f", scale: 1, s: p50})
-		t.add(row{name: "Echo round trip p99, " + what + " (ms)", unit: "%.3f", scale: 1, s: p99, maxValue: ptr(limit)})
 	}
 	if filter.MatchString("open latency") {
 		var p50, p99 series
