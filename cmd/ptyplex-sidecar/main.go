@@ -41,6 +41,7 @@ func main() {
 	if err := ptyhost.ClearInheritedSignalMask(); err != nil {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
 	}
+	sizeProcs()
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: %s\n\nSpeaks the ptyplex frame protocol on stdin/stdout; see PROTOCOL.md.\n", os.Args[0])
 		flag.PrintDefaults()
