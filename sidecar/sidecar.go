@@ -22,8 +22,8 @@ type Options struct {
 	Log *log.Logger
 	// Tap, if set, sees every frame: fromHost true for frames read from the
 	// host, false for frames written to it, each as its full encoding. It
-	// is called from the dispatch loop and the writer goroutine and must
-	// not retain frame.
+	// is called from the dispatch loop and from whichever goroutine holds
+	// the output stream (one at a time), and must not retain frame.
 	Tap func(fromHost bool, frame []byte)
 	// Watchdog, if set, is told about every terminal's process so that it
 	// can kill what is left if the sidecar dies without tearing down.
