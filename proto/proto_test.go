@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -67,17 +68,49 @@ func TestReadFrameAcceptsTheLargestFrame(t *testing.T) {
 	assert.Len(t, f.Body, MaxFrame-1)
 }
 
-func TestReuseBufferSharesBodies(t *testing.T) {
-	stream := AppendFrame(AppendFrame(nil, 0x7f, []byte("first")), 0x7f, []byte("again"))
-	r := NewReader(bytes.NewReader(stream))
+func TestReuseBufferReadsWithoutAllocating(t *testing.T) {
+	var stream []byte
+	bodies := [][]byte{[]byte("first"), bytes.Repeat([]byte("x"), 100<<10), []byte("again")}
+	for _, b := range bodies {
+		stream = AppendFrame(stream, 0x7f, b)
+	}
+	// A small read buffer makes the 100 KiB body take the copying path.
+	r := NewReader(bufio.NewReaderSize(bytes.NewReader(stream), 64<<10))
 	r.ReuseBuffer()
-	a, err := r.ReadFrame()
-	require.NoError(t, err)
-	first := &a.Body[0]
-	b, err := r.ReadFrame()
-	require.NoError(t, err)
-	assert.Equal(t, "again", string(b.Body))
-	assert.Same(t, first, &b.Body[0])
+	for _, want := range bodies {
+		f, err := r.ReadFrame()
+		require.NoError(t, err)
+		assert.Equal(t, want, f.Body)
+	}
+	_, err := r.ReadFrame()
+	assert.Equal(t, io.EOF, err)
+
+	frame := AppendFrame(nil, TypeOutput, bytes.Repeat([]byte("y"), 1000))
+	loop := &repeatReader{b: frame}
+	r = NewReader(loop)
+	r.ReuseBuffer()
+	allocs := testing.AllocsPerRun(1000, func() {
+		if f, err := r.ReadFrame(); err != nil || len(f.Body) != 1000 {
+			t.Fatalf("ReadFrame: %v, %d bytes", err, len(f.Body))
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+// repeatReader yields b over and over.
+type repeatReader struct {
+	b   []byte
+	off int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], r.b[r.off:])
+		n += c
+		r.off = (r.off + c) % len(r.b)
+	}
+	return n, nil
 }
 
 func TestParseData(t *testing.T) {

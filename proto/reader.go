@@ -24,9 +24,10 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// ReuseBuffer makes ReadFrame return bodies that share one buffer, valid
-// only until the next call. Hosts that consume each frame at once (copy the
-// output away, decode the JSON) save an allocation per frame this way.
+// ReuseBuffer makes ReadFrame return bodies that point into the Reader's
+// own buffers, valid only until the next call. Hosts that consume each frame
+// at once (copy the output away, decode the JSON) save an allocation per
+// frame this way, and for frames that fit the read buffer a copy too.
 func (r *Reader) ReuseBuffer() { r.reuse = true }
 
 // ReadFrame returns the next frame. Unless ReuseBuffer was called, each
@@ -52,6 +53,21 @@ func (r *Reader) ReadFrame() (Frame, error) {
 		return Frame{}, fmt.Errorf("%w: frame length %d exceeds the %d byte limit", ErrCorrupt, total, MaxFrame)
 	}
 	f := Frame{Type: Type(r.hdr[4])}
+	if r.reuse && int(total-1) <= r.r.Size() {
+		// The body is in (or fits) the read buffer: hand it out in place,
+		// saving a copy of every byte. Discard only moves the read
+		// position; the bytes stay put until the next read refills.
+		body, err := r.r.Peek(int(total - 1))
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return Frame{}, fmt.Errorf("%w: stream ended inside a %s frame (%d of %d body bytes)", ErrCorrupt, f.Type, len(body), total-1)
+			}
+			return Frame{}, err
+		}
+		r.r.Discard(len(body))
+		f.Body = body
+		return f, nil
+	}
 	if r.reuse {
 		if cap(r.buf) < int(total-1) {
 			r.buf = make([]byte, total-1)
