@@ -24,13 +24,13 @@ import (
 var (
 	sidecarBin = flag.String("sidecar", "bin/ptyplex-sidecar", "the ptyplex-sidecar `binary` to measure")
 	runs       = flag.Int("runs", 5, "interleaved baseline/subject `pairs` per measurement")
-	totalMiB   = flag.Int("mib", 256, "`MiB` pushed per throughput run, split over the terminals")
+	totalMiB   = flag.Int("mib", 64, "`MiB` of 80-column text pushed per throughput run, split over the terminals")
 	idleN      = flag.Int("idle", 1000, "idle terminals for the memory measurement")
 	only       = flag.String("only", "", "run only measurements whose name matches this `regexp`")
 	svgPath    = flag.String("svg", "", "also write a ratio chart to this SVG `file`")
 	subject    = flag.String("subject", "sidecar", "what the throughput rows measure against plain reads: sidecar, or ptyhost (this process reading through ptyhost, to see the engine's own cost)")
 	sidecarEnv = flag.String("sidecar-env", "", "extra `NAME=VALUE ...` (space-separated) in the environment of every sidecar started, e.g. GOMAXPROCS=1")
-	quick      = flag.Bool("quick", false, "smaller defaults (3 pairs, 64 MiB, 200 idle terminals): a smoke test, not a measurement")
+	quick      = flag.Bool("quick", false, "smaller defaults (3 pairs, 16 MiB, 200 idle terminals): a smoke test, not a measurement")
 )
 
 func main() {
@@ -40,7 +40,7 @@ func main() {
 		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		for name, v := range map[string]*int{"runs": runs, "mib": totalMiB, "idle": idleN} {
 			if !set[name] {
-				*v = map[string]int{"runs": 3, "mib": 64, "idle": 200}[name]
+				*v = map[string]int{"runs": 3, "mib": 16, "idle": 200}[name]
 			}
 		}
 	}
