@@ -12,7 +12,8 @@ import (
 // once, so that its id is taken and frames that follow the OPEN find it,
 // and a spawn goroutine starts the child. Until the child runs, what the
 // dispatch loop would do to the terminal waits in its spawnState, and the
-// spawn goroutine applies it, in order, right after queueing OPENED.
+// spawn goroutine applies it, in order, right after queueing OPENED and
+// before the terminal's goroutines start.
 //
 // Not everything waits: INPUT goes straight into the terminal's input
 // queue (which exists from the start and counts against the input bounds
@@ -145,8 +146,11 @@ func (s *Sidecar) spawn(t *terminal, cfg ptyhost.Config) {
 	// Announced after OPENED, off its latency; still before the
 	// supervisor can reap. Until then the parent-death signal covers it.
 	s.watch(proc)
-	t.start()
+	// What waited is applied before the terminal's goroutines start, so
+	// that the child gets no queued INPUT before a RESIZE (or SIGNAL)
+	// that came ahead of it; none of these actions needs them running.
 	t.goLive()
+	t.start()
 }
 
 // errShuttingDown answers an OPEN whose spawn had not begun when shutdown
