@@ -15,6 +15,7 @@ type row struct {
 	s            series
 	higherBetter bool
 	minRatio     *float64 // budget: ratio at least this
+	maxRatio     *float64 // budget: ratio at most this (rows where lower is better)
 	maxValue     *float64 // budget: the subject's median at most this
 	noRatio      bool     // the baseline is context, not a comparison
 }
@@ -35,6 +36,10 @@ func (r row) verdict() (string, bool) {
 		return fmt.Sprintf("≥ %.2f ✅", *r.minRatio), true
 	case r.minRatio != nil:
 		return fmt.Sprintf("≥ %.2f ❌", *r.minRatio), false
+	case r.maxRatio != nil && rat <= *r.maxRatio:
+		return fmt.Sprintf("≤ %.2f ✅", *r.maxRatio), true
+	case r.maxRatio != nil:
+		return fmt.Sprintf("≤ %.2f ❌", *r.maxRatio), false
 	case r.maxValue != nil && subj <= *r.maxValue:
 		return fmt.Sprintf("≤ %g ✅", *r.maxValue), true
 	case r.maxValue != nil:
@@ -115,8 +120,10 @@ func (t *table) svg() []byte {
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="16" fill="%s"/>`+"\n", x0, y+3, math.Max(1, x1-x0), color)
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="black"/>`+"\n", x(s.min), x(s.max), y+11, y+11)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f">%.2f</text>`+"\n", math.Max(x(s.max), x(1))+4, y+15, s.med)
-		if r.minRatio != nil {
-			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#d05a4a" stroke-width="2"/>`+"\n", x(*r.minRatio), x(*r.minRatio), y, y+22)
+		for _, lim := range []*float64{r.minRatio, r.maxRatio} {
+			if lim != nil {
+				fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#d05a4a" stroke-width="2"/>`+"\n", x(*lim), x(*lim), y, y+22)
+			}
 		}
 	}
 	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#333" stroke-dasharray="4 3"/>`+"\n", x(1), x(1), top-4, h-26)
