@@ -1,7 +1,7 @@
 package sidecar
 
 import (
-	"fmt"
+	"errors"
 	"sync"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -113,7 +113,7 @@ func (s *Sidecar) reserve(id string, credit *uint64) (*terminal, error) {
 		return nil, nil
 	}
 	if s.terms[id] != nil {
-		return nil, fmt.Errorf("terminal id already exists")
+		return nil, errIDTaken
 	}
 	s.terms[id] = t
 	return t, nil
@@ -155,7 +155,10 @@ func (s *Sidecar) spawn(t *terminal, cfg ptyhost.Config) {
 
 // errShuttingDown answers an OPEN whose spawn had not begun when shutdown
 // did: there is no point starting a child only to kill it.
-var errShuttingDown = fmt.Errorf("sidecar is shutting down")
+var errShuttingDown = errors.New("sidecar is shutting down")
+
+// errIDTaken answers an OPEN for an id that is spawning or live.
+var errIDTaken = errors.New("terminal id already exists")
 
 func (s *Sidecar) spawnFailed(t *terminal, msg string) {
 	sp := &t.spawn
