@@ -1,15 +1,15 @@
 package sidecar
 
 import (
-	"syscall"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
 )
 
-// dispatch acts on one host frame. Its waits are the spawn in OPEN, a full
-// writer queue (the host not reading) and a full input queue (a child not
+// dispatch acts on one host frame. It never waits for a spawn (spawn.go)
+// except past maxDeferred frames for one; its other waits are a full
+// writer lane (the host not reading) and a full input queue (a child not
 // reading more than maxQueuedInput): each holds everything back by design.
 func (s *Sidecar) dispatch(f proto.Frame) {
 	switch f.Type {
@@ -21,6 +21,9 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 			s.logf("INPUT: %v", err)
 			return
 		}
+		// Straight into the queue, even during the spawn: its writer
+		// starts with the child, and the bytes count against the
+		// bounds from now on.
 		if t := s.lookup(id); t != nil {
 			s.queueInput(t, data)
 		}
@@ -31,9 +34,11 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 			return
 		}
 		if t := s.lookup(r.TerminalID); t != nil {
-			if err := t.proc.Resize(int(r.Cols), int(r.Rows)); err != nil {
-				s.logf("terminal %q: resize: %v", r.TerminalID, err)
-			}
+			s.act(t, func() {
+				if err := t.proc.Resize(int(r.Cols), int(r.Rows)); err != nil {
+					s.logf("terminal %q: resize: %v", r.TerminalID, err)
+				}
+			})
 		}
 	case proto.TypeClose:
 		c, err := proto.ParseClose(f.Body)
@@ -42,7 +47,7 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 			return
 		}
 		if t := s.lookup(c.TerminalID); t != nil {
-			t.close()
+			s.act(t, t.close)
 		}
 	case proto.TypeCredit:
 		c, err := proto.ParseCredit(f.Body)
@@ -50,6 +55,7 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 			s.logf("%v", err)
 			return
 		}
+		// The gate exists from OPEN on; its reader starts with the child.
 		if t := s.lookup(c.TerminalID); t != nil {
 			t.gate.Grant(c.Bytes)
 		}
@@ -58,7 +64,8 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 	}
 }
 
-// open handles OPEN: validate, spawn, register, announce, start.
+// open handles OPEN: validate and reserve the id here, spawn beside the
+// dispatch loop (spawn.go).
 func (s *Sidecar) open(body []byte) {
 	o, err := proto.ParseOpen(body)
 	if err != nil {
@@ -69,8 +76,13 @@ func (s *Sidecar) open(body []byte) {
 		s.openFailed(o.TerminalID, err.Error())
 		return
 	}
-	if s.lookup(o.TerminalID) != nil {
-		s.openFailed(o.TerminalID, "terminal id already exists")
+	t, err := s.reserve(o.TerminalID, o.Credit)
+	if err != nil {
+		s.openFailed(o.TerminalID, err.Error())
+		return
+	}
+	if t == nil {
+		s.logf("OPEN %q read as shutdown began: dropped", o.TerminalID)
 		return
 	}
 	cfg := ptyhost.Config{
@@ -83,28 +95,10 @@ func (s *Sidecar) open(body []byte) {
 	if o.Cwd != nil {
 		cfg.Dir = *o.Cwd
 	}
-	proc, err := ptyhost.Start(cfg)
-	if err != nil {
-		s.openFailed(o.TerminalID, err.Error())
-		return
-	}
-	t := newTerminal(s, o.TerminalID, proc, o.Credit)
-	s.mu.Lock()
-	if s.closing {
-		// Shutdown began while we were spawning: this one never lived.
-		s.mu.Unlock()
-		proc.SignalGroup(syscall.SIGKILL)
-		proc.Reap()
-		proc.Close()
-		return
-	}
-	s.terms[t.id] = t
-	s.mu.Unlock()
-	s.watch(proc)
-	s.out.sendControl(t, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: proc.Pid(), Features: proto.Features})
-	t.start()
+	go s.spawn(t, cfg)
 }
 
+// openFailed answers an OPEN refused by the dispatch loop itself.
 func (s *Sidecar) openFailed(id, msg string) {
 	s.logf("OPEN %q failed: %s", id, msg)
 	s.out.sendControl(nil, proto.TypeError, proto.Error{TerminalID: id, Message: msg})

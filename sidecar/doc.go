@@ -13,4 +13,7 @@
 //     input writer (queue -> PTY) and a supervisor that waits for the child,
 //     cleans up its session and sends EXIT after the last OUTPUT
 //     (terminal.go). All three end when the terminal does.
+//   - Each OPEN gets a spawn goroutine (spawn.go), at most maxSpawns of them
+//     starting children at a time: it starts the child, queues OPENED and
+//     applies the frames that came for the terminal meanwhile, then ends.
 package sidecar

@@ -21,7 +21,7 @@ func (s *Sidecar) dispatchExtension(f proto.Frame) {
 			var sig syscall.Signal
 			if sig, err = parseSignal(sg.Signal); err == nil {
 				if t := s.lookup(sg.TerminalID); t != nil {
-					t.signalForeground(sig)
+					s.act(t, func() { t.signalForeground(sig) })
 				}
 				return
 			}
@@ -29,9 +29,11 @@ func (s *Sidecar) dispatchExtension(f proto.Frame) {
 		}
 		s.logf("%v", err)
 		// Only a live terminal is told: an ERROR for a pending or unknown
-		// id would read as the answer to an OPEN.
+		// id would read as the answer to an OPEN. One whose spawn is in
+		// flight is told after its OPENED.
 		if t := s.lookup(sg.TerminalID); t != nil {
-			t.sendIfLive(proto.TypeError, proto.Error{TerminalID: t.id, Message: err.Error()})
+			msg := err.Error()
+			s.act(t, func() { t.sendIfLive(proto.TypeError, proto.Error{TerminalID: t.id, Message: msg}) })
 		}
 	case proto.TypeForeground:
 		q, err := proto.ParseForeground(f.Body)
@@ -40,7 +42,7 @@ func (s *Sidecar) dispatchExtension(f proto.Frame) {
 			return
 		}
 		if t := s.lookup(q.TerminalID); t != nil {
-			t.reportForeground()
+			s.act(t, t.reportForeground)
 		}
 	}
 }

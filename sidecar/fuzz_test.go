@@ -35,6 +35,14 @@ func FuzzDispatch(f *testing.F) {
 	f.Add(seq(open("d", ""), []byte{9, 0, 0}))
 	f.Add(seq(open("e", ""), ctl(proto.TypeForeground, `{"terminalId":"e"}`), ctl(proto.TypeSignal, `{"terminalId":"e","signal":"SIGINT"}`),
 		ctl(proto.TypeSignal, `{"terminalId":"e","signal":"NOPE"}`), ctl(proto.TypeSignal, `{"terminalId":"e","signal":`)))
+	// Frames for ids whose spawn is still in flight: one that fails, one
+	// that runs, and a duplicate OPEN of each.
+	f.Add(seq(open("f", `,"cwd":"/nonexistent"`), proto.AppendDataFrame(nil, proto.TypeInput, "f", []byte("x")),
+		ctl(proto.TypeResize, `{"terminalId":"f","cols":9,"rows":9}`), ctl(proto.TypeSignal, `{"terminalId":"f","signal":"NOPE"}`),
+		ctl(proto.TypeForeground, `{"terminalId":"f"}`), ctl(proto.TypeClose, `{"terminalId":"f"}`), open("f", "")))
+	f.Add(seq(open("g", `,"credit":0`), proto.AppendDataFrame(nil, proto.TypeInput, "g", []byte("y")),
+		ctl(proto.TypeSignal, `{"terminalId":"g","signal":"NOPE"}`), ctl(proto.TypeForeground, `{"terminalId":"g"}`),
+		open("g", ""), ctl(proto.TypeCredit, `{"terminalId":"g","bytes":5}`), ctl(proto.TypeClose, `{"terminalId":"g"}`)))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		in, corrupt := harmless(stream)
 		var out bytes.Buffer

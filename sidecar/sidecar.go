@@ -36,8 +36,13 @@ type Sidecar struct {
 	out   *writer
 	input inputBudget // INPUT queued across terminals
 
+	spawnSlots chan struct{} // one token per spawn in flight (maxSpawns)
+	// beforeSpawn, if set (by in-package tests only), runs on the spawn
+	// goroutine just before the child is started, to make a spawn slow.
+	beforeSpawn func(id string)
+
 	mu       sync.Mutex
-	terms    map[string]*terminal // live terminals, until their EXIT is written
+	terms    map[string]*terminal // from OPEN (spawning or live) until its EXIT or ERROR is written
 	closing  bool                 // shutdown began: no new terminals
 	stopOnce sync.Once
 	stop     chan struct{} // closed to ask Run to shut down
@@ -52,7 +57,8 @@ func New(out io.Writer, opts Options) *Sidecar {
 	if opts.Log == nil {
 		opts.Log = log.New(io.Discard, "", 0)
 	}
-	s := &Sidecar{opts: opts, terms: make(map[string]*terminal), stop: make(chan struct{})}
+	s := &Sidecar{opts: opts, terms: make(map[string]*terminal), stop: make(chan struct{}),
+		spawnSlots: make(chan struct{}, maxSpawns)}
 	var tee func([]byte)
 	if opts.Tap != nil {
 		tee = func(b []byte) { opts.Tap(false, b) }
@@ -125,7 +131,10 @@ func (s *Sidecar) isClosing() bool {
 }
 
 // shutdown kills every terminal, waits for their EXIT frames (bounded) and
-// stops the writer.
+// stops the writer. A terminal whose spawn is in flight is killed as soon
+// as its child runs (after its OPENED), and one whose spawn has not begun
+// is answered ERROR instead: every OPEN read before shutdown gets its
+// answer, and every child that ran gets its EXIT.
 func (s *Sidecar) shutdown() {
 	s.mu.Lock()
 	live := make([]*terminal, 0, len(s.terms))
@@ -134,7 +143,7 @@ func (s *Sidecar) shutdown() {
 	}
 	s.mu.Unlock()
 	for _, t := range live {
-		t.kill()
+		t.whenLive(t.kill, -1)
 	}
 	deadline := time.NewTimer(shutdownBound)
 	defer deadline.Stop()
@@ -150,14 +159,15 @@ func (s *Sidecar) shutdown() {
 	s.out.close()
 }
 
-// lookup returns the live terminal with id, or nil.
+// lookup returns the terminal with id (live or spawning), or nil.
 func (s *Sidecar) lookup(id string) *terminal {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.terms[id]
 }
 
-// forget frees t's id; the writer calls it just before writing t's EXIT.
+// forget frees t's id; the writer calls it just before writing t's EXIT
+// (or the ERROR of its failed spawn).
 func (s *Sidecar) forget(t *terminal) {
 	s.mu.Lock()
 	if s.terms[t.id] == t {

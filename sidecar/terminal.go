@@ -34,6 +34,7 @@ type terminal struct {
 	gate  *ptyhost.Gate
 	input *inputQueue
 	sc    *Sidecar
+	spawn spawnState // until the child runs (spawn.go); proc is set then
 
 	readDone chan struct{} // closed when the reader saw EOF
 	finished chan struct{} // closed when the supervisor is done (no more PTY use)

@@ -145,7 +145,7 @@ func main() {
 			p99 = append(p99, pair{ms(percentile(b, 99)), ms(percentile(s, 99))})
 			return 0, 0, nil
 		})
-		t.add(row{name: "OPEN→OPENED p50 (ms; baseline: ptyhost.Start)", unit: "%.2f", scale: 1, s: p50})
+		t.add(row{name: "OPEN→OPENED p50 (ms; baseline: ptyhost.Start)", unit: "%.2f", scale: 1, s: p50, maxRatio: ptr(1.3)})
 		t.add(row{name: "OPEN→OPENED p99 (ms)", unit: "%.2f", scale: 1, s: p99})
 	}
 	if filter.MatchString("open/close rate") {
@@ -157,7 +157,7 @@ func main() {
 			s, err := cycleRateSidecar(*sidecarBin, 500, 16)
 			return b, s, err
 		})
-		t.add(row{name: "Open/close cycles per second (16 in flight)", unit: "%.0f", scale: 1, s: s, higherBetter: true})
+		t.add(row{name: "Open/close cycles per second (16 in flight)", unit: "%.0f", scale: 1, s: s, higherBetter: true, minRatio: ptr(0.8)})
 	}
 	portableRows(&t, filter, tmp)
 	if filter.MatchString("idle memory") {

@@ -1,0 +1,183 @@
+package sidecar
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost"
+)
+
+// Spawning runs beside the dispatch loop. OPEN registers its terminal at
+// once, so that its id is taken and frames that follow the OPEN find it,
+// and a spawn goroutine starts the child. Until the child runs, what the
+// dispatch loop would do to the terminal waits in its spawnState, and the
+// spawn goroutine applies it, in order, right after queueing OPENED and
+// before the terminal's goroutines start.
+//
+// Not everything waits: INPUT goes straight into the terminal's input
+// queue (which exists from the start and counts against the input bounds
+// as always; its writer starts with the child) and CREDIT straight into
+// its gate (read by nobody before the child runs). Neither changes the
+// order in which their effects reach the child.
+
+const (
+	// maxSpawns bounds the spawns in flight. Forks are serialised by the
+	// runtime's fork lock anyway, so more parallel spawns would only park
+	// more threads in it; a few overlap one spawn's PTY set-up and exec
+	// wait with another's fork. OPENs past the bound wait as goroutines
+	// (no thread), in no particular order.
+	maxSpawns = 4
+	// maxDeferred bounds the actions waiting for one spawn. Past it the
+	// dispatch loop waits for that spawn to finish, the same back-pressure
+	// as a full input queue; hosts send a handful of frames after an OPEN.
+	maxDeferred = 1024
+)
+
+// spawnState is a terminal's life before its child runs. mu guards it; the
+// spawn goroutine is its only writer of live and failed.
+type spawnState struct {
+	mu       sync.Mutex
+	live     bool          // the child runs and OPENED is queued: act at once
+	failed   bool          // the spawn failed: drop everything
+	deferred []func()      // actions that came during the spawn, in order
+	done     chan struct{} // closed once live or failed
+}
+
+// whenLive runs fn now if t's child runs, queues it for when it does, or
+// drops it if the spawn failed. With limit >= 0 it refuses (returns false)
+// to queue more than limit actions.
+func (t *terminal) whenLive(fn func(), limit int) bool {
+	sp := &t.spawn
+	sp.mu.Lock()
+	switch {
+	case sp.live:
+		sp.mu.Unlock()
+		fn()
+	case sp.failed:
+		sp.mu.Unlock()
+	case limit >= 0 && len(sp.deferred) >= limit:
+		sp.mu.Unlock()
+		return false
+	default:
+		sp.deferred = append(sp.deferred, fn)
+		sp.mu.Unlock()
+	}
+	return true
+}
+
+// goLive applies the deferred actions in order, then lets later ones run
+// at once. Actions queued while a batch runs form the next batch, so the
+// dispatch order holds throughout.
+func (t *terminal) goLive() {
+	sp := &t.spawn
+	for {
+		sp.mu.Lock()
+		batch := sp.deferred
+		sp.deferred = nil
+		if len(batch) == 0 {
+			sp.live = true
+			close(sp.done)
+			sp.mu.Unlock()
+			return
+		}
+		sp.mu.Unlock()
+		for _, fn := range batch {
+			fn()
+		}
+	}
+}
+
+// act applies fn to t from the dispatch loop: now, or once t's child
+// runs. While maxDeferred actions wait already, it waits for the spawn
+// (or shutdown) first.
+func (s *Sidecar) act(t *terminal, fn func()) {
+	for !t.whenLive(fn, maxDeferred) {
+		s.logf("terminal %q: %d frames wait for its spawn; holding back further frames until it ends", t.id, maxDeferred)
+		select {
+		case <-t.spawn.done:
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// reserve registers a terminal for id whose child is yet to be spawned.
+// It fails if the id is taken, or returns nil, nil once shutdown began.
+func (s *Sidecar) reserve(id string, credit *uint64) (*terminal, error) {
+	t := newTerminal(s, id, nil, credit)
+	t.spawn.done = make(chan struct{})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return nil, nil
+	}
+	if s.terms[id] != nil {
+		return nil, errIDTaken
+	}
+	s.terms[id] = t
+	return t, nil
+}
+
+// spawn is the spawn goroutine of t. On success it queues OPENED, starts
+// the terminal and applies what waited for it; on failure it answers ERROR
+// and frees the id as the ERROR is written, dropping what waited.
+//
+// OPENED and ERROR are sent inline: this goroutine has nothing else to do,
+// so it may as well write them itself when the stream is free (saving the
+// hand-off to the writer goroutine) and block if the host does not read.
+func (s *Sidecar) spawn(t *terminal, cfg ptyhost.Config) {
+	s.spawnSlots <- struct{}{}
+	if s.beforeSpawn != nil {
+		s.beforeSpawn(t.id)
+	}
+	var proc *ptyhost.Process
+	err := errShuttingDown
+	if !s.isClosing() {
+		proc, err = ptyhost.Start(cfg)
+	}
+	<-s.spawnSlots
+	if err != nil {
+		s.spawnFailed(t, err.Error())
+		return
+	}
+	t.proc = proc
+	s.out.send(controlFrame(t, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: proc.Pid(), Features: proto.Features}), true)
+	// Announced after OPENED, off its latency; still before the
+	// supervisor can reap. Until then the parent-death signal covers it.
+	s.watch(proc)
+	// What waited is applied before the terminal's goroutines start, so
+	// that the child gets no queued INPUT before a RESIZE (or SIGNAL)
+	// that came ahead of it; none of these actions needs them running.
+	t.goLive()
+	t.start()
+}
+
+// errShuttingDown answers an OPEN whose spawn had not begun when shutdown
+// did: there is no point starting a child only to kill it.
+var errShuttingDown = errors.New("sidecar is shutting down")
+
+// errIDTaken answers an OPEN for an id that is spawning or live.
+var errIDTaken = errors.New("terminal id already exists")
+
+func (s *Sidecar) spawnFailed(t *terminal, msg string) {
+	sp := &t.spawn
+	sp.mu.Lock()
+	sp.failed = true
+	sp.deferred = nil
+	close(sp.done)
+	sp.mu.Unlock()
+	// No child will read the input queue: release a dispatch loop
+	// waiting on it and return its bytes to the budget.
+	close(t.finished)
+	t.input.discard()
+	s.logf("OPEN %q failed: %s", t.id, msg)
+	f := controlFrame(nil, proto.TypeError, proto.Error{TerminalID: t.id, Message: msg})
+	f.before = func() { s.forget(t) }
+	f.after = func() { close(t.gone) }
+	s.out.send(f, true)
+}
+
+func controlFrame(term *terminal, typ proto.Type, v any) outFrame {
+	return outFrame{buf: proto.AppendFrame(nil, typ, proto.Marshal(v)), term: term}
+}
