@@ -72,8 +72,9 @@ func (t *terminal) start() {
 func (t *terminal) readLoop() {
 	defer close(t.readDone)
 	hdr := proto.HeaderSize + 2 + len(t.id)
+	room := readRoom(hdr)
 	for {
-		n := t.gate.Acquire(readSize, nil)
+		n := t.gate.Acquire(room, nil)
 		pb := getFrameBuf(hdr + n)
 		buf := (*pb)[:hdr+n]
 		got, err := t.proc.Read(buf[hdr:])
