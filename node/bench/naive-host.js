@@ -260,7 +260,7 @@ function timed(name, want, start, sidecarPid) {
     }
     if (r < 0) continue;
     runs.push(res);
-    if (!JSON_OUT) console.error(`run ${r + 1}/${RUNS}: ${Object.entries(res).filter(([k]) => !k.endsWith(' lost') && !k.endsWith(' cpu')).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
+    console.error(`run ${r + 1}/${RUNS}: ${Object.entries(res).filter(([k]) => !k.endsWith(' lost') && !k.endsWith(' cpu')).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
   }
   if (process.env.NAIVE_STATS) {
     for (const h of hosts) {
