@@ -72,6 +72,10 @@ class NaiveHost {
     this.child = childProcess.spawn(bin, [], { stdio: ['pipe', 'pipe', 'inherit'] });
     this.terms = new Map();
     this.next = 1;
+    this.child.on('exit', (code, sig) => {
+      for (const t of this.terms.values()) t.exit(new Error(`${bin} ended (${sig || code}) under a live terminal`));
+      this.terms.clear();
+    });
     let carry = Buffer.alloc(0);
     this.stats = { chunks: 0, frames: 0, bytes: 0 };
     this.child.stdout.on('data', (chunk) => {
