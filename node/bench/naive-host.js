@@ -20,7 +20,8 @@
 // no credit, the terminal is not throttled). --sidecars: several binaries
 // to compare; the naive host runs once against each per run.
 // Prints MB/s medians and each run's ratio to node-pty; --json prints one
-// JSON object instead: {runs: [{name: MB/s, ...}, ...]}.
+// JSON object instead: {runs: [{name: MB/s, ...}, ...]}. NAIVE_STATS=1 in the
+// environment also prints each naive host's chunk and frame counts and CPU.
 
 const childProcess = require('child_process');
 const fs = require('fs');
