@@ -142,6 +142,7 @@ class NaiveHost {
   }
 }
 
+let scratch = null; // the flood file's directory, removed at the end or on failure
 let lost = 0; // runs that never got all their bytes (node-pty's issue #72)
 
 // timed runs start(onData, onExit) and resolves with MB/s. The clock stops
@@ -200,6 +201,7 @@ function timed(name, want, start, sidecarPid) {
 (async () => {
   const want = MIB << 20;
   const file = makeFile(want);
+  scratch = path.dirname(file);
   const script = ['-c', `stty raw -echo; exec cat ${file}`];
   const impls = [];
   const hosts = [];
@@ -298,6 +300,7 @@ function timed(name, want, start, sidecarPid) {
     );
   }
 })().catch((err) => {
+  if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
   console.error(err.message);
   process.exit(1);
 });
