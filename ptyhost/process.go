@@ -125,6 +125,39 @@ func (p *Process) Read(b []byte) (int, error) {
 // full (the child is not reading), until the write deadline if one is set.
 func (p *Process) Write(b []byte) (int, error) { return p.master.Write(b) }
 
+// TryWrite writes as much of b as the PTY's input buffer takes now, without
+// waiting, and returns how much that was: all of it when the child keeps
+// up, none when the buffer is full. It is for callers that must not block
+// but want a keystroke on its way at once; the rest is theirs to queue.
+func (p *Process) TryWrite(b []byte) (int, error) {
+	rc, err := p.master.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var werr error
+	err = rc.Write(func(fd uintptr) bool {
+		for n < len(b) {
+			m, err := unix.Write(int(fd), b[n:])
+			switch {
+			case m > 0:
+				n += m
+			case err == unix.EINTR:
+			case err == unix.EAGAIN:
+				return true
+			default:
+				werr = err
+				return true
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, werr
+}
+
 // SetWriteDeadline bounds Write calls, present and future; a zero time
 // removes the bound. A Write past the deadline fails with an error
 // matching os.ErrDeadlineExceeded after writing what fitted.

@@ -31,12 +31,23 @@ type inputBudget struct {
 // inputQueue hands INPUT payloads from the dispatch loop to the terminal's
 // input writer goroutine, so that a child that never reads cannot stall the
 // dispatch of other terminals' frames until its queue is full.
+//
+// When nothing is queued or being written, the dispatch loop first writes
+// the payload itself with try, which never waits: a keystroke then reaches
+// the PTY without a hand-off to another goroutine (on a runtime with more
+// than one P, waking the writer goroutine costs a thread wake-up, the
+// largest part of the sidecar's share of an echo). Whatever the PTY does
+// not take at once is queued as before.
 type inputQueue struct {
 	b       *inputBudget
 	chunks  [][]byte
 	pending int           // bytes queued or being written
+	writing bool          // a write to the PTY is in progress (direct, or the writer goroutine's)
 	closed  bool          // the terminal ended; input has nowhere to go
 	wake    chan struct{} // capacity 1: "there is something to write"
+	// try writes what the PTY takes now without waiting and returns how
+	// much that was; nil means always queue.
+	try func([]byte) int
 }
 
 func newInputQueue(b *inputBudget) *inputQueue {
@@ -60,6 +71,10 @@ func (q *inputQueue) pushWait(data []byte, gone, stop <-chan struct{}, onWait fu
 			return elapsed(since)
 		}
 		why := q.full(len(data))
+		if why == "" && q.try != nil && q.pending == 0 && !q.writing {
+			q.writeNow(data) // unlocks
+			return elapsed(since)
+		}
 		if why == "" {
 			q.chunks = append(q.chunks, data)
 			q.pending += len(data)
@@ -91,6 +106,36 @@ func (q *inputQueue) pushWait(data []byte, gone, stop <-chan struct{}, onWait fu
 	}
 }
 
+// writeNow writes data with try, the queue being idle, and queues what the
+// PTY did not take, ahead of anything queued meanwhile. Called with q.b.mu
+// held; returns with it released.
+func (q *inputQueue) writeNow(data []byte) {
+	q.writing = true
+	q.pending += len(data)
+	q.b.total += len(data)
+	q.b.mu.Unlock()
+	n := q.try(data)
+	q.b.mu.Lock()
+	q.writing = false
+	rest := len(data) - n
+	if rest > 0 && q.closed {
+		n = len(data) // ended meanwhile: the rest has nowhere to go
+	} else if rest > 0 {
+		q.chunks = append([][]byte{data[n:]}, q.chunks...)
+	}
+	more := len(q.chunks) > 0
+	q.b.mu.Unlock()
+	if n > 0 {
+		q.done(n)
+	}
+	if more {
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
 func elapsed(since time.Time) time.Duration {
 	if since.IsZero() {
 		return 0
@@ -112,14 +157,27 @@ func (q *inputQueue) full(n int) string {
 	return ""
 }
 
-// take removes and returns everything queued; the bytes stay counted until
-// done reports them written.
+// take removes and returns everything queued, for the writer goroutine,
+// which calls idle once it has written them; the bytes stay counted until
+// done reports them written. It returns nothing while a direct write is in
+// progress: that writer wakes the goroutine again if it leaves a rest.
 func (q *inputQueue) take() [][]byte {
 	q.b.mu.Lock()
 	defer q.b.mu.Unlock()
+	if q.writing {
+		return nil
+	}
 	c := q.chunks
 	q.chunks = nil
+	q.writing = len(c) > 0
 	return c
+}
+
+// idle says the writer goroutine has written what take gave it.
+func (q *inputQueue) idle() {
+	q.b.mu.Lock()
+	q.writing = false
+	q.b.mu.Unlock()
 }
 
 // done marks n bytes as written (or abandoned) and wakes a waiting

@@ -94,3 +94,48 @@ func TestInputQueueBounds(t *testing.T) {
 		}
 	})
 }
+
+// An idle queue hands a payload straight to try; what try does not take is
+// queued ahead of later payloads, which then queue too rather than overtake
+// it, and the writer goroutine gets nothing while a direct write is under
+// way.
+func TestInputQueueDirectWrite(t *testing.T) {
+	var b inputBudget
+	q := newInputQueue(&b)
+	never := make(chan struct{})
+	noWait := func(string) { t.Fatal("an idle queue never waits") }
+	var wrote []string
+	q.try = func(p []byte) int {
+		if c := q.take(); c != nil {
+			t.Errorf("take gave %q during a direct write", c)
+		}
+		wrote = append(wrote, string(p))
+		return len(p)
+	}
+	q.pushWait([]byte("ab"), never, never, noWait)
+	if len(wrote) != 1 || wrote[0] != "ab" || q.pending != 0 || b.total != 0 || q.take() != nil {
+		t.Fatalf("after a whole direct write: wrote %q, pending %d, total %d", wrote, q.pending, b.total)
+	}
+
+	q.try = func(p []byte) int { return 1 } // the PTY takes one byte
+	q.pushWait([]byte("cd"), never, never, noWait)
+	q.try = func(p []byte) int { t.Fatalf("direct write of %q while input is queued", p); return 0 }
+	q.pushWait([]byte("ef"), never, never, noWait)
+	if q.pending != 3 || b.total != 3 {
+		t.Fatalf("pending %d, total %d, want 3 and 3", q.pending, b.total)
+	}
+	select {
+	case <-q.wake:
+	default:
+		t.Fatal("the writer goroutine was not woken for the rest")
+	}
+	var got []string
+	for _, c := range q.take() {
+		got = append(got, string(c))
+		q.done(len(c))
+	}
+	q.idle()
+	if strings.Join(got, ",") != "d,ef" || q.pending != 0 || b.total != 0 {
+		t.Fatalf("writer got %q (pending %d, total %d), want the rest of the direct write first: d,ef", got, q.pending, b.total)
+	}
+}

@@ -48,7 +48,7 @@ type terminal struct {
 }
 
 func newTerminal(sc *Sidecar, id string, proc *ptyhost.Process, credit *uint64) *terminal {
-	return &terminal{
+	t := &terminal{
 		id:       id,
 		proc:     proc,
 		gate:     ptyhost.NewGate(credit),
@@ -58,6 +58,10 @@ func newTerminal(sc *Sidecar, id string, proc *ptyhost.Process, credit *uint64) 
 		finished: make(chan struct{}),
 		gone:     make(chan struct{}),
 	}
+	// An error leaves the input queued: the writer goroutine's blocking
+	// write then meets it and drops the rest, as for any failed write.
+	t.input.try = func(b []byte) int { n, _ := proc.TryWrite(b); return n }
+	return t
 }
 
 // start launches the terminal's goroutines. OPENED must already be queued.
@@ -73,8 +77,9 @@ func (t *terminal) start() {
 func (t *terminal) readLoop() {
 	defer close(t.readDone)
 	hdr := proto.HeaderSize + 2 + len(t.id)
+	room := readRoom(hdr)
 	for {
-		n := t.gate.Acquire(readSize, nil)
+		n := t.gate.Acquire(room, nil)
 		pb := getFrameBuf(hdr + n)
 		buf := (*pb)[:hdr+n]
 		got, err := t.proc.Read(buf[hdr:])
@@ -104,11 +109,15 @@ func (t *terminal) writeLoop() {
 			t.input.discard()
 			return
 		}
-		for _, chunk := range t.input.take() {
+		chunks := t.input.take()
+		for _, chunk := range chunks {
 			// A failed write means the PTY is gone; the supervisor
 			// reports the end, the rest of the input has nowhere to go.
 			t.proc.Write(chunk)
 			t.input.done(len(chunk))
+		}
+		if len(chunks) > 0 {
+			t.input.idle()
 		}
 	}
 }

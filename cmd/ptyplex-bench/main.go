@@ -160,6 +160,7 @@ func main() {
 		t.add(row{name: "Open/close cycles per second (16 in flight)", unit: "%.0f", scale: 1, s: s, higherBetter: true, minRatio: ptr(0.8)})
 	}
 	portableRows(&t, filter, tmp)
+	nodeRows(&t, filter)
 	if filter.MatchString("idle memory") {
 		var per series
 		measure("idle memory", func() (float64, float64, error) {
