@@ -54,6 +54,13 @@ func newInputQueue(b *inputBudget) *inputQueue {
 	return &inputQueue{b: b, wake: make(chan struct{}, 1)}
 }
 
+// setTry enables direct writes (see try); until then INPUT only queues.
+func (q *inputQueue) setTry(try func([]byte) int) {
+	q.b.mu.Lock()
+	q.try = try
+	q.b.mu.Unlock()
+}
+
 // pushWait queues data (which it keeps), first waiting for room if the
 // queue or the budget is full. It returns early, dropping data, only when
 // gone is closed (the terminal ended, so the input has no reader) or stop
@@ -113,8 +120,9 @@ func (q *inputQueue) writeNow(data []byte) {
 	q.writing = true
 	q.pending += len(data)
 	q.b.total += len(data)
+	try := q.try
 	q.b.mu.Unlock()
-	n := q.try(data)
+	n := try(data)
 	q.b.mu.Lock()
 	q.writing = false
 	rest := len(data) - n

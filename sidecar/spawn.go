@@ -141,7 +141,7 @@ func (s *Sidecar) spawn(t *terminal, cfg ptyhost.Config) {
 		s.spawnFailed(t, err.Error())
 		return
 	}
-	t.proc = proc
+	t.attach(proc)
 	s.out.send(controlFrame(t, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: proc.Pid(), Features: proto.Features}), true)
 	// Announced after OPENED, off its latency; still before the
 	// supervisor can reap. Until then the parent-death signal covers it.

@@ -58,10 +58,19 @@ func newTerminal(sc *Sidecar, id string, proc *ptyhost.Process, credit *uint64) 
 		finished: make(chan struct{}),
 		gone:     make(chan struct{}),
 	}
+	if proc != nil {
+		t.attach(proc)
+	}
+	return t
+}
+
+// attach gives t its child's process, once spawned; from then on the
+// dispatch loop may write INPUT to the PTY directly.
+func (t *terminal) attach(proc *ptyhost.Process) {
+	t.proc = proc
 	// An error leaves the input queued: the writer goroutine's blocking
 	// write then meets it and drops the rest, as for any failed write.
-	t.input.try = func(b []byte) int { n, _ := proc.TryWrite(b); return n }
-	return t
+	t.input.setTry(func(b []byte) int { n, _ := proc.TryWrite(b); return n })
 }
 
 // start launches the terminal's goroutines. OPENED must already be queued.
