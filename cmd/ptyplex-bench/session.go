@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -88,14 +89,114 @@ func timeRequests(sock, line string, samples int) ([]time.Duration, error) {
 	return out, nil
 }
 
-// tickScript prints the wall clock in nanoseconds every 50 ms: the moment
-// each line was written is in the line itself.
-var tickScript = []string{"/bin/sh", "-c", "while :; do date +T%s%N; sleep 0.05; done"}
+// sessionRows measures the session face: OUTPUT and INPUT round trips
+// against a bare socket request, and how soon a pending WAIT answers once
+// the program writes, against a host's blocking read of the same program's
+// PTY.
+func sessionRows(t *table, filter *regexp.Regexp, tmp string) {
+	bin, ok := sessionBin()
+	if !ok {
+		return
+	}
+	for _, req := range []struct{ name, line string }{
+		{"OUTPUT", `{"type":"OUTPUT","format":"ascii"}`},
+		{"INPUT", `{"type":"INPUT","data":"x"}`},
+	} {
+		if !filter.MatchString("session " + req.name) {
+			continue
+		}
+		var p50, p99 series
+		measure("session "+req.name, func() (float64, float64, error) {
+			b, err := socketFloor(tmp, 300)
+			if err != nil {
+				return 0, 0, err
+			}
+			sock, stop, err := sessionDaemon(bin, tmp, "cat")
+			if err != nil {
+				return 0, 0, err
+			}
+			s, err := timeRequests(sock, req.line, 300)
+			stop()
+			if err != nil {
+				return 0, 0, err
+			}
+			p50 = append(p50, pair{ms(percentile(b, 50)), ms(percentile(s, 50))})
+			p99 = append(p99, pair{ms(percentile(b, 99)), ms(percentile(s, 99))})
+			return 0, 0, nil
+		})
+		t.add(row{name: "Session " + req.name + " round trip p50 (ms; baseline: bare socket request)", unit: "%.3f", scale: 1, s: p50})
+		t.add(row{name: "Session " + req.name + " round trip p99 (ms)", unit: "%.3f", scale: 1, s: p99})
+	}
+	if !filter.MatchString("session WAIT wake") {
+		return
+	}
+	var p50, p99 series
+	run := 0
+	measure("session WAIT wake", func() (float64, float64, error) {
+		// The order alternates from run to run: the second half of a
+		// pair sees a machine warmed (or disturbed) by the first.
+		run++
+		var b, s []time.Duration
+		var err error
+		for i := 0; i < 2 && err == nil; i++ {
+			if (i+run)%2 == 0 {
+				b, err = waitWakeDirect(wakeSamples)
+			} else {
+				s, err = waitWakeSession(bin, tmp, wakeSamples)
+			}
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		p50 = append(p50, pair{ms(percentile(b, 50)), ms(percentile(s, 50))})
+		p99 = append(p99, pair{ms(percentile(b, 99)), ms(percentile(s, 99))})
+		return 0, 0, nil
+	})
+	t.add(row{name: fmt.Sprintf("Session WAIT wake-up after output p50 (ms, %d wakes a run; baseline: blocking read(2) on the PTY)", wakeSamples), unit: "%.3f", scale: 1, s: p50})
+	t.add(row{name: "Session WAIT wake-up after output p99 (ms)", unit: "%.3f", scale: 1, s: p99, maxRatio: ptr(1.5)})
+}
+
+// wakeSamples is the number of wake-ups per side and run: enough that p99
+// is the third slowest rather than the slowest of a handful (nearest rank
+// over 250), at about 5 s a side with a 20 ms tick.
+const wakeSamples = 250
+
+// tickScript prints the wall clock in nanoseconds every 20 ms: the moment
+// each line was written is in the line itself. Both sides of the WAIT
+// measurement run it, so the child and the trigger are the same.
+var tickScript = []string{"/bin/sh", "-c", "while :; do date +T%s%N; sleep 0.02; done"}
 
 var tickRE = regexp.MustCompile(`T(\d{19})`)
 
+// wakeMargin: a tick stamped less than this after the waiter was in place
+// (the WAIT request written; the read(2) called) may have come before the
+// daemon parked the WAIT, and then measures the request path rather than a
+// wake-up. Such samples are dropped on both sides, by the same rule.
+const wakeMargin = 2 * time.Millisecond
+
+// wakeSample is the delay from the tick stamped ns to woke, and whether it
+// counts: the tick came at least wakeMargin after the waiter was in place,
+// and within a second of the wake (anything later is a stale line).
+func wakeSample(ns int64, placed, woke time.Time) (time.Duration, bool) {
+	tick := time.Unix(0, ns)
+	d := woke.Sub(tick)
+	return d, tick.Sub(placed) >= wakeMargin && d > 0 && d < time.Second
+}
+
+// lastTick is the timestamp of the last tick line in b, if any.
+func lastTick(b []byte) (int64, bool) {
+	m := tickRE.FindAllSubmatch(b, -1)
+	if len(m) == 0 {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(string(m[len(m)-1][1]), 10, 64)
+	return ns, err == nil
+}
+
 // waitWakeSession measures how long after the program writes a line a
-// WAIT in activity mode returns.
+// pending WAIT in activity mode returns, as its client sees it. Each WAIT
+// clears the activity flag; when a tick came between two WAITs, the second
+// answers at once and its sample is dropped by wakeMargin.
 func waitWakeSession(bin, dir string, samples int) ([]time.Duration, error) {
 	sock, stop, err := sessionDaemon(bin, dir, tickScript...)
 	if err != nil {
@@ -104,14 +205,10 @@ func waitWakeSession(bin, dir string, samples int) ([]time.Duration, error) {
 	defer stop()
 	out := make([]time.Duration, 0, samples)
 	for len(out) < samples {
-		// Consume any pending activity so the next WAIT waits for a tick.
-		if _, err := sessionRequest(sock, `{"type":"WAIT","activity":true}`); err != nil {
+		placed, woke, err := timedWait(sock, `{"type":"WAIT","activity":true}`)
+		if err != nil {
 			return nil, err
 		}
-		if _, err := sessionRequest(sock, `{"type":"WAIT","activity":true}`); err != nil {
-			return nil, err
-		}
-		woke := time.Now()
 		b, err := sessionRequest(sock, `{"type":"OUTPUT","format":"ascii"}`)
 		if err != nil {
 			return nil, err
@@ -121,43 +218,74 @@ func waitWakeSession(bin, dir string, samples int) ([]time.Duration, error) {
 				Screen string `json:"screen"`
 			} `json:"data"`
 		}
-		json.Unmarshal(b, &resp)
-		m := tickRE.FindAllStringSubmatch(resp.Data.Screen, -1)
-		if len(m) == 0 {
-			continue
+		if err := json.Unmarshal(b, &resp); err != nil {
+			return nil, fmt.Errorf("OUTPUT answer: %w", err)
 		}
-		ns, _ := strconv.ParseInt(m[len(m)-1][1], 10, 64)
-		if d := woke.Sub(time.Unix(0, ns)); d > 0 && d < time.Second {
-			out = append(out, d)
+		// The last tick on the screen is the one that woke the WAIT, or a
+		// later one (then the delay is negative and dropped).
+		if ns, ok := lastTick([]byte(resp.Data.Screen)); ok {
+			if d, ok := wakeSample(ns, placed, woke); ok {
+				out = append(out, d)
+			}
 		}
 	}
 	return out, nil
 }
 
-// waitWakeDirect is the baseline: the same program on a PTY read directly;
-// the wake-up is the read that returns its line.
+// timedWait sends one request and returns when it was written and when
+// its whole answer line had been read.
+func timedWait(sock, line string) (placed, woke time.Time, err error) {
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		return placed, woke, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Minute))
+	r := bufio.NewReader(c)
+	if _, err := c.Write([]byte(line + "\n")); err != nil {
+		return placed, woke, err
+	}
+	placed = time.Now()
+	b, err := r.ReadBytes('\n')
+	woke = time.Now()
+	if err != nil {
+		return placed, woke, err
+	}
+	if !bytes.Contains(b, []byte(`"status":"ok"`)) {
+		return placed, woke, fmt.Errorf("%s: %s", line, b)
+	}
+	return placed, woke, nil
+}
+
+// waitWakeDirect is the baseline: what a host can do on its own, the same
+// program on a PTY of its own (creack/pty) read with blocking read(2) calls
+// on the master, no poller; the wake-up is the read that returns the line.
 func waitWakeDirect(samples int) ([]time.Duration, error) {
-	p, err := startDirect(tickScript[0], tickScript[1:]...)
+	c, err := startPlain(tickScript[0], tickScript[1:]...)
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
-	defer p.SignalGroup(9)
+	defer func() {
+		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL) // sh and its sleep
+		c.master.Close()
+		c.cmd.Wait()
+	}()
 	buf := make([]byte, 4096)
 	out := make([]time.Duration, 0, samples)
 	for len(out) < samples {
-		n, err := p.Read(buf)
+		placed := time.Now()
+		n, err := syscall.Read(c.fd, buf)
 		woke := time.Now()
-		if err != nil {
-			return nil, err
-		}
-		m := tickRE.FindAllSubmatch(buf[:n], -1)
-		if len(m) == 0 {
+		if err == syscall.EINTR {
 			continue
 		}
-		ns, _ := strconv.ParseInt(string(m[len(m)-1][1]), 10, 64)
-		if d := woke.Sub(time.Unix(0, ns)); d > 0 && d < time.Second {
-			out = append(out, d)
+		if err != nil {
+			return nil, fmt.Errorf("read the tick PTY: %w", err)
+		}
+		if ns, ok := lastTick(buf[:n]); ok {
+			if d, ok := wakeSample(ns, placed, woke); ok {
+				out = append(out, d)
+			}
 		}
 	}
 	return out, nil
