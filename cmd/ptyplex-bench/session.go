@@ -233,26 +233,44 @@ func waitWakeSession(bin, dir string, samples int) ([]time.Duration, error) {
 }
 
 // timedWait sends one request and returns when it was written and when
-// its whole answer line had been read.
+// its whole answer line had been read. The client waits as the baseline
+// does, in a blocking read(2) (on a socket of its own, not through the
+// runtime's poller), so both sides are timed at the same kind of wake-up.
 func timedWait(sock, line string) (placed, woke time.Time, err error) {
-	c, err := net.Dial("unix", sock)
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return placed, woke, err
+		return placed, woke, fmt.Errorf("socket: %w", err)
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Minute))
-	r := bufio.NewReader(c)
-	if _, err := c.Write([]byte(line + "\n")); err != nil {
-		return placed, woke, err
+	defer syscall.Close(fd)
+	tv := syscall.NsecToTimeval(int64(time.Minute))
+	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
+		return placed, woke, fmt.Errorf("SO_RCVTIMEO: %w", err)
+	}
+	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
+		return placed, woke, fmt.Errorf("connect %s: %w", sock, err)
+	}
+	if _, err := syscall.Write(fd, []byte(line+"\n")); err != nil {
+		return placed, woke, fmt.Errorf("write request: %w", err)
 	}
 	placed = time.Now()
-	b, err := r.ReadBytes('\n')
-	woke = time.Now()
-	if err != nil {
-		return placed, woke, err
+	var got []byte
+	buf := make([]byte, 4096)
+	for !bytes.HasSuffix(got, []byte("\n")) {
+		n, err := syscall.Read(fd, buf)
+		woke = time.Now()
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return placed, woke, fmt.Errorf("read answer: %w", err)
+		}
+		if n == 0 {
+			return placed, woke, fmt.Errorf("%s: connection closed after %q", line, got)
+		}
+		got = append(got, buf[:n]...)
 	}
-	if !bytes.Contains(b, []byte(`"status":"ok"`)) {
-		return placed, woke, fmt.Errorf("%s: %s", line, b)
+	if !bytes.Contains(got, []byte(`"status":"ok"`)) {
+		return placed, woke, fmt.Errorf("%s: %s", line, got)
 	}
 	return placed, woke, nil
 }
