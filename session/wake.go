@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -80,12 +81,8 @@ func (st *state) claimDueLocked() []*waiter {
 
 // removeLocked drops an unclaimed waiter. st.mu must be held.
 func (st *state) removeLocked(w *waiter) {
-	for i, x := range st.waiters {
-		if x == w {
-			st.waiters = append(st.waiters[:i], st.waiters[i+1:]...)
-			st.waiters = st.waiters[:len(st.waiters):len(st.waiters)]
-			return
-		}
+	if i := slices.Index(st.waiters, w); i >= 0 {
+		st.waiters = slices.Delete(st.waiters, i, i+1) // clears the freed slot
 	}
 }
 

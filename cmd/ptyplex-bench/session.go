@@ -158,7 +158,7 @@ func sessionRows(t *table, filter *regexp.Regexp, tmp string) {
 
 // wakeSamples is the number of wake-ups per side and run: enough that p99
 // is the third slowest rather than the slowest of a handful (nearest rank
-// over 250), at about 5 s a side with a 20 ms tick.
+// over 250), at 5–7 s a side with a 20 ms tick.
 const wakeSamples = 250
 
 // tickScript prints the wall clock in nanoseconds every 20 ms: the moment
