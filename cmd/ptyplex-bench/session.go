@@ -161,10 +161,36 @@ func sessionRows(t *table, filter *regexp.Regexp, tmp string) {
 // over 250), at 5–7 s a side with a 20 ms tick.
 const wakeSamples = 250
 
-// tickScript prints the wall clock in nanoseconds every 20 ms: the moment
+// The tick program is this binary run with tickEnv set: it prints the wall
+// clock in nanoseconds every 20 ms, one write(2) per line, so the moment
 // each line was written is in the line itself. Both sides of the WAIT
-// measurement run it, so the child and the trigger are the same.
-var tickScript = []string{"/bin/sh", "-c", "while :; do date +T%s%N; sleep 0.02; done"}
+// measurement run it, so the child and the trigger are the same. Unlike a
+// shell loop around date(1) and sleep(1), it does not fork and exec two
+// programs right after each line, work that competed for the CPUs with
+// whatever was waking up to read that line.
+const tickEnv = "PTYPLEX_BENCH_TICK"
+
+func init() {
+	if os.Getenv(tickEnv) == "" {
+		return
+	}
+	for {
+		// Unbuffered: the line is one write on the PTY.
+		if _, err := fmt.Printf("T%d\n", time.Now().UnixNano()); err != nil {
+			os.Exit(0) // the PTY is gone
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// tickCommand is the argv of the tick program.
+func tickCommand() ([]string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("the tick program is this binary: %w", err)
+	}
+	return []string{"/usr/bin/env", tickEnv + "=1", self}, nil
+}
 
 var tickRE = regexp.MustCompile(`T(\d{19})`)
 
@@ -198,7 +224,11 @@ func lastTick(b []byte) (int64, bool) {
 // clears the activity flag; when a tick came between two WAITs, the second
 // answers at once and its sample is dropped by wakeMargin.
 func waitWakeSession(bin, dir string, samples int) ([]time.Duration, error) {
-	sock, stop, err := sessionDaemon(bin, dir, tickScript...)
+	tick, err := tickCommand()
+	if err != nil {
+		return nil, err
+	}
+	sock, stop, err := sessionDaemon(bin, dir, tick...)
 	if err != nil {
 		return nil, err
 	}
@@ -279,12 +309,16 @@ func timedWait(sock, line string) (placed, woke time.Time, err error) {
 // program on a PTY of its own (creack/pty) read with blocking read(2) calls
 // on the master, no poller; the wake-up is the read that returns the line.
 func waitWakeDirect(samples int) ([]time.Duration, error) {
-	c, err := startPlain(tickScript[0], tickScript[1:]...)
+	tick, err := tickCommand()
+	if err != nil {
+		return nil, err
+	}
+	c, err := startPlain(tick[0], tick[1:]...)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL) // sh and its sleep
+		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 		c.master.Close()
 		c.cmd.Wait()
 	}()
