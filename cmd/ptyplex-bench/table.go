@@ -15,8 +15,8 @@ type row struct {
 	s            series
 	higherBetter bool
 	minRatio     *float64 // budget: ratio at least this
+	maxRatio     *float64 // budget: ratio at most this (lower-is-better rows: subject/baseline)
 	maxValue     *float64 // budget: the subject's median at most this
-	maxRatio     *float64 // budget: ratio at most this (lower is better)
 	noRatio      bool     // the baseline is context, not a comparison
 }
 
@@ -37,9 +37,9 @@ func (r row) verdict() (string, bool) {
 	case r.minRatio != nil:
 		return fmt.Sprintf("≥ %.2f ❌", *r.minRatio), false
 	case r.maxRatio != nil && rat <= *r.maxRatio:
-		return fmt.Sprintf("≤ %.2f ✅", *r.maxRatio), true
+		return fmt.Sprintf("ratio ≤ %.2f ✅", *r.maxRatio), true
 	case r.maxRatio != nil:
-		return fmt.Sprintf("≤ %.2f ❌", *r.maxRatio), false
+		return fmt.Sprintf("ratio ≤ %.2f ❌", *r.maxRatio), false
 	case r.maxValue != nil && subj <= *r.maxValue:
 		return fmt.Sprintf("≤ %g ✅", *r.maxValue), true
 	case r.maxValue != nil:
@@ -120,11 +120,10 @@ func (t *table) svg() []byte {
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="16" fill="%s"/>`+"\n", x0, y+3, math.Max(1, x1-x0), color)
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="black"/>`+"\n", x(s.min), x(s.max), y+11, y+11)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f">%.2f</text>`+"\n", math.Max(x(s.max), x(1))+4, y+15, s.med)
-		if r.minRatio != nil {
-			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#d05a4a" stroke-width="2"/>`+"\n", x(*r.minRatio), x(*r.minRatio), y, y+22)
-		}
-		if r.maxRatio != nil {
-			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#d05a4a" stroke-width="2"/>`+"\n", x(*r.maxRatio), x(*r.maxRatio), y, y+22)
+		for _, budget := range []*float64{r.minRatio, r.maxRatio} {
+			if budget != nil {
+				fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#d05a4a" stroke-width="2"/>`+"\n", x(*budget), x(*budget), y, y+22)
+			}
 		}
 	}
 	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#333" stroke-dasharray="4 3"/>`+"\n", x(1), x(1), top-4, h-26)
