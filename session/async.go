@@ -15,7 +15,7 @@ func (d *Daemon) goAsync(r *request, run func() (any, error)) {
 	go func() {
 		defer d.async.Done()
 		data, err := run()
-		if err == errClientGone {
+		if err == errClientGone || err == errAnswered {
 			r.conn.Close()
 			return
 		}

@@ -156,10 +156,15 @@ func refuse(c *clientConn) {
 }
 
 // respond writes one response line and closes the connection. A client
-// that left early just loses its answer.
+// that left early just loses its answer. Most answers fit in the socket
+// at once; only the rest of a large one needs the write deadline (whose
+// timer would otherwise interrupt the runtime's poller on every answer).
 func respond(c *clientConn, data any, rerr error) {
-	c.SetWriteDeadline(time.Now().Add(responseTimeout))
-	c.Write(encodeResponse(data, rerr))
+	out := encodeResponse(data, rerr)
+	if n, err := writeNow(c, out); err == nil && n < len(out) {
+		c.SetWriteDeadline(time.Now().Add(responseTimeout))
+		c.Write(out[n:])
+	}
 	c.Close()
 }
 

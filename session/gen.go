@@ -18,32 +18,3 @@ func (d *Daemon) writeInput(b []byte) (n int, gen int64, err error) {
 	n, err = d.proc.Write(b)
 	return n, gen, err
 }
-
-// waitGen is WAIT with "after_gen": it returns once the output generation
-// has passed after or the program has exited, without touching the
-// activity flag. timeout is nil for no bound.
-func (d *Daemon) waitGen(after int64, timeout <-chan time.Time, gone <-chan struct{}) (any, error) {
-	st := d.st
-	for {
-		st.mu.Lock()
-		gen, exited := st.gen, st.exited
-		changed := st.changed
-		st.mu.Unlock()
-		if gen > after || exited {
-			return WaitData{OutputGen: &gen, Exited: &exited}, nil
-		}
-		if d.parkHook != nil {
-			d.parkHook()
-		}
-		select {
-		case <-changed:
-		case <-gone:
-			return nil, errClientGone
-		case <-d.done:
-			return nil, requestError("Daemon is shutting down")
-		case <-timeout:
-			f := false
-			return WaitData{OutputGen: &gen, Exited: &f, TimedOut: true}, nil
-		}
-	}
-}

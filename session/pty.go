@@ -26,7 +26,12 @@ func (d *Daemon) readPTY() {
 				// A failing dump file must not stop the session.
 				d.dump.Write(buf[:n])
 			}
-			if replies := d.st.feed(buf[:n]); len(replies) > 0 {
+			replies, due := d.st.feed(buf[:n])
+			if len(due) > 0 {
+				answerDue(due) // before anything else: this is the wake-up's path
+				d.st.notify()
+			}
+			if len(replies) > 0 {
 				d.replies.add(replies)
 			}
 		}

@@ -36,7 +36,7 @@ func (d *Daemon) handle(r *request) (stop bool) {
 	case "WAIT":
 		// Answered on its own goroutine so that it holds back nobody (see
 		// async.go); every other request keeps its arrival order.
-		d.goAsync(r, func() (any, error) { return d.wait(f, r.gone) })
+		d.goAsync(r, func() (any, error) { return d.wait(f, r.conn, r.gone) })
 		return false
 	case "KILL":
 		data, err = d.kill(f)

@@ -24,6 +24,9 @@ type state struct {
 	changed chan struct{} // closed and replaced on every change
 	// attachers get every byte of output as it is fed (attach.go).
 	attachers map[*attacher]struct{}
+	// waiters are the pending activity-mode and after_gen WAITs, oldest
+	// first; the PTY reader answers them itself (wake.go).
+	waiters []*waiter
 }
 
 func newState(scr *screen.Screen) *state {
@@ -36,9 +39,13 @@ func (st *state) notifyLocked() {
 	st.changed = make(chan struct{})
 }
 
-// feed runs PTY output through the emulator, marks activity and wakes
-// waiters. It returns the emulator's answers to terminal queries.
-func (st *state) feed(p []byte) []byte {
+// feed runs PTY output through the emulator and marks activity. It
+// returns the emulator's answers to terminal queries and the WAITs this
+// output satisfies, taken out of st.waiters. When there are none it wakes
+// everyone waiting on changed; otherwise the caller answers those WAITs
+// first and then calls notify, so that nothing else is woken ahead of
+// their answers.
+func (st *state) feed(p []byte) (replies []byte, due []*waiter) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.scr.Write(p)
@@ -47,8 +54,18 @@ func (st *state) feed(p []byte) []byte {
 		a.queue(p)
 	}
 	st.activity = true
+	due = st.claimDueLocked()
+	if len(due) == 0 {
+		st.notifyLocked()
+	}
+	return st.scr.TakeReplies(), due
+}
+
+// notify wakes everyone waiting on changed.
+func (st *state) notify() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	st.notifyLocked()
-	return st.scr.TakeReplies()
 }
 
 // setExited records the child's exit status and wakes waiters.

@@ -48,11 +48,13 @@ func (d *Daemon) status(f fields) (any, error) {
 }
 
 // wait blocks until the child exits (normal mode) or until output arrives
-// or the child exits (activity mode). It wakes on the state's change
-// channel, so it answers as soon as the reader or exit watcher reports.
-// The optional timeout_ms (a ptyplex addition) bounds the wait; a client
-// hang-up or daemon shutdown ends it without an answer.
-func (d *Daemon) wait(f fields, gone <-chan struct{}) (any, error) {
+// or the child exits (activity mode, and after_gen). Normal mode wakes on
+// the state's change channel; activity mode and after_gen are answered
+// by the PTY reader as soon as it has fed the output (wake.go). Either
+// way it answers as soon as the reader or exit watcher reports, never by
+// polling. The optional timeout_ms (a ptyplex addition) bounds the wait;
+// a client hang-up or daemon shutdown ends it without an answer.
+func (d *Daemon) wait(f fields, conn *clientConn, gone <-chan struct{}) (any, error) {
 	activityMode, err := f.bool("activity")
 	if err != nil {
 		return nil, err
@@ -72,23 +74,20 @@ func (d *Daemon) wait(f fields, gone <-chan struct{}) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return d.waitGen(int64(after), timeout, gone)
+		return d.awaitOutput(newWaiter(conn, false, int64(after)), timeout, gone)
+	}
+	if activityMode {
+		return d.awaitOutput(newWaiter(conn, true, 0), timeout, gone)
 	}
 	st := d.st
 	for {
 		st.mu.Lock()
-		exited, code, activity := st.exited, st.exitCode, st.activity
-		if activityMode && (activity || exited) {
-			st.activity = false
-			st.mu.Unlock()
-			return WaitData{Activity: &activity, Exited: &exited}, nil
-		}
-		if !activityMode && exited {
-			st.mu.Unlock()
-			return WaitData{ExitCode: &code}, nil
-		}
+		exited, code := st.exited, st.exitCode
 		changed := st.changed
 		st.mu.Unlock()
+		if exited {
+			return WaitData{ExitCode: &code}, nil
+		}
 		if d.parkHook != nil {
 			d.parkHook()
 		}
@@ -99,10 +98,6 @@ func (d *Daemon) wait(f fields, gone <-chan struct{}) (any, error) {
 		case <-d.done:
 			return nil, requestError("Daemon is shutting down")
 		case <-timeout:
-			if activityMode {
-				f := false
-				return WaitData{Activity: &f, Exited: &f, TimedOut: true}, nil
-			}
 			return WaitData{TimedOut: true}, nil
 		}
 	}

@@ -174,50 +174,7 @@ func main() {
 		t.add(row{name: fmt.Sprintf("Sidecar RSS per idle terminal, %d open (KiB; baseline: whole RSS with 1)", *idleN),
 			unit: "%.1f", scale: 1, s: per, maxValue: ptr(40.0), noRatio: true})
 	}
-	if bin, ok := sessionBin(); ok && filter.MatchString("session") {
-		for _, req := range []struct{ name, line string }{
-			{"OUTPUT", `{"type":"OUTPUT","format":"ascii"}`},
-			{"INPUT", `{"type":"INPUT","data":"x"}`},
-		} {
-			var p50, p99 series
-			measure("session "+req.name, func() (float64, float64, error) {
-				b, err := socketFloor(tmp, 300)
-				if err != nil {
-					return 0, 0, err
-				}
-				sock, stop, err := sessionDaemon(bin, tmp, "cat")
-				if err != nil {
-					return 0, 0, err
-				}
-				s, err := timeRequests(sock, req.line, 300)
-				stop()
-				if err != nil {
-					return 0, 0, err
-				}
-				p50 = append(p50, pair{ms(percentile(b, 50)), ms(percentile(s, 50))})
-				p99 = append(p99, pair{ms(percentile(b, 99)), ms(percentile(s, 99))})
-				return 0, 0, nil
-			})
-			t.add(row{name: "Session " + req.name + " round trip p50 (ms; baseline: bare socket request)", unit: "%.3f", scale: 1, s: p50})
-			t.add(row{name: "Session " + req.name + " round trip p99 (ms)", unit: "%.3f", scale: 1, s: p99})
-		}
-		var p50, p99 series
-		measure("session WAIT wake", func() (float64, float64, error) {
-			b, err := waitWakeDirect(40)
-			if err != nil {
-				return 0, 0, err
-			}
-			s, err := waitWakeSession(bin, tmp, 40)
-			if err != nil {
-				return 0, 0, err
-			}
-			p50 = append(p50, pair{ms(percentile(b, 50)), ms(percentile(s, 50))})
-			p99 = append(p99, pair{ms(percentile(b, 99)), ms(percentile(s, 99))})
-			return 0, 0, nil
-		})
-		t.add(row{name: "Session WAIT wake-up after output p50 (ms; baseline: read on the PTY)", unit: "%.3f", scale: 1, s: p50})
-		t.add(row{name: "Session WAIT wake-up after output p99 (ms)", unit: "%.3f", scale: 1, s: p99})
-	}
+	sessionRows(&t, filter, tmp)
 	if filter.MatchString("screen") {
 		root, _ := os.Getwd()
 		data, err := recordedStreams(root)

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -88,30 +89,156 @@ func timeRequests(sock, line string, samples int) ([]time.Duration, error) {
 	return out, nil
 }
 
-// tickScript prints the wall clock in nanoseconds every 50 ms: the moment
-// each line was written is in the line itself.
-var tickScript = []string{"/bin/sh", "-c", "while :; do date +T%s%N; sleep 0.05; done"}
+// sessionRows measures the session face: OUTPUT and INPUT round trips
+// against a bare socket request, and how soon a pending WAIT answers once
+// the program writes, against a host's blocking read of the same program's
+// PTY.
+func sessionRows(t *table, filter *regexp.Regexp, tmp string) {
+	bin, ok := sessionBin()
+	if !ok {
+		return
+	}
+	for _, req := range []struct{ name, line string }{
+		{"OUTPUT", `{"type":"OUTPUT","format":"ascii"}`},
+		{"INPUT", `{"type":"INPUT","data":"x"}`},
+	} {
+		if !filter.MatchString("session " + req.name) {
+			continue
+		}
+		var p50, p99 series
+		measure("session "+req.name, func() (float64, float64, error) {
+			b, err := socketFloor(tmp, 300)
+			if err != nil {
+				return 0, 0, err
+			}
+			sock, stop, err := sessionDaemon(bin, tmp, "cat")
+			if err != nil {
+				return 0, 0, err
+			}
+			s, err := timeRequests(sock, req.line, 300)
+			stop()
+			if err != nil {
+				return 0, 0, err
+			}
+			p50 = append(p50, pair{ms(percentile(b, 50)), ms(percentile(s, 50))})
+			p99 = append(p99, pair{ms(percentile(b, 99)), ms(percentile(s, 99))})
+			return 0, 0, nil
+		})
+		t.add(row{name: "Session " + req.name + " round trip p50 (ms; baseline: bare socket request)", unit: "%.3f", scale: 1, s: p50})
+		t.add(row{name: "Session " + req.name + " round trip p99 (ms)", unit: "%.3f", scale: 1, s: p99})
+	}
+	if !filter.MatchString("session WAIT wake") {
+		return
+	}
+	var p50, p99 series
+	run := 0
+	measure("session WAIT wake", func() (float64, float64, error) {
+		// The order alternates from run to run: the second half of a
+		// pair sees a machine warmed (or disturbed) by the first.
+		run++
+		var b, s []time.Duration
+		var err error
+		for i := 0; i < 2 && err == nil; i++ {
+			if (i+run)%2 == 0 {
+				b, err = waitWakeDirect(wakeSamples)
+			} else {
+				s, err = waitWakeSession(bin, tmp, wakeSamples)
+			}
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		p50 = append(p50, pair{ms(percentile(b, 50)), ms(percentile(s, 50))})
+		p99 = append(p99, pair{ms(percentile(b, 99)), ms(percentile(s, 99))})
+		return 0, 0, nil
+	})
+	t.add(row{name: fmt.Sprintf("Session WAIT wake-up after output p50 (ms, %d wakes a run; baseline: blocking read(2) on the PTY)", wakeSamples), unit: "%.3f", scale: 1, s: p50})
+	t.add(row{name: "Session WAIT wake-up after output p99 (ms)", unit: "%.3f", scale: 1, s: p99, maxRatio: ptr(1.5)})
+}
+
+// wakeSamples is the number of wake-ups per side and run: enough that p99
+// is the third slowest rather than the slowest of a handful (nearest rank
+// over 250), at 5–7 s a side with a 20 ms tick.
+const wakeSamples = 250
+
+// The tick program is this binary run with tickEnv set: it prints the wall
+// clock in nanoseconds every 20 ms, one write(2) per line, so the moment
+// each line was written is in the line itself. Both sides of the WAIT
+// measurement run it, so the child and the trigger are the same. Unlike a
+// shell loop around date(1) and sleep(1), it does not fork and exec two
+// programs right after each line, work that competed for the CPUs with
+// whatever was waking up to read that line.
+const tickEnv = "PTYPLEX_BENCH_TICK"
+
+func init() {
+	if os.Getenv(tickEnv) == "" {
+		return
+	}
+	for {
+		// Unbuffered: the line is one write on the PTY.
+		if _, err := fmt.Printf("T%d\n", time.Now().UnixNano()); err != nil {
+			os.Exit(0) // the PTY is gone
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// tickCommand is the argv of the tick program.
+func tickCommand() ([]string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("the tick program is this binary: %w", err)
+	}
+	return []string{"/usr/bin/env", tickEnv + "=1", self}, nil
+}
 
 var tickRE = regexp.MustCompile(`T(\d{19})`)
 
+// wakeMargin: a tick stamped less than this after the waiter was in place
+// (the WAIT request written; the read(2) called) may have come before the
+// daemon parked the WAIT, and then measures the request path rather than a
+// wake-up. Such samples are dropped on both sides, by the same rule.
+const wakeMargin = 2 * time.Millisecond
+
+// wakeSample is the delay from the tick stamped ns to woke, and whether it
+// counts: the tick came at least wakeMargin after the waiter was in place,
+// and within a second of the wake (anything later is a stale line).
+func wakeSample(ns int64, placed, woke time.Time) (time.Duration, bool) {
+	tick := time.Unix(0, ns)
+	d := woke.Sub(tick)
+	return d, tick.Sub(placed) >= wakeMargin && d > 0 && d < time.Second
+}
+
+// lastTick is the timestamp of the last tick line in b, if any.
+func lastTick(b []byte) (int64, bool) {
+	m := tickRE.FindAllSubmatch(b, -1)
+	if len(m) == 0 {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(string(m[len(m)-1][1]), 10, 64)
+	return ns, err == nil
+}
+
 // waitWakeSession measures how long after the program writes a line a
-// WAIT in activity mode returns.
+// pending WAIT in activity mode returns, as its client sees it. Each WAIT
+// clears the activity flag; when a tick came between two WAITs, the second
+// answers at once and its sample is dropped by wakeMargin.
 func waitWakeSession(bin, dir string, samples int) ([]time.Duration, error) {
-	sock, stop, err := sessionDaemon(bin, dir, tickScript...)
+	tick, err := tickCommand()
+	if err != nil {
+		return nil, err
+	}
+	sock, stop, err := sessionDaemon(bin, dir, tick...)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
 	out := make([]time.Duration, 0, samples)
 	for len(out) < samples {
-		// Consume any pending activity so the next WAIT waits for a tick.
-		if _, err := sessionRequest(sock, `{"type":"WAIT","activity":true}`); err != nil {
+		placed, woke, err := timedWait(sock, `{"type":"WAIT","activity":true}`)
+		if err != nil {
 			return nil, err
 		}
-		if _, err := sessionRequest(sock, `{"type":"WAIT","activity":true}`); err != nil {
-			return nil, err
-		}
-		woke := time.Now()
 		b, err := sessionRequest(sock, `{"type":"OUTPUT","format":"ascii"}`)
 		if err != nil {
 			return nil, err
@@ -121,43 +248,96 @@ func waitWakeSession(bin, dir string, samples int) ([]time.Duration, error) {
 				Screen string `json:"screen"`
 			} `json:"data"`
 		}
-		json.Unmarshal(b, &resp)
-		m := tickRE.FindAllStringSubmatch(resp.Data.Screen, -1)
-		if len(m) == 0 {
-			continue
+		if err := json.Unmarshal(b, &resp); err != nil {
+			return nil, fmt.Errorf("OUTPUT answer: %w", err)
 		}
-		ns, _ := strconv.ParseInt(m[len(m)-1][1], 10, 64)
-		if d := woke.Sub(time.Unix(0, ns)); d > 0 && d < time.Second {
-			out = append(out, d)
+		// The last tick on the screen is the one that woke the WAIT, or a
+		// later one (then the delay is negative and dropped).
+		if ns, ok := lastTick([]byte(resp.Data.Screen)); ok {
+			if d, ok := wakeSample(ns, placed, woke); ok {
+				out = append(out, d)
+			}
 		}
 	}
 	return out, nil
 }
 
-// waitWakeDirect is the baseline: the same program on a PTY read directly;
-// the wake-up is the read that returns its line.
+// timedWait sends one request and returns when it was written and when
+// its whole answer line had been read. The client waits as the baseline
+// does, in a blocking read(2) (on a socket of its own, not through the
+// runtime's poller), so both sides are timed at the same kind of wake-up.
+func timedWait(sock, line string) (placed, woke time.Time, err error) {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return placed, woke, fmt.Errorf("socket: %w", err)
+	}
+	defer syscall.Close(fd)
+	tv := syscall.NsecToTimeval(int64(time.Minute))
+	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
+		return placed, woke, fmt.Errorf("SO_RCVTIMEO: %w", err)
+	}
+	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
+		return placed, woke, fmt.Errorf("connect %s: %w", sock, err)
+	}
+	if _, err := syscall.Write(fd, []byte(line+"\n")); err != nil {
+		return placed, woke, fmt.Errorf("write request: %w", err)
+	}
+	placed = time.Now()
+	var got []byte
+	buf := make([]byte, 4096)
+	for !bytes.HasSuffix(got, []byte("\n")) {
+		n, err := syscall.Read(fd, buf)
+		woke = time.Now()
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return placed, woke, fmt.Errorf("read answer: %w", err)
+		}
+		if n == 0 {
+			return placed, woke, fmt.Errorf("%s: connection closed after %q", line, got)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if !bytes.Contains(got, []byte(`"status":"ok"`)) {
+		return placed, woke, fmt.Errorf("%s: %s", line, got)
+	}
+	return placed, woke, nil
+}
+
+// waitWakeDirect is the baseline: what a host can do on its own, the same
+// program on a PTY of its own (creack/pty) read with blocking read(2) calls
+// on the master, no poller; the wake-up is the read that returns the line.
 func waitWakeDirect(samples int) ([]time.Duration, error) {
-	p, err := startDirect(tickScript[0], tickScript[1:]...)
+	tick, err := tickCommand()
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
-	defer p.SignalGroup(9)
+	c, err := startPlain(tick[0], tick[1:]...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		c.master.Close()
+		c.cmd.Wait()
+	}()
 	buf := make([]byte, 4096)
 	out := make([]time.Duration, 0, samples)
 	for len(out) < samples {
-		n, err := p.Read(buf)
+		placed := time.Now()
+		n, err := syscall.Read(c.fd, buf)
 		woke := time.Now()
-		if err != nil {
-			return nil, err
-		}
-		m := tickRE.FindAllSubmatch(buf[:n], -1)
-		if len(m) == 0 {
+		if err == syscall.EINTR {
 			continue
 		}
-		ns, _ := strconv.ParseInt(string(m[len(m)-1][1]), 10, 64)
-		if d := woke.Sub(time.Unix(0, ns)); d > 0 && d < time.Second {
-			out = append(out, d)
+		if err != nil {
+			return nil, fmt.Errorf("read the tick PTY: %w", err)
+		}
+		if ns, ok := lastTick(buf[:n]); ok {
+			if d, ok := wakeSample(ns, placed, woke); ok {
+				out = append(out, d)
+			}
 		}
 	}
 	return out, nil
