@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/nbwrite"
 	"golang.org/x/sys/unix"
 )
 
@@ -134,28 +135,7 @@ func (p *Process) TryWrite(b []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	var werr error
-	err = rc.Write(func(fd uintptr) bool {
-		for n < len(b) {
-			m, err := unix.Write(int(fd), b[n:])
-			switch {
-			case m > 0:
-				n += m
-			case err == unix.EINTR:
-			case err == unix.EAGAIN:
-				return true
-			default:
-				werr = err
-				return true
-			}
-		}
-		return true
-	})
-	if err != nil {
-		return n, err
-	}
-	return n, werr
+	return nbwrite.Write(rc, b)
 }
 
 // SetWriteDeadline bounds Write calls, present and future; a zero time

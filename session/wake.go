@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/ptyplex/ptyplex/internal/nbwrite"
 )
 
 // Output wakes a pending WAIT without a hand-off. Activity-mode and
@@ -190,26 +190,5 @@ func writeNow(c *clientConn, b []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	var werr error
-	err = rc.Write(func(fd uintptr) bool {
-		for n < len(b) {
-			k, err := unix.Write(int(fd), b[n:])
-			switch {
-			case k > 0:
-				n += k
-			case err == unix.EINTR:
-			case err == unix.EAGAIN:
-				return true
-			default:
-				werr = err
-				return true
-			}
-		}
-		return true
-	})
-	if err != nil {
-		return n, err
-	}
-	return n, werr
+	return nbwrite.Write(rc, b)
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/creack/pty"
 )
@@ -71,31 +69,11 @@ func (c *plainChild) drain(onData func([]byte)) (int64, error) {
 
 // plainThroughput is directThroughput with plain reads.
 func plainThroughput(f flood, n int, raw bool) (float64, error) {
-	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := 0; i < n; i++ {
+	return inProcessThroughput("plain", f, n, raw, func() (func() (int64, error), error) {
 		c, err := startPlain("/bin/sh", f.script(raw)...)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got, err := c.drain(nil)
-			if err == nil && got != f.want(raw) {
-				err = fmt.Errorf("plain: read %d bytes, want %d", got, f.want(raw))
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return 0, err
-		}
-	}
-	return float64(int64(n)*f.want(raw)) / elapsed.Seconds(), nil
+		return func() (int64, error) { return c.drain(nil) }, nil
+	})
 }

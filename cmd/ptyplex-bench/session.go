@@ -267,10 +267,13 @@ func waitWakeSession(bin, dir string, samples int) ([]time.Duration, error) {
 // does, in a blocking read(2) (on a socket of its own, not through the
 // runtime's poller), so both sides are timed at the same kind of wake-up.
 func timedWait(sock, line string) (placed, woke time.Time, err error) {
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	// SOCK_CLOEXEC is not portable (macOS); a child forked in between
+	// would only hold a benchmark socket.
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		return placed, woke, fmt.Errorf("socket: %w", err)
 	}
+	syscall.CloseOnExec(fd)
 	defer syscall.Close(fd)
 	tv := syscall.NsecToTimeval(int64(time.Minute))
 	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {

@@ -53,26 +53,39 @@ func (f flood) want(raw bool) int64 {
 // directThroughput runs n children at once, reads every PTY in this
 // process and returns the aggregate bytes per second.
 func directThroughput(f flood, n int, raw bool) (float64, error) {
-	start := time.Now()
+	return inProcessThroughput("direct", f, n, raw, func() (func() (int64, error), error) {
+		p, err := startDirect("/bin/sh", f.script(raw)...)
+		if err != nil {
+			return nil, err
+		}
+		return func() (int64, error) { return drainDirect(p, nil) }, nil
+	})
+}
+
+// inProcessThroughput starts n children with start, each returning the
+// drain that reads its PTY to the end, runs the drains at once, checks
+// every count and returns the aggregate bytes per second.
+func inProcessThroughput(what string, f flood, n int, raw bool, start func() (drain func() (int64, error), err error)) (float64, error) {
+	t0 := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := 0; i < n; i++ {
-		p, err := startDirect("/bin/sh", f.script(raw)...)
+		drain, err := start()
 		if err != nil {
 			return 0, err
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := drainDirect(p, nil)
+			got, err := drain()
 			if err == nil && got != f.want(raw) {
-				err = fmt.Errorf("direct: read %d bytes, want %d", got, f.want(raw))
+				err = fmt.Errorf("%s: read %d bytes, want %d", what, got, f.want(raw))
 			}
 			errs <- err
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed := time.Since(t0)
 	close(errs)
 	for err := range errs {
 		if err != nil {
