@@ -141,7 +141,7 @@ func (s *Sidecar) spawn(t *terminal, cfg ptyhost.Config) {
 		s.spawnFailed(t, err.Error())
 		return
 	}
-	t.attach(proc)
+	t.proc = proc
 	s.out.send(controlFrame(t, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: proc.Pid(), Features: proto.Features}), true)
 	// Announced after OPENED, off its latency; still before the
 	// supervisor can reap. Until then the parent-death signal covers it.
@@ -150,6 +150,7 @@ func (s *Sidecar) spawn(t *terminal, cfg ptyhost.Config) {
 	// that the child gets no queued INPUT before a RESIZE (or SIGNAL)
 	// that came ahead of it; none of these actions needs them running.
 	t.goLive()
+	t.directInput()
 	t.start()
 }
 

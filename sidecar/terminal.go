@@ -59,15 +59,16 @@ func newTerminal(sc *Sidecar, id string, proc *ptyhost.Process, credit *uint64) 
 		gone:     make(chan struct{}),
 	}
 	if proc != nil {
-		t.attach(proc)
+		t.directInput()
 	}
 	return t
 }
 
-// attach gives t its child's process, once spawned; from then on the
-// dispatch loop may write INPUT to the PTY directly.
-func (t *terminal) attach(proc *ptyhost.Process) {
-	t.proc = proc
+// directInput lets the dispatch loop write INPUT to the PTY itself from
+// now on. Only once the frames that waited for the spawn are applied: a
+// RESIZE sent before an INPUT must reach the PTY first.
+func (t *terminal) directInput() {
+	proc := t.proc
 	// An error leaves the input queued: the writer goroutine's blocking
 	// write then meets it and drops the rest, as for any failed write.
 	t.input.setTry(func(b []byte) int { n, _ := proc.TryWrite(b); return n })
