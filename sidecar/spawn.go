@@ -19,7 +19,9 @@ import (
 // queue (which exists from the start and counts against the input bounds
 // as always; its writer starts with the child) and CREDIT straight into
 // its gate (read by nobody before the child runs). Neither changes the
-// order in which their effects reach the child.
+// order in which their effects reach the child: the dispatch loop's own
+// direct writes of INPUT (inputQueue.try) begin only once the deferred
+// actions ran, so a RESIZE sent before an INPUT still comes first.
 
 const (
 	// maxSpawns bounds the spawns in flight. Forks are serialised by the
