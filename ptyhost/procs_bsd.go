@@ -10,6 +10,10 @@ package ptyhost
 // closing the PTY master, still ends its reads and writes with an error.
 func holderProcs(match func(fdPath, target string) bool) []int { return nil }
 
+// sessionMembers is sessionProcs: the process tables of macOS and FreeBSD
+// come in one sysctl, and their session ids with it or from getsid(2).
+func sessionMembers(sids map[int]bool) ([]procInfo, error) { return sessionProcs(sids) }
+
 // trimDeleted is the identity: only Linux marks unlinked targets.
 func trimDeleted(target string) string { return target }
 

@@ -71,7 +71,7 @@ func (k *sessionKiller) scan() {
 		}
 		// A failed listing signals nothing; the callers' fallbacks (the
 		// group kill, the PTY hangup) still apply.
-		procs, _ := sessionProcs(sids)
+		procs, _ := sessionMembers(sids)
 		for _, p := range procs {
 			if p.zombie || p.pid == self || b.sigs[p.sid] == nil || p.pid == p.sid {
 				continue
