@@ -34,6 +34,18 @@ type outFrame struct {
 	after  func()
 }
 
+// drop discards a frame that will never be written, running its callbacks
+// as if it had been: whoever waits on them (an id to free, a terminal's
+// end) must not wait forever.
+func (f outFrame) drop() {
+	if f.before != nil {
+		f.before()
+	}
+	if f.after != nil {
+		f.after()
+	}
+}
+
 // writer owns the output stream.
 //
 // Frames wait in one of two lanes. A small frame of a terminal that has
@@ -119,20 +131,23 @@ func (w *writer) send(f outFrame, inline bool) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		if f.before != nil {
-			f.before()
-		}
-		if f.after != nil {
-			f.after()
-		}
+		f.drop()
 		return
 	}
 	lane, space := &w.bulk, w.bulkSpace
 	if f.term == nil || (f.term.queued.Load() == 0 && len(f.buf) <= prioMax) {
 		lane, space = &w.prio, w.prioSpace
 	}
-	for lane.full() {
+	for lane.full() && !w.closed {
 		space.Wait()
+	}
+	if w.closed {
+		// Closed while we waited for room: the writer goroutine may
+		// already have written its last frame and ended, and nobody
+		// would take this one off the lane.
+		w.mu.Unlock()
+		f.drop()
+		return
 	}
 	if f.term != nil {
 		f.term.queued.Add(1)
@@ -169,6 +184,9 @@ func (w *writer) nudge() {
 func (w *writer) close() {
 	w.mu.Lock()
 	w.closed = true
+	// Senders waiting for room give up their frames now (see send).
+	w.prioSpace.Broadcast()
+	w.bulkSpace.Broadcast()
 	w.mu.Unlock()
 	w.nudge()
 	<-w.done
