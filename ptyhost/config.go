@@ -24,27 +24,29 @@ type Config struct {
 }
 
 // environ builds the child's environment: ours, then TERM, then cfg.Env.
+// A name keeps the place of its first appearance and takes its last
+// value. Entries nobody overrides are passed on as they are, without
+// building a new string for each (this runs on every OPEN).
 func (c *Config) environ() []string {
-	merged := make(map[string]string, len(c.Env)+64)
-	var order []string
-	set := func(k, v string) {
-		if _, ok := merged[k]; !ok {
-			order = append(order, k)
+	base := os.Environ()
+	env := make([]string, 0, len(base)+1+len(c.Env))
+	at := make(map[string]int, len(base)+1+len(c.Env)) // name → index in env
+	set := func(k, kv string) {
+		if i, ok := at[k]; ok {
+			env[i] = kv
+			return
 		}
-		merged[k] = v
+		at[k] = len(env)
+		env = append(env, kv)
 	}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
-			set(k, v)
+	for _, kv := range base {
+		if k, _, ok := strings.Cut(kv, "="); ok && k != "" {
+			set(k, kv)
 		}
 	}
-	set("TERM", DefaultTerm)
+	set("TERM", "TERM="+DefaultTerm)
 	for k, v := range c.Env {
-		set(k, v)
-	}
-	env := make([]string, 0, len(order))
-	for _, k := range order {
-		env = append(env, k+"="+merged[k])
+		set(k, k+"="+v)
 	}
 	return env
 }

@@ -131,4 +131,21 @@ func TestEnvironMergesAndOrders(t *testing.T) {
 	assert.NotContains(t, env, "TERM=dumb")
 	c.Env["TERM"] = "vt100"
 	assert.Contains(t, strings.Join(c.environ(), "\n"), "TERM=vt100")
+
+	// An override takes the inherited variable's place; every name
+	// appears once.
+	t.Setenv("PTYPLEX_TEST_C", "inherited")
+	c.Env["PTYPLEX_TEST_C"] = "overridden"
+	names := map[string]int{}
+	for _, kv := range c.environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k]++
+		if k == "PTYPLEX_TEST_C" {
+			assert.Equal(t, "PTYPLEX_TEST_C=overridden", kv)
+		}
+	}
+	for k, n := range names {
+		assert.Equal(t, 1, n, "variable %s", k)
+	}
+	assert.Equal(t, 1, names["PTYPLEX_TEST_C"])
 }

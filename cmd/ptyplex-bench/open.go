@@ -63,23 +63,38 @@ func openLatencySidecar(bin string, samples int) ([]time.Duration, error) {
 	return out, nil
 }
 
-// cycleRateDirect opens and closes terminals running cat, keeping
+// The child of an open/close cycle: a shell that says it is ready, then
+// waits for input. Each cycle hangs it up only once its first output has
+// arrived, so that every child has done the same work when it dies, on
+// both sides. (With a bare cat hung up as soon as it was spawned, the
+// direct loop's children died inside the dynamic loader while the
+// sidecar's, hung up a round trip later, had got further: cat's own CPU
+// per cycle measured twice as much on the sidecar's side, and the
+// baseline was cheaper for a reason that was not the host's.)
+var cycleChild = []string{"/bin/sh", "-c", "echo ready; read line"}
+
+// cycleRateDirect opens and closes terminals running cycleChild, keeping
 // inflight of them in flight, and returns completed cycles per second.
-// A cycle is spawn, SIGHUP, read to EOF, reap.
+// A cycle is spawn, the first output, SIGHUP, read to EOF, reap.
 func cycleRateDirect(cycles, inflight int) (float64, error) {
 	start := time.Now()
 	sem := make(chan struct{}, inflight)
 	errs := make(chan error, cycles)
 	for i := 0; i < cycles; i++ {
 		sem <- struct{}{}
-		p, err := startDirect("/bin/cat")
+		p, err := startDirect(cycleChild[0], cycleChild[1:]...)
 		if err != nil {
 			return 0, err
 		}
 		go func() {
 			defer func() { <-sem }()
-			p.SignalGroup(syscall.SIGHUP)
-			_, err := drainDirect(p, nil)
+			hungUp := false
+			_, err := drainDirect(p, func([]byte) {
+				if !hungUp {
+					hungUp = true
+					p.SignalGroup(syscall.SIGHUP)
+				}
+			})
 			if err == io.EOF {
 				err = nil
 			}
@@ -94,11 +109,12 @@ func cycleRateDirect(cycles, inflight int) (float64, error) {
 	return float64(cycles) / time.Since(start).Seconds(), nil
 }
 
-// cycleRateSidecar does the same cycles as OPEN, CLOSE on OPENED, EXIT.
+// cycleRateSidecar does the same cycles as OPEN, CLOSE on the first
+// OUTPUT, EXIT.
 func cycleRateSidecar(bin string, cycles, inflight int) (float64, error) {
 	events := make(chan proto.Frame, 64)
 	h, err := startSidecar(bin, func(f proto.Frame) {
-		if f.Type == proto.TypeOpened || f.Type == proto.TypeExit || f.Type == proto.TypeError {
+		if f.Type == proto.TypeOutput || f.Type == proto.TypeExit || f.Type == proto.TypeError {
 			events <- proto.Frame{Type: f.Type, Body: append([]byte(nil), f.Body...)}
 		}
 	})
@@ -107,25 +123,34 @@ func cycleRateSidecar(bin string, cycles, inflight int) (float64, error) {
 	}
 	defer h.stop()
 	start := time.Now()
-	next, done, live := 0, 0, 0
+	next, done := 0, 0
+	live := map[string]bool{} // id → CLOSE sent
 	for done < cycles {
-		for live < inflight && next < cycles {
-			if err := h.open(fmt.Sprint("c", next), "/bin/cat"); err != nil {
+		for len(live) < inflight && next < cycles {
+			id := fmt.Sprint("c", next)
+			if err := h.open(id, cycleChild[0], cycleChild[1:]...); err != nil {
 				return 0, err
 			}
+			live[id] = false
 			next++
-			live++
 		}
 		select {
 		case f := <-events:
 			switch f.Type {
-			case proto.TypeOpened:
-				if err := h.close(idOf(f.Body)); err != nil {
+			case proto.TypeOutput:
+				id, _, err := proto.ParseData(f.Body)
+				if err != nil {
 					return 0, err
 				}
+				if closed, ok := live[id]; ok && !closed {
+					live[id] = true
+					if err := h.close(id); err != nil {
+						return 0, err
+					}
+				}
 			case proto.TypeExit:
+				delete(live, idOf(f.Body))
 				done++
-				live--
 			case proto.TypeError:
 				return 0, fmt.Errorf("ERROR %s", f.Body)
 			}
