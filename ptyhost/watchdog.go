@@ -206,7 +206,7 @@ func RunWatchdog(in io.Reader) int {
 	forbidInspection()
 	live := map[int]watched{}
 	orderly := false
-	sc := bufio.NewScanner(in)
+	sc := bufio.NewScanner(&pacedReader{r: in, pace: watchdogPace, now: time.Now, sleep: time.Sleep})
 	token := ""
 	if sc.Scan() {
 		if t, ok := strings.CutPrefix(sc.Text(), "token "); ok {
@@ -264,4 +264,42 @@ func RunWatchdog(in io.Reader) int {
 	}
 	fmt.Fprintf(os.Stderr, "ptyplex watchdog: processes of %d terminals still alive after 50 passes\n", len(live))
 	return 1
+}
+
+// watchdogPace is how long the watchdog waits after a read that brought
+// lines before it reads again. A busy parent announces and retires
+// terminals hundreds of times a second, and a watchdog woken for every
+// line cost about as much CPU as the rest of a terminal's teardown (a
+// wake-up is a scheduler round trip on both sides, several VM exits on a
+// virtual machine). Paced, the lines wait in the pipe (64 KiB holds some
+// 700, and the parent writes at most a few thousand a second) and are
+// read together, and the parent's writes find no reader to wake. An idle
+// watchdog still sleeps in read(2) until a line comes, and the first line
+// after a quiet spell is read at once. The price: after the parent dies,
+// the kill begins up to this much later.
+const watchdogPace = 20 * time.Millisecond
+
+// pacedReader reads from r no sooner than pace after its last read that
+// returned data.
+type pacedReader struct {
+	r     io.Reader
+	pace  time.Duration
+	now   func() time.Time
+	sleep func(time.Duration)
+	last  time.Time // of the last read that returned data; zero after one that did not
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	if !p.last.IsZero() {
+		if wait := p.pace - p.now().Sub(p.last); wait > 0 {
+			p.sleep(wait)
+		}
+	}
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.last = p.now()
+	} else {
+		p.last = time.Time{}
+	}
+	return n, err
 }
