@@ -48,6 +48,11 @@ type inputQueue struct {
 	// try writes what the PTY takes now without waiting and returns how
 	// much that was; nil means always queue.
 	try func([]byte) int
+	// startWriter starts the writer goroutine; nil until the terminal
+	// is live. It runs once, for the first input that has to queue:
+	// most terminals' input is typed, and goes out through try.
+	startWriter func()
+	writerUp    bool // startWriter has run
 }
 
 func newInputQueue(b *inputBudget) *inputQueue {
@@ -86,11 +91,7 @@ func (q *inputQueue) pushWait(data []byte, gone, stop <-chan struct{}, onWait fu
 			q.chunks = append(q.chunks, data)
 			q.pending += len(data)
 			q.b.total += len(data)
-			q.b.mu.Unlock()
-			select {
-			case q.wake <- struct{}{}:
-			default:
-			}
+			q.wakeWriterLocked() // unlocks
 			return elapsed(since)
 		}
 		if q.b.freed == nil {
@@ -131,16 +132,44 @@ func (q *inputQueue) writeNow(data []byte) {
 	} else if rest > 0 {
 		q.chunks = append([][]byte{data[n:]}, q.chunks...)
 	}
-	more := len(q.chunks) > 0
-	q.b.mu.Unlock()
+	if len(q.chunks) > 0 {
+		q.wakeWriterLocked() // unlocks
+	} else {
+		q.b.mu.Unlock()
+	}
 	if n > 0 {
 		q.done(n)
 	}
-	if more {
-		select {
-		case q.wake <- struct{}{}:
-		default:
-		}
+}
+
+// enableWriter sets how the writer goroutine is started and starts it
+// now if input already waits (it queued while the child was spawned).
+func (q *inputQueue) enableWriter(start func()) {
+	q.b.mu.Lock()
+	q.startWriter = start
+	if len(q.chunks) > 0 {
+		q.wakeWriterLocked() // unlocks
+		return
+	}
+	q.b.mu.Unlock()
+}
+
+// wakeWriterLocked tells the writer goroutine that input waits, starting
+// it first if it has not run yet and may. Called with q.b.mu held;
+// returns with it released.
+func (q *inputQueue) wakeWriterLocked() {
+	start := q.startWriter != nil && !q.writerUp
+	if start {
+		q.writerUp = true
+	}
+	fn := q.startWriter
+	q.b.mu.Unlock()
+	if start {
+		fn()
+	}
+	select {
+	case q.wake <- struct{}{}:
+	default:
 	}
 }
 

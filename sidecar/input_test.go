@@ -139,3 +139,42 @@ func TestInputQueueDirectWrite(t *testing.T) {
 		t.Fatalf("writer got %q (pending %d, total %d), want the rest of the direct write first: d,ef", got, q.pending, b.total)
 	}
 }
+
+// TestInputQueueStartsWriterOnDemand: the writer goroutine starts once,
+// for the first input that has to queue, and only after the terminal is
+// live; input queued before that starts it when the terminal goes live.
+func TestInputQueueStartsWriterOnDemand(t *testing.T) {
+	never := make(chan struct{})
+	noWait := func(string) { t.Fatal("an idle queue never waits") }
+
+	var b inputBudget
+	q := newInputQueue(&b)
+	starts := 0
+	q.enableWriter(func() { starts++ })
+	q.setTry(func(p []byte) int { return len(p) })
+	q.pushWait([]byte("typed"), never, never, noWait)
+	if starts != 0 {
+		t.Fatalf("writer started %d times for input the PTY took at once", starts)
+	}
+	q.setTry(func(p []byte) int { return 0 }) // the child stopped reading
+	q.pushWait([]byte("a"), never, never, noWait)
+	q.pushWait([]byte("b"), never, never, noWait)
+	if starts != 1 {
+		t.Fatalf("writer started %d times for input that queued, want once", starts)
+	}
+
+	// Input that arrives while the child is spawned queues (no try yet)
+	// and must not start a writer with no PTY to write to.
+	q2 := newInputQueue(&b)
+	q2.pushWait([]byte("early"), never, never, noWait)
+	started := false
+	q2.enableWriter(func() { started = true })
+	if !started {
+		t.Fatal("input queued before the terminal went live did not start the writer")
+	}
+	select {
+	case <-q2.wake:
+	default:
+		t.Fatal("the writer was started but not woken for the queued input")
+	}
+}

@@ -75,10 +75,12 @@ func (t *terminal) directInput() {
 }
 
 // start launches the terminal's goroutines. OPENED must already be queued.
+// The input writer starts only once some input has to wait for the PTY
+// (see inputQueue.startWriter); until then it costs nothing.
 func (t *terminal) start() {
 	go t.readLoop()
-	go t.writeLoop()
 	go t.supervise()
+	t.input.enableWriter(func() { go t.writeLoop() })
 }
 
 // readLoop moves PTY output into OUTPUT frames until the PTY reports EOF.
@@ -110,7 +112,8 @@ func (t *terminal) readLoop() {
 	}
 }
 
-// writeLoop copies queued INPUT to the PTY in order until the terminal ends.
+// writeLoop copies queued INPUT to the PTY in order until the terminal
+// ends. It runs from the first input that had to queue.
 func (t *terminal) writeLoop() {
 	for {
 		select {
