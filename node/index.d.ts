@@ -36,7 +36,11 @@ export interface IPtyForkOptions {
 }
 
 export interface IPty {
-  /** The child's pid; 0 until the terminal has opened (see ready). */
+  /**
+   * The child's pid. Read before the terminal has opened, it blocks until the
+   * sidecar's answer arrives (at most 2 s; then 0 until it opens); 0 for a
+   * program that cannot start. `await ready` waits without blocking.
+   */
   readonly pid: number;
   readonly cols: number;
   readonly rows: number;

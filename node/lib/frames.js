@@ -52,6 +52,19 @@ class FrameParser {
     this.outLeft = 0; // its payload bytes still to come
   }
 
+  /**
+   * A parser that goes on from where this one is, for a look ahead at
+   * bytes this one will be given later: frames go to onFrame, OUTPUT
+   * payloads are skipped.
+   */
+  fork(onFrame) {
+    const p = new FrameParser(onFrame, () => {});
+    p.pending = this.pending && Buffer.from(this.pending);
+    p.outId = this.outId;
+    p.outLeft = this.outLeft;
+    return p;
+  }
+
   push(chunk) {
     let buf = chunk;
     let off = 0;

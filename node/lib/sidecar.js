@@ -2,6 +2,7 @@
 // Sidecar: one ptyplex-sidecar process hosting many terminals.
 
 const childProcess = require('child_process');
+const fs = require('fs');
 const { T, controlFrame, FrameParser } = require('./frames');
 const { Emitter } = require('./events');
 const { resolveSidecar } = require('./resolve');
@@ -10,6 +11,8 @@ const { Terminal } = require('./terminal');
 
 const DEFAULT_OPEN_TIMEOUT = 10000;
 const DEFAULT_CREDIT_WINDOW = 1 << 20;
+// What _awaitPid sleeps on between reads that find nothing.
+const napper = new Int32Array(new SharedArrayBuffer(4));
 
 class Sidecar {
   /**
@@ -104,7 +107,9 @@ class Sidecar {
         if (term && term._state === 'live') term._output(data);
       },
     );
-    child.stdout.on('data', (chunk) => {
+    gen.parser = parser;
+    gen.peek = null; // bytes read ahead by _awaitPid, not yet parsed
+    gen.push = (chunk) => {
       if (gen.dead) return;
       try {
         parser.push(chunk);
@@ -113,6 +118,10 @@ class Sidecar {
         child.kill('SIGKILL');
         this._died(gen, { error: err });
       }
+    };
+    child.stdout.on('data', (chunk) => {
+      if (gen.peek) this._drainPeek(gen);
+      gen.push(chunk);
     });
     let errTail = '';
     child.stderr.setEncoding('utf8');
@@ -152,6 +161,74 @@ class Sidecar {
   // died are dropped (its terminals have ended).
   _sendTo(gen, buf) {
     if (gen && !gen.dead) gen.child.stdin.write(buf);
+  }
+
+  // _awaitPid reads the sidecar's stdout synchronously, blocking the event
+  // loop, until OPENED or ERROR for terminal id has come, and returns the
+  // pid (0 after an ERROR, after limitMs, or when it cannot be done). What
+  // it reads is only looked at here: it is parsed as usual (frames
+  // dispatched, output delivered) on the next tick, or before the next
+  // chunk the event loop reads, so no listener runs inside this call and
+  // the stream keeps its order. It gives up at once when that order could
+  // break: output the stream has buffered but not emitted, or frames of
+  // ours (the OPEN) not yet handed to the kernel, which the sidecar could
+  // then never answer while we wait.
+  _awaitPid(gen, id, limitMs) {
+    if (!gen || gen.dead) return 0;
+    const out = gen.child.stdout;
+    const fd = out._handle && out._handle.fd;
+    if (!(fd >= 0) || out.readableLength > 0 || out.isPaused() || gen.child.stdin.writableLength > 0) return 0;
+    if (!gen.peek) {
+      const seen = new Map(); // terminal id -> pid, 0 for ERROR
+      const scanner = gen.parser.fork((type, body) => {
+        if (type !== T.OPENED && type !== T.ERROR) return;
+        try {
+          const msg = JSON.parse(body.toString('utf8'));
+          if (!seen.has(msg.terminalId)) seen.set(msg.terminalId, type === T.OPENED ? msg.pid || 0 : 0);
+        } catch {
+          // _frame reports it when the real parser gets there.
+        }
+      });
+      gen.peek = { scanner, seen, chunks: [], eof: false };
+      process.nextTick(() => this._drainPeek(gen));
+    }
+    const peek = gen.peek;
+    const deadline = Date.now() + limitMs;
+    let nap = 0.02;
+    while (!peek.seen.has(id) && !peek.eof) {
+      const buf = Buffer.allocUnsafe(64 << 10);
+      let n;
+      try {
+        n = fs.readSync(fd, buf, 0, buf.length, null);
+      } catch (err) {
+        if (err.code !== 'EAGAIN' && err.code !== 'EWOULDBLOCK') break;
+        if (Date.now() >= deadline) break;
+        Atomics.wait(napper, 0, 0, nap);
+        nap = Math.min(nap * 2, 1);
+        continue;
+      }
+      if (n === 0) {
+        peek.eof = true; // the event loop sees the end too
+        break;
+      }
+      nap = 0.02;
+      const chunk = buf.subarray(0, n);
+      peek.chunks.push(chunk);
+      try {
+        peek.scanner.push(chunk);
+      } catch {
+        break; // corrupt: the real parser reports it
+      }
+    }
+    return peek.seen.get(id) || 0;
+  }
+
+  // _drainPeek parses what _awaitPid read ahead.
+  _drainPeek(gen) {
+    const peek = gen.peek;
+    if (!peek) return;
+    gen.peek = null;
+    for (const chunk of peek.chunks) gen.push(chunk);
   }
 
   // _refresh keeps the event loop alive exactly while terminals exist, as

@@ -13,6 +13,8 @@ const { signalNumber } = require('./signals');
 const SANITIZED = ['TMUX', 'TMUX_PANE', 'STY', 'WINDOW', 'WINDOWID', 'TERMCAP', 'COLUMNS', 'LINES'];
 // Largest INPUT payload per frame; bigger writes are split.
 const INPUT_CHUNK = 64 << 10;
+// The longest a read of pid blocks waiting for the terminal to open.
+const SYNC_PID_LIMIT = 2000;
 
 function checkSize(what, v) {
   if (!Number.isInteger(v) || v < 1 || v > 65535) {
@@ -48,7 +50,7 @@ class Terminal {
     this._flowPause = opt.flowControlPause || '\x13';
     this._flowResume = opt.flowControlResume || '\x11';
 
-    this.pid = 0;
+    this._pid = 0;
     this._file = file;
     this._process = file;
     this._host = host;
@@ -87,10 +89,25 @@ class Terminal {
     };
   }
 
+  /**
+   * The child's pid. node-pty's spawn forks before it returns, so programs
+   * read pid at once; here the spawn happens in the sidecar, and reading
+   * pid before OPENED has arrived waits for it (a millisecond or so, with
+   * the event loop blocked as node-pty's fork blocks it; at most
+   * SYNC_PID_LIMIT ms, after which it is 0). `await term.ready` waits
+   * without blocking.
+   */
+  get pid() {
+    if (this._pid === 0 && this._state === 'pending') {
+      this._pid = this._host._awaitPid(this._gen, this._id, SYNC_PID_LIMIT);
+    }
+    return this._pid;
+  }
+
   /** The name of the terminal's foreground process (node-pty: process). */
   get process() {
-    if (process.platform === 'linux' && this.pid > 0 && this._state === 'live') {
-      const name = linuxForeground(this.pid);
+    if (process.platform === 'linux' && this._pid > 0 && this._state === 'live') {
+      const name = linuxForeground(this._pid);
       if (name) this._process = name;
     } else if (this._features.has('foreground') && this._state === 'live') {
       // No synchronous way here: answer what we know and ask for next time.
@@ -234,7 +251,7 @@ class Terminal {
   // --- called by the Sidecar --------------------------------------------
 
   _opened(msg) {
-    this.pid = msg.pid;
+    this._pid = msg.pid;
     this._state = 'live';
     this._features = new Set(Array.isArray(msg.features) ? msg.features : []);
     if (this._readyResolve) this._readyResolve();
