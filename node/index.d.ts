@@ -105,12 +105,17 @@ export declare class Sidecar {
 
 /** node-pty's spawn, on the shared Sidecar. */
 export declare function spawn(file: string, args?: string[] | string, options?: IPtyForkOptions): Terminal;
+/** node-pty's deprecated names for spawn. */
+export declare const fork: typeof spawn;
+export declare const createTerminal: typeof spawn;
 export declare function defaultSidecar(): Sidecar;
 /** The sidecar binary: $PTYPLEX_SIDECAR_PATH, the platform package, then PATH. */
 export declare function resolveSidecar(env?: NodeJS.ProcessEnv): string;
 
 declare const _default: {
   spawn: typeof spawn;
+  fork: typeof spawn;
+  createTerminal: typeof spawn;
   Terminal: typeof Terminal;
   Sidecar: typeof Sidecar;
   defaultSidecar: typeof defaultSidecar;

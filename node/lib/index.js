@@ -18,4 +18,8 @@ function spawn(file, args, options) {
   return defaultSidecar().spawn(file, args, options);
 }
 
-module.exports = { spawn, Sidecar, Terminal, defaultSidecar, resolveSidecar };
+// node-pty's deprecated names for spawn, which older programs still call.
+const fork = spawn;
+const createTerminal = spawn;
+
+module.exports = { spawn, fork, createTerminal, Sidecar, Terminal, defaultSidecar, resolveSidecar };

@@ -2,7 +2,7 @@
 import test from 'node:test';
 import assert from 'node:assert';
 import { createRequire } from 'node:module';
-import ptyplex, { spawn, Sidecar, resolveSidecar } from 'ptyplex';
+import ptyplex, { spawn, fork, createTerminal, Sidecar, resolveSidecar } from 'ptyplex';
 
 const require = createRequire(import.meta.url);
 
@@ -12,5 +12,8 @@ test('import and require give the same API', () => {
   assert.strictEqual(spawn, cjs.spawn);
   assert.strictEqual(resolveSidecar, cjs.resolveSidecar);
   assert.strictEqual(ptyplex.spawn, cjs.spawn);
+  // node-pty's deprecated aliases.
+  assert.strictEqual(fork, cjs.spawn);
+  assert.strictEqual(createTerminal, cjs.spawn);
   assert.strictEqual(typeof new Sidecar().spawn, 'function');
 });
