@@ -206,7 +206,7 @@ func RunWatchdog(in io.Reader) int {
 	forbidInspection()
 	live := map[int]watched{}
 	orderly := false
-	sc := bufio.NewScanner(&pacedReader{r: in, pace: watchdogPace, now: time.Now, sleep: time.Sleep})
+	sc := announcementScanner(&pacedReader{r: in, pace: watchdogPace, now: time.Now, sleep: time.Sleep})
 	token := ""
 	if sc.Scan() {
 		if t, ok := strings.CutPrefix(sc.Text(), "token "); ok {
@@ -267,26 +267,43 @@ func RunWatchdog(in io.Reader) int {
 }
 
 // watchdogPace is how long the watchdog waits after a read that brought
-// lines before it reads again. A busy parent announces and retires
-// terminals hundreds of times a second, and a watchdog woken for every
-// line cost about as much CPU as the rest of a terminal's teardown (a
-// wake-up is a scheduler round trip on both sides, several VM exits on a
-// virtual machine). Paced, the lines wait in the pipe (64 KiB holds some
-// 700, and the parent writes at most a few thousand a second) and are
-// read together, and the parent's writes find no reader to wake. An idle
-// watchdog still sleeps in read(2) until a line comes, and the first line
-// after a quiet spell is read at once. The price: after the parent dies,
-// the kill begins up to this much later.
+// lines and emptied the pipe before it reads again. A busy parent announces
+// and retires terminals hundreds of times a second, and a watchdog woken
+// for every line cost about as much CPU as the rest of a terminal's
+// teardown (a wake-up is a scheduler round trip on both sides, several VM
+// exits on a virtual machine). Paced, the lines wait in the pipe (a line is
+// 40 to 90 bytes, the parent writes at most a few thousand a second, the
+// pipe holds 64 KiB) and are read together, and the parent's writes find
+// no reader to wake. A backlog is read at once, 64 KiB at a time (a read
+// that fills the buffer is not paced), so a parent that announces faster
+// than that, or re-announces every terminal to a new watchdog, never waits
+// on the pace. An idle watchdog still sleeps in read(2) until a line comes,
+// and the first line after a quiet spell is read at once. The price: after
+// the parent dies, the kill begins up to this much later.
 const watchdogPace = 20 * time.Millisecond
 
+// announceBuf is the most one read of the announcement pipe takes: a
+// pipe's default capacity, so that one read empties a full pipe.
+const announceBuf = 64 << 10
+
+// announcementScanner splits the watchdog's input into lines, reading it
+// announceBuf at a time (bufio.Scanner's own first buffer is 4 KiB: paced
+// reads of that size drained 200 KB a second).
+func announcementScanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, announceBuf), announceBuf)
+	return sc
+}
+
 // pacedReader reads from r no sooner than pace after its last read that
-// returned data.
+// returned data without filling the caller's buffer. After a read that
+// filled it, more is likely waiting, and the next read goes at once.
 type pacedReader struct {
 	r     io.Reader
 	pace  time.Duration
 	now   func() time.Time
 	sleep func(time.Duration)
-	last  time.Time // of the last read that returned data; zero after one that did not
+	last  time.Time // of the last short read that returned data; zero otherwise
 }
 
 func (p *pacedReader) Read(b []byte) (int, error) {
@@ -296,7 +313,7 @@ func (p *pacedReader) Read(b []byte) (int, error) {
 		}
 	}
 	n, err := p.r.Read(b)
-	if n > 0 {
+	if n > 0 && n < len(b) {
 		p.last = p.now()
 	} else {
 		p.last = time.Time{}

@@ -1,6 +1,7 @@
 package ptyhost
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -63,5 +64,64 @@ func TestPacedReader(t *testing.T) {
 	slept = nil
 	if n, _ := p.Read(buf); n != 2 || len(slept) != 0 {
 		t.Errorf("after an empty read: read %d bytes after sleeping %v", n, slept)
+	}
+}
+
+// sizeRecorder notes the size of every read that returned data.
+type sizeRecorder struct {
+	r     io.Reader
+	sizes []int
+}
+
+func (s *sizeRecorder) Read(b []byte) (int, error) {
+	n, err := s.r.Read(b)
+	if n > 0 {
+		s.sizes = append(s.sizes, n)
+	}
+	return n, err
+}
+
+// TestAnnouncementBacklog: a backlog of announcements (a new watchdog
+// told of every live terminal, a parent announcing faster than the pace)
+// is read a pipe's worth at a time with no pause between full reads; only
+// the short read that empties it is followed by one.
+func TestAnnouncementBacklog(t *testing.T) {
+	var backlog strings.Builder
+	lines := 0
+	for backlog.Len() < 300<<10 {
+		fmt.Fprintf(&backlog, "token + %d 123456789 /dev/pts/%d 64 %d 1700000000123456789\n", 100000+lines, lines%4096, lines)
+		lines++
+	}
+	clock := time.Unix(1000, 0)
+	var slept []time.Duration
+	rec := &sizeRecorder{r: strings.NewReader(backlog.String())}
+	sc := announcementScanner(&pacedReader{
+		r:     rec,
+		pace:  20 * time.Millisecond,
+		now:   func() time.Time { return clock },
+		sleep: func(d time.Duration) { slept = append(slept, d); clock = clock.Add(d) },
+	})
+	got := 0
+	for sc.Scan() {
+		got++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got != lines {
+		t.Fatalf("scanned %d lines, want %d", got, lines)
+	}
+	// 300 KiB in reads of up to 64 KiB: five, the first four full.
+	if len(rec.sizes) > 6 {
+		t.Errorf("%d reads for %d bytes (sizes %v): want 64 KiB reads", len(rec.sizes), backlog.Len(), rec.sizes)
+	}
+	for i, n := range rec.sizes[:len(rec.sizes)-1] {
+		if n < 60<<10 {
+			t.Errorf("read %d took %d bytes, want about 64 KiB", i, n)
+		}
+	}
+	// One pause: before the read that finds the end, after the short read.
+	if len(slept) != 1 {
+		t.Errorf("paused %d times (%v), want once, after the short read", len(slept), slept)
 	}
 }
