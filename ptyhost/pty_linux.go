@@ -11,10 +11,11 @@ import (
 // openPTY opens a PTY pair and returns a master that is registered with the
 // runtime poller, and the slave in blocking mode for the child.
 //
-// It talks to the kernel directly, in five system calls: the master opens
+// It talks to the kernel directly, in six system calls: the master opens
 // non-blocking and close-on-exec at once, and the slave comes from the
 // master itself (TIOCGPTPEER, Linux 4.13), so there is no path to look up
-// and no /dev/pts of another mount to be confused by. Going through
+// and no /dev/pts of another mount to open by mistake (its name comes from
+// the descriptor, see peerName). Going through
 // os.OpenFile twice, as a portable library must, took about twenty calls
 // per terminal (poller registrations for the slave, mode switches back
 // and forth, a duplicate of the master) on the path of every OPEN.
@@ -45,7 +46,7 @@ func openSlave(master int) (fd int, name string, err error) {
 	name = "/dev/pts/" + strconv.FormatUint(uint64(n), 10)
 	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(master), unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
 	if errno == 0 {
-		return int(r), name, nil
+		return int(r), peerName(int(r), name), nil
 	}
 	// Kernels before 4.13 (EINVAL, ENOTTY): by name.
 	fd, err = unix.Open(name, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
@@ -53,4 +54,21 @@ func openSlave(master int) (fd int, name string, err error) {
 		return -1, "", fmt.Errorf("open %s: %w (TIOCGPTPEER: %v)", name, err, errno)
 	}
 	return fd, name, nil
+}
+
+// peerName names the slave descriptor fd the way /proc shows it. The
+// number from TIOCGPTN is the master's index in its own devpts instance,
+// and /dev/pts may be another instance (a legacy /dev/ptmx device in a
+// container or chroot that mounts its own /dev/pts): the name would then
+// be a stranger's PTY, whose holders the session teardown and the
+// watchdog would look for. The link in /proc/self/fd is what every
+// holder's descriptor of this slave shows too, which is what the holder
+// search compares. Without /proc, the number's name is the best there is.
+func peerName(fd int, byNumber string) string {
+	var buf [64]byte
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
+	if err != nil || n == 0 || n == len(buf) || buf[0] != '/' {
+		return byNumber
+	}
+	return string(buf[:n])
 }
