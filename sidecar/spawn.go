@@ -17,8 +17,9 @@ import (
 //
 // Not everything waits: INPUT goes straight into the terminal's input
 // queue (which exists from the start and counts against the input bounds
-// as always; its writer starts with the child) and CREDIT straight into
-// its gate (read by nobody before the child runs). Neither changes the
+// as always; its writer goroutine starts, if needed, once the child runs)
+// and CREDIT straight into its gate (read by nobody before the child
+// runs). Neither changes the
 // order in which their effects reach the child: the dispatch loop's own
 // direct writes of INPUT (inputQueue.try) begin only once the deferred
 // actions ran, so a RESIZE sent before an INPUT still comes first.

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
@@ -251,3 +252,38 @@ func queuedInput(s *Sidecar) int {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestEndedTerminalRefusesInput: once a terminal has finished, input has
+// nowhere to go and is refused at once, also when no input ever queued
+// and so no writer goroutine ever ran (which used to be what refused it).
+func TestEndedTerminalRefusesInput(t *testing.T) {
+	h := startInproc(t, nil)
+	h.sendJSON(proto.TypeOpen, openCmd("e", "cat"))
+	h.control(proto.TypeOpened, "e")
+	h.input("e", "typed\n")
+	h.output("e", "typed")
+	term := h.sc.lookup("e")
+	if term == nil {
+		t.Fatal("no terminal e after OPENED")
+	}
+	h.sendJSON(proto.TypeClose, proto.Close{TerminalID: "e"})
+	select {
+	case <-term.finished:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the terminal did not finish after CLOSE")
+	}
+	h.control(proto.TypeExit, "e")
+	q := term.input
+	q.b.mu.Lock()
+	closed, up := q.closed, q.writerUp
+	q.b.mu.Unlock()
+	assert.False(t, up, "a writer goroutine ran for input the PTY took at once")
+	assert.True(t, closed, "the input queue of a finished terminal still takes input")
+	never := make(chan struct{})
+	q.pushWait([]byte("late"), never, never, func(string) { t.Error("input to an ended terminal waited") })
+	q.b.mu.Lock()
+	pending, up := q.pending, q.writerUp
+	q.b.mu.Unlock()
+	assert.Zero(t, pending, "input to an ended terminal was queued")
+	assert.False(t, up, "input to an ended terminal started a writer")
+}

@@ -159,6 +159,9 @@ func (t *terminal) supervise() {
 	st, err := t.proc.Reap()
 	close(t.finished)
 	t.mu.Unlock()
+	// Input from now on has nowhere to go: refuse it here, since a writer
+	// goroutine, which would otherwise do it, may never have started.
+	t.input.discard()
 	t.proc.Close()
 
 	exit := proto.Exit{TerminalID: t.id}
