@@ -195,8 +195,9 @@ class Sidecar {
     const peek = gen.peek;
     const deadline = Date.now() + limitMs;
     let nap = 0.02;
+    let buf = null; // a chunk read keeps its buffer: a new one for the next
     while (!peek.seen.has(id) && !peek.eof) {
-      const buf = Buffer.allocUnsafe(64 << 10);
+      if (!buf) buf = Buffer.allocUnsafe(64 << 10);
       let n;
       try {
         n = fs.readSync(fd, buf, 0, buf.length, null);
@@ -213,6 +214,7 @@ class Sidecar {
       }
       nap = 0.02;
       const chunk = buf.subarray(0, n);
+      buf = null;
       peek.chunks.push(chunk);
       try {
         peek.scanner.push(chunk);
