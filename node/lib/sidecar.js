@@ -205,7 +205,7 @@ class Sidecar {
         if (err.code !== 'EAGAIN' && err.code !== 'EWOULDBLOCK') break;
         if (Date.now() >= deadline) break;
         Atomics.wait(napper, 0, 0, nap);
-        nap = Math.min(nap * 2, 1);
+        nap = Math.min(nap * 2, 0.2);
         continue;
       }
       if (n === 0) {
