@@ -50,6 +50,7 @@ class FrameParser {
     this.pending = null; // an incomplete header, or a whole incomplete frame
     this.outId = null; // the OUTPUT frame being streamed
     this.outLeft = 0; // its payload bytes still to come
+    this.rest = null; // while a callback runs: what of the chunk is still to parse
   }
 
   /**
@@ -62,6 +63,9 @@ class FrameParser {
     p.pending = this.pending && Buffer.from(this.pending);
     p.outId = this.outId;
     p.outLeft = this.outLeft;
+    // Called from a listener of ours: the rest of the chunk being parsed
+    // comes first.
+    if (this.rest && this.rest.length) p.push(this.rest);
     return p;
   }
 
@@ -71,8 +75,9 @@ class FrameParser {
     if (this.outLeft > 0) {
       const n = Math.min(this.outLeft, buf.length);
       this.outLeft -= n;
-      this.onOutput(this.outId, buf.subarray(0, n));
       off = n;
+      this.rest = buf.subarray(n);
+      this.onOutput(this.outId, buf.subarray(0, n));
     }
     if (this.pending) {
       buf = Buffer.concat([this.pending, buf.subarray(off)]);
@@ -87,13 +92,15 @@ class FrameParser {
       const type = buf[off + 4];
       const have = buf.length - off - 4;
       if (have >= len) {
+        const body = buf.subarray(off + 5, off + 4 + len);
+        off += 4 + len;
+        this.rest = buf.subarray(off);
         if (type === T.OUTPUT && this.onOutput) {
-          const [id, data] = splitData(buf.subarray(off + 5, off + 4 + len));
+          const [id, data] = splitData(body);
           this.onOutput(id, data);
         } else {
-          this.onFrame(type, buf.subarray(off + 5, off + 4 + len));
+          this.onFrame(type, body);
         }
-        off += 4 + len;
         continue;
       }
       // Incomplete. An OUTPUT whose id is here streams what it has.
@@ -104,12 +111,14 @@ class FrameParser {
           this.outId = buf.toString('utf8', off + 7, off + 7 + idLen);
           const data = buf.subarray(off + 7 + idLen);
           this.outLeft = len - 3 - idLen - data.length;
-          if (data.length) this.onOutput(this.outId, data);
           off = buf.length;
+          this.rest = null;
+          if (data.length) this.onOutput(this.outId, data);
         }
       }
       break;
     }
+    this.rest = null;
     if (off < buf.length) {
       // Copy, so that a small remainder does not pin a large chunk.
       this.pending = Buffer.from(buf.subarray(off));

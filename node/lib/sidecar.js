@@ -189,8 +189,12 @@ class Sidecar {
           // _frame reports it when the real parser gets there.
         }
       });
-      gen.peek = { scanner, seen, chunks: [], eof: false };
-      process.nextTick(() => this._drainPeek(gen));
+      gen.peek = { scanner, seen, chunks: [], eof: false, draining: false };
+      // setImmediate, not nextTick: a listener attached after an await
+      // must not miss what was read ahead, as it would not with node-pty
+      // (nothing arrives before the event loop polls). New chunks drain
+      // these first anyway.
+      setImmediate(() => this._drainPeek(gen));
     }
     const peek = gen.peek;
     const deadline = Date.now() + limitMs;
@@ -225,12 +229,15 @@ class Sidecar {
     return peek.seen.get(id) || 0;
   }
 
-  // _drainPeek parses what _awaitPid read ahead.
+  // _drainPeek parses what _awaitPid read ahead. A listener that reads a
+  // pid meanwhile goes on with the same look-ahead (its scanner has seen
+  // every chunk read so far), and what it reads is drained here too.
   _drainPeek(gen) {
     const peek = gen.peek;
-    if (!peek) return;
-    gen.peek = null;
-    for (const chunk of peek.chunks) gen.push(chunk);
+    if (!peek || peek.draining) return;
+    peek.draining = true;
+    for (let i = 0; i < peek.chunks.length; i++) gen.push(peek.chunks[i]);
+    if (gen.peek === peek) gen.peek = null;
   }
 
   // _refresh keeps the event loop alive exactly while terminals exist, as

@@ -51,6 +51,7 @@ class Terminal {
     this._flowResume = opt.flowControlResume || '\x11';
 
     this._pid = 0;
+    this._pidWaited = false;
     this._file = file;
     this._process = file;
     this._host = host;
@@ -98,7 +99,9 @@ class Terminal {
    * without blocking.
    */
   get pid() {
-    if (this._pid === 0 && this._state === 'pending') {
+    if (this._pid === 0 && this._state === 'pending' && !this._pidWaited) {
+      // Once: after a wait that gave up, pid is 0 until OPENED is parsed.
+      this._pidWaited = true;
       this._pid = this._host._awaitPid(this._gen, this._id, SYNC_PID_LIMIT);
     }
     return this._pid;

@@ -4,7 +4,10 @@
 
 const test = require('node:test');
 const assert = require('node:assert');
+const fs = require('fs');
 const { newSidecar, run, waitOutput } = require('./helpers');
+
+const nap = new Int32Array(new SharedArrayBuffer(4));
 
 test('pid is the child at once after spawn, before any await', async (t) => {
   const sc = newSidecar(t);
@@ -58,4 +61,74 @@ test('pid of a program that cannot start is 0, and ready says why', async (t) =>
   const term = sc.spawn('/nonexistent/program', []);
   assert.strictEqual(term.pid, 0);
   await assert.rejects(term.ready, /nonexistent/);
+});
+
+test('pid read inside onData and onExit listeners, beside floods', async (t) => {
+  const sc = newSidecar(t);
+  const floods = [];
+  for (let i = 0; i < 3; i++) {
+    const f = sc.spawn('/bin/sh', ['-c', 'seq 1 300000']);
+    floods.push(new Promise((resolve) => f.onExit(resolve)));
+  }
+  const zero = [];
+  // A restart-on-exit loop: each terminal's onExit spawns the next and
+  // reads its pid there, in the middle of the parser's frames.
+  const cycles = 30;
+  await new Promise((resolve) => {
+    let n = 0;
+    const next = () => {
+      const term = sc.spawn('/bin/sh', ['-c', 'echo "pid=$$"']);
+      const pid = term.pid;
+      if (!(pid > 0)) zero.push(`onExit spawn ${n}`);
+      let out = '';
+      term.onData((d) => (out += d));
+      term.onExit(() => {
+        if (pid > 0 && out !== `pid=${pid}\r\n`) zero.push(`spawn ${n}: output ${JSON.stringify(out)}`);
+        if (++n === cycles) resolve();
+        else next();
+      });
+    };
+    next();
+  });
+  // And from onData of a flood, while it streams.
+  const flood = sc.spawn('/bin/sh', ['-c', 'seq 1 300000']);
+  let spawned = 0;
+  const inData = [];
+  await new Promise((resolve) => {
+    flood.onData(() => {
+      if (spawned < 20) {
+        spawned++;
+        const term = sc.spawn('/bin/true');
+        if (!(term.pid > 0)) zero.push(`onData spawn ${spawned}`);
+        inData.push(new Promise((r) => term.onExit(r)));
+      }
+    });
+    flood.onExit(resolve);
+  });
+  await Promise.all([...floods, ...inData]);
+  assert.deepStrictEqual(zero, []);
+});
+
+test('output read ahead by a pid read reaches listeners attached after an await', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const sc = newSidecar(t);
+  await sc.open('/bin/true'); // warm
+  const round = async () => {
+    const first = sc.spawn('/bin/sh', ['-c', 'echo hello']);
+    assert.ok(first.pid > 0);
+    // Without yielding to the event loop, until the sidecar has reaped
+    // first: its output is in the pipe by then (the PTY is read to its end
+    // before the reap), so reading the next pid reads it ahead.
+    const end = Date.now() + 10000;
+    while (fs.existsSync(`/proc/${first.pid}`) && Date.now() < end) Atomics.wait(nap, 0, 0, 1);
+    const second = sc.spawn('/bin/true');
+    assert.ok(second.pid > 0);
+    await null;
+    return Promise.all([run(first), run(second)]);
+  };
+  for (let i = 0; i < 10; i++) {
+    // From a timer callback, as a host's code runs: ticks queued there run
+    // before the await's continuation, the event loop's next poll after it.
+    const [r] = await new Promise((resolve, reject) => setTimeout(() => round().then(resolve, reject), 0));
+    assert.strictEqual(r.output, 'hello\r\n', `round ${i}`);
+  }
 });
