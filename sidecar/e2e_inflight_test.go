@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptyplex/ptyplex/internal/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,5 +42,36 @@ func TestFramesRightAfterOpenApply(t *testing.T) {
 		cs := h.Now().Controls(id)
 		require.NotEmpty(t, cs, id)
 		assert.Equal(t, proto.TypeOpened, cs[0].Type, "first control frame of %s", id)
+	}
+}
+
+// A host that writes its OPENs and closes stdin at once (a harness piping
+// a fixture in) gets, for every OPEN, OPENED and then EXIT, as from a
+// sidecar that spawns in its read loop; the sidecar exits 0 and no child
+// survives it.
+func TestOpenThenEndOfInput(t *testing.T) {
+	for round := 0; round < 3; round++ {
+		h := start(t)
+		var b []byte
+		ids := []string{"a", "b", "c", "d", "e", "f"}
+		for _, id := range ids {
+			b = append(b, proto.AppendFrame(nil, proto.TypeOpen, proto.Marshal(proto.Open{
+				TerminalID: id, Cols: 80, Rows: 24, Cmd: "cat"}))...)
+		}
+		require.NoError(t, h.SendRaw(b))
+		h.CloseStdin()
+		code, err := h.WaitExit(hosttest.Timeout)
+		require.NoError(t, err)
+		assert.Equal(t, 0, code, "exit status")
+		s := h.Now()
+		for _, id := range ids {
+			var types []proto.Type
+			for _, c := range s.Controls(id) {
+				types = append(types, c.Type)
+			}
+			require.Equal(t, []proto.Type{proto.TypeOpened, proto.TypeExit}, types, "round %d, %s", round, id)
+			pid := int(s.Controls(id)[0].Fields["pid"].(float64))
+			assert.True(t, hosttest.WaitGone(pid, hosttest.Timeout), "pid %d of %s outlived the sidecar", pid, id)
+		}
 	}
 }

@@ -131,10 +131,10 @@ func (s *Sidecar) isClosing() bool {
 }
 
 // shutdown kills every terminal, waits for their EXIT frames (bounded) and
-// stops the writer. A terminal whose spawn is in flight is killed as soon
-// as its child runs (after its OPENED), and one whose spawn has not begun
-// is answered ERROR instead: every OPEN read before shutdown gets its
-// answer, and every child that ran gets its EXIT.
+// stops the writer. A terminal whose spawn is in flight or still waiting
+// for its turn is killed as soon as its child runs (after its OPENED):
+// every OPEN read before shutdown gets its answer, and every child its
+// EXIT.
 func (s *Sidecar) shutdown() {
 	s.mu.Lock()
 	live := make([]*terminal, 0, len(s.terms))

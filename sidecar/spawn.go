@@ -134,11 +134,11 @@ func (s *Sidecar) spawn(t *terminal, cfg ptyhost.Config) {
 	if s.beforeSpawn != nil {
 		s.beforeSpawn(t.id)
 	}
-	var proc *ptyhost.Process
-	err := errShuttingDown
-	if !s.isClosing() {
-		proc, err = ptyhost.Start(cfg)
-	}
+	// Also during shutdown: every OPEN read before it gets OPENED and then
+	// EXIT, as from a sidecar that spawns in its read loop (a host that
+	// writes its frames and closes stdin at once sees the same answers).
+	// shutdown kills the child as soon as it runs.
+	proc, err := ptyhost.Start(cfg)
 	<-s.spawnSlots
 	if err != nil {
 		s.spawnFailed(t, err.Error())
@@ -156,10 +156,6 @@ func (s *Sidecar) spawn(t *terminal, cfg ptyhost.Config) {
 	t.directInput()
 	t.start()
 }
-
-// errShuttingDown answers an OPEN whose spawn had not begun when shutdown
-// did: there is no point starting a child only to kill it.
-var errShuttingDown = errors.New("sidecar is shutting down")
 
 // errIDTaken answers an OPEN for an id that is spawning or live.
 var errIDTaken = errors.New("terminal id already exists")
