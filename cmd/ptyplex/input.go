@@ -131,7 +131,7 @@ func runInput(args []string) int {
 	}
 	spec.AfterGen = &in.OutputGen
 	o := waitOpts{socket: c.socket, quietFor: *waitQuiet, timeout: *timeout}
-	return o.report(spec)
+	return o.report(spec, exitFail)
 }
 
 // inputWait builds the wait that follows the input, if any was asked for.

@@ -27,7 +27,7 @@ Default: waits until the program prints something or exits, then prints
 --line N (1-based screen line) waits until that line changes, or, with
 --contains P / --not-contains P, until it contains / no longer contains the
 text P. It prints "Condition met on line N", "Condition already met on line
-N" (exit 0), or "Application exited" (exit 1) when the program ends first.
+N", or "Application exited" when the program ends first (exit 0 in each case).
 
 ptyplex additions:
   --regex RE         like --contains, with a Go regular expression
@@ -202,17 +202,21 @@ func (o *waitOpts) spec(contains, notContains bool) waitcond.Spec {
 
 // waitQuiet returns once quietFor passes without output.
 func (o *waitOpts) waitQuiet() int {
-	return o.report(o.spec(false, false))
+	return o.report(o.spec(false, false), exitOK)
 }
 
 // waitCondition waits for a line or screen condition; the engine re-checks
 // after every burst of output and never polls.
 func (o *waitOpts) waitCondition(contains, notContains bool) int {
-	return o.report(o.spec(contains, notContains))
+	return o.report(o.spec(contains, notContains), exitOK)
 }
 
 // report runs sp and prints its outcome the way `wait` always has.
-func (o *waitOpts) report(sp waitcond.Spec) int {
+// ifExited is the exit status when the program ends before the condition
+// holds: 0 for `wait`, whose "Application exited" is one of its normal
+// answers (as in interminai), 1 for `input --wait-*`, where it means the
+// input got no answer.
+func (o *waitOpts) report(sp waitcond.Spec, ifExited int) int {
 	res, err := waitcond.Run(context.Background(), o.socket, sp)
 	if err != nil {
 		printError(err)
@@ -233,7 +237,7 @@ func (o *waitOpts) report(sp waitcond.Spec) int {
 		fmt.Printf("Condition met on %s\n", where)
 	default:
 		fmt.Println("Application exited")
-		return exitFail
+		return ifExited
 	}
 	return exitOK
 }
