@@ -25,7 +25,9 @@ func (d DebugData) Text() string {
 	t := d.Termios
 	b.WriteString("Termios:\n")
 	fmt.Fprintf(&b, "  Mode: %s\n", t.Mode)
-	fmt.Fprintf(&b, "  Flags: %s\n", strings.Join(t.Flags, " "))
+	if len(t.Flags) > 0 { // interminai leaves out an empty list
+		fmt.Fprintf(&b, "  Flags: %s\n", strings.Join(t.Flags, " "))
+	}
 	fmt.Fprintf(&b, "  Hex: iflag=%s oflag=%s lflag=%s cflag=%s\n", t.Hex.Iflag, t.Hex.Oflag, t.Hex.Lflag, t.Hex.Cflag)
 	fmt.Fprintf(&b, "  c_cc: VINTR=%s VEOF=%s VERASE=%s VKILL=%s VSUSP=%s VQUIT=%s\n",
 		t.CC.VINTR, t.CC.VEOF, t.CC.VERASE, t.CC.VKILL, t.CC.VSUSP, t.CC.VQUIT)

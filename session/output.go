@@ -35,7 +35,7 @@ func (d *Daemon) output(f fields) (any, error) {
 	}
 	var ansi bool
 	switch format {
-	case "", "ascii", "text", "plain":
+	case "", "ascii", "text", "plain", "json": // json: interminai answered it as ascii
 	case "ansi":
 		ansi = !d.cfg.Plain // --emulator custom: plain text everywhere
 	default:

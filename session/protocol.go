@@ -95,6 +95,10 @@ type MessageData struct {
 // ResizeData answers RESIZE.
 type ResizeData struct {
 	Size Size `json:"size"`
+	// Cols and Rows repeat the size at the top level, where interminai's
+	// daemon puts it, for clients written against that.
+	Cols int `json:"cols"`
+	Rows int `json:"rows"`
 }
 
 // UnhandledSeq is one unhandled escape sequence in a DEBUG answer.

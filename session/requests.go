@@ -31,7 +31,7 @@ func (d *Daemon) handle(r *request) (stop bool) {
 		data, err = d.input(f)
 	case "OUTPUT":
 		data, err = d.output(f)
-	case "STATUS":
+	case "STATUS", "RUNNING": // RUNNING: interminai's older name, answered alike
 		data, err = d.status(f)
 	case "WAIT":
 		// Answered on its own goroutine so that it holds back nobody (see
@@ -166,7 +166,7 @@ func (d *Daemon) resize(f fields) (any, error) {
 	if err := d.proc.Resize(cols, rows); err != nil {
 		return nil, requestError(fmt.Sprintf("Failed to resize: %v", err))
 	}
-	return ResizeData{Size: Size{Rows: rows, Cols: cols}}, nil
+	return ResizeData{Size: Size{Rows: rows, Cols: cols}, Cols: cols, Rows: rows}, nil
 }
 
 func (d *Daemon) debug(f fields) (any, error) {

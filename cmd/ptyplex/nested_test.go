@@ -12,8 +12,8 @@ func TestDaemonAcceptsNestedFields(t *testing.T) {
 	t.Parallel()
 	s := start(t, "--size", "40x10", "--", "cat")
 	for _, tc := range []struct{ req, want string }{
-		{`{"type":"RESIZE","data":{"cols":100,"rows":30}}`, `{"status":"ok","data":{"size":{"rows":30,"cols":100}}}`},
-		{`{"type":"RESIZE","cols":90,"rows":20,"data":{"cols":100,"rows":30}}`, `{"status":"ok","data":{"size":{"rows":20,"cols":90}}}`},
+		{`{"type":"RESIZE","data":{"cols":100,"rows":30}}`, `{"status":"ok","data":{"size":{"rows":30,"cols":100},"cols":100,"rows":30}}`},
+		{`{"type":"RESIZE","cols":90,"rows":20,"data":{"cols":100,"rows":30}}`, `{"status":"ok","data":{"size":{"rows":20,"cols":90},"cols":90,"rows":20}}`},
 		{`{"type":"RESIZE","data":{"cols":0,"rows":30}}`, `{"status":"error","error":"Invalid size: 0x30 (each must be 1..`},
 		{`{"type":"STATUS","data":"x"}`, `{"status":"error","error":"Invalid request: field 'data' must be an object"}`},
 		{`{"type":"KILL","data":{"signal":"NOTASIGNAL"}}`, `{"status":"error","error":"Invalid signal: NOTASIGNAL"}`},

@@ -52,6 +52,9 @@ func runOutput(args []string) int {
 	from := c.fs.String("from", "", "first `line` (negative: scrollback; -: oldest scrollback line)")
 	to := c.fs.String("to", "", "last `line` (0: scrollback only)")
 	asJSON := c.fs.Bool("json", false, "print the raw OUTPUT answer as JSON")
+	// interminai's older --format: ascii (plain), ansi, or json (which
+	// it answered as ascii).
+	format := c.fs.String("format", "", "older form: `ascii` (as --no-color), ansi (as --color) or json (as ascii)")
 	follow := c.fs.Bool("follow", false, "print the screen each time it changes, until the program exits")
 	lines := c.fs.Bool("lines", false, "with --follow: print lines as they scroll off the screen, then the final screen")
 	if done, code := c.parse(args); done {
@@ -68,6 +71,15 @@ func runOutput(args []string) int {
 	req := map[string]any{"type": "OUTPUT", "format": "ascii"}
 	if *color && !*noColor {
 		req["format"] = "ansi"
+	}
+	switch *format {
+	case "":
+	case "ascii", "json":
+		req["format"] = "ascii"
+	case "ansi":
+		req["format"] = "ansi"
+	default:
+		return c.usageError("invalid --format %q: expected ascii, ansi or json", *format)
 	}
 	if *from != "" {
 		if *from == "-" {

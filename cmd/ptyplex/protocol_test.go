@@ -23,7 +23,7 @@ func TestProtocolEnvelopes(t *testing.T) {
 		{`{"data":1}`, `{"status":"error","error":"Invalid request: missing 'type' field"}`},
 		{`{"type":"STATUS"}`, `{"status":"ok","data":{"running":true,"size":{"rows":24,"cols":80},"scrollback_available":0,"scrollback_capacity":10000}}`},
 		{`{"type":"KILL","signal":"NOTASIGNAL"}`, `{"status":"error","error":"Invalid signal: NOTASIGNAL"}`},
-		{`{"type":"RESIZE","cols":100,"rows":30}`, `{"status":"ok","data":{"size":{"rows":30,"cols":100}}}`},
+		{`{"type":"RESIZE","cols":100,"rows":30}`, `{"status":"ok","data":{"size":{"rows":30,"cols":100},"cols":100,"rows":30}}`},
 	} {
 		if got := rawExchange(t, s.sock, tc.req+"\n"); got != tc.want {
 			t.Errorf("%s\n got %s\nwant %s", tc.req, got, tc.want)

@@ -30,10 +30,11 @@ func runResize(args []string) int {
 	if err != nil {
 		return printErr(err)
 	}
-	var out session.ResizeData
-	if !call(c.socket, map[string]any{"type": "RESIZE", "cols": cols, "rows": rows}, &out) {
+	if !call(c.socket, map[string]any{"type": "RESIZE", "cols": cols, "rows": rows}, nil) {
 		return exitFail
 	}
-	fmt.Printf("Terminal resized to %dx%d\n", out.Size.Cols, out.Size.Rows)
+	// The size asked for, which the daemon applied: daemons answer it in
+	// different shapes.
+	fmt.Printf("Terminal resized to %dx%d\n", cols, rows)
 	return exitOK
 }

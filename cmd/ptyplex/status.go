@@ -8,6 +8,28 @@ import (
 
 func init() {
 	register("status", "tell whether the program runs, and its exit code", runStatus)
+	register("running", "interminai's older name for status --quiet", runRunning)
+}
+
+// runRunning is interminai's older `running`: exit 0 while the program
+// runs; after it exited, print the exit code and exit 1.
+func runRunning(args []string) int {
+	c := newCLI("running", "ptyplex running --socket PATH", "\nThe older form of 'ptyplex status --quiet'.", true)
+	if done, code := c.parse(args); done {
+		return code
+	}
+	if !c.needSocket() {
+		return exitUsage
+	}
+	var st session.StatusData
+	if !call(c.socket, map[string]any{"type": "STATUS"}, &st) {
+		return exitFail
+	}
+	if st.Running {
+		return exitOK
+	}
+	fmt.Println(exitCode(st.ExitCode))
+	return exitFail
 }
 
 const statusAbout = `

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The older forms of interminai's command line and requests, which scripts
+// and skills written for it still use: `running`, `output --format`, the
+// RUNNING request, and RESIZE's answer with the size at the top level.
+func TestOlderInterminaiForms(t *testing.T) {
+	t.Parallel()
+	s := start(t, "--", "sh", "-c", `printf '\033[31mred\033[0m ready\n'; read x; exit 3`)
+	s.waitText("ready")
+
+	if r := s.run("running"); r.code != 0 || r.stdout != "" {
+		t.Errorf("running while the program runs: %v", r)
+	}
+	st := rawCall(t, s.sock, `{"type":"RUNNING"}`)
+	assert.Equal(t, "ok", st["status"])
+	assert.Equal(t, true, st["data"].(map[string]any)["running"], "RUNNING answer %v", st)
+
+	plain := s.ok("output", "--format", "ascii")
+	assert.Contains(t, plain, "red ready")
+	assert.NotContains(t, plain, "\x1b[", "--format ascii printed escapes")
+	assert.Contains(t, s.ok("output", "--format", "ansi"), "\x1b[31m")
+	assert.Equal(t, plain, s.ok("output", "--format", "json"), "--format json is answered as ascii")
+	if r := s.run("output", "--format", "xml"); r.code != 2 {
+		t.Errorf("output --format xml: %v, want a usage error", r)
+	}
+
+	rs := rawCall(t, s.sock, `{"type":"RESIZE","cols":100,"rows":30}`)["data"].(map[string]any)
+	assert.Equal(t, float64(100), rs["cols"])
+	assert.Equal(t, float64(30), rs["rows"])
+	assert.Equal(t, "Terminal resized to 90x20\n", s.ok("resize", "--size", "90x20"))
+
+	s.input("\n")
+	if r := s.ok("wait", "--quiet"); strings.TrimSpace(r) != "3" {
+		t.Errorf("wait --quiet: %q", r)
+	}
+	if r := s.run("running"); r.code != 1 || r.stdout != "3\n" {
+		t.Errorf("running after exit 3: %v, want \"3\" and exit 1", r)
+	}
+}
