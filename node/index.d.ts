@@ -13,26 +13,47 @@ export interface IEvent<T> {
 }
 
 export interface IExitEvent {
-  /** The exit status; 0 when a signal ended the child; null when unknown (the sidecar died). */
-  exitCode: number | null;
+  /**
+   * The exit status; 0 when a signal ended the child. Typed as node-pty
+   * types it; at run time it is null when the status is unknown (the
+   * sidecar died under the terminal).
+   */
+  exitCode: number;
   /** The number of the signal that ended the child, or 0. */
   signal?: number;
 }
 
-export interface IPtyForkOptions {
+/** node-pty's options common to every platform. */
+export interface IBasePtyForkOptions {
   /** TERM for the child (default: env.TERM, else "xterm"). */
   name?: string;
+  /** Default 80 (also for 0 or NaN); fractions are cut, values above 65535 clamped. */
   cols?: number;
+  /** Default 24, as cols. */
   rows?: number;
   cwd?: string;
-  /** The child's whole environment (default: process.env). */
+  /** The child's whole environment (default: process.env). PWD is set to cwd. */
   env?: { [key: string]: string | undefined };
-  /** Output decoding (default "utf8"); null delivers Buffers. */
-  encoding?: BufferEncoding | null;
+  /** Output decoding and the encoding of written strings (default "utf8"); null delivers Buffers. */
+  encoding?: string | null;
   /** Treat writes of flowControlPause/flowControlResume as pause()/resume(). */
   handleFlowControl?: boolean;
   flowControlPause?: string;
   flowControlResume?: string;
+}
+
+export interface IPtyForkOptions extends IBasePtyForkOptions {
+  /** Not supported: spawn throws unless it is this process's own uid (the child runs as the sidecar's user). */
+  uid?: number;
+  /** Not supported, as uid. */
+  gid?: number;
+}
+
+/** node-pty's Windows options: accepted and ignored (there is no Windows sidecar). */
+export interface IWindowsPtyForkOptions extends IBasePtyForkOptions {
+  useConpty?: boolean;
+  useConptyDll?: boolean;
+  conptyInheritCursor?: boolean;
 }
 
 export interface IPty {
@@ -47,21 +68,35 @@ export interface IPty {
   /** The foreground process's name (argv[0]). */
   readonly process: string;
   handleFlowControl: boolean;
-  readonly onData: IEvent<string | Buffer>;
+  /** Strings; Buffers when the terminal was spawned with encoding null (typed as node-pty types it). */
+  readonly onData: IEvent<string>;
   readonly onExit: IEvent<IExitEvent>;
   write(data: string | Buffer): void;
+  /** Throws, as node-pty, for sizes that are not positive numbers. */
   resize(columns: number, rows: number): void;
-  /** No signal: end the terminal (SIGHUP, SIGKILL 3 s later). A signal: deliver it to the foreground process group. */
+  /**
+   * No signal: end the terminal (SIGHUP, SIGKILL 3 s later). A signal: deliver it to the
+   * foreground process group. An unknown signal is ignored, as node-pty ignores it.
+   */
   kill(signal?: string | number): void;
   pause(): void;
   resume(): void;
   clear(): void;
-  on(event: 'data', listener: (data: string | Buffer) => void): this;
-  on(event: 'exit', listener: (exitCode: number | null, signal?: number) => void): this;
+  on(event: 'data', listener: (data: string) => void): this;
+  on(event: 'exit', listener: (exitCode: number, signal?: number) => void): this;
   on(event: 'error', listener: (err: Error) => void): this;
-  once(event: 'data' | 'exit' | 'error', listener: (...args: any[]) => void): this;
-  removeListener(event: 'data' | 'exit' | 'error', listener: (...args: any[]) => void): this;
-  off(event: 'data' | 'exit' | 'error', listener: (...args: any[]) => void): this;
+  on(event: 'close', listener: () => void): this;
+  addListener(event: string, listener: (...args: any[]) => void): this;
+  once(event: string, listener: (...args: any[]) => void): this;
+  removeListener(event: string, listener: (...args: any[]) => void): this;
+  off(event: string, listener: (...args: any[]) => void): this;
+  removeAllListeners(event?: string): this;
+  listeners(event: string): Function[];
+  emit(event: string, ...args: any[]): boolean;
+  /** Ends the terminal, as kill(). */
+  destroy(): void;
+  /** Output decoding from now on; null: Buffers. */
+  setEncoding(encoding: string | null): void;
 }
 
 export interface Terminal extends IPty {
@@ -98,13 +133,13 @@ export declare class Sidecar {
   /** The running sidecar's pid, or 0. */
   readonly pid: number;
   readonly onDeath: IEvent<SidecarDeath>;
-  spawn(file: string, args?: string[] | string, options?: IPtyForkOptions): Terminal;
-  open(file: string, args?: string[] | string, options?: IPtyForkOptions): Promise<Terminal>;
+  spawn(file?: string, args?: string[] | string, options?: IPtyForkOptions | IWindowsPtyForkOptions): Terminal;
+  open(file?: string, args?: string[] | string, options?: IPtyForkOptions | IWindowsPtyForkOptions): Promise<Terminal>;
   close(): Promise<void>;
 }
 
 /** node-pty's spawn, on the shared Sidecar. */
-export declare function spawn(file: string, args?: string[] | string, options?: IPtyForkOptions): Terminal;
+export declare function spawn(file?: string, args?: string[] | string, options?: IPtyForkOptions | IWindowsPtyForkOptions): Terminal;
 /** node-pty's deprecated names for spawn. */
 export declare const fork: typeof spawn;
 export declare const createTerminal: typeof spawn;

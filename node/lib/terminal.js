@@ -16,36 +16,68 @@ const INPUT_CHUNK = 64 << 10;
 // The longest a read of pid blocks waiting for the terminal to open.
 const SYNC_PID_LIMIT = 2000;
 
-function checkSize(what, v) {
-  if (!Number.isInteger(v) || v < 1 || v > 65535) {
-    throw new RangeError(`${what} must be an integer in 1..65535, got ${v}`);
-  }
+// checkType throws, as node-pty does, for an option set to a value of the
+// wrong type; unset and falsy values take their defaults.
+function checkType(name, value, type) {
+  if (value && typeof value !== type) throw new Error(`${name} must be a ${type} (not a ${typeof value})`);
+}
+
+// size turns a number node-pty would take into a window dimension: whole,
+// and within what the PTY's u16 can hold.
+function size(v) {
+  return Math.min(Math.max(Math.trunc(v), 1), 65535);
+}
+
+// bufferEncoding is the encoding strings are written in: node-pty encodes
+// them with the terminal's encoding.
+function bufferEncoding(encoding) {
+  return typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8';
 }
 
 class Terminal {
   // Created by Sidecar#spawn; options are node-pty's IPtyForkOptions.
   constructor(host, id, file, args, options) {
-    if (typeof file !== 'string' || file === '') throw new TypeError('file must be a non-empty string');
-    if (args === undefined) args = [];
+    // node-pty's defaults: sh, no arguments.
+    if (file === undefined || file === null || file === '') file = 'sh';
+    if (typeof file !== 'string') throw new TypeError('file must be a string');
+    if (args === undefined || args === null) args = [];
     if (typeof args === 'string') args = [args];
     if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) {
       throw new TypeError('args must be an array of strings');
     }
     const opt = options || {};
-    this.cols = opt.cols === undefined ? 80 : opt.cols;
-    this.rows = opt.rows === undefined ? 24 : opt.rows;
-    checkSize('cols', this.cols);
-    checkSize('rows', this.rows);
-    const env = Object.assign({}, opt.env || process.env);
-    for (const k of SANITIZED) delete env[k];
+    for (const [name, type] of [['name', 'string'], ['cols', 'number'], ['rows', 'number'], ['cwd', 'string'],
+      ['env', 'object'], ['uid', 'number'], ['gid', 'number'], ['encoding', 'string']]) {
+      checkType(name, opt[name], type);
+    }
+    // The child runs as the sidecar's user: refuse a request to be someone
+    // else rather than ignore it.
+    for (const [name, own] of [['uid', process.getuid], ['gid', process.getgid]]) {
+      const v = opt[name];
+      if (v !== undefined && v !== null && v !== -1 && !(own && v === own.call(process))) {
+        throw new Error(`ptyplex does not support the ${name} option (the child runs as the sidecar's user)`);
+      }
+    }
+    // As node-pty: 0, NaN and unset mean the default.
+    this.cols = size(opt.cols || 80);
+    this.rows = size(opt.rows || 24);
+    const envIn = opt.env || process.env;
+    const env = Object.assign({}, envIn);
+    // node-pty removes the host terminal's variables only from an
+    // environment it inherits; an explicit one is the caller's choice.
+    if (envIn === process.env) for (const k of SANITIZED) delete env[k];
     for (const [k, v] of Object.entries(env)) {
       if (v === undefined) delete env[k];
       else env[k] = String(v);
     }
     this._name = opt.name || env.TERM || 'xterm';
     env.TERM = this._name;
+    // Resolved here: the sidecar's own cwd is where we were when it started.
+    const cwd = path.resolve(opt.cwd || '.');
+    env.PWD = cwd; // as node-pty sets it: programs that are not shells read it
     const encoding = opt.encoding === undefined ? 'utf8' : opt.encoding;
     this._decoder = encoding === null ? null : new StringDecoder(encoding);
+    this._writeEncoding = bufferEncoding(encoding);
     this.handleFlowControl = !!opt.handleFlowControl;
     this._flowPause = opt.flowControlPause || '\x13';
     this._flowResume = opt.flowControlResume || '\x11';
@@ -83,8 +115,7 @@ class Terminal {
       rows: this.rows,
       cmd: file,
       args,
-      // Resolved here: the sidecar's own cwd is where we were when it started.
-      cwd: path.resolve(opt.cwd || '.'),
+      cwd,
       env,
       credit: host.creditWindow,
     };
@@ -151,15 +182,19 @@ class Terminal {
       if (data === this._flowResume) return this.resume();
     }
     if (this._state === 'exited' || this._state === 'failed') return;
-    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
+    const buf = typeof data === 'string' ? Buffer.from(data, this._writeEncoding) : Buffer.from(data);
     for (let off = 0; off < buf.length; off += INPUT_CHUNK) {
       this._host._sendTo(this._gen, dataFrame(T.INPUT, this._idBuf, buf.subarray(off, off + INPUT_CHUNK)));
     }
   }
 
   resize(cols, rows) {
-    checkSize('cols', cols);
-    checkSize('rows', rows);
+    // What node-pty refuses, with its words; the rest it takes.
+    if (cols <= 0 || rows <= 0 || isNaN(cols) || isNaN(rows) || cols === Infinity || rows === Infinity) {
+      throw new Error('resizing must be done using positive cols and rows');
+    }
+    cols = size(cols);
+    rows = size(rows);
     this.cols = cols;
     this.rows = rows;
     if (this._state === 'pending' || this._state === 'live') {
@@ -174,7 +209,9 @@ class Terminal {
    */
   kill(signal) {
     if (signal !== undefined && signalNumber(signal) === undefined) {
-      throw new Error(`Unknown signal: ${signal}`);
+      // node-pty swallows the error of process.kill; so do we, with a note.
+      this._host._log(`terminal ${this._id}: kill(${JSON.stringify(signal)}): unknown signal, ignored`);
+      return;
     }
     if (this._state === 'pending') {
       this._pendingKill = signal === undefined ? null : signal;
@@ -228,17 +265,54 @@ class Terminal {
       this.removeListener(event, wrapped);
       listener(...a);
     };
+    wrapped.listener = listener; // so that removeListener(event, listener) finds it
     return this.on(event, wrapped);
   }
 
   removeListener(event, listener) {
     const list = this._legacy.get(event) || [];
-    const i = list.findIndex((e) => e.listener === listener);
+    const i = list.findIndex((e) => e.listener === listener || e.listener.listener === listener);
     if (i >= 0) {
       if (list[i].disp) list[i].disp.dispose();
       list.splice(i, 1);
     }
     return this;
+  }
+
+  /** Removes every legacy listener of event, or of all events. */
+  removeAllListeners(event) {
+    for (const name of event === undefined ? [...this._legacy.keys()] : [event]) {
+      for (const e of this._legacy.get(name) || []) if (e.disp) e.disp.dispose();
+      this._legacy.delete(name);
+    }
+    return this;
+  }
+
+  /** The legacy listeners of event, as once registered them unwrapped. */
+  listeners(event) {
+    return (this._legacy.get(event) || []).map((e) => e.listener.listener || e.listener);
+  }
+
+  /** Calls the legacy listeners of event; true if there were any. */
+  emit(event, ...args) {
+    const list = (this._legacy.get(event) || []).slice();
+    for (const e of list) e.listener(...args);
+    return list.length > 0;
+  }
+
+  /** node-pty's destroy: ends the terminal, as kill() does. */
+  destroy() {
+    this.kill();
+  }
+
+  /** Changes how output is decoded from now on (null: Buffers). */
+  setEncoding(encoding) {
+    if (this._decoder) {
+      const rest = this._decoder.end();
+      if (rest.length) this._onData.fire(rest);
+    }
+    this._decoder = encoding ? new StringDecoder(encoding) : null;
+    this._writeEncoding = bufferEncoding(encoding);
   }
 
   off(event, listener) {
@@ -315,6 +389,8 @@ class Terminal {
       const rest = this._decoder.end();
       if (rest.length) this._onData.fire(rest);
     }
+    // node-pty: 'close' (its PTY closed) comes before the exit.
+    this.emit('close');
     this._onExit.fire(e);
   }
 

@@ -23,13 +23,51 @@ test('env, cwd and name reach the child; env replaces the environment', async (t
 test('defaults: process.env, process.cwd(), TERM from env or xterm, 80x24', async (t) => {
   const sc = newSidecar(t);
   process.env.PTYPLEX_NODE_TEST = 'inherited';
-  t.after(() => delete process.env.PTYPLEX_NODE_TEST);
-  const term = sc.spawn('/bin/sh', ['-c', 'echo "$PTYPLEX_NODE_TEST $(pwd) $(stty size) ${TMUX-none}"'], {
-    env: { ...process.env, TMUX: 'x' },
+  process.env.TMUX = 'host-tmux';
+  t.after(() => {
+    delete process.env.PTYPLEX_NODE_TEST;
+    delete process.env.TMUX;
+  });
+  // An inherited environment loses the host terminal's variables (TMUX,
+  // COLUMNS, ...), as with node-pty; PWD is the child's directory.
+  const term = sc.spawn('/bin/sh', ['-c', 'echo "$PTYPLEX_NODE_TEST $(pwd) $(stty size) ${TMUX-none} $PWD"'], {
+    cols: 0, // node-pty: 0 means the default
   });
   assert.deepStrictEqual([term.cols, term.rows], [80, 24]);
   const r = await run(term);
-  assert.strictEqual(r.output, `inherited ${process.cwd()} 24 80 none\r\n`);
+  assert.strictEqual(r.output, `inherited ${process.cwd()} 24 80 none ${process.cwd()}\r\n`);
+  // An explicit environment is the caller's: kept whole (node-pty's rule).
+  const explicit = sc.spawn('/bin/sh', ['-c', 'echo "${TMUX-none} ${COLUMNS-none} $PWD"'], {
+    env: { ...process.env, TMUX: 'x', COLUMNS: '99' },
+    cwd: '/',
+  });
+  assert.strictEqual((await run(explicit)).output, 'x 99 /\r\n');
+});
+
+test('options node-pty refuses or coerces', async (t) => {
+  const sc = newSidecar(t);
+  assert.throws(() => sc.spawn('sh', [], { cols: '80' }), /cols must be a number \(not a string\)/);
+  assert.throws(() => sc.spawn('sh', [], { name: 5 }), /name must be a string/);
+  // A uid other than our own would run the child as someone else: refused, not ignored.
+  if (process.getuid) {
+    assert.throws(() => sc.spawn('sh', [], { uid: process.getuid() + 1 }), /does not support the uid option/);
+    assert.throws(() => sc.spawn('sh', [], { gid: process.getgid() + 1 }), /does not support the gid option/);
+  }
+  const term = sc.spawn('/bin/sh', ['-c', 'stty size'], { cols: 100.7, rows: 70000, uid: process.getuid && process.getuid() });
+  assert.deepStrictEqual([term.cols, term.rows], [100, 65535]);
+  assert.strictEqual((await run(term)).output, '65535 100\r\n');
+  // No file: node-pty runs sh.
+  const sh = sc.spawn(undefined, ['-c', 'echo from-sh']);
+  assert.strictEqual((await run(sh)).output, 'from-sh\r\n');
+});
+
+test('strings are written in the terminal\'s encoding', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/bin/sh', ['-c', 'stty raw -echo; head -c 2 | od -An -tx1'], { encoding: 'latin1' });
+  const done = run(term);
+  term.write('é\n');
+  const r = await done;
+  assert.match(r.output, /e9 0a/);
 });
 
 test('process names the foreground process; pid is the child', async (t) => {

@@ -61,11 +61,12 @@ test('kill before the terminal opened is applied once it runs', async (t) => {
   assert.strictEqual(r.signal, SIG.SIGTERM);
 });
 
-test('kill with an unknown signal throws and leaves the terminal alone', async (t) => {
+test('kill with an unknown signal is ignored, as by node-pty, and leaves the terminal alone', async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn('cat');
   const done = run(term);
-  assert.throws(() => term.kill('SIGNOPE'), /Unknown signal: SIGNOPE/);
+  term.kill('SIGNOPE');
+  assert.ok(sc.lines.some((l) => /unknown signal, ignored/.test(l)), `logged: ${sc.lines}`);
   term.write('alive\n');
   await waitOutput(term, 'alive\r\nalive');
   term.kill();
@@ -94,4 +95,35 @@ test('nothing of the session outlives onExit', async (t) => {
     const pid = Number(new RegExp(`${name}=(\\d+)`).exec(r.output)[1]);
     await waitUntil(() => !alive(pid), `${name} (pid ${pid}) to be gone`);
   }
+});
+
+test("node-pty's EventEmitter-style methods: once, removeListener, removeAllListeners, listeners, 'close' before 'exit'", async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/bin/sh', ['-c', 'read x; echo "got $x"']);
+  const order = [];
+  const never = () => order.push('removed listener ran');
+  term.once('data', never);
+  term.removeListener('data', never); // the once wrapper goes too
+  term.on('data', never);
+  assert.deepStrictEqual(term.listeners('data'), [never]);
+  term.removeAllListeners('data');
+  assert.deepStrictEqual(term.listeners('data'), []);
+  term.on('close', () => order.push('close'));
+  term.on('exit', (code) => order.push(`exit ${code}`));
+  const done = run(term);
+  term.write('x\n');
+  const r = await done;
+  assert.match(r.output, /got x/);
+  assert.deepStrictEqual(order, ['close', 'exit 0']);
+  assert.strictEqual(term.emit('nothing-here'), false);
+});
+
+test('destroy ends the terminal as kill() does', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('cat');
+  const done = run(term);
+  await term.ready;
+  term.destroy();
+  const r = await done;
+  assert.strictEqual(r.signal, SIG.SIGHUP);
 });

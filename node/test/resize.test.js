@@ -14,7 +14,13 @@ test('resize sets the size and sends SIGWINCH', async (t) => {
   term.resize(132, 43);
   assert.deepStrictEqual([term.cols, term.rows], [132, 43]);
   await waitOutput(term, 'winch 43 132');
-  assert.throws(() => term.resize(0, 10), RangeError);
+  // node-pty's rule: non-positive, NaN and infinite sizes throw; the rest is taken.
+  for (const [c, r] of [[0, 10], [10, -1], [NaN, 10], [Infinity, 10]]) {
+    assert.throws(() => term.resize(c, r), /resizing must be done using positive cols and rows/);
+  }
+  term.resize(90.9, 30);
+  assert.deepStrictEqual([term.cols, term.rows], [90, 30]);
+  await waitOutput(term, 'winch 30 90');
   term.kill();
   await done;
 });
