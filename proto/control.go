@@ -66,12 +66,18 @@ type Error struct {
 
 // Marshal encodes a control body as compact JSON. The control types above
 // cannot fail to encode, so a failure here is a programming error.
+//
+// Strings go out as they are, without encoding/json's escaping of <, > and
+// & for HTML: the bytes a host compares are then the ones any other JSON
+// encoder writes.
 func Marshal(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		panic(fmt.Sprintf("proto: encoding %T: %v", v, err))
 	}
-	return b
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // openWire mirrors Open with every field optional so that missing and
@@ -107,10 +113,10 @@ func ParseOpen(body []byte) (Open, error) {
 		return o, fmt.Errorf("malformed OPEN: %w", err)
 	}
 	var err error
-	if o.Cols, err = u16Field("cols", w.Cols); err != nil {
+	if o.Cols, err = u16Field("OPEN", "cols", w.Cols); err != nil {
 		return o, err
 	}
-	if o.Rows, err = u16Field("rows", w.Rows); err != nil {
+	if o.Rows, err = u16Field("OPEN", "rows", w.Rows); err != nil {
 		return o, err
 	}
 	if w.Cmd == nil {
@@ -130,13 +136,13 @@ func ParseOpen(body []byte) (Open, error) {
 	return o, nil
 }
 
-func u16Field(name string, raw json.RawMessage) (uint16, error) {
+func u16Field(frame, name string, raw json.RawMessage) (uint16, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return 0, fmt.Errorf("malformed OPEN: missing %s", name)
+		return 0, fmt.Errorf("malformed %s: missing %s", frame, name)
 	}
 	v, err := parseUint(raw, math.MaxUint16)
 	if err != nil {
-		return 0, fmt.Errorf("malformed OPEN: %s: %w", name, err)
+		return 0, fmt.Errorf("malformed %s: %s: %w", frame, name, err)
 	}
 	return uint16(v), nil
 }
@@ -187,10 +193,26 @@ func RecoverID(body []byte) string {
 }
 
 // ParseResize decodes a RESIZE body.
+//
+// Both sizes are required and must be whole numbers in 0..65535, as for
+// OPEN: a RESIZE without rows is a mistake of the host's, and taking the
+// missing field as 0 would shrink the terminal to one row.
 func ParseResize(body []byte) (Resize, error) {
-	var r Resize
-	if err := json.Unmarshal(body, &r); err != nil {
-		return r, fmt.Errorf("malformed RESIZE: %w", err)
+	var w struct {
+		TerminalID string          `json:"terminalId"`
+		Cols       json.RawMessage `json:"cols"`
+		Rows       json.RawMessage `json:"rows"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		return Resize{}, fmt.Errorf("malformed RESIZE: %w", err)
+	}
+	r := Resize{TerminalID: w.TerminalID}
+	var err error
+	if r.Cols, err = u16Field("RESIZE", "cols", w.Cols); err != nil {
+		return r, err
+	}
+	if r.Rows, err = u16Field("RESIZE", "rows", w.Rows); err != nil {
+		return r, err
 	}
 	return r, nil
 }

@@ -205,3 +205,32 @@ func TestParseControlBodies(t *testing.T) {
 	_, err = ParseClose([]byte(`{`))
 	assert.Error(t, err)
 }
+
+// TestParseResizeNeedsBothSizes: a RESIZE missing a size, or with one that
+// is not a u16, is malformed (and so ignored), not a resize to 0.
+func TestParseResizeNeedsBothSizes(t *testing.T) {
+	r, err := ParseResize([]byte(`{"terminalId":"r","cols":100,"rows":30}`))
+	if err != nil || r != (Resize{TerminalID: "r", Cols: 100, Rows: 30}) {
+		t.Fatalf("a good RESIZE: %+v, %v", r, err)
+	}
+	for body, want := range map[string]string{
+		`{"terminalId":"r","cols":100}`:             "malformed RESIZE: missing rows",
+		`{"terminalId":"r","rows":30,"cols":null}`:  "malformed RESIZE: missing cols",
+		`{"terminalId":"r","cols":100,"rows":1.5}`:  "malformed RESIZE: rows: 1.5 is not a whole number in 0..65535",
+		`{"terminalId":"r","cols":70000,"rows":30}`: "malformed RESIZE: cols: 70000 is larger than 65535",
+		`{"terminalId":"r"`:                         "malformed RESIZE: unexpected end of JSON input",
+	} {
+		if _, err := ParseResize([]byte(body)); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
+
+// TestMarshalKeepsStrings: ids and messages go out byte for byte, with no
+// HTML escaping of <, > and &.
+func TestMarshalKeepsStrings(t *testing.T) {
+	got := string(Marshal(Error{TerminalID: "a<b>&c", Message: "x & y"}))
+	if want := `{"terminalId":"a<b>&c","message":"x & y"}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
