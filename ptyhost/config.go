@@ -52,10 +52,17 @@ func (c *Config) environ() []string {
 }
 
 // resolve finds the executable for cfg.Cmd, searching the PATH the child
-// will see when the name has no slash.
-func resolve(cmd string, env []string) (string, error) {
+// will see when the name has no slash. A relative result is relative to
+// dir, where the child is when it calls exec (dir "" is our own).
+func resolve(cmd string, env []string, dir string) (string, error) {
 	if cmd == "" {
 		return "", errors.New("command is empty")
+	}
+	checkExecutable := func(p string) error {
+		if dir != "" && !filepath.IsAbs(p) {
+			return checkExecutable(filepath.Join(dir, p))
+		}
+		return checkExecutable(p)
 	}
 	if strings.Contains(cmd, "/") {
 		return cmd, checkExecutable(cmd)

@@ -31,7 +31,7 @@ type Process struct {
 func Start(cfg Config) (*Process, error) {
 	resetInheritedSignals()
 	env := cfg.environ()
-	path, err := resolve(cfg.Cmd, env)
+	path, err := resolve(cfg.Cmd, env, cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", cfg.Cmd, err)
 	}

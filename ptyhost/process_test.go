@@ -149,3 +149,19 @@ func TestEnvironMergesAndOrders(t *testing.T) {
 	}
 	assert.Equal(t, 1, names["PTYPLEX_TEST_C"])
 }
+
+// TestRelativeCommandIsFoundInDir: a command with a slash but no leading
+// one is where the child looks for it, relative to its working directory.
+func TestRelativeCommandIsFoundInDir(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bin", "hello.sh"), []byte("#!/bin/sh\necho hello from $(pwd)\n"), 0o755))
+	out, st := run(t, Config{Cmd: "./bin/hello.sh", Dir: dir, Cols: 80, Rows: 24})
+	assert.Equal(t, "hello from "+dir+"\r\n", out)
+	assert.Equal(t, 0, st.Code)
+	// A relative PATH entry is relative to the same directory.
+	out, _ = run(t, Config{Cmd: "hello.sh", Dir: dir, Env: map[string]string{"PATH": "bin:/usr/bin:/bin"}, Cols: 80, Rows: 24})
+	assert.Equal(t, "hello from "+dir+"\r\n", out)
+	_, err := Start(Config{Cmd: "./bin/hello.sh", Cols: 80, Rows: 24}) // not in our own directory
+	assert.Error(t, err)
+}
