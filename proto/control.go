@@ -20,6 +20,8 @@ type Open struct {
 	Env        map[string]string `json:"env,omitempty"`
 	// Credit is the initial read budget in bytes; nil means unthrottled.
 	Credit *uint64 `json:"credit,omitempty"`
+	// UTF8 (extension) asks for IUTF8 on the terminal (see PROTOCOL.md).
+	UTF8 bool `json:"utf8,omitempty"`
 }
 
 // Resize is the body of a RESIZE frame.
@@ -90,6 +92,7 @@ type openWire struct {
 	Args       []string          `json:"args"`
 	Cwd        *string           `json:"cwd"`
 	Env        map[string]string `json:"env"`
+	UTF8       *bool             `json:"utf8"`
 	Credit     json.RawMessage   `json:"credit"`
 }
 
@@ -126,6 +129,7 @@ func ParseOpen(body []byte) (Open, error) {
 		return o, errors.New("malformed OPEN: cmd is empty")
 	}
 	o.Cmd = *w.Cmd
+	o.UTF8 = w.UTF8 != nil && *w.UTF8
 	if len(w.Credit) > 0 && string(w.Credit) != "null" {
 		c, err := parseUint(w.Credit, math.MaxUint64)
 		if err != nil {

@@ -21,6 +21,12 @@ type Config struct {
 	// defaults to DefaultTerm when Env does not set it.
 	Env        map[string]string
 	Cols, Rows int // clamped to 1..65535
+	// UTF8 sets IUTF8 on the terminal, so that the line editor of a
+	// program in cooked mode (read, cat, python's input) erases a whole
+	// multi-byte character on backspace, not its last byte. Terminal
+	// emulators set it in a UTF-8 locale; node-pty sets it for its utf8
+	// encoding. Where the system has no IUTF8 (FreeBSD) it does nothing.
+	UTF8 bool
 }
 
 // environ builds the child's environment: ours, then TERM, then cfg.Env.

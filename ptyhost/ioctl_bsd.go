@@ -4,5 +4,8 @@ package ptyhost
 
 import "golang.org/x/sys/unix"
 
-// ioctlGetTermios is tcgetattr's ioctl.
-const ioctlGetTermios = unix.TIOCGETA
+// tcgetattr's and tcsetattr's ioctls.
+const (
+	ioctlGetTermios = unix.TIOCGETA
+	ioctlSetTermios = unix.TIOCSETA
+)

@@ -55,6 +55,12 @@ func Start(cfg Config) (*Process, error) {
 		master.Close()
 		return nil, err
 	}
+	if cfg.UTF8 && iutf8 != 0 {
+		if err := setInputFlag(tty, iutf8); err != nil {
+			master.Close()
+			return nil, err
+		}
+	}
 	c, err := host.spawn(spawnSpec{
 		path: path,
 		argv: append([]string{cfg.Cmd}, cfg.Args...),
@@ -158,6 +164,21 @@ func (p *Process) Size() (cols, rows int, err error) {
 		return 0, 0, fmt.Errorf("get pty size: %w", err)
 	}
 	return int(ws.Col), int(ws.Row), nil
+}
+
+// setInputFlag sets flag in the terminal's c_iflag (tcgetattr, tcsetattr).
+// tty is the slave, blocking and not yet the child's.
+func setInputFlag(tty *os.File, flag uint32) error {
+	fd := int(tty.Fd())
+	t, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
+	if err != nil {
+		return fmt.Errorf("tcgetattr: %w", err)
+	}
+	t.Iflag |= iflagBits(flag)
+	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, t); err != nil {
+		return fmt.Errorf("tcsetattr: %w", err)
+	}
+	return nil
 }
 
 // Termios returns the PTY's current terminal attributes.

@@ -165,3 +165,37 @@ func TestRelativeCommandIsFoundInDir(t *testing.T) {
 	_, err := Start(Config{Cmd: "./bin/hello.sh", Cols: 80, Rows: 24}) // not in our own directory
 	assert.Error(t, err)
 }
+
+// TestUTF8SetsIUTF8: Config.UTF8 turns IUTF8 on, and so a cooked-mode
+// backspace erases a whole character: typing "aé", backspace, newline
+// leaves "a", not "a" and the first byte of é.
+func TestUTF8SetsIUTF8(t *testing.T) {
+	if iutf8 == 0 {
+		t.Skip("this system has no IUTF8")
+	}
+	for _, utf8 := range []bool{false, true} {
+		p, err := Start(Config{Cmd: "sh", Args: []string{"-c", `stty -echo; echo ready; read x; printf '%s' "$x" | od -An -tx1`}, Cols: 80, Rows: 24, UTF8: utf8})
+		require.NoError(t, err)
+		tio, err := p.Termios()
+		require.NoError(t, err)
+		assert.Equal(t, utf8, uint64(tio.Iflag)&uint64(iutf8) != 0, "IUTF8 with UTF8=%v", utf8)
+		var out strings.Builder
+		buf := make([]byte, 4096)
+		for !strings.Contains(out.String(), "ready") {
+			n, err := p.Read(buf)
+			require.NoError(t, err)
+			out.Write(buf[:n])
+		}
+		_, err = p.Write([]byte("a\xc3\xa9\x7f\n"))
+		require.NoError(t, err)
+		rest := readAll(t, p)
+		want := " 61 c3" // without IUTF8 the backspace takes only the last byte
+		if utf8 {
+			want = " 61\r\n"
+		}
+		assert.Contains(t, rest, want, "UTF8=%v: %q", utf8, rest)
+		require.NoError(t, p.WaitExit())
+		p.Reap()
+		p.Close()
+	}
+}

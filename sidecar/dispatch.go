@@ -91,6 +91,7 @@ func (s *Sidecar) open(body []byte) {
 		Env:  o.Env,
 		Cols: int(o.Cols),
 		Rows: int(o.Rows),
+		UTF8: o.UTF8,
 	}
 	if o.Cwd != nil {
 		cfg.Dir = *o.Cwd

@@ -118,6 +118,8 @@ class Terminal {
       cwd,
       env,
       credit: host.creditWindow,
+      // node-pty sets IUTF8 for its utf8 encoding (older sidecars ignore this).
+      utf8: encoding === 'utf8',
     };
   }
 

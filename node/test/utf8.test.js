@@ -60,3 +60,17 @@ test('an incomplete character at exit is not lost', async (t) => {
   const r = await run(sc.spawn('/bin/sh', ['-c', `printf 'x\\303'`]));
   assert.strictEqual(r.output, 'x\ufffd');
 });
+
+test('with the default utf8 encoding, a backspace in cooked mode erases a whole character (IUTF8, as node-pty sets it)', async (t) => {
+  const sc = newSidecar(t);
+  const script = `stty -echo; echo ready; read x; printf '%s' "$x" | od -An -tx1`;
+  for (const [encoding, want] of [[undefined, / 61\r\n/], [null, / 61 c3/]]) {
+    const term = sc.spawn('/bin/sh', ['-c', script], { encoding });
+    const done = run(term);
+    await waitOutput(term, 'ready');
+    term.write(Buffer.from('a\xc3\xa9\x7f\n', 'latin1'));
+    const r = await done;
+    const text = Buffer.isBuffer(r.output) ? r.output.toString('latin1') : r.output;
+    assert.match(text, want, `encoding ${encoding}`);
+  }
+});
