@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ptyplex/ptyplex/internal/cescape"
 	"github.com/ptyplex/ptyplex/internal/keys"
@@ -24,7 +25,10 @@ const inputAbout = `
 Sends input to the program. --text is unescaped C-style: \n \r \t \b \a \v
 \f \e (or \E, ESC) \\ and \xHH; an unknown escape such as \z passes through
 unchanged. --text wins over stdin. Without --text, --keys or --password,
-the bytes of stdin are sent as they are.
+the bytes of stdin are sent as they are. \xHH escapes that spell UTF-8
+(\xc3\xa9) send that character; a byte 80..ff outside any UTF-8 sequence
+(the socket protocol carries text) goes as the character U+00HH, as
+interminai sends it.
 
 --keys makes the arguments key names, sent after --text in one write:
 ` + keys.Help + `
@@ -111,7 +115,7 @@ func runInput(args []string) int {
 		}
 		data = b
 	}
-	req := map[string]any{"type": "INPUT", "data": string(data)}
+	req := map[string]any{"type": "INPUT", "data": wireText(data)}
 	if !waiting {
 		if !call(c.socket, req, nil) {
 			return exitFail
@@ -224,4 +228,26 @@ func encodeKeys(socket string, names []string, mode string) ([]byte, bool) {
 		return nil, false
 	}
 	return b, true
+}
+
+// wireText turns input bytes into the JSON string INPUT carries. UTF-8 goes
+// as it is; a byte that is not part of a valid sequence (\xff, or binary
+// on stdin) becomes the character of the same number, U+0000..U+00FF, as
+// interminai sends `\xHH`, instead of the U+FFFD JSON encoding would put
+// in its place.
+func wireText(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var s strings.Builder
+	s.Grow(len(b) + 8)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			r = rune(b[0])
+		}
+		s.WriteRune(r)
+		b = b[n:]
+	}
+	return s.String()
 }
