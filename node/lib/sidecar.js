@@ -123,6 +123,8 @@ class Sidecar {
       if (gen.peek) this._drainPeek(gen);
       gen.push(chunk);
     });
+    // The last frames (EXITs at shutdown) may be in a read-ahead.
+    child.stdout.on('end', () => this._drainPeek(gen));
     let errTail = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (s) => {
@@ -143,6 +145,7 @@ class Sidecar {
       const finish = () => {
         if (done) return;
         done = true;
+        this._drainPeek(gen);
         if (errTail) this._log(errTail);
         this._died(gen, { code, signal });
         exitedResolve();
@@ -167,9 +170,9 @@ class Sidecar {
   // loop, until OPENED or ERROR for terminal id has come, and returns the
   // pid (0 after an ERROR, after limitMs, or when it cannot be done). What
   // it reads is only looked at here: it is parsed as usual (frames
-  // dispatched, output delivered) on the next tick, or before the next
-  // chunk the event loop reads, so no listener runs inside this call and
-  // the stream keeps its order. It gives up at once when that order could
+  // dispatched, output delivered) on the event loop's next turn, or before
+  // the next chunk or the end the event loop reads, so no listener runs
+  // inside this call and the stream keeps its order. It gives up at once when that order could
   // break: output the stream has buffered but not emitted, or frames of
   // ours (the OPEN) not yet handed to the kernel, which the sidecar could
   // then never answer while we wait.
