@@ -64,14 +64,14 @@ func resolve(cmd string, env []string, dir string) (string, error) {
 	if cmd == "" {
 		return "", errors.New("command is empty")
 	}
-	checkExecutable := func(p string) error {
+	check := func(p string) error {
 		if dir != "" && !filepath.IsAbs(p) {
-			return checkExecutable(filepath.Join(dir, p))
+			p = filepath.Join(dir, p)
 		}
 		return checkExecutable(p)
 	}
 	if strings.Contains(cmd, "/") {
-		return cmd, checkExecutable(cmd)
+		return cmd, check(cmd)
 	}
 	path := ""
 	for _, kv := range env {
@@ -79,12 +79,12 @@ func resolve(cmd string, env []string, dir string) (string, error) {
 			path = v
 		}
 	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
+	for _, entry := range filepath.SplitList(path) {
+		if entry == "" {
+			entry = "."
 		}
-		p := filepath.Join(dir, cmd)
-		if checkExecutable(p) == nil {
+		p := filepath.Join(entry, cmd)
+		if check(p) == nil {
 			return p, nil
 		}
 	}
