@@ -120,8 +120,11 @@ class Sidecar {
       }
     };
     child.stdout.on('data', (chunk) => {
-      if (gen.peek) this._drainPeek(gen);
-      gen.push(chunk);
+      if (!gen.peek) return gen.push(chunk);
+      // Behind what was read ahead, and seen by its scanner: a listener
+      // that reads a pid during the drain reads on from after this chunk.
+      this._stash(gen.peek, chunk);
+      this._drainPeek(gen);
     });
     // The last frames (EXITs at shutdown) may be in a read-ahead.
     child.stdout.on('end', () => this._drainPeek(gen));
@@ -181,6 +184,7 @@ class Sidecar {
     const out = gen.child.stdout;
     const fd = out._handle && out._handle.fd;
     if (!(fd >= 0) || out.readableLength > 0 || out.isPaused() || gen.child.stdin.writableLength > 0) return 0;
+    if (gen.peek && gen.peek.broken) return 0;
     if (!gen.peek) {
       const seen = new Map(); // terminal id -> pid, 0 for ERROR
       const scanner = gen.parser.fork((type, body) => {
@@ -192,7 +196,7 @@ class Sidecar {
           // _frame reports it when the real parser gets there.
         }
       });
-      gen.peek = { scanner, seen, chunks: [], eof: false, draining: false };
+      gen.peek = { scanner, seen, chunks: [], eof: false, draining: false, broken: false };
       // setImmediate, not nextTick: a listener attached after an await
       // must not miss what was read ahead, as it would not with node-pty
       // (nothing arrives before the event loop polls). New chunks drain
@@ -222,14 +226,24 @@ class Sidecar {
       nap = 0.02;
       const chunk = buf.subarray(0, n);
       buf = null;
-      peek.chunks.push(chunk);
-      try {
-        peek.scanner.push(chunk);
-      } catch {
-        break; // corrupt: the real parser reports it
-      }
+      if (!this._stash(peek, chunk)) break;
     }
     return peek.seen.get(id) || 0;
+  }
+
+  // _stash appends chunk to what peek holds for the parser, in stream
+  // order, and lets its scanner look at it. false: the scanner found the
+  // stream corrupt (the real parser reports it when it gets there).
+  _stash(peek, chunk) {
+    peek.chunks.push(chunk);
+    if (peek.broken) return false;
+    try {
+      peek.scanner.push(chunk);
+      return true;
+    } catch {
+      peek.broken = true;
+      return false;
+    }
   }
 
   // _drainPeek parses what _awaitPid read ahead. A listener that reads a

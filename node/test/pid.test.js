@@ -65,11 +65,17 @@ test('pid of a program that cannot start is 0, and ready says why', async (t) =>
 
 test('pid read inside onData and onExit listeners, beside floods', async (t) => {
   const sc = newSidecar(t);
+  // The floods' output must come through whole and in order: a read-ahead
+  // that jumped over a chunk the event loop had already read shows here.
+  const lines = 300000;
+  const want = Array.from({ length: lines }, (_, i) => `${i + 1}\r\n`).join('');
   const floods = [];
-  for (let i = 0; i < 3; i++) {
-    const f = sc.spawn('/bin/sh', ['-c', 'seq 1 300000']);
-    floods.push(new Promise((resolve) => f.onExit(resolve)));
-  }
+  const flooded = (f) => {
+    let text = '';
+    f.onData((d) => (text += d));
+    return new Promise((resolve) => f.onExit(() => resolve(text)));
+  };
+  for (let i = 0; i < 3; i++) floods.push(flooded(sc.spawn('/bin/sh', ['-c', `seq 1 ${lines}`])));
   const zero = [];
   // A restart-on-exit loop: each terminal's onExit spawns the next and
   // reads its pid there, in the middle of the parser's frames.
@@ -91,7 +97,7 @@ test('pid read inside onData and onExit listeners, beside floods', async (t) => 
     next();
   });
   // And from onData of a flood, while it streams.
-  const flood = sc.spawn('/bin/sh', ['-c', 'seq 1 300000']);
+  const flood = sc.spawn('/bin/sh', ['-c', `seq 1 ${lines}`]);
   let spawned = 0;
   const inData = [];
   await new Promise((resolve) => {
@@ -105,8 +111,11 @@ test('pid read inside onData and onExit listeners, beside floods', async (t) => 
     });
     flood.onExit(resolve);
   });
-  await Promise.all([...floods, ...inData]);
+  const texts = await Promise.all(floods);
+  await Promise.all(inData);
   assert.deepStrictEqual(zero, []);
+  texts.forEach((text, i) => assert.ok(text === want, `flood ${i}: ${text.length} characters of ${want.length}, or out of order`));
+  assert.deepStrictEqual(sc.lines.filter((l) => /corrupt/.test(l)), []);
 });
 
 test('output read ahead by a pid read reaches listeners attached after an await', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
