@@ -164,34 +164,43 @@ func parseUint(n json.RawMessage, max uint64) (uint64, error) {
 }
 
 // RecoverID scans a possibly malformed JSON object for a top-level
-// "terminalId" string and returns it, or "" when there is none to find. It
-// reads tokens until the first syntax error, so it also works on bodies that
-// are truncated or broken after the id.
+// "terminalId" string and returns it, or "" when there is none to find or it
+// is not a valid id (CheckID). It reads tokens until the first syntax error,
+// so it also works on bodies that are truncated or broken after the id.
 func RecoverID(body []byte) string {
+	if id, ok := SentID(body); ok && CheckID(id) == nil {
+		return id
+	}
+	return ""
+}
+
+// SentID is RecoverID without the validity check: the top-level
+// "terminalId" as the sender wrote it, empty or over-long included, and
+// whether there was one. A refusal of a frame whose id is itself invalid
+// can still be addressed to what the host sent.
+func SentID(body []byte) (string, bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
+		return "", false
 	}
 	for {
 		key, err := dec.Token()
 		if err != nil {
-			return ""
+			return "", false
 		}
 		k, ok := key.(string)
 		if !ok {
-			return "" // end of object
+			return "", false // end of object
 		}
 		if k == "terminalId" {
 			v, err := dec.Token()
-			if s, ok := v.(string); err == nil && ok && CheckID(s) == nil {
-				return s
-			}
-			return ""
+			s, ok := v.(string)
+			return s, err == nil && ok
 		}
 		// Skip the value, which may be a nested array or object.
 		var skip json.RawMessage
 		if err := dec.Decode(&skip); err != nil {
-			return ""
+			return "", false
 		}
 	}
 }

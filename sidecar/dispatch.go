@@ -69,11 +69,20 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 func (s *Sidecar) open(body []byte) {
 	o, err := proto.ParseOpen(body)
 	if err != nil {
-		if o.TerminalID == "" {
-			s.logf("OPEN without a recoverable terminalId dropped: %v", err)
-			return
+		id := o.TerminalID
+		if id == "" {
+			// An id that is present but invalid (empty, too long) is
+			// still answered, under the id as sent, as the reference
+			// sidecar does; only a body with no id string at all
+			// cannot be.
+			sent, ok := proto.SentID(body)
+			if !ok {
+				s.logf("OPEN without a recoverable terminalId dropped: %v", err)
+				return
+			}
+			id = sent
 		}
-		s.openFailed(o.TerminalID, err.Error())
+		s.openFailed(id, err.Error())
 		return
 	}
 	t, err := s.reserve(o.TerminalID, o.Credit)

@@ -159,6 +159,9 @@ func TestOpenErrorsAffectOnlyThatTerminal(t *testing.T) {
 		{"toobig", "cols", `{"terminalId":"toobig","cols":70000,"rows":24,"cmd":"cat"}`},
 		{"truncated", "malformed OPEN", `{"terminalId":"truncated","cols":80,"ro`},
 		{"nocmdfield", "cmd", `{"terminalId":"nocmdfield","cols":80,"rows":24}`},
+		// Invalid ids that are there to answer: refused under the id sent.
+		{"", "empty", `{"terminalId":"","cols":80,"rows":24,"cmd":"cat"}`},
+		{strings.Repeat("x", proto.MaxID+1), "limit", fmt.Sprintf(`{"terminalId":%q,"cols":80,"rows":24,"cmd":"cat"}`, strings.Repeat("x", proto.MaxID+1))},
 	}
 	for _, c := range cases {
 		require.NoError(t, h.Send(proto.TypeOpen, []byte(c.body)))

@@ -114,8 +114,8 @@ func checkReplies(b []byte) error {
 				return fmt.Errorf("bad OUTPUT body: %v", err)
 			}
 		} else {
-			id = proto.RecoverID(fr.Body)
-			if id == "" {
+			var ok bool
+			if id, ok = proto.SentID(fr.Body); !ok || (fr.Type != proto.TypeError && proto.CheckID(id) != nil) {
 				return fmt.Errorf("%s without a valid id: %s", fr.Type, fr.Body)
 			}
 		}
