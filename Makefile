@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin
 FUZZTIME ?= 30s
 
-.PHONY: test-node npm npm-smoke bench-node node-pty xtermjs test-portable cross release portable-sidecar
+.PHONY: test-node typecheck-node npm npm-smoke bench-node node-pty xtermjs test-portable cross release portable-sidecar
 .PHONY: all build test vet fmt-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean
 
 all: build
@@ -86,9 +86,22 @@ soak-short:
 # The npm package in node/ (see node/README.md): its tests against the
 # built sidecar, the per-platform packages and their offline install test,
 # and the benchmark against node-pty.
-test-node: build
+test-node: build typecheck-node
 	cd node && PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node --test test/*.test.js test/*.test.mjs
 	node/scripts/npm-smoke.sh
+
+# index.d.ts against TypeScript programs written as for node-pty (the
+# compiler from npm, pinned by the lock file): they must compile under
+# --strict, the lines of src/rejected.ts must not, and the compiled CommonJS
+# and ES module programs run against the real sidecar.
+TYPECHECK := node/typecheck
+typecheck-node: build $(TYPECHECK)/node_modules/.ptyplex-installed
+	cd $(TYPECHECK) && ln -sfn ../.. node_modules/ptyplex && rm -rf out && npx --no-install tsc -p .
+	cd $(TYPECHECK) && for f in out/nodepty.js out/esm.mjs out/cjs.cjs; do \
+		PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node $$f || exit 1; done
+$(TYPECHECK)/node_modules/.ptyplex-installed: $(TYPECHECK)/package.json $(TYPECHECK)/package-lock.json
+	cd $(TYPECHECK) && npm ci --no-audit --no-fund
+	touch $@
 
 NPM_PLATFORMS ?= linux-x64 linux-arm64 darwin-x64 darwin-arm64
 npm:

@@ -1,5 +1,7 @@
 // Types of the ptyplex package: node-pty's API (IPty, IEvent, IDisposable)
-// plus the Sidecar host object.
+// plus the Sidecar host object. Like node-pty's, the module has no default
+// export: require('ptyplex').default is undefined, so only an ES module
+// (index.mjs) or esModuleInterop gets one, the module object itself.
 
 /// <reference types="node" />
 
@@ -146,14 +148,3 @@ export declare const createTerminal: typeof spawn;
 export declare function defaultSidecar(): Sidecar;
 /** The sidecar binary: $PTYPLEX_SIDECAR_PATH, the platform package, then PATH. */
 export declare function resolveSidecar(env?: NodeJS.ProcessEnv): string;
-
-declare const _default: {
-  spawn: typeof spawn;
-  fork: typeof spawn;
-  createTerminal: typeof spawn;
-  Terminal: typeof Terminal;
-  Sidecar: typeof Sidecar;
-  defaultSidecar: typeof defaultSidecar;
-  resolveSidecar: typeof resolveSidecar;
-};
-export default _default;

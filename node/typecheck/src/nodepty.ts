@@ -1,0 +1,28 @@
+// A program typed the way programs against node-pty are: `import * as pty`,
+// node-pty's interface names, listeners typed by the events. Only the
+// module name differs from node-pty.
+import * as pty from 'ptyplex';
+import type { IDisposable, IEvent, IExitEvent, IPty, IPtyForkOptions } from 'ptyplex';
+
+const options: IPtyForkOptions = {
+  name: 'xterm-256color',
+  cols: 100,
+  rows: 30,
+  cwd: process.cwd(),
+  env: { ...process.env, PTYPLEX_TYPECHECK: 'nodepty' },
+};
+const term: IPty = pty.spawn('/bin/sh', ['-c', 'echo "$PTYPLEX_TYPECHECK $COLUMNS"; exit 3'], options);
+const onData: IEvent<string> = term.onData;
+let out = '';
+const sub: IDisposable = onData((data: string) => {
+  out += data;
+});
+term.onExit(({ exitCode, signal }: IExitEvent) => {
+  sub.dispose();
+  if (exitCode !== 3 || (signal ?? 0) !== 0 || !out.includes('nodepty')) {
+    console.error(`unexpected: exitCode ${exitCode}, signal ${signal}, output ${JSON.stringify(out)}`);
+    process.exit(1);
+  }
+  console.log(`nodepty ok: pid ${term.pid > 0}, ${term.cols}x${term.rows}`);
+  process.exit(0);
+});
