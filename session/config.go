@@ -19,7 +19,8 @@ type Config struct {
 	Scrollback int
 	// DebugBuffer is the capacity of the unhandled-sequence list; 0 means 10.
 	DebugBuffer int
-	// Plain makes every answer plain text ("--emulator custom").
+	// Plain makes every answer plain text ("--emulator custom"), and the
+	// program gets TERM=ansi unless Env sets TERM.
 	Plain bool
 	// PTYDump, when set, receives every byte read from the PTY (appended).
 	PTYDump string
@@ -74,4 +75,23 @@ func ParseSize(s string) (cols, rows int, err error) {
 		}
 	}
 	return 0, 0, fmt.Errorf("Invalid size '%s': expected <cols>x<rows> such as 80x24 (each 1..%d)", s, maxDim)
+}
+
+// PlainTerm is the TERM of a Plain session's program, as interminai's
+// custom emulator sets it: a terminal type without colours, so programs
+// that look at TERM do not draw what the plain answers would drop.
+const PlainTerm = "ansi"
+
+// childEnv is c.Env, with TERM=PlainTerm added for a Plain session that
+// does not choose its own TERM.
+func childEnv(c Config) map[string]string {
+	if _, ok := c.Env["TERM"]; !c.Plain || ok {
+		return c.Env
+	}
+	env := make(map[string]string, len(c.Env)+1)
+	for k, v := range c.Env {
+		env[k] = v
+	}
+	env["TERM"] = PlainTerm
+	return env
 }

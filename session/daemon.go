@@ -78,7 +78,7 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	d.proc, err = ptyhost.Start(ptyhost.Config{
 		Cmd: cfg.Command[0], Args: cfg.Command[1:],
-		Dir: cfg.Dir, Env: cfg.Env,
+		Dir: cfg.Dir, Env: childEnv(cfg),
 		Cols: cfg.Cols, Rows: cfg.Rows,
 	})
 	if err != nil {

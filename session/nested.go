@@ -7,8 +7,8 @@ import "encoding/json"
 // {"type":"WAIT","activity":true}. Some clients of the protocol (the
 // Python implementation among them) nest every request's fields that way,
 // as DEBUG's own definition does. A field given in both places keeps its
-// top-level value; "type" is never taken from data. INPUT is not lifted:
-// its "data" is the text to type.
+// top-level value; "type" is never taken from data. INPUT has its own
+// rule (liftInputData): its "data" is the text to type.
 func (f fields) liftData() error {
 	if !f.has("data") {
 		return nil
@@ -24,6 +24,41 @@ func (f fields) liftData() error {
 		f[name] = raw
 	}
 	return nil
+}
+
+// liftInputData is liftData for INPUT, whose top-level "data" is the text
+// to type. A "data" that is an object is the nested form instead
+// ({"type":"INPUT","data":{"data":"ls\r"}}, as the Python implementation
+// sends it): its fields are lifted, its own "data" becoming the text.
+func (f fields) liftInputData() error {
+	raw, ok := f["data"]
+	if !ok || !isObject(raw) {
+		return nil // the text, or not there: input() says what is wrong
+	}
+	var sub fields
+	if err := json.Unmarshal(raw, &sub); err != nil {
+		return invalidf("field 'data' must be a string or an object")
+	}
+	delete(f, "data")
+	for name, v := range sub {
+		if name == "type" || f.has(name) {
+			continue
+		}
+		f[name] = v
+	}
+	return nil
+}
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c == '{'
+	}
+	return false
 }
 
 // BothForms returns req with its fields at the top level and also nested

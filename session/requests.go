@@ -19,11 +19,13 @@ func (d *Daemon) handle(r *request) (stop bool) {
 		respond(r.conn, nil, err)
 		return false
 	}
-	if typ != "INPUT" {
-		if err := f.liftData(); err != nil {
-			respond(r.conn, nil, err)
-			return false
-		}
+	lift := f.liftData
+	if typ == "INPUT" {
+		lift = f.liftInputData
+	}
+	if err := lift(); err != nil {
+		respond(r.conn, nil, err)
+		return false
 	}
 	var data any
 	switch typ {

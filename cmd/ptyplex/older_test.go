@@ -44,3 +44,36 @@ func TestOlderInterminaiForms(t *testing.T) {
 		t.Errorf("running after exit 3: %v, want \"3\" and exit 1", r)
 	}
 }
+
+// interminai's older explicit activity mode (`wait --activity`, `status
+// --activity`) and its older emulator name (`--emulator alacritty`).
+func TestOlderActivityFlagAndEmulatorName(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"wait", "status"} {
+		h := ptyplex(t, "", cmd, "--help")
+		assert.Contains(t, h.stdout+h.stderr, "--activity", "%s --help", cmd)
+	}
+	s := start(t, "--emulator", "alacritty", "--", "sh", "-c", `read x; echo "term $TERM got $x"`)
+	for _, bad := range [][]string{{"wait", "--activity", "--quiet"}, {"wait", "--activity", "--line", "1"}, {"status", "--activity", "--quiet"}} {
+		if r := s.run(bad...); r.code != 2 {
+			t.Errorf("%v: %v, want a usage error", bad, r)
+		}
+	}
+	// Nothing has been printed and nobody else reads the flag: the wait
+	// returns on the echo of this input (or the exit after it).
+	s.input("hi\n")
+	assert.Contains(t, s.ok("wait", "--activity"), "Terminal activity: true")
+	if r := s.ok("wait", "--quiet"); strings.TrimSpace(r) != "0" {
+		t.Errorf("wait --quiet: %q", r)
+	}
+	s.waitText("term xterm-256color got hi")
+	assert.Contains(t, s.ok("status", "--activity"), "Activity: ")
+	assert.Contains(t, s.ok("status", "--activity"), "Activity: false", "status --activity clears the flag")
+}
+
+// --emulator custom runs the program with TERM=ansi, as interminai's does.
+func TestCustomEmulatorTerm(t *testing.T) {
+	t.Parallel()
+	s := start(t, "--emulator", "custom", "--", "sh", "-c", `echo "term $TERM."; exec cat`)
+	s.waitText("term ansi.")
+}

@@ -40,8 +40,10 @@ By default the daemon runs in the background, detached from this terminal,
 and start returns once the socket accepts connections. Without --socket the
 socket is created as 'socket' in a fresh private /tmp/interminai-XXXX
 directory, which stop removes; a socket path you give is left in place.
---emulator custom answers plain text everywhere (no colours); xterm, the
-default, keeps colours and attributes.
+--emulator custom answers plain text everywhere (no colours) and runs the
+program with TERM=ansi, as interminai's custom emulator does; xterm, the
+default (alacritty is accepted as another name for it), keeps colours and
+attributes and sets TERM=xterm-256color.
 --idle-exit D (a ptyplex addition) ends the session by itself once the
 program has exited and D has passed with no request (status, output, ...)
 since the exit or the last request, and nobody is attached; the socket
@@ -71,7 +73,7 @@ func runStart(args []string) int {
 	}
 	var plain bool
 	switch *emulator {
-	case "xterm":
+	case "xterm", "alacritty": // alacritty: interminai's older name for its full emulator
 	case "custom":
 		plain = true
 	default:

@@ -41,13 +41,18 @@ Prints:
   Exit code: N             (once the program has exited)
 --quiet prints nothing and exits 0 while the program runs; once it has
 exited, it prints the exit code and exits 1. --quiet leaves the activity
-flag alone.`
+flag alone. --activity, interminai's older explicit form of the default,
+is accepted.`
 
 func runStatus(args []string) int {
-	c := newCLI("status", "ptyplex status --socket PATH [--quiet]", statusAbout, true)
+	c := newCLI("status", "ptyplex status --socket PATH [--activity | --quiet]", statusAbout, true)
 	quiet := c.fs.Bool("quiet", false, "print only the exit code, and exit 1, once the program has exited")
+	activity := c.fs.Bool("activity", false, "report and clear the activity flag (the default; for interminai's scripts)")
 	if done, code := c.parse(args); done {
 		return code
+	}
+	if *activity && *quiet {
+		return c.usageError("--activity and --quiet cannot be combined")
 	}
 	if !c.needSocket() {
 		return exitUsage

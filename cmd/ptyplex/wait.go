@@ -20,7 +20,8 @@ func init() {
 const exitTimeout = 124
 
 const waitAbout = `
-Default: waits until the program prints something or exits, then prints
+Default (or --activity, interminai's older explicit form): waits until the
+program prints something or exits, then prints
   Terminal activity: true|false
   Application exited: true|false
 --quiet waits for the program to exit and prints its exit code.
@@ -60,8 +61,9 @@ type waitOpts struct {
 }
 
 func runWait(args []string) int {
-	c := newCLI("wait", "ptyplex wait --socket PATH [--quiet] [--line N [--contains P | --not-contains P | --regex RE]] [--quiet-for D] [--timeout D]", waitAbout, true)
+	c := newCLI("wait", "ptyplex wait --socket PATH [--activity | --quiet] [--line N [--contains P | --not-contains P | --regex RE]] [--quiet-for D] [--timeout D]", waitAbout, true)
 	quiet := c.fs.Bool("quiet", false, "wait for the program to exit and print its exit code")
+	c.fs.Bool("activity", false, "wait for output or the exit (the default mode; for interminai's scripts)")
 	line := c.fs.Int("line", 0, "1-based screen `line` to watch")
 	contains := c.fs.String("contains", "", "wait until the line (or screen) contains `TEXT`")
 	notContains := c.fs.String("not-contains", "", "wait until the line (or screen) no longer contains `TEXT`")
@@ -90,6 +92,9 @@ func runWait(args []string) int {
 	}
 	if *quiet && (set["line"] || patterns > 0 || set["quiet-for"]) {
 		return c.usageError("--quiet cannot be combined with --line, --contains, --not-contains, --regex or --quiet-for")
+	}
+	if set["activity"] && (*quiet || set["line"] || patterns > 0 || set["quiet-for"]) {
+		return c.usageError("--activity cannot be combined with --quiet, --line, --contains, --not-contains, --regex or --quiet-for")
 	}
 	if set["quiet-for"] && (set["line"] || patterns > 0) {
 		return c.usageError("--quiet-for cannot be combined with --line or a pattern")
