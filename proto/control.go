@@ -42,28 +42,33 @@ type Credit struct {
 	Bytes      uint64 `json:"bytes"`
 }
 
+// The bodies the sidecar writes (Opened, Exit, Error, ForegroundInfo)
+// declare their fields in the order of their JSON names, so that they go
+// out with sorted keys, as the reference sidecar's serde_json writes them:
+// a host comparing bodies byte for byte sees the same bytes.
+
 // Opened is the body of an OPENED frame.
 type Opened struct {
-	TerminalID string `json:"terminalId"`
-	PID        int    `json:"pid"`
 	// Features lists the frame types beyond the seed protocol that this
 	// sidecar serves (FeatureSignal, ...); our addition.
-	Features []string `json:"features,omitempty"`
+	Features   []string `json:"features,omitempty"`
+	PID        int      `json:"pid"`
+	TerminalID string   `json:"terminalId"`
 }
 
 // Exit is the body of an EXIT frame. ExitCode is nil when the status could
 // not be collected. Signal names the signal that killed the child, if one
 // did; it is our addition and receivers that do not know it ignore it.
 type Exit struct {
-	TerminalID string `json:"terminalId"`
 	ExitCode   *int   `json:"exitCode"`
 	Signal     string `json:"signal,omitempty"`
+	TerminalID string `json:"terminalId"`
 }
 
 // Error is the body of an ERROR frame.
 type Error struct {
-	TerminalID string `json:"terminalId"`
 	Message    string `json:"message"`
+	TerminalID string `json:"terminalId"`
 }
 
 // Marshal encodes a control body as compact JSON. The control types above

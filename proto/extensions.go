@@ -46,9 +46,9 @@ type Foreground struct {
 // argv[0] (its kernel command name when argv is empty). Both are omitted
 // when the terminal has no foreground process group any more.
 type ForegroundInfo struct {
-	TerminalID string `json:"terminalId"`
 	PID        int    `json:"pid,omitempty"`
 	Process    string `json:"process,omitempty"`
+	TerminalID string `json:"terminalId"`
 }
 
 type signalWire struct {

@@ -187,10 +187,10 @@ func TestRecoverID(t *testing.T) {
 
 func TestControlBodiesAreCompact(t *testing.T) {
 	code := 0
-	assert.Equal(t, `{"terminalId":"a","exitCode":0}`, string(Marshal(Exit{TerminalID: "a", ExitCode: &code})))
-	assert.Equal(t, `{"terminalId":"a","exitCode":null}`, string(Marshal(Exit{TerminalID: "a"})))
-	assert.Equal(t, `{"terminalId":"a","pid":1}`, string(Marshal(Opened{TerminalID: "a", PID: 1})))
-	assert.Equal(t, `{"terminalId":"a","message":"m"}`, string(Marshal(Error{TerminalID: "a", Message: "m"})))
+	assert.Equal(t, `{"exitCode":0,"terminalId":"a"}`, string(Marshal(Exit{TerminalID: "a", ExitCode: &code})))
+	assert.Equal(t, `{"exitCode":null,"terminalId":"a"}`, string(Marshal(Exit{TerminalID: "a"})))
+	assert.Equal(t, `{"pid":1,"terminalId":"a"}`, string(Marshal(Opened{TerminalID: "a", PID: 1})))
+	assert.Equal(t, `{"message":"m","terminalId":"a"}`, string(Marshal(Error{TerminalID: "a", Message: "m"})))
 }
 
 func TestParseControlBodies(t *testing.T) {
@@ -230,7 +230,7 @@ func TestParseResizeNeedsBothSizes(t *testing.T) {
 // HTML escaping of <, > and &.
 func TestMarshalKeepsStrings(t *testing.T) {
 	got := string(Marshal(Error{TerminalID: "a<b>&c", Message: "x & y"}))
-	if want := `{"terminalId":"a<b>&c","message":"x & y"}`; got != want {
+	if want := `{"message":"x & y","terminalId":"a<b>&c"}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }

@@ -57,3 +57,27 @@ func jsonNames(v any) []string {
 	}
 	return names
 }
+
+// TestSidecarBodiesHaveSortedKeys checks that every body the sidecar writes
+// declares its fields in the order of their JSON names: Marshal writes them
+// in declaration order, and the reference sidecar writes sorted keys.
+func TestSidecarBodiesHaveSortedKeys(t *testing.T) {
+	for _, body := range []any{Opened{}, Exit{}, Error{}, ForegroundInfo{}} {
+		if names := jsonNames(body); !slices.IsSorted(names) {
+			t.Errorf("%T writes its keys as %v, not sorted", body, names)
+		}
+	}
+	code := 42
+	for _, c := range []struct {
+		body any
+		want string
+	}{
+		{Exit{TerminalID: "t-1", ExitCode: &code}, `{"exitCode":42,"terminalId":"t-1"}`},
+		{Error{TerminalID: "t-1", Message: "terminal id already exists"}, `{"message":"terminal id already exists","terminalId":"t-1"}`},
+		{Opened{TerminalID: "t-1", PID: 7}, `{"pid":7,"terminalId":"t-1"}`},
+	} {
+		if got := string(Marshal(c.body)); got != c.want {
+			t.Errorf("%T: %s, want %s", c.body, got, c.want)
+		}
+	}
+}

@@ -45,10 +45,10 @@ func TestExitCodes(t *testing.T) {
 	sh(h, "three", "exit 3")
 	sh(h, "kill9", "kill -9 $$")
 	sh(h, "term", "kill -TERM $$")
-	assert.Equal(t, `{"terminalId":"zero","exitCode":0}`, exitOf(t, h, "zero").Raw)
-	assert.Equal(t, `{"terminalId":"three","exitCode":3}`, exitOf(t, h, "three").Raw)
-	assert.Equal(t, `{"terminalId":"kill9","exitCode":137,"signal":"SIGKILL"}`, exitOf(t, h, "kill9").Raw)
-	assert.Equal(t, `{"terminalId":"term","exitCode":143,"signal":"SIGTERM"}`, exitOf(t, h, "term").Raw)
+	assert.Equal(t, `{"exitCode":0,"terminalId":"zero"}`, exitOf(t, h, "zero").Raw)
+	assert.Equal(t, `{"exitCode":3,"terminalId":"three"}`, exitOf(t, h, "three").Raw)
+	assert.Equal(t, `{"exitCode":137,"signal":"SIGKILL","terminalId":"kill9"}`, exitOf(t, h, "kill9").Raw)
+	assert.Equal(t, `{"exitCode":143,"signal":"SIGTERM","terminalId":"term"}`, exitOf(t, h, "term").Raw)
 }
 
 // A background process that keeps the PTY open must not hold EXIT back,

@@ -46,14 +46,15 @@ func TestOlderInterminaiForms(t *testing.T) {
 }
 
 // interminai's older explicit activity mode (`wait --activity`, `status
-// --activity`) and its older emulator name (`--emulator alacritty`).
+// --activity`), its older emulator name (`--emulator alacritty`) and its
+// start --color.
 func TestOlderActivityFlagAndEmulatorName(t *testing.T) {
 	t.Parallel()
 	for _, cmd := range []string{"wait", "status"} {
 		h := ptyplex(t, "", cmd, "--help")
 		assert.Contains(t, h.stdout+h.stderr, "--activity", "%s --help", cmd)
 	}
-	s := start(t, "--emulator", "alacritty", "--", "sh", "-c", `read x; echo "term $TERM got $x"`)
+	s := start(t, "--emulator", "alacritty", "--color", "--", "sh", "-c", `read x; printf '\033[31mterm %s got %s\033[0m\n' "$TERM" "$x"`)
 	for _, bad := range [][]string{{"wait", "--activity", "--quiet"}, {"wait", "--activity", "--line", "1"}, {"status", "--activity", "--quiet"}} {
 		if r := s.run(bad...); r.code != 2 {
 			t.Errorf("%v: %v, want a usage error", bad, r)
@@ -67,6 +68,7 @@ func TestOlderActivityFlagAndEmulatorName(t *testing.T) {
 		t.Errorf("wait --quiet: %q", r)
 	}
 	s.waitText("term xterm-256color got hi")
+	assert.Contains(t, s.ok("output"), "\x1b[31mterm", "start --color: output has colour")
 	assert.Contains(t, s.ok("status", "--activity"), "Activity: ")
 	assert.Contains(t, s.ok("status", "--activity"), "Activity: false", "status --activity clears the flag")
 }
