@@ -84,6 +84,7 @@ func New(cfg Config) (*Daemon, error) {
 	if err != nil {
 		d.ln.Close()
 		d.removeSocket()
+		d.unbindUserSocket()
 		d.closeDump()
 		return nil, err
 	}
@@ -224,6 +225,20 @@ func (d *Daemon) removeSocket() {
 	if d.autoDir != "" {
 		os.Remove(d.sock)
 		os.Remove(d.autoDir)
+	}
+}
+
+// unbindUserSocket removes a user-given socket that this daemon bound but
+// never served (the program could not start): left behind, it would only
+// make the next client's error "connection refused" instead of "no such
+// file". STOP leaves a served one in place, as the protocol says. Only a
+// socket is removed, never what may have been put in its place.
+func (d *Daemon) unbindUserSocket() {
+	if d.autoDir != "" {
+		return
+	}
+	if fi, err := os.Lstat(d.sock); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		os.Remove(d.sock)
 	}
 }
 

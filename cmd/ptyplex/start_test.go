@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,6 +100,18 @@ func TestStartErrors(t *testing.T) {
 		if r.code == 0 || !strings.Contains(strings.ToLower(r.stderr), strings.ToLower(tc.want)) {
 			t.Errorf("%v: want failure mentioning %q; got %v", tc.args, tc.want, r)
 		}
+	}
+	// A program that cannot start leaves no dead socket behind, at a path
+	// given or generated: the next client hears "No such file".
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	if r := ptyplex(t, "", "start", "--socket", sock, "--", "/nonexistent/program"); r.code == 0 {
+		t.Fatalf("start of a missing program: %v", r)
+	}
+	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the failed start left %s behind (%v)", sock, err)
+	}
+	if r := ptyplex(t, "", "status", "--socket", sock); r.code == 0 || !strings.Contains(r.stderr, "No such file") {
+		t.Errorf("status after the failed start: %v", r)
 	}
 }
 

@@ -24,6 +24,7 @@ Default (or --activity, interminai's older explicit form): waits until the
 program prints something or exits, then prints
   Terminal activity: true|false
   Application exited: true|false
+  Exit code: N             (once the program has exited)
 --quiet waits for the program to exit and prints its exit code.
 --line N (1-based screen line) waits until that line changes, or, with
 --contains P / --not-contains P, until it contains / no longer contains the
@@ -154,6 +155,14 @@ func (o *waitOpts) waitActivity() int {
 		return code
 	}
 	fmt.Printf("Terminal activity: %t\nApplication exited: %t\n", isTrue(w.Activity), isTrue(w.Exited))
+	if isTrue(w.Exited) {
+		// interminai's older wait printed only the exit code; scripts of
+		// that time look for it. STATUS without activity leaves the flag.
+		var st session.StatusData
+		if call(o.socket, map[string]any{"type": "STATUS", "activity": false}, &st) && !st.Running {
+			fmt.Printf("Exit code: %d\n", exitCode(st.ExitCode))
+		}
+	}
 	return exitOK
 }
 
