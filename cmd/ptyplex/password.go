@@ -46,9 +46,11 @@ func readPassword(socket string) ([]byte, bool) {
 	}
 	restore := func() { unix.IoctlSetTermios(fd, ioctlSetTermios, saved) }
 	// Echo goes off before the prompt, so nothing typed ahead is shown.
+	// Scripts written for interminai wait for this sentence; keep it as
+	// is. The program's prompt comes last, as interminai shows it, so that
+	// the cursor stands where the program's does.
+	fmt.Fprintln(os.Stderr, passwordPrompt+" (echo is off)")
 	fmt.Fprint(os.Stderr, promptLines(out))
-	// Scripts written for interminai wait for this sentence; keep it as is.
-	fmt.Fprint(os.Stderr, passwordPrompt+" (echo is off) ")
 	// Ctrl-C while typing must not leave the user's terminal without echo.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -70,8 +72,8 @@ func readPassword(socket string) ([]byte, bool) {
 	return []byte(strings.TrimRight(line, "\r\n")), true
 }
 
-// promptLines is what the program is asking: the cursor's line and the
-// nearest non-empty line above it.
+// promptLines is what the program is asking: the nearest non-empty line
+// above the cursor's, and the cursor's line, followed by a space.
 func promptLines(out session.OutputData) string {
 	lines := strings.Split(strings.TrimSuffix(out.Screen, "\n"), "\n")
 	row := out.Cursor.Row
@@ -85,6 +87,6 @@ func promptLines(out session.OutputData) string {
 			break
 		}
 	}
-	b.WriteString(lines[row] + "\n")
+	b.WriteString(lines[row] + " ")
 	return b.String()
 }
