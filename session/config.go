@@ -77,12 +77,12 @@ func ParseSize(s string) (cols, rows int, err error) {
 	return 0, 0, fmt.Errorf("Invalid size '%s': expected <cols>x<rows> such as 80x24 (each 1..%d)", s, maxDim)
 }
 
-// PlainTerm is the TERM of a Plain session's program, as interminai's
+// plainTerm is the TERM of a Plain session's program, as interminai's
 // custom emulator sets it: a terminal type without colours, so programs
 // that look at TERM do not draw what the plain answers would drop.
-const PlainTerm = "ansi"
+const plainTerm = "ansi"
 
-// childEnv is c.Env, with TERM=PlainTerm added for a Plain session that
+// childEnv is c.Env, with TERM=plainTerm added for a Plain session that
 // does not choose its own TERM.
 func childEnv(c Config) map[string]string {
 	if _, ok := c.Env["TERM"]; !c.Plain || ok {
@@ -92,6 +92,6 @@ func childEnv(c Config) map[string]string {
 	for k, v := range c.Env {
 		env[k] = v
 	}
-	env["TERM"] = PlainTerm
+	env["TERM"] = plainTerm
 	return env
 }
