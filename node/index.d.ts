@@ -102,6 +102,8 @@ export interface IPty {
 }
 
 export interface Terminal extends IPty {
+  /** node-pty's ptsName (/dev/pts/N), read from the child on Linux; undefined elsewhere. */
+  readonly ptsName: string | undefined;
   /** Resolves when the terminal runs; rejects with the reason it could not start. */
   readonly ready: Promise<void>;
   /** Asks the sidecar for the foreground process's name. */

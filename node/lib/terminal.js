@@ -41,7 +41,8 @@ class Terminal {
     if (file === undefined || file === null || file === '') file = 'sh';
     if (typeof file !== 'string') throw new TypeError('file must be a string');
     if (args === undefined || args === null) args = [];
-    if (typeof args === 'string') args = [args];
+    // node-pty takes a command-line string only on Windows, and throws so here.
+    if (typeof args === 'string') throw new Error('args as a string is not supported on unix.');
     if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) {
       throw new TypeError('args must be an array of strings');
     }
@@ -79,11 +80,13 @@ class Terminal {
     this._decoder = encoding === null ? null : new StringDecoder(encoding);
     this._writeEncoding = bufferEncoding(encoding);
     this.handleFlowControl = !!opt.handleFlowControl;
-    this._flowPause = opt.flowControlPause || '\x13';
-    this._flowResume = opt.flowControlResume || '\x11';
+    // node-pty's names for them, which its own tests read.
+    this._flowControlPause = opt.flowControlPause || '\x13';
+    this._flowControlResume = opt.flowControlResume || '\x11';
 
     this._pid = 0;
     this._pidWaited = false;
+    this._ptsName = undefined;
     this._file = file;
     this._process = file;
     this._host = host;
@@ -140,6 +143,30 @@ class Terminal {
     return this._pid;
   }
 
+  /**
+   * node-pty's ptsName, the terminal's slave device (/dev/pts/N). On Linux
+   * it is read from the child's standard descriptors; elsewhere, or once
+   * the child no longer has the terminal open on any of them, undefined.
+   * (node-pty's fd, the master descriptor, lives in the sidecar: there is
+   * none in this process.)
+   */
+  get ptsName() {
+    if (this._ptsName === undefined && process.platform === 'linux' && this.pid > 0 && this._state === 'live') {
+      for (const fd of [0, 1, 2]) {
+        try {
+          const name = fs.readlinkSync(`/proc/${this._pid}/fd/${fd}`);
+          if (/^\/dev\/pts\/\d+$/.test(name)) {
+            this._ptsName = name;
+            break;
+          }
+        } catch (_) {
+          // Not ours to read, or the child is gone: no name.
+        }
+      }
+    }
+    return this._ptsName;
+  }
+
   /** The name of the terminal's foreground process (node-pty: process). */
   get process() {
     if (process.platform === 'linux' && this._pid > 0 && this._state === 'live') {
@@ -180,8 +207,8 @@ class Terminal {
 
   write(data) {
     if (this.handleFlowControl) {
-      if (data === this._flowPause) return this.pause();
-      if (data === this._flowResume) return this.resume();
+      if (data === this._flowControlPause) return this.pause();
+      if (data === this._flowControlResume) return this.resume();
     }
     if (this._state === 'exited' || this._state === 'failed') return;
     const buf = typeof data === 'string' ? Buffer.from(data, this._writeEncoding) : Buffer.from(data);
@@ -295,8 +322,18 @@ class Terminal {
     return (this._legacy.get(event) || []).map((e) => e.listener.listener || e.listener);
   }
 
-  /** Calls the legacy listeners of event; true if there were any. */
+  /**
+   * Calls the listeners of event; true if there were any. As in node-pty,
+   * 'data' reaches the onData listeners too and 'exit' the onExit ones (with
+   * {exitCode, signal}): on('data') and on('exit') are built on them here.
+   */
   emit(event, ...args) {
+    if (event === 'data' || event === 'exit') {
+      const emitter = event === 'data' ? this._onData : this._onExit;
+      const any = emitter.size > 0;
+      emitter.fire(event === 'data' ? args[0] : { exitCode: args[0], signal: args[1] });
+      return any;
+    }
     const list = (this._legacy.get(event) || []).slice();
     for (const e of list) e.listener(...args);
     return list.length > 0;

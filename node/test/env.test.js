@@ -48,6 +48,8 @@ test('options node-pty refuses or coerces', async (t) => {
   const sc = newSidecar(t);
   assert.throws(() => sc.spawn('sh', [], { cols: '80' }), /cols must be a number \(not a string\)/);
   assert.throws(() => sc.spawn('sh', [], { name: 5 }), /name must be a string/);
+  // node-pty's words: a command-line string is for Windows.
+  assert.throws(() => sc.spawn('sh', '-c true'), /^Error: args as a string is not supported on unix\.$/);
   // A uid other than our own would run the child as someone else: refused, not ignored.
   if (process.getuid) {
     assert.throws(() => sc.spawn('sh', [], { uid: process.getuid() + 1 }), /does not support the uid option/);
@@ -102,4 +104,15 @@ test('a relative cwd is taken from this process, not the sidecar', async (t) => 
   });
   const r = await run(sc.spawn('pwd', [], { cwd: 'sub' }));
   assert.strictEqual(r.output, `${dir}/sub\r\n`);
+});
+
+test('ptsName is the slave device the child has open (Linux)', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/bin/sh', ['-c', 'tty; read x']);
+  const out = await waitOutput(term, '\r\n');
+  assert.match(term.ptsName, /^\/dev\/pts\/\d+$/);
+  assert.ok(out.includes(term.ptsName), `tty printed ${JSON.stringify(out)}, ptsName ${term.ptsName}`);
+  const done = run(term);
+  term.write('\n');
+  await done;
 });

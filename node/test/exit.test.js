@@ -118,6 +118,22 @@ test("node-pty's EventEmitter-style methods: once, removeListener, removeAllList
   assert.strictEqual(term.emit('nothing-here'), false);
 });
 
+test("emit('data') and emit('exit') reach the onData and onExit listeners too, as in node-pty", async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('cat');
+  const seen = [];
+  term.onData((d) => seen.push(`onData ${d}`));
+  term.on('data', (d) => seen.push(`on ${d}`));
+  term.onExit((e) => seen.push(`onExit ${e.exitCode} ${e.signal}`));
+  term.on('exit', (code, signal) => seen.push(`on exit ${code} ${signal}`));
+  assert.strictEqual(term.emit('data', 'x'), true);
+  assert.strictEqual(term.emit('exit', 7, 2), true);
+  assert.deepStrictEqual(seen, ['onData x', 'on x', 'onExit 7 2', 'on exit 7 2']);
+  const done = run(term);
+  term.kill();
+  await done;
+});
+
 test('destroy ends the terminal as kill() does', async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn('cat');

@@ -84,3 +84,19 @@ test('handleFlowControl: XOFF and XON written by the host pause and resume, and 
   assert.match(r.output, /a\s+b/);
   assert.ok(!/023|021/.test(r.output), `a flow control byte reached the child: ${JSON.stringify(r.output)}`);
 });
+
+test("handleFlowControl with the host's own pause and resume strings (node-pty's _flowControlPause/_flowControlResume)", async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('cat', [], { handleFlowControl: true, flowControlPause: 'abc', flowControlResume: 'def' });
+  assert.strictEqual(term.handleFlowControl, true);
+  assert.strictEqual(term._flowControlPause, 'abc');
+  assert.strictEqual(term._flowControlResume, 'def');
+  await term.ready;
+  term.write('abc');
+  assert.strictEqual(term._paused, true);
+  term.write('def');
+  assert.strictEqual(term._paused, false);
+  const done = run(term);
+  term.kill();
+  await done;
+});
