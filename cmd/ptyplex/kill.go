@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 
 	"github.com/ptyplex/ptyplex/session"
 )
@@ -13,7 +12,8 @@ func init() {
 const killAbout = `
 Sends a signal to the program (default SIGTERM). SIG may be a name with or
 without the SIG prefix (SIGTERM, KILL, INT, HUP, QUIT, USR1, USR2, ...) or a
-number (9, 15, ...). Prints "Signal sent: <NAME>".`
+number (9, 15, ...). Prints nothing when the signal was sent, as interminai's
+kill; an error says why it was not.`
 
 func runKill(args []string) int {
 	c := newCLI("kill", "ptyplex kill --socket PATH [--signal SIG]", killAbout, true)
@@ -32,7 +32,6 @@ func runKill(args []string) int {
 	if !call(c.socket, map[string]any{"type": "KILL", "signal": *sig}, &out) {
 		return exitFail
 	}
-	fmt.Printf("Signal sent: %s\n", out.SignalSent)
 	return exitOK
 }
 

@@ -5,6 +5,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sort"
 
@@ -30,11 +31,20 @@ func register(name, summary string, run func(args []string) int) {
 }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
-		usage()
-		if len(os.Args) < 2 {
-			os.Exit(2)
+	if len(os.Args) < 2 {
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "-h", "--help", "help":
+		// Asked for, help goes to stdout (so it can be paged or grepped);
+		// `help CMD` is `CMD --help`.
+		if len(os.Args) > 2 {
+			if c, ok := commands[os.Args[2]]; ok {
+				os.Exit(c.run([]string{"--help"}))
+			}
 		}
+		usage(os.Stdout)
 		return
 	}
 	if os.Args[1] == "--version" || os.Args[1] == "-version" {
@@ -44,21 +54,21 @@ func main() {
 	c, ok := commands[os.Args[1]]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "ptyplex: unknown command %q\n\n", os.Args[1])
-		usage()
+		usage(os.Stderr)
 		os.Exit(2)
 	}
 	os.Exit(c.run(os.Args[2:]))
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ptyplex <command> [flags]\n\ncommands:")
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: ptyplex <command> [flags]\n\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(os.Stderr, "\nRun 'ptyplex <command> --help' for the flags of one command,\n'ptyplex --version' for the version, commit, platform and PTY backend.")
+	fmt.Fprintln(w, "\nRun 'ptyplex <command> --help' for the flags of one command,\n'ptyplex --version' for the version, commit, platform and PTY backend.")
 }

@@ -79,3 +79,21 @@ func TestCustomEmulatorTerm(t *testing.T) {
 	s := start(t, "--emulator", "custom", "--", "sh", "-c", `echo "term $TERM."; exec cat`)
 	s.waitText("term ansi.")
 }
+
+// Help asked for goes to stdout with exit 0, as clap's does for
+// interminai; `help CMD` is `CMD --help`; no arguments is a usage error.
+func TestHelpGoesToStdout(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		r := ptyplex(t, "", args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "commands:") || !strings.Contains(r.stdout, "start") {
+			t.Errorf("%v: %v", args, r)
+		}
+	}
+	if r := ptyplex(t, "", "help", "wait"); r.code != 0 || !strings.Contains(r.stdout, "Terminal activity:") {
+		t.Errorf("help wait: %v", r)
+	}
+	if r := ptyplex(t, ""); r.code != 2 || !strings.Contains(r.stderr, "commands:") {
+		t.Errorf("no arguments: %v", r)
+	}
+}

@@ -197,7 +197,7 @@ func TestExitCodes(t *testing.T) {
 	if r := k.run("status", "--quiet"); r.code != 0 || r.stdout != "" {
 		t.Errorf("status --quiet while running: %v", r)
 	}
-	if out := k.ok("kill", "--signal", "KILL"); out != "Signal sent: SIGKILL\n" {
+	if out := k.ok("kill", "--signal", "KILL"); out != "" { // silent, as interminai's
 		t.Errorf("kill output %q", out)
 	}
 	if got := strings.TrimSpace(k.ok("wait", "--quiet")); got != "137" {
@@ -211,15 +211,17 @@ func TestKillSignalNamesAndNumbers(t *testing.T) {
 echo ready; sleep 1000 & while :; do wait $!; done`
 	s := start(t, "--", "bash", "--norc", "--noprofile", "-c", script)
 	s.waitText("ready")
-	for _, tc := range []struct{ sig, canon, echo string }{
-		{"SIGUSR1", "SIGUSR1", "got-USR1"},
-		{"usr2", "SIGUSR2", "got-USR2"},
-		{"2", "SIGINT", "got-INT"},
-		{"HUP", "SIGHUP", "got-HUP"},
-		{"10", "SIGUSR1", "got-USR1"},
+	// Each form reaches the program as the signal it names (the trap says
+	// which one arrived).
+	for _, tc := range []struct{ sig, echo string }{
+		{"SIGUSR1", "got-USR1"},
+		{"usr2", "got-USR2"},
+		{"2", "got-INT"},
+		{"HUP", "got-HUP"},
+		{"10", "got-USR1"},
 	} {
 		n := strings.Count(s.screen(), tc.echo)
-		if out := s.ok("kill", "--signal", tc.sig); out != "Signal sent: "+tc.canon+"\n" {
+		if out := s.ok("kill", "--signal", tc.sig); out != "" {
 			t.Errorf("kill --signal %s printed %q", tc.sig, out)
 		}
 		s.waitFor(tc.echo, func(scr string) bool { return strings.Count(scr, tc.echo) > n })
