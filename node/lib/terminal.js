@@ -151,7 +151,9 @@ class Terminal {
    * none in this process.)
    */
   get ptsName() {
-    if (this._ptsName === undefined && process.platform === 'linux' && this.pid > 0 && this._state === 'live') {
+    // pid first: read at once after spawn, it waits for the sidecar's answer.
+    if (this._ptsName === undefined && process.platform === 'linux' && this.pid > 0 &&
+        this._state !== 'exited' && this._state !== 'failed') {
       for (const fd of [0, 1, 2]) {
         try {
           const name = fs.readlinkSync(`/proc/${this._pid}/fd/${fd}`);

@@ -109,7 +109,9 @@ test('a relative cwd is taken from this process, not the sidecar', async (t) => 
 test('ptsName is the slave device the child has open (Linux)', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn('/bin/sh', ['-c', 'tty; read x']);
+  const atOnce = term.ptsName; // right after spawn, as node-pty has it
   const out = await waitOutput(term, '\r\n');
+  assert.strictEqual(atOnce, term.ptsName);
   assert.match(term.ptsName, /^\/dev\/pts\/\d+$/);
   assert.ok(out.includes(term.ptsName), `tty printed ${JSON.stringify(out)}, ptsName ${term.ptsName}`);
   const done = run(term);
