@@ -157,9 +157,11 @@ func (o *waitOpts) waitActivity() int {
 	fmt.Printf("Terminal activity: %t\nApplication exited: %t\n", isTrue(w.Activity), isTrue(w.Exited))
 	if isTrue(w.Exited) {
 		// interminai's older wait printed only the exit code; scripts of
-		// that time look for it. STATUS without activity leaves the flag.
+		// that time look for it. STATUS without activity leaves the flag;
+		// if it fails (the daemon just stopped), the two lines stand alone.
 		var st session.StatusData
-		if call(o.socket, map[string]any{"type": "STATUS", "activity": false}, &st) && !st.Running {
+		req := session.BothForms(map[string]any{"type": "STATUS", "activity": false})
+		if session.CallData(o.socket, req, &st) == nil && !st.Running {
 			fmt.Printf("Exit code: %d\n", exitCode(st.ExitCode))
 		}
 	}
