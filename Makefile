@@ -42,8 +42,8 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# One Markdown table of ptyplex against same-run baselines (see README,
-# "Performance"); BENCHFLAGS=-quick for a smoke run, -only REGEXP to select.
+# One Markdown table of ptyplex against same-run baselines (see
+# docs/performance.md); BENCHFLAGS=-quick for a smoke run, -only REGEXP to select.
 BENCHFLAGS ?=
 # The portable backend's sidecar is built alongside, for its rows.
 PORTABLE_SIDECAR := $(BIN)/portable/ptyplex-sidecar
@@ -128,7 +128,7 @@ demo: build
 clean:
 	rm -rf $(BIN) dist
 
-# --- Platforms (README, "Platforms") ---
+# --- Platforms (docs/platforms.md) ---
 # What --version reports (internal/version).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)

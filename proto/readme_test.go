@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"encoding/json"
 	"os"
 	"reflect"
 	"regexp"
@@ -9,40 +10,131 @@ import (
 	"testing"
 )
 
-// TestREADMEFrameTableUsesWireNames checks that the README's frame table
-// names each JSON frame's fields exactly as they travel, so a host author
-// can write them from the table.
-func TestREADMEFrameTableUsesWireNames(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+// TestProtocolExamplesUseWireNames checks the frame protocol part of
+// PROTOCOL.md, which host authors write their frames from: every JSON
+// example there is a valid body of its frame (only that body's wire names,
+// and every field that is always sent), and every field of every body is
+// named in an example or in a field table.
+func TestProtocolExamplesUseWireNames(t *testing.T) {
+	b, err := os.ReadFile("../PROTOCOL.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bodies := map[string]any{
-		"OPEN": Open{}, "RESIZE": Resize{}, "CLOSE": Close{}, "CREDIT": Credit{},
-		"OPENED": Opened{}, "EXIT": Exit{}, "ERROR": Error{},
+	_, doc, ok := strings.Cut(string(b), "\n## 1. ")
+	if !ok {
+		t.Fatal("PROTOCOL.md has no section 1, the frame protocol")
 	}
-	entry := regexp.MustCompile("`([A-Z]+)` \\(JSON: ([^)]*)\\)")
-	name := regexp.MustCompile("`([^`]+)`")
-	seen := map[string]bool{}
-	for _, m := range entry.FindAllStringSubmatch(string(b), -1) {
-		body, ok := bodies[m[1]]
-		if !ok {
-			continue
+	doc, _, _ = strings.Cut(doc, "\n## 2. ")
+	byFrame := map[string][]any{
+		"OPEN": {Open{}}, "RESIZE": {Resize{}}, "CLOSE": {Close{}}, "CREDIT": {Credit{}},
+		"OPENED": {Opened{}}, "EXIT": {Exit{}}, "ERROR": {Error{}}, "SIGNAL": {Signal{}},
+		"FOREGROUND": {Foreground{}, ForegroundInfo{}},
+	}
+	// A fenced example belongs to the frames its section is about.
+	bySection := map[string][]any{
+		"SIGNAL and FOREGROUND (extensions)": {Opened{}, Signal{}, Foreground{}, ForegroundInfo{}},
+	}
+	for frame, bodies := range byFrame {
+		bySection[frame] = bodies
+	}
+	var all []any
+	for _, bodies := range bySection {
+		all = append(all, bodies...)
+	}
+	named := map[string]bool{} // wire names the page shows
+	check := func(where, example string, candidates []any) {
+		keys := topLevelKeys(example)
+		for _, body := range candidates {
+			if fits(keys, body) {
+				for _, k := range keys {
+					named[k] = true
+				}
+				return
+			}
 		}
-		seen[m[1]] = true
-		var listed []string
-		for _, n := range name.FindAllStringSubmatch(m[2], -1) {
-			listed = append(listed, n[1])
-		}
-		if want := jsonNames(body); !slices.Equal(listed, want) {
-			t.Errorf("README lists %s fields %v; the wire names are %v", m[1], listed, want)
+		t.Errorf("PROTOCOL.md, %s: %s is no valid body of %v (keys %v)", where, example, typeNames(candidates), keys)
+	}
+	section := ""
+	inJSON := false
+	for _, line := range strings.Split(doc, "\n") {
+		switch {
+		case strings.HasPrefix(line, "### "):
+			section = strings.TrimPrefix(line, "### ")
+		case strings.HasPrefix(line, "```"):
+			inJSON = !inJSON && strings.TrimPrefix(line, "```") == "json"
+		case inJSON && strings.TrimSpace(line) != "":
+			candidates, ok := bySection[section]
+			if !ok {
+				candidates = all
+			}
+			check("section "+section, line, candidates)
+		case strings.HasPrefix(line, "| "):
+			// A field table's first cell names fields: "cols, rows".
+			cell, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), "|")
+			for _, f := range strings.Split(cell, ",") {
+				named[strings.TrimSpace(f)] = true
+			}
 		}
 	}
-	for frame := range bodies {
-		if !seen[frame] {
-			t.Errorf("README's frame table has no JSON entry for %s", frame)
+	// Bodies quoted in the text: `OPENED {"pid":4242,"terminalId":"t1"}`.
+	inline := regexp.MustCompile("`([A-Z]+) (\\{[^`]*\\})`")
+	for _, m := range inline.FindAllStringSubmatch(doc, -1) {
+		if bodies, ok := byFrame[m[1]]; ok {
+			check(m[1]+" in the text", strings.ReplaceAll(m[2], "\n", " "), bodies)
 		}
 	}
+	for _, body := range all {
+		for _, name := range jsonNames(body) {
+			if !named[name] {
+				t.Errorf("PROTOCOL.md never names %T's field %q", body, name)
+			}
+		}
+	}
+}
+
+// topLevelKeys lists a JSON object's keys. Examples that elide a value
+// ("terminalId":…) are not JSON; their keys are read from the text.
+func topLevelKeys(example string) []string {
+	var obj map[string]json.RawMessage
+	var keys []string
+	if err := json.Unmarshal([]byte(example), &obj); err == nil {
+		for k := range obj {
+			keys = append(keys, k)
+		}
+	} else {
+		for _, m := range regexp.MustCompile(`"([A-Za-z]+)"\s*:`).FindAllStringSubmatch(example, -1) {
+			keys = append(keys, m[1])
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// fits reports whether keys are a valid set of fields for body: each one
+// of its wire names, and every field it always sends (no omitempty) there.
+func fits(keys []string, body any) bool {
+	rt := reflect.TypeOf(body)
+	for i := range rt.NumField() {
+		name, opts, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" && opts != "omitempty" && !slices.Contains(keys, name) {
+			return false
+		}
+	}
+	names := jsonNames(body)
+	for _, k := range keys {
+		if !slices.Contains(names, k) {
+			return false
+		}
+	}
+	return len(keys) > 0
+}
+
+func typeNames(bodies []any) []string {
+	var names []string
+	for _, b := range bodies {
+		names = append(names, reflect.TypeOf(b).Name())
+	}
+	return names
 }
 
 // jsonNames lists a struct's JSON field names in declaration order.

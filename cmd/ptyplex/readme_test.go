@@ -13,8 +13,19 @@ import (
 	"time"
 )
 
-// readmes are the documents whose shell examples must work as written.
-var readmes = []string{"../../README.md", "../../mcpserver/README.md"}
+// readmes lists the documents whose shell examples must work as written:
+// the README, the pages under docs/ that it leads to, and the MCP server's.
+func readmes(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) == 0 {
+		t.Fatal("no pages under docs/: the README's examples moved there")
+	}
+	return append([]string{"../../README.md", "../../mcpserver/README.md"}, pages...)
+}
 
 // exampleTimeout bounds one README example; each is a few commands.
 const exampleTimeout = 60 * time.Second
@@ -70,7 +81,7 @@ func codeBlocks(t *testing.T, file string) []codeBlock {
 func TestREADMEExamples(t *testing.T) {
 	t.Parallel()
 	ran := 0
-	for _, file := range readmes {
+	for _, file := range readmes(t) {
 		for _, b := range codeBlocks(t, file) {
 			lang, _, _ := strings.Cut(b.info, " ")
 			norun := strings.Contains(" "+b.info+" ", " norun ")
