@@ -3,10 +3,11 @@
 // and this package's own decoder, in one process, alternating.
 //
 // The naive host is what a Node host that writes its own codec typically
-// does (issue 15, item 6): on every stdout chunk it concatenates its carry
-// with the chunk (Buffer.concat), copies every frame body out
-// (Buffer.from), and copies the remainder into the next carry. It talks to
-// ptyplex-sidecar directly, without this package.
+// does, and so a case the sidecar's frame sizes must serve well: on every
+// stdout chunk it concatenates its carry with the chunk (Buffer.concat),
+// copies every frame body out (Buffer.from), and copies the remainder into
+// the next carry. It talks to ptyplex-sidecar directly, without this
+// package.
 //
 // Each run: a child in raw mode cats an N MiB file of 80-column text
 // (`stty raw -echo; exec cat FILE`, as the Go bench does), timed from the
