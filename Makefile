@@ -59,7 +59,7 @@ portable-sidecar:
 # Every fuzz target in turn (go test fuzzes one target per run) for
 # FUZZTIME each; crashers land in the package's testdata/fuzz/ and become
 # regression inputs of plain `go test`. fuzz-short is the CI version.
-FUZZ_TARGETS := proto:FuzzReadFrame proto:FuzzParseData proto:FuzzParseControl \
+FUZZ_TARGETS := proto:FuzzReadFrame proto:FuzzParseData proto:FuzzParseControl screen/vtparse:FuzzParse \
 	sidecar:FuzzDispatch session:FuzzParseRequest screen:FuzzScreen
 FUZZMINIMIZE ?= 10s
 fuzz:
