@@ -109,7 +109,7 @@ func appendColorReply(b []byte, c uint32) []byte {
 // ending with the terminator the query used.
 func (s *Screen) oscColor(n int, args string) {
 	term := "\x1b\\"
-	if s.parser.oscBEL {
+	if s.seq.BEL {
 		term = "\x07"
 	}
 	bad := false

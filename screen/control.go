@@ -29,8 +29,8 @@ func (s *Screen) execute(b byte) {
 
 // escDispatch handles ESC sequences other than CSI and strings.
 func (s *Screen) escDispatch(final byte) {
-	p := &s.parser
-	if p.ninter == 0 {
+	p := s.seq
+	if len(p.Inter) == 0 {
 		switch final {
 		case '7':
 			s.saveCursor()
@@ -62,14 +62,14 @@ func (s *Screen) escDispatch(final byte) {
 		}
 		return
 	}
-	if p.ninter > 1 || p.bad {
+	if len(p.Inter) > 1 || p.Malformed {
 		s.recordUnhandled()
 		return
 	}
-	switch p.inter[0] {
+	switch p.Inter[0] {
 	case '(', ')':
 		slot := 0
-		if p.inter[0] == ')' {
+		if p.Inter[0] == ')' {
 			slot = 1
 		}
 		switch final {
@@ -109,7 +109,7 @@ func (s *Screen) alignmentTest() {
 
 // oscDispatch acts on an operating system command: only titles matter.
 func (s *Screen) oscDispatch() {
-	data := s.parser.osc
+	data := s.seq.Data
 	n, i := 0, 0
 	for i < len(data) && data[i] >= '0' && data[i] <= '9' && i < 6 {
 		n = n*10 + int(data[i]-'0')

@@ -9,14 +9,14 @@ var (
 
 // csiDispatch performs a complete control sequence.
 func (s *Screen) csiDispatch(final byte) {
-	p := &s.parser
-	switch p.private {
+	p := s.seq
+	switch p.Private {
 	case 0:
 	case '?':
 		s.csiPrivate(final)
 		return
 	case '>':
-		if final == 'c' && p.ninter == 0 && p.param(0, 0) == 0 {
+		if final == 'c' && len(p.Inter) == 0 && p.Param(0, 0) == 0 {
 			s.replies = append(s.replies, replyDA2...)
 			return
 		}
@@ -26,15 +26,15 @@ func (s *Screen) csiDispatch(final byte) {
 		s.recordUnhandled()
 		return
 	}
-	if p.ninter == 1 {
-		s.csiIntermediate(p.inter[0], final)
+	if len(p.Inter) == 1 {
+		s.csiIntermediate(p.Inter[0], final)
 		return
 	}
-	if p.ninter > 1 {
+	if len(p.Inter) > 1 {
 		s.recordUnhandled()
 		return
 	}
-	n := p.param(0, 1)
+	n := p.Param(0, 1)
 	switch final {
 	case '@':
 		s.insertBlanks(n)
@@ -57,13 +57,13 @@ func (s *Screen) csiDispatch(final byte) {
 	case 'G', '`':
 		s.moveColOrigin(n - 1)
 	case 'H', 'f':
-		s.moveTo(p.param(0, 1)-1, p.param(1, 1)-1)
+		s.moveTo(p.Param(0, 1)-1, p.Param(1, 1)-1)
 	case 'I':
 		s.tabForward(n)
 	case 'J':
-		s.eraseDisplay(p.param(0, 0))
+		s.eraseDisplay(p.Param(0, 0))
 	case 'K':
-		s.eraseLine(p.param(0, 0))
+		s.eraseLine(p.Param(0, 0))
 	case 'L':
 		s.insertLines(n)
 	case 'M':
@@ -81,7 +81,7 @@ func (s *Screen) csiDispatch(final byte) {
 	case 'b':
 		s.repeat(n)
 	case 'c':
-		if p.param(0, 0) == 0 {
+		if p.Param(0, 0) == 0 {
 			s.replies = append(s.replies, replyDA1...)
 		} else {
 			s.recordUnhandled()
@@ -89,7 +89,7 @@ func (s *Screen) csiDispatch(final byte) {
 	case 'd':
 		s.moveTo(n-1, s.col) // VPA: moveTo applies the origin offset
 	case 'g':
-		s.clearTabs(p.param(0, 0))
+		s.clearTabs(p.Param(0, 0))
 	case 'h', 'l':
 		s.setANSIModes(final == 'h')
 	case 'm':
@@ -97,10 +97,10 @@ func (s *Screen) csiDispatch(final byte) {
 	case 'n':
 		s.deviceStatus(false)
 	case 'r':
-		s.setRegion(p.param(0, 1), p.param(1, s.rows))
+		s.setRegion(p.Param(0, 1), p.Param(1, s.rows))
 	case 's':
 		if s.lrmm {
-			s.setMargins(p.param(0, 1), p.param(1, s.cols))
+			s.setMargins(p.Param(0, 1), p.Param(1, s.cols))
 		} else {
 			s.saveCursor()
 		}
@@ -117,7 +117,7 @@ func (s *Screen) csiDispatch(final byte) {
 func (s *Screen) csiIntermediate(inter, final byte) {
 	switch {
 	case inter == ' ' && final == 'q': // DECSCUSR
-		s.cursorStyle = s.parser.param(0, 0)
+		s.cursorStyle = s.seq.Param(0, 0)
 	case inter == '!' && final == 'p': // DECSTR
 		s.softReset()
 	case inter == '$' && final == 'p': // DECRQM for ANSI modes
@@ -129,12 +129,12 @@ func (s *Screen) csiIntermediate(inter, final byte) {
 
 // csiPrivate handles CSI ? ... sequences.
 func (s *Screen) csiPrivate(final byte) {
-	p := &s.parser
-	if p.ninter == 1 && p.inter[0] == '$' && final == 'p' {
+	p := s.seq
+	if len(p.Inter) == 1 && p.Inter[0] == '$' && final == 'p' {
 		s.reportMode(true)
 		return
 	}
-	if p.ninter != 0 {
+	if len(p.Inter) != 0 {
 		s.recordUnhandled()
 		return
 	}
@@ -142,9 +142,9 @@ func (s *Screen) csiPrivate(final byte) {
 	case 'h', 'l':
 		s.setPrivateModes(final == 'h')
 	case 'J': // DECSED: no protected cells here, so same as ED
-		s.eraseDisplay(p.param(0, 0))
+		s.eraseDisplay(p.Param(0, 0))
 	case 'K':
-		s.eraseLine(p.param(0, 0))
+		s.eraseLine(p.Param(0, 0))
 	case 'n':
 		s.deviceStatus(true)
 	default:
@@ -154,7 +154,7 @@ func (s *Screen) csiPrivate(final byte) {
 
 // deviceStatus answers DSR 5 (status) and 6 (cursor position report).
 func (s *Screen) deviceStatus(private bool) {
-	switch s.parser.param(0, 0) {
+	switch s.seq.Param(0, 0) {
 	case 5:
 		if !private {
 			s.replies = append(s.replies, "\x1b[0n"...)
@@ -183,7 +183,7 @@ func (s *Screen) deviceStatus(private bool) {
 // screen: the title stack (22/23), which vim uses around its own title.
 // Resizing and reporting requests are recorded as unhandled.
 func (s *Screen) windowOp() {
-	switch s.parser.param(0, 0) {
+	switch s.seq.Param(0, 0) {
 	case 22:
 		if len(s.titles) < 16 {
 			s.titles = append(s.titles, s.title)

@@ -25,9 +25,11 @@
 // fixed capacity. Rows remember whether they were left by an autowrap, so
 // a width change reflows the main screen and the scrollback (Resize).
 //
-// The parser is a byte-at-a-time state machine with all its state in the
-// Screen, so sequences and UTF-8 may be split anywhere across Write calls.
-// Runs of printable ASCII bypass it and are copied into cells directly.
+// Parsing is done by package vtparse, a table-driven state machine with
+// all its state in the Screen's Parser, so sequences and UTF-8 may be
+// split anywhere across Write calls; Screen is its handler. Runs of
+// printable ASCII reach the screen as one slice and are copied into cells
+// directly.
 //
 // # Replies and unhandled sequences
 //

@@ -4,10 +4,10 @@ import "strconv"
 
 // setANSIModes handles SM/RM (CSI h / CSI l) without the ? prefix.
 func (s *Screen) setANSIModes(on bool) {
-	p := &s.parser
+	p := s.seq
 	unknown := false
-	for i := 0; i < max(p.nparams, 1); i++ {
-		switch p.param(i, 0) {
+	for i := 0; i < max(len(p.Params), 1); i++ {
+		switch p.Param(i, 0) {
 		case 4:
 			s.insert = on
 		case 20:
@@ -37,10 +37,10 @@ var trackedModes = map[int]bool{1: true, 6: true, 7: true, 25: true, 47: true, 6
 
 // setPrivateModes handles DECSET/DECRST (CSI ? h / CSI ? l).
 func (s *Screen) setPrivateModes(on bool) {
-	p := &s.parser
+	p := s.seq
 	unknown := false
-	for i := 0; i < p.nparams; i++ {
-		switch m := p.params[i]; m {
+	for i := 0; i < len(p.Params); i++ {
+		switch m := p.Params[i]; m {
 		case 1:
 			s.appCursor = on
 		case 6:
@@ -100,7 +100,7 @@ func (s *Screen) setPrivateModes(on bool) {
 			s.inert[m] = on
 		}
 	}
-	if unknown || p.nparams == 0 {
+	if unknown || len(p.Params) == 0 {
 		s.recordUnhandled()
 	}
 }
@@ -137,7 +137,7 @@ func (s *Screen) clearBuffer(b *buffer) {
 // reportMode answers DECRQM: CSI [?] Ps ; Pm $ y with Pm 1 set, 2 reset,
 // 0 not recognised.
 func (s *Screen) reportMode(private bool) {
-	m := s.parser.param(0, 0)
+	m := s.seq.Param(0, 0)
 	state := 0
 	if private {
 		switch {

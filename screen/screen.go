@@ -1,5 +1,7 @@
 package screen
 
+import "github.com/ptyplex/ptyplex/screen/vtparse"
+
 // Options configures a Screen. The zero value gives the defaults.
 type Options struct {
 	Scrollback int // scrollback ring capacity in lines; 0 means 10000; negative means none
@@ -118,7 +120,8 @@ type Screen struct {
 	clusterIndex map[string]int32
 	clusterBuf   []byte // scratch for extendCluster
 
-	parser  parser
+	parser  vtparse.Parser
+	seq     *vtparse.Seq // the sequence being dispatched
 	replies []byte
 	unknown unhandledRing
 }

@@ -3,20 +3,20 @@ package screen
 // sgr applies Select Graphic Rendition parameters to the pen. Colours
 // keep the form they were given in (see color).
 func (s *Screen) sgr() {
-	p := &s.parser
-	if p.nparams == 0 {
+	p := s.seq
+	if len(p.Params) == 0 {
 		s.pen = attrs{}
 		return
 	}
 	unknown := false
-	for i := 0; i < p.nparams; i++ {
-		v := p.params[i]
+	for i := 0; i < len(p.Params); i++ {
+		v := p.Params[i]
 		// Sub-parameters belonging to this one (colon form), if any.
 		j := i + 1
-		for j < p.nparams && p.sub[j] {
+		for j < len(p.Params) && p.Sub[j] {
 			j++
 		}
-		subs := p.params[i+1 : j]
+		subs := p.Params[i+1 : j]
 		switch {
 		case v == 0:
 			s.pen = attrs{}
@@ -76,7 +76,7 @@ func (s *Screen) sgr() {
 				c, ok = extendedColor(subs, true)
 			} else {
 				var used int
-				c, ok, used = extendedColorSemi(p.params[i+1 : p.nparams])
+				c, ok, used = extendedColorSemi(p.Params[i+1 : len(p.Params)])
 				j = i + 1 + used
 			}
 			if !ok {

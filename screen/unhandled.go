@@ -86,5 +86,5 @@ func (s *Screen) ClearUnhandled() {
 
 // recordUnhandled notes the sequence currently held by the parser.
 func (s *Screen) recordUnhandled() {
-	s.unknown.add(s.parser.raw)
+	s.unknown.add(s.seq.Raw)
 }
