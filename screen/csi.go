@@ -198,7 +198,8 @@ func (s *Screen) windowOp() {
 	}
 }
 
-// repeat is REP: print the last graphic character n more times.
+// repeat is REP: print the last graphic character n more times, the
+// whole grapheme (base and combining marks) as xterm and tmux do.
 func (s *Screen) repeat(n int) {
 	if s.lastPrinted <= 0 {
 		return
@@ -206,8 +207,34 @@ func (s *Screen) repeat(n int) {
 	if n > s.cols*s.rows {
 		n = s.cols * s.rows // anything more only scrolls blank work
 	}
-	r := s.lastPrinted
+	cluster := s.lastGrapheme()
 	for i := 0; i < n; i++ {
-		s.printRune(r)
+		if cluster == "" {
+			s.printRune(s.lastPrinted)
+			continue
+		}
+		for _, r := range cluster {
+			s.printRune(r)
+		}
 	}
+}
+
+// lastGrapheme returns the cluster text of the cell the last character
+// went into, or "" when that cell holds a single code point. Nothing has
+// moved the cursor since (anything that could would have cleared
+// lastPrinted), so the cell is the one just left of it, or under it
+// while a wrap is pending; a wide character's lead is one further left.
+func (s *Screen) lastGrapheme() string {
+	col := s.col
+	if !s.pendingWrap {
+		col--
+	}
+	line := s.line(s.row)
+	if col > 0 && col < len(line) && line[col].flags&flagWideTrail != 0 {
+		col--
+	}
+	if col < 0 || col >= len(line) || line[col].r >= 0 || int(-line[col].r-1) >= len(s.clusters) {
+		return ""
+	}
+	return s.clusters[-line[col].r-1]
 }

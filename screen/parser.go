@@ -15,11 +15,19 @@ type vtHandler Screen
 
 func (h *vtHandler) Print(text []byte) { (*Screen)(h).printASCII(text) }
 func (h *vtHandler) PrintRune(r rune)  { (*Screen)(h).printRune(r) }
-func (h *vtHandler) Execute(c byte)    { (*Screen)(h).execute(c) }
+
+// Execute and every dispatch clear lastPrinted: REP repeats a character
+// only when nothing came between it and the REP, as xterm and tmux do.
+func (h *vtHandler) Execute(c byte) {
+	s := (*Screen)(h)
+	s.lastPrinted = 0
+	s.execute(c)
+}
 
 func (h *vtHandler) CSI(seq *vtparse.Seq) {
 	s := (*Screen)(h)
 	s.seq = seq
+	defer s.forgetPrinted()
 	if seq.Malformed {
 		s.recordUnhandled()
 		return
@@ -30,12 +38,14 @@ func (h *vtHandler) CSI(seq *vtparse.Seq) {
 func (h *vtHandler) ESC(seq *vtparse.Seq) {
 	s := (*Screen)(h)
 	s.seq = seq
+	defer s.forgetPrinted()
 	s.escDispatch(seq.Final)
 }
 
 func (h *vtHandler) OSC(seq *vtparse.Seq) {
 	s := (*Screen)(h)
 	s.seq = seq
+	defer s.forgetPrinted()
 	s.oscDispatch()
 }
 
@@ -43,5 +53,10 @@ func (h *vtHandler) OSC(seq *vtparse.Seq) {
 func (h *vtHandler) String(seq *vtparse.Seq) {
 	s := (*Screen)(h)
 	s.seq = seq
+	defer s.forgetPrinted()
 	s.recordUnhandled()
 }
+
+// forgetPrinted runs after each sequence, REP included (a second REP in a
+// row repeats nothing either).
+func (s *Screen) forgetPrinted() { s.lastPrinted = 0 }
