@@ -134,6 +134,8 @@ func (s *Screen) oscDispatch() {
 		s.oscColor(n, string(data[i:]))
 	case 104, 110, 111, 112:
 		s.oscColorReset(n, string(data[i:]))
+	case 133:
+		s.addMark(data[i:])
 	default:
 		s.recordUnhandled()
 	}

@@ -187,12 +187,13 @@ func (s *Screen) fullWidth() bool { return s.left == 0 && s.right == s.cols-1 }
 // main screen go to the scrollback, but only when the region starts at
 // the first line: a status bar under a fixed header is not history.
 func (s *Screen) scrollUp(top, bottom, n int) {
-	if top == 0 && !s.altActive && s.scroll.capacity > 0 && s.fullWidth() {
+	if top == 0 && !s.altActive && s.fullWidth() {
 		h := bottom - top + 1
 		if n > h {
 			n = h
 		}
-		for i := 0; i < n; i++ {
+		s.scrolledOff += n
+		for i := 0; i < n && s.scroll.capacity > 0; i++ {
 			s.scroll.push(s.line(top+i), s.cur.isWrapped(top+i))
 		}
 	}

@@ -15,6 +15,7 @@ func (s *Screen) hardReset() {
 	s.row, s.col, s.pendingWrap = 0, 0, false
 	s.pen = attrs{}
 	s.lastPrinted = 0
+	s.marks = s.marks[:0]
 	s.top, s.bottom = 0, s.rows-1
 	s.left, s.right, s.lrmm = 0, s.cols-1, false
 	s.colors = colorTable{}

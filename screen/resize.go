@@ -56,6 +56,7 @@ func (s *Screen) resizeRows(rows int) {
 	}
 	// Shift out lines above the cursor if the cursor would fall off.
 	if shift := *row - (rows - 1); shift > 0 {
+		s.scrolledOff += shift
 		for i := 0; i < shift; i++ {
 			s.scroll.push(b.lines[i], b.wrapped[i])
 		}

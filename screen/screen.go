@@ -124,6 +124,9 @@ type Screen struct {
 	seq     *vtparse.Seq // the sequence being dispatched
 	replies []byte
 	unknown unhandledRing
+
+	marks       []Mark // shell integration marks, oldest first (marks.go)
+	scrolledOff int    // lines that ever scrolled off the top of the main screen
 }
 
 // New returns a blank screen of the given size. Sizes below 1 are clamped.

@@ -1,0 +1,62 @@
+package screen
+
+import "strconv"
+
+// maxMarks bounds the marks kept: the oldest go first, like scrollback.
+const maxMarks = 1000
+
+// Mark is one shell-integration mark (OSC 133): where a prompt started
+// (A), the command line began (B), its output began (C) or the command
+// finished (D, with its exit status when the shell sent one).
+type Mark struct {
+	Kind byte // 'A', 'B', 'C' or 'D'
+	// Line is the absolute line the cursor was on: lines that had
+	// scrolled off the top of the main screen by then, plus the cursor's
+	// row (both from 0). It stays meaningful as output scrolls on: with
+	// k = Line-ScrolledOff(), the line is Line(k+1) while k >= 0 and
+	// scrollback line Line(k) (-1 the newest) after it scrolled off.
+	// On the alternate screen it is just the row.
+	Line      int
+	Col       int
+	Status    int  // D's exit status
+	HasStatus bool // D carried a status
+	Alt       bool // the alternate screen was showing
+}
+
+// Marks returns the OSC 133 marks received, oldest first (at most the
+// last thousand).
+func (s *Screen) Marks() []Mark { return append([]Mark(nil), s.marks...) }
+
+// ScrolledOff returns how many lines have scrolled off the top of the main
+// screen since the Screen started, the origin of Mark.Line.
+func (s *Screen) ScrolledOff() int { return s.scrolledOff }
+
+// addMark records OSC 133 with arguments a ("A", "D;0", "A;k=v", ...).
+// Kinds other than A-D are left to recordUnhandled's caller.
+func (s *Screen) addMark(a []byte) {
+	if len(a) == 0 || a[0] < 'A' || a[0] > 'D' || (len(a) > 1 && a[1] != ';') {
+		s.recordUnhandled()
+		return
+	}
+	m := Mark{Kind: a[0], Line: s.row, Col: s.col, Alt: s.altActive}
+	if !s.altActive {
+		m.Line += s.scrolledOff
+	}
+	if m.Kind == 'D' && len(a) > 2 {
+		rest := a[2:]
+		for i, c := range rest {
+			if c == ';' {
+				rest = rest[:i]
+				break
+			}
+		}
+		if n, err := strconv.Atoi(string(rest)); err == nil {
+			m.Status, m.HasStatus = n, true
+		}
+	}
+	if len(s.marks) == maxMarks {
+		copy(s.marks, s.marks[1:])
+		s.marks = s.marks[:maxMarks-1]
+	}
+	s.marks = append(s.marks, m)
+}
