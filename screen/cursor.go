@@ -169,6 +169,12 @@ func (s *Screen) restoreCursor() {
 }
 
 func (s *Screen) tabForward(n int) {
+	if s.pendingWrap && s.col == s.cols-1 {
+		// There is no stop to go to: the cursor stays, and so does the
+		// pending wrap, so the next character still starts a new line (as
+		// xterm.js and tmux; clearing it put that text a row higher).
+		return
+	}
 	s.pendingWrap = false
 	for ; n > 0 && s.col < s.cols-1; n-- {
 		s.col++
