@@ -9,7 +9,8 @@ import (
 // genStream builds a pseudo-random byte stream of the sequences programs
 // commonly send (text in several scripts, cursor motion, erasing,
 // insert/delete, scroll regions, SGR, save/restore, insert and autowrap
-// modes, the alternate screen), for the differential test. The same seed
+// modes, the alternate screen, REP right after a character and REP with
+// controls or sequences in between), for the differential test. The same seed
 // always gives the same stream.
 func genStream(seed int64, cols, rows int) []byte {
 	rng := rand.New(rand.NewSource(seed))
@@ -17,6 +18,9 @@ func genStream(seed int64, cols, rows int) []byte {
 	words := []string{"hello", "world", "ls", "-la", "foo.go", "|", "a", "0123456789", "the quick brown fox"}
 	wide := []string{"中", "文", "日本語", "한국", "ｆｕｌｌ", "😀", "🎉"}
 	marks := []string{"e\u0301", "n\u0303", "a\u0308\u0304"}
+	// Controls and sequences that may sit between a character and REP.
+	between := []string{"", "", "\r", "\n", "\b", "\t", "\x1b[31m", "\x1b[m", "\x1b[C", "\x1b[K",
+		"\x1bD", "\x1b[?7h", "\x1b[4l", "\x1b]0;t\x07", "\x1b7", "\x1b[b"}
 	n := 10 + rng.Intn(50)
 	num := func(hi int) int { return 1 + rng.Intn(hi) }
 	for i := 0; i < n; i++ {
@@ -69,8 +73,14 @@ func genStream(seed int64, cols, rows int) []byte {
 			b.WriteString([]string{"\x1b[?7l", "\x1b[?7h"}[rng.Intn(2)])
 		case k < 98:
 			b.WriteString([]string{"\x1b[?1049h", "\x1b[?1049l"}[rng.Intn(2)])
-		default:
+		case k < 99:
 			fmt.Fprintf(&b, "x\x1b[%db", num(10))
+		default:
+			// REP with something between it and the character: it must
+			// then repeat nothing. The character may be wide or combined.
+			b.WriteString([]string{"y", "中", "e\u0301", "😀"}[rng.Intn(4)])
+			b.WriteString(between[rng.Intn(len(between))])
+			fmt.Fprintf(&b, "\x1b[%db", num(6))
 		}
 	}
 	return []byte(b.String())
