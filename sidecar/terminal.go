@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"encoding/binary"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -88,20 +87,17 @@ func (t *terminal) start() {
 // a pooled frame buffer whose header is filled in afterwards.
 func (t *terminal) readLoop() {
 	defer close(t.readDone)
-	hdr := proto.HeaderSize + 2 + len(t.id)
+	hdr := proto.DataHeaderSize(len(t.id))
 	room := readRoom(hdr)
 	for {
-		n := t.gate.Acquire(room, nil)
+		n := t.gate.Acquire(room)
 		pb := getFrameBuf(hdr + n)
 		buf := (*pb)[:hdr+n]
 		got, err := t.proc.Read(buf[hdr:])
 		if got > 0 {
 			t.gate.Consume(got)
 			buf = buf[:hdr+got]
-			binary.LittleEndian.PutUint32(buf, uint32(len(buf)-4))
-			buf[4] = byte(proto.TypeOutput)
-			binary.LittleEndian.PutUint16(buf[5:], uint16(len(t.id)))
-			copy(buf[7:], t.id)
+			proto.PutDataHeader(buf, proto.TypeOutput, t.id)
 			t.sc.out.send(outFrame{buf: buf, pooled: pb, term: t}, true)
 		} else {
 			putFrameBuf(pb)
