@@ -55,3 +55,18 @@ func CheckID(id string) error {
 	}
 	return nil
 }
+
+// DataHeaderSize is how many bytes precede the payload of a data frame
+// (INPUT or OUTPUT) for a terminal id of idLen bytes: the frame header,
+// the u16 id length and the id.
+func DataHeaderSize(idLen int) int { return HeaderSize + 2 + idLen }
+
+// PutDataHeader fills in the header of a data frame of type typ whose
+// payload already sits in frame after DataHeaderSize(len(id)) bytes, so
+// that a reader can read straight into a frame buffer and label it after.
+func PutDataHeader(frame []byte, typ Type, id string) {
+	binary.LittleEndian.PutUint32(frame, uint32(len(frame)-4))
+	frame[4] = byte(typ)
+	binary.LittleEndian.PutUint16(frame[5:], uint16(len(id)))
+	copy(frame[7:], id)
+}

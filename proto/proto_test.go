@@ -234,3 +234,17 @@ func TestMarshalKeepsStrings(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+func TestPutDataHeaderMatchesDataBody(t *testing.T) {
+	id, payload := "term-7", []byte("hello")
+	frame := make([]byte, DataHeaderSize(len(id))+len(payload))
+	copy(frame[DataHeaderSize(len(id)):], payload)
+	PutDataHeader(frame, TypeOutput, id)
+	body, err := DataBody(id, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := AppendFrame(nil, TypeOutput, body); string(frame) != string(want) {
+		t.Fatalf("PutDataHeader built %q, want %q", frame, want)
+	}
+}

@@ -37,8 +37,8 @@ func (g *Gate) Limited() bool {
 
 // Acquire blocks until there is credit and returns how many bytes (at most
 // max) the caller may read now. The caller must report what it actually
-// read with Consume. done aborts the wait; Acquire then returns 0.
-func (g *Gate) Acquire(max int, done <-chan struct{}) int {
+// read with Consume. A reader that must stop waiting lifts the gate.
+func (g *Gate) Acquire(max int) int {
 	for {
 		g.mu.Lock()
 		if !g.limited {
@@ -55,11 +55,7 @@ func (g *Gate) Acquire(max int, done <-chan struct{}) int {
 		}
 		wake := g.wake
 		g.mu.Unlock()
-		select {
-		case <-wake:
-		case <-done:
-			return 0
-		}
+		<-wake
 	}
 }
 

@@ -11,23 +11,23 @@ import (
 func TestOpenGateNeverParks(t *testing.T) {
 	g := NewGate(nil)
 	assert.False(t, g.Limited())
-	assert.Equal(t, 4096, g.Acquire(4096, nil))
+	assert.Equal(t, 4096, g.Acquire(4096))
 	g.Consume(4096)
 	g.Grant(10) // ignored
-	assert.Equal(t, 4096, g.Acquire(4096, nil))
+	assert.Equal(t, 4096, g.Acquire(4096))
 }
 
 func TestGateSizesReadsToBudget(t *testing.T) {
 	budget := uint64(100)
 	g := NewGate(&budget)
-	assert.Equal(t, 100, g.Acquire(4096, nil))
+	assert.Equal(t, 100, g.Acquire(4096))
 	g.Consume(60)
-	assert.Equal(t, 40, g.Acquire(4096, nil))
-	assert.Equal(t, 10, g.Acquire(10, nil))
+	assert.Equal(t, 40, g.Acquire(4096))
+	assert.Equal(t, 10, g.Acquire(10))
 	g.Consume(40)
 
 	got := make(chan int)
-	go func() { got <- g.Acquire(4096, nil) }()
+	go func() { got <- g.Acquire(4096) }()
 	select {
 	case n := <-got:
 		t.Fatalf("Acquire returned %d with no budget", n)
@@ -46,7 +46,7 @@ func TestGateLiftReleasesParkedReader(t *testing.T) {
 	zero := uint64(0)
 	g := NewGate(&zero)
 	got := make(chan int)
-	go func() { got <- g.Acquire(512, nil) }()
+	go func() { got <- g.Acquire(512) }()
 	g.Lift()
 	select {
 	case n := <-got:
@@ -57,17 +57,9 @@ func TestGateLiftReleasesParkedReader(t *testing.T) {
 	assert.False(t, g.Limited())
 }
 
-func TestGateAcquireAbortsOnDone(t *testing.T) {
-	zero := uint64(0)
-	g := NewGate(&zero)
-	done := make(chan struct{})
-	close(done)
-	assert.Equal(t, 0, g.Acquire(512, done))
-}
-
 func TestGateGrantSaturates(t *testing.T) {
 	b := uint64(math.MaxUint64 - 1)
 	g := NewGate(&b)
 	g.Grant(10)
-	assert.Equal(t, math.MaxInt32, g.Acquire(math.MaxInt32, nil))
+	assert.Equal(t, math.MaxInt32, g.Acquire(math.MaxInt32))
 }

@@ -5,10 +5,13 @@
 //   - Run's caller goroutine is the dispatch loop: it reads host frames in
 //     order and acts on them without ever blocking on a terminal (input goes
 //     through each terminal's queue).
-//   - One writer goroutine owns the output stream (writer.go). Everything the
-//     host receives passes through its bounded queue, so a host that stops
-//     reading stalls the PTY readers, then the children, and memory stays
-//     flat.
+//   - The output stream is held by one goroutine at a time (writer.go):
+//     a terminal's reader, supervisor or spawn goroutine that finds it free
+//     writes its own frame and what others queued meanwhile, up to a budget;
+//     the writer goroutine writes what the dispatch loop queued and what an
+//     inline writer left. Everything the host receives passes through the
+//     writer's bounded lanes, so a host that stops reading stalls the PTY
+//     readers, then the children, and memory stays flat.
 //   - Each terminal has a reader (PTY -> OUTPUT frames, gated by credit), an
 //     input writer (queue -> PTY) and a supervisor that waits for the child,
 //     cleans up its session and sends EXIT after the last OUTPUT

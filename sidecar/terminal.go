@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"encoding/binary"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -88,20 +87,17 @@ func (t *terminal) start() {
 // a pooled frame buffer whose header is filled in afterwards.
 func (t *terminal) readLoop() {
 	defer close(t.readDone)
-	hdr := proto.HeaderSize + 2 + len(t.id)
+	hdr := proto.DataHeaderSize(len(t.id))
 	room := readRoom(hdr)
 	for {
-		n := t.gate.Acquire(room, nil)
+		n := t.gate.Acquire(room)
 		pb := getFrameBuf(hdr + n)
 		buf := (*pb)[:hdr+n]
 		got, err := t.proc.Read(buf[hdr:])
 		if got > 0 {
 			t.gate.Consume(got)
 			buf = buf[:hdr+got]
-			binary.LittleEndian.PutUint32(buf, uint32(len(buf)-4))
-			buf[4] = byte(proto.TypeOutput)
-			binary.LittleEndian.PutUint16(buf[5:], uint16(len(t.id)))
-			copy(buf[7:], t.id)
+			proto.PutDataHeader(buf, proto.TypeOutput, t.id)
 			t.sc.out.send(outFrame{buf: buf, pooled: pb, term: t}, true)
 		} else {
 			putFrameBuf(pb)
@@ -251,4 +247,45 @@ func (t *terminal) stopKillTimer() {
 		t.killTimer.Stop()
 	}
 	t.mu.Unlock()
+}
+
+// frameSize is the most one OUTPUT frame takes on the wire, header
+// included. Hosts read their stdout pipe 64 KiB at a time (Node, libuv
+// and most runtimes do), so a flood whose every frame is exactly one such
+// read reaches the host as whole frames, one per read: a host decoder
+// never has to join a frame from two reads, which costs naive decoders
+// (concatenate, copy out) two or three extra copies of every byte.
+const frameSize = 64 << 10
+
+// minRead is the least a reader asks for when a terminal's id is so long
+// that its header leaves less than this of frameSize.
+const minRead = 4 << 10
+
+// readRoom is how much a terminal whose frame header takes hdr bytes
+// reads from its PTY into one OUTPUT frame.
+func readRoom(hdr int) int { return max(frameSize-hdr, minRead) }
+
+// framePool recycles OUTPUT frame buffers: readers read straight into a
+// buffer that already holds the frame header, and the writer returns it.
+var framePool = sync.Pool{New: func() any {
+	b := make([]byte, 0, frameSize)
+	return &b
+}}
+
+func getFrameBuf(need int) *[]byte {
+	p := framePool.Get().(*[]byte)
+	if cap(*p) < need {
+		b := make([]byte, 0, need)
+		p = &b
+	}
+	return p
+}
+
+// putFrameBuf recycles a frame buffer; the larger ones of terminals with
+// very long ids are left to the collector.
+func putFrameBuf(p *[]byte) {
+	if cap(*p) == frameSize {
+		*p = (*p)[:0]
+		framePool.Put(p)
+	}
 }
