@@ -13,7 +13,7 @@ type inputWaited struct {
 	Wait  *waited `json:"wait"`
 }
 
-// The python loop of issue 13 through the MCP server: type a command that
+// The python loop an agent runs, through the MCP server: type a command that
 // prints after a short sleep, wait for the prompt. Before waits were tied
 // to input, 9 of 20 rounds returned at once on the old prompt.
 func TestInputWaitPythonLoop(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 const survivor = `(trap '' HUP; exec sleep 1000) & echo bg=$!; exec cat`
 
 // TestWatchdogReplacedWhenKilled: a program of our uid kills the watchdog
-// (issue 16 item 8). The sidecar says so on stderr and starts a new one,
+// (a killed watchdog must not go unnoticed). The sidecar says so on stderr and starts a new one,
 // which knows the running terminal and cleans up after a later SIGKILL of
 // the sidecar. Before, the job outlived the sidecar.
 func TestWatchdogReplacedWhenKilled(t *testing.T) {

@@ -80,7 +80,7 @@ func main() {
 				s, err := sidecarThroughput(*sidecarBin, f, n, raw)
 				return b, s, err
 			})
-			// Issue 15's budgets, against plain reads, with the
+			// The throughput budgets, against plain reads, with the
 			// default settings.
 			var budget *float64
 			switch n {
@@ -120,7 +120,7 @@ func main() {
 		})
 		// Idle: an absolute budget. Beside floods the children saturate
 		// every core, which sets the directly driven PTY's own p99 far
-		// above any absolute figure: the budget is relative (issue 15).
+		// above any absolute figure: the budget is relative.
 		if floods == 0 {
 			t.add(row{name: "Echo round trip p50, idle (ms)", unit: "%.3f", scale: 1, s: p50})
 			t.add(row{name: "Echo round trip p99, idle (ms)", unit: "%.3f", scale: 1, s: p99, maxValue: ptr(1.0)})

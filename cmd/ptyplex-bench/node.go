@@ -13,7 +13,7 @@ import (
 )
 
 // nodeHostMiB is what the child cats per run in the Node host rows: the
-// size issue 15 (item 6) and issue 12 set their budgets at.
+// size the Node budgets are set at.
 const nodeHostMiB = 32
 
 // nodeRows measures one terminal through Node hosts against node-pty, the

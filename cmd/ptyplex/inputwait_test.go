@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The python loop of issue 13: type a command, wait for the prompt. Each
+// The python loop an agent runs: type a command, wait for the prompt. Each
 // command sleeps before it prints, so a wait that returned on the old
 // prompt would come back before the result is on the screen.
 func TestInputWaitNeverReturnsOnTheOldPrompt(t *testing.T) {

@@ -25,7 +25,7 @@ var plants = []plant{
 	{"FIFO with no reader", `mkfifo -m 666 out`, "it is a FIFO"},
 }
 
-// TestPTYDumpRefusesPlantedFiles is the attack of issue 16 item 1 on
+// TestPTYDumpRefusesPlantedFiles is the planted-file attack on
 // `start --pty-dump`: nothing the attacker planted is written, the victim
 // file is untouched, start fails at once (not after its 15 s readiness
 // timeout, as it did on a FIFO) and says why.

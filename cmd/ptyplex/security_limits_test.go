@@ -77,7 +77,7 @@ func TestRequestSizeLimitIsExact(t *testing.T) {
 }
 
 // TestConnectionLimitAndIdleTimeout: hundreds of connections that never
-// send a request (issue 16 item 6). The daemon keeps at most 128 of them
+// send a request. The daemon keeps at most 128 of them
 // and its descriptors bounded, answers the rest "Daemon busy" at once,
 // drops the idle ones after 10 s with an error, and then serves again.
 func TestConnectionLimitAndIdleTimeout(t *testing.T) {
@@ -129,7 +129,7 @@ func TestConnectionLimitAndIdleTimeout(t *testing.T) {
 	waitServed(t, s.sock)
 }
 
-// TestPendingBytesBound is the memory attack of issue 16 item 6: 100
+// TestPendingBytesBound is the memory attack of many idle connections: 100
 // connections each send 10 MB without a newline. The daemon buffers at
 // most 64 MB of them (answering the others "Daemon busy"), so its peak
 // RSS stays far below the 1 GB they send (it reached 2 GB before), and

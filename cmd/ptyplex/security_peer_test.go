@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// fakeDaemon is the attacker of issue 16 item 3: it listens on a socket
+// fakeDaemon is a local attacker serving a socket: it listens on a socket
 // path before the real daemon does and answers like one, keeping what
 // clients send it.
 const fakeDaemon = `

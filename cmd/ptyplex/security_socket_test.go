@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// swapper is the attacker of issue 16 item 2: as soon as a socket appears
+// swapper is a local attacker who swaps sockets: as soon as a socket appears
 // at sock, it renames a symbolic link to victim over it.
 const swapper = `
 import os, stat, sys
