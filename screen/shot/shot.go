@@ -1,0 +1,210 @@
+// Package shot renders a terminal screen to a PNG image: what the
+// emulator in package screen holds, as a terminal window would show it.
+//
+// Every cell is CellWidth x CellHeight pixels and drawn in Go Mono (its
+// regular, bold, italic and bold italic faces, which ship inside the
+// binary). Colours are the screen's, resolved through its palette; bold
+// text uses the bold face, faint text is blended halfway to its
+// background, inverse swaps the colours, hidden text is not drawn, and
+// underline and strikethrough are one-pixel lines. A wide character
+// spans two cells. The cursor, when visible, is a block drawn by swapping
+// the colours of the cell under it.
+//
+// Limits: Go Mono covers Latin, Greek, Cyrillic, box drawing and block
+// elements, but no CJK, emoji, Braille or most symbols. A character whose
+// base the font lacks is drawn as an outlined box as wide as the
+// character (two cells for CJK and emoji), so the layout stays true even
+// where the glyph cannot be shown; combining marks the font lacks are
+// left out. Blinking text is drawn steady and the cursor is always a
+// block, whatever shape the program asked for.
+//
+// Output is deterministic: the same screen gives the same PNG bytes (on
+// one architecture and Go release; the rasteriser's floating point and
+// the PNG encoder's compression are not promised across them).
+package shot
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+
+	"github.com/ptyplex/ptyplex/screen"
+	"golang.org/x/text/unicode/norm"
+)
+
+// MaxPixels bounds an image. A screen may be 4096x4096 cells, which
+// would be two gigapixels; 8 Mi pixels (32 MiB while drawing) covers a
+// 250x200 screen and keeps a daemon that renders on request small.
+const MaxPixels = 8 << 20
+
+// Snapshot is a copy of what a screen shows. Take it while holding
+// whatever lock guards the Screen, then render it without the lock, so
+// that the program's output is not held up by PNG encoding.
+type Snapshot struct {
+	Cols, Rows int
+	// Cells holds Rows lines of Cols cells, the top line first.
+	Cells                []screen.Cell
+	CursorRow, CursorCol int // 0-based
+	CursorVisible        bool
+	// FG and BG are the default colours, for the image's border pixels
+	// and for cells that reset them.
+	FG, BG screen.Color
+}
+
+// Take copies the visible screen of s.
+func Take(s *screen.Screen) *Snapshot {
+	cols, rows := s.Size()
+	sn := &Snapshot{Cols: cols, Rows: rows, Cells: make([]screen.Cell, 0, cols*rows)}
+	var line []screen.Cell
+	for n := 1; n <= rows; n++ {
+		line = s.Cells(n, line)
+		sn.Cells = append(sn.Cells, line...)
+	}
+	sn.CursorRow, sn.CursorCol = s.Cursor()
+	sn.CursorVisible = s.CursorVisible()
+	sn.FG, sn.BG, _ = s.DefaultColors()
+	return sn
+}
+
+// Bounds returns the image size the snapshot renders to.
+func (sn *Snapshot) Bounds() image.Rectangle {
+	return image.Rect(0, 0, sn.Cols*CellWidth, sn.Rows*CellHeight)
+}
+
+// Image renders the snapshot.
+func (sn *Snapshot) Image() (*image.RGBA, error) {
+	b := sn.Bounds()
+	if px := b.Dx() * b.Dy(); px > MaxPixels {
+		return nil, fmt.Errorf("a %dx%d screen renders to %dx%d pixels, more than the %d a screenshot may have; resize the terminal smaller",
+			sn.Cols, sn.Rows, b.Dx(), b.Dy(), MaxPixels)
+	}
+	if len(sn.Cells) != sn.Cols*sn.Rows {
+		return nil, fmt.Errorf("snapshot holds %d cells, not %dx%d", len(sn.Cells), sn.Cols, sn.Rows)
+	}
+	gc, err := cache()
+	if err != nil {
+		return nil, err
+	}
+	img := image.NewRGBA(b)
+	for row := 0; row < sn.Rows; row++ {
+		line := sn.Cells[row*sn.Cols : (row+1)*sn.Cols]
+		for col, c := range line {
+			if c.Width == 0 {
+				continue // painted with its left half
+			}
+			sn.drawCell(img, gc, row, col, c, sn.cursorAt(line, row, col))
+		}
+	}
+	return img, nil
+}
+
+// cursorAt reports whether the cursor is on the character at col: on
+// its cell, or on the right half of the wide character starting there
+// (where the cursor stands after some programs move onto it).
+func (sn *Snapshot) cursorAt(line []screen.Cell, row, col int) bool {
+	if !sn.CursorVisible || row != sn.CursorRow {
+		return false
+	}
+	return col == sn.CursorCol || (line[col].Width == 2 && col+1 == sn.CursorCol)
+}
+
+func (sn *Snapshot) drawCell(img *image.RGBA, gc *glyphCache, row, col int, c screen.Cell, cursor bool) {
+	fg, bg := rgba(c.FG), rgba(c.BG)
+	if c.Attrs.Has(screen.AttrInverse) {
+		fg, bg = bg, fg
+	}
+	if cursor {
+		fg, bg = bg, fg
+	}
+	if c.Attrs.Has(screen.AttrFaint) {
+		fg = blend(fg, bg)
+	}
+	r := image.Rect(col*CellWidth, row*CellHeight, (col+c.Width)*CellWidth, (row+1)*CellHeight)
+	fill(img, r, bg)
+	if c.Attrs.Has(screen.AttrHidden) {
+		return
+	}
+	if c.Text != "" && c.Text != " " {
+		text := c.Text
+		if len(text) > 1 {
+			// A base and a combining mark the program sent apart (e and
+			// U+0301) usually have a precomposed form the font holds.
+			text = norm.NFC.String(text)
+		}
+		g := gc.get(glyphKey{text: text, style: styleOf(c.Attrs), width: c.Width})
+		if g.missing {
+			box(img, r, fg)
+		} else {
+			drawGlyph(img, r, image.NewUniform(fg), g)
+		}
+	}
+	if c.Attrs.Has(screen.AttrUnderline) {
+		fill(img, image.Rect(r.Min.X, r.Min.Y+ascent+1, r.Max.X, r.Min.Y+ascent+2), fg)
+	}
+	if c.Attrs.Has(screen.AttrStrike) {
+		fill(img, image.Rect(r.Min.X, r.Min.Y+ascent-5, r.Max.X, r.Min.Y+ascent-4), fg)
+	}
+}
+
+func styleOf(a screen.Attr) style {
+	s := styleRegular
+	if a.Has(screen.AttrBold) {
+		s |= styleBold
+	}
+	if a.Has(screen.AttrItalic) {
+		s |= styleItalic
+	}
+	return s
+}
+
+// box outlines r, inset by one pixel so that boxes side by side stay apart.
+func box(img *image.RGBA, r image.Rectangle, c color.RGBA) {
+	in := r.Inset(1)
+	in.Min.Y += 2 // the top of a capital, not of the cell
+	fill(img, image.Rect(in.Min.X, in.Min.Y, in.Max.X, in.Min.Y+1), c)
+	fill(img, image.Rect(in.Min.X, in.Max.Y-1, in.Max.X, in.Max.Y), c)
+	fill(img, image.Rect(in.Min.X, in.Min.Y, in.Min.X+1, in.Max.Y), c)
+	fill(img, image.Rect(in.Max.X-1, in.Min.Y, in.Max.X, in.Max.Y), c)
+}
+
+// fill paints r in c. Writing the pixels directly is several times faster
+// than draw.Draw with a uniform source for the small rectangles of cells.
+func fill(img *image.RGBA, r image.Rectangle, c color.RGBA) {
+	r = r.Intersect(img.Rect)
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		p := img.Pix[img.PixOffset(r.Min.X, y):img.PixOffset(r.Max.X, y)]
+		for i := 0; i < len(p); i += 4 {
+			p[i], p[i+1], p[i+2], p[i+3] = c.R, c.G, c.B, 0xff
+		}
+	}
+}
+
+func rgba(c screen.Color) color.RGBA { return color.RGBA{c.R, c.G, c.B, 0xff} }
+
+// blend is halfway between a and b: faint text, as xterm dims it.
+func blend(a, b color.RGBA) color.RGBA {
+	mid := func(x, y uint8) uint8 { return uint8((uint16(x) + uint16(y)) / 2) }
+	return color.RGBA{mid(a.R, b.R), mid(a.G, b.G), mid(a.B, b.B), 0xff}
+}
+
+// Encode renders the snapshot as PNG bytes.
+func (sn *Snapshot) Encode() ([]byte, error) {
+	img, err := sn.Image()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	// Screens are mostly flat areas: the fastest level makes files at most
+	// 10% larger than the default does, and on a screen full of colour
+	// takes about half its time (BenchmarkRender, 80x24).
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&buf, img); err != nil {
+		return nil, fmt.Errorf("encode PNG: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// PNG renders the visible screen of s as PNG bytes.
+func PNG(s *screen.Screen) ([]byte, error) { return Take(s).Encode() }
