@@ -42,7 +42,7 @@ screen; when more lines scroll by than the scrollback holds (--scrollback)
 between two wake-ups, the oldest of them are lost.`
 
 func runOutput(args []string) int {
-	c := newCLI("output", "ptyplex output --socket PATH [--color|--no-color] [--cursor none|print|inverse|both] [-n|--number] [--from N|-] [--to N] [--json] [--follow [--lines]]", outputAbout, true)
+	c := newCLI("output", "ptyplex output --socket PATH [--color|--no-color] [--cursor none|print|inverse|both] [-n|--number] [--from N|-] [--to N] [--json] [--follow [--lines]] [--png FILE]", outputAbout+outputPNGAbout, true)
 	color := c.fs.Bool("color", true, "keep colours and attributes (ANSI escapes); the default")
 	noColor := c.fs.Bool("no-color", false, "plain text without escapes")
 	cursor := c.fs.String("cursor", "none", "show the cursor: none, print, inverse or both")
@@ -57,11 +57,15 @@ func runOutput(args []string) int {
 	format := c.fs.String("format", "", "older form: `ascii` (as --no-color), ansi (as --color) or json (as ascii)")
 	follow := c.fs.Bool("follow", false, "print the screen each time it changes, until the program exits")
 	lines := c.fs.Bool("lines", false, "with --follow: print lines as they scroll off the screen, then the final screen")
+	png := addPNGFlag(c.fs)
 	if done, code := c.parse(args); done {
 		return code
 	}
 	if !c.needSocket() {
 		return exitUsage
+	}
+	if *png != "" {
+		return runOutputPNG(c, *png)
 	}
 	switch *cursor {
 	case "none", "print", "inverse", "both":
