@@ -49,9 +49,12 @@ func (d *Daemon) outputPNG(f fields) (any, error) {
 	}
 	st := d.st
 	st.mu.Lock()
-	snap := shot.Take(st.scr)
+	snap, err := shot.Take(st.scr)
 	gen := st.gen
 	st.mu.Unlock()
+	if err != nil {
+		return nil, requestError(fmt.Sprintf("Cannot render the screen: %v", err))
+	}
 
 	img, err := snap.Encode()
 	if err != nil {

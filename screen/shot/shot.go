@@ -53,9 +53,13 @@ type Snapshot struct {
 	FG, BG screen.Color
 }
 
-// Take copies the visible screen of s.
-func Take(s *screen.Screen) *Snapshot {
+// Take copies the visible screen of s. A screen too large to render is
+// refused here, before its cells are copied.
+func Take(s *screen.Screen) (*Snapshot, error) {
 	cols, rows := s.Size()
+	if err := checkSize(cols, rows); err != nil {
+		return nil, err
+	}
 	sn := &Snapshot{Cols: cols, Rows: rows, Cells: make([]screen.Cell, 0, cols*rows)}
 	var line []screen.Cell
 	for n := 1; n <= rows; n++ {
@@ -65,7 +69,17 @@ func Take(s *screen.Screen) *Snapshot {
 	sn.CursorRow, sn.CursorCol = s.Cursor()
 	sn.CursorVisible = s.CursorVisible()
 	sn.FG, sn.BG, _ = s.DefaultColors()
-	return sn
+	return sn, nil
+}
+
+// checkSize refuses a screen whose image would pass MaxPixels.
+func checkSize(cols, rows int) error {
+	w, h := cols*CellWidth, rows*CellHeight
+	if w*h > MaxPixels {
+		return fmt.Errorf("a %dx%d screen renders to %dx%d pixels, more than the %d a screenshot may have; resize the terminal smaller",
+			cols, rows, w, h, MaxPixels)
+	}
+	return nil
 }
 
 // Bounds returns the image size the snapshot renders to.
@@ -75,11 +89,10 @@ func (sn *Snapshot) Bounds() image.Rectangle {
 
 // Image renders the snapshot.
 func (sn *Snapshot) Image() (*image.RGBA, error) {
-	b := sn.Bounds()
-	if px := b.Dx() * b.Dy(); px > MaxPixels {
-		return nil, fmt.Errorf("a %dx%d screen renders to %dx%d pixels, more than the %d a screenshot may have; resize the terminal smaller",
-			sn.Cols, sn.Rows, b.Dx(), b.Dy(), MaxPixels)
+	if err := checkSize(sn.Cols, sn.Rows); err != nil {
+		return nil, err
 	}
+	b := sn.Bounds()
 	if len(sn.Cells) != sn.Cols*sn.Rows {
 		return nil, fmt.Errorf("snapshot holds %d cells, not %dx%d", len(sn.Cells), sn.Cols, sn.Rows)
 	}
@@ -207,4 +220,10 @@ func (sn *Snapshot) Encode() ([]byte, error) {
 }
 
 // PNG renders the visible screen of s as PNG bytes.
-func PNG(s *screen.Screen) ([]byte, error) { return Take(s).Encode() }
+func PNG(s *screen.Screen) ([]byte, error) {
+	sn, err := Take(s)
+	if err != nil {
+		return nil, err
+	}
+	return sn.Encode()
+}

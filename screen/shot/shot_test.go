@@ -24,7 +24,11 @@ func render(t *testing.T, cols, rows int, in string) *image.RGBA {
 	t.Helper()
 	s := screen.New(cols, rows, screen.Options{})
 	s.Write([]byte(in))
-	img, err := shot.Take(s).Image()
+	sn, err := shot.Take(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := sn.Image()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,10 +165,16 @@ func TestWideAndMissingGlyphs(t *testing.T) {
 }
 
 func TestTooLarge(t *testing.T) {
-	s := screen.New(4096, 4096, screen.Options{})
+	s := screen.New(1000, 500, screen.Options{})
 	_, err := shot.PNG(s)
-	if err == nil || !strings.Contains(err.Error(), "resize the terminal smaller") {
+	if err == nil || !strings.Contains(err.Error(), "a 1000x500 screen renders to 9000x9500 pixels") ||
+		!strings.Contains(err.Error(), "resize the terminal smaller") {
 		t.Fatalf("error %v, want one saying the screen is too large", err)
+	}
+	// The largest screen within the limit renders.
+	s = screen.New(250, 190, screen.Options{})
+	if _, err := shot.PNG(s); err != nil {
+		t.Fatalf("250x190: %v", err)
 	}
 }
 
@@ -176,7 +186,10 @@ func TestConcurrentRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := shot.Take(s)
+	snap, err := shot.Take(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	got := make([][]byte, 4)
 	for i := range got {
