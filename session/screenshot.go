@@ -12,8 +12,9 @@ import (
 // The daemon renders, rather than sending the cells for each client to
 // draw, because the image is smaller than the cells: a 200x50 screen is
 // 10,000 cells, which as JSON (text, two colours, attributes) would be
-// about 1 MB, while its PNG is 10-300 KB (BenchmarkRender in screen/shot;
-// 1.5 MB for the worst case, every cell in another colour). It also gives every
+// about 1 MB, while its PNG is 5-35 KB for the recorded programs in
+// testdata/shot (1.3 MB in the worst case, BenchmarkRender's 200x50 with
+// every cell in another colour). It also gives every
 // client, in any language, the same picture without a font or a renderer
 // of its own, and keeps the cell form out of the protocol, free to change.
 type ScreenshotData struct {
@@ -35,8 +36,8 @@ const maxScreenshot = (MaxMessage - 4<<10) / 4 * 3
 
 // outputPNG answers an OUTPUT request for "format":"png". The screen is
 // copied under the state lock and rendered after it is released, so that
-// the PTY reader is never held up by encoding (tens of milliseconds for a
-// large, colourful screen).
+// the PTY reader is never held up by encoding (5-20 ms for a typical
+// screen, up to several hundred for a 200x50 one in 256 colour pairs).
 func (d *Daemon) outputPNG(f fields) (any, error) {
 	for _, name := range []string{"from", "to"} {
 		if f.has(name) {

@@ -3,7 +3,6 @@ package shot
 import (
 	"fmt"
 	"image"
-	"image/draw"
 	"sync"
 
 	"golang.org/x/image/font"
@@ -45,8 +44,8 @@ type glyphKey struct {
 	width int
 }
 
-// glyph is a rasterised cell: the coverage mask to draw in the foreground
-// colour, or missing when the font has no glyph for the character's base
+// glyph is a rasterised cell: the coverage of each pixel in levels
+// (0..levels-1, not 0..255), or missing when the font has no glyph for the character's base
 // (the caller draws a box instead).
 type glyph struct {
 	mask    *image.Alpha
@@ -123,10 +122,9 @@ func (c *glyphCache) rasterise(k glyphKey) glyph {
 		d.Dot = fixed.P(0, ascent)
 		d.DrawString(string(r))
 	}
+	// Coverage becomes levels (see canvas.go), rounded to the nearest.
+	for i, a := range mask.Pix {
+		mask.Pix[i] = uint8((int(a)*(levels-1) + 127) / 255)
+	}
 	return glyph{mask: mask}
-}
-
-// drawGlyph paints g over dst at r in colour src.
-func drawGlyph(dst *image.RGBA, r image.Rectangle, src image.Image, g glyph) {
-	draw.DrawMask(dst, r, src, image.Point{}, g.mask, image.Point{}, draw.Over)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/png"
 	"strings"
 	"sync"
@@ -32,7 +33,9 @@ func render(t *testing.T, cols, rows int, in string) *image.RGBA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return img
+	out := image.NewRGBA(img.Bounds())
+	draw.Draw(out, out.Rect, img, image.Point{}, draw.Src)
+	return out
 }
 
 // cellRect is the pixel rectangle of the cell at row, col.
