@@ -6,7 +6,9 @@
 // binary). Colours are the screen's, resolved through its palette; bold
 // text uses the bold face, faint text is blended halfway to its
 // background, inverse swaps the colours, hidden text is not drawn, and
-// underline and strikethrough are one-pixel lines. A wide character
+// underline and strikethrough are one-pixel lines. Glyph edges are
+// antialiased in 16 steps, so that a screen of up to 16 colour pairs
+// fits a 256-colour palette and encodes small and fast. A wide character
 // spans two cells. The cursor, when visible, is a block drawn by swapping
 // the colours of the cell under it.
 //
