@@ -11,6 +11,7 @@ import (
 )
 
 const outputPNGAbout = `
+
 --png FILE (a ptyplex addition) writes the visible screen as a PNG image
 instead of printing text: colours, bold, underline, inverse, wide
 characters and the cursor, in Go Mono with 9x19-pixel cells. Characters
