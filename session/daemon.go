@@ -12,6 +12,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/safefile"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/screen"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // stopGrace is how long STOP lets the child react to SIGHUP/SIGTERM before
@@ -137,7 +138,7 @@ func (d *Daemon) Serve() {
 	}
 	d.teardown()
 	if stopReq != nil {
-		respond(stopReq.conn, MessageData{Message: "Shutting down"}, nil)
+		respond(stopReq.conn, wire.MessageData{Message: "Shutting down"}, nil)
 	}
 }
 
@@ -186,7 +187,7 @@ func (d *Daemon) accept() {
 // the PTY and removes an auto-generated socket.
 func (d *Daemon) teardown() {
 	for _, r := range d.queue.close() {
-		respond(r.conn, nil, requestError("Daemon is shutting down"))
+		respond(r.conn, nil, wire.RequestError("Daemon is shutting down"))
 	}
 	select {
 	case <-d.exited:

@@ -43,6 +43,6 @@
 //   - INPUT/OUTPUT/STATUS "with_gen" answer the output generation; WAIT
 //     "after_gen" waits for output beyond it (gen.go).
 //   - ATTACH turns the connection into a raw terminal stream (attach.go).
-//   - Every daemon records itself in a per-user registry that List reads
+//   - Every daemon records itself in a per-user registry that wire.List reads
 //     (registry.go, list.go).
 package session
