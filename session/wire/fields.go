@@ -6,19 +6,24 @@ import (
 	"strconv"
 )
 
-// RequestError is an error whose text goes to the client as is.
+// RequestError is an error whose text the daemon sends to the client as
+// is, as the "error" of its answer.
 type RequestError string
 
 func (e RequestError) Error() string { return string(e) }
 
+// Invalidf is the RequestError of a malformed request: "Invalid request: "
+// and the formatted reason, the words interminai's clients expect.
 func Invalidf(format string, a ...any) error {
 	return RequestError("Invalid request: " + fmt.Sprintf(format, a...))
 }
 
-// fields is a decoded request object, read field by field so that a wrong
+// Fields is a decoded request object, read field by field so that a wrong
 // type is reported by name.
 type Fields map[string]json.RawMessage
 
+// ParseRequest decodes one request line into its fields and its "type";
+// every failure is an Invalidf error naming what is wrong.
 func ParseRequest(line []byte) (Fields, string, error) {
 	var f Fields
 	if err := json.Unmarshal(line, &f); err != nil {
@@ -46,12 +51,13 @@ func ParseRequest(line []byte) (Fields, string, error) {
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
 
-// has reports whether the field is present and not null.
+// Has reports whether the field is present and not null.
 func (f Fields) Has(name string) bool {
 	raw, ok := f[name]
 	return ok && !isNull(raw)
 }
 
+// Bool reads a boolean field; absent or null is false.
 func (f Fields) Bool(name string) (bool, error) {
 	if !f.Has(name) {
 		return false, nil
@@ -63,6 +69,7 @@ func (f Fields) Bool(name string) (bool, error) {
 	return b, nil
 }
 
+// Str reads a string field and whether it was given.
 func (f Fields) Str(name string) (string, bool, error) {
 	if !f.Has(name) {
 		return "", false, nil
@@ -74,6 +81,7 @@ func (f Fields) Str(name string) (string, bool, error) {
 	return s, true, nil
 }
 
+// Int reads an integer field and whether it was given.
 func (f Fields) Int(name string) (int, bool, error) {
 	if !f.Has(name) {
 		return 0, false, nil
@@ -85,7 +93,7 @@ func (f Fields) Int(name string) (int, bool, error) {
 	return n, true, nil
 }
 
-// lineNumber reads an OUTPUT range bound: an integer, a numeric string, or
+// LineNumber reads an OUTPUT range bound: an integer, a numeric string, or
 // (when oldestOK) "-" for the oldest scrollback line.
 func (f Fields) LineNumber(name string, oldestOK bool) (n int, set, oldest bool, err error) {
 	if !f.Has(name) {

@@ -13,7 +13,7 @@ import (
 // into a Duration as it is, it would wrap negative and time out at once.
 const MaxTimeoutMS = int64(math.MaxInt64 / int64(time.Millisecond))
 
-// timeout reads a timeout in milliseconds: a non-negative integer, in any
+// Timeout reads a timeout in milliseconds: a non-negative integer, in any
 // JSON spelling of one (5000, 5e3, or beyond what an int64 holds, which is
 // clamped to MaxTimeoutMS like every value above it).
 func (f Fields) Timeout(name string) (time.Duration, bool, error) {
