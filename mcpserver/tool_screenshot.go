@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 var screenshotTool = toolDef{
@@ -49,7 +49,7 @@ func (s *Server) screenshot(ctx context.Context, in ScreenshotInput) (string, Sc
 	if err != nil {
 		return "", ScreenshotOutput{}, err
 	}
-	d, err := call[session.ScreenshotData](ctx, t.socket, map[string]any{"type": "OUTPUT", "format": "png"})
+	d, err := call[wire.ScreenshotData](ctx, t.socket, map[string]any{"type": "OUTPUT", "format": "png"})
 	if err != nil {
 		return "", ScreenshotOutput{}, err
 	}

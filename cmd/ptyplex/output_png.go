@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/ptyplex/ptyplex/internal/safefile"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 const outputPNGAbout = `
@@ -26,7 +26,7 @@ func addPNGFlag(fs *flag.FlagSet) *string {
 }
 
 // runOutputPNG is `output --png FILE`: the daemon renders the screen
-// (see session.ScreenshotData for why it, and not the client, draws) and
+// (see wire.ScreenshotData for why it, and not the client, draws) and
 // the image is written to path. The file is opened only once the image
 // is in hand, so a failed render leaves an existing file untouched.
 func runOutputPNG(c *cli, path string) int {
@@ -44,7 +44,7 @@ func runOutputPNG(c *cli, path string) int {
 	if path == "-" && isTerminal(os.Stdout) {
 		return c.usageError("--png - would write binary PNG data to the terminal; redirect stdout or name a file")
 	}
-	var ans session.ScreenshotData
+	var ans wire.ScreenshotData
 	if !call(c.socket, map[string]any{"type": "OUTPUT", "format": "png"}, &ans) {
 		return exitFail
 	}
