@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,9 +103,11 @@ func runAttach(args []string) int {
 // stream after it.
 func openAttach(socket string, readOnly bool) (*net.UnixConn, io.Reader, session.Size, bool) {
 	var size session.Size
-	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
+	// session.Dial refuses a socket served by another user before we send
+	// a byte: from here on every key typed goes to whoever serves it.
+	conn, err := session.Dial(context.Background(), socket)
 	if err != nil {
-		printError(fmt.Errorf("connect to %s: %w", socket, unwrapErrno(err)))
+		printError(err)
 		return nil, nil, size, false
 	}
 	req, _ := json.Marshal(map[string]any{"type": "ATTACH", "read_only": readOnly})
@@ -132,17 +135,6 @@ func openAttach(socket string, readOnly bool) (*net.UnixConn, io.Reader, session
 	var d session.AttachData
 	json.Unmarshal(r.Data, &d)
 	return conn, br, d.Size, true
-}
-
-// unwrapErrno reduces a dial error to its errno, which printError words.
-func unwrapErrno(err error) error {
-	if op, ok := err.(*net.OpError); ok {
-		if se, ok := op.Err.(*os.SyscallError); ok {
-			return se.Err
-		}
-		return op.Err
-	}
-	return err
 }
 
 // Why an attachment ended.

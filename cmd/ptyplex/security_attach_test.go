@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// squatter is another user's listener that answers ATTACH the way a real
+// daemon does and then keeps every byte it is sent. It prints "conn" when
+// it accepts, "got HEX" for every read with data and "closed" at the end
+// of each connection, so a test can tell exactly what reached it.
+const squatter = `
+import os, socket, sys
+path = sys.argv[1]
+s = socket.socket(socket.AF_UNIX)
+s.bind(path)
+os.chmod(path, 0o777)
+s.listen(16)
+print("ready", flush=True)
+while True:
+    c, _ = s.accept()
+    print("conn", flush=True)
+    answered = False
+    while True:
+        try:
+            b = c.recv(65536)
+        except OSError:
+            b = b""
+        if not b:
+            break
+        print("got", b.hex(), flush=True)
+        if not answered and b"\n" in b:
+            answered = True
+            try:
+                c.sendall(b'{"status":"ok","data":{"size":{"rows":24,"cols":80}}}\n\x1b[H\x1b[2JPassword for root: ')
+            except OSError:
+                pass
+    print("closed", flush=True)
+    c.close()
+`
+
+// startSquatter runs the squatter as attacker on sock and returns the lines
+// it prints after "ready".
+func startSquatter(t *testing.T, attacker account, sock string) <-chan string {
+	t.Helper()
+	py := attacker.command("python3", "-c", squatter, sock)
+	out, err := py.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := py.Start(); err != nil {
+		t.Fatalf("python3 (the attacker): %v", err)
+	}
+	t.Cleanup(func() { py.Process.Kill(); py.Wait() })
+	br := bufio.NewReader(out)
+	if line, err := br.ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the squatter did not start: %q %v", line, err)
+	}
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		for {
+			line, err := br.ReadString('\n')
+			if line != "" {
+				lines <- strings.TrimSpace(line)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return lines
+}
+
+// decodeGot turns the squatter's "got HEX" into the bytes it received.
+func decodeGot(line string) string {
+	var b []byte
+	fmt.Sscanf(strings.TrimPrefix(line, "got "), "%x", &b)
+	return string(b)
+}
+
+// TestSecurityAttachRefusesForeignListener: `attach` to a socket that
+// another user serves must refuse before it sends anything, so that the
+// keys typed on the attached terminal (a password, say) never reach that
+// user. Before the check, attach sent ATTACH, took the fake answer, put
+// the terminal in raw mode and forwarded every key.
+func TestSecurityAttachRefusesForeignListener(t *testing.T) {
+	t.Parallel()
+	attacker := otherUser(t)
+	sock := filepath.Join(sharedDir(t, os.ModeSticky|0o777), "session.sock")
+	events := startSquatter(t, attacker, sock)
+
+	// Wide enough that the error line does not wrap on the terminal.
+	a := attachPTY(t, 400, 24, "--socket", sock)
+	end := time.After(deadline)
+	var code int
+	closed := false
+wait:
+	for {
+		select {
+		case code = <-a.exit:
+			break wait
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatal("the squatter ended early")
+			}
+			if !strings.HasPrefix(ev, "got ") {
+				closed = closed || ev == "closed"
+				continue // attach may still check and close
+			}
+			// attach sent a request to another user's socket. Show
+			// what that costs: a typed password reaches them too.
+			a.typeKeys("hunter2\r")
+			got := decodeGot(ev)
+			for !strings.Contains(got, "hunter2") {
+				select {
+				case ev := <-events:
+					got += decodeGot(ev)
+				case <-time.After(deadline):
+					t.Fatalf("attach sent %q to another user's listener", got)
+				}
+			}
+			t.Fatalf("attach talked to another user's listener, which received %q", got)
+		case <-end:
+			a.mu.Lock()
+			text := a.scr.Text()
+			a.mu.Unlock()
+			t.Fatalf("attach neither refused nor talked to the listener; the terminal shows:\n%s", text)
+		}
+	}
+	if code == 0 {
+		t.Errorf("attach to another user's socket exited 0")
+	}
+	want := fmt.Sprintf("refusing to talk to %s: it is served by user %s (uid %d)", sock, attacker.name, attacker.uid)
+	a.waitText(want)
+	// The squatter saw the connection open and close with no byte on it.
+	for !closed {
+		select {
+		case ev := <-events:
+			if strings.HasPrefix(ev, "got ") {
+				t.Fatalf("the squatter received %q", decodeGot(ev))
+			}
+			closed = ev == "closed"
+		case <-time.After(deadline):
+			t.Fatal("the squatter never saw the connection close")
+		}
+	}
+}
