@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,5 +151,107 @@ wait:
 		case <-time.After(deadline):
 			t.Fatal("the squatter never saw the connection close")
 		}
+	}
+}
+
+// hostileProgram writes to its terminal what a program should not get to
+// do to a user who attaches: set their clipboard and title, send DCS
+// strings (a DECRQSS request), ask for the title back (a permissive
+// terminal would type it into the session), and asks for the device
+// attributes, which the session itself answers. It waits for a line
+// before it starts, so that the test can attach first, and prints the
+// answer it got, then "done".
+const hostileProgram = `
+import os, sys, termios, tty
+print("ready", flush=True)
+sys.stdin.readline()
+saved = termios.tcgetattr(0)
+tty.setraw(0)
+os.write(1, b"\x1b]52;c;aHVudGVyMg==\x07\x1b]2;owned-title\x07\x1bP$qm\x1b\\\x1b[21t\x1b[14t\x1b[c")
+answer = b""
+while not answer.endswith(b"c"):
+    answer += os.read(0, 1)
+termios.tcsetattr(0, termios.TCSANOW, saved)
+print("answer", answer.hex(), "done", flush=True)
+sys.stdin.readline()
+`
+
+// hostileBytes are the sequences hostileProgram writes, none of which may
+// reach an attached terminal or output --follow.
+var hostileBytes = []string{"\x1b]52;", "\x1b]2;", "owned-title", "\x1bP", "$qm", "\x1b[21t", "\x1b[14t", "\x1b[c"}
+
+// TestSecurityAttachFiltersOutput: attach writes what the emulator
+// understood, not the program's raw bytes, --read-only included; the
+// program's query is answered once, by the session; --allow-clipboard
+// lets the clipboard write through and nothing else. output --follow
+// prints none of it either. Before the filter, attach copied every byte.
+func TestSecurityAttachFiltersOutput(t *testing.T) {
+	t.Parallel()
+	requireTool(t, "python3")
+	s := start(t, "--", "python3", "-c", hostileProgram)
+	s.waitText("ready")
+	plain := attachPTY(t, 80, 24, "--socket", s.sock)
+	ro := attachPTY(t, 80, 24, "--socket", s.sock, "--read-only")
+	clip := attachPTY(t, 80, 24, "--socket", s.sock, "--allow-clipboard")
+	for _, a := range []*attachTerm{plain, ro, clip} {
+		a.waitText("ready")
+	}
+	follow := exec.Command(bin, "output", "--socket", s.sock, "--follow")
+	var followOut strings.Builder
+	follow.Stdout = &followOut
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { follow.Process.Kill() })
+
+	s.input("\r")
+	// The answer is the session's own (DA1 of its emulator): one answer,
+	// and the attached terminals never saw the question.
+	want := "answer " + hex.EncodeToString([]byte("\x1b[?62;22c")) + " done"
+	s.waitText(want)
+	for _, a := range []*attachTerm{plain, ro, clip} {
+		a.waitText(want)
+	}
+	s.input("\r") // the program exits; output --follow ends with it
+	if err := waitCmd(follow); err != nil {
+		t.Fatalf("output --follow: %v\n%s", err, followOut.String())
+	}
+	check := func(who, got string, allowed ...string) {
+		t.Helper()
+		for _, a := range allowed {
+			if !strings.Contains(got, a) {
+				t.Errorf("%s did not pass %q:\n%q", who, a, got)
+			}
+			got = strings.ReplaceAll(got, a, "")
+		}
+		for _, h := range hostileBytes {
+			if strings.Contains(got, h) {
+				t.Errorf("%s wrote %q to the terminal:\n%q", who, h, got)
+			}
+		}
+	}
+	for name, a := range map[string]*attachTerm{"attach": plain, "attach --read-only": ro, "attach --allow-clipboard": clip} {
+		a.mu.Lock()
+		raw := string(a.raw)
+		a.mu.Unlock()
+		if name == "attach --allow-clipboard" {
+			check(name, raw, "\x1b]52;c;aHVudGVyMg==\x07")
+		} else {
+			check(name, raw)
+		}
+	}
+	check("output --follow", followOut.String())
+}
+
+// waitCmd waits for cmd to end, within the deadline.
+func waitCmd(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(3 * deadline):
+		cmd.Process.Kill()
+		return fmt.Errorf("still running after %v", 3*deadline)
 	}
 }
