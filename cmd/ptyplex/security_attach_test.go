@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ptyplex/ptyplex/internal/termfilter"
 )
 
 // squatter is another user's listener that answers ATTACH the way a real
@@ -253,5 +256,58 @@ func waitCmd(cmd *exec.Cmd) error {
 	case <-time.After(3 * deadline):
 		cmd.Process.Kill()
 		return fmt.Errorf("still running after %v", 3*deadline)
+	}
+}
+
+// TestSecurityOutputEscapesBidi: the bidi controls a program prints reach
+// output's reader escaped, in every form output prints, so that a line
+// cannot show one text and be another; --json keeps the exact text in
+// \u escapes. Before, output printed them as they were.
+func TestSecurityOutputEscapesBidi(t *testing.T) {
+	t.Parallel()
+	// The Trojan Source example: read left to right, the comment seems
+	// to end before "admin"; the bytes say otherwise.
+	line := "access = \"user\u202e \u2066// admin\u2069\u2066\" \u202a\u202b\u202c\u202d\u2067\u2068 end"
+	shown := "access = \"user<U+202E> <U+2066>// admin<U+2069><U+2066>\" <U+202A><U+202B><U+202C><U+202D><U+2067><U+2068> end"
+	s := start(t, "--", "sh", "-c", "printf '%s\\n' \"$0\"; read x", line)
+	s.waitText("end")
+	bidi := func(got string) bool { return strings.ContainsFunc(got, termfilter.IsBidiControl) }
+	for _, args := range [][]string{{"--no-color"}, {"--color"}, {"--cursor", "both", "-n"}} {
+		out := s.ok(append([]string{"output"}, args...)...)
+		if bidi(out) || !strings.Contains(out, shown) {
+			t.Errorf("output %v does not show the bidi controls escaped:\n%q", args, out)
+		}
+	}
+	js := s.ok("output", "--json")
+	if bidi(js) {
+		t.Errorf("output --json printed raw bidi controls:\n%q", js)
+	}
+	var ans struct{ Screen string }
+	if err := json.Unmarshal([]byte(js), &ans); err != nil || !strings.Contains(ans.Screen, line) {
+		t.Errorf("output --json does not decode to the exact text (%v):\n%q", err, ans.Screen)
+	}
+	// --follow prints screens until the program exits; --lines prints
+	// the final screen as lines.
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	modes := [][]string{{"--follow"}, {"--follow", "--lines"}}
+	for _, mode := range modes {
+		cmd := exec.Command(bin, append([]string{"output", "--socket", s.sock, "--no-color"}, mode...)...)
+		out := &strings.Builder{}
+		cmd.Stdout = out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	s.input("\r") // the program exits, and --follow ends with it
+	for i, cmd := range cmds {
+		if err := waitCmd(cmd); err != nil {
+			t.Fatalf("output %v: %v\n%s", modes[i], err, outs[i].String())
+		}
+		if got := outs[i].String(); bidi(got) || !strings.Contains(got, shown) {
+			t.Errorf("output %v does not show the bidi controls escaped:\n%q", modes[i], got)
+		}
 	}
 }
