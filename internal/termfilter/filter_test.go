@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ptyplex/ptyplex/screen/vtparse"
 )
 
 func filterString(opts Options, in string) string {
@@ -264,3 +266,25 @@ func benchStream() []byte {
 	}
 	return b.Bytes()
 }
+
+// BenchmarkParse is the parser alone with a handler that does nothing:
+// the floor under any filter built on it.
+func BenchmarkParse(b *testing.B) {
+	in := benchStream()
+	var p vtparse.Parser
+	p.MaxRaw, p.MaxOSC = DefaultMaxString+8, DefaultMaxString+1
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		p.Parse(in, nopHandler{})
+	}
+}
+
+type nopHandler struct{}
+
+func (nopHandler) Print([]byte)        {}
+func (nopHandler) PrintRune(rune)      {}
+func (nopHandler) Execute(byte)        {}
+func (nopHandler) CSI(*vtparse.Seq)    {}
+func (nopHandler) ESC(*vtparse.Seq)    {}
+func (nopHandler) OSC(*vtparse.Seq)    {}
+func (nopHandler) String(*vtparse.Seq) {}
