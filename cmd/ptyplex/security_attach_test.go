@@ -9,10 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/termfilter"
+	"github.com/ptyplex/ptyplex/session"
 )
 
 // squatter is another user's listener that answers ATTACH the way a real
@@ -22,6 +24,8 @@ import (
 const squatter = `
 import os, socket, sys
 path = sys.argv[1]
+if os.path.lexists(path):
+    os.unlink(path)  # a dead daemon's socket, in a directory anyone may write
 s = socket.socket(socket.AF_UNIX)
 s.bind(path)
 os.chmod(path, 0o777)
@@ -89,6 +93,23 @@ func decodeGot(line string) string {
 	return string(b)
 }
 
+// noBytes fails the test if the squatter received anything, and waits for
+// it to see the connection close.
+func noBytes(t *testing.T, events <-chan string, closed bool) {
+	t.Helper()
+	for !closed {
+		select {
+		case ev := <-events:
+			if strings.HasPrefix(ev, "got ") {
+				t.Fatalf("the squatter received %q", decodeGot(ev))
+			}
+			closed = ev == "closed"
+		case <-time.After(deadline):
+			t.Fatal("the squatter never saw the connection close")
+		}
+	}
+}
+
 // TestSecurityAttachRefusesForeignListener: `attach` to a socket that
 // another user serves must refuse before it sends anything, so that the
 // keys typed on the attached terminal (a password, say) never reach that
@@ -144,17 +165,35 @@ wait:
 	want := fmt.Sprintf("refusing to talk to %s: it is served by user %s (uid %d)", sock, attacker.name, attacker.uid)
 	a.waitText(want)
 	// The squatter saw the connection open and close with no byte on it.
-	for !closed {
-		select {
-		case ev := <-events:
-			if strings.HasPrefix(ev, "got ") {
-				t.Fatalf("the squatter received %q", decodeGot(ev))
-			}
-			closed = ev == "closed"
-		case <-time.After(deadline):
-			t.Fatal("the squatter never saw the connection close")
-		}
+	noBytes(t, events, closed)
+}
+
+// TestSecurityListRefusesForeignListener: list probes every registered
+// session with STATUS. When a session's daemon died and another user put
+// a listener at its socket path (a directory anyone may write in), list
+// must neither send it a request nor show its answer as our session's
+// state. Before the check it sent STATUS and listed the fake as ours.
+func TestSecurityListRefusesForeignListener(t *testing.T) {
+	t.Parallel()
+	attacker := otherUser(t)
+	env := registryEnv(t)
+	sock := filepath.Join(sharedDir(t, 0o777), "session.sock")
+	s := startEnv(t, env, "--socket", sock, "--", "sleep", "600")
+	syscall.Kill(s.pid, syscall.SIGKILL) // its registry entry and socket file stay
+	if !waitGone(s.pid, deadline) {
+		t.Fatalf("daemon %d survived SIGKILL", s.pid)
 	}
+	events := startSquatter(t, attacker, sock)
+	l, ok := listJSON(t, env)[sock]
+	if !ok {
+		t.Fatalf("list does not show the session at %s", sock)
+	}
+	want := fmt.Sprintf("refusing to talk to %s: it is served by user %s (uid %d)", sock, attacker.name, attacker.uid)
+	if l.State != session.StateUnreachable || !strings.Contains(l.Problem, want) {
+		t.Errorf("list shows another user's listener as state %q, problem %q; want %q and %q",
+			l.State, l.Problem, session.StateUnreachable, want)
+	}
+	noBytes(t, events, false)
 }
 
 // hostileProgram writes to its terminal what a program should not get to
