@@ -219,10 +219,10 @@ func (a *attachment) keys(detached chan<- struct{}) {
 
 // terminalReset undoes the modes a repaint or the program may have set on
 // the user's terminal: every mode the output filter lets through, the
-// scroll region and margins, and the character set.
+// scroll region and margins, the cursor style and the character set.
 const terminalReset = "\x1b[0m\x1b[r\x1b[?69l\x1b[?6l\x1b[?5l\x1b[4l\x1b[20l\x1b[?1l\x1b>" +
 	"\x1b[?2004l\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l" +
-	"\x1b[?2026l\x1b[?7h\x1b[?25h\x0f\x1b(B"
+	"\x1b[?2026l\x1b[?7h\x1b[?25h\x1b[0 q\x0f\x1b(B"
 
 // finishAttach restores the user's terminal and says how the attachment
 // ended.
@@ -231,7 +231,10 @@ func finishAttach(socket string, why int, size session.Size) int {
 	stErr := session.CallData(socket, map[string]any{"type": "STATUS"}, &st)
 	reset := terminalReset
 	if stErr != nil || st.AltScreen {
-		reset += "\x1b[?1049l"
+		// First: leaving the alternate screen restores the cursor state
+		// saved on entering it, origin mode included, which the resets
+		// after it must override.
+		reset = "\x1b[?1049l" + reset
 	}
 	rows := size.Rows
 	if ws, err := unix.IoctlGetWinsize(int(os.Stdout.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 {

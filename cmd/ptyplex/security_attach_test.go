@@ -350,3 +350,43 @@ func TestSecurityOutputEscapesBidi(t *testing.T) {
 		}
 	}
 }
+
+// TestAttachDetachResetsModes: every mode the filter lets a program set on
+// the user's terminal is off again after a detach, so that the user's
+// shell does not get mouse reports, focus events or a frozen screen
+// (synchronized output) from a program it left running.
+func TestAttachDetachResetsModes(t *testing.T) {
+	t.Parallel()
+	modes := []int{1, 5, 6, 9, 69, 1000, 1002, 1003, 1004, 1005, 1006, 1015, 1016, 1049, 2004, 2026}
+	var set strings.Builder
+	for _, m := range modes {
+		fmt.Fprintf(&set, "\\033[?%dh", m)
+	}
+	s := start(t, "--", "sh", "-c", "echo ready; read x; printf '"+set.String()+"\\033[?7l\\033[?25l\\033[5 q'; echo modes-set; read x")
+	s.waitText("ready")
+	// Set live, not by the repaint, which restores only some of them.
+	a := attachPTY(t, 80, 24, "--socket", s.sock)
+	a.waitText("ready")
+	s.input("\r")
+	a.waitText("modes-set")
+	a.mu.Lock()
+	for _, m := range modes {
+		if !a.scr.PrivateMode(m) {
+			t.Errorf("the filter did not pass mode %d", m)
+		}
+	}
+	a.mu.Unlock()
+	a.typeKeys("\x1c")
+	a.waitExit()
+	a.waitText("[detached from")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, m := range modes {
+		if a.scr.PrivateMode(m) {
+			t.Errorf("mode %d is still set on the terminal after detach", m)
+		}
+	}
+	if !a.scr.PrivateMode(7) || !a.scr.PrivateMode(25) {
+		t.Errorf("wrap (%v) or the cursor (%v) not back on after detach", a.scr.PrivateMode(7), a.scr.PrivateMode(25))
+	}
+}
