@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ptyplex/ptyplex/internal/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -28,6 +29,11 @@ boundary (scrollback only).
 wraps the character under the cursor in ESC[7m ... ESC[27m; both does both.
 -n/--number prefixes each line with its number, zero-padded, and a tab.
 --json (a ptyplex addition) prints the daemon's OUTPUT answer as JSON.
+
+The bidirectional text controls (U+202A..U+202E, U+2066..U+2069), which
+would make your terminal show the text in another order than it has, are
+printed escaped, as <U+202E>; in --json they are \u202e escapes, which
+decode to the exact text.
 
 --follow (a ptyplex addition) prints the screen (with the options above)
 each time it changes, until the program exits, then exits 0: for logs and
@@ -124,7 +130,7 @@ func runOutput(args []string) int {
 	out := ans.resolved()
 	if *asJSON {
 		b, _ := json.Marshal(out)
-		fmt.Println(string(b))
+		fmt.Println(string(termfilter.EscapeBidiJSON(b)))
 		return exitOK
 	}
 	fmt.Print(renderOutput(out, *cursor, number))
@@ -158,7 +164,9 @@ func renderOutput(out wire.OutputData, cursor string, number bool) string {
 			}
 			fmt.Fprintf(&b, "%s%0*d\t", sign, width, abs(n))
 		}
-		b.WriteString(line)
+		// After markCursor, which counts the cells the line holds: an
+		// escaped bidi control takes cells that the screen never had.
+		b.WriteString(termfilter.EscapeBidi(line))
 		b.WriteByte('\n')
 	}
 	return b.String()
