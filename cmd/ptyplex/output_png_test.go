@@ -95,6 +95,22 @@ func TestOutputPNGProtocol(t *testing.T) {
 	bad := rawCall(t, s.sock, `{"type":"OUTPUT","format":"png","from":-5}`)
 	assert.Equal(t, "error", bad["status"])
 	assert.Contains(t, bad["error"], `'from' does not apply to format "png"`)
+
+	g := rawCall(t, s.sock, `{"type":"OUTPUT","format":"png","with_gen":true}`)
+	require.Equal(t, "ok", g["status"], "%v", g)
+	assert.Greater(t, g["data"].(map[string]any)["output_gen"], 0.0, "with_gen answers the output generation")
+
+	// A screen too large to render is refused with a reason, and the
+	// daemon goes on serving.
+	s.ok("resize", "--size", "1000x500")
+	big := rawCall(t, s.sock, `{"type":"OUTPUT","format":"png"}`)
+	assert.Equal(t, "error", big["status"])
+	assert.Contains(t, big["error"], "Cannot render the screen: a 1000x500 screen renders to 9000x9500 pixels")
+	assert.Contains(t, big["error"], "resize the terminal smaller")
+	r := s.run("output", "--png", filepath.Join(t.TempDir(), "big.png"))
+	assert.Equal(t, exitFail, r.code, "%v", r)
+	assert.Contains(t, r.stderr, "resize the terminal smaller")
+	assert.Equal(t, "ok", rawCall(t, s.sock, `{"type":"STATUS"}`)["status"])
 }
 
 // --png refuses a symbolic link planted under its name, leaving the file
