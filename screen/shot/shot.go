@@ -38,8 +38,8 @@ import (
 )
 
 // MaxPixels bounds an image. A screen may be 4096x4096 cells, which
-// would be two gigapixels; 8 Mi pixels (32 MiB while drawing) covers a
-// 250x200 screen and keeps a daemon that renders on request small.
+// would be two gigapixels; 8 Mi pixels (up to 32 MiB while drawing) covers a
+// 240x200 screen and keeps a daemon that renders on request small.
 const MaxPixels = 8 << 20
 
 // Snapshot is a copy of what a screen shows. Take it while holding
