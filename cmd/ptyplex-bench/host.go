@@ -17,6 +17,14 @@ import (
 // reader goroutine that decodes frames in place in a 1 MiB read buffer and
 // hands each to a callback, so a 64 KiB OUTPUT frame is neither copied nor
 // allocated on its way to the measurement.
+//
+// It uses client.Stream rather than client.Client because the figures are
+// the sidecar's, not the Go client's: Client allocates every OUTPUT body
+// (its receive window keeps them) and copies every byte again into the
+// caller's Read buffer. One raw terminal flooding 64 MiB, medians of 7
+// alternating runs on 2 loaded CPUs, two such runs: 124 and 85 MB/s
+// through a Stream, 109 and 83 through a Client terminal opened Raw, 103
+// and 64 through one with the default credit window.
 type sidecarHost struct {
 	s *client.Stream
 }
