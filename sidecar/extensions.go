@@ -105,7 +105,7 @@ func (t *terminal) reportForeground() {
 // terminal whose EXIT it has written (writer.write), and a terminal's
 // frames reach the writer's stream in the order they were queued.
 func (t *terminal) sendIfLive(typ proto.Type, v any) {
-	if t.currentState().running() {
+	if t.ifLive(func() {}) {
 		t.sc.out.queueControl(t, typ, v)
 	}
 }

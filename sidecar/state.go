@@ -103,11 +103,3 @@ func (t *terminal) ifLive(fn func()) bool {
 	fn()
 	return true
 }
-
-// currentState returns t's state; by the time the caller looks, it may
-// have moved on (only forwards).
-func (t *terminal) currentState() termState {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.state
-}

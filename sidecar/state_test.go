@@ -61,6 +61,14 @@ func termIn(t *testing.T, sc *Sidecar, s termState) *terminal {
 	return term
 }
 
+// currentState returns t's state; by the time the caller looks, it may
+// have moved on (only forwards).
+func (t *terminal) currentState() termState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state
+}
+
 func isClosed(c chan struct{}) bool {
 	select {
 	case <-c:
