@@ -437,13 +437,18 @@ func TestCloseWaitsForExits(t *testing.T) {
 // sidecar holds back instead of dropping, and Write blocks meanwhile.
 func TestLargeWriteArrivesWhole(t *testing.T) {
 	c := startClient(t)
-	term := open(t, c, OpenOptions{Cmd: "/bin/sh", Args: []string{"-c", "stty raw -echo -iexten; head -c 2097164 | md5sum"}})
+	term := open(t, c, OpenOptions{Cmd: "/bin/sh", Args: []string{"-c", "stty raw -echo -iexten; echo ready; head -c 2097164 | md5sum"}})
+	out := collect(term)
+	// Written only once the terminal is raw: a cooked line discipline
+	// keeps at most 4 KiB of a line without newline and drops the rest,
+	// and head would then wait for ever.
+	out.waitText(t, "ready")
 	data := append(bytes.Repeat([]byte("paste me! "), 2<<20/10), "<end-marker>"...)
 	data = data[:2097164]
 	go term.Write(data)
-	got, err := io.ReadAll(term)
-	require.NoError(t, err)
-	assert.Contains(t, string(got), fmt.Sprintf("%x", md5.Sum(data)))
+	got, err := out.waitEnd(t)
+	require.ErrorIs(t, err, io.EOF)
+	assert.Contains(t, got, fmt.Sprintf("%x", md5.Sum(data)))
 }
 
 // An ERROR frame about a live terminal (a sidecar that drops input) is
