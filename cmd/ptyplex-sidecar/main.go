@@ -33,7 +33,14 @@ func main() {
 		// This is our own watchdog process, started by run below.
 		os.Exit(watchdog.Run(os.Stdin))
 	}
-
+	// The programs in our terminals run as our user, and could otherwise
+	// open our descriptors through /proc/PID/fd: the watchdog's pipe, the
+	// host's stdin and stdout, every other terminal's PTY master. Non-
+	// dumpable, those entries are root's; each program's execve makes it
+	// dumpable again, so this is not inherited by the terminals.
+	if err := ptyhost.ForbidInspection(); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
+	}
 	// Descriptors our caller left open must not reach the terminals'
 	// programs, nor be held open by us (see package inherited).
 	if _, err := inherited.Close(); err != nil {

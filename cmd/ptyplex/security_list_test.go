@@ -15,11 +15,15 @@ import (
 // publicBin copies the binary under test where every user may run it (the
 // build directory is private to us), for tests whose victim is a second
 // user.
-func publicBin(t *testing.T) string {
+func publicBin(t *testing.T) string { t.Helper(); return publicCopy(t, bin) }
+
+// publicCopy copies the program at path into a directory of its own that
+// every user may read, and returns the copy's path.
+func publicCopy(t *testing.T, path string) string {
 	t.Helper()
 	dir := sharedDir(t, 0o755)
-	p := filepath.Join(dir, "ptyplex")
-	src, err := os.Open(bin)
+	p := filepath.Join(dir, filepath.Base(path))
+	src, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
