@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ptyplex/ptyplex/session"
+)
+
+// The compact form of `output --changes`, for agents: one header line in
+// @@ ... @@ that says what the answer is (the cursor 1-based as row:col,
+// the token for the next read), then "N: text" per line, with runs of
+// blank lines folded into "A..B: (blank)".
+
+// renderChanges renders a changes read (an answer to "since") or, when
+// out.Since is empty, a full read that started a chain.
+func renderChanges(out session.OutputData, maxChars int) string {
+	var head []string
+	var body []session.Line
+	if out.Since == "" {
+		head = append(head, fmt.Sprintf("screen %dx%d", out.Size.Cols, out.Size.Rows))
+		if out.From <= out.To {
+			head = append(head, "lines "+span(out.From, out.To))
+		} else {
+			head = append(head, "no lines")
+		}
+		body = screenLines(out)
+	} else {
+		body = out.Changed
+		if out.Unchanged {
+			head = append(head, "unchanged")
+		}
+		if out.Redraw != "" {
+			head = append(head, fmt.Sprintf("redraw (%s): every row follows", redrawWhy(out.Redraw)))
+		}
+		if out.Scrolled > 0 {
+			s := fmt.Sprintf("scrolled %d", out.Scrolled)
+			if kept := out.Scrolled - out.ScrollbackLost; kept > 0 {
+				s += fmt.Sprintf(" (new scrollback %s)", span(-kept, -1))
+			}
+			if out.ScrollbackLost > 0 {
+				s += fmt.Sprintf(", %d of them no longer in the scrollback", out.ScrollbackLost)
+			}
+			head = append(head, s)
+		}
+		if out.ScrollbackCleared {
+			head = append(head, "scrollback cleared")
+		}
+		if !out.Unchanged && out.Redraw == "" {
+			if rows := changedRows(out.Changed); rows != "" {
+				head = append(head, "rows "+rows+" changed")
+			} else {
+				head = append(head, "no rows changed")
+			}
+		}
+	}
+	head = append(head, fmt.Sprintf("cursor %d:%d", out.Cursor.Row+1, out.Cursor.Col+1))
+	if out.Token != "" {
+		head = append(head, "token "+out.Token)
+	}
+	var b strings.Builder
+	b.WriteString("@@ " + strings.Join(head, ", ") + " @@\n")
+	if out.Cut != nil {
+		b.WriteString(cutNote(*out.Cut, maxChars, out.Since != "") + "\n")
+	}
+	writeLines(&b, body)
+	return b.String()
+}
+
+func redrawWhy(r string) string {
+	switch r {
+	case "resize":
+		return "the size changed"
+	case "format":
+		return "the token was for the other colour format"
+	case "screen":
+		return "the program switched between the main and alternate screen"
+	}
+	return r
+}
+
+// cutNote says what a budget left out and how to get it.
+func cutNote(c session.Cut, maxChars int, changes bool) string {
+	s := fmt.Sprintf("@@ cut %d lines (%s, %d chars) to fit --max-chars %d; the rest: --from %d --to %d",
+		c.Lines, span(c.From, c.To), c.Chars, maxChars, c.From, c.To)
+	if changes {
+		s += ", or the next --since read, which repeats cut screen rows"
+	}
+	return s + " @@"
+}
+
+// screenLines numbers the rows of a plain answer.
+func screenLines(out session.OutputData) []session.Line {
+	texts := strings.Split(out.Screen, "\n")
+	var ls []session.Line
+	for i, n := range lineNumbers(out.From, out.To) {
+		t := ""
+		if i < len(texts) {
+			t = texts[i]
+		}
+		ls = append(ls, session.Line{N: n, Text: t})
+	}
+	return ls
+}
+
+// writeLines writes "N: text", folding two or more consecutive blank
+// lines into one "A..B: (blank)".
+func writeLines(b *strings.Builder, ls []session.Line) {
+	for i := 0; i < len(ls); {
+		j := i
+		for j+1 < len(ls) && ls[i].Text == "" && ls[j+1].Text == "" && next(ls[j].N) == ls[j+1].N {
+			j++
+		}
+		if j > i {
+			fmt.Fprintf(b, "%s: (blank)\n", span(ls[i].N, ls[j].N))
+		} else {
+			fmt.Fprintf(b, "%d: %s\n", ls[i].N, ls[i].Text)
+		}
+		i = j + 1
+	}
+}
+
+// next is the line number after n, skipping the boundary 0.
+func next(n int) int {
+	if n == -1 {
+		return 1
+	}
+	return n + 1
+}
+
+// changedRows lists the screen rows among ls compactly: "3..4,7".
+func changedRows(ls []session.Line) string {
+	var parts []string
+	for i := 0; i < len(ls); {
+		if ls[i].N < 1 {
+			i++
+			continue
+		}
+		j := i
+		for j+1 < len(ls) && ls[j+1].N == ls[j].N+1 {
+			j++
+		}
+		parts = append(parts, span(ls[i].N, ls[j].N))
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+func span(a, b int) string {
+	if a == b {
+		return strconv.Itoa(a)
+	}
+	return fmt.Sprintf("%d..%d", a, b)
+}
