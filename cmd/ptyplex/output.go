@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ptyplex/ptyplex/internal/changetext"
 	"github.com/ptyplex/ptyplex/session"
 )
 
@@ -175,12 +176,17 @@ func runOutput(args []string) int {
 		fmt.Println(string(b))
 		return exitOK
 	}
+	hints := changetext.Hints{
+		Range:  func(a, b int) string { return fmt.Sprintf("--from %d --to %d", a, b) },
+		Budget: fmt.Sprintf("--max-chars %d", *maxChars),
+		Next:   "the next --since read",
+	}
 	if *changes {
-		fmt.Print(renderChanges(out, *maxChars))
+		fmt.Print(changetext.Render(out, hints))
 		return exitOK
 	}
 	if out.Cut != nil {
-		fmt.Println(cutNote(*out.Cut, *maxChars, false))
+		fmt.Println(changetext.CutNote(*out.Cut, hints, false))
 	}
 	fmt.Print(renderOutput(out, *cursor, number))
 	return exitOK

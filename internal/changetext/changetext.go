@@ -1,4 +1,10 @@
-package main
+// Package changetext renders OUTPUT answers of changes reads in the compact
+// form agents read: one header line in @@ ... @@ that says what the answer
+// is (the cursor 1-based as row:col, the token for the next read), then
+// "N: text" per line, with runs of blank lines folded into
+// "A..B: (blank)". The CLI and the MCP server print the same form, each
+// naming its own flags or arguments in the hints.
+package changetext
 
 import (
 	"fmt"
@@ -8,14 +14,19 @@ import (
 	"github.com/ptyplex/ptyplex/session"
 )
 
-// The compact form of `output --changes`, for agents: one header line in
-// @@ ... @@ that says what the answer is (the cursor 1-based as row:col,
-// the token for the next read), then "N: text" per line, with runs of
-// blank lines folded into "A..B: (blank)".
+// Hints name a client's ways of asking for what a budget cut.
+type Hints struct {
+	// Range is how to read lines from..to: "--from 1 --to 3".
+	Range func(from, to int) string
+	// Budget names the budget that was applied: "--max-chars 12".
+	Budget string
+	// Next names the next changes read: "the next --since read".
+	Next string
+}
 
-// renderChanges renders a changes read (an answer to "since") or, when
+// Render renders a changes read (an answer to "since") or, when
 // out.Since is empty, a full read that started a chain.
-func renderChanges(out session.OutputData, maxChars int) string {
+func Render(out session.OutputData, h Hints) string {
 	var head []string
 	var body []session.Line
 	if out.Since == "" {
@@ -62,7 +73,7 @@ func renderChanges(out session.OutputData, maxChars int) string {
 	var b strings.Builder
 	b.WriteString("@@ " + strings.Join(head, ", ") + " @@\n")
 	if out.Cut != nil {
-		b.WriteString(cutNote(*out.Cut, maxChars, out.Since != "") + "\n")
+		b.WriteString(CutNote(*out.Cut, h, out.Since != "") + "\n")
 	}
 	writeLines(&b, body)
 	return b.String()
@@ -80,12 +91,13 @@ func redrawWhy(r string) string {
 	return r
 }
 
-// cutNote says what a budget left out and how to get it.
-func cutNote(c session.Cut, maxChars int, changes bool) string {
-	s := fmt.Sprintf("@@ cut %d lines (%s, %d chars) to fit --max-chars %d; the rest: --from %d --to %d",
-		c.Lines, span(c.From, c.To), c.Chars, maxChars, c.From, c.To)
+// CutNote says what a budget left out and how to get it; changes says
+// the answer was a changes read, whose successor repeats cut screen rows.
+func CutNote(c session.Cut, h Hints, changes bool) string {
+	s := fmt.Sprintf("@@ cut %d lines (%s, %d chars) to fit %s; the rest: %s",
+		c.Lines, span(c.From, c.To), c.Chars, h.Budget, h.Range(c.From, c.To))
 	if changes {
-		s += ", or the next --since read, which repeats cut screen rows"
+		s += ", or " + h.Next + ", which repeats cut screen rows"
 	}
 	return s + " @@"
 }
@@ -94,7 +106,7 @@ func cutNote(c session.Cut, maxChars int, changes bool) string {
 func screenLines(out session.OutputData) []session.Line {
 	texts := strings.Split(out.Screen, "\n")
 	var ls []session.Line
-	for i, n := range lineNumbers(out.From, out.To) {
+	for i, n := range numbers(out.From, out.To) {
 		t := ""
 		if i < len(texts) {
 			t = texts[i]
@@ -152,4 +164,16 @@ func span(a, b int) string {
 		return strconv.Itoa(a)
 	}
 	return fmt.Sprintf("%d..%d", a, b)
+}
+
+// numbers lists the protocol line numbers from..to, skipping the boundary
+// 0; from > to is the empty range.
+func numbers(from, to int) []int {
+	var nums []int
+	for n := from; n <= to; n++ {
+		if n != 0 {
+			nums = append(nums, n)
+		}
+	}
+	return nums
 }
