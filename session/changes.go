@@ -161,7 +161,7 @@ type view struct {
 
 // diff is what changed between a snapshot and a view.
 type diff struct {
-	lines    []Line // new scrollback lines, then changed rows, top to bottom
+	lines    []Line // new scrollback lines the client lacks, then changed rows, top to bottom
 	scrolled int    // lines that scrolled into the scrollback
 	lost     int    // of those, how many the scrollback no longer holds
 	cleared  bool   // the scrollback was erased (ED 3) in between
@@ -208,8 +208,18 @@ func (l *readLog) changesSince(old *snapshot, v *view, newScrollback func(n int)
 	if d.redraw != redrawResize && v.avail < min(v.capacity, old.avail+d.scrolled) {
 		d.cleared = true
 	}
+	// Scrollback line -m is the (scrolled-m+1)-th line to scroll off, and
+	// the first lines to scroll off were the client's top rows: those it
+	// holds already (shifting its copy up moves them into its scrollback)
+	// are not sent again. That needs the client's copy to be of the main
+	// screen and of this size and format.
+	known := !old.alt && d.redraw != redrawResize && d.redraw != redrawFormat
 	for n := -keep; n <= -1; n++ {
-		d.lines = append(d.lines, Line{N: n, Text: newScrollback(n)})
+		text := newScrollback(n)
+		if k := d.scrolled + n + 1; known && k >= 1 && k <= len(old.seen) && old.seen[k-1] == l.hash(text) {
+			continue
+		}
+		d.lines = append(d.lines, Line{N: n, Text: text})
 	}
 	for r := 1; r <= v.rows; r++ {
 		if d.prev[r-1] == 0 || d.prev[r-1] != d.cur[r-1] {

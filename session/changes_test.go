@@ -112,29 +112,37 @@ func TestChangesScroll(t *testing.T) {
 	if ch.Scrolled != 3 || ch.ScrollbackLost != 0 {
 		t.Fatalf("scrolled %d lost %d, want 3 and 0", ch.Scrolled, ch.ScrollbackLost)
 	}
-	// The three lines that scrolled off, then the three new rows: rows
-	// 1-3 (r4..r6) are the client's rows 4-6 moved up.
-	if got, want := lines(ch.Changed), "-3:r1|-2:r2|-1:r3|4:r7|5:r8|6:r9|"; got != want {
+	// The client's rows 1-3 became scrollback -3..-1 and its rows 4-6 are
+	// now rows 1-3: only the three new rows are sent.
+	if got, want := lines(ch.Changed), "4:r7|5:r8|6:r9|"; got != want {
 		t.Errorf("changed = %s, want %s", got, want)
 	}
-	if ch.From != -3 || ch.To != 6 {
-		t.Errorf("range %d..%d, want -3..6", ch.From, ch.To)
+	if ch.From != -3 || ch.To != 6 || ch.Unchanged {
+		t.Errorf("range %d..%d (unchanged %v), want -3..6", ch.From, ch.To, ch.Unchanged)
+	}
+	if sb := read(t, d, map[string]any{"since": tok, "to": 0}); len(sb.Changed) != 0 || sb.Scrolled != 3 || sb.Unchanged {
+		t.Errorf("since with to 0: %+v", sb)
+	}
+
+	// A top row that changed before it scrolled off is sent as the
+	// scrollback line it became.
+	draw(t, d, `\033[1;1HR4!`, 1, "R4!")
+	draw(t, d, `\033[6;3H\nr10`, 6, "r10")
+	mod := read(t, d, map[string]any{"since": ch.Token})
+	if got, want := lines(mod.Changed), "-1:R4!|6:r10|"; got != want || mod.Scrolled != 1 {
+		t.Errorf("changed = %s (scrolled %d), want %s", got, mod.Scrolled, want)
+	}
+
+	// More than a screen: the lines that were never on the client's screen
+	// come from the scrollback, and every row is new.
+	draw(t, d, `\na\nb\nc\nd\ne\nf\ng`, 6, "g")
+	far := read(t, d, map[string]any{"since": mod.Token})
+	if got, want := lines(far.Changed), "-1:a|1:b|2:c|3:d|4:e|5:f|6:g|"; got != want || far.Scrolled != 7 {
+		t.Errorf("scrolled past a screen: %s (scrolled %d), want %s", got, far.Scrolled, want)
 	}
 	// A range narrows what is reported: the screen only.
-	scr := read(t, d, map[string]any{"since": tok, "from": 1})
-	if got := lines(scr.Changed); got != "4:r7|5:r8|6:r9|" {
-		t.Errorf("since with from 1: %s", got)
-	}
-	// Scrollback only (to 0).
-	sb := read(t, d, map[string]any{"since": tok, "to": 0})
-	if got := lines(sb.Changed); got != "-3:r1|-2:r2|-1:r3|" {
-		t.Errorf("since with to 0: %s", got)
-	}
-	// More than a screen: every row is new.
-	draw(t, d, `\na\nb\nc\nd\ne\nf\ng`, 6, "g")
-	far := read(t, d, map[string]any{"since": ch.Token, "from": 1})
-	if far.Scrolled != 7 || len(far.Changed) != 6 {
-		t.Errorf("scrolled past a screen: %+v", far)
+	if scr := read(t, d, map[string]any{"since": mod.Token, "from": 1}); len(scr.Changed) != 6 || scr.From != 1 {
+		t.Errorf("since with from 1: %s", lines(scr.Changed))
 	}
 }
 
