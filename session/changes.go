@@ -164,6 +164,7 @@ type diff struct {
 	lines    []Line // new scrollback lines the client lacks, then changed rows, top to bottom
 	scrolled int    // lines that scrolled into the scrollback
 	lost     int    // of those, how many the scrollback no longer holds
+	moves    []Move // rows the client holds at another row of its copy
 	cleared  bool   // the scrollback was erased (ED 3) in between
 	redraw   string
 	// prev[r-1] is the client's hash for what is now row r (0: unknown).
@@ -221,12 +222,75 @@ func (l *readLog) changesSince(old *snapshot, v *view, newScrollback func(n int)
 		}
 		d.lines = append(d.lines, Line{N: n, Text: text})
 	}
+	if d.redraw == "" {
+		d.moves = findMoves(d.prev, d.cur, v.rowText)
+	}
+	moved := make([]bool, v.rows)
+	for _, m := range d.moves {
+		for i := range m.Rows {
+			moved[m.To+i-1] = true
+		}
+	}
 	for r := 1; r <= v.rows; r++ {
-		if d.prev[r-1] == 0 || d.prev[r-1] != d.cur[r-1] {
+		if !moved[r-1] && (d.prev[r-1] == 0 || d.prev[r-1] != d.cur[r-1]) {
 			d.lines = append(d.lines, Line{N: r, Text: v.rowText[r-1]})
 		}
 	}
 	return d
+}
+
+// minMoveChars is the least text a run of rows must hold to be sent as a
+// move rather than as text: about what naming the move costs.
+const minMoveChars = 24
+
+// maxMoveCandidates bounds the rows tried as the source of one run, so
+// that a screen of identical rows costs no more than a few passes.
+const maxMoveCandidates = 16
+
+// findMoves finds the rows that changed in place but that the client holds
+// elsewhere in its copy: a full-screen program deleting or inserting a
+// line (vim's dd, o) or scrolling a region shifts rows without anything
+// reaching the scrollback. prev is the client's copy (already shifted by
+// the scroll), cur the screen now, both as row hashes. Each move is a run
+// of rows to..to+rows-1 equal to the client's from..from+rows-1.
+func findMoves(prev, cur []uint64, text []string) []Move {
+	at := make(map[uint64][]int)
+	for j, h := range prev {
+		if h != 0 && len(at[h]) < maxMoveCandidates {
+			at[h] = append(at[h], j)
+		}
+	}
+	differs := func(r int) bool { return prev[r] == 0 || prev[r] != cur[r] }
+	var moves []Move
+	for r := 0; r < len(cur); {
+		if !differs(r) {
+			r++
+			continue
+		}
+		best, bestLen := -1, 0
+		for _, j := range at[cur[r]] {
+			n := 0
+			for r+n < len(cur) && j+n < len(prev) && differs(r+n) && prev[j+n] == cur[r+n] {
+				n++
+			}
+			if n > bestLen {
+				best, bestLen = j, n
+			}
+		}
+		if bestLen == 0 {
+			r++
+			continue
+		}
+		chars := 0
+		for i := range bestLen {
+			chars += utf8.RuneCountInString(text[r+i])
+		}
+		if chars >= minMoveChars {
+			moves = append(moves, Move{From: best + 1, To: r + 1, Rows: bestLen})
+		}
+		r += bestLen
+	}
+	return moves
 }
 
 // budgetCut drops lines from the top until the rest fits in maxChars

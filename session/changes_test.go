@@ -324,3 +324,23 @@ func TestChangesMemoryBounded(t *testing.T) {
 		runtime.KeepAlive(&l)
 	}
 }
+
+// A line deleted in place (vim's dd: CSI M) moves the rows below it up
+// without any scrolling into the scrollback: the answer names the move
+// instead of resending the rows.
+func TestChangesMoves(t *testing.T) {
+	d := puppet(t, 40, 5)
+	draw(t, d, `\033[2J\033[Hfirst row of text\nsecond row of text\nthird row of text\nfourth row of text\nfifth`, 5, "fifth")
+	tok := read(t, d, map[string]any{"changes": true}).Token
+	draw(t, d, `\033[2;1H\033[M`, 2, "third row of text")
+	ch := read(t, d, map[string]any{"since": tok})
+	if len(ch.Moved) != 1 || ch.Moved[0] != (Move{From: 3, To: 2, Rows: 3}) {
+		t.Fatalf("moved = %+v, want rows 3..5 to 2..4", ch.Moved)
+	}
+	if got := lines(ch.Changed); got != "5:|" || ch.Unchanged {
+		t.Errorf("changed = %s", got)
+	}
+	if after := read(t, d, map[string]any{"since": ch.Token}); !after.Unchanged {
+		t.Errorf("moved rows count as given: %+v", after)
+	}
+}

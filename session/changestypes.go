@@ -18,3 +18,13 @@ type Cut struct {
 	From  int `json:"from"`
 	To    int `json:"to"`
 }
+
+// Move says that screen rows To..To+Rows-1 now hold what the client's copy
+// holds at rows From..From+Rows-1 (after shifting it up by the answer's
+// "scrolled"): a program deleted, inserted or scrolled lines in place.
+// A client applies every move to its copy as it was, then the changed rows.
+type Move struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+	Rows int `json:"rows"`
+}

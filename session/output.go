@@ -230,13 +230,19 @@ func (d *Daemon) changesAnswer(out *OutputData, since string, ansi bool, rng out
 			s.seen[l.N-1] = df.cur[l.N-1]
 		}
 	}
+	for _, m := range df.moves {
+		for i := range m.Rows {
+			s.seen[m.To+i-1] = df.cur[m.To+i-1]
+		}
+	}
 	out.Since = since
 	out.Token = d.reads.issue(s)
 	out.From, out.To = lo, hi
 	out.Changed = lines
+	out.Moved = df.moves
 	out.Scrolled, out.ScrollbackLost, out.ScrollbackCleared = df.scrolled, df.lost, df.cleared
 	out.Redraw = df.redraw
-	out.Unchanged = len(lines) == 0 && out.Cut == nil && df.scrolled == 0 && df.redraw == "" &&
+	out.Unchanged = len(lines) == 0 && len(df.moves) == 0 && out.Cut == nil && df.scrolled == 0 && df.redraw == "" &&
 		!df.cleared && v.cursor == old.cursor
 	return nil
 }

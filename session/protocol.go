@@ -54,6 +54,7 @@ type OutputData struct {
 	// none, no scroll and the same cursor.
 	Since     string `json:"since,omitempty"`
 	Changed   []Line `json:"changed,omitempty"`
+	Moved     []Move `json:"moved,omitempty"` // rows the client holds elsewhere in its copy
 	Unchanged bool   `json:"unchanged,omitempty"`
 	// Scrolled is how many lines scrolled off the top into the scrollback
 	// (the client shifts its copy up by as many rows); ScrollbackLost how

@@ -74,7 +74,7 @@ func TestOutputChangesScroll(t *testing.T) {
 	tok := token(t, s.ok("output", "--changes"))
 	s.draw(`\nl6\nl7`, "l7")
 	ch := s.ok("output", "--since", tok)
-	want := "@@ scrolled 2 (new scrollback -2..-1), rows 4..5 changed, cursor 5:3, token " + token(t, ch) + " @@\n" +
+	want := "@@ scrolled 2, rows 4..5 changed, cursor 5:3, token " + token(t, ch) + " @@\n" +
 		"4: l6\n5: l7\n"
 	if ch != want {
 		t.Errorf("scrolled by two:\n%s\nwant:\n%s", ch, want)

@@ -46,14 +46,16 @@ func Render(out session.OutputData, h Hints) string {
 			head = append(head, fmt.Sprintf("redraw (%s): every row follows", redrawWhy(out.Redraw)))
 		}
 		if out.Scrolled > 0 {
+			// "scrolled N": the client's top N rows are now scrollback
+			// -N..-1 (the help says so); the lines it lacked follow.
 			s := fmt.Sprintf("scrolled %d", out.Scrolled)
-			if kept := out.Scrolled - out.ScrollbackLost; kept > 0 {
-				s += fmt.Sprintf(" (new scrollback %s)", span(-kept, -1))
-			}
 			if out.ScrollbackLost > 0 {
 				s += fmt.Sprintf(", %d of them no longer in the scrollback", out.ScrollbackLost)
 			}
 			head = append(head, s)
+		}
+		for _, m := range out.Moved {
+			head = append(head, fmt.Sprintf("rows %s moved to %s", span(m.From, m.From+m.Rows-1), span(m.To, m.To+m.Rows-1)))
 		}
 		if out.ScrollbackCleared {
 			head = append(head, "scrollback cleared")
@@ -61,7 +63,7 @@ func Render(out session.OutputData, h Hints) string {
 		if !out.Unchanged && out.Redraw == "" {
 			if rows := changedRows(out.Changed); rows != "" {
 				head = append(head, "rows "+rows+" changed")
-			} else {
+			} else if len(out.Moved) == 0 {
 				head = append(head, "no rows changed")
 			}
 		}
