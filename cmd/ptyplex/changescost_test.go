@@ -121,7 +121,7 @@ func TestOutputChangesCost(t *testing.T) {
 	var cp copyScreen
 	cp.apply(t, first)
 	var fullChars, changeChars int
-	var bash, vim [2]int // full, changes characters of the steps in bash and in vim
+	var bash, vim [2]int     // full, changes characters of the steps in bash and in vim
 	vimFrom, vimTo := 10, 22 // the steps from opening vim to quitting it
 	for i, st := range steps {
 		args := []string{"input", "--wait-regex", st.wait, "--timeout", "10s"}
