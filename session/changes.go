@@ -174,7 +174,8 @@ type diff struct {
 
 // changesSince compares the client's copy (old) with the screen now. The
 // client is expected to shift its copy up by scrolled rows (when there is
-// no redraw) and then replace the rows in lines.
+// no redraw), apply the moves to the shifted copy and then replace the
+// rows in lines.
 func (l *readLog) changesSince(old *snapshot, v *view, newScrollback func(n int) string) diff {
 	d := diff{prev: make([]uint64, v.rows), cur: make([]uint64, v.rows)}
 	d.scrolled = v.scrolledOff - old.scrolledOff
