@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ptyplex/ptyplex/internal/hosttest"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // bin is the ptyplex binary under test, built once by TestMain (with -race
@@ -72,7 +72,7 @@ func connect(t *testing.T) *client {
 	// A session registry of its own: list shows this client's sessions
 	// only, whatever else runs on the machine.
 	runtimeDir := t.TempDir()
-	cmd.Env = append(os.Environ(), session.RuntimeDirEnv+"="+runtimeDir)
+	cmd.Env = append(os.Environ(), wire.RuntimeDirEnv+"="+runtimeDir)
 	c := mcp.NewClient(&mcp.Implementation{Name: "ptyplex-test", Version: "v0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
@@ -176,7 +176,7 @@ func reap(t *testing.T, socket string, pid int) {
 	if !hosttest.Alive(pid) {
 		return
 	}
-	session.Call(socket, map[string]any{"type": "STOP"})
+	wire.Call(socket, map[string]any{"type": "STOP"})
 	if !hosttest.WaitGone(pid, deadline) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("daemon %d (%s) survived STOP", pid, socket)

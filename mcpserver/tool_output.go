@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ptyplex/ptyplex/internal/changetext"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 var outputTool = toolDef{
@@ -74,7 +74,7 @@ type OutputOutput struct {
 	ScrollbackLost    int          `json:"scrollback_lost,omitempty" jsonschema:"of those, how many the scrollback no longer holds"`
 	ScrollbackCleared bool         `json:"scrollback_cleared,omitempty"`
 	Redraw            string       `json:"redraw,omitempty" jsonschema:"resize, format or screen: every row is in changed"`
-	Cut               *session.Cut `json:"cut,omitempty" jsonschema:"what max_chars left out: lines, chars, and the from/to that reads them"`
+	Cut               *wire.Cut    `json:"cut,omitempty" jsonschema:"what max_chars left out: lines, chars, and the from/to that reads them"`
 }
 
 // LineChange is one line of a since read.
@@ -115,7 +115,7 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 		}
 		req["max_chars"] = *in.MaxChars
 	}
-	d, err := call[session.OutputData](ctx, t.socket, req)
+	d, err := call[wire.OutputData](ctx, t.socket, req)
 	if err != nil {
 		return "", OutputOutput{}, err
 	}
@@ -163,7 +163,7 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 
 // changesResult answers a read with since: the compact form as text, the
 // lines as structure.
-func (s *Server) changesResult(in OutputInput, d session.OutputData) (string, OutputOutput, error) {
+func (s *Server) changesResult(in OutputInput, d wire.OutputData) (string, OutputOutput, error) {
 	out := OutputOutput{
 		Session: in.Session,
 		Cursor:  Position{Row: d.Cursor.Row + 1, Col: d.Cursor.Col + 1},

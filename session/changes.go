@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // Changes reads: an OUTPUT that asks for "changes" answers a token, and an
@@ -31,7 +33,7 @@ type snapshot struct {
 	alt         bool // the alternate screen was showing
 	scrolledOff int  // Screen.ScrolledOff at the time
 	avail       int  // scrollback lines held at the time
-	cursor      Cursor
+	cursor      wire.Cursor
 	// seen[r-1] is the hash of screen row r as the client was given it,
 	// or 0 when the client was not given that row (outside the range it
 	// asked for, or cut by its budget): such a row is always sent again.
@@ -109,16 +111,16 @@ func (l *readLog) lookup(tok string) (*snapshot, error) {
 	id, num, ok := strings.Cut(tok, ".")
 	seq, err := strconv.ParseUint(num, 10, 64)
 	if !ok || err != nil || seq == 0 || !isHexID(id) {
-		return nil, invalidf("field 'since' is not an OUTPUT token: %q (tokens look like %q; read without 'since' to get one)", clip(tok), l.token(1))
+		return nil, wire.Invalidf("field 'since' is not an OUTPUT token: %q (tokens look like %q; read without 'since' to get one)", clip(tok), l.token(1))
 	}
 	if id != l.id {
-		return nil, requestError(fmt.Sprintf("Unknown token %q: it was not issued by this session (another session's, or from before this daemon restarted); read without 'since' to get a fresh one", tok))
+		return nil, wire.RequestError(fmt.Sprintf("Unknown token %q: it was not issued by this session (another session's, or from before this daemon restarted); read without 'since' to get a fresh one", tok))
 	}
 	if seq >= l.next {
-		return nil, requestError(fmt.Sprintf("Unknown token %q: this session has issued tokens up to %s only; read without 'since' to get a fresh one", tok, l.token(l.next-1)))
+		return nil, wire.RequestError(fmt.Sprintf("Unknown token %q: this session has issued tokens up to %s only; read without 'since' to get a fresh one", tok, l.token(l.next-1)))
 	}
 	if len(l.snaps) == 0 || seq < l.snaps[0].seq {
-		return nil, requestError(fmt.Sprintf("Expired token %q: this session keeps its last %d read tokens, the oldest now %s; read without 'since' to get a fresh one", tok, maxSnapshots, l.token(l.snaps[0].seq)))
+		return nil, wire.RequestError(fmt.Sprintf("Expired token %q: this session keeps its last %d read tokens, the oldest now %s; read without 'since' to get a fresh one", tok, maxSnapshots, l.token(l.snaps[0].seq)))
 	}
 	return l.snaps[seq-l.snaps[0].seq], nil
 }
@@ -155,17 +157,17 @@ type view struct {
 	scrolledOff int
 	avail       int
 	capacity    int
-	cursor      Cursor
+	cursor      wire.Cursor
 	rowText     []string // screen rows 1..rows
 }
 
 // diff is what changed between a snapshot and a view.
 type diff struct {
-	lines    []Line // new scrollback lines the client lacks, then changed rows, top to bottom
-	scrolled int    // lines that scrolled into the scrollback
-	lost     int    // of those, how many the scrollback no longer holds
-	moves    []Move // rows the client holds at another row of its copy
-	cleared  bool   // the scrollback was erased (ED 3) in between
+	lines    []wire.Line // new scrollback lines the client lacks, then changed rows, top to bottom
+	scrolled int         // lines that scrolled into the scrollback
+	lost     int         // of those, how many the scrollback no longer holds
+	moves    []wire.Move // rows the client holds at another row of its copy
+	cleared  bool        // the scrollback was erased (ED 3) in between
 	redraw   string
 	// prev[r-1] is the client's hash for what is now row r (0: unknown).
 	prev []uint64
@@ -221,7 +223,7 @@ func (l *readLog) changesSince(old *snapshot, v *view, newScrollback func(n int)
 		if k := d.scrolled + n + 1; known && k >= 1 && k <= len(old.seen) && old.seen[k-1] == l.hash(text) {
 			continue
 		}
-		d.lines = append(d.lines, Line{N: n, Text: text})
+		d.lines = append(d.lines, wire.Line{N: n, Text: text})
 	}
 	if d.redraw == "" {
 		d.moves = findMoves(d.prev, d.cur, v.rowText)
@@ -234,7 +236,7 @@ func (l *readLog) changesSince(old *snapshot, v *view, newScrollback func(n int)
 	}
 	for r := 1; r <= v.rows; r++ {
 		if !moved[r-1] && (d.prev[r-1] == 0 || d.prev[r-1] != d.cur[r-1]) {
-			d.lines = append(d.lines, Line{N: r, Text: v.rowText[r-1]})
+			d.lines = append(d.lines, wire.Line{N: r, Text: v.rowText[r-1]})
 		}
 	}
 	return d
@@ -254,7 +256,7 @@ const maxMoveCandidates = 16
 // reaching the scrollback. prev is the client's copy (already shifted by
 // the scroll), cur the screen now, both as row hashes. Each move is a run
 // of rows to..to+rows-1 equal to the client's from..from+rows-1.
-func findMoves(prev, cur []uint64, text []string) []Move {
+func findMoves(prev, cur []uint64, text []string) []wire.Move {
 	at := make(map[uint64][]int)
 	for j, h := range prev {
 		if h != 0 && len(at[h]) < maxMoveCandidates {
@@ -262,7 +264,7 @@ func findMoves(prev, cur []uint64, text []string) []Move {
 		}
 	}
 	differs := func(r int) bool { return prev[r] == 0 || prev[r] != cur[r] }
-	var moves []Move
+	var moves []wire.Move
 	for r := 0; r < len(cur); {
 		if !differs(r) {
 			r++
@@ -287,7 +289,7 @@ func findMoves(prev, cur []uint64, text []string) []Move {
 			chars += utf8.RuneCountInString(text[r+i])
 		}
 		if chars >= minMoveChars {
-			moves = append(moves, Move{From: best + 1, To: r + 1, Rows: bestLen})
+			moves = append(moves, wire.Move{From: best + 1, To: r + 1, Rows: bestLen})
 		}
 		r += bestLen
 	}

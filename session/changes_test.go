@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // puppet runs a shell loop that prints each line it is sent through
@@ -32,11 +34,11 @@ func untilLine(t *testing.T, d *Daemon, n int, want string) {
 }
 
 // read sends an OUTPUT and decodes its answer; a request error fails.
-func read(t *testing.T, d *Daemon, req map[string]any) OutputData {
+func read(t *testing.T, d *Daemon, req map[string]any) wire.OutputData {
 	t.Helper()
 	req["type"] = "OUTPUT"
 	r := mustCall(t, d.SocketPath(), req)
-	var out OutputData
+	var out wire.OutputData
 	if err := json.Unmarshal(r.Data, &out); err != nil {
 		t.Fatalf("decode %s: %v", r.Data, err)
 	}
@@ -47,7 +49,7 @@ func read(t *testing.T, d *Daemon, req map[string]any) OutputData {
 func readErr(t *testing.T, d *Daemon, req map[string]any) string {
 	t.Helper()
 	req["type"] = "OUTPUT"
-	r, err := Call(d.SocketPath(), req)
+	r, err := wire.Call(d.SocketPath(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func readErr(t *testing.T, d *Daemon, req map[string]any) string {
 	return r.Error
 }
 
-func lines(ls []Line) string {
+func lines(ls []wire.Line) string {
 	var b strings.Builder
 	for _, l := range ls {
 		fmt.Fprintf(&b, "%d:%s|", l.N, l.Text)
@@ -80,7 +82,7 @@ func TestChangesOneRow(t *testing.T) {
 	if ch.Unchanged || ch.Scrolled != 0 || ch.Redraw != "" || ch.Since != full.Token || ch.Screen != "" {
 		t.Errorf("answer: %+v", ch)
 	}
-	if ch.Cursor != (Cursor{Row: 2, Col: 2}) || ch.Token == "" || ch.Token == full.Token {
+	if ch.Cursor != (wire.Cursor{Row: 2, Col: 2}) || ch.Token == "" || ch.Token == full.Token {
 		t.Errorf("cursor %+v token %q", ch.Cursor, ch.Token)
 	}
 
@@ -93,7 +95,7 @@ func TestChangesOneRow(t *testing.T) {
 	draw(t, d, `\033[6;5HX\033[D`, 6, "    X")
 	draw(t, d, `\033[6;5H \033[1;1H`, 6, "")
 	moved := read(t, d, map[string]any{"since": same.Token})
-	if moved.Unchanged || len(moved.Changed) != 0 || moved.Cursor != (Cursor{}) {
+	if moved.Unchanged || len(moved.Changed) != 0 || moved.Cursor != (wire.Cursor{}) {
 		t.Errorf("cursor moved: %+v", moved)
 	}
 	// An older token still works, against its own copy.
@@ -172,7 +174,7 @@ func TestChangesBudget(t *testing.T) {
 	if cut.Screen != "4444\n5555\n" || cut.From != 4 || cut.To != 5 {
 		t.Fatalf("cut read: %+v", cut)
 	}
-	if c := cut.Cut; c == nil || *c != (Cut{Lines: 3, Chars: 15, From: 1, To: 3}) {
+	if c := cut.Cut; c == nil || *c != (wire.Cut{Lines: 3, Chars: 15, From: 1, To: 3}) {
 		t.Fatalf("cut = %+v", cut.Cut)
 	}
 	if cut.Token != "" {
@@ -275,7 +277,7 @@ func TestChangesRedraws(t *testing.T) {
 	// Resize: every row of the new size, redraw "resize".
 	mustCall(t, d.SocketPath(), map[string]any{"type": "RESIZE", "cols": 30, "rows": 5})
 	rs := read(t, d, map[string]any{"since": back.Token})
-	if rs.Redraw != "resize" || len(rs.Changed) != 5 || rs.Size != (Size{Rows: 5, Cols: 30}) {
+	if rs.Redraw != "resize" || len(rs.Changed) != 5 || rs.Size != (wire.Size{Rows: 5, Cols: 30}) {
 		t.Errorf("resize: %+v", rs)
 	}
 
@@ -299,7 +301,7 @@ func TestChangesRedraws(t *testing.T) {
 // The ring is bounded whatever the traffic: maxSnapshots snapshots of 8
 // bytes per row. This measures it for an 80x24 screen and for the largest.
 func TestChangesMemoryBounded(t *testing.T) {
-	for _, rows := range []int{24, maxDim} {
+	for _, rows := range []int{24, wire.MaxDim} {
 		var l readLog
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -334,7 +336,7 @@ func TestChangesMoves(t *testing.T) {
 	tok := read(t, d, map[string]any{"changes": true}).Token
 	draw(t, d, `\033[2;1H\033[M`, 2, "third row of text")
 	ch := read(t, d, map[string]any{"since": tok})
-	if len(ch.Moved) != 1 || ch.Moved[0] != (Move{From: 3, To: 2, Rows: 3}) {
+	if len(ch.Moved) != 1 || ch.Moved[0] != (wire.Move{From: 3, To: 2, Rows: 3}) {
 		t.Fatalf("moved = %+v, want rows 3..5 to 2..4", ch.Moved)
 	}
 	if got := lines(ch.Changed); got != "5:|" || ch.Unchanged {

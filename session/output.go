@@ -1,6 +1,10 @@
 package session
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ptyplex/ptyplex/session/wire"
+)
 
 // lineRange resolves an OUTPUT range to effective bounds in the protocol's
 // numbering (-avail..-1 scrollback, 1..rows screen, no line 0). from 0 or
@@ -28,8 +32,8 @@ func lineRange(from int, fromSet, fromOldest bool, to int, toSet bool, avail, ro
 	return f, t
 }
 
-func (d *Daemon) output(f fields) (any, error) {
-	format, _, err := f.string("format")
+func (d *Daemon) output(f wire.Fields) (any, error) {
+	format, _, err := f.Str("format")
 	if err != nil {
 		return nil, err
 	}
@@ -39,34 +43,34 @@ func (d *Daemon) output(f fields) (any, error) {
 	case "ansi":
 		ansi = !d.cfg.Plain // --emulator custom: plain text everywhere
 	default:
-		return nil, invalidf("unknown format %q (expected \"ascii\" or \"ansi\")", format)
+		return nil, wire.Invalidf("unknown format %q (expected \"ascii\" or \"ansi\")", format)
 	}
-	from, fromSet, oldest, err := f.lineNumber("from", true)
+	from, fromSet, oldest, err := f.LineNumber("from", true)
 	if err != nil {
 		return nil, err
 	}
-	to, toSet, _, err := f.lineNumber("to", false)
+	to, toSet, _, err := f.LineNumber("to", false)
 	if err != nil {
 		return nil, err
 	}
-	withGen, err := f.bool("with_gen")
+	withGen, err := f.Bool("with_gen")
 	if err != nil {
 		return nil, err
 	}
-	wantToken, err := f.bool("changes")
+	wantToken, err := f.Bool("changes")
 	if err != nil {
 		return nil, err
 	}
-	since, hasSince, err := f.string("since")
+	since, hasSince, err := f.Str("since")
 	if err != nil {
 		return nil, err
 	}
-	maxChars, hasBudget, err := f.int("max_chars")
+	maxChars, hasBudget, err := f.Int("max_chars")
 	if err != nil {
 		return nil, err
 	}
 	if hasBudget && maxChars < 1 {
-		return nil, invalidf("field 'max_chars' must be at least 1")
+		return nil, wire.Invalidf("field 'max_chars' must be at least 1")
 	}
 	if !hasBudget {
 		maxChars = 0
@@ -77,9 +81,9 @@ func (d *Daemon) output(f fields) (any, error) {
 	defer st.mu.Unlock()
 	cols, rows := st.scr.Size()
 	avail := st.scr.ScrollbackLen()
-	out := OutputData{
+	out := wire.OutputData{
 		Cursor:              cursorOf(st.scr.Cursor()),
-		Size:                Size{Rows: rows, Cols: cols},
+		Size:                wire.Size{Rows: rows, Cols: cols},
 		ScrollbackAvailable: avail,
 		ScrollbackCapacity:  st.scr.ScrollbackCap(),
 	}
@@ -118,7 +122,7 @@ func (d *Daemon) output(f fields) (any, error) {
 	}
 	if maxChars > 0 {
 		if k, chars := budgetCut(texts, maxChars); k > 0 {
-			out.Cut = &Cut{Lines: k, Chars: chars, From: nums[0], To: nums[k-1]}
+			out.Cut = &wire.Cut{Lines: k, Chars: chars, From: nums[0], To: nums[k-1]}
 			nums, texts = nums[k:], texts[k:]
 			lo = out.Cut.To + 1
 			if lo == 0 {
@@ -143,7 +147,7 @@ func (d *Daemon) output(f fields) (any, error) {
 	return out, nil
 }
 
-func cursorOf(row, col int) Cursor { return Cursor{Row: row, Col: col} }
+func cursorOf(row, col int) wire.Cursor { return wire.Cursor{Row: row, Col: col} }
 
 // outputRange is an OUTPUT's from/to as requested, before resolving.
 type outputRange struct {
@@ -180,7 +184,7 @@ func (v *view) snapshot() *snapshot {
 // changesAnswer fills out with what changed since the token; st.mu must be
 // held. The range bounds what is reported: by default the new scrollback
 // lines and the whole screen.
-func (d *Daemon) changesAnswer(out *OutputData, since string, ansi bool, rng outputRange, maxChars int) error {
+func (d *Daemon) changesAnswer(out *wire.OutputData, since string, ansi bool, rng outputRange, maxChars int) error {
 	old, err := d.reads.lookup(since)
 	if err != nil {
 		return err
@@ -212,7 +216,7 @@ func (d *Daemon) changesAnswer(out *OutputData, since string, ansi bool, rng out
 			texts[i] = l.Text
 		}
 		if k, chars := budgetCut(texts, maxChars); k > 0 {
-			out.Cut = &Cut{Lines: k, Chars: chars, From: lines[0].N, To: lines[k-1].N}
+			out.Cut = &wire.Cut{Lines: k, Chars: chars, From: lines[0].N, To: lines[k-1].N}
 			lines = lines[k:]
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/ptyplex/ptyplex/internal/keys"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,8 +100,8 @@ func runAttach(args []string) int {
 
 // openAttach sends ATTACH and reads its answer line; rest yields the raw
 // stream after it.
-func openAttach(socket string, readOnly bool) (*net.UnixConn, io.Reader, session.Size, bool) {
-	var size session.Size
+func openAttach(socket string, readOnly bool) (*net.UnixConn, io.Reader, wire.Size, bool) {
+	var size wire.Size
 	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
 	if err != nil {
 		printError(fmt.Errorf("connect to %s: %w", socket, unwrapErrno(err)))
@@ -115,7 +115,7 @@ func openAttach(socket string, readOnly bool) (*net.UnixConn, io.Reader, session
 	}
 	br := bufio.NewReader(conn)
 	line, err := br.ReadBytes('\n')
-	var r session.Response
+	var r wire.Response
 	if err == nil {
 		err = json.Unmarshal(line, &r)
 	}
@@ -126,10 +126,10 @@ func openAttach(socket string, readOnly bool) (*net.UnixConn, io.Reader, session
 	}
 	if r.Status != "ok" {
 		conn.Close()
-		printError(session.DaemonError(r.Error))
+		printError(wire.DaemonError(r.Error))
 		return nil, nil, size, false
 	}
-	var d session.AttachData
+	var d wire.AttachData
 	json.Unmarshal(r.Data, &d)
 	return conn, br, d.Size, true
 }
@@ -213,9 +213,9 @@ const terminalReset = "\x1b[0m\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b
 
 // finishAttach restores the user's terminal and says how the attachment
 // ended.
-func finishAttach(socket string, why int, size session.Size) int {
-	var st session.StatusData
-	stErr := session.CallData(socket, map[string]any{"type": "STATUS"}, &st)
+func finishAttach(socket string, why int, size wire.Size) int {
+	var st wire.StatusData
+	stErr := wire.CallData(socket, map[string]any{"type": "STATUS"}, &st)
 	reset := terminalReset
 	if stErr != nil || st.AltScreen {
 		reset += "\x1b[?1049l"
@@ -240,8 +240,8 @@ func finishAttach(socket string, why int, size session.Size) int {
 // (which ends the stream) can come just before the daemon has recorded the
 // exit, so this waits for the exit briefly rather than asking STATUS.
 func streamEnd(socket string) string {
-	var w session.WaitData
-	err := session.CallData(socket, map[string]any{"type": "WAIT", "timeout_ms": 5000}, &w)
+	var w wire.WaitData
+	err := wire.CallData(socket, map[string]any{"type": "WAIT", "timeout_ms": 5000}, &w)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("[the session at %s ended]", socket)
@@ -276,7 +276,7 @@ func followResize(socket string) (stop func()) {
 		if err != nil || ws.Col == 0 || ws.Row == 0 {
 			return
 		}
-		session.Call(socket, map[string]any{"type": "RESIZE", "cols": int(ws.Col), "rows": int(ws.Row)})
+		wire.Call(socket, map[string]any{"type": "RESIZE", "cols": int(ws.Col), "rows": int(ws.Row)})
 	}
 	apply()
 	go func() {

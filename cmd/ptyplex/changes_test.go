@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // puppet starts a session whose program prints, through printf, each line
@@ -59,11 +59,11 @@ func TestOutputChangesOneRow(t *testing.T) {
 		t.Errorf("nothing changed:\n%s\nwant:\n%s", same, want)
 	}
 	// --json prints the daemon's answer: the row and its number.
-	var ans session.OutputData
+	var ans wire.OutputData
 	if err := json.Unmarshal([]byte(s.ok("output", "--since", tok, "--json")), &ans); err != nil {
 		t.Fatal(err)
 	}
-	if len(ans.Changed) != 1 || ans.Changed[0] != (session.Line{N: 3, Text: "changed"}) || ans.Since != tok || ans.Token == "" {
+	if len(ans.Changed) != 1 || ans.Changed[0] != (wire.Line{N: 3, Text: "changed"}) || ans.Since != tok || ans.Token == "" {
 		t.Errorf("--json: %+v", ans)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -80,11 +80,11 @@ func (f *follower) next(gen *int64) (exited, ok bool) {
 		printError(fmt.Errorf("the daemon at %s does not report output generations (an older ptyplex?)", f.socket))
 		return false, false
 	}
-	var w session.WaitData
+	var w wire.WaitData
 	if !call(f.socket, map[string]any{"type": "WAIT", "after_gen": *gen}, &w) {
 		return false, false
 	}
-	return isTrue(w.Exited), true
+	return wire.IsTrue(w.Exited), true
 }
 
 // lines prints the scrollback's lines as they scroll off the screen, then,
@@ -105,7 +105,7 @@ func (f *follower) lines() int {
 		}
 	}
 	for {
-		var st session.OutputData
+		var st wire.OutputData
 		if !call(f.socket, probe, &st) {
 			return exitFail
 		}
@@ -140,7 +140,7 @@ func (f *follower) lines() int {
 
 // finalLines prints what scrolled off since the last round and the screen.
 func (f *follower) finalLines(format any, printed int, tail []string) int {
-	var out session.OutputData
+	var out wire.OutputData
 	if !call(f.socket, map[string]any{"type": "OUTPUT", "format": format, "from": "-"}, &out) {
 		return exitFail
 	}
@@ -166,7 +166,7 @@ func (f *follower) finalLines(format any, printed int, tail []string) int {
 
 // scrollback returns the newest n scrollback lines.
 func (f *follower) scrollback(format any, n int) ([]string, bool) {
-	var out session.OutputData
+	var out wire.OutputData
 	if !call(f.socket, map[string]any{"type": "OUTPUT", "format": format, "from": -n, "to": 0}, &out) {
 		return nil, false
 	}

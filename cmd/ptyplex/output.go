@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/ptyplex/ptyplex/internal/changetext"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func init() {
@@ -208,7 +208,7 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 // answer. The rows come from the answer's from/to, not from counting
 // newlines: daemons differ in whether the last row ends with one, and a
 // blank last row would otherwise be lost or invented.
-func renderOutput(out session.OutputData, cursor string, number bool) string {
+func renderOutput(out wire.OutputData, cursor string, number bool) string {
 	var b strings.Builder
 	if cursor == "print" || cursor == "both" {
 		fmt.Fprintf(&b, "Cursor: row %d, col %d\n", out.Cursor.Row+1, out.Cursor.Col+1)
@@ -240,7 +240,7 @@ func renderOutput(out session.OutputData, cursor string, number bool) string {
 // outputAnswer is an OUTPUT answer that tells whether the daemon reported
 // the range: the original protocol's answers may lack from and to.
 type outputAnswer struct {
-	session.OutputData
+	wire.OutputData
 	From *int `json:"from"`
 	To   *int `json:"to"`
 }
@@ -248,7 +248,7 @@ type outputAnswer struct {
 // resolved fills in the range of an answer that did not report one: the
 // whole screen by its size, or, lacking even that, as many lines as the
 // text holds from line 1.
-func (a outputAnswer) resolved() session.OutputData {
+func (a outputAnswer) resolved() wire.OutputData {
 	out := a.OutputData
 	switch {
 	case a.From != nil && a.To != nil:

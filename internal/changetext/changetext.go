@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // Hints name a client's ways of asking for what a budget cut.
@@ -26,9 +26,9 @@ type Hints struct {
 
 // Render renders a changes read (an answer to "since") or, when
 // out.Since is empty, a full read that started a chain.
-func Render(out session.OutputData, h Hints) string {
+func Render(out wire.OutputData, h Hints) string {
 	var head []string
-	var body []session.Line
+	var body []wire.Line
 	if out.Since == "" {
 		head = append(head, fmt.Sprintf("screen %dx%d", out.Size.Cols, out.Size.Rows))
 		if out.From <= out.To {
@@ -95,7 +95,7 @@ func redrawWhy(r string) string {
 
 // CutNote says what a budget left out and how to get it; changes says
 // the answer was a changes read, whose successor repeats cut screen rows.
-func CutNote(c session.Cut, h Hints, changes bool) string {
+func CutNote(c wire.Cut, h Hints, changes bool) string {
 	s := fmt.Sprintf("@@ cut %d lines (%s, %d chars) to fit %s; the rest: %s",
 		c.Lines, span(c.From, c.To), c.Chars, h.Budget, h.Range(c.From, c.To))
 	if changes {
@@ -105,22 +105,22 @@ func CutNote(c session.Cut, h Hints, changes bool) string {
 }
 
 // screenLines numbers the rows of a plain answer.
-func screenLines(out session.OutputData) []session.Line {
+func screenLines(out wire.OutputData) []wire.Line {
 	texts := strings.Split(out.Screen, "\n")
-	var ls []session.Line
+	var ls []wire.Line
 	for i, n := range numbers(out.From, out.To) {
 		t := ""
 		if i < len(texts) {
 			t = texts[i]
 		}
-		ls = append(ls, session.Line{N: n, Text: t})
+		ls = append(ls, wire.Line{N: n, Text: t})
 	}
 	return ls
 }
 
 // writeLines writes "N: text", folding two or more consecutive blank
 // lines into one "A..B: (blank)".
-func writeLines(b *strings.Builder, ls []session.Line) {
+func writeLines(b *strings.Builder, ls []wire.Line) {
 	for i := 0; i < len(ls); {
 		j := i
 		for j+1 < len(ls) && ls[i].Text == "" && ls[j+1].Text == "" && next(ls[j].N) == ls[j+1].N {
@@ -144,7 +144,7 @@ func next(n int) int {
 }
 
 // changedRows lists the screen rows among ls compactly: "3..4,7".
-func changedRows(ls []session.Line) string {
+func changedRows(ls []wire.Line) string {
 	var parts []string
 	for i := 0; i < len(ls); {
 		if ls[i].N < 1 {

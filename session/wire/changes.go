@@ -1,4 +1,4 @@
-package session
+package wire
 
 // Line is one line of a changes read (OUTPUT with "since"): its protocol
 // line number (negative for scrollback) and its text, in the read's format.
