@@ -39,7 +39,8 @@ type OutputData struct {
 	OutputGen *int64 `json:"output_gen,omitempty"`
 
 	// The rest are ptyplex additions, present only when the request asked
-	// for them ("changes", "since", "max_chars"): see changes.go.
+	// for them ("changes", "since", "max_chars"): the types are in changes.go,
+	// the daemon's side in session/changes.go.
 	//
 	// Token names this read; a later OUTPUT with "since": Token answers
 	// what changed after it.
