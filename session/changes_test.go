@@ -346,3 +346,27 @@ func TestChangesMoves(t *testing.T) {
 		t.Errorf("moved rows count as given: %+v", after)
 	}
 }
+
+// BenchmarkOutputSince80x24 is BenchmarkOutput80x24 as a changes read of
+// an unchanged screen: hashing the rows and looking the token up, against
+// rendering and sending them.
+func BenchmarkOutputSince80x24(b *testing.B) {
+	d := benchDaemon(b, Config{Command: []string{"sh", "-c",
+		`i=0; while [ $i -lt 30 ]; do i=$((i+1)); printf '\033[1;3%dm%079d\033[0m\n' $((i%8)) $i; done; exec cat`}})
+	untilState(b, d, func(st *state) bool { return strings.Contains(st.scr.Line(23, false), "30") })
+	var out wire.OutputData
+	r := mustCall(b, d.SocketPath(), map[string]any{"type": "OUTPUT", "format": "ansi", "changes": true})
+	if err := json.Unmarshal(r.Data, &out); err != nil {
+		b.Fatal(err)
+	}
+	var n int
+	for b.Loop() {
+		// Each read gives the token for the next, as a client chains them.
+		r := mustCall(b, d.SocketPath(), map[string]any{"type": "OUTPUT", "format": "ansi", "since": out.Token})
+		n = len(r.Data)
+		if err := json.Unmarshal(r.Data, &out); err != nil || !out.Unchanged {
+			b.Fatalf("%s: %v", r.Data, err)
+		}
+	}
+	b.ReportMetric(float64(n), "bytes/answer")
+}
