@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/standin"
 )
 
 // changes mirrors the output tool's structured result of a read with since.
@@ -90,4 +92,16 @@ func TestOutputChangesThroughMCP(t *testing.T) {
 	foreign := ok[changes](c, "output", map[string]any{"session": other.Session}).Token
 	c.fails("output", map[string]any{"session": s.Session, "since": foreign}, "not issued by this session")
 	c.fails("output", map[string]any{"session": s.Session, "max_chars": 0}, "max_chars")
+}
+
+// A daemon that does not know changes reads: a plain read still works
+// (without a token) and since is an error, not a whole screen.
+func TestOutputChangesAgainstOlderDaemon(t *testing.T) {
+	t.Parallel()
+	d := standin.Start(t, "$ ls", "file", "")
+	c := connect(t)
+	if out := ok[changes](c, "output", map[string]any{"session": d.Socket}); out.Token != "" || out.Screen == "" {
+		t.Errorf("plain read: %+v", out)
+	}
+	c.fails("output", map[string]any{"session": d.Socket, "since": "0a0b0c0d.1"}, "does not support since")
 }

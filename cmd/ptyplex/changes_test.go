@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptyplex/ptyplex/internal/standin"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -137,5 +138,18 @@ func TestOutputBudget(t *testing.T) {
 	next := s.ok("output", "--since", token(t, ch), "--max-chars", "10")
 	if !strings.Contains(next, "rows 2..3 changed") || !strings.HasSuffix(next, "2: 2222\n3: 3333\n") || !strings.Contains(next, "repeats cut screen rows") {
 		t.Errorf("the next read brings the cut rows:\n%s", next)
+	}
+}
+
+// A daemon that does not know changes reads answers a whole screen; the
+// CLI must not print it as "only what changed".
+func TestOutputChangesAgainstOlderDaemon(t *testing.T) {
+	t.Parallel()
+	d := standin.Start(t, "$ ls", "file", "")
+	for _, args := range [][]string{{"--changes"}, {"--since", "0a0b0c0d.1"}} {
+		r := ptyplex(t, "", append([]string{"output", "--socket", d.Socket}, args...)...)
+		if r.code != exitFail || r.stdout != "" || !strings.Contains(r.stderr, "does not support changes reads") {
+			t.Errorf("output %v against a daemon without them: %v", args, r)
+		}
 	}
 }
