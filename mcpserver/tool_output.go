@@ -127,6 +127,9 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 		}
 		return s.changesResult(in, d)
 	}
+	if in.MaxChars != nil {
+		changetext.EnforceBudget(&d, *in.MaxChars) // for a daemon that ignored max_chars
+	}
 	out := OutputOutput{
 		Session: in.Session, Screen: d.Screen,
 		Cursor:              Position{Row: d.Cursor.Row + 1, Col: d.Cursor.Col + 1},

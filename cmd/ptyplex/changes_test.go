@@ -152,4 +152,9 @@ func TestOutputChangesAgainstOlderDaemon(t *testing.T) {
 			t.Errorf("output %v against a daemon without them: %v", args, r)
 		}
 	}
+	// It ignores max_chars too: the CLI cuts by the same rule.
+	r := ptyplex(t, "", "output", "--socket", d.Socket, "--no-color", "--max-chars", "6")
+	if want := "@@ cut 1 lines (1, 5 chars) to fit --max-chars 6; the rest: --from 1 --to 1 @@\nfile\n\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("--max-chars against a daemon without it: %v", r)
+	}
 }

@@ -165,6 +165,7 @@ func runOutput(args []string) int {
 		return exitFail
 	}
 	out := ans.resolved()
+	changetext.EnforceBudget(&out, *maxChars) // for a daemon that ignored max_chars
 	if *changes && !ans.answersChanges(*since != "") {
 		// A daemon that does not know the request would have answered a
 		// full screen, which must not pass for "only this changed".

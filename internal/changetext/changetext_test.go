@@ -49,3 +49,24 @@ func TestRender(t *testing.T) {
 		}
 	}
 }
+
+func TestEnforceBudget(t *testing.T) {
+	// An older daemon's answer: the whole range, no last newline.
+	out := wire.OutputData{Screen: "$ ls\nfile\n", From: 1, To: 3}
+	EnforceBudget(&out, 6)
+	if out.Screen != "file\n\n" || out.From != 2 || out.To != 3 || out.Cut == nil || *out.Cut != (wire.Cut{Lines: 1, Chars: 5, From: 1, To: 1}) {
+		t.Errorf("cut: %+v %+v", out, out.Cut)
+	}
+	// What the daemon cut, or what fits, stays.
+	fits := wire.OutputData{Screen: "a\nb\n", From: -1, To: 1}
+	EnforceBudget(&fits, 4)
+	if fits.Cut != nil || fits.Screen != "a\nb\n" {
+		t.Errorf("fitting answer changed: %+v", fits)
+	}
+	// Across the boundary: from -2 with the first two cut starts at 1.
+	sb := wire.OutputData{Screen: "x\ny\nz\n", From: -2, To: 1}
+	EnforceBudget(&sb, 2)
+	if sb.From != 1 || sb.Screen != "z\n" || sb.Cut.To != -1 {
+		t.Errorf("across the boundary: %+v %+v", sb, sb.Cut)
+	}
+}
