@@ -34,13 +34,15 @@ wraps the character under the cursor in ESC[7m ... ESC[27m; both does both.
 Reading a long session (agents, start here): --changes prints the screen
 in a compact numbered form whose header ends with a token; pass it back as
 --since TOKEN and the next read prints only what changed since: the rows
-that differ (with their numbers), the lines that scrolled into the
-scrollback, and the cursor, or "unchanged". Each read prints a new token;
-the session keeps the last 32. Apply it to your copy: shift up by
-"scrolled N", then replace the rows listed; a "redraw" header means every
-row follows. A token that expired or is another session's is an error:
-read with --changes again. Use --changes/--since after each action rather
-than rereading the whole screen; it costs what changed.
+that differ (with their numbers), the lines that scrolled off that you did
+not have (negative numbers), and the cursor, or "unchanged". Each read
+prints a new token; the session keeps the last 32. Apply it to your copy:
+shift up by "scrolled N" (your top N rows become scrollback), move rows as
+"rows A..B moved to C..D" says (vim deleting a line), then replace the rows
+listed; a "redraw" header means every row follows. A token that expired or
+is another session's is an error: read with --changes again. Use
+--changes/--since after each action rather than rereading the whole
+screen; it costs what changed.
 
   @@ rows 3..4 changed, cursor 4:7, token 5c1e09a2.8 @@
   3: $ make
@@ -48,8 +50,8 @@ than rereading the whole screen; it costs what changed.
 
 --max-chars N bounds a read (plain or --changes): lines are cut whole from
 the top, keeping the newest, and a "@@ cut ... @@" line says which and how
-many characters; "--from A --to B" as printed there gets them. Lines are
-also counted with their newline.
+many characters; "--from A --to B" as printed there gets them. Each line
+counts with its newline.
 
 --follow (a ptyplex addition) prints the screen (with the options above)
 each time it changes, until the program exits, then exits 0: for logs and
