@@ -47,6 +47,8 @@
 //   - A pending WAIT does not hold back other requests.
 //   - INPUT/OUTPUT/STATUS "with_gen" answer the output generation; WAIT
 //     "after_gen" waits for output beyond it (gen.go).
+//   - OUTPUT "changes" answers a token, "since": token only what changed
+//     after that read, "max_chars" cuts lines from the top (changes.go).
 //   - ATTACH turns the connection into a raw terminal stream (attach.go).
 //   - Every daemon records itself in a per-user registry (registry.go)
 //     that wire.List reads.

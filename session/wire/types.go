@@ -39,6 +39,34 @@ type OutputData struct {
 	// OutputGen (a ptyplex addition) is the output generation the screen
 	// reflects; present when the request asked "with_gen".
 	OutputGen *int64 `json:"output_gen,omitempty"`
+
+	// The rest are ptyplex additions, present only when the request asked
+	// for them ("changes", "since", "max_chars"): the types are in changes.go,
+	// the daemon's side in session/changes.go.
+	//
+	// Token names this read; a later OUTPUT with "since": Token answers
+	// what changed after it.
+	Token string `json:"token,omitempty"`
+	// Since echoes the token a changes read was compared with. Its answer
+	// has no screen: Changed lists the new scrollback lines and the rows
+	// that differ from the client's copy, and Unchanged says there are
+	// none, no scroll and the same cursor.
+	Since     string `json:"since,omitempty"`
+	Changed   []Line `json:"changed,omitempty"`
+	Moved     []Move `json:"moved,omitempty"` // rows the client holds elsewhere in its copy
+	Unchanged bool   `json:"unchanged,omitempty"`
+	// Scrolled is how many lines scrolled off the top into the scrollback
+	// (the client shifts its copy up by as many rows); ScrollbackLost how
+	// many of those the scrollback no longer holds; ScrollbackCleared that
+	// it was erased in between.
+	Scrolled          int  `json:"scrolled,omitempty"`
+	ScrollbackLost    int  `json:"scrollback_lost,omitempty"`
+	ScrollbackCleared bool `json:"scrollback_cleared,omitempty"`
+	// Redraw ("resize", "format" or "screen") says every screen row is in
+	// Changed because the client's copy cannot be patched.
+	Redraw string `json:"redraw,omitempty"`
+	// Cut is what "max_chars" left out.
+	Cut *Cut `json:"cut,omitempty"`
 }
 
 // InputData answers an INPUT that asked "with_gen" (a ptyplex addition):
