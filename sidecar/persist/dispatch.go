@@ -70,6 +70,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 			t.mu.Lock()
 			if t.holder == c && t.credit != unlimited {
 				t.credit = min(t.credit+cr.Bytes, unlimited-1)
+				t.acked = min(t.acked+cr.Bytes, t.sent)
 				t.cond.Broadcast()
 			}
 			t.mu.Unlock()
@@ -128,8 +129,11 @@ func (s *Server) held(c *conn, id, frame string) *term {
 		return nil
 	}
 	t.mu.Lock()
-	h := t.holder
+	h, finished := t.holder, t.exitSent
 	t.mu.Unlock()
+	if finished {
+		return nil // its EXIT was sent: as good as gone
+	}
 	if h != c {
 		who := "no connection holds it (ATTACH it first)"
 		if h != nil {
@@ -198,6 +202,7 @@ func (s *Server) open(c *conn, body []byte) {
 		t.credit = min(*o.Credit, unlimited-1)
 	}
 	s.mu.Lock()
+	fits := s.makeRoomLocked(o.TerminalID, int64(size))
 	switch {
 	case s.stopping:
 		s.mu.Unlock()
@@ -207,7 +212,7 @@ func (s *Server) open(c *conn, body []byte) {
 		s.mu.Unlock()
 		c.errorf(o.TerminalID, "terminal id already exists")
 		return
-	case s.reserved+int64(size) > s.opts.Total:
+	case !fits:
 		s.mu.Unlock()
 		c.errorf(o.TerminalID, "journal of %d bytes refused: the server's terminals already reserve %d of its %d-byte total (--journal-total)", size, s.reserved, s.opts.Total)
 		return
@@ -290,14 +295,17 @@ func (s *Server) attach(c *conn, body []byte) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.gone || t.exitSent {
-		c.errorf(id, "ATTACH refused: terminal %q has ended", id)
+	if t.gone {
+		c.errorf(id, "ATTACH refused: no terminal %q on this server", id)
 		return
 	}
 	if off > t.j.end {
 		c.errorf(id, "ATTACH refused: offset %d is past the %d bytes terminal %q has produced", off, t.j.end, id)
 		return
 	}
+	// A finished terminal (its EXIT was sent) is attached again by a
+	// host that never read that EXIT: it is sent once more.
+	t.exitSent = false
 	if old := t.holder; old != nil && old != c {
 		t.queueCtlLocked(old, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "taken over by another connection"})
 	}
@@ -312,6 +320,7 @@ func (s *Server) attach(c *conn, body []byte) {
 		t.queueCtlLocked(c, proto.TypeSnapshot, t.snapshotLocked())
 		t.sent = t.j.end
 	}
+	t.acked = t.sent
 	t.cond.Broadcast()
 }
 
@@ -344,6 +353,10 @@ func (s *Server) list() proto.Listed {
 	out := proto.Listed{Terminals: []proto.ListedTerminal{}}
 	for _, t := range s.snapshotTerms() {
 		t.mu.Lock()
+		if t.exitSent {
+			t.mu.Unlock()
+			continue
+		}
 		e := proto.ListedTerminal{TerminalID: t.id, PID: t.pid, Cmd: t.cmd, Args: t.args,
 			Cols: t.cols, Rows: t.rows, Produced: t.j.end, Start: t.j.start,
 			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exited}

@@ -122,3 +122,33 @@ func controlAfter(s hosttest.Snapshot, from int, typ proto.Type, id string) (map
 	}
 	return nil, false
 }
+
+// autoCredit grants each of ids credit for every byte h receives, as a
+// host that consumes its output at once does, until h's stream ends.
+func autoCredit(h *hosttest.Host, ids []string) {
+	go func() {
+		granted := map[string]int{}
+		for {
+			sn, err := h.Until(hosttest.Timeout, func(s hosttest.Snapshot) bool {
+				for _, id := range ids {
+					if len(s.Outputs[id]) > granted[id] {
+						return true
+					}
+				}
+				return false
+			})
+			if err != nil {
+				return
+			}
+			for _, id := range ids {
+				if n := len(sn.Outputs[id]) - granted[id]; n > 0 {
+					granted[id] += n
+					body := proto.Marshal(proto.Credit{TerminalID: id, Bytes: uint64(n)})
+					if h.Send(proto.TypeCredit, body) != nil {
+						return
+					}
+				}
+			}
+		}
+	}()
+}

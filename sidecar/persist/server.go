@@ -241,6 +241,55 @@ func (s *Server) keepExited(t *term) {
 	})
 }
 
+// keepFinished keeps t, whose EXIT was sent, for KeepExited: a host that
+// died before reading the EXIT attaches again and gets the rest.
+func (s *Server) keepFinished(t *term, gen int) {
+	time.AfterFunc(s.opts.KeepExited, func() {
+		t.mu.Lock()
+		drop := t.exitSent && t.finishedGen == gen
+		t.mu.Unlock()
+		if drop {
+			s.remove(t)
+		}
+	})
+}
+
+// makeRoomLocked drops finished terminals (EXIT sent), oldest id first,
+// until need more journal bytes fit in the total, and the one with id.
+// Called with s.mu held; reports whether need fits now.
+func (s *Server) makeRoomLocked(id string, need int64) bool {
+	if old := s.terms[id]; old != nil && old.isFinished() {
+		s.dropLocked(old)
+	}
+	if s.reserved+need <= s.opts.Total {
+		return true
+	}
+	for _, t := range s.terms {
+		if t.isFinished() {
+			s.dropLocked(t)
+			if s.reserved+need <= s.opts.Total {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *Server) dropLocked(t *term) {
+	delete(s.terms, t.id)
+	s.reserved -= int64(t.quota)
+	t.mu.Lock()
+	t.gone = true
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
+func (t *term) isFinished() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.exitSent
+}
+
 // Stop kills every terminal, waits (bounded) for their output to end,
 // and closes every connection. The caller closes the listener.
 func (s *Server) Stop() {

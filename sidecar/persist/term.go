@@ -49,6 +49,11 @@ type term struct {
 	holder   *conn      // the connection this terminal's frames go to; nil when detached
 	sent     uint64     // next offset to send to holder
 	credit   uint64     // bytes holder may still be sent
+	// acked is the offset up to which a host said it has the bytes: the
+	// offset of its ATTACH, advanced by every CREDIT it grants after it
+	// (a host grants credit for bytes it consumed). Bytes past it may
+	// still sit in socket and pipe buffers, or in a host that is dying.
+	acked uint64
 	ctl      []ctlFrame // control frames to send, in order, before more output
 	cols     uint16
 	rows     uint16
@@ -58,6 +63,9 @@ type term struct {
 	exited   bool
 	exit     proto.Exit
 	exitSent bool // EXIT went to a holder: the terminal is finished
+	// finishedGen counts the EXITs sent, so that the expiry of an earlier
+	// one does not drop a terminal attached (and finished) again since.
+	finishedGen int
 	gone     bool // removed from the server; the pump ends
 	killer   *time.Timer
 }
@@ -85,20 +93,33 @@ func (t *term) start() {
 }
 
 // evictableLocked is how many of the oldest journal bytes may fall out to
-// make room: those already sent to the holder; every byte when nobody
-// holds the terminal in ring mode (or the server is shutting down); none
-// when nobody holds it in park mode, so that the child blocks instead.
+// make room. In ring mode: while a host holds the terminal, those sent to
+// it; while none does, all of them. In park mode only those a host
+// acknowledged (see acked), so that a host that dies with bytes in flight
+// finds them again; a host that uses no credit cannot acknowledge, so
+// for it what was sent counts (the child would stall otherwise). With
+// nothing evictable the reader waits, and the child blocks in write(2).
 func (t *term) evictableLocked() int {
 	switch {
 	case t.dropping:
 		return t.j.size
-	case t.holder != nil:
-		return int(t.sent - t.j.start)
+	case t.park && t.ackedLocked() >= t.j.start:
+		return int(t.ackedLocked() - t.j.start)
 	case t.park:
 		return 0
+	case t.holder != nil:
+		return int(t.sent - t.j.start)
 	default:
 		return t.j.size
 	}
+}
+
+// ackedLocked is the offset up to which bytes may be dropped in park mode.
+func (t *term) ackedLocked() uint64 {
+	if t.holder != nil && t.credit == unlimited {
+		return t.sent
+	}
+	return min(t.acked, t.sent)
 }
 
 // readLoop moves PTY output into the journal, reading straight into its
@@ -212,11 +233,16 @@ func (t *term) pump() {
 		}
 		if h != nil && t.exited && !t.exitSent && t.sent == t.j.end {
 			t.exitSent = true
+			t.finishedGen++
+			gen := t.finishedGen
 			buf := proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(t.exit))
-			// The id is free once EXIT is on its way, as in the plain
-			// sidecar: a host may reuse it as soon as it reads EXIT.
 			t.mu.Unlock()
-			t.s.remove(t)
+			// The id is free for an OPEN once EXIT is on its way, as in
+			// the plain sidecar; but a host that dies before reading
+			// the EXIT must still find it, so the terminal stays
+			// attachable, unlisted, until keep-exited passes or the id
+			// or its journal's room is wanted again.
+			t.s.keepFinished(t, gen)
 			h.write(buf)
 			t.mu.Lock()
 			continue
