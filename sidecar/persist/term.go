@@ -43,17 +43,17 @@ type term struct {
 
 	readDone chan struct{} // the reader saw EOF
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	j        *journal
-	holder   *conn      // the connection this terminal's frames go to; nil when detached
-	sent     uint64     // next offset to send to holder
-	credit   uint64     // bytes holder may still be sent
+	mu     sync.Mutex
+	cond   *sync.Cond
+	j      *journal
+	holder *conn  // the connection this terminal's frames go to; nil when detached
+	sent   uint64 // next offset to send to holder
+	credit uint64 // bytes holder may still be sent
 	// acked is the offset up to which a host said it has the bytes: the
 	// offset of its ATTACH, advanced by every CREDIT it grants after it
 	// (a host grants credit for bytes it consumed). Bytes past it may
 	// still sit in socket and pipe buffers, or in a host that is dying.
-	acked uint64
+	acked    uint64
 	ctl      []ctlFrame // control frames to send, in order, before more output
 	cols     uint16
 	rows     uint16
@@ -66,8 +66,8 @@ type term struct {
 	// finishedGen counts the EXITs sent, so that the expiry of an earlier
 	// one does not drop a terminal attached (and finished) again since.
 	finishedGen int
-	gone     bool // removed from the server; the pump ends
-	killer   *time.Timer
+	gone        bool // removed from the server; the pump ends
+	killer      *time.Timer
 }
 
 // ctlFrame is a control frame for one connection, sent by the pump so
