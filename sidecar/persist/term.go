@@ -122,6 +122,13 @@ func (t *term) ackedLocked() uint64 {
 	return min(t.acked, t.sent)
 }
 
+// evictStep is how much room the reader makes at a time in a full
+// journal: a sixteenth of it, at most one read's worth. Reads into a full
+// journal are that large at most, so a smaller step would cost reads;
+// a larger one would keep fewer of the newest bytes than the journal's
+// size for a detached terminal.
+func (t *term) evictStep() int { return max(min(readChunk, t.j.limit/16), 64) }
+
 // readLoop moves PTY output into the journal, reading straight into its
 // free space, until the PTY reports EOF. Only this goroutine changes the
 // journal's storage, so the region it reads into needs no lock.
@@ -135,7 +142,7 @@ func (t *term) readLoop() {
 				break
 			}
 			if n := t.evictableLocked(); n > 0 {
-				t.j.evict(min(n, readChunk))
+				t.j.evict(min(n, t.evictStep()))
 				continue
 			}
 			t.cond.Wait()
