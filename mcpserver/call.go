@@ -4,21 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // call sends one request to the daemon behind socket, with its fields at
-// the top level and nested under "data", and returns the answer's data, giving up when ctx ends (a daemon handles one request at a
-// time, and another client's WAIT can hold it).
+// the top level and nested under "data", and returns the answer's data,
+// giving up when ctx ends (a daemon handles one request at a time, and
+// another client's WAIT can hold it).
 func call[T any](ctx context.Context, socket string, req any) (T, error) {
 	var data T
 	if m, ok := req.(map[string]any); ok {
-		req = session.BothForms(m) // daemons read fields at either place
+		req = wire.BothForms(m) // daemons read fields at either place
 	}
-	if err := session.CallDataContext(ctx, socket, req, &data); err != nil {
+	if err := wire.CallDataContext(ctx, socket, req, &data); err != nil {
 		return data, describe(socket, err)
 	}
 	return data, nil
@@ -27,7 +27,7 @@ func call[T any](ctx context.Context, socket string, req any) (T, error) {
 // describe turns a failure to talk to a daemon into a message an agent can
 // act on.
 func describe(socket string, err error) error {
-	var de session.DaemonError
+	var de wire.DaemonError
 	if errors.As(err, &de) {
 		return fmt.Errorf("session %s: %s", socket, string(de))
 	}
@@ -40,8 +40,7 @@ func describe(socket string, err error) error {
 			return fmt.Errorf("session %s: connection refused: the daemon behind this socket has stopped", socket)
 		}
 	}
-	msg := err.Error()
-	if strings.Contains(msg, "closed the connection") {
+	if errors.Is(err, wire.ErrNoAnswer) {
 		return fmt.Errorf("session %s: the daemon closed the connection without answering (it is probably shutting down)", socket)
 	}
 	return fmt.Errorf("session %s: %w", socket, err)

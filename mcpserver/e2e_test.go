@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ptyplex/ptyplex/internal/hosttest"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func TestToolsAreListedWithSchemas(t *testing.T) {
@@ -310,8 +310,8 @@ func TestDisconnectStopsSessions(t *testing.T) {
 	if _, err := os.Stat(temp.Socket); !os.IsNotExist(err) {
 		t.Fatalf("socket %s left behind: %v", temp.Socket, err)
 	}
-	var st session.StatusData
-	if err := session.CallData(keep.Socket, map[string]any{"type": "STATUS"}, &st); err != nil || !st.Running {
+	var st wire.StatusData
+	if err := wire.CallData(keep.Socket, map[string]any{"type": "STATUS"}, &st); err != nil || !st.Running {
 		t.Fatalf("persistent session after disconnect: %+v, %v", st, err)
 	}
 	// A new server can drive the persistent session by its socket.
@@ -370,9 +370,9 @@ func TestDisconnectDuringStart(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("ptyplex mcp: %v\n%s", err, out)
 	}
-	var st session.StatusData
-	if err := session.CallData(sock, map[string]any{"type": "STATUS"}, &st); err == nil {
-		session.Call(sock, map[string]any{"type": "STOP"})
+	var st wire.StatusData
+	if err := wire.CallData(sock, map[string]any{"type": "STATUS"}, &st); err == nil {
+		wire.Call(sock, map[string]any{"type": "STOP"})
 		t.Fatalf("a session started as the client left is still running: %+v", st)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ptyplex/ptyplex/internal/hosttest"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // bin is the ptyplex binary under test, built once by TestMain (with -race
@@ -84,7 +84,7 @@ func connectCmd(t *testing.T, cmd *exec.Cmd) *client {
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, session.RuntimeDirEnv+"="+runtimeDir)
+	cmd.Env = append(cmd.Env, wire.RuntimeDirEnv+"="+runtimeDir)
 	c := mcp.NewClient(&mcp.Implementation{Name: "ptyplex-test", Version: "v0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
@@ -188,7 +188,7 @@ func reap(t *testing.T, socket string, pid int) {
 	if !hosttest.Alive(pid) {
 		return
 	}
-	session.Call(socket, map[string]any{"type": "STOP"})
+	wire.Call(socket, map[string]any{"type": "STOP"})
 	if !hosttest.WaitGone(pid, deadline) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("daemon %d (%s) survived STOP", pid, socket)

@@ -116,10 +116,6 @@ func (s *Server) Cleanup(ctx context.Context) error {
 	return err
 }
 
-// MCP returns the underlying SDK server, e.g. to connect it to an
-// in-memory transport in tests.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
-
 // instructions is sent to clients at initialization; many agents show it
 // to the model as the server's overview.
 const instructions = `ptyplex runs interactive terminal programs (shells, REPLs, vim, git rebase -i, gdb, htop, other CLIs) in pseudo-terminals and lets you drive them like a human at a keyboard.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/procwait"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // Grace periods of stopSession. STOP itself gives the child up to a few
@@ -31,7 +31,7 @@ const (
 func stopSession(ctx context.Context, socket string, d *daemon) error {
 	ctx, cancel := context.WithTimeout(ctx, stopAnswerTimeout)
 	defer cancel()
-	_, err := call[session.MessageData](ctx, socket, map[string]any{"type": "STOP"})
+	_, err := call[wire.MessageData](ctx, socket, map[string]any{"type": "STOP"})
 	if err == nil {
 		return nil
 	}

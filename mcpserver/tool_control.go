@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/internal/signame"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 var killTool = toolDef{tool: mcp.Tool{
@@ -37,10 +38,10 @@ func (s *Server) kill(ctx context.Context, in KillInput) (string, KillOutput, er
 		sig = "SIGTERM"
 	}
 	// Checked here too, so the message names the valid choices.
-	if _, _, err := session.ParseSignal(sig); err != nil {
+	if _, _, err := signame.Parse(sig); err != nil {
 		return "", KillOutput{}, fmt.Errorf("%v: expected a signal name such as SIGTERM, SIGINT, SIGKILL, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 (SIG optional) or a number 1..64", err)
 	}
-	d, err := call[session.KillData](ctx, t.socket, map[string]any{"type": "KILL", "signal": sig})
+	d, err := call[wire.KillData](ctx, t.socket, map[string]any{"type": "KILL", "signal": sig})
 	if err != nil {
 		return "", KillOutput{}, err
 	}
@@ -71,11 +72,11 @@ func (s *Server) resize(ctx context.Context, in ResizeInput) (string, ResizeOutp
 	if err != nil {
 		return "", ResizeOutput{}, err
 	}
-	cols, rows, err := session.ParseSize(in.Size)
+	cols, rows, err := wire.ParseSize(in.Size)
 	if err != nil {
 		return "", ResizeOutput{}, err
 	}
-	d, err := call[session.ResizeData](ctx, t.socket, map[string]any{"type": "RESIZE", "cols": cols, "rows": rows})
+	d, err := call[wire.ResizeData](ctx, t.socket, map[string]any{"type": "RESIZE", "cols": cols, "rows": rows})
 	if err != nil {
 		return "", ResizeOutput{}, err
 	}
@@ -128,10 +129,10 @@ type DebugInput struct {
 
 // DebugOutput is the daemon's DEBUG answer.
 type DebugOutput struct {
-	Session   string                 `json:"session"`
-	Unhandled []session.UnhandledSeq `json:"unhandled"`
-	Dropped   int                    `json:"dropped"`
-	Termios   session.TermiosInfo    `json:"termios"`
+	Session   string              `json:"session"`
+	Unhandled []wire.UnhandledSeq `json:"unhandled"`
+	Dropped   int                 `json:"dropped"`
+	Termios   wire.TermiosInfo    `json:"termios"`
 }
 
 func (s *Server) debug(ctx context.Context, in DebugInput) (string, DebugOutput, error) {
@@ -139,12 +140,12 @@ func (s *Server) debug(ctx context.Context, in DebugInput) (string, DebugOutput,
 	if err != nil {
 		return "", DebugOutput{}, err
 	}
-	d, err := call[session.DebugData](ctx, t.socket, map[string]any{"type": "DEBUG", "data": map[string]any{"clear": in.Clear}})
+	d, err := call[wire.DebugData](ctx, t.socket, map[string]any{"type": "DEBUG", "data": map[string]any{"clear": in.Clear}})
 	if err != nil {
 		return "", DebugOutput{}, err
 	}
 	if d.Unhandled == nil {
-		d.Unhandled = []session.UnhandledSeq{}
+		d.Unhandled = []wire.UnhandledSeq{}
 	}
 	if d.Termios.Flags == nil {
 		d.Termios.Flags = []string{}

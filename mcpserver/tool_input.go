@@ -3,13 +3,14 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"strconv"
+
 	"github.com/ptyplex/ptyplex/internal/cescape"
 	"github.com/ptyplex/ptyplex/internal/keys"
-	"strconv"
+	"github.com/ptyplex/ptyplex/session/wire"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ptyplex/ptyplex/internal/waitcond"
-	"github.com/ptyplex/ptyplex/session"
 )
 
 var inputTool = toolDef{
@@ -90,7 +91,7 @@ func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput,
 		spec.Before = &before
 		req["with_gen"] = true
 	}
-	sent, err := call[session.InputData](ctx, t.socket, req)
+	sent, err := call[wire.InputData](ctx, t.socket, req)
 	if err != nil {
 		return "", InputOutput{}, err
 	}

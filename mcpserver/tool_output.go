@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 var outputTool = toolDef{
@@ -82,7 +82,7 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 	if in.To != nil {
 		req["to"] = *in.To
 	}
-	d, err := call[session.OutputData](ctx, t.socket, req)
+	d, err := call[wire.OutputData](ctx, t.socket, req)
 	if err != nil {
 		return "", OutputOutput{}, err
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 var startTool = toolDef{tool: mcp.Tool{
@@ -51,7 +51,7 @@ func (s *Server) start(ctx context.Context, in StartInput) (string, StartOutput,
 		return "", StartOutput{}, fmt.Errorf("the command argument is required: e.g. {\"command\":[\"bash\",\"--norc\"]}")
 	}
 	if in.Size != "" {
-		if _, _, err := session.ParseSize(in.Size); err != nil {
+		if _, _, err := wire.ParseSize(in.Size); err != nil {
 			return "", StartOutput{}, err
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 var statusTool = toolDef{tool: mcp.Tool{
@@ -40,7 +40,7 @@ func (s *Server) status(ctx context.Context, in SessionInput) (string, StatusOut
 	if err != nil {
 		return "", StatusOutput{}, err
 	}
-	d, err := call[session.StatusData](ctx, t.socket, map[string]any{"type": "STATUS"})
+	d, err := call[wire.StatusData](ctx, t.socket, map[string]any{"type": "STATUS"})
 	if err != nil {
 		return "", StatusOutput{}, err
 	}
@@ -91,7 +91,7 @@ type ListOutput struct {
 }
 
 func (s *Server) list(ctx context.Context, _ ListInput) (string, ListOutput, error) {
-	all, err := session.List(ctx)
+	all, err := wire.List(ctx)
 	if err != nil {
 		return "", ListOutput{}, err
 	}
@@ -119,7 +119,7 @@ func (s *Server) list(ctx context.Context, _ ListInput) (string, ListOutput, err
 	for _, e := range s.reg.all() {
 		if mine[e.Socket] != nil {
 			out.Sessions = append(out.Sessions, ListedSession{
-				Session: e.ID, Socket: e.Socket, Command: e.Command, PID: e.PID, State: session.StateStale,
+				Session: e.ID, Socket: e.Socket, Command: e.Command, PID: e.PID, State: wire.StateStale,
 				StartedHere: true, Persistent: e.Persistent, StartedAt: e.Started.Format(time.RFC3339),
 				AgeSeconds: int64(time.Since(e.Started) / time.Second),
 			})

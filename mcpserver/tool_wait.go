@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ptyplex/ptyplex/internal/waitcond"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // Wait limits. Many MCP clients give up on a tool call after a minute or
@@ -37,7 +37,7 @@ To wait for the reaction to something you type, prefer input with wait_regex / w
 
 Examples: {"session":"s1","regex":"\\$ ?$","timeout_ms":5000}; {"session":"s1","quiet_ms":300}; {"session":"s1","line":1,"contains":"READY"}; {"session":"s1","exit":true,"timeout_ms":60000}.
 
-Matching (the same in the ptyplex CLI): ` + waitcond.Semantics,
+Matching (the same in the ptyplex CLI): ` + wire.Semantics,
 }}
 
 // WaitInput is the wait tool's arguments.
@@ -192,7 +192,7 @@ func waitAndReport(ctx context.Context, socket string, spec waitcond.Spec, cond,
 	if withScreen {
 		// The wait has ended; a cancelled call still deserves its screen.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		d, err := call[session.OutputData](sctx, socket, map[string]any{"type": "OUTPUT", "format": "ascii"})
+		d, err := call[wire.OutputData](sctx, socket, map[string]any{"type": "OUTPUT", "format": "ascii"})
 		cancel()
 		if err == nil {
 			out.Screen = d.Screen

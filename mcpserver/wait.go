@@ -18,5 +18,3 @@ func runWait(ctx context.Context, socket string, w waitcond.Spec) (waitcond.Outc
 	}
 	return o, nil
 }
-
-func isTrue(p *bool) bool { return p != nil && *p }

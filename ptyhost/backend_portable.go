@@ -13,7 +13,7 @@ import (
 
 // The portable Unix backend: plain fork/exec with setsid and a controlling
 // terminal, kill(2) for signals, one SIGCHLD-driven exit watcher for all
-// children (exitwatch.go), and the platform's process table for the
+// children (exitwatch_portable.go), and the platform's process table for the
 // session teardown. It is what macOS and FreeBSD use; Linux uses it when
 // built with -tags ptyplex_portable, which is how it is tested.
 //

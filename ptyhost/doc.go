@@ -18,6 +18,9 @@
 //     signals, and the platform's process table (sysctl kern.proc on macOS
 //     and FreeBSD, /proc on Linux) to find a terminal's session.
 //
-// Files are split per platform by name (_linux, _darwin, _freebsd, _bsd
-// for both BSDs) and per backend by build constraint.
+// Files are split per platform by name: _linux, _darwin and _freebsd, and
+// _bsd for what the two BSDs share (with a darwin || freebsd constraint).
+// A file of one backend is named for it (backend_linux.go,
+// backend_portable.go, exitwatch_portable.go) and carries its build
+// constraint, since the portable backend also builds on Linux.
 package ptyhost

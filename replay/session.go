@@ -249,9 +249,6 @@ func (v View) Term(id string) *Term {
 	return &Term{}
 }
 
-// Ended reports whether the sidecar's output has ended.
-func (v View) Ended() bool { return v.s.ended }
-
 // Until waits until cond holds (it is called with the session locked, on
 // every change) or d passes; it reports whether cond held.
 func (s *Session) Until(d time.Duration, cond func(View) bool) bool {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // ATTACH (a ptyplex addition) turns a connection into a terminal of the
@@ -60,7 +62,7 @@ func isAttach(line []byte) bool {
 	if !bytes.Contains(line, []byte("ATTACH")) {
 		return false
 	}
-	_, typ, err := parseRequest(line)
+	_, typ, err := wire.ParseRequest(line)
 	return err == nil && typ == "ATTACH"
 }
 
@@ -72,15 +74,15 @@ func (d *Daemon) serveAttach(c *clientConn, line []byte) {
 	// Not joined by Serve: an attacher ends by itself once d.done is
 	// closed, and a daemon that exits closes its connections anyway.
 	defer c.Close()
-	f, _, _ := parseRequest(line)
-	ro, err := f.bool("read_only")
+	f, _, _ := wire.ParseRequest(line)
+	ro, err := f.Bool("read_only")
 	if err != nil {
 		respond(c, nil, err)
 		return
 	}
 	select {
 	case <-d.done:
-		respond(c, nil, requestError("Daemon is shutting down"))
+		respond(c, nil, wire.RequestError("Daemon is shutting down"))
 		return
 	default:
 	}
@@ -88,7 +90,7 @@ func (d *Daemon) serveAttach(c *clientConn, line []byte) {
 	st := d.st
 	st.mu.Lock()
 	cols, rows := st.scr.Size()
-	head := encodeResponse(AttachData{Size: Size{Rows: rows, Cols: cols}}, nil)
+	head := encodeResponse(wire.AttachData{Size: wire.Size{Rows: rows, Cols: cols}}, nil)
 	a.pending = append(head, repaint(st)...)
 	if st.attachers == nil {
 		st.attachers = map[*attacher]struct{}{}
@@ -220,9 +222,4 @@ func repaint(st *state) []byte {
 		b.WriteString("\x1b[?25l")
 	}
 	return b.Bytes()
-}
-
-// AttachData answers ATTACH, before the raw stream begins.
-type AttachData struct {
-	Size Size `json:"size"`
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // benchDaemon runs a daemon in this process and stops it when b ends.
@@ -24,7 +26,7 @@ func benchDaemon(tb testing.TB, cfg Config) *Daemon {
 	served := make(chan struct{})
 	go func() { d.Serve(); close(served) }()
 	tb.Cleanup(func() {
-		Call(d.SocketPath(), map[string]any{"type": "STOP"})
+		wire.Call(d.SocketPath(), map[string]any{"type": "STOP"})
 		<-served
 	})
 	return d
@@ -49,8 +51,8 @@ func untilState(tb testing.TB, d *Daemon, pred func(st *state) bool) {
 	}
 }
 
-func mustCall(tb testing.TB, sock string, req map[string]any) *Response {
-	r, err := Call(sock, req)
+func mustCall(tb testing.TB, sock string, req map[string]any) *wire.Response {
+	r, err := wire.Call(sock, req)
 	if err != nil || r.Status != "ok" {
 		tb.Fatalf("%v: %v %+v", req, err, r)
 	}

@@ -3,9 +3,9 @@ package session
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // Config describes one session.
@@ -46,7 +46,7 @@ func (c *Config) validate() error {
 	if c.Cols == 0 && c.Rows == 0 {
 		c.Cols, c.Rows = DefaultCols, DefaultRows
 	}
-	if c.Cols < 1 || c.Rows < 1 || c.Cols > maxDim || c.Rows > maxDim {
+	if c.Cols < 1 || c.Rows < 1 || c.Cols > wire.MaxDim || c.Rows > wire.MaxDim {
 		return fmt.Errorf("Invalid size: %dx%d", c.Cols, c.Rows)
 	}
 	if c.Scrollback < 0 {
@@ -59,22 +59,6 @@ func (c *Config) validate() error {
 		return fmt.Errorf("invalid debug buffer %d: must be 0 or more", c.DebugBuffer)
 	}
 	return nil
-}
-
-// maxDim bounds sizes; the emulator clamps at the same value.
-const maxDim = 4096
-
-// ParseSize parses "<cols>x<rows>", e.g. "80x24".
-func ParseSize(s string) (cols, rows int, err error) {
-	c, r, ok := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")
-	if ok {
-		cols, err1 := strconv.Atoi(c)
-		rows, err2 := strconv.Atoi(r)
-		if err1 == nil && err2 == nil && cols >= 1 && rows >= 1 && cols <= maxDim && rows <= maxDim {
-			return cols, rows, nil
-		}
-	}
-	return 0, 0, fmt.Errorf("Invalid size '%s': expected <cols>x<rows> such as 80x24 (each 1..%d)", s, maxDim)
 }
 
 // plainTerm is the TERM of a Plain session's program, as interminai's

@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,7 +32,7 @@ func (d *Daemon) readRequest(c *clientConn) {
 		respond(c, nil, busy.err)
 		return
 	case errors.Is(readErr, os.ErrDeadlineExceeded):
-		respond(c, nil, invalidf("no complete request line within %v", RequestReadTimeout))
+		respond(c, nil, wire.Invalidf("no complete request line within %v", RequestReadTimeout))
 		return
 	case readErr != nil:
 		c.shrink() // the partial line is dropped; only the error is queued
@@ -47,7 +47,7 @@ func (d *Daemon) readRequest(c *clientConn) {
 	r := &request{conn: c, line: line, readErr: readErr, gone: gone}
 	d.idle.touch()
 	if !d.queue.push(r) {
-		respond(c, nil, requestError("Daemon is shutting down"))
+		respond(c, nil, wire.RequestError("Daemon is shutting down"))
 		return
 	}
 	watchHangup(c.UnixConn, gone)
@@ -60,7 +60,7 @@ func (e *busyError) Error() string { return e.err.Error() }
 
 // readLine reads up to the first newline. The request is the bytes before
 // it, without a '\r' that precedes it; at end of file the bytes read so far
-// are the request when they are not blank. It may be MaxMessage bytes
+// are the request when they are not blank. It may be wire.MaxMessage bytes
 // long, whichever way it ends; the buffer never grows beyond that plus
 // "\r\n", and every byte of it beyond the first few KiB is reserved in the
 // daemon's MaxPendingBytes budget first.
@@ -68,7 +68,7 @@ func readLine(c *clientConn) ([]byte, error) {
 	buf := make([]byte, 0, firstBuffer)
 	for {
 		if len(buf) == cap(buf) {
-			n := min(2*cap(buf), MaxMessage+2)
+			n := min(2*cap(buf), wire.MaxMessage+2)
 			if !c.grow(int64(n - cap(buf))) {
 				return nil, &busyError{errBusy(fmt.Sprintf("requests being read or waiting to run hold %d MB, the limit", MaxPendingBytes>>20))}
 			}
@@ -81,7 +81,7 @@ func readLine(c *clientConn) ([]byte, error) {
 			if i := bytes.IndexByte(buf[from:], '\n'); i >= 0 {
 				return checkSize(buf[:from+i])
 			}
-			if len(buf) > MaxMessage+1 { // room for a final '\r' at most
+			if len(buf) > wire.MaxMessage+1 { // room for a final '\r' at most
 				return nil, errTooLarge
 			}
 		}
@@ -90,21 +90,21 @@ func readLine(c *clientConn) ([]byte, error) {
 		case errors.Is(err, io.EOF) && len(bytes.TrimSpace(buf)) > 0:
 			return checkSize(buf) // a final request without its newline
 		case errors.Is(err, io.EOF):
-			return nil, invalidf("connection closed before a complete request was received")
+			return nil, wire.Invalidf("connection closed before a complete request was received")
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return nil, err
 		default:
-			return nil, invalidf("reading request: %v", err)
+			return nil, wire.Invalidf("reading request: %v", err)
 		}
 	}
 }
 
-var errTooLarge = requestError(fmt.Sprintf("Invalid request: message exceeds the maximum size of %d bytes (10 MB)", MaxMessage))
+var errTooLarge = wire.RequestError(fmt.Sprintf("Invalid request: message exceeds the maximum size of %d bytes (10 MB)", wire.MaxMessage))
 
 // checkSize applies the limit to the request proper, without its line end.
 func checkSize(line []byte) ([]byte, error) {
 	line = bytes.TrimSuffix(line, []byte{'\r'})
-	if len(line) > MaxMessage {
+	if len(line) > wire.MaxMessage {
 		return nil, errTooLarge
 	}
 	return line, nil
@@ -148,10 +148,10 @@ func watchHangup(c *net.UnixConn, gone chan struct{}) {
 // closing, so the refusal reaches the client instead of a reset.
 func refuse(c *clientConn) {
 	c.SetDeadline(time.Now().Add(responseTimeout))
-	out, _ := marshal(Response{Status: "error", Error: "Permission denied: the session belongs to another user"})
+	out, _ := wire.Marshal(wire.Response{Status: "error", Error: "Permission denied: the session belongs to another user"})
 	c.Write(append(out, '\n'))
 	c.CloseWrite()
-	io.Copy(io.Discard, io.LimitReader(c, MaxMessage+1))
+	io.Copy(io.Discard, io.LimitReader(c, wire.MaxMessage+1))
 	c.Close()
 }
 
@@ -169,37 +169,25 @@ func respond(c *clientConn, data any, rerr error) {
 }
 
 // encodeResponse renders the answer line. An ok answer with data is
-// assembled around the once-encoded data: putting it in Response.Data
+// assembled around the once-encoded data: putting it in wire.Response.Data
 // would make encoding/json re-scan (compact) a multi-megabyte screen.
 func encodeResponse(data any, rerr error) []byte {
 	if rerr == nil && data == nil {
 		return []byte(`{"status":"ok"}` + "\n")
 	}
 	if rerr == nil {
-		raw, err := marshal(data)
+		raw, err := wire.Marshal(data)
 		if err == nil {
 			out := make([]byte, 0, len(raw)+32)
 			out = append(out, `{"status":"ok","data":`...)
 			out = append(out, raw...)
 			return append(out, "}\n"...)
 		}
-		rerr = requestError("Failed to encode response: " + err.Error())
+		rerr = wire.RequestError("Failed to encode response: " + err.Error())
 	}
-	out, err := marshal(Response{Status: "error", Error: rerr.Error()})
+	out, err := wire.Marshal(wire.Response{Status: "error", Error: rerr.Error()})
 	if err != nil { // cannot happen for a string; answer something valid anyway
 		out = []byte(`{"status":"error","error":"Failed to encode response"}`)
 	}
 	return append(out, '\n')
-}
-
-// marshal encodes v without HTML escaping, which only makes screen text
-// harder to read for no gain on a Unix socket.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }

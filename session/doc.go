@@ -1,7 +1,9 @@
 // Package session is the per-session daemon behind `ptyplex start`: it runs
 // one child in a PTY, keeps its screen in a terminal emulator, and answers
 // newline-delimited JSON requests on a Unix socket (INPUT, OUTPUT, STATUS,
-// WAIT, KILL, STOP, DEBUG, RESIZE), wire-compatible with interminai.
+// WAIT, KILL, STOP, DEBUG, RESIZE), wire-compatible with interminai. The
+// protocol's types, the parsing of request fields and the client calls are
+// in package session/wire, which clients import without the daemon.
 //
 // Goroutines and what they own:
 //   - the PTY reader (pty.go) feeds the screen, raises the activity flag and
@@ -9,11 +11,12 @@
 //   - the reply writer (pty.go) sends terminal-query answers back to the PTY,
 //     so a child that stops reading input cannot stall the reader;
 //   - the exit watcher (pty.go) records the child's exit status;
-//   - the accept loop (server.go) checks the peer and starts one reader per
-//     connection (conn.go), which parses one request and queues it;
-//   - the request handler (server.go) executes queued requests one at a time
-//     in arrival order, except WAIT, which it hands to a goroutine of its own
-//     (async.go) so that a pending WAIT holds back nobody;
+//   - the accept loop (daemon.go) checks the peer and starts one reader per
+//     connection (conn.go), which reads one request line and queues it;
+//   - the request handler (Serve in daemon.go, handle in requests.go)
+//     executes queued requests one at a time in arrival order, except
+//     WAIT, which it hands to a goroutine of its own (async.go) so that a
+//     pending WAIT holds back nobody;
 //   - each ATTACH connection (attach.go) has an output writer and an input
 //     reader; the PTY reader only appends to the attacher's bounded queue;
 //   - with --idle-exit, the idle watcher (idle.go) ends the daemon once the
@@ -43,6 +46,6 @@
 //   - INPUT/OUTPUT/STATUS "with_gen" answer the output generation; WAIT
 //     "after_gen" waits for output beyond it (gen.go).
 //   - ATTACH turns the connection into a raw terminal stream (attach.go).
-//   - Every daemon records itself in a per-user registry that List reads
-//     (registry.go, list.go).
+//   - Every daemon records itself in a per-user registry (registry.go)
+//     that wire.List reads.
 package session

@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // Limits on what clients, even of our own user, can make the daemon hold.
@@ -111,7 +113,7 @@ func (c *clientConn) Close() error {
 
 // errBusy answers a request the daemon has no room to read.
 func errBusy(what string) error {
-	return requestError(fmt.Sprintf("Daemon busy: %s; try again later", what))
+	return wire.RequestError(fmt.Sprintf("Daemon busy: %s; try again later", what))
 }
 
 // busyConnections refuses a connection over MaxConnections from the

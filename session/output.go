@@ -1,6 +1,10 @@
 package session
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ptyplex/ptyplex/session/wire"
+)
 
 // lineRange resolves an OUTPUT range to effective bounds in the protocol's
 // numbering (-avail..-1 scrollback, 1..rows screen, no line 0). from 0 or
@@ -28,8 +32,8 @@ func lineRange(from int, fromSet, fromOldest bool, to int, toSet bool, avail, ro
 	return f, t
 }
 
-func (d *Daemon) output(f fields) (any, error) {
-	format, _, err := f.string("format")
+func (d *Daemon) output(f wire.Fields) (any, error) {
+	format, _, err := f.Str("format")
 	if err != nil {
 		return nil, err
 	}
@@ -39,17 +43,17 @@ func (d *Daemon) output(f fields) (any, error) {
 	case "ansi":
 		ansi = !d.cfg.Plain // --emulator custom: plain text everywhere
 	default:
-		return nil, invalidf("unknown format %q (expected \"ascii\" or \"ansi\")", format)
+		return nil, wire.Invalidf("unknown format %q (expected \"ascii\" or \"ansi\")", format)
 	}
-	from, fromSet, oldest, err := f.lineNumber("from", true)
+	from, fromSet, oldest, err := f.LineNumber("from", true)
 	if err != nil {
 		return nil, err
 	}
-	to, toSet, _, err := f.lineNumber("to", false)
+	to, toSet, _, err := f.LineNumber("to", false)
 	if err != nil {
 		return nil, err
 	}
-	withGen, err := f.bool("with_gen")
+	withGen, err := f.Bool("with_gen")
 	if err != nil {
 		return nil, err
 	}
@@ -74,11 +78,11 @@ func (d *Daemon) output(f fields) (any, error) {
 		g := st.gen
 		gen = &g
 	}
-	return OutputData{
+	return wire.OutputData{
 		OutputGen:           gen,
 		Screen:              b.String(),
-		Cursor:              Cursor{Row: row, Col: col},
-		Size:                Size{Rows: rows, Cols: cols},
+		Cursor:              wire.Cursor{Row: row, Col: col},
+		Size:                wire.Size{Rows: rows, Cols: cols},
 		From:                lo,
 		To:                  hi,
 		ScrollbackAvailable: avail,

@@ -5,87 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"time"
+
+	"github.com/ptyplex/ptyplex/session/wire"
 )
-
-// Every daemon records itself in a per-user directory, so that
-// `ptyplex list` and the MCP server's list tool find sessions whatever
-// their socket path. The directory is $PTYPLEX_RUNTIME_DIR, else
-// $XDG_RUNTIME_DIR/ptyplex, else /tmp/ptyplex-<uid>; it is private (0700)
-// and must belong to us. /tmp is shared, so another user can create
-// /tmp/ptyplex-<uid> before we do; then the registry moves to the user's
-// cache directory (~/.cache/ptyplex/sessions), which nobody else can
-// create, rather than leaving every session out of `list`.
-
-// RuntimeDirEnv overrides the registry directory (used by tests, and by
-// anyone who wants separate sets of sessions).
-const RuntimeDirEnv = "PTYPLEX_RUNTIME_DIR"
-
-// Record is one registry entry: what a daemon wrote about itself.
-type Record struct {
-	Socket   string    `json:"socket"`
-	PID      int       `json:"pid"` // the daemon's
-	ChildPID int       `json:"child_pid"`
-	Command  []string  `json:"command"`
-	Started  time.Time `json:"started"`
-	Auto     bool      `json:"auto_generated"`
-	file     string    // the entry's path
-}
-
-// RegistryDir returns the registry directory, creating it (0700) if need
-// be. It refuses a directory that is not ours or is open to others.
-func RegistryDir() (string, error) {
-	dir, _, err := RegistryDirNote()
-	return dir, err
-}
-
-// RegistryDirNote is RegistryDir, plus a sentence for the user when the
-// usual directory in /tmp could not be used and the one in the cache
-// directory was taken instead: someone else created it, which is worth
-// knowing.
-func RegistryDirNote() (dir, note string, err error) {
-	if dir := os.Getenv(RuntimeDirEnv); dir != "" {
-		return dir, "", makePrivateDir(dir)
-	}
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
-		dir := filepath.Join(x, "ptyplex")
-		return dir, "", makePrivateDir(dir)
-	}
-	tmp := filepath.Join("/tmp", "ptyplex-"+strconv.Itoa(os.Getuid()))
-	tmpErr := makePrivateDir(tmp)
-	if tmpErr == nil {
-		return tmp, "", nil
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", "", fmt.Errorf("%w; no fallback either (%v): set XDG_RUNTIME_DIR or %s to a private directory", tmpErr, err, RuntimeDirEnv)
-	}
-	dir = filepath.Join(cache, "ptyplex", "sessions")
-	if err := makePrivateDir(dir); err != nil {
-		return "", "", fmt.Errorf("%w; the fallback %s cannot be used either: %v (set XDG_RUNTIME_DIR or %s to a private directory)", tmpErr, dir, err, RuntimeDirEnv)
-	}
-	return dir, fmt.Sprintf("%v; using %s instead (XDG_RUNTIME_DIR is not set)", tmpErr, dir), nil
-}
-
-// makePrivateDir creates dir (0700) unless it exists, and refuses it
-// unless it is a directory of ours that nobody else may write to.
-func makePrivateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("session registry: %w", err)
-	}
-	return checkPrivateDir(dir)
-}
 
 // register writes the daemon's record; a failure only costs the session
 // its place in `list`, so callers may ignore it.
 func (d *Daemon) register() error {
-	dir, err := RegistryDir()
+	dir, err := wire.RegistryDir()
 	if err != nil {
 		return err
 	}
-	rec := Record{
+	rec := wire.Record{
 		Socket: d.sock, PID: os.Getpid(), ChildPID: d.proc.Pid(),
 		Command: d.cfg.Command, Started: time.Now(), Auto: d.autoDir != "",
 	}
@@ -112,24 +44,4 @@ func (d *Daemon) unregister() {
 	if d.regFile != "" {
 		os.Remove(d.regFile)
 	}
-}
-
-// readRecords returns the registry's entries; unreadable ones are skipped
-// (a daemon may be writing its entry right now).
-func readRecords(dir string) []Record {
-	names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	var out []Record
-	for _, n := range names {
-		b, err := os.ReadFile(n)
-		if err != nil {
-			continue
-		}
-		var r Record
-		if json.Unmarshal(b, &r) != nil || r.Socket == "" {
-			continue
-		}
-		r.file = n
-		out = append(out, r)
-	}
-	return out
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/ptyplex/ptyplex/internal/signame"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // handle executes one request and answers it, except STOP, which Serve
@@ -14,14 +17,14 @@ func (d *Daemon) handle(r *request) (stop bool) {
 		respond(r.conn, nil, r.readErr)
 		return false
 	}
-	f, typ, err := parseRequest(r.line)
+	f, typ, err := wire.ParseRequest(r.line)
 	if err != nil {
 		respond(r.conn, nil, err)
 		return false
 	}
-	lift := f.liftData
+	lift := f.LiftData
 	if typ == "INPUT" {
-		lift = f.liftInputData
+		lift = f.LiftInputData
 	}
 	if err := lift(); err != nil {
 		respond(r.conn, nil, err)
@@ -50,7 +53,7 @@ func (d *Daemon) handle(r *request) (stop bool) {
 		d.stopReq <- r
 		return true
 	default:
-		err = requestError("Unknown command: " + typ)
+		err = wire.RequestError("Unknown command: " + typ)
 	}
 	if err == errClientGone {
 		r.conn.Close()
@@ -60,15 +63,15 @@ func (d *Daemon) handle(r *request) (stop bool) {
 	return false
 }
 
-func (d *Daemon) input(f fields) (any, error) {
-	text, ok, err := f.string("data")
+func (d *Daemon) input(f wire.Fields) (any, error) {
+	text, ok, err := f.Str("data")
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, invalidf("missing 'data' field")
+		return nil, wire.Invalidf("missing 'data' field")
 	}
-	withGen, err := f.bool("with_gen")
+	withGen, err := f.Bool("with_gen")
 	if err != nil {
 		return nil, err
 	}
@@ -76,17 +79,17 @@ func (d *Daemon) input(f fields) (any, error) {
 	exited := d.st.exited
 	d.st.mu.Unlock()
 	if exited {
-		return nil, requestError("Process not running")
+		return nil, wire.RequestError("Process not running")
 	}
 	n, gen, err := d.writeInput([]byte(text))
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return nil, requestError(fmt.Sprintf("Failed to send input: the program has not read its input for %v (%d of %d bytes sent)", inputTimeout, n, len(text)))
+		return nil, wire.RequestError(fmt.Sprintf("Failed to send input: the program has not read its input for %v (%d of %d bytes sent)", inputTimeout, n, len(text)))
 	}
 	if err != nil {
-		return nil, requestError(fmt.Sprintf("Failed to send input: %v", err))
+		return nil, wire.RequestError(fmt.Sprintf("Failed to send input: %v", err))
 	}
 	if withGen {
-		return InputData{OutputGen: gen}, nil
+		return wire.InputData{OutputGen: gen}, nil
 	}
 	return nil, nil
 }
@@ -109,56 +112,56 @@ func (d *Daemon) writePTY(b []byte, timeout time.Duration) (int, error) {
 	return d.proc.Write(b)
 }
 
-func (d *Daemon) kill(f fields) (any, error) {
+func (d *Daemon) kill(f wire.Fields) (any, error) {
 	name := "SIGTERM"
-	if f.has("signal") {
+	if f.Has("signal") {
 		var err error
 		if name, err = signalField(f); err != nil {
 			return nil, err
 		}
 	}
-	sig, canon, err := ParseSignal(name)
+	sig, canon, err := signame.Parse(name)
 	if err != nil {
-		return nil, err
+		return nil, wire.RequestError(err.Error())
 	}
 	d.st.mu.Lock()
 	exited := d.st.exited
 	d.st.mu.Unlock()
 	if exited {
-		return nil, requestError("Process already dead")
+		return nil, wire.RequestError("Process already dead")
 	}
 	if err := d.proc.Signal(sig); err != nil {
-		return nil, requestError(fmt.Sprintf("Failed to send signal: %v", err))
+		return nil, wire.RequestError(fmt.Sprintf("Failed to send signal: %v", err))
 	}
-	return KillData{SignalSent: canon}, nil
+	return wire.KillData{SignalSent: canon}, nil
 }
 
 // signalField accepts the signal as a string ("SIGINT", "9") or a number.
-func signalField(f fields) (string, error) {
-	if s, _, err := f.string("signal"); err == nil {
+func signalField(f wire.Fields) (string, error) {
+	if s, _, err := f.Str("signal"); err == nil {
 		return s, nil
 	}
-	n, _, err := f.int("signal")
+	n, _, err := f.Int("signal")
 	if err != nil {
-		return "", invalidf("field 'signal' must be a signal name or number")
+		return "", wire.Invalidf("field 'signal' must be a signal name or number")
 	}
 	return fmt.Sprint(n), nil
 }
 
-func (d *Daemon) resize(f fields) (any, error) {
-	cols, okc, err := f.int("cols")
+func (d *Daemon) resize(f wire.Fields) (any, error) {
+	cols, okc, err := f.Int("cols")
 	if err != nil {
 		return nil, err
 	}
-	rows, okr, err := f.int("rows")
+	rows, okr, err := f.Int("rows")
 	if err != nil {
 		return nil, err
 	}
 	if !okc || !okr {
-		return nil, invalidf("RESIZE needs 'cols' and 'rows'")
+		return nil, wire.Invalidf("RESIZE needs 'cols' and 'rows'")
 	}
-	if cols < 1 || rows < 1 || cols > maxDim || rows > maxDim {
-		return nil, requestError(fmt.Sprintf("Invalid size: %dx%d (each must be 1..%d)", cols, rows, maxDim))
+	if cols < 1 || rows < 1 || cols > wire.MaxDim || rows > wire.MaxDim {
+		return nil, wire.RequestError(fmt.Sprintf("Invalid size: %dx%d (each must be 1..%d)", cols, rows, wire.MaxDim))
 	}
 	// Screen first, then the PTY: the child redraws on SIGWINCH, and that
 	// output must land on a screen of the new size.
@@ -166,14 +169,14 @@ func (d *Daemon) resize(f fields) (any, error) {
 	d.st.scr.Resize(cols, rows)
 	d.st.mu.Unlock()
 	if err := d.proc.Resize(cols, rows); err != nil {
-		return nil, requestError(fmt.Sprintf("Failed to resize: %v", err))
+		return nil, wire.RequestError(fmt.Sprintf("Failed to resize: %v", err))
 	}
-	return ResizeData{Size: Size{Rows: rows, Cols: cols}, Cols: cols, Rows: rows}, nil
+	return wire.ResizeData{Size: wire.Size{Rows: rows, Cols: cols}, Cols: cols, Rows: rows}, nil
 }
 
-func (d *Daemon) debug(f fields) (any, error) {
+func (d *Daemon) debug(f wire.Fields) (any, error) {
 	// interminai nests "clear" under "data"; handle has lifted it.
-	clear, err := f.bool("clear")
+	clear, err := f.Bool("clear")
 	if err != nil {
 		return nil, err
 	}
@@ -183,13 +186,13 @@ func (d *Daemon) debug(f fields) (any, error) {
 		d.st.scr.ClearUnhandled()
 	}
 	d.st.mu.Unlock()
-	out := DebugData{Unhandled: make([]UnhandledSeq, 0, len(seqs)), Dropped: dropped}
+	out := wire.DebugData{Unhandled: make([]wire.UnhandledSeq, 0, len(seqs)), Dropped: dropped}
 	for _, s := range seqs {
-		out.Unhandled = append(out.Unhandled, UnhandledSeq{Sequence: s.Sequence, RawHex: s.RawHex})
+		out.Unhandled = append(out.Unhandled, wire.UnhandledSeq{Sequence: s.Sequence, RawHex: s.RawHex})
 	}
 	t, err := d.proc.Termios()
 	if err != nil {
-		return nil, requestError(fmt.Sprintf("Failed to read terminal settings: %v", err))
+		return nil, wire.RequestError(fmt.Sprintf("Failed to read terminal settings: %v", err))
 	}
 	out.Termios = describeTermios(t)
 	return out, nil

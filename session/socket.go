@@ -8,12 +8,9 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
-
-// autoDirPrefix names the private directory of an auto-generated socket;
-// existing tooling looks for the interminai name.
-const autoDirPrefix = "interminai-"
 
 // listen opens the session socket: in a fresh 0700 directory when path is
 // "", else at path (replacing a stale socket nobody listens on). The socket
@@ -22,7 +19,7 @@ const autoDirPrefix = "interminai-"
 func listen(path string) (ln *net.UnixListener, sock, autoDir string, err error) {
 	if path == "" {
 		// Not os.TempDir: tooling expects /tmp/interminai-* whatever TMPDIR says.
-		autoDir, err = os.MkdirTemp("/tmp", autoDirPrefix)
+		autoDir, err = os.MkdirTemp("/tmp", wire.AutoDirPrefix)
 		if err != nil {
 			return nil, "", "", fmt.Errorf("create socket directory: %w", err)
 		}
@@ -35,7 +32,7 @@ func listen(path string) (ln *net.UnixListener, sock, autoDir string, err error)
 		if path, err = filepath.Abs(path); err != nil {
 			return nil, "", "", fmt.Errorf("socket path: %w", err)
 		}
-		if err := checkSocketPath(path); err != nil {
+		if err := wire.CheckSocketPath(path); err != nil {
 			return nil, "", "", err
 		}
 		if err := removeStale(path); err != nil {
@@ -100,7 +97,7 @@ func removeStale(path string) error {
 		return fmt.Errorf("socket path %s: %w", path, err)
 	}
 	if fi.Mode()&os.ModeSocket == 0 {
-		return fmt.Errorf("socket path %s exists and is %s, not a socket", path, fileKind(fi.Mode()))
+		return fmt.Errorf("socket path %s exists and is %s, not a socket", path, wire.FileKind(fi.Mode()))
 	}
 	c, err := net.Dial("unix", path)
 	if err == nil {
@@ -118,7 +115,7 @@ func removeStale(path string) error {
 // user-given socket in a shared directory, and a root client (which the
 // modes do not stop) from driving another user's programs by accident.
 func peerAllowed(c *net.UnixConn) (bool, error) {
-	uid, err := peerUID(c)
+	uid, err := wire.PeerUID(c)
 	if err != nil {
 		return false, err
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 
+	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,8 +32,8 @@ func oflag(t *unix.Termios) uint64 { return uint64(t.Oflag) }
 func lflag(t *unix.Termios) uint64 { return uint64(t.Lflag) }
 
 // describeTermios renders terminal attributes the way DEBUG reports them.
-func describeTermios(t *unix.Termios) TermiosInfo {
-	info := TermiosInfo{Mode: "raw", Flags: []string{}}
+func describeTermios(t *unix.Termios) wire.TermiosInfo {
+	info := wire.TermiosInfo{Mode: "raw", Flags: []string{}}
 	if t.Lflag&unix.ICANON != 0 {
 		info.Mode = "cooked"
 	}
@@ -41,13 +42,13 @@ func describeTermios(t *unix.Termios) TermiosInfo {
 			info.Flags = append(info.Flags, f.name)
 		}
 	}
-	info.Hex = TermiosHex{
+	info.Hex = wire.TermiosHex{
 		Iflag: fmt.Sprintf("0x%04x", t.Iflag),
 		Oflag: fmt.Sprintf("0x%04x", t.Oflag),
 		Lflag: fmt.Sprintf("0x%04x", t.Lflag),
 		Cflag: fmt.Sprintf("0x%04x", t.Cflag),
 	}
-	info.CC = ControlCCs{
+	info.CC = wire.ControlCCs{
 		VINTR:  caret(t.Cc[unix.VINTR]),
 		VEOF:   caret(t.Cc[unix.VEOF]),
 		VERASE: caret(t.Cc[unix.VERASE]),

@@ -7,46 +7,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-func TestTimeoutField(t *testing.T) {
-	max := time.Duration(MaxTimeoutMS) * time.Millisecond
-	for _, tc := range []struct {
-		raw  string
-		want time.Duration
-		err  string
-	}{
-		{`0`, 0, ""},
-		{`1500`, 1500 * time.Millisecond, ""},
-		{`5e3`, 5 * time.Second, ""},
-		{`-0`, 0, ""},
-		{`9223372036854`, max, ""},
-		// The first count whose nanoseconds pass 2^63, and beyond.
-		{`9223372036855`, max, ""},
-		{`9223372036854775807`, max, ""},
-		{`18446744073709551616`, max, ""},
-		{`1e19`, max, ""},
-		{`1e400`, max, ""},
-		{`-1`, 0, "Invalid request: field 'timeout_ms' must not be negative"},
-		{`-9223372036854775809`, 0, "Invalid request: field 'timeout_ms' must not be negative"},
-		{`-1e400`, 0, "Invalid request: field 'timeout_ms' must not be negative"},
-		{`1.5`, 0, "Invalid request: field 'timeout_ms' must be an integer"},
-		{`"100"`, 0, "Invalid request: field 'timeout_ms' must be an integer"},
-		{`true`, 0, "Invalid request: field 'timeout_ms' must be an integer"},
-	} {
-		f := fields{"timeout_ms": []byte(tc.raw)}
-		got, ok, err := f.timeout("timeout_ms")
-		if tc.err != "" {
-			if err == nil || err.Error() != tc.err {
-				t.Errorf("%s: %v, %v; want error %q", tc.raw, got, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || !ok || got != tc.want || got < 0 {
-			t.Errorf("%s: %v %v %v; want %v", tc.raw, got, ok, err, tc.want)
-		}
-	}
-}
+	"github.com/ptyplex/ptyplex/session/wire"
+)
 
 // TestWaitTimeoutDoesNotWrap: a WAIT whose timeout_ms is near or past
 // 2^63 ns stays parked until output arrives, instead of answering
@@ -73,11 +36,11 @@ func TestWaitTimeoutDoesNotWrap(t *testing.T) {
 			}
 			served := make(chan struct{})
 			go func() { d.Serve(); close(served) }()
-			defer func() { Call(d.SocketPath(), map[string]any{"type": "STOP"}); <-served }()
+			defer func() { wire.Call(d.SocketPath(), map[string]any{"type": "STOP"}); <-served }()
 
-			answer := make(chan *Response, 1)
+			answer := make(chan *wire.Response, 1)
 			go func() {
-				r, err := Call(d.SocketPath(), json.RawMessage(`{"type":"WAIT","activity":true,"timeout_ms":`+ms+`}`))
+				r, err := wire.Call(d.SocketPath(), json.RawMessage(`{"type":"WAIT","activity":true,"timeout_ms":`+ms+`}`))
 				if err != nil {
 					t.Error(err)
 				}

@@ -3,17 +3,19 @@ package session
 import (
 	"errors"
 	"time"
+
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // errClientGone ends a WAIT whose client hung up; nobody is left to answer.
 var errClientGone = errors.New("client hung up")
 
-func (d *Daemon) status(f fields) (any, error) {
-	activityMode, err := f.bool("activity")
+func (d *Daemon) status(f wire.Fields) (any, error) {
+	activityMode, err := f.Bool("activity")
 	if err != nil {
 		return nil, err
 	}
-	withGen, err := f.bool("with_gen")
+	withGen, err := f.Bool("with_gen")
 	if err != nil {
 		return nil, err
 	}
@@ -21,9 +23,9 @@ func (d *Daemon) status(f fields) (any, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	cols, rows := st.scr.Size()
-	out := StatusData{
+	out := wire.StatusData{
 		Running:             !st.exited,
-		Size:                Size{Rows: rows, Cols: cols},
+		Size:                wire.Size{Rows: rows, Cols: cols},
 		ScrollbackAvailable: st.scr.ScrollbackLen(),
 		ScrollbackCapacity:  st.scr.ScrollbackCap(),
 		AppCursorKeys:       st.scr.AppCursorKeys(),
@@ -54,12 +56,12 @@ func (d *Daemon) status(f fields) (any, error) {
 // way it answers as soon as the reader or exit watcher reports, never by
 // polling. The optional timeout_ms (a ptyplex addition) bounds the wait;
 // a client hang-up or daemon shutdown ends it without an answer.
-func (d *Daemon) wait(f fields, conn *clientConn, gone <-chan struct{}) (any, error) {
-	activityMode, err := f.bool("activity")
+func (d *Daemon) wait(f wire.Fields, conn *clientConn, gone <-chan struct{}) (any, error) {
+	activityMode, err := f.Bool("activity")
 	if err != nil {
 		return nil, err
 	}
-	limit, hasTimeout, err := f.timeout("timeout_ms")
+	limit, hasTimeout, err := f.Timeout("timeout_ms")
 	if err != nil {
 		return nil, err
 	}
@@ -69,8 +71,8 @@ func (d *Daemon) wait(f fields, conn *clientConn, gone <-chan struct{}) (any, er
 		defer t.Stop()
 		timeout = t.C
 	}
-	if f.has("after_gen") {
-		after, _, err := f.int("after_gen")
+	if f.Has("after_gen") {
+		after, _, err := f.Int("after_gen")
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +88,7 @@ func (d *Daemon) wait(f fields, conn *clientConn, gone <-chan struct{}) (any, er
 		changed := st.changed
 		st.mu.Unlock()
 		if exited {
-			return WaitData{ExitCode: &code}, nil
+			return wire.WaitData{ExitCode: &code}, nil
 		}
 		if d.parkHook != nil {
 			d.parkHook()
@@ -96,9 +98,9 @@ func (d *Daemon) wait(f fields, conn *clientConn, gone <-chan struct{}) (any, er
 		case <-gone:
 			return nil, errClientGone
 		case <-d.done:
-			return nil, requestError("Daemon is shutting down")
+			return nil, wire.RequestError("Daemon is shutting down")
 		case <-timeout:
-			return WaitData{TimedOut: true}, nil
+			return wire.WaitData{TimedOut: true}, nil
 		}
 	}
 }

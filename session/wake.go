@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/nbwrite"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // Output wakes a pending WAIT without a hand-off. Activity-mode and
@@ -31,7 +32,7 @@ type waiter struct {
 	// Guarded by state.mu: set when the reader takes the waiter (it is
 	// then no longer in state.waiters).
 	claimed bool
-	data    WaitData
+	data    wire.WaitData
 
 	answered chan struct{} // closed once the reader has written what it could
 	rest     []byte        // what the socket did not take at once; set before answered closes
@@ -44,21 +45,21 @@ func newWaiter(conn *clientConn, activity bool, after int64) *waiter {
 // dueLocked returns w's answer if its condition holds; in activity mode
 // it also clears the flag it reports (the first waiter to look takes it).
 // st.mu must be held.
-func (w *waiter) dueLocked(st *state) (WaitData, bool) {
+func (w *waiter) dueLocked(st *state) (wire.WaitData, bool) {
 	exited := st.exited
 	if w.activity {
 		if !st.activity && !exited {
-			return WaitData{}, false
+			return wire.WaitData{}, false
 		}
 		activity := st.activity
 		st.activity = false
-		return WaitData{Activity: &activity, Exited: &exited}, true
+		return wire.WaitData{Activity: &activity, Exited: &exited}, true
 	}
 	if st.gen <= w.after && !exited {
-		return WaitData{}, false
+		return wire.WaitData{}, false
 	}
 	gen := st.gen
-	return WaitData{OutputGen: &gen, Exited: &exited}, true
+	return wire.WaitData{OutputGen: &gen, Exited: &exited}, true
 }
 
 // claimDueLocked takes the waiters whose condition now holds, oldest
@@ -153,19 +154,19 @@ func (d *Daemon) awaitOutput(w *waiter, timeout <-chan time.Time, gone <-chan st
 			if !leave() {
 				return nil, finishClaimed(w)
 			}
-			return nil, requestError("Daemon is shutting down")
+			return nil, wire.RequestError("Daemon is shutting down")
 		case <-timeout:
 			if !leave() {
 				return nil, finishClaimed(w)
 			}
 			f := false
 			if w.activity {
-				return WaitData{Activity: &f, Exited: &f, TimedOut: true}, nil
+				return wire.WaitData{Activity: &f, Exited: &f, TimedOut: true}, nil
 			}
 			st.mu.Lock()
 			gen := st.gen
 			st.mu.Unlock()
-			return WaitData{OutputGen: &gen, Exited: &f, TimedOut: true}, nil
+			return wire.WaitData{OutputGen: &gen, Exited: &f, TimedOut: true}, nil
 		}
 	}
 }

@@ -127,7 +127,7 @@ func TestSignalAndForegroundBadInput(t *testing.T) {
 	openedPID(t, h, "c")
 	h.SendJSON(proto.TypeSignal, map[string]any{"terminalId": "c", "signal": "SIGNOPE"})
 	e := h.WaitControl(proto.TypeError, "c")
-	assert.Contains(t, e.Fields["message"], `unknown signal "SIGNOPE"`)
+	assert.Contains(t, e.Fields["message"], "Invalid signal: SIGNOPE")
 	h.SendJSON(proto.TypeSignal, map[string]any{"terminalId": "c", "signal": 99})
 	h.SendJSON(proto.TypeSignal, map[string]any{"terminalId": "c"})
 	h.SendJSON(proto.TypeSignal, proto.Signal{TerminalID: "ghost", Signal: "SIGINT"})
@@ -143,7 +143,7 @@ func TestSignalAndForegroundBadInput(t *testing.T) {
 		}
 	}
 	require.Len(t, msgs, 3, strings.Join(msgs, "\n"))
-	assert.Contains(t, msgs[1], "not in 1..64")
+	assert.Contains(t, msgs[1], "Invalid signal: 99")
 	assert.Contains(t, msgs[2], "missing signal")
 	assert.Empty(t, s.Controls("ghost"))
 	// cat is unharmed.

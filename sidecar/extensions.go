@@ -2,12 +2,10 @@ package sidecar
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"syscall"
 
+	"github.com/ptyplex/ptyplex/internal/signame"
 	"github.com/ptyplex/ptyplex/proto"
-	"golang.org/x/sys/unix"
 )
 
 // dispatchExtension serves the frame types added after the seed protocol
@@ -19,7 +17,7 @@ func (s *Sidecar) dispatchExtension(f proto.Frame) {
 		sg, err := proto.ParseSignal(f.Body)
 		if err == nil {
 			var sig syscall.Signal
-			if sig, err = parseSignal(sg.Signal); err == nil {
+			if sig, _, err = signame.Parse(sg.Signal); err == nil {
 				if t := s.lookup(sg.TerminalID); t != nil {
 					s.act(t, func() { t.signalForeground(sig) })
 				}
@@ -45,25 +43,6 @@ func (s *Sidecar) dispatchExtension(f proto.Frame) {
 			s.act(t, t.reportForeground)
 		}
 	}
-}
-
-// parseSignal accepts a name with or without the SIG prefix, in any case,
-// or a number in 1..64.
-func parseSignal(s string) (syscall.Signal, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	if n, err := strconv.Atoi(t); err == nil {
-		if n < 1 || n > 64 {
-			return 0, fmt.Errorf("signal %s is not in 1..64", s)
-		}
-		return syscall.Signal(n), nil
-	}
-	if !strings.HasPrefix(t, "SIG") {
-		t = "SIG" + t
-	}
-	if sig := unix.SignalNum(t); sig != 0 {
-		return sig, nil
-	}
-	return 0, fmt.Errorf("unknown signal %q", s)
 }
 
 // signalForeground delivers sig to the terminal's foreground process group

@@ -61,7 +61,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *showVersion {
-		fmt.Println(version.String("ptyplex-sidecar"))
+		fmt.Println(version.String("ptyplex-sidecar", ptyhost.Backend()))
 		return
 	}
 	os.Exit(run())

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // Exit codes: 0 success, 1 failure (including an error answer from the
@@ -78,14 +78,14 @@ func (c *cli) usageError(format string, a ...any) int {
 	return exitUsage
 }
 
-// call sends req, with its fields in both forms (see session.BothForms), and
+// call sends req, with its fields in both forms (see wire.BothForms), and
 // decodes the answer's data into out. On failure it prints the error (an
 // error answer as "Error: <message>") and returns false.
 func call(socket string, req, out any) bool {
 	if m, ok := req.(map[string]any); ok {
-		req = session.BothForms(m)
+		req = wire.BothForms(m)
 	}
-	err := session.CallData(socket, req, out)
+	err := wire.CallData(socket, req, out)
 	if err == nil {
 		return true
 	}
@@ -94,7 +94,7 @@ func call(socket string, req, out any) bool {
 }
 
 func printError(err error) {
-	var de session.DaemonError
+	var de wire.DaemonError
 	if errors.As(err, &de) {
 		fmt.Fprintf(os.Stderr, "Error: %s\n", string(de))
 		return

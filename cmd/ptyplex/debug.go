@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func init() {
@@ -32,7 +32,7 @@ func runDebug(args []string) int {
 	if !c.needSocket() {
 		return exitUsage
 	}
-	var d session.DebugData
+	var d wire.DebugData
 	req := map[string]any{"type": "DEBUG", "clear": *clear}
 	if !call(c.socket, req, &d) {
 		return exitFail

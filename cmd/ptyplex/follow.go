@@ -5,7 +5,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/internal/termfilter"
+	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -80,11 +81,11 @@ func (f *follower) next(gen *int64) (exited, ok bool) {
 		printError(fmt.Errorf("the daemon at %s does not report output generations (an older ptyplex?)", f.socket))
 		return false, false
 	}
-	var w session.WaitData
+	var w wire.WaitData
 	if !call(f.socket, map[string]any{"type": "WAIT", "after_gen": *gen}, &w) {
 		return false, false
 	}
-	return isTrue(w.Exited), true
+	return wire.IsTrue(w.Exited), true
 }
 
 // lines prints the scrollback's lines as they scroll off the screen, then,
@@ -97,7 +98,7 @@ func (f *follower) lines() int {
 	var tail []string                                                                                 // the last lines printed, to find our place in a full ring
 	emit := func(lines []string) {
 		for _, l := range lines {
-			fmt.Println(l)
+			fmt.Println(termfilter.EscapeBidi(l))
 		}
 		tail = append(tail, lines...)
 		if len(tail) > 3 {
@@ -105,7 +106,7 @@ func (f *follower) lines() int {
 		}
 	}
 	for {
-		var st session.OutputData
+		var st wire.OutputData
 		if !call(f.socket, probe, &st) {
 			return exitFail
 		}
@@ -140,7 +141,7 @@ func (f *follower) lines() int {
 
 // finalLines prints what scrolled off since the last round and the screen.
 func (f *follower) finalLines(format any, printed int, tail []string) int {
-	var out session.OutputData
+	var out wire.OutputData
 	if !call(f.socket, map[string]any{"type": "OUTPUT", "format": format, "from": "-"}, &out) {
 		return exitFail
 	}
@@ -159,14 +160,14 @@ func (f *follower) finalLines(format any, printed int, tail []string) int {
 		scr = scr[:len(scr)-1]
 	}
 	for _, l := range append(sb, scr...) {
-		fmt.Println(l)
+		fmt.Println(termfilter.EscapeBidi(l))
 	}
 	return exitOK
 }
 
 // scrollback returns the newest n scrollback lines.
 func (f *follower) scrollback(format any, n int) ([]string, bool) {
-	var out session.OutputData
+	var out wire.OutputData
 	if !call(f.socket, map[string]any{"type": "OUTPUT", "format": format, "from": -n, "to": 0}, &out) {
 		return nil, false
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/cescape"
 	"github.com/ptyplex/ptyplex/internal/keys"
 	"github.com/ptyplex/ptyplex/internal/waitcond"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func init() {
@@ -129,7 +129,7 @@ func runInput(args []string) int {
 	}
 	spec.Before = &before
 	req["with_gen"] = true
-	var in session.InputData
+	var in wire.InputData
 	if !call(c.socket, req, &in) {
 		return exitFail
 	}
@@ -213,7 +213,7 @@ func encodeKeys(socket string, names []string, mode string) ([]byte, bool) {
 	case "application":
 		app = true
 	case "auto", "":
-		var st session.StatusData
+		var st wire.StatusData
 		if !call(socket, map[string]any{"type": "STATUS"}, &st) {
 			return nil, false
 		}

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/internal/signame"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func init() {
@@ -24,10 +25,10 @@ func runKill(args []string) int {
 		return exitUsage
 	}
 	// Check here too, so a typo fails even when the daemon is gone.
-	if _, _, err := session.ParseSignal(*sig); err != nil {
+	if _, _, err := signame.Parse(*sig); err != nil {
 		return printErr(err)
 	}
-	var out session.KillData
+	var out wire.KillData
 	if !call(c.socket, map[string]any{"type": "KILL", "signal": *sig}, &out) {
 		return exitFail
 	}

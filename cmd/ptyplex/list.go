@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func init() {
@@ -46,10 +46,10 @@ func runList(args []string) int {
 	}
 	// Someone else holding the usual registry directory is worth saying:
 	// the sessions are still listed, from the fallback directory.
-	if _, note, err := session.RegistryDirNote(); err == nil && note != "" {
+	if _, note, err := wire.RegistryDirNote(); err == nil && note != "" {
 		fmt.Fprintf(os.Stderr, "Note: %s\n", note)
 	}
-	list, err := session.List(context.Background())
+	list, err := wire.List(context.Background())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
 		return exitFail
@@ -57,7 +57,7 @@ func runList(args []string) int {
 	code := exitOK
 	var removed []string
 	if *prune {
-		removed, err = session.Prune(list)
+		removed, err = wire.Prune(list)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "Error: %v\n", err)
 			code = exitFail
@@ -65,7 +65,7 @@ func runList(args []string) int {
 	}
 	if *asJSON {
 		if list == nil {
-			list = []session.Listed{}
+			list = []wire.Listed{}
 		}
 		b, _ := json.Marshal(list)
 		fmt.Println(string(b))
@@ -88,8 +88,8 @@ func runList(args []string) int {
 	return code
 }
 
-func stateText(l session.Listed) string {
-	if l.State == session.StateExited && l.ExitCode != nil {
+func stateText(l wire.Listed) string {
+	if l.State == wire.StateExited && l.ExitCode != nil {
 		return fmt.Sprintf("exited(%d)", *l.ExitCode)
 	}
 	return l.State
@@ -102,14 +102,14 @@ func pidText(pid int) string {
 	return fmt.Sprint(pid)
 }
 
-func sizeText(s *session.Size) string {
+func sizeText(s *wire.Size) string {
 	if s == nil {
 		return "-"
 	}
 	return fmt.Sprintf("%dx%d", s.Cols, s.Rows)
 }
 
-func commandText(l session.Listed) string {
+func commandText(l wire.Listed) string {
 	if len(l.Command) == 0 {
 		return "?"
 	}

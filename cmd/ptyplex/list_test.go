@@ -12,12 +12,12 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // registryEnv gives a test a session registry of its own.
 func registryEnv(t *testing.T) []string {
-	return append(os.Environ(), session.RuntimeDirEnv+"="+t.TempDir())
+	return append(os.Environ(), wire.RuntimeDirEnv+"="+t.TempDir())
 }
 
 // ptyplexEnv is ptyplex with an environment.
@@ -66,17 +66,17 @@ func startEnv(t *testing.T, env []string, args ...string) *sess {
 	return s
 }
 
-func listJSON(t *testing.T, env []string, args ...string) map[string]session.Listed {
+func listJSON(t *testing.T, env []string, args ...string) map[string]wire.Listed {
 	t.Helper()
 	r := ptyplexEnv(t, env, append([]string{"list", "--json"}, args...)...)
 	if r.code != 0 {
 		t.Fatalf("list: %v", r)
 	}
-	var list []session.Listed
+	var list []wire.Listed
 	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
 		t.Fatalf("list --json: %v\n%s", err, r.stdout)
 	}
-	m := map[string]session.Listed{}
+	m := map[string]wire.Listed{}
 	for _, l := range list {
 		m[l.Socket] = l
 	}
@@ -94,11 +94,11 @@ func TestListAndPrune(t *testing.T) {
 	}
 	m := listJSON(t, env)
 	la, lb := m[a.sock], m[b.sock]
-	if la.State != session.StateRunning || la.PID != a.pid || strings.Join(la.Command, " ") != "cat" ||
+	if la.State != wire.StateRunning || la.PID != a.pid || strings.Join(la.Command, " ") != "cat" ||
 		la.Size == nil || la.Size.Cols != 90 || la.Size.Rows != 20 || !la.Registered {
 		t.Errorf("a: %+v", la)
 	}
-	if lb.State != session.StateExited || lb.ExitCode == nil || *lb.ExitCode != 3 || lb.PID != b.pid {
+	if lb.State != wire.StateExited || lb.ExitCode == nil || *lb.ExitCode != 3 || lb.PID != b.pid {
 		t.Errorf("b: %+v", lb)
 	}
 	table := ptyplexEnv(t, env, "list")
@@ -110,7 +110,7 @@ func TestListAndPrune(t *testing.T) {
 	if !waitGone(a.pid, deadline) {
 		t.Fatal("daemon survived SIGKILL")
 	}
-	if la := listJSON(t, env)[a.sock]; la.State != session.StateStale || la.Problem == "" {
+	if la := listJSON(t, env)[a.sock]; la.State != wire.StateStale || la.Problem == "" {
 		t.Errorf("a after its daemon died: %+v", la)
 	}
 	r := ptyplexEnv(t, env, "list", "--prune")
@@ -124,16 +124,16 @@ func TestListAndPrune(t *testing.T) {
 	if _, ok := m[a.sock]; ok {
 		t.Errorf("pruned session still listed: %+v", m[a.sock])
 	}
-	if lb := m[b.sock]; lb.State != session.StateExited {
+	if lb := m[b.sock]; lb.State != wire.StateExited {
 		t.Errorf("prune touched a live session: %+v", lb)
 	}
 	// A registry entry whose socket is gone altogether (its /tmp directory
 	// was cleaned) is stale too, and pruned.
-	dir := strings.TrimPrefix(env[len(env)-1], session.RuntimeDirEnv+"=")
+	dir := strings.TrimPrefix(env[len(env)-1], wire.RuntimeDirEnv+"=")
 	gone := filepath.Join(t.TempDir(), "gone.sock")
 	entry := filepath.Join(dir, "1-lost.json")
 	os.WriteFile(entry, []byte(`{"socket":"`+gone+`","pid":1,"command":["lost"]}`), 0o600)
-	if l := listJSON(t, env)[gone]; l.State != session.StateStale || strings.Join(l.Command, " ") != "lost" {
+	if l := listJSON(t, env)[gone]; l.State != wire.StateStale || strings.Join(l.Command, " ") != "lost" {
 		t.Errorf("entry without a socket: %+v", l)
 	}
 	if r := ptyplexEnv(t, env, "list", "--prune"); !strings.Contains(r.stdout, "Removed stale session "+gone) {

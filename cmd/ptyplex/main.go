@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/ptyplex/ptyplex/internal/version"
+	"github.com/ptyplex/ptyplex/ptyhost"
 )
 
 // commands maps subcommand names to their entry points. Files of this
@@ -48,7 +49,7 @@ func main() {
 		return
 	}
 	if os.Args[1] == "--version" || os.Args[1] == "-version" {
-		fmt.Println(version.String("ptyplex"))
+		fmt.Println(version.String("ptyplex", ptyhost.Backend()))
 		return
 	}
 	c, ok := commands[os.Args[1]]

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/internal/termfilter"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func init() {
@@ -28,6 +29,11 @@ boundary (scrollback only).
 wraps the character under the cursor in ESC[7m ... ESC[27m; both does both.
 -n/--number prefixes each line with its number, zero-padded, and a tab.
 --json (a ptyplex addition) prints the daemon's OUTPUT answer as JSON.
+
+The bidirectional text controls (U+202A..U+202E, U+2066..U+2069), which
+would make your terminal show the text in another order than it has, are
+printed escaped, as <U+202E>; in --json they are \u202e escapes, which
+decode to the exact text.
 
 --follow (a ptyplex addition) prints the screen (with the options above)
 each time it changes, until the program exits, then exits 0: for logs and
@@ -120,7 +126,7 @@ func runOutput(args []string) int {
 	out := ans.resolved()
 	if *asJSON {
 		b, _ := json.Marshal(out)
-		fmt.Println(string(b))
+		fmt.Println(string(termfilter.EscapeBidiJSON(b)))
 		return exitOK
 	}
 	fmt.Print(renderOutput(out, *cursor, number))
@@ -131,7 +137,7 @@ func runOutput(args []string) int {
 // answer. The rows come from the answer's from/to, not from counting
 // newlines: daemons differ in whether the last row ends with one, and a
 // blank last row would otherwise be lost or invented.
-func renderOutput(out session.OutputData, cursor string, number bool) string {
+func renderOutput(out wire.OutputData, cursor string, number bool) string {
 	var b strings.Builder
 	if cursor == "print" || cursor == "both" {
 		fmt.Fprintf(&b, "Cursor: row %d, col %d\n", out.Cursor.Row+1, out.Cursor.Col+1)
@@ -154,7 +160,9 @@ func renderOutput(out session.OutputData, cursor string, number bool) string {
 			}
 			fmt.Fprintf(&b, "%s%0*d\t", sign, width, abs(n))
 		}
-		b.WriteString(line)
+		// After markCursor, which counts the cells the line holds: an
+		// escaped bidi control takes cells that the screen never had.
+		b.WriteString(termfilter.EscapeBidi(line))
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -163,7 +171,7 @@ func renderOutput(out session.OutputData, cursor string, number bool) string {
 // outputAnswer is an OUTPUT answer that tells whether the daemon reported
 // the range: the original protocol's answers may lack from and to.
 type outputAnswer struct {
-	session.OutputData
+	wire.OutputData
 	From *int `json:"from"`
 	To   *int `json:"to"`
 }
@@ -171,7 +179,7 @@ type outputAnswer struct {
 // resolved fills in the range of an answer that did not report one: the
 // whole screen by its size, or, lacking even that, as many lines as the
 // text holds from line 1.
-func (a outputAnswer) resolved() session.OutputData {
+func (a outputAnswer) resolved() wire.OutputData {
 	out := a.OutputData
 	switch {
 	case a.From != nil && a.To != nil:

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,7 +32,7 @@ func readPassword(socket string) ([]byte, bool) {
 		return nil, false
 	}
 
-	var out session.OutputData
+	var out wire.OutputData
 	if !call(socket, map[string]any{"type": "OUTPUT", "format": "ascii"}, &out) {
 		return nil, false
 	}
@@ -74,7 +74,7 @@ func readPassword(socket string) ([]byte, bool) {
 
 // promptLines is what the program is asking: the nearest non-empty line
 // above the cursor's, and the cursor's line, followed by a space.
-func promptLines(out session.OutputData) string {
+func promptLines(out wire.OutputData) string {
 	lines := strings.Split(strings.TrimSuffix(out.Screen, "\n"), "\n")
 	row := out.Cursor.Row
 	if row >= len(lines) {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func TestMarkCursor(t *testing.T) {
@@ -35,17 +35,17 @@ func TestMarkCursor(t *testing.T) {
 }
 
 func TestRenderOutputNumbering(t *testing.T) {
-	out := session.OutputData{Screen: "s2\ns1\nl1\nl2\n", From: -2, To: 2, Cursor: session.Cursor{Row: 1, Col: 0}}
+	out := wire.OutputData{Screen: "s2\ns1\nl1\nl2\n", From: -2, To: 2, Cursor: wire.Cursor{Row: 1, Col: 0}}
 	got := renderOutput(out, "both", true)
 	want := "Cursor: row 2, col 1\n-2\ts2\n-1\ts1\n 1\tl1\n 2\t\x1b[7ml\x1b[27m2\n"
 	if got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	wide := session.OutputData{Screen: "a\nb\n", From: -120, To: -119}
+	wide := wire.OutputData{Screen: "a\nb\n", From: -120, To: -119}
 	if got := renderOutput(wide, "none", true); got != "-120\ta\n-119\tb\n" {
 		t.Errorf("three-digit numbering: %q", got)
 	}
-	screen := session.OutputData{Screen: "x\n", From: 1, To: 1}
+	screen := wire.OutputData{Screen: "x\n", From: 1, To: 1}
 	if got := renderOutput(screen, "none", true); got != " 1\tx\n" {
 		t.Errorf("single line: %q", got)
 	}
@@ -56,17 +56,17 @@ func TestRenderOutputNumbering(t *testing.T) {
 func TestRenderOutputRowsFromRange(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		out  session.OutputData
+		out  wire.OutputData
 		want string
 	}{
-		{"trailing newline", session.OutputData{Screen: "a\nb\n", From: 1, To: 2}, " 1\ta\n 2\tb\n"},
-		{"no trailing newline", session.OutputData{Screen: "a\nb", From: 1, To: 2}, " 1\ta\n 2\tb\n"},
-		{"blank last row, no newline", session.OutputData{Screen: "a\n", From: 1, To: 2}, " 1\ta\n 2\t\n"},
-		{"blank last row, newline", session.OutputData{Screen: "a\n\n", From: 1, To: 2}, " 1\ta\n 2\t\n"},
-		{"all blank, nothing sent", session.OutputData{Screen: "", From: 1, To: 3}, " 1\t\n 2\t\n 3\t\n"},
-		{"width from the range", session.OutputData{Screen: "x\ny", From: 9, To: 10}, " 09\tx\n 10\ty\n"},
-		{"across the boundary", session.OutputData{Screen: "s\nl", From: -1, To: 1}, "-1\ts\n 1\tl\n"},
-		{"empty range", session.OutputData{Screen: "", From: 1, To: -1}, ""},
+		{"trailing newline", wire.OutputData{Screen: "a\nb\n", From: 1, To: 2}, " 1\ta\n 2\tb\n"},
+		{"no trailing newline", wire.OutputData{Screen: "a\nb", From: 1, To: 2}, " 1\ta\n 2\tb\n"},
+		{"blank last row, no newline", wire.OutputData{Screen: "a\n", From: 1, To: 2}, " 1\ta\n 2\t\n"},
+		{"blank last row, newline", wire.OutputData{Screen: "a\n\n", From: 1, To: 2}, " 1\ta\n 2\t\n"},
+		{"all blank, nothing sent", wire.OutputData{Screen: "", From: 1, To: 3}, " 1\t\n 2\t\n 3\t\n"},
+		{"width from the range", wire.OutputData{Screen: "x\ny", From: 9, To: 10}, " 09\tx\n 10\ty\n"},
+		{"across the boundary", wire.OutputData{Screen: "s\nl", From: -1, To: 1}, "-1\ts\n 1\tl\n"},
+		{"empty range", wire.OutputData{Screen: "", From: 1, To: -1}, ""},
 	} {
 		if got := renderOutput(tc.out, "none", true); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)

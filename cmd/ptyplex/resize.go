@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func init() {
@@ -26,7 +26,7 @@ func runResize(args []string) int {
 	if *size == "" {
 		return c.usageError("the --size option is required")
 	}
-	cols, rows, err := session.ParseSize(*size)
+	cols, rows, err := wire.ParseSize(*size)
 	if err != nil {
 		return printErr(err)
 	}

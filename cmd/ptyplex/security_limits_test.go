@@ -14,7 +14,7 @@ import (
 )
 
 const (
-	maxMessage      = 10 << 20 // session.MaxMessage
+	maxMessage      = 10 << 20 // wire.MaxMessage
 	maxConnections  = 128      // session.MaxConnections
 	maxPendingBytes = 64 << 20 // session.MaxPendingBytes
 	requestTimeout  = 10 * time.Second

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // TestSocketPathErrors: a --socket that is not a socket says what it is,
@@ -25,8 +25,8 @@ func TestSocketPathErrors(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	long := filepath.Join(dir, strings.Repeat("l", session.MaxSocketPath))
-	limit := strconv.Itoa(session.MaxSocketPath) + " bytes"
+	long := filepath.Join(dir, strings.Repeat("l", wire.MaxSocketPath))
+	limit := strconv.Itoa(wire.MaxSocketPath) + " bytes"
 	for _, tc := range []struct {
 		path string
 		want string
@@ -59,7 +59,7 @@ func TestSocketPathErrors(t *testing.T) {
 		t.Errorf("the regular file changed: %q %v", b, err)
 	}
 	// A path of exactly the limit works.
-	fits := filepath.Join(dir, strings.Repeat("f", session.MaxSocketPath-len(dir)-1))
+	fits := filepath.Join(dir, strings.Repeat("f", wire.MaxSocketPath-len(dir)-1))
 	s := start(t, "--socket", fits, "--", "cat")
 	if s.ok("status", "--quiet") != "" {
 		t.Errorf("status --quiet of a running session printed something")

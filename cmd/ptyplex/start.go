@@ -16,6 +16,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/inherited"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -67,7 +68,7 @@ func runStart(args []string) int {
 	if done, code := c.parse(args); done {
 		return code
 	}
-	cols, rows, err := session.ParseSize(*size)
+	cols, rows, err := wire.ParseSize(*size)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
 		return exitUsage

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func init() {
@@ -21,7 +21,7 @@ func runRunning(args []string) int {
 	if !c.needSocket() {
 		return exitUsage
 	}
-	var st session.StatusData
+	var st wire.StatusData
 	if !call(c.socket, map[string]any{"type": "STATUS"}, &st) {
 		return exitFail
 	}
@@ -57,7 +57,7 @@ func runStatus(args []string) int {
 	if !c.needSocket() {
 		return exitUsage
 	}
-	var st session.StatusData
+	var st wire.StatusData
 	if !call(c.socket, map[string]any{"type": "STATUS", "activity": !*quiet}, &st) {
 		return exitFail
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/waitcond"
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func init() {
@@ -48,7 +48,7 @@ mode and 'status' report. To wait for the reaction to input you type, use
 that wait looks only at output produced after the input.
 
 Matching (the same in the MCP server's wait and input tools):
-` + waitcond.Semantics
+` + wire.Semantics
 
 type waitOpts struct {
 	socket      string
@@ -139,7 +139,7 @@ func (o *waitOpts) waitReq(activity bool, limit time.Duration) (map[string]any, 
 	if limit > 0 {
 		// A Duration never holds more than the daemon's maximum; the
 		// clamp keeps it so should either change.
-		req["timeout_ms"] = min(max(limit.Milliseconds(), 1), session.MaxTimeoutMS)
+		req["timeout_ms"] = min(max(limit.Milliseconds(), 1), wire.MaxTimeoutMS)
 	}
 	return req, true
 }
@@ -154,14 +154,14 @@ func (o *waitOpts) waitActivity() int {
 	if !ok {
 		return code
 	}
-	fmt.Printf("Terminal activity: %t\nApplication exited: %t\n", isTrue(w.Activity), isTrue(w.Exited))
-	if isTrue(w.Exited) {
+	fmt.Printf("Terminal activity: %t\nApplication exited: %t\n", wire.IsTrue(w.Activity), wire.IsTrue(w.Exited))
+	if wire.IsTrue(w.Exited) {
 		// interminai's older wait printed only the exit code; scripts of
 		// that time look for it. STATUS without activity leaves the flag;
 		// if it fails (the daemon just stopped), the two lines stand alone.
-		var st session.StatusData
-		req := session.BothForms(map[string]any{"type": "STATUS", "activity": false})
-		if session.CallData(o.socket, req, &st) == nil && !st.Running {
+		var st wire.StatusData
+		req := wire.BothForms(map[string]any{"type": "STATUS", "activity": false})
+		if wire.CallData(o.socket, req, &st) == nil && !st.Running {
 			fmt.Printf("Exit code: %d\n", exitCode(st.ExitCode))
 		}
 	}
@@ -180,7 +180,7 @@ func (o *waitOpts) waitExit() int {
 // waitOnce sends one WAIT bounded by --timeout. When it returns ok false,
 // the outcome (a timeout or a failed call) is already reported and code is
 // the exit status.
-func (o *waitOpts) waitOnce(activity bool) (w session.WaitData, code int, ok bool) {
+func (o *waitOpts) waitOnce(activity bool) (w wire.WaitData, code int, ok bool) {
 	req, ok := o.waitReq(activity, 0)
 	if !ok {
 		return w, o.timedOut(), false
@@ -257,5 +257,3 @@ func (o *waitOpts) report(sp waitcond.Spec, ifExited int) int {
 	}
 	return exitOK
 }
-
-func isTrue(p *bool) bool { return p != nil && *p }

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
-
-	"github.com/ptyplex/ptyplex/ptyhost"
 )
 
 // Set by the linker: -X github.com/ptyplex/ptyplex/internal/version.Version=...
@@ -18,10 +16,12 @@ var (
 	Commit  = ""
 )
 
-// String is the --version line of the command called name, e.g.
+// String is the --version line of the command called name, built with the
+// PTY backend called backend (ptyhost.Backend(), which the mains pass in so
+// that this package links nothing of the PTY host), e.g.
 // "ptyplex-sidecar v0.3.0 (commit 1a2b3c4, darwin/arm64, portable backend)".
-func String(name string) string {
-	return fmt.Sprintf("%s %s (commit %s, %s/%s, %s backend)", name, Version, commit(), runtime.GOOS, runtime.GOARCH, ptyhost.Backend())
+func String(name, backend string) string {
+	return fmt.Sprintf("%s %s (commit %s, %s/%s, %s backend)", name, Version, commit(), runtime.GOOS, runtime.GOARCH, backend)
 }
 
 func commit() string {

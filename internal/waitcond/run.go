@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ptyplex/ptyplex/session"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // OffScreenError reports a watched line beyond the screen's last row.
@@ -16,7 +16,7 @@ func (e OffScreenError) Error() string {
 }
 
 // Run performs the wait s against the daemon at socket. Errors are those
-// of session.CallDataContext (a DaemonError for an error answer) and
+// of wire.CallDataContext (a DaemonError for an error answer) and
 // OffScreenError; a timeout or an exit before the condition is an Outcome,
 // not an error.
 func Run(ctx context.Context, socket string, s Spec) (Outcome, error) {
@@ -61,10 +61,10 @@ func (w waiter) waitReq(req map[string]any, limit time.Duration) (map[string]any
 	return req, true
 }
 
-// call sends req with its fields in both forms (session.BothForms), as
+// call sends req with its fields in both forms (wire.BothForms), as
 // every request of the CLI and the MCP server goes.
 func (w waiter) call(ctx context.Context, req map[string]any, out any) error {
-	return session.CallDataContext(ctx, w.socket, session.BothForms(req), out)
+	return wire.CallDataContext(ctx, w.socket, wire.BothForms(req), out)
 }
 
 // nextReq is the WAIT of one round: beyond the generation seen when the
@@ -79,7 +79,7 @@ func nextReq(gen *int64) map[string]any {
 
 // send sends the WAIT req bounded by the deadline; ok false means the
 // deadline has passed and nothing was sent.
-func (w waiter) send(ctx context.Context, req map[string]any, limit time.Duration) (d session.WaitData, ok bool, err error) {
+func (w waiter) send(ctx context.Context, req map[string]any, limit time.Duration) (d wire.WaitData, ok bool, err error) {
 	req, ok = w.waitReq(req, limit)
 	if !ok {
 		return d, false, nil
@@ -93,7 +93,7 @@ func (w waiter) activity(ctx context.Context) (Outcome, error) {
 	if err != nil || !ok || d.TimedOut {
 		return Outcome{TimedOut: true}, err
 	}
-	return w.withExitCode(ctx, Outcome{Met: true, Exited: isTrue(d.Exited)})
+	return w.withExitCode(ctx, Outcome{Met: true, Exited: wire.IsTrue(d.Exited)})
 }
 
 func (w waiter) exit(ctx context.Context) (Outcome, error) {
@@ -107,7 +107,7 @@ func (w waiter) exit(ctx context.Context) (Outcome, error) {
 // generation returns the output generation now (STATUS "with_gen"), nil
 // from a daemon that does not report one.
 func (w waiter) generation(ctx context.Context) (*int64, error) {
-	var st session.StatusData
+	var st wire.StatusData
 	if err := w.call(ctx, map[string]any{"type": "STATUS", "with_gen": true}, &st); err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (w waiter) quiet(ctx context.Context, s Spec) (Outcome, error) {
 		switch {
 		case !ok:
 			return Outcome{TimedOut: true, Rounds: rounds}, nil
-		case isTrue(d.Exited):
+		case wire.IsTrue(d.Exited):
 			return w.withExitCode(ctx, Outcome{Exited: true, Rounds: rounds})
 		case d.TimedOut && short:
 			return Outcome{TimedOut: true, Rounds: rounds}, nil
@@ -155,14 +155,14 @@ func (w waiter) watched(ctx context.Context, line int) (string, *int64, error) {
 	if line > 0 {
 		req["from"], req["to"] = line, line
 	}
-	var out session.OutputData
+	var out wire.OutputData
 	if err := w.call(ctx, req, &out); err != nil {
 		return "", nil, err
 	}
 	if line > out.Size.Rows {
 		return "", nil, OffScreenError{Line: line, Rows: out.Size.Rows}
 	}
-	return MatchText(out.Screen, line), out.OutputGen, nil
+	return wire.MatchText(out.Screen, line), out.OutputGen, nil
 }
 
 // condition re-tests the line or screen after every burst of output. Each
@@ -204,15 +204,15 @@ func (w waiter) condition(ctx context.Context, s Spec) (Outcome, error) {
 			gen = g
 		}
 		if s.Mode == Change && text != baseline {
-			return w.withExitCode(ctx, Outcome{Met: true, Match: text, Exited: isTrue(d.Exited), Rounds: rounds})
+			return w.withExitCode(ctx, Outcome{Met: true, Match: text, Exited: wire.IsTrue(d.Exited), Rounds: rounds})
 		}
 		// With Before, bytes that left the text as it was before the input
 		// are not a reaction to it.
 		unchanged := s.Before != nil && text == baseline
 		if m, ok := s.met(text); ok && s.Mode != Change && !unchanged {
-			return w.withExitCode(ctx, Outcome{Met: true, Match: m, Exited: isTrue(d.Exited), Rounds: rounds})
+			return w.withExitCode(ctx, Outcome{Met: true, Match: m, Exited: wire.IsTrue(d.Exited), Rounds: rounds})
 		}
-		if isTrue(d.Exited) {
+		if wire.IsTrue(d.Exited) {
 			return w.withExitCode(ctx, Outcome{Exited: true, Rounds: rounds})
 		}
 	}
@@ -230,11 +230,9 @@ func (w waiter) withExitCode(ctx context.Context, o Outcome) (Outcome, error) {
 	if !o.Exited {
 		return o, nil
 	}
-	var st session.StatusData
+	var st wire.StatusData
 	if err := w.call(ctx, map[string]any{"type": "STATUS"}, &st); err == nil {
 		o.ExitCode = st.ExitCode
 	}
 	return o, nil
 }
-
-func isTrue(p *bool) bool { return p != nil && *p }

@@ -1,10 +1,6 @@
-package session
+package wire
 
-import (
-	"encoding/json"
-	"fmt"
-	"strconv"
-)
+import "encoding/json"
 
 // MaxMessage is the largest request or response line the protocol allows.
 const MaxMessage = 10 << 20
@@ -87,6 +83,11 @@ type KillData struct {
 	SignalSent string `json:"signal_sent"`
 }
 
+// AttachData answers ATTACH, before the raw stream begins.
+type AttachData struct {
+	Size Size `json:"size"`
+}
+
 // MessageData answers STOP.
 type MessageData struct {
 	Message string `json:"message"`
@@ -139,107 +140,4 @@ type ControlCCs struct {
 	VKILL  string `json:"VKILL"`
 	VSUSP  string `json:"VSUSP"`
 	VQUIT  string `json:"VQUIT"`
-}
-
-// requestError is an error whose text goes to the client as is.
-type requestError string
-
-func (e requestError) Error() string { return string(e) }
-
-func invalidf(format string, a ...any) error {
-	return requestError("Invalid request: " + fmt.Sprintf(format, a...))
-}
-
-// fields is a decoded request object, read field by field so that a wrong
-// type is reported by name.
-type fields map[string]json.RawMessage
-
-func parseRequest(line []byte) (fields, string, error) {
-	var f fields
-	if err := json.Unmarshal(line, &f); err != nil {
-		if len(line) == 0 {
-			return nil, "", invalidf("empty request")
-		}
-		if _, ok := err.(*json.UnmarshalTypeError); ok {
-			return nil, "", invalidf("expected a JSON object")
-		}
-		return nil, "", invalidf("%v", err)
-	}
-	if f == nil {
-		return nil, "", invalidf("expected a JSON object")
-	}
-	raw, ok := f["type"]
-	if !ok || isNull(raw) {
-		return nil, "", invalidf("missing 'type' field")
-	}
-	var typ string
-	if err := json.Unmarshal(raw, &typ); err != nil {
-		return nil, "", invalidf("'type' must be a string")
-	}
-	return f, typ, nil
-}
-
-func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
-
-// has reports whether the field is present and not null.
-func (f fields) has(name string) bool {
-	raw, ok := f[name]
-	return ok && !isNull(raw)
-}
-
-func (f fields) bool(name string) (bool, error) {
-	if !f.has(name) {
-		return false, nil
-	}
-	var b bool
-	if err := json.Unmarshal(f[name], &b); err != nil {
-		return false, invalidf("field '%s' must be a boolean", name)
-	}
-	return b, nil
-}
-
-func (f fields) string(name string) (string, bool, error) {
-	if !f.has(name) {
-		return "", false, nil
-	}
-	var s string
-	if err := json.Unmarshal(f[name], &s); err != nil {
-		return "", false, invalidf("field '%s' must be a string", name)
-	}
-	return s, true, nil
-}
-
-func (f fields) int(name string) (int, bool, error) {
-	if !f.has(name) {
-		return 0, false, nil
-	}
-	var n int
-	if err := json.Unmarshal(f[name], &n); err != nil {
-		return 0, false, invalidf("field '%s' must be an integer", name)
-	}
-	return n, true, nil
-}
-
-// lineNumber reads an OUTPUT range bound: an integer, a numeric string, or
-// (when oldestOK) "-" for the oldest scrollback line.
-func (f fields) lineNumber(name string, oldestOK bool) (n int, set, oldest bool, err error) {
-	if !f.has(name) {
-		return 0, false, false, nil
-	}
-	if err := json.Unmarshal(f[name], &n); err == nil {
-		return n, true, false, nil
-	}
-	var s string
-	if err := json.Unmarshal(f[name], &s); err == nil {
-		if s == "-" && oldestOK {
-			return 0, true, true, nil
-		}
-		if v, err := strconv.Atoi(s); err == nil {
-			return v, true, false, nil
-		}
-	}
-	if oldestOK {
-		return 0, false, false, invalidf("field '%s' must be an integer or \"-\"", name)
-	}
-	return 0, false, false, invalidf("field '%s' must be an integer", name)
 }

@@ -1,4 +1,4 @@
-package session
+package wire
 
 import (
 	"errors"
@@ -15,9 +15,9 @@ import (
 // less the NUL that ends the path.
 var MaxSocketPath = len(unix.RawSockaddrUnix{}.Path) - 1
 
-// checkSocketPath names the limit instead of leaving the kernel's bare
+// CheckSocketPath names the limit instead of leaving the kernel's bare
 // "invalid argument" to explain a path that is too long.
-func checkSocketPath(path string) error {
+func CheckSocketPath(path string) error {
 	if len(path) > MaxSocketPath {
 		return fmt.Errorf("socket path %s is %d bytes long, over the limit of %d bytes for a Unix socket path on this system (sun_path); choose a shorter path", path, len(path), MaxSocketPath)
 	}
@@ -30,14 +30,14 @@ func checkSocketPath(path string) error {
 func dialError(socket string, err error) error {
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		if fi, serr := os.Stat(socket); serr == nil && fi.Mode().Type() != fs.ModeSocket {
-			return fmt.Errorf("cannot connect to %s: it is %s, not a socket (give the path that 'ptyplex start' printed after Socket:)", socket, fileKind(fi.Mode()))
+			return fmt.Errorf("cannot connect to %s: it is %s, not a socket (give the path that 'ptyplex start' printed after Socket:)", socket, FileKind(fi.Mode()))
 		}
 	}
 	return fmt.Errorf("connect to %s: %w", socket, unwrapSyscall(err))
 }
 
-// fileKind names a file type in words: "a directory", "a regular file".
-func fileKind(m fs.FileMode) string {
+// FileKind names a file type in words: "a directory", "a regular file".
+func FileKind(m fs.FileMode) string {
 	switch m.Type() {
 	case 0:
 		return "a regular file"

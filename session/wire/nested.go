@@ -1,24 +1,24 @@
-package session
+package wire
 
 import "encoding/json"
 
-// liftData accepts the fields of a request nested under "data" as well as
+// LiftData accepts the fields of a request nested under "data" as well as
 // at the top level: {"type":"WAIT","data":{"activity":true}} is
 // {"type":"WAIT","activity":true}. Some clients of the protocol (the
 // Python implementation among them) nest every request's fields that way,
 // as DEBUG's own definition does. A field given in both places keeps its
 // top-level value; "type" is never taken from data. INPUT has its own
-// rule (liftInputData): its "data" is the text to type.
-func (f fields) liftData() error {
-	if !f.has("data") {
+// rule (LiftInputData): its "data" is the text to type.
+func (f Fields) LiftData() error {
+	if !f.Has("data") {
 		return nil
 	}
-	var sub fields
+	var sub Fields
 	if err := json.Unmarshal(f["data"], &sub); err != nil || sub == nil {
-		return invalidf("field 'data' must be an object")
+		return Invalidf("field 'data' must be an object")
 	}
 	for name, raw := range sub {
-		if name == "type" || f.has(name) {
+		if name == "type" || f.Has(name) {
 			continue
 		}
 		f[name] = raw
@@ -26,22 +26,22 @@ func (f fields) liftData() error {
 	return nil
 }
 
-// liftInputData is liftData for INPUT, whose top-level "data" is the text
+// LiftInputData is LiftData for INPUT, whose top-level "data" is the text
 // to type. A "data" that is an object is the nested form instead
 // ({"type":"INPUT","data":{"data":"ls\r"}}, as the Python implementation
 // sends it): its fields are lifted, its own "data" becoming the text.
-func (f fields) liftInputData() error {
+func (f Fields) LiftInputData() error {
 	raw, ok := f["data"]
 	if !ok || !isObject(raw) {
 		return nil // the text, or not there: input() says what is wrong
 	}
-	var sub fields
+	var sub Fields
 	if err := json.Unmarshal(raw, &sub); err != nil {
-		return invalidf("field 'data' must be a string or an object")
+		return Invalidf("field 'data' must be a string or an object")
 	}
 	delete(f, "data")
 	for name, v := range sub {
-		if name == "type" || f.has(name) {
+		if name == "type" || f.Has(name) {
 			continue
 		}
 		f[name] = v
@@ -66,7 +66,7 @@ func isObject(raw json.RawMessage) bool {
 // a request's fields: ours (and the Rust original) at the top level, the
 // Python implementation under "data" (as DEBUG's definition has them).
 // Sending both works with either; a daemon that reads both (ours: see
-// liftData) takes the top-level value, which is the same. The CLI and the
+// LiftData) takes the top-level value, which is the same. The CLI and the
 // MCP server send every request through it. INPUT is left alone: its "data" is
 // the text to type.
 func BothForms(req map[string]any) map[string]any {

@@ -1,4 +1,4 @@
-package waitcond
+package wire
 
 import (
 	"regexp"

@@ -1,4 +1,4 @@
-package session
+package wire
 
 import (
 	"encoding/json"
@@ -23,7 +23,7 @@ func FuzzParseRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		fs, typ, err := parseRequest(line)
+		fs, typ, err := ParseRequest(line)
 		if err != nil {
 			clientError(t, err)
 			return
@@ -37,22 +37,22 @@ func FuzzParseRequest(f *testing.F) {
 			t.Fatalf("type %q, want %q", typ, want)
 		}
 		for _, name := range []string{"format", "data", "signal"} {
-			if _, _, err := fs.string(name); err != nil {
+			if _, _, err := fs.Str(name); err != nil {
 				clientError(t, err)
 			}
 		}
 		for _, name := range []string{"signal", "cols", "rows", "timeout_ms"} {
-			if _, _, err := fs.int(name); err != nil {
+			if _, _, err := fs.Int(name); err != nil {
 				clientError(t, err)
 			}
 		}
 		for _, name := range []string{"activity", "clear"} {
-			if _, err := fs.bool(name); err != nil {
+			if _, err := fs.Bool(name); err != nil {
 				clientError(t, err)
 			}
 		}
 		for _, oldest := range []bool{true, false} {
-			if _, _, _, err := fs.lineNumber("from", oldest); err != nil {
+			if _, _, _, err := fs.LineNumber("from", oldest); err != nil {
 				clientError(t, err)
 			}
 		}
@@ -61,7 +61,7 @@ func FuzzParseRequest(f *testing.F) {
 
 func clientError(t *testing.T, err error) {
 	t.Helper()
-	if _, ok := err.(requestError); !ok || !strings.HasPrefix(err.Error(), "Invalid request: ") {
+	if _, ok := err.(RequestError); !ok || !strings.HasPrefix(err.Error(), "Invalid request: ") {
 		t.Fatalf("rejection %T %q is not a client error", err, err)
 	}
 }

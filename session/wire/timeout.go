@@ -1,4 +1,4 @@
-package session
+package wire
 
 import (
 	"encoding/json"
@@ -13,24 +13,24 @@ import (
 // into a Duration as it is, it would wrap negative and time out at once.
 const MaxTimeoutMS = int64(math.MaxInt64 / int64(time.Millisecond))
 
-// timeout reads a timeout in milliseconds: a non-negative integer, in any
+// Timeout reads a timeout in milliseconds: a non-negative integer, in any
 // JSON spelling of one (5000, 5e3, or beyond what an int64 holds, which is
 // clamped to MaxTimeoutMS like every value above it).
-func (f fields) timeout(name string) (time.Duration, bool, error) {
-	if !f.has(name) {
+func (f Fields) Timeout(name string) (time.Duration, bool, error) {
+	if !f.Has(name) {
 		return 0, false, nil
 	}
 	var num json.Number
 	raw := f[name]
 	if len(raw) == 0 || raw[0] == '"' || json.Unmarshal(raw, &num) != nil {
-		return 0, false, invalidf("field '%s' must be an integer", name)
+		return 0, false, Invalidf("field '%s' must be an integer", name)
 	}
 	ms, err := strconv.ParseInt(num.String(), 10, 64)
 	if err != nil {
 		// Not a plain int64: an exponent form, or out of range.
 		v, ferr := strconv.ParseFloat(num.String(), 64)
 		if ferr != nil && (!isRange(ferr) || v == 0) || v != math.Trunc(v) {
-			return 0, false, invalidf("field '%s' must be an integer", name)
+			return 0, false, Invalidf("field '%s' must be an integer", name)
 		}
 		switch {
 		case v < 0:
@@ -42,7 +42,7 @@ func (f fields) timeout(name string) (time.Duration, bool, error) {
 		}
 	}
 	if ms < 0 {
-		return 0, false, invalidf("field '%s' must not be negative", name)
+		return 0, false, Invalidf("field '%s' must not be negative", name)
 	}
 	return time.Duration(min(ms, MaxTimeoutMS)) * time.Millisecond, true, nil
 }

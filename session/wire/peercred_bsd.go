@@ -1,6 +1,6 @@
 //go:build darwin || freebsd
 
-package session
+package wire
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package session
+package wire
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func List(ctx context.Context) ([]Listed, error) {
 	// its own: the shared /tmp directories are not scanned then.
 	var socks []string
 	if os.Getenv(RuntimeDirEnv) == "" {
-		socks, _ = filepath.Glob("/tmp/" + autoDirPrefix + "*/socket")
+		socks, _ = filepath.Glob("/tmp/" + AutoDirPrefix + "*/socket")
 	}
 	for _, s := range socks {
 		fi, err := os.Lstat(s)
@@ -98,6 +98,13 @@ func probe(ctx context.Context, l *Listed) {
 		if errors.Is(err, syscall.EAGAIN) || ctx.Err() != nil {
 			l.State = StateUnreachable // a full backlog: alive but busy
 		}
+		return
+	}
+	// A socket another user squatted at a registered path is not our
+	// daemon: say so rather than show its answers as our session's state.
+	if err := checkServer(c.(*net.UnixConn), l.Socket); err != nil {
+		c.Close()
+		l.State, l.Problem = StateUnreachable, err.Error()
 		return
 	}
 	if pid := peerPID(c); pid > 0 {
@@ -149,7 +156,7 @@ func Prune(list []Listed) (removed []string, err error) {
 				continue
 			}
 		}
-		if dir := filepath.Dir(l.Socket); strings.HasPrefix(filepath.Base(dir), autoDirPrefix) && filepath.Dir(dir) == "/tmp" {
+		if dir := filepath.Dir(l.Socket); strings.HasPrefix(filepath.Base(dir), AutoDirPrefix) && filepath.Dir(dir) == "/tmp" {
 			os.Remove(dir) // only when empty
 		}
 		if l.rec.file != "" {

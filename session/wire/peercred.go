@@ -1,4 +1,4 @@
-package session
+package wire
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"strconv"
 )
 
-// peerUID is the user id of the process at the other end of c, as the
+// PeerUID is the user id of the process at the other end of c, as the
 // kernel recorded it when the connection was made (the listener's at
 // listen time, the client's at connect time). The lookup itself is per
 // platform: SO_PEERCRED on Linux, LOCAL_PEERCRED (what getpeereid(3)
 // reads) on macOS and FreeBSD.
-func peerUID(c *net.UnixConn) (uint32, error) {
+func PeerUID(c *net.UnixConn) (uint32, error) {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return 0, err
@@ -32,7 +32,7 @@ func peerUID(c *net.UnixConn) (uint32, error) {
 // `ptyplex output` would print their fake screen and `ptyplex input`
 // would type our secrets to them.
 func checkServer(c *net.UnixConn, socket string) error {
-	uid, err := peerUID(c)
+	uid, err := PeerUID(c)
 	if err != nil {
 		return fmt.Errorf("cannot tell who serves %s: %w", socket, err)
 	}

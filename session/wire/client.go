@@ -1,7 +1,8 @@
-package session
+package wire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,18 +22,11 @@ func Call(socket string, req any) (*Response, error) {
 // as its condition); closing the connection also ends our own pending WAIT
 // there.
 func CallContext(ctx context.Context, socket string, req any) (*Response, error) {
-	if err := checkSocketPath(socket); err != nil {
-		return nil, err
-	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", socket)
+	c, err := Dial(ctx, socket)
 	if err != nil {
-		return nil, dialError(socket, err)
+		return nil, err
 	}
 	defer c.Close()
-	if err := checkServer(c.(*net.UnixConn), socket); err != nil {
-		return nil, err
-	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	r, err := exchange(c, socket, req)
@@ -42,9 +36,36 @@ func CallContext(ctx context.Context, socket string, req any) (*Response, error)
 	return r, err
 }
 
+// Dial connects to the daemon at socket and checks who serves it before
+// the caller sends a byte: a connection to a socket served by anyone but
+// us or root is closed and refused with an error naming the socket and
+// the owner. Every client that talks to a daemon dials through here, the
+// raw ATTACH stream included, so that no path skips the check.
+func Dial(ctx context.Context, socket string) (*net.UnixConn, error) {
+	if err := CheckSocketPath(socket); err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
+		return nil, dialError(socket, err)
+	}
+	uc := c.(*net.UnixConn)
+	if err := checkServer(uc, socket); err != nil {
+		uc.Close()
+		return nil, err
+	}
+	return uc, nil
+}
+
+// ErrNoAnswer is wrapped by the error of a call whose daemon closed the
+// connection before it answered, which a daemon that is shutting down (or
+// was killed mid-request) does. Callers tell it apart with errors.Is.
+var ErrNoAnswer = errors.New("closed the connection without answering")
+
 // exchange writes one request line on c and reads the answer line.
 func exchange(c net.Conn, socket string, req any) (*Response, error) {
-	line, err := marshal(req)
+	line, err := Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
@@ -58,7 +79,7 @@ func exchange(c net.Conn, socket string, req any) (*Response, error) {
 			return nil, fmt.Errorf("send request to %s: %w", socket, unwrapSyscall(werr))
 		}
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("daemon at %s closed the connection without answering", socket)
+			return nil, fmt.Errorf("daemon at %s %w", socket, ErrNoAnswer)
 		}
 		return nil, fmt.Errorf("read response from %s: %w", socket, unwrapSyscall(err))
 	}
@@ -119,3 +140,19 @@ func jsonUnmarshal(b []byte, v any) error {
 	}
 	return json.Unmarshal(b, v)
 }
+
+// Marshal encodes v without HTML escaping, which only makes screen text
+// harder to read for no gain on a Unix socket.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
+
+// IsTrue reports whether an optional flag of an answer (WaitData.Exited,
+// say) is present and true.
+func IsTrue(p *bool) bool { return p != nil && *p }

@@ -1,0 +1,46 @@
+// Package signame reads a signal given by name or number, the one parser
+// behind the session protocol's KILL, the CLI and MCP kill commands and
+// the sidecar's SIGNAL frame, so they all accept the same spellings.
+package signame
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrInvalid is wrapped by every error Parse returns. Its text, followed
+// by the input, is the session protocol's answer to a bad KILL, which
+// interminai's clients match.
+var ErrInvalid = errors.New("Invalid signal")
+
+// Parse accepts a signal name with or without the SIG prefix, in any case
+// ("SIGTERM", "term"), or a number ("15"), and returns the signal and its
+// canonical name. Signal 0 (which delivers nothing) and numbers outside
+// 1..64 (beyond the real-time range) are invalid.
+func Parse(s string) (syscall.Signal, string, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	if n, err := strconv.Atoi(t); err == nil {
+		if n < 1 || n > 64 {
+			return 0, "", fmt.Errorf("%w: %s", ErrInvalid, s)
+		}
+		sig := syscall.Signal(n)
+		name := unix.SignalName(sig)
+		if name == "" {
+			name = "SIG" + t // real-time signals have no name
+		}
+		return sig, name, nil
+	}
+	if !strings.HasPrefix(t, "SIG") {
+		t = "SIG" + t
+	}
+	sig := unix.SignalNum(t)
+	if sig == 0 {
+		return 0, "", fmt.Errorf("%w: %s", ErrInvalid, s)
+	}
+	return sig, t, nil
+}

@@ -1,0 +1,50 @@
+package signame
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		sig  syscall.Signal
+		name string // "" means the input is refused
+	}{
+		{"SIGTERM", syscall.SIGTERM, "SIGTERM"},
+		{"TERM", syscall.SIGTERM, "SIGTERM"},
+		{"term", syscall.SIGTERM, "SIGTERM"},
+		{" sigint ", syscall.SIGINT, "SIGINT"},
+		{"15", syscall.SIGTERM, "SIGTERM"},
+		{"9", syscall.SIGKILL, "SIGKILL"},
+		{"KILL", syscall.SIGKILL, "SIGKILL"},
+		{"2", syscall.SIGINT, "SIGINT"},
+		{"HUP", syscall.SIGHUP, "SIGHUP"},
+		{"1", syscall.SIGHUP, "SIGHUP"},
+		{"QUIT", syscall.SIGQUIT, "SIGQUIT"},
+		{"USR1", syscall.SIGUSR1, "SIGUSR1"},
+		{"SIGUSR2", syscall.SIGUSR2, "SIGUSR2"},
+		{"WINCH", syscall.SIGWINCH, "SIGWINCH"},
+		{"64", 64, "SIG64"}, // the top of the real-time range has no name
+		{"NOTASIGNAL", 0, ""},
+		{"0", 0, ""},
+		{"65", 0, ""},
+		{"9999", 0, ""},
+		{"-1", 0, ""},
+		{"", 0, ""},
+		{"SIG", 0, ""},
+		{"1.5", 0, ""},
+	} {
+		sig, name, err := Parse(tc.in)
+		if tc.name == "" {
+			if !errors.Is(err, ErrInvalid) || err.Error() != "Invalid signal: "+tc.in {
+				t.Errorf("Parse(%q) = %v, %q, %v; want the error Invalid signal: %s", tc.in, sig, name, err, tc.in)
+			}
+			continue
+		}
+		if err != nil || sig != tc.sig || name != tc.name {
+			t.Errorf("Parse(%q) = %v, %q, %v; want %v, %q", tc.in, sig, name, err, tc.sig, tc.name)
+		}
+	}
+}

@@ -1,0 +1,24 @@
+package wire
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// MaxDim bounds the columns and rows of a session; the emulator clamps at
+// the same value.
+const MaxDim = 4096
+
+// ParseSize parses "<cols>x<rows>", e.g. "80x24".
+func ParseSize(s string) (cols, rows int, err error) {
+	c, r, ok := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")
+	if ok {
+		cols, err1 := strconv.Atoi(c)
+		rows, err2 := strconv.Atoi(r)
+		if err1 == nil && err2 == nil && cols >= 1 && rows >= 1 && cols <= MaxDim && rows <= MaxDim {
+			return cols, rows, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("Invalid size '%s': expected <cols>x<rows> such as 80x24 (each 1..%d)", s, MaxDim)
+}
