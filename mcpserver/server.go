@@ -124,7 +124,7 @@ Typical loop:
 1. start {"command":["bash","--norc"]} -> returns a session handle such as "s1".
 2. input {"session":"s1","text":"ls -l","keys":["Enter"]} to type.
 3. wait {"session":"s1","regex":"\\$ ?$"} or {"session":"s1","quiet_ms":500} until the program has answered (wait returns the screen).
-4. output {"session":"s1"} to read the screen (add "from":-100 for scrollback).
+4. output {"session":"s1"} to read the screen (add "from":-100 for scrollback). Each read returns a token; in a long session read with {"session":"s1","since":"<token of your last read>"} to get only what changed, and add "max_chars" to bound a read.
 5. stop {"session":"s1"} when done. Sessions you did not start as persistent are stopped automatically when this connection ends.
 
 Prefer wait over repeated output calls: it returns the moment the screen changes. A human can watch any session with: ptyplex output --socket <socket>.`

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/internal/changetext"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -19,6 +20,10 @@ var outputTool = toolDef{
 Line numbers: 1..rows are screen lines (1 = top); -1 is the scrollback line just above the screen, -N further back; 0 is the boundary. from/to select an inclusive range: {"from":-50} adds the last 50 scrollback lines before the screen; {"from_oldest":true} starts at the oldest kept line; {"to":0} returns scrollback only; {"from":5,"to":5} is line 5 alone.
 
 format "plain" (default) is text only; "ansi" keeps colours and attributes as ANSI escape sequences (use it when colour carries meaning, e.g. red errors or a highlighted menu entry). number prefixes each line with its line number and a tab. Cursor row/col are 1-based.
+
+Every result carries a token. In a long session pass the token of your last read as since: the result lists only the lines that changed since that read, each with its line number (1..rows, negative for lines that scrolled into the scrollback, which come too), the cursor, "scrolled N" when the screen moved up N lines (shift your copy up N rows, then replace the rows listed), or "unchanged". "redraw" means every row follows (the size, the format or the main/alternate screen changed). Use since after each action instead of rereading the whole screen: it costs what changed. A session keeps its last 32 tokens; an expired or foreign token is an error: read without since for a fresh one.
+
+max_chars bounds any read (with or without since, with from/to): whole lines are cut from the top, keeping the newest, and the result says what was cut and the from/to that reads it.
 
 This reads the screen once; to wait for something to appear use wait instead of calling output repeatedly.`,
 	},
@@ -33,6 +38,8 @@ type OutputInput struct {
 	To         *int   `json:"to,omitempty" jsonschema:"last line, inclusive (default: last screen line; 0 = scrollback only)"`
 	FromOldest bool   `json:"from_oldest,omitempty" jsonschema:"start at the oldest scrollback line (overrides from)"`
 	Number     bool   `json:"number,omitempty" jsonschema:"prefix each line with its line number and a tab"`
+	Since      string `json:"since,omitempty" jsonschema:"token of an earlier read: return only what changed since it"`
+	MaxChars   *int   `json:"max_chars,omitempty" jsonschema:"at most this many characters of lines (each counted with its newline); whole lines are cut from the top"`
 }
 
 // Position is a 1-based screen position.
@@ -58,6 +65,22 @@ type OutputOutput struct {
 	Lines               int      `json:"lines" jsonschema:"how many lines were returned"`
 	ScrollbackAvailable int      `json:"scrollback_available"`
 	ScrollbackCapacity  int      `json:"scrollback_capacity"`
+	Token               string   `json:"token,omitempty" jsonschema:"pass as since to the next read to get only what changed"`
+	// The rest answer a read with since.
+	Since             string       `json:"since,omitempty" jsonschema:"the token this read was compared with"`
+	Changed           []LineChange `json:"changed,omitempty" jsonschema:"lines that changed: new scrollback lines, then screen rows, top to bottom"`
+	Unchanged         bool         `json:"unchanged,omitempty" jsonschema:"nothing changed, not even the cursor"`
+	Scrolled          int          `json:"scrolled,omitempty" jsonschema:"lines that scrolled off the top: shift your copy up as many rows"`
+	ScrollbackLost    int          `json:"scrollback_lost,omitempty" jsonschema:"of those, how many the scrollback no longer holds"`
+	ScrollbackCleared bool         `json:"scrollback_cleared,omitempty"`
+	Redraw            string       `json:"redraw,omitempty" jsonschema:"resize, format or screen: every row is in changed"`
+	Cut               *wire.Cut    `json:"cut,omitempty" jsonschema:"what max_chars left out: lines, chars, and the from/to that reads them"`
+}
+
+// LineChange is one line of a since read.
+type LineChange struct {
+	Line int    `json:"line" jsonschema:"line number: 1..rows on the screen, negative in the scrollback"`
+	Text string `json:"text"`
 }
 
 func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutput, error) {
@@ -82,9 +105,30 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 	if in.To != nil {
 		req["to"] = *in.To
 	}
+	req["changes"] = true // every result carries a token for the next since
+	if in.Since != "" {
+		req["since"] = in.Since
+	}
+	if in.MaxChars != nil {
+		if *in.MaxChars < 1 {
+			return "", OutputOutput{}, fmt.Errorf("invalid max_chars %d: expected a positive number of characters", *in.MaxChars)
+		}
+		req["max_chars"] = *in.MaxChars
+	}
 	d, err := call[wire.OutputData](ctx, t.socket, req)
 	if err != nil {
 		return "", OutputOutput{}, err
+	}
+	if in.Since != "" {
+		if d.Since == "" {
+			// Its answer is a whole screen, which must not pass for "only
+			// this changed".
+			return "", OutputOutput{}, fmt.Errorf("session %s: the daemon does not support since (changes reads); read without since", t.socket)
+		}
+		return s.changesResult(in, d)
+	}
+	if in.MaxChars != nil {
+		changetext.EnforceBudget(&d, *in.MaxChars) // for a daemon that ignored max_chars
 	}
 	out := OutputOutput{
 		Session: in.Session, Screen: d.Screen,
@@ -104,10 +148,50 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 	if in.Number {
 		out.Screen = numberLines(d.Screen, d.From, d.To)
 	}
-	text := fmt.Sprintf("Screen %dx%d, cursor at row %d, col %d, %s (scrollback %d/%d):\n%s",
+	tok := ""
+	if d.Token != "" {
+		out.Token = d.Token
+		tok = ", token " + d.Token
+	}
+	cut := ""
+	if d.Cut != nil {
+		out.Cut = d.Cut
+		cut = changetext.CutNote(*d.Cut, hints(in), false) + "\n"
+	}
+	text := fmt.Sprintf("Screen %dx%d, cursor at row %d, col %d, %s (scrollback %d/%d)%s:\n%s%s",
 		out.Size.Cols, out.Size.Rows, out.Cursor.Row, out.Cursor.Col, lines,
-		out.ScrollbackAvailable, out.ScrollbackCapacity, out.Screen)
+		out.ScrollbackAvailable, out.ScrollbackCapacity, tok, cut, out.Screen)
 	return text, out, nil
+}
+
+// changesResult answers a read with since: the compact form as text, the
+// lines as structure.
+func (s *Server) changesResult(in OutputInput, d wire.OutputData) (string, OutputOutput, error) {
+	out := OutputOutput{
+		Session: in.Session,
+		Cursor:  Position{Row: d.Cursor.Row + 1, Col: d.Cursor.Col + 1},
+		Size:    TermSize{Cols: d.Size.Cols, Rows: d.Size.Rows},
+		Lines:   len(d.Changed), ScrollbackAvailable: d.ScrollbackAvailable, ScrollbackCapacity: d.ScrollbackCapacity,
+		Token: d.Token, Since: d.Since, Unchanged: d.Unchanged, Scrolled: d.Scrolled,
+		ScrollbackLost: d.ScrollbackLost, ScrollbackCleared: d.ScrollbackCleared, Redraw: d.Redraw, Cut: d.Cut,
+	}
+	for _, l := range d.Changed {
+		out.Changed = append(out.Changed, LineChange{Line: l.N, Text: l.Text})
+	}
+	return changetext.Render(d, hints(in)), out, nil
+}
+
+// hints name the tool's own arguments in what a cut says.
+func hints(in OutputInput) changetext.Hints {
+	b := 0
+	if in.MaxChars != nil {
+		b = *in.MaxChars
+	}
+	return changetext.Hints{
+		Range:  func(a, z int) string { return fmt.Sprintf(`{"from":%d,"to":%d}`, a, z) },
+		Budget: fmt.Sprintf("max_chars %d", b),
+		Next:   "the next read with since",
+	}
 }
 
 // returnedLines counts the protocol line numbers from..to, which skip the

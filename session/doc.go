@@ -36,6 +36,8 @@
 //   - STATUS also answers "size", "scrollback_available" and
 //     "scrollback_capacity".
 //   - OUTPUT accepts "from"/"to" as numeric strings too; "from" may be "-".
+//   - OUTPUT "format":"png" answers the visible screen as a PNG image,
+//     rendered by the daemon (screenshot.go, wire.ScreenshotData).
 //   - A client that hangs up while its WAIT is pending ends that WAIT; the
 //     next request is served at once. A client that only shuts down its
 //     sending side still gets its answer.
@@ -45,6 +47,8 @@
 //   - A pending WAIT does not hold back other requests.
 //   - INPUT/OUTPUT/STATUS "with_gen" answer the output generation; WAIT
 //     "after_gen" waits for output beyond it (gen.go).
+//   - OUTPUT "changes" answers a token, "since": token only what changed
+//     after that read, "max_chars" cuts lines from the top (changes.go).
 //   - ATTACH turns the connection into a raw terminal stream (attach.go).
 //   - Every daemon records itself in a per-user registry (registry.go)
 //     that wire.List reads.

@@ -42,8 +42,10 @@ func (d *Daemon) output(f wire.Fields) (any, error) {
 	case "", "ascii", "text", "plain", "json": // json: interminai answered it as ascii
 	case "ansi":
 		ansi = !d.cfg.Plain // --emulator custom: plain text everywhere
+	case "png": // a ptyplex addition: the screen as an image (screenshot.go)
+		return d.outputPNG(f)
 	default:
-		return nil, wire.Invalidf("unknown format %q (expected \"ascii\" or \"ansi\")", format)
+		return nil, wire.Invalidf("unknown format %q (expected \"ascii\", \"ansi\" or \"png\")", format)
 	}
 	from, fromSet, oldest, err := f.LineNumber("from", true)
 	if err != nil {
@@ -57,35 +59,196 @@ func (d *Daemon) output(f wire.Fields) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	wantToken, err := f.Bool("changes")
+	if err != nil {
+		return nil, err
+	}
+	since, hasSince, err := f.Str("since")
+	if err != nil {
+		return nil, err
+	}
+	maxChars, hasBudget, err := f.Int("max_chars")
+	if err != nil {
+		return nil, err
+	}
+	if hasBudget && maxChars < 1 {
+		return nil, wire.Invalidf("field 'max_chars' must be at least 1")
+	}
+	if !hasBudget {
+		maxChars = 0
+	}
 
 	st := d.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	cols, rows := st.scr.Size()
 	avail := st.scr.ScrollbackLen()
-	lo, hi := lineRange(from, fromSet, oldest, to, toSet, avail, rows)
-	var b strings.Builder
-	for n := lo; n <= hi; n++ {
-		if n == 0 {
-			continue
-		}
-		b.WriteString(st.scr.Line(n, ansi))
-		b.WriteByte('\n')
-	}
-	row, col := st.scr.Cursor()
-	var gen *int64
-	if withGen {
-		g := st.gen
-		gen = &g
-	}
-	return wire.OutputData{
-		OutputGen:           gen,
-		Screen:              b.String(),
-		Cursor:              wire.Cursor{Row: row, Col: col},
+	out := wire.OutputData{
+		Cursor:              cursorOf(st.scr.Cursor()),
 		Size:                wire.Size{Rows: rows, Cols: cols},
-		From:                lo,
-		To:                  hi,
 		ScrollbackAvailable: avail,
 		ScrollbackCapacity:  st.scr.ScrollbackCap(),
-	}, nil
+	}
+	if withGen {
+		g := st.gen
+		out.OutputGen = &g
+	}
+	if hasSince {
+		rng := outputRange{from, fromSet, oldest, to, toSet}
+		if err := d.changesAnswer(&out, since, ansi, rng, maxChars); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	lo, hi := lineRange(from, fromSet, oldest, to, toSet, avail, rows)
+	if !wantToken && maxChars == 0 {
+		// The plain read, as interminai answers it: nothing is kept.
+		var b strings.Builder
+		for n := lo; n <= hi; n++ {
+			if n == 0 {
+				continue
+			}
+			b.WriteString(st.scr.Line(n, ansi))
+			b.WriteByte('\n')
+		}
+		out.Screen, out.From, out.To = b.String(), lo, hi
+		return out, nil
+	}
+	var nums []int
+	var texts []string
+	for n := lo; n <= hi; n++ {
+		if n != 0 {
+			nums = append(nums, n)
+			texts = append(texts, st.scr.Line(n, ansi))
+		}
+	}
+	if maxChars > 0 {
+		if k, chars := budgetCut(texts, maxChars); k > 0 {
+			out.Cut = &wire.Cut{Lines: k, Chars: chars, From: nums[0], To: nums[k-1]}
+			nums, texts = nums[k:], texts[k:]
+			lo = out.Cut.To + 1
+			if lo == 0 {
+				lo = 1
+			}
+		}
+	}
+	out.Screen, out.From, out.To = strings.Join(texts, "\n"), lo, hi
+	if len(texts) > 0 {
+		out.Screen += "\n"
+	}
+	if wantToken {
+		v := d.viewLocked(ansi)
+		s := v.snapshot()
+		for i, n := range nums {
+			if n >= 1 {
+				s.seen[n-1] = d.reads.hash(texts[i])
+			}
+		}
+		out.Token = d.reads.issue(s)
+	}
+	return out, nil
+}
+
+func cursorOf(row, col int) wire.Cursor { return wire.Cursor{Row: row, Col: col} }
+
+// outputRange is an OUTPUT's from/to as requested, before resolving.
+type outputRange struct {
+	from            int
+	fromSet, oldest bool
+	to              int
+	toSet           bool
+}
+
+// viewLocked captures the screen for a changes read; st.mu must be held.
+func (d *Daemon) viewLocked(ansi bool) *view {
+	scr := d.st.scr
+	cols, rows := scr.Size()
+	v := &view{
+		cols: cols, rows: rows, ansi: ansi, alt: scr.AltScreen(),
+		scrolledOff: scr.ScrolledOff(), avail: scr.ScrollbackLen(), capacity: scr.ScrollbackCap(),
+		cursor: cursorOf(scr.Cursor()), rowText: make([]string, rows),
+	}
+	for r := 1; r <= rows; r++ {
+		v.rowText[r-1] = scr.Line(r, ansi)
+	}
+	return v
+}
+
+// snapshot is a snapshot of v with no row given yet.
+func (v *view) snapshot() *snapshot {
+	return &snapshot{
+		cols: v.cols, rows: v.rows, ansi: v.ansi, alt: v.alt,
+		scrolledOff: v.scrolledOff, avail: v.avail, cursor: v.cursor,
+		seen: make([]uint64, v.rows),
+	}
+}
+
+// changesAnswer fills out with what changed since the token; st.mu must be
+// held. The range bounds what is reported: by default the new scrollback
+// lines and the whole screen.
+func (d *Daemon) changesAnswer(out *wire.OutputData, since string, ansi bool, rng outputRange, maxChars int) error {
+	old, err := d.reads.lookup(since)
+	if err != nil {
+		return err
+	}
+	scr := d.st.scr
+	v := d.viewLocked(ansi)
+	df := d.reads.changesSince(old, v, func(n int) string { return scr.Line(n, ansi) })
+
+	lo, hi := 1, v.rows
+	if keep := df.scrolled - df.lost; keep > 0 {
+		lo = -keep
+	}
+	if rng.fromSet || rng.toSet {
+		flo, fhi := lineRange(rng.from, rng.fromSet, rng.oldest, rng.to, rng.toSet, v.avail, v.rows)
+		if rng.fromSet {
+			lo = max(lo, flo)
+		}
+		hi = fhi
+	}
+	lines := df.lines[:0:0]
+	for _, l := range df.lines {
+		if l.N >= lo && l.N <= hi {
+			lines = append(lines, l)
+		}
+	}
+	if maxChars > 0 {
+		texts := make([]string, len(lines))
+		for i, l := range lines {
+			texts[i] = l.Text
+		}
+		if k, chars := budgetCut(texts, maxChars); k > 0 {
+			out.Cut = &wire.Cut{Lines: k, Chars: chars, From: lines[0].N, To: lines[k-1].N}
+			lines = lines[k:]
+		}
+	}
+
+	// The new token knows a row when the client now has it: it was sent,
+	// or it is unchanged from a copy the client already had.
+	s := v.snapshot()
+	for r := 1; r <= v.rows; r++ {
+		if p := df.prev[r-1]; p != 0 && p == df.cur[r-1] {
+			s.seen[r-1] = p
+		}
+	}
+	for _, l := range lines {
+		if l.N >= 1 {
+			s.seen[l.N-1] = df.cur[l.N-1]
+		}
+	}
+	for _, m := range df.moves {
+		for i := range m.Rows {
+			s.seen[m.To+i-1] = df.cur[m.To+i-1]
+		}
+	}
+	out.Since = since
+	out.Token = d.reads.issue(s)
+	out.From, out.To = lo, hi
+	out.Changed = lines
+	out.Moved = df.moves
+	out.Scrolled, out.ScrollbackLost, out.ScrollbackCleared = df.scrolled, df.lost, df.cleared
+	out.Redraw = df.redraw
+	out.Unchanged = len(lines) == 0 && len(df.moves) == 0 && out.Cut == nil && df.scrolled == 0 && df.redraw == "" &&
+		!df.cleared && v.cursor == old.cursor
+	return nil
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/ptyplex/ptyplex/internal/changetext"
 	"github.com/ptyplex/ptyplex/internal/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
@@ -35,6 +37,28 @@ would make your terminal show the text in another order than it has, are
 printed escaped, as <U+202E>; in --json they are \u202e escapes, which
 decode to the exact text.
 
+Reading a long session (agents, start here): --changes prints the screen
+in a compact numbered form whose header ends with a token; pass it back as
+--since TOKEN and the next read prints only what changed since: the rows
+that differ (with their numbers), the lines that scrolled off that you did
+not have (negative numbers), and the cursor, or "unchanged". Each read
+prints a new token; the session keeps the last 32. Apply it to your copy:
+shift up by "scrolled N" (your top N rows become scrollback), move rows as
+"rows A..B moved to C..D" says (vim deleting a line), then replace the rows
+listed; a "redraw" header means every row follows. A token that expired or
+is another session's is an error: read with --changes again. Use
+--changes/--since after each action rather than rereading the whole
+screen; it costs what changed.
+
+  @@ rows 3..4 changed, cursor 4:7, token 5c1e09a2.8 @@
+  3: $ make
+  4: ok
+
+--max-chars N bounds a read (plain or --changes): lines are cut whole from
+the top, keeping the newest, and a "@@ cut ... @@" line says which and how
+many characters; "--from A --to B" as printed there gets them. Each line
+counts with its newline.
+
 --follow (a ptyplex addition) prints the screen (with the options above)
 each time it changes, until the program exits, then exits 0: for logs and
 CI. Screens are separated by a "----" line, or repainted in place when
@@ -48,7 +72,7 @@ screen; when more lines scroll by than the scrollback holds (--scrollback)
 between two wake-ups, the oldest of them are lost.`
 
 func runOutput(args []string) int {
-	c := newCLI("output", "ptyplex output --socket PATH [--color|--no-color] [--cursor none|print|inverse|both] [-n|--number] [--from N|-] [--to N] [--json] [--follow [--lines]]", outputAbout, true)
+	c := newCLI("output", "ptyplex output --socket PATH [--color|--no-color] [--cursor none|print|inverse|both] [-n|--number] [--from N|-] [--to N] [--changes|--since TOKEN] [--max-chars N] [--json] [--follow [--lines]] [--png FILE]", outputAbout+outputPNGAbout, true)
 	color := c.fs.Bool("color", true, "keep colours and attributes (ANSI escapes); the default")
 	noColor := c.fs.Bool("no-color", false, "plain text without escapes")
 	cursor := c.fs.String("cursor", "none", "show the cursor: none, print, inverse or both")
@@ -63,11 +87,18 @@ func runOutput(args []string) int {
 	format := c.fs.String("format", "", "older form: `ascii` (as --no-color), ansi (as --color) or json (as ascii)")
 	follow := c.fs.Bool("follow", false, "print the screen each time it changes, until the program exits")
 	lines := c.fs.Bool("lines", false, "with --follow: print lines as they scroll off the screen, then the final screen")
+	png := addPNGFlag(c.fs)
+	changes := c.fs.Bool("changes", false, "print the compact numbered form with a token for --since (plain text unless --color is given)")
+	since := c.fs.String("since", "", "print only what changed since the read that printed this `token` (implies --changes)")
+	maxChars := c.fs.Int("max-chars", 0, "print at most `N` characters of lines, cutting from the top, and say what was cut")
 	if done, code := c.parse(args); done {
 		return code
 	}
 	if !c.needSocket() {
 		return exitUsage
+	}
+	if *png != "" {
+		return runOutputPNG(c, *png)
 	}
 	switch *cursor {
 	case "none", "print", "inverse", "both":
@@ -103,6 +134,28 @@ func runOutput(args []string) int {
 		}
 		req["to"] = n
 	}
+	if *since != "" {
+		*changes = true
+		req["since"] = *since
+	}
+	if *changes {
+		req["changes"] = true
+		if !flagSet(c.fs, "color") && *format != "ansi" {
+			req["format"] = "ascii"
+		}
+		if number || *cursor != "none" {
+			return c.usageError("--changes numbers the lines and prints the cursor in its header: -n and --cursor do not apply")
+		}
+	}
+	if *maxChars < 0 || flagSet(c.fs, "max-chars") && *maxChars == 0 {
+		return c.usageError("invalid --max-chars %d: expected a positive number of characters", *maxChars)
+	}
+	if *maxChars > 0 {
+		req["max_chars"] = *maxChars
+	}
+	if *follow && (*changes || *maxChars > 0) {
+		return c.usageError("--follow prints whole screens: --changes, --since and --max-chars do not apply")
+	}
 	if *lines && !*follow {
 		return c.usageError("--lines goes with --follow")
 	}
@@ -124,13 +177,45 @@ func runOutput(args []string) int {
 		return exitFail
 	}
 	out := ans.resolved()
+	changetext.EnforceBudget(&out, *maxChars) // for a daemon that ignored max_chars
+	if *changes && !ans.answersChanges(*since != "") {
+		// A daemon that does not know the request would have answered a
+		// full screen, which must not pass for "only this changed".
+		fmt.Fprintln(os.Stderr, "Error: the daemon does not support changes reads (its answer has no token); read without --changes and --since")
+		return exitFail
+	}
 	if *asJSON {
 		b, _ := json.Marshal(out)
 		fmt.Println(string(termfilter.EscapeBidiJSON(b)))
 		return exitOK
 	}
+	hints := changetext.Hints{
+		Range:  func(a, b int) string { return fmt.Sprintf("--from %d --to %d", a, b) },
+		Budget: fmt.Sprintf("--max-chars %d", *maxChars),
+		Next:   "the next --since read",
+	}
+	if *changes {
+		// The changed rows are screen text too: bidi controls escaped.
+		fmt.Print(termfilter.EscapeBidi(changetext.Render(out, hints)))
+		return exitOK
+	}
+	if out.Cut != nil {
+		fmt.Println(changetext.CutNote(*out.Cut, hints, false))
+	}
 	fmt.Print(renderOutput(out, *cursor, number))
 	return exitOK
+}
+
+// answersChanges reports whether the daemon understood a changes read.
+func (a outputAnswer) answersChanges(since bool) bool {
+	return a.Token != "" && (!since || a.Since != "")
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // renderOutput applies the cursor and numbering options to an OUTPUT

@@ -1,5 +1,7 @@
 package wire
 
+import "time"
+
 import "encoding/json"
 
 // MaxMessage is the largest request or response line the protocol allows.
@@ -37,6 +39,34 @@ type OutputData struct {
 	// OutputGen (a ptyplex addition) is the output generation the screen
 	// reflects; present when the request asked "with_gen".
 	OutputGen *int64 `json:"output_gen,omitempty"`
+
+	// The rest are ptyplex additions, present only when the request asked
+	// for them ("changes", "since", "max_chars"): the types are in changes.go,
+	// the daemon's side in session/changes.go.
+	//
+	// Token names this read; a later OUTPUT with "since": Token answers
+	// what changed after it.
+	Token string `json:"token,omitempty"`
+	// Since echoes the token a changes read was compared with. Its answer
+	// has no screen: Changed lists the new scrollback lines and the rows
+	// that differ from the client's copy, and Unchanged says there are
+	// none, no scroll and the same cursor.
+	Since     string `json:"since,omitempty"`
+	Changed   []Line `json:"changed,omitempty"`
+	Moved     []Move `json:"moved,omitempty"` // rows the client holds elsewhere in its copy
+	Unchanged bool   `json:"unchanged,omitempty"`
+	// Scrolled is how many lines scrolled off the top into the scrollback
+	// (the client shifts its copy up by as many rows); ScrollbackLost how
+	// many of those the scrollback no longer holds; ScrollbackCleared that
+	// it was erased in between.
+	Scrolled          int  `json:"scrolled,omitempty"`
+	ScrollbackLost    int  `json:"scrollback_lost,omitempty"`
+	ScrollbackCleared bool `json:"scrollback_cleared,omitempty"`
+	// Redraw ("resize", "format" or "screen") says every screen row is in
+	// Changed because the client's copy cannot be patched.
+	Redraw string `json:"redraw,omitempty"`
+	// Cut is what "max_chars" left out.
+	Cut *Cut `json:"cut,omitempty"`
 }
 
 // InputData answers an INPUT that asked "with_gen" (a ptyplex addition):
@@ -64,6 +94,11 @@ type StatusData struct {
 	AltScreen           bool   `json:"alt_screen,omitempty"`
 	Title               string `json:"title,omitempty"`
 	OutputGen           *int64 `json:"output_gen,omitempty"` // with "with_gen"
+	// WaitingForInput answers a STATUS that asked "input": whether the
+	// foreground program is blocked reading the terminal with all its
+	// output on the screen, as the kernel reports it at this moment. It
+	// is absent when the platform cannot tell (see WAIT "input").
+	WaitingForInput *bool `json:"waiting_for_input,omitempty"`
 }
 
 // WaitData answers WAIT. Normal mode fills ExitCode; activity mode fills
@@ -76,6 +111,12 @@ type WaitData struct {
 	TimedOut bool  `json:"timed_out,omitempty"`
 	// OutputGen answers a WAIT with "after_gen": the generation reached.
 	OutputGen *int64 `json:"output_gen,omitempty"`
+	// WaitingForInput answers a WAIT "input" that ended because the
+	// program waits for input; Detection says how that was known:
+	// "kernel" (its tasks are blocked reading the terminal) or "quiet"
+	// (the platform cannot tell, and no output came for a while).
+	WaitingForInput *bool  `json:"waiting_for_input,omitempty"`
+	Detection       string `json:"detection,omitempty"`
 }
 
 // KillData answers KILL.
@@ -141,3 +182,9 @@ type ControlCCs struct {
 	VSUSP  string `json:"VSUSP"`
 	VQUIT  string `json:"VQUIT"`
 }
+
+// InputQuietFallback is how long a WAIT "input" waits without output
+// where the kernel cannot say whether the program is reading its
+// terminal (macOS, FreeBSD, a program we may not inspect, or a daemon
+// that predates the field); its answer then says "detection": "quiet".
+const InputQuietFallback = 500 * time.Millisecond

@@ -1,0 +1,107 @@
+package mcpserver_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/standin"
+)
+
+// changes mirrors the output tool's structured result of a read with since.
+type changes struct {
+	Token     string `json:"token"`
+	Since     string `json:"since"`
+	Unchanged bool   `json:"unchanged"`
+	Scrolled  int    `json:"scrolled"`
+	Redraw    string `json:"redraw"`
+	Lines     int    `json:"lines"`
+	Screen    string `json:"screen"`
+	Changed   []struct {
+		Line int    `json:"line"`
+		Text string `json:"text"`
+	} `json:"changed"`
+	Cursor struct{ Row, Col int } `json:"cursor"`
+	Cut    *struct {
+		Lines, Chars, From, To int
+	} `json:"cut"`
+}
+
+func (ch changes) rows() string {
+	var b strings.Builder
+	for _, l := range ch.Changed {
+		fmt.Fprintf(&b, "%d:%s|", l.Line, l.Text)
+	}
+	return b.String()
+}
+
+func TestOutputChangesThroughMCP(t *testing.T) {
+	t.Parallel()
+	c := connect(t)
+	s := c.shell(map[string]any{"size": "60x6"})
+	first := ok[changes](c, "output", map[string]any{"session": s.Session})
+	if first.Token == "" || first.Since != "" || !strings.HasPrefix(first.Screen, "$") {
+		t.Fatalf("a plain read carries a token: %+v", first)
+	}
+	if res := c.call("output", map[string]any{"session": s.Session}); !strings.Contains(text(res), ", token ") {
+		t.Errorf("the text names the token: %s", text(res))
+	}
+
+	c.typeLine(s.Session, "echo one-line")
+	c.until(s.Session, `(?m)^one-line\n\$ ?$`)
+	ch := ok[changes](c, "output", map[string]any{"session": s.Session, "since": first.Token})
+	if got := ch.rows(); got != "1:$ echo one-line|2:one-line|3:$|" {
+		t.Errorf("changed rows: %s", got)
+	}
+	if ch.Since != first.Token || ch.Token == "" || ch.Token == first.Token || ch.Cursor.Row != 3 || ch.Cursor.Col != 3 {
+		t.Errorf("since answer: %+v", ch)
+	}
+	res := c.call("output", map[string]any{"session": s.Session, "since": first.Token})
+	if txt := text(res); !strings.HasPrefix(txt, "@@ rows 1..3 changed, cursor 3:3, token ") || !strings.Contains(txt, "\n2: one-line\n") {
+		t.Errorf("since text:\n%s", txt)
+	}
+
+	same := ok[changes](c, "output", map[string]any{"session": s.Session, "since": ch.Token})
+	if !same.Unchanged || len(same.Changed) != 0 {
+		t.Errorf("nothing happened: %+v", same)
+	}
+	if txt := text(c.call("output", map[string]any{"session": s.Session, "since": same.Token})); !strings.HasPrefix(txt, "@@ unchanged, cursor 3:3, token ") {
+		t.Errorf("unchanged text: %s", txt)
+	}
+
+	// Six more lines scroll the 6-row screen by two: the two lines that
+	// scrolled off were the client's top rows, so they do not come again. (\\n: the tool's text unescapes \n itself.)
+	c.typeLine(s.Session, `printf 'a\\nb\\nc\\nd\\n'`)
+	c.until(s.Session, `(?m)^d\n\$ ?$`)
+	sc := ok[changes](c, "output", map[string]any{"session": s.Session, "since": same.Token})
+	if sc.Scrolled != 2 || sc.rows() != `1:$ printf 'a\nb\nc\nd\n'|2:a|3:b|4:c|5:d|6:$|` {
+		t.Errorf("scrolled: %d %s", sc.Scrolled, sc.rows())
+	}
+
+	// A budget: the newest lines, and what was cut.
+	cut := ok[changes](c, "output", map[string]any{"session": s.Session, "max_chars": 8})
+	if cut.Cut == nil || cut.Cut.From != 1 || !strings.HasSuffix(cut.Screen, "d\n$\n") {
+		t.Errorf("budget: %+v", cut)
+	}
+	if txt := text(c.call("output", map[string]any{"session": s.Session, "max_chars": 8})); !strings.Contains(txt, `the rest: {"from":1,"to":`) {
+		t.Errorf("budget text: %s", txt)
+	}
+
+	c.fails("output", map[string]any{"session": s.Session, "since": "garbage"}, "not an OUTPUT token")
+	other := c.shell(nil)
+	foreign := ok[changes](c, "output", map[string]any{"session": other.Session}).Token
+	c.fails("output", map[string]any{"session": s.Session, "since": foreign}, "not issued by this session")
+	c.fails("output", map[string]any{"session": s.Session, "max_chars": 0}, "max_chars")
+}
+
+// A daemon that does not know changes reads: a plain read still works
+// (without a token) and since is an error, not a whole screen.
+func TestOutputChangesAgainstOlderDaemon(t *testing.T) {
+	t.Parallel()
+	d := standin.Start(t, "$ ls", "file", "")
+	c := connect(t)
+	if out := ok[changes](c, "output", map[string]any{"session": d.Socket}); out.Token != "" || out.Screen == "" {
+		t.Errorf("plain read: %+v", out)
+	}
+	c.fails("output", map[string]any{"session": d.Socket, "since": "0a0b0c0d.1"}, "does not support since")
+}
