@@ -60,7 +60,7 @@ portable-sidecar:
 # FUZZTIME each; crashers land in the package's testdata/fuzz/ and become
 # regression inputs of plain `go test`. fuzz-short is the CI version.
 FUZZ_TARGETS := proto:FuzzReadFrame proto:FuzzParseData proto:FuzzParseControl screen/vtparse:FuzzParse \
-	sidecar:FuzzDispatch session/wire:FuzzParseRequest screen:FuzzScreen
+	sidecar:FuzzDispatch session/wire:FuzzParseRequest screen:FuzzScreen internal/termfilter:FuzzFilter
 FUZZMINIMIZE ?= 10s
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

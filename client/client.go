@@ -63,11 +63,7 @@ type OpenOptions struct {
 
 // Client multiplexes terminals over one sidecar.
 type Client struct {
-	cmd *exec.Cmd // nil for Connect
-
-	wmu  sync.Mutex // serialises frames written to the sidecar
-	w    io.WriteCloser
-	werr error // sticky write failure
+	s *Stream // the frame level: writes, the reader goroutine, the process
 
 	mu       sync.Mutex
 	pending  map[string]*pendingOpen
@@ -77,7 +73,7 @@ type Client struct {
 	idPrefix string
 	nextID   atomic.Uint64
 
-	done chan struct{} // closed when the reader goroutine is done
+	done chan struct{} // closed once the stream ended and every terminal was finished
 }
 
 // pendingOpen is an OPEN waiting for its OPENED or ERROR.
@@ -104,20 +100,13 @@ func Start(opts Options) (*Client, error) {
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
-	stdin, err := cmd.StdinPipe()
+	c := newClient()
+	s, err := StartStream(cmd, StreamOptions{Handle: c.dispatch})
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", path, err)
-	}
-	c := newClient(stdin)
-	c.cmd = cmd
-	go c.readLoop(stdout)
+	c.s = s
+	go c.watch()
 	return c, nil
 }
 
@@ -125,16 +114,16 @@ func Start(opts Options) (*Client, error) {
 // stream, for a sidecar this program did not start itself (for example
 // `ssh host ptyplex-sidecar`). Close closes w and waits for r to end.
 func Connect(r io.Reader, w io.WriteCloser) *Client {
-	c := newClient(w)
-	go c.readLoop(r)
+	c := newClient()
+	c.s = NewStream(r, w, StreamOptions{Handle: c.dispatch})
+	go c.watch()
 	return c
 }
 
-func newClient(w io.WriteCloser) *Client {
+func newClient() *Client {
 	var b [4]byte
 	rand.Read(b[:])
 	return &Client{
-		w:        w,
 		pending:  make(map[string]*pendingOpen),
 		live:     make(map[string]*Terminal),
 		idPrefix: "term-" + hex.EncodeToString(b[:]) + "-",
@@ -247,18 +236,7 @@ func (c *Client) inUse(id string) bool {
 }
 
 // send writes one encoded frame to the sidecar.
-func (c *Client) send(frame []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.werr != nil {
-		return c.werr
-	}
-	if _, err := c.w.Write(frame); err != nil {
-		c.werr = fmt.Errorf("%w: writing to the sidecar: %v", ErrSidecarGone, err)
-		return c.werr
-	}
-	return nil
-}
+func (c *Client) send(frame []byte) error { return c.s.Send(frame) }
 
 // Done is closed once the sidecar's stream has ended (after Close, or
 // because the sidecar died); Err then says why.
@@ -292,21 +270,16 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closing = true
 	c.mu.Unlock()
-	c.wmu.Lock()
-	c.w.Close()
-	if c.werr == nil {
-		c.werr = fmt.Errorf("%w: %w", ErrSidecarGone, ErrClientClosed)
-	}
-	c.wmu.Unlock()
+	// An error closing the pipe means it is broken already; the end of
+	// the stream reports why.
+	c.s.CloseInput()
 
 	timer := time.NewTimer(closeBound)
 	defer timer.Stop()
 	select {
 	case <-c.done:
 	case <-timer.C:
-		if c.cmd != nil {
-			c.cmd.Process.Kill()
-		}
+		c.s.Kill()
 		<-c.done
 	}
 	return c.Err()

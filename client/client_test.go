@@ -205,7 +205,7 @@ func TestOpenTimeoutSilentSidecar(t *testing.T) {
 
 func TestOpenTimeoutClosesLateTerminal(t *testing.T) {
 	c := startClient(t)
-	proc := c.cmd.Process
+	proc := c.s.Process()
 	// A frozen sidecar cannot answer in time.
 	require.NoError(t, proc.Signal(syscall.SIGSTOP))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -311,7 +311,7 @@ func TestSidecarKilled(t *testing.T) {
 	out := collect(live)
 
 	// Freeze the sidecar so that the next open stays pending.
-	proc := c.cmd.Process
+	proc := c.s.Process()
 	require.NoError(t, proc.Signal(syscall.SIGSTOP))
 	pendingErr := make(chan error, 1)
 	go func() {
@@ -437,13 +437,18 @@ func TestCloseWaitsForExits(t *testing.T) {
 // sidecar holds back instead of dropping, and Write blocks meanwhile.
 func TestLargeWriteArrivesWhole(t *testing.T) {
 	c := startClient(t)
-	term := open(t, c, OpenOptions{Cmd: "/bin/sh", Args: []string{"-c", "stty raw -echo -iexten; head -c 2097164 | md5sum"}})
+	term := open(t, c, OpenOptions{Cmd: "/bin/sh", Args: []string{"-c", "stty raw -echo -iexten; echo ready; head -c 2097164 | md5sum"}})
+	out := collect(term)
+	// Written only once the terminal is raw: a cooked line discipline
+	// keeps at most 4 KiB of a line without newline and drops the rest,
+	// and head would then wait for ever.
+	out.waitText(t, "ready")
 	data := append(bytes.Repeat([]byte("paste me! "), 2<<20/10), "<end-marker>"...)
 	data = data[:2097164]
 	go term.Write(data)
-	got, err := io.ReadAll(term)
-	require.NoError(t, err)
-	assert.Contains(t, string(got), fmt.Sprintf("%x", md5.Sum(data)))
+	got, err := out.waitEnd(t)
+	require.ErrorIs(t, err, io.EOF)
+	assert.Contains(t, got, fmt.Sprintf("%x", md5.Sum(data)))
 }
 
 // An ERROR frame about a live terminal (a sidecar that drops input) is

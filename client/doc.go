@@ -4,7 +4,7 @@
 //
 // The shape follows x/crypto/ssh's channel multiplexer:
 //
-//   - One reader goroutine per Client decodes the sidecar's frames and
+//   - One reader goroutine per Client (its Stream's) decodes the sidecar's frames and
 //     dispatches them by type: OPENED and ERROR settle pending opens,
 //     OUTPUT lands in the terminal's receive window, EXIT finishes the
 //     terminal. It never blocks on a caller, so one slow terminal cannot
@@ -25,6 +25,12 @@
 // and every live terminal finishes with an error that says so. Client.Close
 // closes the sidecar's stdin, which makes it kill every terminal, and waits
 // for their final EXIT frames.
+//
+// Underneath, a Stream is the frame level: the process, the serialised
+// writes, the one reader goroutine and how the stream ends. Client
+// dispatches on it; hosts that want the frames themselves (the module's
+// end-to-end tests, ptyplex-bench) use a Stream directly, so that there is
+// one Go implementation of the host side of the protocol.
 //
 // All methods are safe for concurrent use.
 package client

@@ -2,69 +2,31 @@ package client
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
 
-// readLoop is the client's only reader of the sidecar's output. It runs
-// until the stream ends or turns out corrupt, then fails whatever is still
-// pending or live and, for a sidecar we started, reaps it.
-func (c *Client) readLoop(r io.Reader) {
+// watch waits for the end of the stream (the Stream's reader goroutine,
+// which calls dispatch for every frame, is the client's only reader), then
+// fails whatever is still pending or live. A stream that turned out corrupt
+// has already been abandoned by then: its writes fail and a sidecar we
+// started was killed.
+func (c *Client) watch() {
 	defer close(c.done)
-	fr := proto.NewReader(r)
-	var cause error
-	for {
-		f, err := fr.ReadFrame()
-		if err == io.EOF {
-			cause = errCleanEnd
-			break
-		}
-		if err == nil {
-			err = c.dispatch(f)
-		}
-		if err != nil {
-			cause = err
-			// A corrupt stream cannot be resynchronised: stop using
-			// this sidecar altogether. The cause is recorded before the
-			// pipe is closed, so that a writer failing on the closed
-			// pipe reports it rather than "file already closed".
-			c.fail(cause)
-			if c.cmd != nil {
-				c.cmd.Process.Kill()
-			}
-			break
-		}
-	}
-	if c.cmd != nil {
-		if err := c.cmd.Wait(); err != nil && errors.Is(cause, errCleanEnd) {
+	<-c.s.Done()
+	cause := c.s.ReadErr()
+	if cause == nil {
+		cause = errCleanEnd
+		if err := c.s.WaitErr(); err != nil {
 			cause = fmt.Errorf("sidecar exited: %v", err)
 		}
 	}
 	c.end(cause)
 }
 
-// fail records cause as the reason the stream ended, makes every later
-// write fail with it, and closes the pipe to the sidecar.
-func (c *Client) fail(cause error) {
-	c.mu.Lock()
-	if c.ended == nil {
-		c.ended = fmt.Errorf("%w: %w", ErrSidecarGone, cause)
-	}
-	gone := c.ended
-	c.mu.Unlock()
-	c.wmu.Lock()
-	if c.werr == nil {
-		c.werr = gone
-	}
-	c.w.Close()
-	c.wmu.Unlock()
-}
-
-// end fails every pending open and finishes every live terminal. A cause
-// recorded earlier by fail wins over the one given here.
+// end records why the stream ended, fails every pending open and finishes
+// every live terminal.
 func (c *Client) end(cause error) {
 	c.mu.Lock()
 	if c.ended == nil {

@@ -23,7 +23,7 @@ text: characters to type, with C-style escapes: \n (newline) \r (carriage return
 
 keys: named keys, sent after text: Enter, Tab, ShiftTab, Escape (Esc), Backspace, Space, Up, Down, Left, Right, Home, End, PageUp, PageDown, Insert, Delete, F1..F12, Ctrl-A..Ctrl-Z (also Ctrl-C, Ctrl-D, Ctrl-[, Ctrl-\, Ctrl-]), Alt-<key> (sends Escape first). Add *N to repeat: "Down*3". Names are case-insensitive.
 
-Without a wait field, input returns as soon as the bytes are written. To wait for the program's reaction, give one of wait_regex, wait_contains or wait_quiet_ms (bounded by timeout_ms, default 10000): the wait looks only at output produced after this input was written, so it never returns on the prompt that was already on the screen, and the result carries the wait's outcome and the screen, as the wait tool's does. This is the reliable way to "type a command, then wait for the prompt": {"session":"s1","text":"print(6*7)","keys":["Enter"],"wait_regex":">>> ?$"}. Matching is the wait tool's.
+Without a wait field, input returns as soon as the bytes are written. To wait for the program's reaction, give one of wait_input, wait_regex, wait_contains or wait_quiet_ms (bounded by timeout_ms, default 10000): the wait looks only at output produced after this input was written, so it never returns on the prompt that was already on the screen, and the result carries the wait's outcome and the screen, as the wait tool's does. This is the reliable way to "type a command, then wait for the prompt": {"session":"s1","text":"print(6*7)","keys":["Enter"],"wait_regex":">>> ?$"}. When you do not know what the prompt will look like, or the command prints with pauses, use wait_input: it returns once the program has reacted and is blocked reading the terminal again (a shell back at its prompt, a REPL, an editor, a y/n question): {"session":"s1","text":"make","keys":["Enter"],"wait_input":true,"timeout_ms":600000}. Matching is the wait tool's.
 
 Examples: {"session":"s1","text":"ls -l","keys":["Enter"]}; {"session":"s1","keys":["Ctrl-C"]}; {"session":"s1","text":"ihello\\e:wq\\r"} (vim: insert, Escape, save and quit); {"session":"s1","keys":["Down*2","Enter"]}.`,
 	},
@@ -41,6 +41,7 @@ type InputInput struct {
 	WaitRegex     string `json:"wait_regex,omitempty" jsonschema:"after the input, wait until this Go regular expression matches the screen, testing only output produced after the input"`
 	WaitContains  string `json:"wait_contains,omitempty" jsonschema:"after the input, wait until the screen contains this text, testing only output produced after the input"`
 	WaitQuietMs   int    `json:"wait_quiet_ms,omitempty" jsonschema:"after the input, wait until no output arrived for this many milliseconds"`
+	WaitInput     bool   `json:"wait_input,omitempty" jsonschema:"after the input, wait until the program has reacted and waits for input again (blocked reading the terminal)"`
 	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"bound of the wait in milliseconds (default 10000, max 600000); a timeout is a normal result"`
 	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"with a wait: return the plain-text screen after it (default true)"`
 }
@@ -117,21 +118,21 @@ func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput,
 // parseInputWait validates the wait after the input, if one was asked for.
 func parseInputWait(in InputInput) (waitcond.Spec, string, bool, error) {
 	n := 0
-	for _, on := range []bool{in.WaitRegex != "", in.WaitContains != "", in.WaitQuietMs != 0} {
+	for _, on := range []bool{in.WaitRegex != "", in.WaitContains != "", in.WaitQuietMs != 0, in.WaitInput} {
 		if on {
 			n++
 		}
 	}
 	if n == 0 {
 		if in.TimeoutMs != 0 {
-			return waitcond.Spec{}, "", false, fmt.Errorf("timeout_ms bounds a wait: give wait_regex, wait_contains or wait_quiet_ms too")
+			return waitcond.Spec{}, "", false, fmt.Errorf("timeout_ms bounds a wait: give wait_input, wait_regex, wait_contains or wait_quiet_ms too")
 		}
 		return waitcond.Spec{}, "", false, nil
 	}
 	if n > 1 {
-		return waitcond.Spec{}, "", false, fmt.Errorf("choose one of wait_regex, wait_contains and wait_quiet_ms")
+		return waitcond.Spec{}, "", false, fmt.Errorf("choose one of wait_input, wait_regex, wait_contains and wait_quiet_ms")
 	}
-	spec, cond, err := parseWait(WaitInput{Regex: in.WaitRegex, Contains: in.WaitContains, QuietMs: in.WaitQuietMs, TimeoutMs: in.TimeoutMs})
+	spec, cond, err := parseWait(WaitInput{Regex: in.WaitRegex, Contains: in.WaitContains, QuietMs: in.WaitQuietMs, Input: in.WaitInput, TimeoutMs: in.TimeoutMs})
 	if err != nil {
 		return spec, "", false, err
 	}

@@ -30,6 +30,7 @@ type StatusOutput struct {
 	Size                TermSize `json:"size"`
 	ScrollbackAvailable int      `json:"scrollback_available"`
 	ScrollbackCapacity  int      `json:"scrollback_capacity"`
+	WaitingForInput     *bool    `json:"waiting_for_input,omitempty" jsonschema:"the program is blocked reading the terminal (it waits for you), as the kernel says at this moment; absent where the platform cannot tell"`
 	Command             []string `json:"command,omitempty" jsonschema:"for sessions this server started"`
 	Persistent          bool     `json:"persistent"`
 	StartedHere         bool     `json:"started_here" jsonschema:"this server started the session (and stops it on disconnect unless persistent)"`
@@ -40,7 +41,7 @@ func (s *Server) status(ctx context.Context, in SessionInput) (string, StatusOut
 	if err != nil {
 		return "", StatusOutput{}, err
 	}
-	d, err := call[wire.StatusData](ctx, t.socket, map[string]any{"type": "STATUS"})
+	d, err := call[wire.StatusData](ctx, t.socket, map[string]any{"type": "STATUS", "input": true})
 	if err != nil {
 		return "", StatusOutput{}, err
 	}
@@ -48,6 +49,7 @@ func (s *Server) status(ctx context.Context, in SessionInput) (string, StatusOut
 		Session: in.Session, Socket: t.socket, Running: d.Running, ExitCode: d.ExitCode,
 		Size:                TermSize{Cols: d.Size.Cols, Rows: d.Size.Rows},
 		ScrollbackAvailable: d.ScrollbackAvailable, ScrollbackCapacity: d.ScrollbackCapacity,
+		WaitingForInput: d.WaitingForInput,
 	}
 	if e := t.entry; e != nil {
 		out.Session, out.Command, out.Persistent, out.StartedHere = e.ID, e.Command, e.Persistent, true
@@ -55,6 +57,9 @@ func (s *Server) status(ctx context.Context, in SessionInput) (string, StatusOut
 	text := fmt.Sprintf("Running: %t\n", d.Running)
 	if d.ExitCode != nil {
 		text += fmt.Sprintf("Exit code: %d\n", *d.ExitCode)
+	}
+	if d.WaitingForInput != nil {
+		text += fmt.Sprintf("Waiting for input: %t\n", *d.WaitingForInput)
 	}
 	text += fmt.Sprintf("Size: %dx%d\nScrollback: %d/%d\nSocket: %s",
 		d.Size.Cols, d.Size.Rows, d.ScrollbackAvailable, d.ScrollbackCapacity, t.socket)

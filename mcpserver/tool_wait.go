@@ -28,14 +28,15 @@ var waitTool = toolDef{tool: mcp.Tool{
 - regex: a Go regular expression matches the screen text (or line N with line); see Matching below: {"regex":"\\$ ?$"} waits for a shell prompt, {"regex":">>> ?$"} for python's; "(?m)^42$" for a line that is exactly 42.
 - contains / not_contains: plain text appears on / disappears from the screen (or line N), e.g. {"contains":"Password:"} or {"not_contains":"Loading"}.
 - line alone: screen line N (1 = top) changes.
+- input: the program is waiting for you: its foreground process is blocked reading the terminal and all its output is on the screen (on Linux the kernel says so; elsewhere it falls back to 500 ms without output, and the result says "detection":"quiet"). The best wait for a prompt whose text you do not know, a command that prints with pauses (quiet_ms would return in a pause) or one that works in silence (quiet_ms would return while it still works).
 - quiet_ms: no output for that many milliseconds, counted from this call (the program has settled; good after starting a program or sending a command whose output you cannot predict).
 - exit: the program exits; returns its exit code.
 
 Always bounded by timeout_ms (default 10000, max 600000: a larger value is clamped to 600000 and the result says so; for longer waits call wait again). A timeout is a normal result with timed_out true, not an error: look at the returned screen and decide. If the program exits before the condition holds, the result has exited true and met false. Pattern conditions already true when wait starts return at once with already_met true. Conditions are checked against plain text (no colour codes).
 
-To wait for the reaction to something you type, prefer input with wait_regex / wait_contains / wait_quiet_ms: that wait only looks at output produced after the input, so it cannot return on the old prompt.
+To wait for the reaction to something you type, prefer input with wait_input / wait_regex / wait_contains / wait_quiet_ms: that wait only looks at output produced after the input, so it cannot return on the old prompt.
 
-Examples: {"session":"s1","regex":"\\$ ?$","timeout_ms":5000}; {"session":"s1","quiet_ms":300}; {"session":"s1","line":1,"contains":"READY"}; {"session":"s1","exit":true,"timeout_ms":60000}.
+Examples: {"session":"s1","input":true}; {"session":"s1","regex":"\\$ ?$","timeout_ms":5000}; {"session":"s1","quiet_ms":300}; {"session":"s1","line":1,"contains":"READY"}; {"session":"s1","exit":true,"timeout_ms":60000}.
 
 Matching (the same in the ptyplex CLI): ` + wire.Semantics,
 }}
@@ -49,6 +50,7 @@ type WaitInput struct {
 	Line          int    `json:"line,omitempty" jsonschema:"1-based screen line to watch; alone: wait until it changes"`
 	QuietMs       int    `json:"quiet_ms,omitempty" jsonschema:"wait until there has been no output for this many milliseconds"`
 	Exit          bool   `json:"exit,omitempty" jsonschema:"wait until the program exits"`
+	Input         bool   `json:"input,omitempty" jsonschema:"wait until the program waits for input (blocked reading the terminal, its output all shown)"`
 	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"give up after this many milliseconds (default 10000, max 600000; larger values are clamped to 600000); a timeout is a normal result"`
 	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"return the plain-text screen with the result (default true)"`
 }
@@ -63,6 +65,7 @@ type WaitOutput struct {
 	Exited     bool   `json:"exited" jsonschema:"the program has exited"`
 	ExitCode   *int   `json:"exit_code,omitempty"`
 	Match      string `json:"match,omitempty" jsonschema:"for regex: the matched text"`
+	Detection  string `json:"detection,omitempty" jsonschema:"for input waits: kernel (the program was seen blocked reading its terminal) or quiet (the platform cannot tell; no output for 500 ms)"`
 	Screen     string `json:"screen,omitempty" jsonschema:"the screen as plain text after the wait"`
 	ElapsedMs  int64  `json:"elapsed_ms"`
 	TimeoutMs  int64  `json:"timeout_ms" jsonschema:"the timeout applied, after clamping to the maximum"`
@@ -95,14 +98,17 @@ func parseWait(in WaitInput) (waitcond.Spec, string, error) {
 		return w, "", fmt.Errorf("choose one of regex, contains and not_contains (got %s)", strings.Join(set, " and "))
 	}
 	pattern := len(set) == 1
-	if (in.Exit || in.QuietMs > 0) && (pattern || in.Line > 0) || in.Exit && in.QuietMs > 0 {
-		return w, "", fmt.Errorf("exit and quiet_ms cannot be combined with each other or with line, regex, contains or not_contains")
+	if (in.Exit || in.QuietMs > 0 || in.Input) && (pattern || in.Line > 0) || in.Exit && in.QuietMs > 0 || in.Input && (in.Exit || in.QuietMs > 0) {
+		return w, "", fmt.Errorf("exit, quiet_ms and input cannot be combined with each other or with line, regex, contains or not_contains")
 	}
 	where := "the screen"
 	if in.Line > 0 {
 		where = fmt.Sprintf("line %d", in.Line)
 	}
 	switch {
+	case in.Input:
+		w.Mode = waitcond.Input
+		return w, "the program waits for input", nil
 	case in.Exit:
 		w.Mode = waitcond.Exit
 		return w, "the program exits", nil
@@ -168,6 +174,9 @@ func waitAndReport(ctx context.Context, socket string, spec waitcond.Spec, cond,
 	}
 	if spec.Mode == waitcond.Regex {
 		out.Match = o.Match
+	}
+	if spec.Mode == waitcond.Input {
+		out.Detection = o.Detection
 	}
 	var b strings.Builder
 	b.WriteString(note)

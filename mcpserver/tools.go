@@ -15,6 +15,7 @@ func (s *Server) addTools() {
 	addTool(s, startTool, s.start)
 	addTool(s, inputTool, s.input)
 	addTool(s, outputTool, s.output)
+	addTool(s, screenshotTool, s.screenshot)
 	addTool(s, waitTool, s.wait)
 	addTool(s, statusTool, s.status)
 	addTool(s, listTool, s.list)
@@ -68,6 +69,14 @@ func addTool[In, Out any](s *Server, def toolDef, h handler[In, Out]) {
 			var zero Out
 			return nil, zero, err
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+		content := []mcp.Content{&mcp.TextContent{Text: text}}
+		if more, ok := any(out).(withContent); ok {
+			content = append(content, more.content()...)
+		}
+		return &mcp.CallToolResult{Content: content}, out, nil
 	})
 }
+
+// withContent is a tool result that carries content besides its text (the
+// screenshot tool's image).
+type withContent interface{ content() []mcp.Content }

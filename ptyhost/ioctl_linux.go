@@ -13,3 +13,6 @@ const iutf8 = unix.IUTF8
 
 // iflagBits converts a flag to the type of Termios.Iflag here.
 func iflagBits(f uint32) uint32 { return f }
+
+// ioctlUnread counts the bytes waiting to be read (FIONREAD).
+const ioctlUnread = unix.TIOCINQ

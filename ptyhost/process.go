@@ -166,6 +166,22 @@ func (p *Process) Size() (cols, rows int, err error) {
 	return int(ws.Col), int(ws.Row), nil
 }
 
+// UnreadOutput is how many bytes of output the kernel holds on the master
+// that Read has not taken yet. A caller that has seen the program go quiet
+// checks it is 0 before trusting the screen it has: the last bytes may
+// still be on their way.
+func (p *Process) UnreadOutput() (int, error) {
+	var n int
+	err := control(p.master, func(fd int) (err error) {
+		n, err = unix.IoctlGetInt(fd, ioctlUnread)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("pty unread output: %w", err)
+	}
+	return n, nil
+}
+
 // setInputFlag sets flag in the terminal's c_iflag (tcgetattr, tcsetattr).
 // tty is the slave, blocking and not yet the child's.
 func setInputFlag(tty *os.File, flag uint32) error {

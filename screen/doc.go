@@ -48,4 +48,9 @@
 //
 // Plain text shows hidden (SGR 8) text as written, like tmux capture-pane.
 // ANSI text resets with ESC[0m (never the short ESC[m).
+//
+// Renderers that draw rather than print (package shot, the PNG
+// screenshots) read cells through Cells: the character, its width, the
+// colours resolved to RGB through the palette the program may have
+// changed (OSC 4, 10, 11), and the attributes as written.
 package screen

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,6 +44,7 @@ type Daemon struct {
 	regFile    string        // our entry in the session registry (registry.go)
 	idle       idleClock     // when the last request came (idle.go)
 	reads      readLog       // the tokens of changes reads, under st.mu (changes.go)
+	readBytes  atomic.Int64  // bytes the PTY reader has read (inputwait.go)
 
 	// parkHook, when set (by tests and benchmarks), runs each time a WAIT
 	// is about to block, so a measurement can trigger output only then.

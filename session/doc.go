@@ -36,6 +36,8 @@
 //   - STATUS also answers "size", "scrollback_available" and
 //     "scrollback_capacity".
 //   - OUTPUT accepts "from"/"to" as numeric strings too; "from" may be "-".
+//   - OUTPUT "format":"png" answers the visible screen as a PNG image,
+//     rendered by the daemon (screenshot.go, wire.ScreenshotData).
 //   - A client that hangs up while its WAIT is pending ends that WAIT; the
 //     next request is served at once. A client that only shuts down its
 //     sending side still gets its answer.

@@ -42,8 +42,10 @@ func (d *Daemon) output(f wire.Fields) (any, error) {
 	case "", "ascii", "text", "plain", "json": // json: interminai answered it as ascii
 	case "ansi":
 		ansi = !d.cfg.Plain // --emulator custom: plain text everywhere
+	case "png": // a ptyplex addition: the screen as an image (screenshot.go)
+		return d.outputPNG(f)
 	default:
-		return nil, wire.Invalidf("unknown format %q (expected \"ascii\" or \"ansi\")", format)
+		return nil, wire.Invalidf("unknown format %q (expected \"ascii\", \"ansi\" or \"png\")", format)
 	}
 	from, fromSet, oldest, err := f.LineNumber("from", true)
 	if err != nil {

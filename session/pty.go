@@ -22,6 +22,9 @@ func (d *Daemon) readPTY() {
 	for {
 		n, err := d.proc.Read(buf)
 		if n > 0 {
+			// Counted before the feed: a WAIT for input compares this
+			// with the fed generation to know no byte is in between.
+			d.readBytes.Add(int64(n))
 			if d.dump != nil {
 				// A failing dump file must not stop the session.
 				d.dump.Write(buf[:n])

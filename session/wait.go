@@ -19,6 +19,15 @@ func (d *Daemon) status(f wire.Fields) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	input, err := f.Bool("input")
+	if err != nil {
+		return nil, err
+	}
+	var waiting *bool
+	if input {
+		// Before st.mu: the sample takes it itself, and reads /proc.
+		waiting = d.waitingForInput()
+	}
 	st := d.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -46,6 +55,9 @@ func (d *Daemon) status(f wire.Fields) (any, error) {
 		gen := st.gen
 		out.OutputGen = &gen
 	}
+	if !st.exited {
+		out.WaitingForInput = waiting
+	}
 	return out, nil
 }
 
@@ -70,6 +82,13 @@ func (d *Daemon) wait(f wire.Fields, conn *clientConn, gone <-chan struct{}) (an
 		t := time.NewTimer(limit)
 		defer t.Stop()
 		timeout = t.C
+	}
+	input, err := f.Bool("input")
+	if err != nil {
+		return nil, err
+	}
+	if input {
+		return d.waitInput(f, timeout, gone)
 	}
 	if f.Has("after_gen") {
 		after, _, err := f.Int("after_gen")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/proto"
 )
 
@@ -51,40 +52,47 @@ func BenchmarkThroughput(b *testing.B) {
 	})
 	b.Run("sidecar", func(b *testing.B) {
 		b.SetBytes(benchBytes)
-		cmd := exec.Command(sidecarBin)
-		in, _ := cmd.StdinPipe()
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
+		// One terminal at a time: the handler counts its OUTPUT and
+		// reports the total at its EXIT.
+		type end struct {
+			n   int
+			err error
+		}
+		n := 0 // the handler's own
+		ended := make(chan end, 1)
+		s, err := client.StartStream(exec.Command(sidecarBin), client.StreamOptions{ReuseBodies: true, Handle: func(f proto.Frame) error {
+			switch f.Type {
+			case proto.TypeOutput:
+				_, data, _ := proto.ParseData(f.Body)
+				n += len(data)
+			case proto.TypeExit:
+				ended <- end{n: n}
+				n = 0
+			case proto.TypeError:
+				ended <- end{err: fmt.Errorf("%s", f.Body)}
+			}
+			return nil
+		}})
+		if err != nil {
 			b.Fatal(err)
 		}
-		defer func() { in.Close(); cmd.Wait() }()
-		r := proto.NewReader(out)
-		r.ReuseBuffer()
+		defer func() { s.CloseInput(); <-s.Done() }()
 		for i := 0; i < b.N; i++ {
 			id := fmt.Sprint("bench", i)
-			open := proto.Open{TerminalID: id, Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: floodArgs}
-			if _, err := in.Write(proto.AppendFrame(nil, proto.TypeOpen, proto.Marshal(open))); err != nil {
+			if err := s.SendJSON(proto.TypeOpen, proto.Open{TerminalID: id, Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: floodArgs}); err != nil {
 				b.Fatal(err)
 			}
-			n := 0
-		frames:
-			for {
-				f, err := r.ReadFrame()
-				if err != nil {
-					b.Fatal(err)
+			var got end
+			select {
+			case got = <-ended:
+				if got.err != nil {
+					b.Fatal(got.err)
 				}
-				switch f.Type {
-				case proto.TypeOutput:
-					_, data, _ := proto.ParseData(f.Body)
-					n += len(data)
-				case proto.TypeExit:
-					break frames
-				case proto.TypeError:
-					b.Fatalf("%s", f.Body)
-				}
+			case <-s.ReadDone():
+				b.Fatalf("sidecar output ended: %v", s.ReadErr())
 			}
-			if n != benchBytes {
-				b.Fatalf("received %d bytes, want %d", n, benchBytes)
+			if got.n != benchBytes {
+				b.Fatalf("received %d bytes, want %d", got.n, benchBytes)
 			}
 		}
 	})

@@ -111,7 +111,7 @@ func (s *Sidecar) open(body []byte) {
 // openFailed answers an OPEN refused by the dispatch loop itself.
 func (s *Sidecar) openFailed(id, msg string) {
 	s.logf("OPEN %q failed: %s", id, msg)
-	s.out.sendControl(nil, proto.TypeError, proto.Error{TerminalID: id, Message: msg})
+	s.out.queueControl(nil, proto.TypeError, proto.Error{TerminalID: id, Message: msg})
 }
 
 // queueInput hands INPUT to t's writer, waiting while its queue (or the

@@ -15,7 +15,10 @@
 //   - Each terminal has a reader (PTY -> OUTPUT frames, gated by credit), an
 //     input writer (queue -> PTY) and a supervisor that waits for the child,
 //     cleans up its session and sends EXIT after the last OUTPUT
-//     (terminal.go). All three end when the terminal does.
+//     (terminal.go). All three end when the terminal does. Where the
+//     terminal is in its life (spawning, live, closing, reaped, gone) is
+//     one state under its mutex (state.go), the one thing every signal and
+//     every late answer checks.
 //   - Each OPEN gets a spawn goroutine (spawn.go), at most maxSpawns of them
 //     starting children at a time: it starts the child, queues OPENED and
 //     applies the frames that came for the terminal meanwhile, then ends.

@@ -201,7 +201,7 @@ func TestBrokenStdoutShutsDown(t *testing.T) {
 	h := start(t)
 	sh(h, "flood", "trap '' HUP; yes")
 	pid := openedPID(t, h, "flood")
-	h.Out.Close() // the host stops reading: the sidecar's writes fail
+	h.CloseStdout() // the host stops reading: the sidecar's writes fail
 	code, err := h.WaitExit(hosttest.Timeout)
 	require.NoError(t, err)
 	assert.NotEqual(t, 0, code)

@@ -48,48 +48,43 @@ func (s *Sidecar) dispatchExtension(f proto.Frame) {
 // signalForeground delivers sig to the terminal's foreground process group
 // unless the child was already reaped (its ids may be a stranger's then).
 func (t *terminal) signalForeground(sig syscall.Signal) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	select {
-	case <-t.finished:
-		return
-	default:
-	}
-	if err := t.proc.SignalForeground(sig); err != nil {
-		t.sc.logf("terminal %q: %v", t.id, err)
-	}
+	t.ifLive(func() {
+		if err := t.proc.SignalForeground(sig); err != nil {
+			t.sc.logf("terminal %q: %v", t.id, err)
+		}
+	})
 }
 
 // reportForeground answers FOREGROUND with the foreground group's id and
 // leader name; after the child is reaped nothing is sent, as EXIT is on its
-// way (the host settles its pending question there).
+// way (the host settles its pending question there). The group is read
+// under mu, while it cannot have been reaped; the answer is sent after mu
+// is released (see sendIfLive for why it still cannot follow EXIT).
 func (t *terminal) reportForeground() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	select {
-	case <-t.finished:
-		return
-	default:
-	}
 	info := proto.ForegroundInfo{TerminalID: t.id}
-	if pgrp, name, err := t.proc.ForegroundProcess(); err == nil {
-		info.PID, info.Process = pgrp, name
-	} else if pgrp > 0 {
-		info.PID = pgrp
+	asked := t.ifLive(func() {
+		if pgrp, name, err := t.proc.ForegroundProcess(); err == nil {
+			info.PID, info.Process = pgrp, name
+		} else if pgrp > 0 {
+			info.PID = pgrp
+		}
+	})
+	if asked {
+		t.sc.out.queueControl(t, proto.TypeForegroundInfo, info)
 	}
-	t.sc.out.sendControl(t, proto.TypeForegroundInfo, info)
 }
 
-// sendIfLive queues a control frame about t unless its EXIT may already be
-// queued. Holding mu across the send keeps the frame ahead of EXIT: the
-// supervisor closes finished under mu before it sends EXIT.
+// sendIfLive queues a control frame about t unless its child was reaped.
+//
+// The send happens after mu is released, because it may wait for room in
+// the writer for as long as the host does not read, and mu must stay free
+// for CLOSE, signals and the reap meanwhile. So the child may be reaped,
+// and EXIT queued, between the check and the send; the frame still never
+// follows EXIT on the wire, because the writer drops every frame of a
+// terminal whose EXIT it has written (writer.write), and a terminal's
+// frames reach the writer's stream in the order they were queued.
 func (t *terminal) sendIfLive(typ proto.Type, v any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	select {
-	case <-t.finished:
-		return
-	default:
+	if t.ifLive(func() {}) {
+		t.sc.out.queueControl(t, typ, v)
 	}
-	t.sc.out.sendControl(t, typ, v)
 }

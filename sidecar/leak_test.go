@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/stretchr/testify/require"
 )
@@ -21,22 +22,18 @@ func TestNoGoroutineOrDescriptorOutlivesTerminal(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- sc.Run(inR) }()
 	exits := make(chan string, 100)
-	go func() {
-		r := proto.NewReader(outR)
-		for {
-			f, err := r.ReadFrame()
-			if err != nil {
-				close(exits)
-				return
-			}
-			if f.Type == proto.TypeExit || f.Type == proto.TypeError {
-				exits <- string(f.Body)
-			}
+	s := client.NewStream(outR, inW, client.StreamOptions{Handle: func(f proto.Frame) error {
+		if f.Type == proto.TypeExit || f.Type == proto.TypeError {
+			exits <- string(f.Body)
 		}
+		return nil
+	}})
+	go func() {
+		<-s.ReadDone()
+		close(exits)
 	}()
 	send := func(ft proto.Type, v any) {
-		_, err := inW.Write(proto.AppendFrame(nil, ft, proto.Marshal(v)))
-		require.NoError(t, err)
+		require.NoError(t, s.SendJSON(ft, v))
 	}
 	runBatch := func(n int) {
 		for i := 0; i < n; i++ {
@@ -67,7 +64,7 @@ func TestNoGoroutineOrDescriptorOutlivesTerminal(t *testing.T) {
 	runBatch(40)
 	settled(t, goroutines, fds)
 
-	inW.Close()
+	s.CloseInput()
 	require.NoError(t, <-ran)
 }
 

@@ -149,7 +149,7 @@ func (s *Sidecar) shutdown() {
 	defer deadline.Stop()
 	for _, t := range live {
 		select {
-		case <-t.gone:
+		case <-t.exitFlushed:
 		case <-deadline.C:
 			s.logf("shutdown: gave up waiting for terminals after %v", shutdownBound)
 			s.out.close()

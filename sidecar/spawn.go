@@ -2,7 +2,6 @@ package sidecar
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
@@ -11,7 +10,7 @@ import (
 // Spawning runs beside the dispatch loop. OPEN registers its terminal at
 // once, so that its id is taken and frames that follow the OPEN find it,
 // and a spawn goroutine starts the child. Until the child runs, what the
-// dispatch loop would do to the terminal waits in its spawnState, and the
+// dispatch loop would do to the terminal waits in its deferred list, and the
 // spawn goroutine applies it, in order, right after queueing OPENED and
 // before the terminal's goroutines start.
 //
@@ -37,54 +36,58 @@ const (
 	maxDeferred = 1024
 )
 
-// spawnState is a terminal's life before its child runs. mu guards it; the
-// spawn goroutine is its only writer of live and failed.
-type spawnState struct {
-	mu       sync.Mutex
-	live     bool          // the child runs and OPENED is queued: act at once
-	failed   bool          // the spawn failed: drop everything
-	deferred []func()      // actions that came during the spawn, in order
-	done     chan struct{} // closed once live or failed
-}
-
 // whenLive runs fn now if t's child runs, queues it for when it does, or
-// drops it if the spawn failed. With limit >= 0 it refuses (returns false)
-// to queue more than limit actions.
+// drops it if there is no child (the spawn failed, or the child was
+// reaped: nothing an action does can apply then). With limit >= 0 it
+// refuses (returns false) to queue more than limit actions.
 func (t *terminal) whenLive(fn func(), limit int) bool {
-	sp := &t.spawn
-	sp.mu.Lock()
+	t.mu.Lock()
 	switch {
-	case sp.live:
-		sp.mu.Unlock()
+	case t.deferring:
+		if limit >= 0 && len(t.deferred) >= limit {
+			t.mu.Unlock()
+			return false
+		}
+		t.deferred = append(t.deferred, fn)
+		t.mu.Unlock()
+	case t.state.running():
+		t.mu.Unlock()
 		fn()
-	case sp.failed:
-		sp.mu.Unlock()
-	case limit >= 0 && len(sp.deferred) >= limit:
-		sp.mu.Unlock()
-		return false
 	default:
-		sp.deferred = append(sp.deferred, fn)
-		sp.mu.Unlock()
+		t.mu.Unlock()
 	}
 	return true
 }
 
-// goLive applies the deferred actions in order, then lets later ones run
-// at once. Actions queued while a batch runs form the next batch, so the
-// dispatch order holds throughout.
+// stopDeferringLocked makes actions run (or drop) at once from now on and
+// wakes a dispatch loop waiting in act. Called with t.mu held.
+func (t *terminal) stopDeferringLocked() {
+	if t.deferring {
+		t.deferring, t.deferred = false, nil
+		close(t.spawned)
+	}
+}
+
+// goLive moves t to live and applies the deferred actions in order, then
+// lets later ones run at once. Actions queued while a batch runs form the
+// next batch, so the dispatch order holds throughout.
 func (t *terminal) goLive() {
-	sp := &t.spawn
+	t.mu.Lock()
+	err := t.enterLocked(live)
+	t.mu.Unlock()
+	if err != nil {
+		t.sc.logf("%v", err)
+	}
 	for {
-		sp.mu.Lock()
-		batch := sp.deferred
-		sp.deferred = nil
+		t.mu.Lock()
+		batch := t.deferred
+		t.deferred = nil
 		if len(batch) == 0 {
-			sp.live = true
-			close(sp.done)
-			sp.mu.Unlock()
+			t.stopDeferringLocked()
+			t.mu.Unlock()
 			return
 		}
-		sp.mu.Unlock()
+		t.mu.Unlock()
 		for _, fn := range batch {
 			fn()
 		}
@@ -98,7 +101,7 @@ func (s *Sidecar) act(t *terminal, fn func()) {
 	for !t.whenLive(fn, maxDeferred) {
 		s.logf("terminal %q: %d frames wait for its spawn; holding back further frames until it ends", t.id, maxDeferred)
 		select {
-		case <-t.spawn.done:
+		case <-t.spawned:
 		case <-s.stop:
 			return
 		}
@@ -108,8 +111,7 @@ func (s *Sidecar) act(t *terminal, fn func()) {
 // reserve registers a terminal for id whose child is yet to be spawned.
 // It fails if the id is taken, or returns nil, nil once shutdown began.
 func (s *Sidecar) reserve(id string, credit *uint64) (*terminal, error) {
-	t := newTerminal(s, id, nil, credit)
-	t.spawn.done = make(chan struct{})
+	t := newTerminal(s, id, credit)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -160,22 +162,21 @@ func (s *Sidecar) spawn(t *terminal, cfg ptyhost.Config) {
 // errIDTaken answers an OPEN for an id that is spawning or live.
 var errIDTaken = errors.New("terminal id already exists")
 
+// spawnFailed ends t, whose child never started: it goes from spawning
+// to reaped, the same "finished" as a reaped child, which drops what
+// waited for the spawn and releases a dispatch loop waiting to queue
+// input; ERROR then answers the OPEN and frees the id as it is written.
 func (s *Sidecar) spawnFailed(t *terminal, msg string) {
-	sp := &t.spawn
-	sp.mu.Lock()
-	sp.failed = true
-	sp.deferred = nil
-	close(sp.done)
-	sp.mu.Unlock()
-	// No child will read the input queue: release a dispatch loop
-	// waiting on it and return its bytes to the budget.
-	close(t.finished)
+	t.mu.Lock()
+	err := t.enterLocked(reaped)
+	t.mu.Unlock()
+	if err != nil {
+		s.logf("%v", err)
+	}
+	// No child will read the input queue: return its bytes to the budget.
 	t.input.discard()
 	s.logf("OPEN %q failed: %s", t.id, msg)
-	f := controlFrame(nil, proto.TypeError, proto.Error{TerminalID: t.id, Message: msg})
-	f.before = func() { s.forget(t) }
-	f.after = func() { close(t.gone) }
-	s.out.send(f, true)
+	s.out.send(t.finalFrame(controlFrame(nil, proto.TypeError, proto.Error{TerminalID: t.id, Message: msg})), true)
 }
 
 func controlFrame(term *terminal, typ proto.Type, v any) outFrame {

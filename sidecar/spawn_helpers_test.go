@@ -11,17 +11,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/stretchr/testify/require"
 )
 
 // inproc is a host driving an in-process Sidecar through pipes, so that a
 // test can reach its unexported seams (beforeSpawn, the input budget).
-// Children are real processes in real PTYs.
+// Children are real processes in real PTYs. It reads and writes frames
+// through client.Stream, as every Go host here does.
 type inproc struct {
 	t      *testing.T
 	sc     *Sidecar
-	in     *io.PipeWriter
+	s      *client.Stream
 	out    *io.PipeWriter // the sidecar's stdout
 	ran    chan error     // Run's result
 	once   sync.Once
@@ -39,29 +41,20 @@ func startInproc(t *testing.T, hook func(id string)) *inproc {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	h := &inproc{t: t, in: inW, out: outW, ran: make(chan error, 1), changed: make(chan struct{})}
+	h := &inproc{t: t, out: outW, ran: make(chan error, 1), changed: make(chan struct{})}
 	h.sc = New(outW, Options{Log: log.New(logSink{h}, "", 0)})
 	h.sc.beforeSpawn = hook
 	go func() { h.ran <- h.sc.Run(inR) }()
+	h.s = client.NewStream(outR, inW, client.StreamOptions{Handle: h.record})
 	go func() {
-		r := proto.NewReader(outR)
-		for {
-			f, err := r.ReadFrame()
-			h.mu.Lock()
-			if err != nil {
-				h.eof = true
-			} else {
-				h.frames = append(h.frames, f)
-			}
-			h.notifyLocked()
-			h.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
+		<-h.s.ReadDone()
+		h.mu.Lock()
+		h.eof = true
+		h.notifyLocked()
+		h.mu.Unlock()
 	}()
 	t.Cleanup(func() {
-		inW.Close()
+		h.s.CloseInput()
 		h.wait()
 		outR.Close()
 		if t.Failed() {
@@ -69,6 +62,15 @@ func startInproc(t *testing.T, hook func(id string)) *inproc {
 		}
 	})
 	return h
+}
+
+// record keeps one frame from the sidecar (the stream's handler).
+func (h *inproc) record(f proto.Frame) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.frames = append(h.frames, f)
+	h.notifyLocked()
+	return nil
 }
 
 // wait returns Run's result once it returned (after the host closed its
@@ -88,7 +90,7 @@ func (h *inproc) wait() error {
 // frame the sidecar wrote, with Run's result.
 func (h *inproc) final() ([]seen, error) {
 	h.t.Helper()
-	h.in.Close()
+	h.s.CloseInput()
 	err := h.wait()
 	h.out.Close() // everything was written: let the reader see the end
 	for {
@@ -123,16 +125,14 @@ func (h *inproc) log() string {
 
 func (h *inproc) send(typ proto.Type, body []byte) {
 	h.t.Helper()
-	_, err := h.in.Write(proto.AppendFrame(nil, typ, body))
-	require.NoError(h.t, err)
+	require.NoError(h.t, h.s.Send(proto.AppendFrame(nil, typ, body)))
 }
 
 func (h *inproc) sendJSON(typ proto.Type, v any) { h.t.Helper(); h.send(typ, proto.Marshal(v)) }
 
 func (h *inproc) input(id, data string) {
 	h.t.Helper()
-	_, err := h.in.Write(proto.AppendDataFrame(nil, proto.TypeInput, id, []byte(data)))
-	require.NoError(h.t, err)
+	require.NoError(h.t, h.s.Send(proto.AppendDataFrame(nil, proto.TypeInput, id, []byte(data))))
 }
 
 // sync returns once every frame sent before it was dispatched. It sends a

@@ -25,42 +25,63 @@ const (
 	holderAttempts = 4
 )
 
-// terminal is one live terminal. The dispatch loop owns the registry entry;
-// the fields below are safe for the goroutines noted.
+// terminal is one terminal from its OPEN until its id is free again. The
+// dispatch loop owns the registry entry; the fields below are safe for the
+// goroutines noted.
 type terminal struct {
 	id    string
-	proc  *ptyhost.Process
+	proc  *ptyhost.Process // set by the spawn goroutine before t leaves spawning
 	gate  *ptyhost.Gate
 	input *inputQueue
 	sc    *Sidecar
-	spawn spawnState // until the child runs (spawn.go); proc is set then
 
-	readDone chan struct{} // closed when the reader saw EOF
-	finished chan struct{} // closed when the supervisor is done (no more PTY use)
-	gone     chan struct{} // closed once EXIT is written and the id is free
+	// Lock order: terminal.mu is taken before writer.mu and before
+	// inputBudget.mu, never while either is held, and inputBudget.mu is
+	// the last of all (nothing else is locked under it). No goroutine
+	// holds mu while it waits for room in the writer: a host that stops
+	// reading would then stall CLOSE, signals and the reap along with it.
+	// Sidecar.mu is never held together with any of these.
+	mu sync.Mutex
+	// state is the terminal's place in its life (state.go), changed only
+	// by enterLocked. Signals are sent under mu while the state says the
+	// child runs, and the supervisor reaps under mu, so that no signal
+	// ever reaches a pid that was reaped.
+	state termState
+	// deferring says the dispatch loop's actions queue in deferred rather
+	// than run: from OPEN until the spawn failed or goLive applied the
+	// last of them. It outlasts spawning, because the actions that waited
+	// must find the terminal live when they run and still go before any
+	// action that came after them.
+	deferring bool
+	deferred  []func()    // actions that came during the spawn, in order
+	killTimer *time.Timer // SIGKILL after CLOSE's grace
+
+	// Channels, each closed once, and kept only because something waits
+	// for its event:
+	spawned     chan struct{} // deferring ended; act waits on it past maxDeferred
+	readDone    chan struct{} // the reader saw EOF; the supervisor waits on it
+	finished    chan struct{} // entered reaped; the input writer and a queueInput blocked on a full queue wait on it
+	exitFlushed chan struct{} // EXIT (or the failed spawn's ERROR) was flushed; shutdown waits on it
 
 	queued atomic.Int32 // frames of this terminal waiting in the writer
-
-	closeOnce sync.Once
-	mu        sync.Mutex  // orders signals against the reap; guards killTimer
-	killTimer *time.Timer // SIGKILL after CLOSE's grace
+	// exitWritten says the writer has written this terminal's EXIT; only
+	// the stream's holder touches it (writer.write).
+	exitWritten bool
 }
 
-func newTerminal(sc *Sidecar, id string, proc *ptyhost.Process, credit *uint64) *terminal {
-	t := &terminal{
-		id:       id,
-		proc:     proc,
-		gate:     ptyhost.NewGate(credit),
-		input:    newInputQueue(&sc.input),
-		sc:       sc,
-		readDone: make(chan struct{}),
-		finished: make(chan struct{}),
-		gone:     make(chan struct{}),
+func newTerminal(sc *Sidecar, id string, credit *uint64) *terminal {
+	return &terminal{
+		id:          id,
+		gate:        ptyhost.NewGate(credit),
+		input:       newInputQueue(&sc.input),
+		sc:          sc,
+		state:       spawning,
+		deferring:   true,
+		spawned:     make(chan struct{}),
+		readDone:    make(chan struct{}),
+		finished:    make(chan struct{}),
+		exitFlushed: make(chan struct{}),
 	}
-	if proc != nil {
-		t.directInput()
-	}
-	return t
 }
 
 // directInput lets the dispatch loop write INPUT to the PTY itself from
@@ -150,10 +171,13 @@ func (t *terminal) supervise() {
 		t.awaitReader()
 	}
 	t.sc.unwatch(t.proc)
-	// Reap under mu so that kill never signals a pid that was reaped.
+	// Reap under mu, in the same step as entering reaped, so that a
+	// signal sent under ifLive never reaches a pid that was reaped.
 	t.mu.Lock()
 	st, err := t.proc.Reap()
-	close(t.finished)
+	if serr := t.enterLocked(reaped); serr != nil {
+		t.sc.logf("%v", serr)
+	}
 	t.mu.Unlock()
 	// Input from now on has nowhere to go: refuse it here, since a writer
 	// goroutine, which would otherwise do it, may never have started.
@@ -171,12 +195,28 @@ func (t *terminal) supervise() {
 	// The id is freed as the writer takes EXIT off its queue: a host may
 	// reuse it the moment it reads the EXIT, while an OPEN for it that
 	// arrives earlier still finds the terminal live (and gets an ERROR).
-	t.sc.out.send(outFrame{
-		buf:    proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(exit)),
-		term:   t,
-		before: func() { t.sc.forget(t) },
-		after:  func() { close(t.gone) },
-	}, true)
+	t.sc.out.send(t.finalFrame(controlFrame(t, proto.TypeExit, exit)), true)
+}
+
+// finalFrame makes f, EXIT or the ERROR of a failed spawn, t's last frame:
+// writing it moves t to gone and frees its id, and once it is flushed
+// shutdown stops waiting for t. An EXIT (whose term is t) is also marked
+// last, so that the writer drops any frame of t sent after it; the ERROR
+// of a spawn has no term, as it answers an OPEN as if no terminal had
+// existed, and nothing else about that terminal is ever sent.
+func (t *terminal) finalFrame(f outFrame) outFrame {
+	f.last = f.term == t
+	f.before = func() {
+		t.sc.forget(t)
+		t.mu.Lock()
+		err := t.enterLocked(gone)
+		t.mu.Unlock()
+		if err != nil {
+			t.sc.logf("%v", err)
+		}
+	}
+	f.after = func() { close(t.exitFlushed) }
+	return f
 }
 
 // awaitReader waits for the PTY to reach EOF after the session was killed.
@@ -208,37 +248,27 @@ func (t *terminal) awaitReader() {
 }
 
 // close handles CLOSE: the gate lifts so the reader can drain to EOF, the
-// process group gets SIGHUP, and SIGKILL follows after closeGrace.
+// process group gets SIGHUP, and SIGKILL follows after closeGrace. A
+// second CLOSE, or one after the reap, only lifts the gate again.
 func (t *terminal) close() {
-	t.closeOnce.Do(func() {
-		t.gate.Lift()
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		select {
-		case <-t.finished:
-			// Reaped already (its EXIT is on the way): the group's
-			// number may belong to a stranger now.
-			return
-		default:
+	t.gate.Lift()
+	t.ifLive(func() {
+		if t.enterLocked(closing) != nil {
+			return // closing already
 		}
 		t.proc.SignalGroup(syscall.SIGHUP)
-		t.killTimer = time.AfterFunc(closeGrace, func() { t.kill() })
+		t.killTimer = time.AfterFunc(closeGrace, t.kill)
 	})
 }
 
 // kill ends every process of the terminal at once (shutdown, or the end of
-// CLOSE's grace period).
+// CLOSE's grace period). It changes no state: the reap that follows does.
 func (t *terminal) kill() {
 	t.gate.Lift()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	select {
-	case <-t.finished:
-		return // reaped: the pid may belong to someone else now
-	default:
-	}
-	t.proc.SignalGroup(syscall.SIGKILL)
-	t.proc.KillSession(syscall.SIGKILL, false)
+	t.ifLive(func() {
+		t.proc.SignalGroup(syscall.SIGKILL)
+		t.proc.KillSession(syscall.SIGKILL, false)
+	})
 }
 
 func (t *terminal) stopKillTimer() {

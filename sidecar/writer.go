@@ -30,6 +30,7 @@ type outFrame struct {
 	buf    []byte
 	pooled *[]byte   // returned to framePool once written
 	term   *terminal // whose frame this is, if any: counts in term.queued
+	last   bool      // term's EXIT: no frame of term is written after it
 	before func()
 	after  func()
 }
@@ -166,10 +167,13 @@ func (w *writer) send(f outFrame, inline bool) {
 	}
 }
 
-// sendControl queues a JSON control frame about t (nil when it concerns
-// no live terminal) from a goroutine that must not block on the host.
-func (w *writer) sendControl(term *terminal, t proto.Type, v any) {
-	w.send(outFrame{buf: proto.AppendFrame(nil, t, proto.Marshal(v)), term: term}, false)
+// queueControl queues a JSON control frame about term (nil when it
+// concerns no live terminal) from a goroutine that must not block on the
+// host: it never writes the frame itself, though it waits for room in the
+// lane. A goroutine that may write inline builds the frame with
+// controlFrame and calls send.
+func (w *writer) queueControl(term *terminal, typ proto.Type, v any) {
+	w.send(controlFrame(term, typ, v), false)
 }
 
 func (w *writer) nudge() {
@@ -260,11 +264,23 @@ func (w *writer) drain(budget int) {
 }
 
 // write puts one frame in the buffer; only the stream's holder calls it.
+//
+// A frame of a terminal whose EXIT was already written is dropped: a
+// control frame (a FOREGROUND answer, an ERROR about a SIGNAL) may be
+// queued by a goroutine that checked the terminal live just before the
+// supervisor reaped it, and the host must never see a frame of a terminal
+// after its EXIT. As holders write one at a time, exitWritten needs no
+// lock, and since a terminal's frames are written in the order they were
+// queued, everything queued before EXIT still goes out.
 func (w *writer) write(f outFrame) {
 	if f.before != nil {
 		f.before()
 	}
-	if !w.broken {
+	late := f.term != nil && f.term.exitWritten
+	if f.last {
+		f.term.exitWritten = true
+	}
+	if !w.broken && !late {
 		if w.tee != nil {
 			w.tee(f.buf)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/sidecar"
 	"github.com/stretchr/testify/require"
@@ -47,25 +48,20 @@ func TestOpenCloseCycles(t *testing.T) {
 		pid int
 	}
 	events := make(chan event, 256)
-	go func() {
-		r := proto.NewReader(outR)
-		r.ReuseBuffer()
-		for {
-			f, err := r.ReadFrame()
-			if err != nil {
-				close(events)
-				return
-			}
-			if f.Type != proto.TypeOutput {
-				var o proto.Opened
-				jsonUnmarshal(f.Body, &o)
-				events <- event{f.Type, proto.RecoverID(f.Body), o.PID}
-			}
+	s := client.NewStream(outR, inW, client.StreamOptions{ReuseBodies: true, Handle: func(f proto.Frame) error {
+		if f.Type != proto.TypeOutput {
+			var o proto.Opened
+			jsonUnmarshal(f.Body, &o)
+			events <- event{f.Type, proto.RecoverID(f.Body), o.PID}
 		}
+		return nil
+	}})
+	go func() {
+		<-s.ReadDone()
+		close(events)
 	}()
 	send := func(b []byte) {
-		_, err := inW.Write(b)
-		require.NoError(t, err)
+		require.NoError(t, s.Send(b))
 	}
 	kindOf := map[string]int{}
 	sessions := map[int]bool{} // every terminal's session id
@@ -120,7 +116,7 @@ func TestOpenCloseCycles(t *testing.T) {
 	require.Empty(t, inSessions(sessions), "processes left of the terminals' sessions")
 	t.Logf("%d cycles in %v (%.0f/s); goroutines %d, descriptors %d, children %d, as at the start",
 		cycles, elapsed.Round(time.Millisecond), float64(cycles)/elapsed.Seconds(), g, fd, kids)
-	inW.Close()
+	s.CloseInput()
 	require.NoError(t, <-ran)
 }
 

@@ -1,75 +1,63 @@
 package soak
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os/exec"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/proto"
 )
 
-// host is a lean frame host for soak tests: it hands every frame to a
-// callback on its reader goroutine and keeps nothing itself, so it can
-// carry hundreds of MiB. Its reader can be paused to play a stalled host.
+// host is a lean frame host for soak tests, on the client package's frame
+// level: it hands every frame to a callback on its reader goroutine and
+// keeps nothing itself, so it can carry hundreds of MiB. Its reader can be
+// paused to play a stalled host.
 type host struct {
-	t     testing.TB
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	inMu  sync.Mutex
-	mu    sync.Mutex
-	held  chan struct{} // non-nil while paused: closed to resume
-	ended chan error    // the reader's end: nil at a clean EOF
+	t    testing.TB
+	s    *client.Stream
+	mu   sync.Mutex
+	held chan struct{} // non-nil while paused: closed to resume
 }
 
 func startHost(t testing.TB, onFrame func(proto.Frame)) *host {
 	t.Helper()
-	h := &host{t: t, cmd: exec.Command(sidecarBin), ended: make(chan error, 1)}
+	h := &host{t: t}
 	var err error
-	if h.in, err = h.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := h.cmd.StdoutPipe()
+	h.s, err = client.StartStream(exec.Command(sidecarBin), client.StreamOptions{
+		Handle: func(f proto.Frame) error {
+			onFrame(f)
+			h.waitIfPaused()
+			return nil
+		},
+		ReuseBodies: true,
+		ReadBuffer:  256 << 10,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		r := proto.NewReader(bufio.NewReaderSize(out, 256<<10))
-		r.ReuseBuffer()
-		for {
-			h.mu.Lock()
-			held := h.held
-			h.mu.Unlock()
-			if held != nil {
-				<-held
-			}
-			f, err := r.ReadFrame()
-			if err == io.EOF {
-				h.ended <- nil
-				return
-			}
-			if err != nil {
-				h.ended <- err
-				return
-			}
-			onFrame(f)
-		}
-	}()
 	t.Cleanup(func() {
 		h.resume()
-		h.cmd.Process.Kill()
-		h.cmd.Wait()
+		h.s.Kill()
+		<-h.s.Done()
 	})
 	return h
 }
 
-func (h *host) pid() int { return h.cmd.Process.Pid }
+func (h *host) pid() int { return h.s.Process().Pid }
+
+// waitIfPaused holds the reader, after the frame it just handed over,
+// while the host is paused.
+func (h *host) waitIfPaused() {
+	h.mu.Lock()
+	held := h.held
+	h.mu.Unlock()
+	if held != nil {
+		<-held
+	}
+}
 
 // pause stops reading the sidecar's stdout after the current frame.
 func (h *host) pause() {
@@ -91,9 +79,7 @@ func (h *host) resume() {
 
 func (h *host) send(b []byte) {
 	h.t.Helper()
-	h.inMu.Lock()
-	defer h.inMu.Unlock()
-	if _, err := h.in.Write(b); err != nil {
+	if err := h.s.Send(b); err != nil {
 		h.t.Fatalf("writing to the sidecar: %v", err)
 	}
 }
@@ -107,16 +93,16 @@ func (h *host) open(id string, args ...string) {
 // stop closes stdin and waits for the sidecar to exit cleanly.
 func (h *host) stop(d time.Duration) {
 	h.t.Helper()
-	h.in.Close()
+	h.s.CloseInput()
 	select {
-	case err := <-h.ended:
-		if err != nil {
+	case <-h.s.ReadDone():
+		if err := h.s.ReadErr(); err != nil {
 			h.t.Fatalf("sidecar output: %v", err)
 		}
 	case <-time.After(d):
 		h.t.Fatalf("sidecar did not finish its output within %v", d)
 	}
-	if err := h.cmd.Wait(); err != nil {
+	if err := h.s.WaitErr(); err != nil {
 		h.t.Fatalf("sidecar: %v", err)
 	}
 }

@@ -132,8 +132,8 @@ func sidecarThroughput(bin string, f flood, n int, raw bool) (float64, error) {
 	}
 	select {
 	case <-all:
-	case err := <-h.done:
-		return 0, fmt.Errorf("sidecar output ended early: %v", err)
+	case <-h.readEnded():
+		return 0, fmt.Errorf("sidecar output ended early: %v", h.readErr())
 	case <-time.After(10 * time.Minute):
 		return 0, fmt.Errorf("timed out after %d of %d EXITs", exits, n)
 	}

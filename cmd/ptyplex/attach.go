@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/ptyplex/ptyplex/internal/keys"
+	"github.com/ptyplex/ptyplex/internal/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
@@ -44,13 +46,26 @@ terminal smaller than the session shows the program's output wrapped or cut.
 
 --read-only watches without typing: only the detach key is read.
 
+What reaches your terminal is what it needs to draw the screen: text,
+colours, cursor moves, erases, scroll regions and the modes that change
+what keys send (the alternate screen, bracketed paste, mouse reporting).
+The program's other sequences are dropped, --read-only included: its
+clipboard writes (OSC 52) unless --allow-clipboard, its window titles
+unless --allow-title, every DCS, SOS, PM and APC string, and the requests
+that make a terminal type an answer (device attributes, cursor and status
+reports, title and window reports, mode and colour queries). The session
+answers the queries a program relies on itself, so the program still
+gets its answer, and your terminal never types one into the session.
+
 Example:
   ptyplex attach --socket /tmp/interminai-XXXX/socket --read-only`
 
 func runAttach(args []string) int {
-	c := newCLI("attach", "ptyplex attach --socket PATH [--read-only] [--resize] [--detach-key KEY]", attachAbout, true)
+	c := newCLI("attach", "ptyplex attach --socket PATH [--read-only] [--resize] [--detach-key KEY] [--allow-clipboard] [--allow-title]", attachAbout, true)
 	readOnly := c.fs.Bool("read-only", false, "watch without sending keys to the program")
 	resize := c.fs.Bool("resize", false, "resize the session to this terminal, now and on every resize")
+	allowClipboard := c.fs.Bool("allow-clipboard", false, "let the program set your clipboard (OSC 52 writes; reads stay blocked)")
+	allowTitle := c.fs.Bool("allow-title", false, "let the program set your terminal's title (OSC 0, 1 and 2)")
 	detachName := c.fs.String("detach-key", `C-\`, "`KEY` that detaches, as in input --keys (a single byte: C-x, C-], ...)")
 	if done, code := c.parse(args); done {
 		return code
@@ -92,7 +107,8 @@ func runAttach(args []string) int {
 		fmt.Fprintf(os.Stderr, "Error: cannot put the terminal in raw mode: %v\n", err)
 		return exitFail
 	}
-	a := &attachment{conn: conn, detachKey: dk[0], readOnly: *readOnly}
+	a := &attachment{conn: conn, detachKey: dk[0], readOnly: *readOnly,
+		filter: termfilter.Options{AllowClipboard: *allowClipboard, AllowTitle: *allowTitle}}
 	why := a.run(rest)
 	unix.IoctlSetTermios(in, ioctlSetTermios, saved)
 	return finishAttach(c.socket, why, size)
@@ -102,9 +118,11 @@ func runAttach(args []string) int {
 // stream after it.
 func openAttach(socket string, readOnly bool) (*net.UnixConn, io.Reader, wire.Size, bool) {
 	var size wire.Size
-	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
+	// wire.Dial refuses a socket served by another user before we send
+	// a byte: from here on every key typed goes to whoever serves it.
+	conn, err := wire.Dial(context.Background(), socket)
 	if err != nil {
-		printError(fmt.Errorf("connect to %s: %w", socket, unwrapErrno(err)))
+		printError(err)
 		return nil, nil, size, false
 	}
 	req, _ := json.Marshal(map[string]any{"type": "ATTACH", "read_only": readOnly})
@@ -134,17 +152,6 @@ func openAttach(socket string, readOnly bool) (*net.UnixConn, io.Reader, wire.Si
 	return conn, br, d.Size, true
 }
 
-// unwrapErrno reduces a dial error to its errno, which printError words.
-func unwrapErrno(err error) error {
-	if op, ok := err.(*net.OpError); ok {
-		if se, ok := op.Err.(*os.SyscallError); ok {
-			return se.Err
-		}
-		return op.Err
-	}
-	return err
-}
-
 // Why an attachment ended.
 const (
 	endDetached = iota // the user pressed the detach key
@@ -158,6 +165,7 @@ type attachment struct {
 	conn      *net.UnixConn
 	detachKey byte
 	readOnly  bool
+	filter    termfilter.Options
 }
 
 // run copies both ways until the user detaches, the stream ends or a
@@ -166,7 +174,9 @@ type attachment struct {
 func (a *attachment) run(stream io.Reader) int {
 	ended := make(chan struct{})
 	go func() {
-		io.Copy(os.Stdout, stream)
+		// The program's bytes go through the filter, so that only what
+		// draws the screen reaches the user's terminal.
+		io.Copy(termfilter.NewWriter(os.Stdout, a.filter), stream)
 		close(ended)
 	}()
 	detached := make(chan struct{})
@@ -208,8 +218,11 @@ func (a *attachment) keys(detached chan<- struct{}) {
 }
 
 // terminalReset undoes the modes a repaint or the program may have set on
-// the user's terminal.
-const terminalReset = "\x1b[0m\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?7h\x1b[?25h"
+// the user's terminal: every mode the output filter lets through, the
+// scroll region and margins, the cursor style and the character set.
+const terminalReset = "\x1b[0m\x1b[r\x1b[?69l\x1b[?6l\x1b[?5l\x1b[4l\x1b[20l\x1b[?1l\x1b>" +
+	"\x1b[?2004l\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l" +
+	"\x1b[?2026l\x1b[?7h\x1b[?25h\x1b[0 q\x0f\x1b(B"
 
 // finishAttach restores the user's terminal and says how the attachment
 // ended.
@@ -218,7 +231,10 @@ func finishAttach(socket string, why int, size wire.Size) int {
 	stErr := wire.CallData(socket, map[string]any{"type": "STATUS"}, &st)
 	reset := terminalReset
 	if stErr != nil || st.AltScreen {
-		reset += "\x1b[?1049l"
+		// First: leaving the alternate screen restores the cursor state
+		// saved on entering it, origin mode included, which the resets
+		// after it must override.
+		reset = "\x1b[?1049l" + reset
 	}
 	rows := size.Rows
 	if ws, err := unix.IoctlGetWinsize(int(os.Stdout.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 {

@@ -21,6 +21,7 @@ type attachTerm struct {
 	master  *os.File
 	mu      sync.Mutex
 	scr     *screen.Screen
+	raw     []byte        // every byte attach wrote to its terminal
 	changed chan struct{} // closed and replaced on every output
 	exit    chan int
 }
@@ -59,6 +60,7 @@ func (a *attachTerm) read() {
 		n, err := a.master.Read(buf)
 		a.mu.Lock()
 		a.scr.Write(buf[:n])
+		a.raw = append(a.raw, buf[:n]...)
 		close(a.changed)
 		a.changed = make(chan struct{})
 		a.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ptyplex/ptyplex/internal/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
@@ -97,7 +98,7 @@ func (f *follower) lines() int {
 	var tail []string                                                                                 // the last lines printed, to find our place in a full ring
 	emit := func(lines []string) {
 		for _, l := range lines {
-			fmt.Println(l)
+			fmt.Println(termfilter.EscapeBidi(l))
 		}
 		tail = append(tail, lines...)
 		if len(tail) > 3 {
@@ -159,7 +160,7 @@ func (f *follower) finalLines(format any, printed int, tail []string) int {
 		scr = scr[:len(scr)-1]
 	}
 	for _, l := range append(sb, scr...) {
-		fmt.Println(l)
+		fmt.Println(termfilter.EscapeBidi(l))
 	}
 	return exitOK
 }

@@ -39,11 +39,15 @@ line above it) on stderr, reads a secret from the controlling terminal with
 echo disabled (it is never shown and never on the command line), and sends
 it followed by \r.
 
-Waiting for the reaction (ptyplex additions): --wait-regex RE,
+Waiting for the reaction (ptyplex additions): --wait-input, --wait-regex RE,
 --wait-contains TEXT or --wait-quiet D waits, after the input is written,
 for output the program produced after it: the screen as it was before the
 input (an old prompt) is never tested. --wait-quiet D returns once no output
-arrived for D after the input. --timeout D bounds the wait (exit 124, as
+arrived for D after the input. --wait-input returns once the program has
+reacted and is blocked reading the terminal again, its output all on the
+screen: the right wait for a prompt that may come after pauses ("Waiting
+for input"; see 'ptyplex wait --help' for how it is known per platform).
+--timeout D bounds the wait (exit 124, as
 'wait'). The result is printed as 'wait' prints it ("Condition met on
 screen", "Terminal quiet for D", "Application exited" with exit 1).
 Matching is the same as in 'wait' (see 'ptyplex wait --help').
@@ -52,17 +56,19 @@ Examples:
   ptyplex input --socket S --text 'ihello\e:wq\r'
   ptyplex input --socket S --keys Up Up Enter
   ptyplex input --socket S --text 'print(6*7)' --keys Enter --wait-regex '>>> ?$' --timeout 10s
+  ptyplex input --socket S --text 'make test' --keys Enter --wait-input --timeout 10m
   printf 'ls\r' | ptyplex input --socket S
   ptyplex input --socket S --password`
 
 func runInput(args []string) int {
-	c := newCLI("input", "ptyplex input --socket PATH [--text TEXT] [--keys KEY...] [--password] [--wait-regex RE | --wait-contains TEXT | --wait-quiet D] [--timeout D]", inputAbout, true)
+	c := newCLI("input", "ptyplex input --socket PATH [--text TEXT] [--keys KEY...] [--password] [--wait-input | --wait-regex RE | --wait-contains TEXT | --wait-quiet D] [--timeout D]", inputAbout, true)
 	text := c.fs.String("text", "", "`TEXT` to send, with C-style escapes (\\n \\r \\t \\e \\xHH ...)")
 	password := c.fs.Bool("password", false, "read a secret from the terminal with echo disabled and send it followed by \\r")
 	keyMode := c.fs.Bool("keys", false, "the arguments are key names (Enter Up C-c F5 Down*3 ...), sent after --text")
 	cursorKeys := c.fs.String("cursor-keys", "auto", "arrow/Home/End encoding for --keys: auto (the program's mode), normal or application")
 	waitRegex := c.fs.String("wait-regex", "", "after the input, wait until the screen matches `RE`")
 	waitContains := c.fs.String("wait-contains", "", "after the input, wait until the screen contains `TEXT`")
+	c.fs.Bool("wait-input", false, "after the input, wait until the program reacted and waits for input again")
 	waitQuiet := c.durationVar("wait-quiet", "after the input, wait until no output arrived for `DURATION`")
 	timeout := c.durationVar("timeout", "give up waiting after `DURATION` (exit 124)")
 	names, done, code := parseInterleaved(c, args)
@@ -142,16 +148,16 @@ func runInput(args []string) int {
 func inputWait(set map[string]bool, re, contains string, quiet, timeout time.Duration) (waitcond.Spec, bool, error) {
 	var sp waitcond.Spec
 	n := 0
-	for _, f := range []string{"wait-regex", "wait-contains", "wait-quiet"} {
+	for _, f := range []string{"wait-input", "wait-regex", "wait-contains", "wait-quiet"} {
 		if set[f] {
 			n++
 		}
 	}
 	switch {
 	case n > 1:
-		return sp, false, fmt.Errorf("--wait-regex, --wait-contains and --wait-quiet cannot be combined")
+		return sp, false, fmt.Errorf("--wait-input, --wait-regex, --wait-contains and --wait-quiet cannot be combined")
 	case n == 0 && set["timeout"]:
-		return sp, false, fmt.Errorf("--timeout bounds a wait: give --wait-regex, --wait-contains or --wait-quiet")
+		return sp, false, fmt.Errorf("--timeout bounds a wait: give --wait-input, --wait-regex, --wait-contains or --wait-quiet")
 	case n == 0:
 		return sp, false, nil
 	case timeout < 0:
@@ -159,6 +165,8 @@ func inputWait(set map[string]bool, re, contains string, quiet, timeout time.Dur
 	}
 	sp.Timeout = timeout
 	switch {
+	case set["wait-input"]:
+		sp.Mode = waitcond.Input
 	case set["wait-regex"]:
 		r, err := regexp.Compile(re)
 		if err != nil {

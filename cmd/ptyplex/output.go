@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ptyplex/ptyplex/internal/changetext"
+	"github.com/ptyplex/ptyplex/internal/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -53,6 +54,11 @@ the top, keeping the newest, and a "@@ cut ... @@" line says which and how
 many characters; "--from A --to B" as printed there gets them. Each line
 counts with its newline.
 
+The bidirectional text controls (U+202A..U+202E, U+2066..U+2069), which
+would make your terminal show the text in another order than it has, are
+printed escaped, as <U+202E>; in --json they are \u202e escapes, which
+decode to the exact text.
+
 --follow (a ptyplex addition) prints the screen (with the options above)
 each time it changes, until the program exits, then exits 0: for logs and
 CI. Screens are separated by a "----" line, or repainted in place when
@@ -66,7 +72,7 @@ screen; when more lines scroll by than the scrollback holds (--scrollback)
 between two wake-ups, the oldest of them are lost.`
 
 func runOutput(args []string) int {
-	c := newCLI("output", "ptyplex output --socket PATH [--color|--no-color] [--cursor none|print|inverse|both] [-n|--number] [--from N|-] [--to N] [--changes|--since TOKEN] [--max-chars N] [--json] [--follow [--lines]]", outputAbout, true)
+	c := newCLI("output", "ptyplex output --socket PATH [--color|--no-color] [--cursor none|print|inverse|both] [-n|--number] [--from N|-] [--to N] [--changes|--since TOKEN] [--max-chars N] [--json] [--follow [--lines]] [--png FILE]", outputAbout+outputPNGAbout, true)
 	color := c.fs.Bool("color", true, "keep colours and attributes (ANSI escapes); the default")
 	noColor := c.fs.Bool("no-color", false, "plain text without escapes")
 	cursor := c.fs.String("cursor", "none", "show the cursor: none, print, inverse or both")
@@ -84,11 +90,18 @@ func runOutput(args []string) int {
 	changes := c.fs.Bool("changes", false, "print the compact numbered form with a token for --since (plain text unless --color is given)")
 	since := c.fs.String("since", "", "print only what changed since the read that printed this `token` (implies --changes)")
 	maxChars := c.fs.Int("max-chars", 0, "print at most `N` characters of lines, cutting from the top, and say what was cut")
+	png := addPNGFlag(c.fs)
 	if done, code := c.parse(args); done {
 		return code
 	}
 	if !c.needSocket() {
 		return exitUsage
+	}
+	if *png != "" && (*changes || *since != "" || *maxChars != 0) {
+		return c.usageError("--png writes the whole screen as an image: --changes, --since and --max-chars do not apply")
+	}
+	if *png != "" {
+		return runOutputPNG(c, *png)
 	}
 	switch *cursor {
 	case "none", "print", "inverse", "both":
@@ -176,13 +189,14 @@ func runOutput(args []string) int {
 	}
 	if *asJSON {
 		b, _ := json.Marshal(out)
-		fmt.Println(string(b))
+		fmt.Println(string(termfilter.EscapeBidiJSON(b)))
 		return exitOK
 	}
 	hints := changetext.Hints{
 		Range:  func(a, b int) string { return fmt.Sprintf("--from %d --to %d", a, b) },
 		Budget: fmt.Sprintf("--max-chars %d", *maxChars),
 		Next:   "the next --since read",
+		Escape: termfilter.EscapeBidi,
 	}
 	if *changes {
 		fmt.Print(changetext.Render(out, hints))
@@ -234,7 +248,9 @@ func renderOutput(out wire.OutputData, cursor string, number bool) string {
 			}
 			fmt.Fprintf(&b, "%s%0*d\t", sign, width, abs(n))
 		}
-		b.WriteString(line)
+		// After markCursor, which counts the cells the line holds: an
+		// escaped bidi control takes cells that the screen never had.
+		b.WriteString(termfilter.EscapeBidi(line))
 		b.WriteByte('\n')
 	}
 	return b.String()

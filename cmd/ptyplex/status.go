@@ -39,15 +39,20 @@ Prints:
   Size: <cols>x<rows>
   Scrollback: <available>/<capacity>
   Exit code: N             (once the program has exited)
---quiet prints nothing and exits 0 while the program runs; once it has
+--input adds (a ptyplex addition)
+  Waiting for input: true|false|unknown
+whether the program is blocked reading the terminal with all its output on
+the screen at this moment (unknown where the platform cannot tell: see
+'ptyplex wait --help', --input). --quiet prints nothing and exits 0 while the program runs; once it has
 exited, it prints the exit code and exits 1. --quiet leaves the activity
 flag alone. --activity, interminai's older explicit form of the default,
 is accepted.`
 
 func runStatus(args []string) int {
-	c := newCLI("status", "ptyplex status --socket PATH [--activity | --quiet]", statusAbout, true)
+	c := newCLI("status", "ptyplex status --socket PATH [--activity | --quiet] [--input]", statusAbout, true)
 	quiet := c.fs.Bool("quiet", false, "print only the exit code, and exit 1, once the program has exited")
 	activity := c.fs.Bool("activity", false, "report and clear the activity flag (the default; for interminai's scripts)")
+	input := c.fs.Bool("input", false, "also tell whether the program waits for input")
 	if done, code := c.parse(args); done {
 		return code
 	}
@@ -58,7 +63,11 @@ func runStatus(args []string) int {
 		return exitUsage
 	}
 	var st wire.StatusData
-	if !call(c.socket, map[string]any{"type": "STATUS", "activity": !*quiet}, &st) {
+	req := map[string]any{"type": "STATUS", "activity": !*quiet}
+	if *input {
+		req["input"] = true
+	}
+	if !call(c.socket, req, &st) {
 		return exitFail
 	}
 	if *quiet {
@@ -74,6 +83,13 @@ func runStatus(args []string) int {
 	fmt.Printf("Scrollback: %d/%d\n", st.ScrollbackAvailable, st.ScrollbackCapacity)
 	if !st.Running {
 		fmt.Printf("Exit code: %d\n", exitCode(st.ExitCode))
+	}
+	if *input {
+		w := "unknown"
+		if st.WaitingForInput != nil {
+			w = fmt.Sprint(*st.WaitingForInput)
+		}
+		fmt.Printf("Waiting for input: %s\n", w)
 	}
 	return exitOK
 }

@@ -37,6 +37,16 @@ ptyplex additions:
                      ("Condition met on screen")
   --quiet-for D      wait until no output arrives for duration D (e.g. 300ms);
                      prints "Terminal quiet for D" or "Application exited"
+  --input            wait until the program waits for input: its foreground
+                     process is blocked reading the terminal and all its
+                     output is on the screen; prints "Waiting for input"
+                     (or "Application exited"). On Linux the kernel says so
+                     (the tasks' state and system call, every thread); on
+                     macOS and FreeBSD, and for programs we may not inspect
+                     (setuid), it falls back to 500ms without output and
+                     prints "Waiting for input (quiet for 500ms)". Unlike
+                     --quiet-for it neither returns during a pause between
+                     bursts nor waits on a program that is busy in silence.
   --timeout D        give up after D: prints "Timed out after D", exits 124
 Durations are Go durations (300ms, 5s, 1h30m); negative ones are refused,
 and ones past about 292 years are clamped to that.
@@ -62,7 +72,7 @@ type waitOpts struct {
 }
 
 func runWait(args []string) int {
-	c := newCLI("wait", "ptyplex wait --socket PATH [--activity | --quiet] [--line N [--contains P | --not-contains P | --regex RE]] [--quiet-for D] [--timeout D]", waitAbout, true)
+	c := newCLI("wait", "ptyplex wait --socket PATH [--activity | --quiet] [--line N [--contains P | --not-contains P | --regex RE]] [--quiet-for D | --input] [--timeout D]", waitAbout, true)
 	quiet := c.fs.Bool("quiet", false, "wait for the program to exit and print its exit code")
 	c.fs.Bool("activity", false, "wait for output or the exit (the default mode; for interminai's scripts)")
 	line := c.fs.Int("line", 0, "1-based screen `line` to watch")
@@ -70,6 +80,7 @@ func runWait(args []string) int {
 	notContains := c.fs.String("not-contains", "", "wait until the line (or screen) no longer contains `TEXT`")
 	regex := c.fs.String("regex", "", "wait until the line (or screen) matches the regular expression `RE`")
 	quietFor := c.durationVar("quiet-for", "wait until there has been no output for `DURATION`")
+	input := c.fs.Bool("input", false, "wait until the program is blocked reading the terminal, its output all shown")
 	timeout := c.durationVar("timeout", "give up after `DURATION` (exit 124)")
 	if done, code := c.parse(args); done {
 		return code
@@ -100,6 +111,9 @@ func runWait(args []string) int {
 	if set["quiet-for"] && (set["line"] || patterns > 0) {
 		return c.usageError("--quiet-for cannot be combined with --line or a pattern")
 	}
+	if *input && (*quiet || set["activity"] || set["line"] || patterns > 0 || set["quiet-for"]) {
+		return c.usageError("--input cannot be combined with --quiet, --activity, --line, a pattern or --quiet-for")
+	}
 	o := waitOpts{socket: c.socket, line: *line, contains: *contains, notContains: *notContains, quietFor: *quietFor, timeout: *timeout}
 	if set["regex"] {
 		re, err := regexp.Compile(*regex)
@@ -112,6 +126,10 @@ func runWait(args []string) int {
 		o.deadline = time.Now().Add(*timeout)
 	}
 	switch {
+	case *input:
+		sp := o.spec(false, false)
+		sp.Mode = waitcond.Input
+		return o.report(sp, exitOK)
 	case *quiet:
 		return o.waitExit()
 	case set["line"] || patterns > 0:
@@ -247,6 +265,10 @@ func (o *waitOpts) report(sp waitcond.Spec, ifExited int) int {
 		return o.timedOut()
 	case res.Already:
 		fmt.Printf("Condition already met on %s\n", where)
+	case res.Met && sp.Mode == waitcond.Input && res.Detection == "quiet":
+		fmt.Printf("Waiting for input (quiet for %v)\n", wire.InputQuietFallback)
+	case res.Met && sp.Mode == waitcond.Input:
+		fmt.Println("Waiting for input")
 	case res.Met && sp.Mode == waitcond.Quiet:
 		fmt.Printf("Terminal quiet for %v\n", o.quietFor)
 	case res.Met:

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/proto"
 )
 
@@ -22,13 +23,14 @@ import (
 // their event happens.
 const Timeout = 15 * time.Second
 
-// Host is a test host speaking the frame protocol to a real sidecar.
+// Host is a test host speaking the frame protocol to a real sidecar. It is
+// built on the client package's frame level (client.Stream), so that it
+// decodes and writes frames exactly as the Go client does; what it adds is
+// a record of every frame, waits on that record, and the sidecar's stderr.
 type Host struct {
 	t     testing.TB
 	Cmd   *exec.Cmd
-	in    io.WriteCloser
-	Out   io.ReadCloser // the sidecar's stdout, read by the host's reader goroutine
-	inMu  sync.Mutex
+	s     *client.Stream
 	errMu sync.Mutex
 	errb  bytes.Buffer
 	errCh chan struct{} // closed and replaced on every write to stderr
@@ -38,9 +40,6 @@ type Host struct {
 	frames  []proto.Frame
 	outputs map[string]*bytes.Buffer
 	eof     error // set when the reader stops: io.EOF or the decoding error
-	readEnd chan struct{}
-	waited  chan struct{}
-	waitErr error
 }
 
 // Start runs the sidecar binary at path with args and starts reading its
@@ -55,31 +54,33 @@ func Start(t testing.TB, path string, args ...string) *Host {
 func StartCmd(t testing.TB, cmd *exec.Cmd) *Host {
 	t.Helper()
 	h := &Host{t: t, Cmd: cmd, changed: make(chan struct{}), outputs: map[string]*bytes.Buffer{},
-		readEnd: make(chan struct{}), waited: make(chan struct{}), errCh: make(chan struct{})}
-	var err error
-	if h.in, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if h.Out, err = cmd.StdoutPipe(); err != nil {
-		t.Fatal(err)
-	}
+		errCh: make(chan struct{})}
 	cmd.Stderr = &lockedWriter{mu: &h.errMu, w: &h.errb, changed: &h.errCh, wrote: h.notify}
-	if err := cmd.Start(); err != nil {
+	var err error
+	// KeepOnError: what the sidecar does when its host stops reading is
+	// itself under test, so a failed read here must not end it.
+	h.s, err = client.StartStream(cmd, client.StreamOptions{Handle: h.record, KeepOnError: true})
+	if err != nil {
 		t.Fatalf("start sidecar: %v", err)
 	}
-	go h.readLoop()
 	go func() {
-		<-h.readEnd // Wait closes the stdout pipe: let the reader finish first
-		h.waitErr = cmd.Wait()
-		close(h.waited)
+		<-h.s.ReadDone()
+		eof := h.s.ReadErr()
+		if eof == nil {
+			eof = io.EOF
+		}
+		h.mu.Lock()
+		h.eof = eof
+		h.notifyLocked()
+		h.mu.Unlock()
 	}()
 	t.Cleanup(func() {
 		select {
-		case <-h.waited:
+		case <-h.s.Done():
 		default:
-			cmd.Process.Kill()
-			h.Out.Close()
-			<-h.waited
+			h.s.Kill()
+			h.s.CloseOutput()
+			<-h.s.Done()
 		}
 		if t.Failed() {
 			t.Logf("sidecar stderr:\n%s", h.Stderr())
@@ -112,39 +113,32 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // notify wakes everyone waiting for a change.
 func (h *Host) notify() {
 	h.mu.Lock()
-	close(h.changed)
-	h.changed = make(chan struct{})
+	h.notifyLocked()
 	h.mu.Unlock()
 }
 
-func (h *Host) readLoop() {
-	defer close(h.readEnd)
-	r := proto.NewReader(h.Out)
-	for {
-		f, err := r.ReadFrame()
-		h.mu.Lock()
-		if err != nil {
-			h.eof = err
-		} else {
-			h.frames = append(h.frames, f)
-			if f.Type == proto.TypeOutput {
-				if id, data, err := proto.ParseData(f.Body); err == nil {
-					b := h.outputs[id]
-					if b == nil {
-						b = new(bytes.Buffer)
-						h.outputs[id] = b
-					}
-					b.Write(data)
-				}
+func (h *Host) notifyLocked() {
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// record keeps one frame from the sidecar (the stream's handler).
+func (h *Host) record(f proto.Frame) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.frames = append(h.frames, f)
+	if f.Type == proto.TypeOutput {
+		if id, data, err := proto.ParseData(f.Body); err == nil {
+			b := h.outputs[id]
+			if b == nil {
+				b = new(bytes.Buffer)
+				h.outputs[id] = b
 			}
-		}
-		close(h.changed)
-		h.changed = make(chan struct{})
-		h.mu.Unlock()
-		if err != nil {
-			return
+			b.Write(data)
 		}
 	}
+	h.notifyLocked()
+	return nil
 }
 
 // Stderr returns what the sidecar wrote to stderr so far.
@@ -181,12 +175,7 @@ func (h *Host) Send(t proto.Type, body []byte) error {
 }
 
 // SendRaw writes bytes as they are, for malformed-stream tests.
-func (h *Host) SendRaw(b []byte) error {
-	h.inMu.Lock()
-	defer h.inMu.Unlock()
-	_, err := h.in.Write(b)
-	return err
-}
+func (h *Host) SendRaw(b []byte) error { return h.s.Send(b) }
 
 // SendJSON writes a control frame with v as its JSON body.
 func (h *Host) SendJSON(t proto.Type, v any) {
@@ -212,7 +201,11 @@ func (h *Host) Input(id string, data string) {
 }
 
 // CloseStdin ends the host's side of the stream.
-func (h *Host) CloseStdin() { h.in.Close() }
+func (h *Host) CloseStdin() { h.s.CloseInput() }
+
+// CloseStdout closes the host's end of the sidecar's stdout, as a host
+// that stops reading does.
+func (h *Host) CloseStdout() { h.s.CloseOutput() }
 
 // Snapshot is a consistent view of everything received so far.
 type Snapshot struct {
@@ -348,16 +341,17 @@ func (h *Host) WaitControl(t proto.Type, id string) Control {
 // WaitExit waits for the sidecar process to exit and returns its exit code.
 func (h *Host) WaitExit(d time.Duration) (int, error) {
 	select {
-	case <-h.waited:
+	case <-h.s.Done():
 	case <-time.After(d):
 		return -1, ErrTimeout
 	}
+	werr := h.s.WaitErr()
 	var ee *exec.ExitError
-	if errors.As(h.waitErr, &ee) {
+	if errors.As(werr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return 128 + int(ws.Signal()), nil
 		}
 		return ee.ExitCode(), nil
 	}
-	return 0, h.waitErr
+	return 0, werr
 }

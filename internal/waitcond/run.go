@@ -31,6 +31,8 @@ func Run(ctx context.Context, socket string, s Spec) (Outcome, error) {
 		return w.activity(ctx)
 	case Quiet:
 		return w.quiet(ctx, s)
+	case Input:
+		return w.input(ctx, s)
 	default:
 		return w.condition(ctx, s)
 	}
@@ -146,6 +148,46 @@ func (w waiter) quiet(ctx context.Context, s Spec) (Outcome, error) {
 			gen = d.OutputGen
 		}
 	}
+}
+
+// input waits in the daemon (WAIT "input"), which samples the kernel. A
+// daemon that predates it answers STATUS "input" without the field, and
+// the wait is then a quiet period.
+func (w waiter) input(ctx context.Context, s Spec) (Outcome, error) {
+	var st wire.StatusData
+	if err := w.call(ctx, map[string]any{"type": "STATUS", "input": true, "with_gen": true}, &st); err != nil {
+		return Outcome{}, err
+	}
+	if !st.Running {
+		return w.withExitCode(ctx, Outcome{Exited: true})
+	}
+	if st.WaitingForInput == nil && st.OutputGen == nil {
+		// Not ours: no generations, no input detection.
+		q := s
+		q.Mode = Quiet
+		if q.QuietFor <= 0 {
+			q.QuietFor = wire.InputQuietFallback
+		}
+		o, err := w.quiet(ctx, q)
+		if o.Met {
+			o.Detection = "quiet"
+		}
+		return o, err
+	}
+	req := map[string]any{"input": true}
+	if s.AfterGen != nil {
+		req["after_gen"] = *s.AfterGen
+	}
+	d, ok, err := w.send(ctx, req, 0)
+	switch {
+	case err != nil:
+		return Outcome{}, err
+	case !ok || d.TimedOut:
+		return Outcome{TimedOut: true}, nil
+	case wire.IsTrue(d.WaitingForInput):
+		return Outcome{Met: true, Detection: d.Detection}, nil
+	}
+	return w.withExitCode(ctx, Outcome{Exited: true, ExitCode: d.ExitCode})
 }
 
 // watched reads the match text of the watched line or screen and the

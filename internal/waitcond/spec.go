@@ -17,6 +17,12 @@ const (
 	NotContains             // the line/screen no longer contains Text
 	Regex                   // the line/screen matches Regex
 	Quiet                   // no output for QuietFor
+	// Input: the foreground program is blocked reading the terminal and
+	// its output is all on the screen, as the daemon reads it from the
+	// kernel (WAIT "input"). With AfterGen the program must react to the
+	// input first. Against a daemon that cannot tell, it is Quiet with
+	// QuietFor (or wire.InputQuietFallback).
+	Input
 )
 
 // Spec is a validated wait. Exactly one mode applies.
@@ -50,6 +56,10 @@ type Outcome struct {
 	Exited   bool   // the program has exited
 	ExitCode *int   // set once exited and known
 	Match    string // for Regex: the matched text; for Contains: Text; for Change: the new text
+	// Detection, for Input: "kernel" when the daemon saw the program
+	// blocked reading its terminal, "quiet" when it fell back to a quiet
+	// period (its platform cannot tell, or it predates WAIT "input").
+	Detection string
 	// Rounds counts the screen reads after the first: a measure of how
 	// often the wait woke up.
 	Rounds int

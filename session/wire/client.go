@@ -22,6 +22,26 @@ func Call(socket string, req any) (*Response, error) {
 // as its condition); closing the connection also ends our own pending WAIT
 // there.
 func CallContext(ctx context.Context, socket string, req any) (*Response, error) {
+	c, err := Dial(ctx, socket)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	r, err := exchange(c, socket, req)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("request to %s abandoned: %w", socket, context.Cause(ctx))
+	}
+	return r, err
+}
+
+// Dial connects to the daemon at socket and checks who serves it before
+// the caller sends a byte: a connection to a socket served by anyone but
+// us or root is closed and refused with an error naming the socket and
+// the owner. Every client that talks to a daemon dials through here, the
+// raw ATTACH stream included, so that no path skips the check.
+func Dial(ctx context.Context, socket string) (*net.UnixConn, error) {
 	if err := CheckSocketPath(socket); err != nil {
 		return nil, err
 	}
@@ -30,17 +50,12 @@ func CallContext(ctx context.Context, socket string, req any) (*Response, error)
 	if err != nil {
 		return nil, dialError(socket, err)
 	}
-	defer c.Close()
-	if err := checkServer(c.(*net.UnixConn), socket); err != nil {
+	uc := c.(*net.UnixConn)
+	if err := checkServer(uc, socket); err != nil {
+		uc.Close()
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	r, err := exchange(c, socket, req)
-	if err != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("request to %s abandoned: %w", socket, context.Cause(ctx))
-	}
-	return r, err
+	return uc, nil
 }
 
 // ErrNoAnswer is wrapped by the error of a call whose daemon closed the

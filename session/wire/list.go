@@ -100,6 +100,13 @@ func probe(ctx context.Context, l *Listed) {
 		}
 		return
 	}
+	// A socket another user squatted at a registered path is not our
+	// daemon: say so rather than show its answers as our session's state.
+	if err := checkServer(c.(*net.UnixConn), l.Socket); err != nil {
+		c.Close()
+		l.State, l.Problem = StateUnreachable, err.Error()
+		return
+	}
 	if pid := peerPID(c); pid > 0 {
 		l.PID = pid
 	}

@@ -1,5 +1,7 @@
 package wire
 
+import "time"
+
 import "encoding/json"
 
 // MaxMessage is the largest request or response line the protocol allows.
@@ -92,6 +94,11 @@ type StatusData struct {
 	AltScreen           bool   `json:"alt_screen,omitempty"`
 	Title               string `json:"title,omitempty"`
 	OutputGen           *int64 `json:"output_gen,omitempty"` // with "with_gen"
+	// WaitingForInput answers a STATUS that asked "input": whether the
+	// foreground program is blocked reading the terminal with all its
+	// output on the screen, as the kernel reports it at this moment. It
+	// is absent when the platform cannot tell (see WAIT "input").
+	WaitingForInput *bool `json:"waiting_for_input,omitempty"`
 }
 
 // WaitData answers WAIT. Normal mode fills ExitCode; activity mode fills
@@ -104,6 +111,12 @@ type WaitData struct {
 	TimedOut bool  `json:"timed_out,omitempty"`
 	// OutputGen answers a WAIT with "after_gen": the generation reached.
 	OutputGen *int64 `json:"output_gen,omitempty"`
+	// WaitingForInput answers a WAIT "input" that ended because the
+	// program waits for input; Detection says how that was known:
+	// "kernel" (its tasks are blocked reading the terminal) or "quiet"
+	// (the platform cannot tell, and no output came for a while).
+	WaitingForInput *bool  `json:"waiting_for_input,omitempty"`
+	Detection       string `json:"detection,omitempty"`
 }
 
 // KillData answers KILL.
@@ -169,3 +182,9 @@ type ControlCCs struct {
 	VSUSP  string `json:"VSUSP"`
 	VQUIT  string `json:"VQUIT"`
 }
+
+// InputQuietFallback is how long a WAIT "input" waits without output
+// where the kernel cannot say whether the program is reading its
+// terminal (macOS, FreeBSD, a program we may not inspect, or a daemon
+// that predates the field); its answer then says "detection": "quiet".
+const InputQuietFallback = 500 * time.Millisecond

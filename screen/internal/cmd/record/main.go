@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -166,6 +167,27 @@ func shell(dir string, env []string, cmds ...string) ([]byte, error) {
 	return s.finish()
 }
 
+// sendSettle sends in, waits for the program to answer with some output,
+// then for quiet: for input whose effect shows no new text to wait for
+// (a cursor move, a highlight that moves).
+func (s *session) sendSettle(in string) error {
+	s.mu.Lock()
+	n := s.raw.Len()
+	s.mu.Unlock()
+	s.send(in)
+	deadline := time.Now().Add(waitTimeout)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		grew := s.raw.Len() > n
+		s.mu.Unlock()
+		if grew {
+			return s.settle()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("no output after %q", in)
+}
+
 // waitRaw waits until the raw output holds at least n copies of text.
 func (s *session) waitRaw(text string, n int) error {
 	deadline := time.Now().Add(waitTimeout)
@@ -253,6 +275,58 @@ var scripts = map[string]script{
 		}
 		// Keep a second frame too: top redraws in place over the first.
 		if err := s.waitRaw("top - ", 2); err != nil {
+			return nil, err
+		}
+		s.mark()
+		s.send("q")
+		return s.finish()
+	},
+	"vim-syntax": func(dir string, env []string) ([]byte, error) {
+		src := "# A small program, for syntax colours.\nimport sys\n\n\ndef greet(name: str, times: int = 2) -> None:\n" +
+			"    \"\"\"Print a greeting.\"\"\"\n    for i in range(times):\n        print(f\"hello {name} #{i}\")  # comment\n\n\n" +
+			"if __name__ == \"__main__\":\n    greet(sys.argv[1] if len(sys.argv) > 1 else \"world\", 3)\n    raise SystemExit(0)\n"
+		os.WriteFile(filepath.Join(dir, "greet.py"), []byte(src), 0o644)
+		s, err := start(dir, env, "vim", "-u", "NONE", "-N", "-i", "NONE",
+			"-c", "syntax on", "-c", "set number", "-c", "set laststatus=2", "greet.py")
+		if err != nil {
+			return nil, err
+		}
+		if err := s.waitFor("SystemExit"); err != nil {
+			return nil, err
+		}
+		if err := s.sendSettle("8G"); err != nil {
+			return nil, err
+		}
+		s.mark()
+		s.send(":q!\r")
+		return s.finish()
+	},
+	"dialog-menu": func(dir string, env []string) ([]byte, error) {
+		s, err := start(dir, env, "dialog", "--title", "Fruit", "--menu", "Pick one:", "12", "40", "4",
+			"1", "Apple", "2", "Banana", "3", "Cherry", "4", "Damson")
+		if err != nil {
+			return nil, err
+		}
+		if err := s.waitFor("Damson"); err != nil {
+			return nil, err
+		}
+		// Move the highlighted bar off the first entry: a digit selects
+		// that entry, whatever cursor-key mode dialog has set.
+		if err := s.sendSettle("2"); err != nil {
+			return nil, err
+		}
+		s.mark()
+		s.send("\x1b\x1b")
+		return s.finish()
+	},
+	"htop": func(dir string, env []string) ([]byte, error) {
+		// Only the recorder's own process is listed, so that the stream
+		// shows no other program of the machine it was recorded on.
+		s, err := start(dir, env, "htop", "-d", "10", "-p", strconv.Itoa(os.Getpid()))
+		if err != nil {
+			return nil, err
+		}
+		if err := s.waitFor("F10Quit"); err != nil {
 			return nil, err
 		}
 		s.mark()

@@ -1,0 +1,232 @@
+package client
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// Stream is the frame level of a connection to a sidecar: it writes encoded
+// frames to the sidecar and hands every frame the sidecar writes to a
+// handler, in order, from one reader goroutine. Client is built on it. A
+// host that wants the frames themselves (a test checking what is on the
+// wire, a benchmark counting bytes) uses a Stream directly, so that every
+// Go host in this module decodes, writes and ends its stream the same way.
+type Stream struct {
+	cmd *exec.Cmd     // nil for NewStream
+	out io.ReadCloser // the sidecar's stdout pipe; nil for NewStream
+
+	wmu  sync.Mutex // serialises frames written to the sidecar
+	w    io.WriteCloser
+	werr error // sticky: once set, every Send returns it
+
+	readDone chan struct{} // closed once the reader stopped
+	readErr  error         // why: nil at a clean end of the stream
+	done     chan struct{} // closed once the reader stopped and the process (if any) was reaped
+	waitErr  error         // the process's exit, as exec.Cmd.Wait reports it
+}
+
+// StreamOptions configure a Stream.
+type StreamOptions struct {
+	// Handle is called for every frame the sidecar writes, in order, from
+	// the stream's one reader goroutine; nil drops them. An error ends the
+	// stream as a corrupt one would (see KeepOnError).
+	Handle func(proto.Frame) error
+	// ReuseBodies hands Handle bodies that point into the reader's own
+	// buffers, valid only until Handle returns (proto.Reader.ReuseBuffer):
+	// a handler that consumes each frame at once saves an allocation, and
+	// for frames that fit the read buffer a copy, of every frame.
+	ReuseBodies bool
+	// ReadBuffer is how many bytes the reader buffers; 0, or less than
+	// proto's own 64 KiB, keeps proto's. With ReuseBodies, frames up to
+	// this size are handed out in place.
+	ReadBuffer int
+	// KeepOnError leaves the sidecar alone when reading fails: its stdin
+	// stays open and a process we started keeps running. By default a
+	// stream that cannot be read any more is abandoned the way a host must
+	// abandon a sidecar it cannot understand: later sends fail, its stdin
+	// is closed and a process we started is killed. Tests that watch how
+	// the sidecar itself reacts to a host that stops reading set it.
+	KeepOnError bool
+}
+
+// StartStream starts cmd, whose Stdin and Stdout must be unset, and speaks
+// the frame protocol over its stdin and stdout. The process is reaped once
+// its stdout has ended; Done is closed then.
+func StartStream(cmd *exec.Cmd, opts StreamOptions) (*Stream, error) {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("sidecar stdin: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("sidecar stdout: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
+	}
+	s := newStream(stdin)
+	s.cmd, s.out = cmd, stdout
+	go s.readLoop(stdout, opts)
+	return s, nil
+}
+
+// NewStream speaks the frame protocol over an existing pair of streams, for
+// a sidecar this program did not start itself (`ssh host ptyplex-sidecar`,
+// or one running in this process).
+func NewStream(r io.Reader, w io.WriteCloser, opts StreamOptions) *Stream {
+	s := newStream(w)
+	go s.readLoop(r, opts)
+	return s
+}
+
+func newStream(w io.WriteCloser) *Stream {
+	return &Stream{w: w, readDone: make(chan struct{}), done: make(chan struct{})}
+}
+
+// readLoop is the stream's only reader. A stream is not resynchronised
+// after a decoding error: nothing after it can be trusted.
+func (s *Stream) readLoop(r io.Reader, opts StreamOptions) {
+	defer close(s.done)
+	if opts.ReadBuffer > 0 {
+		// proto's reader adopts a bufio.Reader at least as large as its
+		// own buffer instead of wrapping it in another.
+		r = bufio.NewReaderSize(r, opts.ReadBuffer)
+	}
+	fr := proto.NewReader(r)
+	if opts.ReuseBodies {
+		fr.ReuseBuffer()
+	}
+	var err error
+	for {
+		var f proto.Frame
+		if f, err = fr.ReadFrame(); err != nil {
+			break
+		}
+		if opts.Handle != nil {
+			if err = opts.Handle(f); err != nil {
+				break
+			}
+		}
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	if err != nil && !opts.KeepOnError {
+		s.abandon(err)
+	}
+	s.readErr = err
+	close(s.readDone)
+	if s.cmd != nil {
+		s.waitErr = s.cmd.Wait()
+	}
+}
+
+// abandon fails every later send with cause, closes the pipe to the
+// sidecar and kills a process we started. The cause is recorded before the
+// pipe is closed, so that a writer failing on the closed pipe reports it
+// rather than "file already closed".
+func (s *Stream) abandon(cause error) {
+	s.wmu.Lock()
+	if s.werr == nil {
+		s.werr = fmt.Errorf("%w: %w", ErrSidecarGone, cause)
+	}
+	s.w.Close()
+	s.wmu.Unlock()
+	s.Kill()
+}
+
+// Send writes encoded frames (one or more, or any bytes at all: nothing is
+// checked, so tests can send malformed streams). Once a write has failed,
+// or CloseInput was called, every Send returns an error wrapping
+// ErrSidecarGone.
+func (s *Stream) Send(frames []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.werr != nil {
+		return s.werr
+	}
+	if _, err := s.w.Write(frames); err != nil {
+		s.werr = fmt.Errorf("%w: writing to the sidecar: %v", ErrSidecarGone, err)
+		return s.werr
+	}
+	return nil
+}
+
+// SendJSON writes one control frame with v, encoded as proto does, as its
+// body.
+func (s *Stream) SendJSON(typ proto.Type, v any) error {
+	return s.Send(proto.AppendFrame(nil, typ, proto.Marshal(v)))
+}
+
+// CloseInput closes the sidecar's stdin, which asks it to shut down; later
+// sends fail with an error wrapping ErrSidecarGone and ErrClientClosed.
+func (s *Stream) CloseInput() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.werr == nil {
+		s.werr = fmt.Errorf("%w: %w", ErrSidecarGone, ErrClientClosed)
+	}
+	if err := s.w.Close(); err != nil {
+		return fmt.Errorf("closing the sidecar's stdin: %w", err)
+	}
+	return nil
+}
+
+// CloseOutput closes our end of a started sidecar's stdout, as a host that
+// stops reading does: the sidecar's writes then fail, and so does the
+// reader here. It does nothing for NewStream.
+func (s *Stream) CloseOutput() error {
+	if s.out == nil {
+		return nil
+	}
+	return s.out.Close()
+}
+
+// Kill kills a sidecar process we started (nothing for NewStream).
+func (s *Stream) Kill() error {
+	if s.cmd == nil {
+		return nil
+	}
+	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("killing the sidecar: %w", err)
+	}
+	return nil
+}
+
+// Process returns the sidecar process we started, or nil for NewStream.
+func (s *Stream) Process() *os.Process {
+	if s.cmd == nil {
+		return nil
+	}
+	return s.cmd.Process
+}
+
+// ReadDone is closed once the reader has stopped: every frame the sidecar
+// wrote has been handled. A started process may still be running.
+func (s *Stream) ReadDone() <-chan struct{} { return s.readDone }
+
+// ReadErr says why reading stopped: nil at a clean end of the stream
+// (between two frames), otherwise the decoding, handler or read error.
+// Valid once ReadDone is closed.
+func (s *Stream) ReadErr() error {
+	<-s.readDone
+	return s.readErr
+}
+
+// Done is closed once reading has stopped and a process we started has
+// been reaped.
+func (s *Stream) Done() <-chan struct{} { return s.done }
+
+// WaitErr returns a started process's end as exec.Cmd.Wait reports it (nil
+// for exit status 0, and always for NewStream). It waits for Done.
+func (s *Stream) WaitErr() error {
+	<-s.done
+	return s.waitErr
+}

@@ -1,0 +1,34 @@
+package termfilter
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestEscapeBidi(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                       "plain",
+		"a\u202eb":                    "a<U+202E>b",
+		"\u202a\u202b\u202c\u202d":    "<U+202A><U+202B><U+202C><U+202D>",
+		"\u2066x\u2067y\u2068z\u2069": "<U+2066>x<U+2067>y<U+2068>z<U+2069>",
+		"rtl \u200f mark \u200e":      "rtl \u200f mark \u200e",
+		"עברית":                       "עברית",
+	} {
+		if got := EscapeBidi(in); got != want {
+			t.Errorf("EscapeBidi(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestEscapeBidiJSON(t *testing.T) {
+	in := map[string]string{"screen": "access = \"user\u202e \u2066// admin\u2069\u2066\""}
+	js, _ := json.Marshal(in)
+	out := EscapeBidiJSON(js)
+	if string(out) != `{"screen":"access = \"user\u202e \u2066// admin\u2069\u2066\""}` {
+		t.Errorf("EscapeBidiJSON: %s", out)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(out, &back); err != nil || back["screen"] != in["screen"] {
+		t.Errorf("the escaped JSON decodes to %q (%v), want %q", back["screen"], err, in["screen"])
+	}
+}
