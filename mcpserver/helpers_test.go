@@ -28,6 +28,9 @@ var (
 const deadline = 15 * time.Second
 
 func TestMain(m *testing.M) {
+	if os.Getenv(reaperEnv) == "1" {
+		os.Exit(runReaper(os.Args[1:]))
+	}
 	var err error
 	bin, err = hosttest.Binary("./cmd/ptyplex")
 	if err != nil {
@@ -67,12 +70,21 @@ type client struct {
 // cleanup disconnects (which stops the server's non-persistent sessions).
 func connect(t *testing.T) *client {
 	t.Helper()
-	cmd := exec.Command(bin, "mcp")
+	return connectCmd(t, exec.Command(bin, "mcp"))
+}
+
+// connectCmd is connect with the server's command line of the caller's
+// choosing.
+func connectCmd(t *testing.T, cmd *exec.Cmd) *client {
+	t.Helper()
 	cmd.Stderr = os.Stderr
 	// A session registry of its own: list shows this client's sessions
 	// only, whatever else runs on the machine.
 	runtimeDir := t.TempDir()
-	cmd.Env = append(os.Environ(), wire.RuntimeDirEnv+"="+runtimeDir)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, wire.RuntimeDirEnv+"="+runtimeDir)
 	c := mcp.NewClient(&mcp.Implementation{Name: "ptyplex-test", Version: "v0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()

@@ -13,9 +13,10 @@ import (
 
 // entry is one session this server started.
 type entry struct {
-	ID         string // short handle: "s1", "s2", ...
-	Socket     string // absolute socket path: the handle humans use with the CLI
-	PID        int    // the daemon's pid
+	ID         string  // short handle: "s1", "s2", ...
+	Socket     string  // absolute socket path: the handle humans use with the CLI
+	PID        int     // the daemon's pid, for people: signals go through daemon
+	daemon     *daemon // the server's hold on the daemon; nil if it could not take one
 	Command    []string
 	Persistent bool // survives the client's disconnect
 	AutoSocket bool // the socket lives in a private /tmp/interminai-* directory

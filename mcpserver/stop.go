@@ -24,30 +24,38 @@ const (
 
 // stopSession ends a session: STOP through the socket, the way
 // `ptyplex stop` does; if the daemon does not answer (stuck, or serving
-// another client's endless WAIT), SIGTERM its pid, then SIGKILL. pid 0
-// (a session started elsewhere) skips the signals.
-func stopSession(ctx context.Context, socket string, pid int) error {
+// another client's endless WAIT), SIGTERM it, then SIGKILL, through d,
+// the hold the server took on it at start. Without a hold (a session
+// started elsewhere, or one the server could not hold) nothing is
+// signalled: a pid alone may name someone else's process by now.
+func stopSession(ctx context.Context, socket string, d *daemon) error {
 	ctx, cancel := context.WithTimeout(ctx, stopAnswerTimeout)
 	defer cancel()
 	_, err := call[wire.MessageData](ctx, socket, map[string]any{"type": "STOP"})
 	if err == nil {
 		return nil
 	}
-	if pid <= 0 {
+	if d == nil {
 		return err
 	}
-	if !alive(pid) {
-		return nil // the daemon is already gone: nothing left to stop
+	if d.exited() {
+		return nil // the daemon is already gone (its idle exit, say): nothing left to stop
 	}
-	syscall.Kill(pid, syscall.SIGTERM) // the daemon shuts the session down on SIGTERM
-	if waitGone(pid, daemonExitTimeout) {
+	// The daemon shuts the session down on SIGTERM.
+	if serr := d.signal(syscall.SIGTERM); serr == errDaemonGone {
 		return nil
 	}
-	syscall.Kill(pid, syscall.SIGKILL) // closing the PTY hangs the child up
-	if waitGone(pid, daemonExitTimeout) {
+	if d.waitExit(daemonExitTimeout) {
 		return nil
 	}
-	return fmt.Errorf("session %s: daemon pid %d did not exit: %w", socket, pid, err)
+	// Closing the PTY hangs the child up.
+	if serr := d.signal(syscall.SIGKILL); serr == errDaemonGone {
+		return nil
+	}
+	if d.waitExit(daemonExitTimeout) {
+		return nil
+	}
+	return fmt.Errorf("session %s: daemon pid %d did not exit: %w", socket, d.pid, err)
 }
 
 // stopAll stops the given sessions in parallel and returns the first error.
@@ -61,28 +69,23 @@ func stopAll(ctx context.Context, entries []*entry) error {
 	return errors.Join(errs...)
 }
 
-// alive reports whether pid is running. A zombie counts as gone: the
-// daemon's parent (`ptyplex start`) has exited, and in a container nobody
-// may reap it.
-func alive(pid int) bool { return !waitGone(pid, 0) }
-
-// waitGone waits until pid exits or d passes, and reports whether it
-// exited. The daemon is not our child (start detached it), so wait(2)
-// cannot be used; procwait works for any process.
-func waitGone(pid int, d time.Duration) bool { return procwait.Gone(pid, d) }
-
-// stop ends a session this server started. A daemon that died without
-// STOP (killed) leaves its private socket directory behind; remove it.
+// stop ends a session this server started, and gives up the hold on its
+// daemon once it is gone. A daemon that died without STOP (killed)
+// leaves its private socket directory behind; remove it.
 func (e *entry) stop(ctx context.Context) error {
-	if err := stopSession(ctx, e.Socket, e.PID); err != nil {
+	if err := stopSession(ctx, e.Socket, e.daemon); err != nil {
 		return err
 	}
-	if e.AutoSocket && !alive(e.PID) {
+	// Removing an empty directory harms nobody, so without a hold the
+	// pid is good enough to decide.
+	gone := (e.daemon != nil && e.daemon.exited()) || (e.daemon == nil && !procwait.Alive(e.PID))
+	if e.AutoSocket && gone {
 		dir := filepath.Dir(e.Socket)
 		if strings.HasPrefix(filepath.Base(dir), "interminai-") {
 			os.Remove(e.Socket)
 			os.Remove(dir) // only if empty: never more than the daemon made
 		}
 	}
+	e.daemon.release()
 	return nil
 }

@@ -104,7 +104,7 @@ func (s *Server) stop(ctx context.Context, in SessionInput) (string, StopOutput,
 	if t.entry != nil {
 		err = t.entry.stop(ctx)
 	} else {
-		err = stopSession(ctx, t.socket, 0)
+		err = stopSession(ctx, t.socket, nil)
 	}
 	if err != nil {
 		return "", StopOutput{}, err

@@ -72,8 +72,14 @@ func (s *Server) start(ctx context.Context, in StartInput) (string, StartOutput,
 	if err != nil {
 		return "", StartOutput{}, err
 	}
+	d, err := holdDaemon(st.PID, st.Socket)
+	if err != nil {
+		// The session works without the hold; only a stuck daemon can
+		// then not be signalled when it is stopped.
+		s.log.Warn("the session's daemon cannot be signalled if it does not answer STOP", "socket", st.Socket, "err", err)
+	}
 	e, ok := s.reg.add(&entry{
-		Socket: st.Socket, PID: st.PID, Command: in.Command,
+		Socket: st.Socket, PID: st.PID, daemon: d, Command: in.Command,
 		Persistent: in.Persistent, AutoSocket: st.Auto, Started: time.Now(),
 	})
 	if !ok {

@@ -18,7 +18,7 @@ import (
 // built with -tags ptyplex_portable, which is how it is tested.
 //
 // Unlike the Linux backend there is no parent-death signal: if we are
-// SIGKILLed, the watchdog (watchdog.go) and the PTY hangup are what end
+// SIGKILLed, the watchdog (package ptyhost/watchdog) and the PTY hangup are what end
 // the children.
 
 const backendName = "portable"

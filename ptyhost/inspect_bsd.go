@@ -2,7 +2,7 @@
 
 package ptyhost
 
-// forbidInspection does nothing here: macOS and FreeBSD have no /proc file
+// ForbidInspection does nothing here: macOS and FreeBSD have no /proc file
 // descriptors to reopen, and their debugging controls (PT_DENY_ATTACH,
 // procctl) are left alone.
-func forbidInspection() {}
+func ForbidInspection() error { return nil }

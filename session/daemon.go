@@ -43,8 +43,8 @@ type Daemon struct {
 	stopReq    chan *request // a STOP, or nil for a signal, handed to Serve
 	regFile    string        // our entry in the session registry (registry.go)
 	idle       idleClock     // when the last request came (idle.go)
-	reads      readLog       // the tokens of changes reads, under st.mu (changes.go)
 	readBytes  atomic.Int64  // bytes the PTY reader has read (inputwait.go)
+	reads      readLog       // the tokens of changes reads, under st.mu (changes.go)
 
 	// parkHook, when set (by tests and benchmarks), runs each time a WAIT
 	// is about to block, so a measurement can trigger output only then.

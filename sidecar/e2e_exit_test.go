@@ -13,7 +13,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
-	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -282,7 +282,7 @@ func childrenOf(t *testing.T, pid int) []string {
 		s := string(b)
 		i := strings.LastIndexByte(s, ')')
 		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == fmt.Sprint(pid) {
-			if env, _ := os.ReadFile("/proc/" + e.Name() + "/environ"); slices.Contains(strings.Split(string(env), "\x00"), ptyhost.WatchdogEnv+"=1") {
+			if env, _ := os.ReadFile("/proc/" + e.Name() + "/environ"); slices.Contains(strings.Split(string(env), "\x00"), watchdog.Env+"=1") {
 				continue
 			}
 			kids = append(kids, s)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
-	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
 	"github.com/stretchr/testify/require"
 )
 
@@ -92,7 +92,7 @@ func watchdogOf(t *testing.T, sidecar int) int {
 			continue
 		}
 		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if strings.Contains(string(env), ptyhost.WatchdogEnv+"=1") {
+		if strings.Contains(string(env), watchdog.Env+"=1") {
 			return pid
 		}
 	}

@@ -5,7 +5,7 @@ import "github.com/ptyplex/ptyplex/ptyhost"
 // Watchdog learns about every terminal's process while it may have a
 // session to clean up, so that something outside the sidecar can end the
 // terminals if the sidecar dies without tearing them down (SIGKILL). See
-// ptyhost.Watchdog, the implementation cmd/ptyplex-sidecar uses.
+// package ptyhost/watchdog, the implementation cmd/ptyplex-sidecar uses.
 type Watchdog interface {
 	// Watch is called once the child runs, before its terminal starts.
 	Watch(p *ptyhost.Process)

@@ -17,6 +17,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/inherited"
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
 	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
 	"golang.org/x/sys/unix"
@@ -28,9 +29,17 @@ var (
 )
 
 func main() {
-	if ptyhost.IsWatchdog() {
+	if watchdog.IsWatchdog() {
 		// This is our own watchdog process, started by run below.
-		os.Exit(ptyhost.RunWatchdog(os.Stdin))
+		os.Exit(watchdog.Run(os.Stdin))
+	}
+	// The programs in our terminals run as our user, and could otherwise
+	// open our descriptors through /proc/PID/fd: the watchdog's pipe, the
+	// host's stdin and stdout, every other terminal's PTY master. Non-
+	// dumpable, those entries are root's; each program's execve makes it
+	// dumpable again, so this is not inherited by the terminals.
+	if err := ptyhost.ForbidInspection(); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
 	}
 	// Descriptors our caller left open must not reach the terminals'
 	// programs, nor be held open by us (see package inherited).
@@ -63,9 +72,9 @@ func run() int {
 	growPipe(os.Stdout)
 	opts := sidecar.Options{Log: logger}
 	// The watchdog kills every terminal's processes if we die without
-	// tearing down (see ptyhost/watchdog.go). Without it, only the PTY
+	// tearing down (see package watchdog). Without it, only the PTY
 	// hangup (and with the Linux backend the parent-death signal) is left.
-	wd, err := ptyhost.StartWatchdog(logger.Printf)
+	wd, err := watchdog.Start(logger.Printf)
 	if err != nil {
 		logger.Printf("running without a watchdog: %v", err)
 	} else {

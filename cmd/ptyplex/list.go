@@ -21,7 +21,8 @@ Lists this user's sessions, oldest first: socket, daemon pid, state
 (running, exited with its code, stale, unreachable), size, age and command.
 Sessions are found in the session registry every daemon writes itself into
 ($PTYPLEX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/ptyplex, else
-/tmp/ptyplex-<uid>) and by their /tmp/interminai-* socket directories.
+/tmp/ptyplex-<uid>, or ~/.cache/ptyplex/sessions when another user holds
+that name in /tmp) and by their /tmp/interminai-* socket directories.
 Each session is asked for its status; nothing is changed. With
 PTYPLEX_RUNTIME_DIR set, only that registry is read.
 
@@ -42,6 +43,11 @@ func runList(args []string) int {
 	}
 	if c.fs.NArg() > 0 {
 		return c.usageError("unexpected arguments: %v", c.fs.Args())
+	}
+	// Someone else holding the usual registry directory is worth saying:
+	// the sessions are still listed, from the fallback directory.
+	if _, note, err := wire.RegistryDirNote(); err == nil && note != "" {
+		fmt.Fprintf(os.Stderr, "Note: %s\n", note)
 	}
 	list, err := wire.List(context.Background())
 	if err != nil {

@@ -32,6 +32,11 @@ wraps the character under the cursor in ESC[7m ... ESC[27m; both does both.
 -n/--number prefixes each line with its number, zero-padded, and a tab.
 --json (a ptyplex addition) prints the daemon's OUTPUT answer as JSON.
 
+The bidirectional text controls (U+202A..U+202E, U+2066..U+2069), which
+would make your terminal show the text in another order than it has, are
+printed escaped, as <U+202E>; in --json they are \u202e escapes, which
+decode to the exact text.
+
 Reading a long session (agents, start here): --changes prints the screen
 in a compact numbered form whose header ends with a token; pass it back as
 --since TOKEN and the next read prints only what changed since: the rows
@@ -53,11 +58,6 @@ screen; it costs what changed.
 the top, keeping the newest, and a "@@ cut ... @@" line says which and how
 many characters; "--from A --to B" as printed there gets them. Each line
 counts with its newline.
-
-The bidirectional text controls (U+202A..U+202E, U+2066..U+2069), which
-would make your terminal show the text in another order than it has, are
-printed escaped, as <U+202E>; in --json they are \u202e escapes, which
-decode to the exact text.
 
 --follow (a ptyplex addition) prints the screen (with the options above)
 each time it changes, until the program exits, then exits 0: for logs and
@@ -87,10 +87,10 @@ func runOutput(args []string) int {
 	format := c.fs.String("format", "", "older form: `ascii` (as --no-color), ansi (as --color) or json (as ascii)")
 	follow := c.fs.Bool("follow", false, "print the screen each time it changes, until the program exits")
 	lines := c.fs.Bool("lines", false, "with --follow: print lines as they scroll off the screen, then the final screen")
+	png := addPNGFlag(c.fs)
 	changes := c.fs.Bool("changes", false, "print the compact numbered form with a token for --since (plain text unless --color is given)")
 	since := c.fs.String("since", "", "print only what changed since the read that printed this `token` (implies --changes)")
 	maxChars := c.fs.Int("max-chars", 0, "print at most `N` characters of lines, cutting from the top, and say what was cut")
-	png := addPNGFlag(c.fs)
 	if done, code := c.parse(args); done {
 		return code
 	}
@@ -196,10 +196,10 @@ func runOutput(args []string) int {
 		Range:  func(a, b int) string { return fmt.Sprintf("--from %d --to %d", a, b) },
 		Budget: fmt.Sprintf("--max-chars %d", *maxChars),
 		Next:   "the next --since read",
-		Escape: termfilter.EscapeBidi,
 	}
 	if *changes {
-		fmt.Print(changetext.Render(out, hints))
+		// The changed rows are screen text too: bidi controls escaped.
+		fmt.Print(termfilter.EscapeBidi(changetext.Render(out, hints)))
 		return exitOK
 	}
 	if out.Cut != nil {

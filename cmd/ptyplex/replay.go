@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/cescape"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/replay"
@@ -18,67 +22,191 @@ func init() {
 
 // runReplay replays each fixture named on the command line and reports, per
 // fixture, ok or the mismatches. It exits 0 when all replayed green, 1 when
-// one did not, 2 on usage or I/O errors.
+// one did not, 2 on usage or I/O errors, and 2 without running anything
+// when --yes is missing.
 func runReplay(args []string) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	sidecar := fs.String("sidecar", "", "ptyplex-sidecar to test (default: next to ptyplex, else PATH)")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the sidecar before each host frame")
-	dump := fs.Bool("dump", false, "print the fixture's records instead of replaying them")
+	dump := fs.Bool("dump", false, "print the fixture's records instead of replaying them (runs nothing)")
+	yes := fs.Bool("yes", false, "run the commands the fixtures open (they are printed first)")
 	verbose := fs.Bool("v", false, "pass the sidecar's stderr through")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: ptyplex replay [flags] FIXTURE...\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: ptyplex replay [flags] --yes FIXTURE...\n\n"+
 			"Feeds each fixture's host frames to a fresh ptyplex-sidecar, in order, and checks\n"+
 			"the answers against the recording: per terminal the same OPENED/ERROR/EXIT frames\n"+
-			"(pids aside) and the same output. Fixtures are written by ptyplex-sidecar --record.\n\n")
+			"(pids aside) and the same output. Fixtures are written by ptyplex-sidecar --record.\n\n"+
+			"A fixture is a script: replaying it runs the commands its OPEN frames name, as you,\n"+
+			"and types its recorded input into them. replay prints them first and runs nothing\n"+
+			"without --yes, whoever made the file (a fixture from a bug report or a clone is\n"+
+			"yours too). --dump only reads.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return exitUsage
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return 2
+		return exitUsage
 	}
 	if *dump {
 		for _, path := range fs.Args() {
 			if err := dumpFixture(os.Stdout, path); err != nil {
 				fmt.Fprintln(os.Stderr, "ptyplex replay:", err)
-				return 2
+				return exitUsage
 			}
 		}
-		return 0
+		return exitOK
+	}
+	// Everything is loaded and shown before anything runs, so that a
+	// refusal (or a broken file) never leaves half of the fixtures run.
+	var fixtures []*replay.Fixture
+	for _, path := range fs.Args() {
+		recs, err := record.ReadFile(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ptyplex replay:", err)
+			return exitUsage
+		}
+		printCommands(os.Stderr, path, recs)
+		f, err := replay.Prepare(path, recs)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ptyplex replay:", cescape.EscapeControls(err.Error()))
+			return exitUsage
+		}
+		fixtures = append(fixtures, f)
+	}
+	if !*yes {
+		fmt.Fprintln(os.Stderr, "ptyplex replay: nothing was run; pass --yes to run the commands above as "+
+			"you (read a fixture you did not record yourself first, e.g. with --dump)")
+		return exitUsage
 	}
 	opts := replay.Options{Sidecar: *sidecar, StepTimeout: *timeout}
 	if *verbose {
 		opts.Stderr = os.Stderr
 	}
-	code := 0
-	for _, path := range fs.Args() {
-		f, err := replay.Load(path)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "ptyplex replay:", err)
-			return 2
-		}
+	code := exitOK
+	for _, f := range fixtures {
 		rep, err := replay.Run(f, opts)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "ptyplex replay:", err)
-			return 2
+			return exitUsage
 		}
 		fmt.Println(rep)
 		if !rep.OK() {
-			code = 1
+			code = exitFail
 		}
 	}
 	return code
 }
 
-// dumpFixture prints one line per record.
+// printCommands says what replaying recs will run: each OPEN's command,
+// directory and environment, and how much input is typed into it. All
+// of it comes from the file, so it is escaped: a fixture must not be able
+// to hide a command behind a carriage return, or write to our terminal.
+func printCommands(w io.Writer, path string, recs []record.Record) {
+	var opens []string
+	type typed struct {
+		n     int
+		first []byte
+	}
+	inputs := map[string]*typed{}
+	var ids []string
+	for _, r := range recs {
+		if r.Kind != record.FromHost {
+			continue
+		}
+		switch r.Frame.Type {
+		case proto.TypeOpen:
+			o, err := proto.ParseOpen(r.Frame.Body)
+			if err != nil {
+				opens = append(opens, showArg(o.TerminalID)+": a malformed OPEN, which the sidecar refuses: "+
+					cescape.EscapeControls(string(r.Frame.Body)))
+				continue
+			}
+			opens = append(opens, showArg(o.TerminalID)+": "+describeOpen(o))
+		case proto.TypeInput:
+			id, data, err := proto.ParseData(r.Frame.Body)
+			if err != nil {
+				continue
+			}
+			in := inputs[id]
+			if in == nil {
+				in = &typed{}
+				inputs[id] = in
+				ids = append(ids, id)
+			}
+			in.n += len(data)
+			if len(in.first) < 80 {
+				in.first = append(in.first, data[:min(len(data), 80-len(in.first))]...)
+			}
+		}
+	}
+	fmt.Fprintf(w, "%s opens %d terminal(s), running as you:\n", cescape.Escape(path), len(opens))
+	for _, o := range opens {
+		fmt.Fprintf(w, "  %s\n", o)
+	}
+	if len(ids) > 0 {
+		fmt.Fprintln(w, "and types into them:")
+	}
+	for _, id := range ids {
+		in, more := inputs[id], ""
+		if len(in.first) < in.n {
+			more = "..."
+		}
+		fmt.Fprintf(w, "  %s: %d bytes: %s%s\n", showArg(id), in.n, strconv.Quote(string(in.first)), more)
+	}
+}
+
+// describeOpen is an OPEN as a command line a person can read: arguments
+// with anything unusual quoted, then the directory and environment.
+func describeOpen(o proto.Open) string {
+	parts := []string{showArg(o.Cmd)}
+	for _, a := range o.Args {
+		parts = append(parts, showArg(a))
+	}
+	s := strings.Join(parts, " ")
+	if o.Cwd != nil {
+		s += "  (in " + showArg(*o.Cwd) + ")"
+	}
+	if len(o.Env) > 0 {
+		keys := make([]string, 0, len(o.Env))
+		for k := range o.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		env := make([]string, len(keys))
+		for i, k := range keys {
+			env[i] = showArg(k + "=" + o.Env[k])
+		}
+		s += "  (env " + strings.Join(env, " ") + ")"
+	}
+	return s
+}
+
+// showArg leaves a plain word as it is and quotes anything else, Go
+// style, which escapes every control and invisible character.
+func showArg(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./=:,+@%", c)) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// dumpFixture prints one line per record. Frame bodies and notes come
+// from the file as they are, and a fixture may hold anything: they are
+// printed escaped, so that no escape sequence in them (a clipboard write,
+// a title) reaches the terminal that shows the dump.
 func dumpFixture(w io.Writer, path string) error {
 	recs, err := record.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s: %d records\n", path, len(recs))
+	fmt.Fprintf(w, "%s: %d records\n", cescape.Escape(path), len(recs))
 	for _, r := range recs {
 		fmt.Fprintf(w, "%12s  %-7s  ", r.At.Round(time.Microsecond), r.Kind)
 		switch r.Kind {
@@ -91,13 +219,13 @@ func dumpFixture(w io.Writer, path string) error {
 					if len(show) > 60 {
 						show = show[:60]
 					}
-					fmt.Fprintf(w, "%-6s %s %d bytes %q\n", f.Type, id, len(data), show)
+					fmt.Fprintf(w, "%-6s %s %d bytes %q\n", f.Type, cescape.Escape(id), len(data), show)
 					continue
 				}
 			}
-			fmt.Fprintf(w, "%-6s %s\n", f.Type, f.Body)
+			fmt.Fprintf(w, "%-6s %s\n", f.Type, cescape.EscapeControls(string(f.Body)))
 		default:
-			fmt.Fprintf(w, "%s\n", r.Raw)
+			fmt.Fprintf(w, "%s\n", cescape.EscapeControls(string(r.Raw)))
 		}
 	}
 	return nil

@@ -22,9 +22,6 @@ type Hints struct {
 	Budget string
 	// Next names the next changes read: "the next --since read".
 	Next string
-	// Escape, when set, makes a line's text safe to print (the CLI
-	// escapes the bidirectional controls that would reorder a line).
-	Escape func(string) string
 }
 
 // Render renders a changes read (an answer to "since") or, when
@@ -80,7 +77,7 @@ func Render(out wire.OutputData, h Hints) string {
 	if out.Cut != nil {
 		b.WriteString(CutNote(*out.Cut, h, out.Since != "") + "\n")
 	}
-	writeLines(&b, body, h.Escape)
+	writeLines(&b, body)
 	return b.String()
 }
 
@@ -123,7 +120,7 @@ func screenLines(out wire.OutputData) []wire.Line {
 
 // writeLines writes "N: text", folding two or more consecutive blank
 // lines into one "A..B: (blank)".
-func writeLines(b *strings.Builder, ls []wire.Line, escape func(string) string) {
+func writeLines(b *strings.Builder, ls []wire.Line) {
 	for i := 0; i < len(ls); {
 		j := i
 		for j+1 < len(ls) && ls[i].Text == "" && ls[j+1].Text == "" && next(ls[j].N) == ls[j+1].N {
@@ -132,11 +129,7 @@ func writeLines(b *strings.Builder, ls []wire.Line, escape func(string) string) 
 		if j > i {
 			fmt.Fprintf(b, "%s: (blank)\n", span(ls[i].N, ls[j].N))
 		} else {
-			t := ls[i].Text
-			if escape != nil {
-				t = escape(t)
-			}
-			fmt.Fprintf(b, "%d: %s\n", ls[i].N, t)
+			fmt.Fprintf(b, "%d: %s\n", ls[i].N, ls[i].Text)
 		}
 		i = j + 1
 	}

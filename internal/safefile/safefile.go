@@ -6,7 +6,7 @@
 // that they can read. Writing any of those would hand them our output or
 // let them choose which of our files we overwrite, so the file is opened
 // without following links and refused unless it is a plain regular file
-// that belongs to us.
+// that belongs to us and that no other user may read or write.
 package safefile
 
 import (
@@ -109,7 +109,7 @@ func openError(path string, err error) error {
 }
 
 // check refuses anything but a regular file of ours with a single name
-// that nobody else may write.
+// that nobody else may write or read.
 func check(path string, st *unix.Stat_t) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return &RefusedError{path, "it is " + kind(uint32(st.Mode)) + ", not a regular file"}
@@ -122,6 +122,15 @@ func check(path string, st *unix.Stat_t) error {
 	}
 	if perm := st.Mode & 0o022; perm != 0 {
 		return &RefusedError{path, fmt.Sprintf("other users may write it (mode %04o)", st.Mode&0o7777)}
+	}
+	// What goes into these files (a session's raw output, every frame of a
+	// sidecar, a server's log) can hold whatever was typed, passwords
+	// included. A file made with the usual umask is 0644; we would rather
+	// refuse it than quietly change the mode of a file the user made.
+	if perm := st.Mode & 0o044; perm != 0 {
+		return &RefusedError{path, fmt.Sprintf("other users may read it (mode %04o), and what is written there may include "+
+			"passwords typed into a terminal; make it private (chmod 600) or name a file that does not exist yet (it is created 0600)",
+			st.Mode&0o7777)}
 	}
 	return nil
 }

@@ -31,6 +31,18 @@ func TestRefusals(t *testing.T) {
 			return os.Chmod(p, 0o620)
 		}, "other users may write it (mode 0620)"},
 		{"directory", func(p string) error { return os.Mkdir(p, 0o700) }, "directory"},
+		{"readable by all", func(p string) error {
+			if err := os.WriteFile(p, nil, 0o600); err != nil {
+				return err
+			}
+			return os.Chmod(p, 0o644)
+		}, "other users may read it (mode 0644)"},
+		{"group-readable", func(p string) error {
+			if err := os.WriteFile(p, nil, 0o600); err != nil {
+				return err
+			}
+			return os.Chmod(p, 0o640)
+		}, "other users may read it (mode 0640)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -180,7 +180,11 @@ func checkPrivateDir(dir string) error {
 		return fmt.Errorf("session registry: %w", err)
 	}
 	if !fi.IsDir() || !ownedByUs(fi) || fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("session registry %s: not a private directory of this user", dir)
+		why := fmt.Sprintf("mode %v", fi.Mode())
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+			why = "it belongs to " + userName(st.Uid) + ", " + why
+		}
+		return fmt.Errorf("session registry %s: not a private directory of this user (%s)", dir, why)
 	}
 	return nil
 }

@@ -13,7 +13,10 @@ import (
 // `ptyplex list` and the MCP server's list tool find sessions whatever
 // their socket path. The directory is $PTYPLEX_RUNTIME_DIR, else
 // $XDG_RUNTIME_DIR/ptyplex, else /tmp/ptyplex-<uid>; it is private (0700)
-// and must belong to us.
+// and must belong to us. /tmp is shared, so another user can create
+// /tmp/ptyplex-<uid> before we do; then the registry moves to the user's
+// cache directory (~/.cache/ptyplex/sessions), which nobody else can
+// create, rather than leaving every session out of `list`.
 
 // AutoDirPrefix names the private /tmp directory of an auto-generated
 // socket; existing tooling looks for the interminai name.
@@ -37,21 +40,45 @@ type Record struct {
 // RegistryDir returns the registry directory, creating it (0700) if need
 // be. It refuses a directory that is not ours or is open to others.
 func RegistryDir() (string, error) {
-	dir := os.Getenv(RuntimeDirEnv)
-	if dir == "" {
-		if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
-			dir = filepath.Join(x, "ptyplex")
-		} else {
-			dir = filepath.Join("/tmp", "ptyplex-"+strconv.Itoa(os.Getuid()))
-		}
+	dir, _, err := RegistryDirNote()
+	return dir, err
+}
+
+// RegistryDirNote is RegistryDir, plus a sentence for the user when the
+// usual directory in /tmp could not be used and the one in the cache
+// directory was taken instead: someone else created it, which is worth
+// knowing.
+func RegistryDirNote() (dir, note string, err error) {
+	if dir := os.Getenv(RuntimeDirEnv); dir != "" {
+		return dir, "", makePrivateDir(dir)
 	}
+	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
+		dir := filepath.Join(x, "ptyplex")
+		return dir, "", makePrivateDir(dir)
+	}
+	tmp := filepath.Join("/tmp", "ptyplex-"+strconv.Itoa(os.Getuid()))
+	tmpErr := makePrivateDir(tmp)
+	if tmpErr == nil {
+		return tmp, "", nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", "", fmt.Errorf("%w; no fallback either (%v): set XDG_RUNTIME_DIR or %s to a private directory", tmpErr, err, RuntimeDirEnv)
+	}
+	dir = filepath.Join(cache, "ptyplex", "sessions")
+	if err := makePrivateDir(dir); err != nil {
+		return "", "", fmt.Errorf("%w; the fallback %s cannot be used either: %v (set XDG_RUNTIME_DIR or %s to a private directory)", tmpErr, dir, err, RuntimeDirEnv)
+	}
+	return dir, fmt.Sprintf("%v; using %s instead (XDG_RUNTIME_DIR is not set)", tmpErr, dir), nil
+}
+
+// makePrivateDir creates dir (0700) unless it exists, and refuses it
+// unless it is a directory of ours that nobody else may write to.
+func makePrivateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("session registry: %w", err)
+		return fmt.Errorf("session registry: %w", err)
 	}
-	if err := checkPrivateDir(dir); err != nil {
-		return "", err
-	}
-	return dir, nil
+	return checkPrivateDir(dir)
 }
 
 // readRecords returns the registry's entries; unreadable ones are skipped

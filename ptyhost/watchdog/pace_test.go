@@ -1,4 +1,4 @@
-package ptyhost
+package watchdog
 
 import (
 	"fmt"
@@ -87,29 +87,27 @@ func (s *sizeRecorder) Read(b []byte) (int, error) {
 // the short read that empties it is followed by one.
 func TestAnnouncementBacklog(t *testing.T) {
 	var backlog strings.Builder
+	backlog.WriteString(tokened("token T\n"))
 	lines := 0
 	for backlog.Len() < 300<<10 {
-		fmt.Fprintf(&backlog, "token + %d 123456789 /dev/pts/%d 64 %d 1700000000123456789\n", 100000+lines, lines%4096, lines)
+		fmt.Fprintf(&backlog, tok+" + %d 123456789 /dev/pts/%d 64 %d 1700000000123456789\n", 100000+lines, lines%4096, lines)
 		lines++
 	}
 	clock := time.Unix(1000, 0)
 	var slept []time.Duration
 	rec := &sizeRecorder{r: strings.NewReader(backlog.String())}
-	sc := announcementScanner(&pacedReader{
+	var log strings.Builder
+	a := readAnnouncements(&pacedReader{
 		r:     rec,
 		pace:  20 * time.Millisecond,
 		now:   func() time.Time { return clock },
 		sleep: func(d time.Duration) { slept = append(slept, d); clock = clock.Add(d) },
-	})
-	got := 0
-	for sc.Scan() {
-		got++
+	}, &log)
+	if a.err != nil || a.ignored != 0 || log.Len() > 0 {
+		t.Fatalf("reading the backlog: %v, %d ignored, log %q", a.err, a.ignored, log.String())
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if got != lines {
-		t.Fatalf("scanned %d lines, want %d", got, lines)
+	if got := len(a.live); got != lines {
+		t.Fatalf("read %d announcements, want %d", got, lines)
 	}
 	// 300 KiB in reads of up to 64 KiB: five, the first four full.
 	if len(rec.sizes) > 6 {

@@ -1,4 +1,4 @@
-package ptyhost
+package watchdog
 
 import (
 	"crypto/rand"

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
+)
+
+// TestSecuritySidecarNotDumpable: a program inside a terminal runs as the
+// sidecar's user, so it could open any of the sidecar's descriptors
+// through /proc/$PPID/fd: the watchdog's pipe (70,000 bytes there made the
+// watchdog kill every terminal), the host's frame stream, the PTY masters
+// of the other terminals. The sidecar now makes itself non-dumpable at
+// startup, which gives those entries to root: the open is refused. The
+// programs it starts are dumpable again after their execve, so a
+// terminal's own processes can still inspect each other. Root can open
+// anything, so the sidecar runs as a second user here.
+func TestSecuritySidecarNotDumpable(t *testing.T) {
+	t.Parallel()
+	victim := otherUser(t)
+	sc := publicCopy(t, sidecarBinary(t))
+	h := hosttest.StartCmd(t, victim.command(sc))
+	sidecar := h.Cmd.Process.Pid
+
+	survivor := `(trap '' HUP; exec sleep 1000) & echo bg=$!; exec cat`
+	h.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", survivor}})
+	bg := pidAfter(t, h.WaitOutput("a", "bg=").Output("a"), "bg=")
+	// The attacker: told which descriptor is the watchdog's pipe, it
+	// writes garbage there. Then the terminal's shell checks that its own
+	// child may look at it (it is dumpable again).
+	attack := `read n; if head -c 70000 /dev/zero | tr '\0' A > /proc/$PPID/fd/$n; then echo WROTE; else echo REFUSED; fi; ` +
+		`sh -c 'echo "own=$(readlink /proc/$PPID/fd/0)"'; exec cat`
+	h.Open(proto.Open{TerminalID: "b", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", attack}})
+	leader := h.WaitControl(proto.TypeOpened, "b")
+	wd := watchdogChild(t, sidecar)
+	t.Cleanup(func() {
+		// The user is deleted after this: nothing of theirs may be left.
+		h.Cmd.Process.Kill()
+		for _, pid := range []int{bg, wd, sidecar} {
+			if !waitGone(pid, deadline) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				waitGone(pid, deadline)
+			}
+		}
+	})
+
+	// Root (the test) can still find the descriptor: the sidecar's end of
+	// the pipe that is the watchdog's stdin.
+	pipe, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", wd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := fdLinkedTo(t, sidecar, pipe)
+	h.Input("b", strconv.Itoa(fd)+"\n")
+	out := h.MustUntil("the attack's verdict", func(s hosttest.Snapshot) bool {
+		o := s.Output("b")
+		return strings.Contains(o, "own=") && strings.Contains(o[strings.Index(o, "own="):], "\n")
+	}).Output("b")
+	if !strings.Contains(out, "REFUSED") || !strings.Contains(out, "Permission denied") {
+		t.Errorf("a program in a terminal opened the sidecar's descriptor %d through /proc:\n%s", fd, out)
+	}
+	if !regexp.MustCompile(`own=/dev/pts/\d+`).MatchString(out) {
+		t.Errorf("a terminal's program cannot read its own child's /proc entries (not dumpable after execve?):\n%s", out)
+	}
+	if !hosttest.Alive(bg) {
+		t.Errorf("terminal a's job died while the sidecar runs")
+	}
+	for pid, wantRoot := range map[int]bool{sidecar: true, wd: true, int(leaderPID(t, leader)): false} {
+		var st syscall.Stat_t
+		if err := syscall.Stat(fmt.Sprintf("/proc/%d/fd", pid), &st); err != nil {
+			t.Fatal(err)
+		}
+		if owner := st.Uid; (owner == 0) != wantRoot {
+			t.Errorf("/proc/%d/fd belongs to uid %d; want root's only for the sidecar and its watchdog", pid, owner)
+		}
+	}
+
+	// And the watchdog still does its job for a sidecar running as a user.
+	h.Cmd.Process.Signal(syscall.SIGKILL)
+	if !waitGone(bg, deadline) {
+		t.Errorf("terminal a's job outlived the SIGKILLed sidecar")
+	}
+}
+
+// pidAfter reads the number after prefix in s.
+func pidAfter(t *testing.T, s, prefix string) int {
+	t.Helper()
+	m := regexp.MustCompile(regexp.QuoteMeta(prefix) + `(\d+)`).FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("no %s in %q", prefix, s)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func leaderPID(t *testing.T, c hosttest.Control) float64 {
+	t.Helper()
+	pid, ok := c.Fields["pid"].(float64)
+	if !ok {
+		t.Fatalf("OPENED without a pid: %v", c.Fields)
+	}
+	return pid
+}
+
+// watchdogChild finds the sidecar's watchdog among its children by the
+// environment variable it is started with.
+func watchdogChild(t *testing.T, sidecar int) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		i := strings.LastIndexByte(string(stat), ')')
+		if f := strings.Fields(string(stat[i+1:])); i < 0 || len(f) < 2 || f[1] != strconv.Itoa(sidecar) {
+			continue
+		}
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if strings.Contains(string(env), watchdog.Env+"=1") {
+			return pid
+		}
+	}
+	t.Fatalf("sidecar %d has no watchdog child", sidecar)
+	return 0
+}
+
+// fdLinkedTo finds pid's descriptor whose /proc link reads target.
+func fdLinkedTo(t *testing.T, pid int, target string) int {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if l, _ := os.Readlink(dir + "/" + e.Name()); l == target {
+			n, _ := strconv.Atoi(e.Name())
+			return n
+		}
+	}
+	t.Fatalf("process %d holds no descriptor on %s", pid, target)
+	return 0
+}

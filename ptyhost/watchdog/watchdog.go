@@ -1,0 +1,163 @@
+package watchdog
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ptyplex/ptyplex/ptyhost"
+)
+
+// Env marks a process started as a watchdog.
+const Env = "PTYPLEX_WATCHDOG"
+
+// parentEnv carries the pid of the process the watchdog guards.
+const parentEnv = "PTYPLEX_WATCHDOG_PARENT"
+
+// IsWatchdog reports whether this process was started by Start and
+// should call Run instead of doing its usual job.
+func IsWatchdog() bool { return os.Getenv(Env) == "1" }
+
+// Watchdog is the parent's handle on its watchdog process. If the
+// watchdog dies while we run (a program in a terminal, running as our
+// user, can kill it), a new one is started and told about every terminal
+// still announced; see watchdog_restart.go.
+type Watchdog struct {
+	mu      sync.Mutex
+	w       *os.File // the only write end of the watchdog's stdin; nil while none runs
+	pid     int
+	token   string         // this watchdog's token, the first word of every line
+	live    map[int]string // announced terminals: leader pid -> its "+" line
+	logf    func(string, ...any)
+	started time.Time // of the current watchdog, to space out restarts
+	closed  bool
+}
+
+// Start starts this executable again in watchdog mode. The watchdog
+// gets its own process group, so signals for the parent's group (a ^C, a
+// kill of the whole job) leave it alive to clean up after the parent.
+// logf, if not nil, is told when the watchdog died and was replaced.
+func Start(logf func(format string, args ...any)) (*Watchdog, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	wd := &Watchdog{live: map[int]string{}, logf: logf}
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if err := wd.spawnLocked(); err != nil {
+		return nil, err
+	}
+	return wd, nil
+}
+
+// spawnLocked starts a watchdog process and makes it the current one.
+func (wd *Watchdog) spawnLocked() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("watchdog: find own executable: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("watchdog: %w", err)
+	}
+	defer r.Close()
+	// The token is the pipe's first line, written before the watchdog
+	// runs: whatever else opens the pipe later (through /proc/PID/fd, as
+	// a program in a terminal can) cannot read it from there, and lines
+	// without it are ignored.
+	token, err := newToken()
+	if err == nil {
+		_, err = w.WriteString("token " + token + "\n")
+	}
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("watchdog: token: %w", err)
+	}
+	cmd := exec.Command(exe)
+	// The parent's pid travels in the environment: under load the watchdog
+	// may start running only after its parent died, when getppid(2) would
+	// name init instead.
+	cmd.Env = append(os.Environ(), Env+"=1", parentEnv+"="+strconv.Itoa(os.Getpid()))
+	cmd.Stdin = r
+	cmd.Stderr = os.Stderr // stdout stays /dev/null: it may be a frame stream
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return fmt.Errorf("watchdog: start %s: %w", exe, err)
+	}
+	wd.w, wd.pid, wd.token, wd.started = w, cmd.Process.Pid, token, time.Now()
+	// Reaps it when it exits, and replaces it if we did not end it.
+	go wd.monitor(cmd, w)
+	return nil
+}
+
+// Pid is the current watchdog's process id (0 while none runs).
+func (wd *Watchdog) Pid() int {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if wd.w == nil {
+		return 0
+	}
+	return wd.pid
+}
+
+// Watch announces p. Call it once p runs and before it can be reaped.
+func (wd *Watchdog) Watch(p *ptyhost.Process) {
+	id := p.Identity()
+	line := fmt.Sprintf("+ %d %d %s %d %d %d\n", id.SID, id.Start, id.PTS, id.Dev, id.Ino, id.Ctime)
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	wd.live[id.SID] = line
+	wd.sendLocked(line)
+}
+
+// Forget retires p. Call it after p's session was killed and before p is
+// reaped, so that the watchdog never holds a session id that could be
+// reused.
+func (wd *Watchdog) Forget(p *ptyhost.Process) {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	delete(wd.live, p.Pid())
+	wd.sendLocked(fmt.Sprintf("- %d\n", p.Pid()))
+}
+
+// Close ends the watchdog in an orderly way: it says goodbye, so that the
+// watchdog knows we did not die, then closes the pipe. The watchdog still
+// kills whatever is announced (normally nothing) and exits. No new one is
+// started.
+func (wd *Watchdog) Close() error {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	wd.closed = true
+	if wd.w == nil {
+		return nil
+	}
+	wd.sendLocked(goodbye + "\n")
+	return wd.w.Close()
+}
+
+// goodbye is the last line of an orderly shutdown. A pipe that ends
+// without it means the parent died (SIGKILL, the OOM killer, a crash), and
+// the watchdog says so on stderr, which the parent shares: nothing else
+// could explain why the parent's stream stopped.
+const goodbye = "bye"
+
+// sendTimeout bounds a write to a watchdog that does not read (stopped,
+// say), so that it can never hold up the caller, which is the sidecar's
+// dispatch loop.
+const sendTimeout = time.Second
+
+func (wd *Watchdog) sendLocked(line string) {
+	if wd.w == nil {
+		return // between a death and its replacement, which gets wd.live
+	}
+	// A failed write means the watchdog is gone or stuck; monitor
+	// replaces a dead one, and the kernel's own mechanisms (Pdeathsig,
+	// hangup) remain, so go on.
+	wd.w.SetWriteDeadline(time.Now().Add(sendTimeout))
+	wd.w.WriteString(wd.token + " " + line)
+}

@@ -1,0 +1,38 @@
+package sidecar_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/stretchr/testify/require"
+)
+
+// A recording holds every INPUT frame, so every key typed into every
+// terminal, passwords included. An existing file that other users may
+// read is refused (recording is a bystander: the sidecar says why on
+// stderr and serves without it), and the file is left as it was.
+func TestRecordRefusesReadableFile(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "session.fixture")
+	require.NoError(t, os.WriteFile(p, []byte("before\n"), 0o600))
+	require.NoError(t, os.Chmod(p, 0o644))
+
+	h := hosttest.Start(t, sidecarBin, "--record", p)
+	h.WaitStderr(regexp.MustCompile(`not recording: refusing to write to ` + regexp.QuoteMeta(p) + `: other users may read it \(mode 0644\)`))
+	sh(h, "t1", "read line; echo got $line")
+	h.WaitControl(proto.TypeOpened, "t1")
+	h.Input("t1", "hunter2\n")
+	h.WaitOutput("t1", "got hunter2")
+	h.CloseStdin()
+	code, err := h.WaitExit(10 * time.Second)
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "before\n", string(b), "the readable file was written")
+}
