@@ -6,6 +6,8 @@ BIN      := bin
 FUZZTIME ?= 30s
 
 .PHONY: test-node typecheck-node npm npm-smoke bench-node node-pty xtermjs test-portable cross release portable-sidecar
+
+.PHONY: procs
 .PHONY: all build test vet fmt-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean
 
 all: build
@@ -49,6 +51,12 @@ BENCHFLAGS ?=
 PORTABLE_SIDECAR := $(BIN)/portable/ptyplex-sidecar
 bench: build portable-sidecar node-pty
 	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -portable-sidecar $(PORTABLE_SIDECAR) -svg docs/bench.svg $(BENCHFLAGS)
+
+# The sidecar's number of Ps (GOMAXPROCS) against plain reads: 1, the CPU
+# count and twice it, rounds alternating (scripts/procs.py; docs/performance.md).
+PROCS_ROUNDS ?= 4
+procs: build
+	scripts/procs.py $(PROCS_ROUNDS)
 
 bench-quick: build portable-sidecar
 	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -portable-sidecar $(PORTABLE_SIDECAR) -quick $(BENCHFLAGS)
