@@ -74,6 +74,8 @@ type Client struct {
 	nextID   atomic.Uint64
 
 	done chan struct{} // closed once the stream ended and every terminal was finished
+
+	persist persistState // LIST and ATTACH in flight (persist.go)
 }
 
 // pendingOpen is an OPEN waiting for its OPENED or ERROR.
