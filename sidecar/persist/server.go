@@ -96,11 +96,18 @@ func (s *Server) Serve(ln *net.UnixListener) error {
 	}
 }
 
-// refuse tells a peer why and hangs up, without reading what it sent.
+// refuse tells a peer why and hangs up. What it sent is read and thrown
+// away until it hangs up too (for a second at most): closing a socket
+// with unread data resets the connection, and the peer would lose the
+// reason.
 func refuse(c *net.UnixConn, msg string) {
-	c.SetWriteDeadline(time.Now().Add(time.Second))
-	proto.WriteFrame(c, proto.TypeError, proto.Marshal(proto.Error{Message: msg}))
-	c.Close()
+	go func() {
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(time.Second))
+		proto.WriteFrame(c, proto.TypeError, proto.Marshal(proto.Error{Message: msg}))
+		c.CloseWrite()
+		io.Copy(io.Discard, io.LimitReader(c, 1<<20))
+	}()
 }
 
 // conn is one host connection. It owns nothing a terminal needs: when it
