@@ -51,6 +51,14 @@ type Listed struct {
 	Terminals []ListedTerminal `json:"terminals"`
 }
 
+// Attach is the body of ATTACH. Credit nil means unthrottled. The server
+// parses it more strictly than encoding/json would (whole numbers only).
+type Attach struct {
+	Credit     *uint64 `json:"credit,omitempty"`
+	Offset     uint64  `json:"offset"`
+	TerminalID string  `json:"terminalId"`
+}
+
 // Attached is the body of ATTACHED. Offset is the offset the host asked
 // for; Lost is how many of the bytes from there fell out of the journal.
 type Attached struct {
