@@ -19,7 +19,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultJournal    = 4 << 20
-	DefaultTotal      = 1 << 30
+	DefaultTotal      = 8 << 30 // 2048 terminals at the default journal; journals are allocated as they fill
 	DefaultKeepExited = 24 * time.Hour
 	// MaxJournal bounds the journal one OPEN may ask for.
 	MaxJournal = 256 << 20
