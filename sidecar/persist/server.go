@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -118,23 +119,31 @@ type conn struct {
 	mu sync.Mutex // serialises writes
 	bw *bufio.Writer
 	// broken is set after a failed write; later frames are dropped.
-	broken bool
+	broken  bool
+	waiting atomic.Int32 // writers waiting for mu
 }
 
 // write sends one encoded frame and flushes it. A failed write breaks the
 // connection for writing; its reader ends soon after, and that detaches
 // its terminals.
+//
+// The buffer is flushed only when no other pump waits to write: frames of
+// terminals flooding at once then share a write(2), while a lone frame
+// goes out at once.
 func (c *conn) write(frame []byte) {
+	c.waiting.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.waiting.Add(-1)
 	if c.broken {
 		return
 	}
-	if _, err := c.bw.Write(frame); err == nil {
+	_, err := c.bw.Write(frame)
+	if err == nil && c.waiting.Load() == 0 {
 		err = c.bw.Flush()
-		if err == nil {
-			return
-		}
+	}
+	if err == nil {
+		return
 	}
 	c.broken = true
 	c.c.CloseRead() // wake the dispatch loop so the terminals are detached
