@@ -103,6 +103,12 @@ func (t *term) evictableLocked() int {
 	switch {
 	case t.dropping:
 		return t.j.size
+	case t.closing && t.holder == nil:
+		// The host asked for the end: what nobody holds may go, so
+		// that the child's last output drains and its EXIT can come.
+		return t.j.size
+	case t.closing:
+		return int(t.sent - t.j.start)
 	case t.park && t.ackedLocked() >= t.j.start:
 		return int(t.ackedLocked() - t.j.start)
 	case t.park:
@@ -312,6 +318,13 @@ func (t *term) close() {
 			return
 		}
 		t.closing = true
+		// As in the plain sidecar, CLOSE lifts the credit so that the
+		// output drains to the end (and, in park mode, stops waiting
+		// for acknowledgements: the host wants the terminal gone).
+		if t.holder != nil {
+			t.credit = unlimited
+		}
+		t.cond.Broadcast()
 		t.proc.SignalGroup(syscall.SIGHUP)
 		t.killer = time.AfterFunc(closeGrace, t.kill)
 	})
