@@ -220,3 +220,15 @@ func (c *Client) attached(p *pendingOpen) {
 	}
 	c.mu.Unlock()
 }
+
+// openBody encodes OPEN, with the persistent server's fields when set.
+func openBody(msg proto.Open, o OpenOptions) []byte {
+	if o.Journal == 0 && o.Detached == "" {
+		return proto.Marshal(msg)
+	}
+	return proto.Marshal(struct {
+		proto.Open
+		Detached string `json:"detached,omitempty"`
+		Journal  int    `json:"journal,omitempty"`
+	}{msg, o.Detached, o.Journal})
+}

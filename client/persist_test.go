@@ -96,9 +96,15 @@ func TestPersistentTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c1.Close()
-	t1, err := c1.Open(ctx, OpenOptions{ID: "x", Cmd: "/bin/cat"})
+	t1, err := c1.Open(ctx, OpenOptions{ID: "x", Cmd: "/bin/cat", Journal: 8192, Detached: "park"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if l, err := c1.List(ctx); err != nil || len(l) != 1 || l[0].Detached != "park" {
+		t.Fatalf("List after an OPEN asking for park: %+v, %v", l, err)
+	}
+	if _, err := c1.Open(ctx, OpenOptions{ID: "y", Cmd: "/bin/cat", Detached: "sometimes"}); err == nil || !strings.Contains(err.Error(), "detached must be") {
+		t.Fatalf("Open with a bad Detached: %v", err)
 	}
 	c2, err := Persistent("d", Options{SidecarPath: sidecarBin, Env: env})
 	if err != nil {
