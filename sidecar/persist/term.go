@@ -24,6 +24,9 @@ const (
 	unlimited = math.MaxUint64
 )
 
+// Lock order: Server.mu before term.mu, never the other way round; no
+// goroutine holds term.mu while it writes to a connection.
+
 // term is one terminal of the server, from OPEN until its EXIT was
 // delivered (or, exited while detached, until keep-exited passed). Every
 // field a live upgrade would hand over is here. mu guards the fields
