@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -283,6 +284,78 @@ func reattachTime(bin, tmp string, n int) (base, subj float64, err error) {
 	return base, subj, nil
 }
 
+// floodingMemory opens n `yes` terminals with 1 MiB ring journals through
+// a bridge, ends the bridge, waits until every journal has wrapped, and
+// returns the server's RSS in KiB against the journals' total.
+func floodingMemory(bin, tmp string, n int) (journals, rss int, err error) {
+	env, dir := persistEnvFor(tmp)
+	defer stopServer(bin, env)
+	const journal = 1 << 20
+	wrapped := make(chan int, 64)
+	h, err := startBridge(bin, env, func(f proto.Frame) {
+		switch f.Type {
+		case proto.TypeError:
+			fmt.Fprintf(os.Stderr, "ERROR %s\n", f.Body)
+		case proto.TypeListed:
+			var l proto.Listed
+			json.Unmarshal(f.Body, &l)
+			k := 0
+			for _, e := range l.Terminals {
+				if e.Start > 2*journal {
+					k++
+				}
+			}
+			wrapped <- k
+		}
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	zero := uint64(0)
+	for i := 0; i < n; i++ {
+		// No credit: nothing is sent to this host, all goes to the journals.
+		h.s.SendJSON(proto.TypeOpen, map[string]any{"terminalId": fmt.Sprint("y", i), "cols": 80, "rows": 24,
+			"cmd": "yes", "journal": journal, "credit": zero})
+	}
+	// Detach by ending the connection: with nobody holding them, the
+	// ring journals wrap.
+	h.s.SendJSON(proto.TypeList, struct{}{})
+	<-wrapped
+	h.stop()
+	probe, err := startBridge(bin, env, func(f proto.Frame) {
+		if f.Type == proto.TypeListed {
+			var l proto.Listed
+			json.Unmarshal(f.Body, &l)
+			k := 0
+			for _, e := range l.Terminals {
+				if e.Start > 2*journal {
+					k++
+				}
+			}
+			wrapped <- k
+		}
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer probe.stop()
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		probe.s.SendJSON(proto.TypeList, struct{}{})
+		if <-wrapped == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, fmt.Errorf("journals never wrapped")
+		}
+	}
+	pid, err := serverPid(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	rss, err = rssKiB(pid)
+	return n * journal >> 10, rss, err
+}
+
 // persistRows adds the persistent sidecar's rows.
 func persistRows(t *table, filter *regexp.Regexp, tmp string) {
 	for _, n := range []int{1, 16} {
@@ -317,6 +390,14 @@ func persistRows(t *table, filter *regexp.Regexp, tmp string) {
 		})
 		t.add(row{name: fmt.Sprintf("Persistent server RSS per detached idle terminal, %d (KiB; baseline: whole RSS with 1)", *idleN),
 			unit: "%.1f", scale: 1, s: per, noRatio: true})
+	}
+	if filter.MatchString("persist flooding memory") {
+		s := measure("persist flooding memory", func() (float64, float64, error) {
+			j, rss, err := floodingMemory(*sidecarBin, tmp, 64)
+			return float64(j), float64(rss), err
+		})
+		t.add(row{name: "Persistent server RSS, 64 detached terminals flooding into 1 MiB journals (KiB; baseline: the journals)",
+			unit: "%.0f", scale: 1, s: s, maxRatio: ptr(1.2)})
 	}
 	if filter.MatchString("persist reattach") {
 		s := measure("persist reattach", func() (float64, float64, error) {
