@@ -195,7 +195,7 @@ func (s *Server) open(c *conn, body []byte) {
 		}
 	}
 	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, park: park, quota: size,
-		input: make(chan []byte, 64), readDone: make(chan struct{}), j: newJournal(size),
+		input: make(chan []byte, 64), readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
 		holder: c, credit: unlimited, cols: o.Cols, rows: o.Rows, running: true}
 	t.cond = sync.NewCond(&t.mu)
 	if o.Credit != nil {

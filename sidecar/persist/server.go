@@ -322,10 +322,12 @@ func (s *Server) Stop() {
 			t.mu.Unlock()
 			t.kill()
 		}
+		// Wait (bounded) until every child is reaped, so that none is
+		// left behind as a zombie for whoever inherits it.
 		deadline := time.After(10 * time.Second)
 		for _, t := range terms {
 			select {
-			case <-t.readDone:
+			case <-t.reaped:
 			case <-deadline:
 			}
 		}

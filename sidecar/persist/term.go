@@ -45,6 +45,7 @@ type term struct {
 	inStart sync.Once
 
 	readDone chan struct{} // the reader saw EOF
+	reaped   chan struct{} // the child was reaped
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -203,6 +204,7 @@ func (t *term) supervise() {
 		t.exit.Signal = st.SignalName()
 	}
 	t.exited = true
+	close(t.reaped)
 	detached := t.holder == nil
 	t.cond.Broadcast()
 	t.mu.Unlock()
