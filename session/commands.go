@@ -358,6 +358,8 @@ func (d *Daemon) run(f wire.Fields, gone <-chan struct{}) (any, error) {
 	// that command's input.
 	var quietSince time.Time
 	var quietGen int64 = -1
+	var waitSince time.Time
+	var waitGen int64 = -1
 	for {
 		st.mu.Lock()
 		exited, code := st.exited, st.exitCode
@@ -379,16 +381,27 @@ func (d *Daemon) run(f wire.Fields, gone <-chan struct{}) (any, error) {
 			// A shell with integration marks its prompt before it reads
 			// the terminal: once the program waits for input without
 			// having sent a mark, none is coming.
+			// As WAIT "input" does, it must say so for inputSettle with no
+			// output between: zsh reads the terminal once at startup,
+			// before its first prompt.
 			s := d.sampleInput()
 			switch {
 			case s.state == ptyhost.InputWaiting && s.drained:
-				return nil, d.noIntegration()
+				if waitGen != s.gen {
+					waitSince, waitGen = time.Now(), s.gen
+				} else if time.Since(waitSince) >= inputSettle {
+					return nil, d.noIntegration()
+				}
 			case s.state == ptyhost.InputUnknown:
+				waitGen = -1
 				if s.gen != quietGen || !s.drained {
+					// (the clock restarts on output, as WAIT's fallback does)
 					quietSince, quietGen = time.Now(), s.gen
 				} else if time.Since(quietSince) >= wire.InputQuietFallback {
 					return nil, d.noIntegration()
 				}
+			default:
+				waitGen = -1
 			}
 			poll = time.After(inputPoll)
 		}
