@@ -77,6 +77,10 @@ func (s *Server) run(ctx context.Context, in RunInput) (string, RunOutput, error
 		"timeout_ms": timeout.Milliseconds(), "max_chars": maxChars,
 	})
 	if err != nil {
+		if strings.Contains(err.Error(), "OSC 133") {
+			// The daemon names the CLI's flag; here it is start's argument.
+			err = fmt.Errorf("%w. With this server: start {\"command\":[\"bash\"],\"shell_integration\":true}", err)
+		}
 		return "", RunOutput{}, err
 	}
 	out := RunOutput{
