@@ -33,6 +33,8 @@ func TestProtocolExamplesUseWireNames(t *testing.T) {
 	// A fenced example belongs to the frames its section is about.
 	bySection := map[string][]any{
 		"SIGNAL and FOREGROUND (extensions)": {Opened{}, Signal{}, Foreground{}, ForegroundInfo{}},
+		"Persistent terminals (`--persist NAME`, extension)": {Opened{}, Listed{}, Attach{}, Attached{},
+			Snapshot{}, Detached{}, Close{}, Error{}},
 	}
 	for frame, bodies := range byFrame {
 		bySection[frame] = bodies
