@@ -15,7 +15,12 @@ const T = Object.freeze({
   EXIT: 0x83,
   ERROR: 0x84,
   FOREGROUND_INFO: 0x85,
+  HELLO: 0x10,
+  HELLO_REPLY: 0x90,
 });
+
+// The frame protocol's major version, sent and checked in HELLO.
+const PROTOCOL_VERSION = 1;
 
 const MAX_FRAME = 16 << 20;
 
@@ -189,4 +194,4 @@ function splitData(body) {
   return [body.toString('utf8', 2, 2 + n), body.subarray(2 + n)];
 }
 
-module.exports = { T, MAX_FRAME, controlFrame, dataFrame, FrameParser, splitData };
+module.exports = { T, MAX_FRAME, PROTOCOL_VERSION, controlFrame, dataFrame, FrameParser, splitData };
