@@ -110,7 +110,7 @@ class Sidecar {
           reject(err);
         },
       };
-      this._sendTo(gen, controlFrame(T.HELLO, { version: VERSION, protocol: PROTOCOL_VERSION, features: ['hello'] }));
+      if (!gen.dead) gen.child.stdin.write(controlFrame(T.HELLO, { version: VERSION, protocol: PROTOCOL_VERSION, features: ['hello'] }));
     });
   }
 
@@ -196,7 +196,7 @@ class Sidecar {
     const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
     // abandoned: ids whose open timed out; their late frames are answered
     // (OPENED with CLOSE) or dropped.
-    const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true, hello: null, helloWait: null };
+    const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true, hello: null, helloWait: null, held: null };
     let exitedResolve;
     gen.exited = new Promise((r) => (exitedResolve = r));
     const parser = new FrameParser(
@@ -274,7 +274,13 @@ class Sidecar {
     });
     this._gen = gen;
     if (this.hello) {
+      gen.held = [];
       gen.hello = this._handshake(gen);
+      gen.hello.then(() => {
+        const held = gen.held;
+        gen.held = null;
+        for (const b of held) this._sendTo(gen, b);
+      }, () => {});
       // A sidecar we cannot use is not used: its terminals fail with
       // the reason, which says what to install.
       gen.hello.catch((err) => {
@@ -289,7 +295,11 @@ class Sidecar {
   // _sendTo writes a frame to gen's sidecar; frames for a sidecar that
   // died are dropped (its terminals have ended).
   _sendTo(gen, buf) {
-    if (gen && !gen.dead) gen.child.stdin.write(buf);
+    if (!gen || gen.dead) return;
+    // With options.hello nothing goes out before the handshake has
+    // succeeded: a sidecar we cannot use gets no terminals.
+    if (gen.held) gen.held.push(buf);
+    else gen.child.stdin.write(buf);
   }
 
   // _awaitPid reads the sidecar's stdout synchronously, blocking the event
