@@ -6,6 +6,7 @@ const assert = require('node:assert');
 const path = require('path');
 const { Sidecar } = require('..');
 const { newSidecar, run, within, BIN } = require('./helpers');
+const { startSshd } = require('./sshd');
 
 const HOSTILE = path.join(__dirname, 'fixtures', 'hostile-sidecar.js');
 const hostile = (t, mode, options = {}) => newSidecar(t, { transport: [process.execPath, HOSTILE, mode], helloTimeout: 2000, ...options });
@@ -111,4 +112,19 @@ test('hostile sidecar: a 16 MiB frame trickled in keeps the event loop free', as
   clearInterval(tick);
   assert.ok(errors[0] > 15 << 20);
   assert.ok(worst < 500, `event loop blocked for ${worst} ms`);
+});
+
+test('a terminal over a real ssh to 127.0.0.1, with the handshake', async (t) => {
+  const srv = await startSshd(t);
+  if (!srv) return t.skip('no /usr/sbin/sshd: install openssh-server');
+  const sc = newSidecar(t, { transport: [...srv.ssh, BIN], hello: true });
+  const term = sc.spawn('sh', ['-c', 'echo $((6*7)) over ssh; seq 1 20000 | tail -1; exit 5']);
+  const r = await run(term);
+  assert.match(r.output, /42 over ssh/);
+  assert.match(r.output, /20000/);
+  assert.strictEqual(r.exitCode, 5);
+  assert.ok(sc.pid > 0);
+  assert.strictEqual(sc.remote.protocol, 1);
+  await sc.close();
+  assert.ok(sc.lines.some((l) => l.startsWith('transport ssh: ')), sc.lines.join('\n'));
 });
