@@ -28,11 +28,12 @@ func TestProtocolExamplesUseWireNames(t *testing.T) {
 	byFrame := map[string][]any{
 		"OPEN": {Open{}}, "RESIZE": {Resize{}}, "CLOSE": {Close{}}, "CREDIT": {Credit{}},
 		"OPENED": {Opened{}}, "EXIT": {Exit{}}, "ERROR": {Error{}}, "SIGNAL": {Signal{}},
-		"FOREGROUND": {Foreground{}, ForegroundInfo{}},
+		"FOREGROUND": {Foreground{}, ForegroundInfo{}}, "HELLO": {Hello{}},
 	}
 	// A fenced example belongs to the frames its section is about.
 	bySection := map[string][]any{
 		"SIGNAL and FOREGROUND (extensions)": {Opened{}, Signal{}, Foreground{}, ForegroundInfo{}},
+		"HELLO (extension): the handshake":   {Hello{}},
 	}
 	for frame, bodies := range byFrame {
 		bySection[frame] = bodies
