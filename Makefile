@@ -6,6 +6,8 @@ BIN      := bin
 FUZZTIME ?= 30s
 
 .PHONY: test-node typecheck-node npm npm-smoke bench-node node-pty xtermjs test-portable cross release portable-sidecar
+
+.PHONY: procs
 .PHONY: all build test vet fmt-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean
 
 all: build
@@ -50,6 +52,12 @@ PORTABLE_SIDECAR := $(BIN)/portable/ptyplex-sidecar
 bench: build portable-sidecar node-pty
 	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -portable-sidecar $(PORTABLE_SIDECAR) -svg docs/bench.svg $(BENCHFLAGS)
 
+# The sidecar's number of Ps (GOMAXPROCS) against plain reads: 1, the CPU
+# count and twice it, rounds alternating (scripts/procs.py; docs/performance.md).
+PROCS_ROUNDS ?= 4
+procs: build
+	scripts/procs.py $(PROCS_ROUNDS)
+
 bench-quick: build portable-sidecar
 	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -portable-sidecar $(PORTABLE_SIDECAR) -quick $(BENCHFLAGS)
 
@@ -60,7 +68,8 @@ portable-sidecar:
 # FUZZTIME each; crashers land in the package's testdata/fuzz/ and become
 # regression inputs of plain `go test`. fuzz-short is the CI version.
 FUZZ_TARGETS := proto:FuzzReadFrame proto:FuzzParseData proto:FuzzParseControl screen/vtparse:FuzzParse \
-	sidecar:FuzzDispatch session/wire:FuzzParseRequest screen:FuzzScreen internal/termfilter:FuzzFilter
+	sidecar:FuzzDispatch session/wire:FuzzParseRequest screen:FuzzScreen internal/termfilter:FuzzFilter \
+	internal/cescape:FuzzEscape
 FUZZMINIMIZE ?= 10s
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -13,8 +13,9 @@ import "fmt"
 //	reaped   -> gone     EXIT, or the failed spawn's ERROR, is being written
 //	                     and the id is free (the stream's holder)
 //
-// No state is ever left backwards, so every check of the state made under
-// terminal.mu stays true for as long as the lock is held.
+// Every move needs terminal.mu, so what a check under it finds holds until
+// the lock is released; and as no move goes backwards, a terminal once
+// found reaped (or gone) stays so.
 type termState uint8
 
 const (

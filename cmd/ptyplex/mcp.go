@@ -36,7 +36,7 @@ or in an mcpServers configuration file:
 
 func runMCP(args []string) int {
 	c := newCLI("mcp", "ptyplex mcp [--log FILE] [--idle-exit D]", mcpAbout, false)
-	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE` (created 0600; must be a regular file of yours); stdout carries the protocol")
+	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE` (created 0600; an existing one must be a private regular file of yours); stdout carries the protocol")
 	idleExit := c.fs.Duration("idle-exit", mcpserver.DefaultIdleExit, "--idle-exit of the sessions the server starts: a finished session ends after `DURATION` without requests (0: never)")
 	if done, code := c.parse(args); done {
 		return code

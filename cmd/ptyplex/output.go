@@ -97,6 +97,9 @@ func runOutput(args []string) int {
 	if !c.needSocket() {
 		return exitUsage
 	}
+	if *png != "" && (*changes || *since != "" || *maxChars != 0) {
+		return c.usageError("--png writes the whole screen as an image: --changes, --since and --max-chars do not apply")
+	}
 	if *png != "" {
 		return runOutputPNG(c, *png)
 	}

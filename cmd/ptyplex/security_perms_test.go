@@ -49,7 +49,7 @@ func TestPTYDumpRefusesReadableFile(t *testing.T) {
 
 // The MCP server's log names every command and socket and can carry what
 // an agent typed: the same rule.
-func TestMCPLogRefusesReadableFile(t *testing.T) {
+func TestSecurityMCPLogRefusesReadableFile(t *testing.T) {
 	t.Parallel()
 	out := readableFile(t, 0o644)
 	r := ptyplex(t, "", "mcp", "--log", out)

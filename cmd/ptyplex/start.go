@@ -61,7 +61,7 @@ func runStart(args []string) int {
 	emulator := c.fs.String("emulator", "xterm", "terminal emulator: xterm (colours) or custom (plain text)")
 	scrollback := c.fs.Int("scrollback", session.DefaultScrollback, "scrollback capacity in `lines` (0 keeps none)")
 	debugBuf := c.fs.Int("debug-buffer", session.DefaultDebugBuffer, "how many unhandled escape sequences DEBUG keeps")
-	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE` (created 0600; must be a regular file of yours: links and FIFOs are refused)")
+	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE` (created 0600; an existing one must be a private regular file of yours: links, FIFOs and files others may read or write are refused)")
 	noDaemon := c.fs.Bool("no-daemon", false, "run the daemon in the foreground until stop")
 	c.fs.Bool("color", false, "accepted for interminai's older scripts, which chose colour at start; output has colour by default (output --no-color)")
 	idleExit := c.fs.Duration("idle-exit", 0, "end the session `DURATION` after the program exited with no request since (0: never)")
