@@ -41,7 +41,8 @@ func TestRemoteFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	floor := echoRounds(t, in, out, rounds)
-	in.Close()
+	// A raw remote PTY takes no EOF from a closed stdin: end ssh itself.
+	ssh.Process.Kill()
 	ssh.Wait()
 
 	c, err := Start(Options{Transport: srv.Command(false, sidecarBin), Stderr: testLog{t}, Hello: true})

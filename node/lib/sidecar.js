@@ -318,6 +318,8 @@ class Sidecar {
     const fd = out._handle && out._handle.fd;
     if (!(fd >= 0) || out.readableLength > 0 || out.isPaused() || gen.child.stdin.writableLength > 0) return 0;
     if (gen.peek && gen.peek.broken) return 0;
+    // Held behind the handshake, the OPEN has not even been sent.
+    if (gen.held) return 0;
     if (!gen.peek) {
       const seen = new Map(); // terminal id -> pid, 0 for ERROR
       const scanner = gen.parser.fork((type, body) => {

@@ -128,3 +128,15 @@ test('a terminal over a real ssh to 127.0.0.1, with the handshake', async (t) =>
   await sc.close();
   assert.ok(sc.lines.some((l) => l.startsWith('transport ssh: ')), sc.lines.join('\n'));
 });
+
+test('hello: true: reading pid before the handshake ended does not wait for it', async (t) => {
+  const sc = newSidecar(t, { hello: true });
+  const term = sc.spawn('sh', ['-c', 'exit 0']);
+  const t0 = Date.now();
+  const pid = term.pid; // the OPEN is held behind the handshake: nothing to wait for
+  assert.ok(Date.now() - t0 < 500, `pid took ${Date.now() - t0} ms`);
+  assert.strictEqual(pid, 0);
+  const r = await run(term);
+  assert.strictEqual(r.exitCode, 0);
+  assert.ok(term.pid > 0, 'known once it opened');
+});
