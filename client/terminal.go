@@ -149,6 +149,8 @@ func (t *Terminal) Close() error {
 		return nil
 	default:
 	}
+	// From the CLOSE on the sidecar reads the terminal unthrottled.
+	t.win.lift()
 	if err := t.c.send(proto.AppendFrame(nil, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: t.id}))); err != nil {
 		return fmt.Errorf("terminal %q: close: %w", t.id, err)
 	}
