@@ -5,7 +5,7 @@ const test = require('node:test');
 const assert = require('node:assert');
 const path = require('path');
 const { Sidecar } = require('..');
-const { newSidecar, run, within, BIN } = require('./helpers');
+const { newSidecar, run, within, waitUntil, BIN } = require('./helpers');
 const { startSshd } = require('./sshd');
 
 const HOSTILE = path.join(__dirname, 'fixtures', 'hostile-sidecar.js');
@@ -139,4 +139,14 @@ test('hello: true: reading pid before the handshake ended does not wait for it',
   const r = await run(term);
   assert.strictEqual(r.exitCode, 0);
   assert.ok(term.pid > 0, 'known once it opened');
+});
+
+test('a failing transport ends the handshake at once; what it said is logged, marked', async (t) => {
+  const sc = newSidecar(t, { transport: ['sh', '-c', "echo 'Permission denied (publickey).' >&2; exit 255"], helloTimeout: 20000 });
+  const t0 = Date.now();
+  await assert.rejects(within(sc.handshake(), 'the handshake'), /ended before answering HELLO/);
+  assert.ok(Date.now() - t0 < 10000);
+  // stderr may be read after the exit was seen.
+  await waitUntil(() => sc.lines.includes('transport sh: Permission denied (publickey).'), 'the transport\'s line');
+  assert.ok(sc.lines.some((l) => /exited with status 255/.test(l)), sc.lines.join('\n'));
 });
