@@ -8,7 +8,7 @@ FUZZTIME ?= 30s
 .PHONY: test-node typecheck-node npm npm-smoke bench-node node-pty xtermjs test-portable cross release portable-sidecar
 
 .PHONY: procs
-.PHONY: all build test vet fmt-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean
+.PHONY: all build test vet fmt-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean agent-measure
 
 all: build
 
@@ -57,6 +57,11 @@ bench: build portable-sidecar node-pty
 PROCS_ROUNDS ?= 4
 procs: build
 	scripts/procs.py $(PROCS_ROUNDS)
+
+# The scripted agent task through the MCP server, before and after run,
+# wait_input and since reads: prints the calls and characters it cost.
+agent-measure:
+	go test -count=1 -v -timeout 10m -run TestAgentTaskCost ./mcpserver/ | grep -E 'agent task|^(ok|FAIL|---)'
 
 bench-quick: build portable-sidecar
 	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -portable-sidecar $(PORTABLE_SIDECAR) -quick $(BENCHFLAGS)

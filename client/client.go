@@ -69,6 +69,13 @@ type OpenOptions struct {
 	// Raw opens the terminal without credit: the sidecar never throttles
 	// it and its output is buffered here without bound until read.
 	Raw bool
+	// Journal and Detached apply to a persistent sidecar (Persistent)
+	// only: the terminal's journal size in bytes (0: the server's
+	// default) and what happens while no host holds it, "ring" (the
+	// default) or "park" (see docs/persist.md). A plain sidecar ignores
+	// them.
+	Journal  int
+	Detached string
 }
 
 // Client multiplexes terminals over one sidecar.
@@ -87,6 +94,8 @@ type Client struct {
 	peer      *proto.Hello     // the sidecar's HELLO, once it answered
 
 	done chan struct{} // closed once the stream ended and every terminal was finished
+
+	persist persistState // LIST and ATTACH in flight (persist.go)
 }
 
 // pendingOpen is an OPEN waiting for its OPENED or ERROR.
@@ -181,7 +190,7 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 		credit := uint64(o.Window)
 		msg.Credit = &credit
 	}
-	if err := c.send(proto.AppendFrame(nil, proto.TypeOpen, proto.Marshal(msg))); err != nil {
+	if err := c.send(proto.AppendFrame(nil, proto.TypeOpen, openBody(msg, o))); err != nil {
 		c.mu.Lock()
 		if c.pending[id] == p {
 			delete(c.pending, id)

@@ -87,7 +87,9 @@ func (c *Client) dispatch(f proto.Frame) error {
 	case proto.TypeHelloReply:
 		return c.helloReply(f.Body)
 	default:
-		// Unknown frame types are skipped, as the protocol asks.
+		// The persistent server's frames (persist.go); other unknown
+		// frame types are skipped, as the protocol asks.
+		return c.dispatchPersist(f)
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func TestToolsAreListedWithSchemas(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"debug", "input", "kill", "list", "output", "resize", "screenshot", "start", "status", "stop", "wait"}
+	want := []string{"debug", "input", "kill", "list", "output", "resize", "run", "screenshot", "start", "status", "stop", "wait"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}

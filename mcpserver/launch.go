@@ -26,6 +26,8 @@ type startSpec struct {
 	Dir        string
 	Env        map[string]string
 	IdleExit   time.Duration // 0: none
+	// ShellIntegration: start --shell-integration (bash and zsh only).
+	ShellIntegration bool
 }
 
 // started is what `ptyplex start` printed.
@@ -55,6 +57,9 @@ func launch(ctx context.Context, binary string, spec startSpec) (started, error)
 	}
 	if spec.Plain {
 		args = append(args, "--emulator", "custom")
+	}
+	if spec.ShellIntegration {
+		args = append(args, "--shell-integration")
 	}
 	args = append(args, "--")
 	args = append(args, spec.Command...)

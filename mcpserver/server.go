@@ -118,13 +118,12 @@ func (s *Server) Cleanup(ctx context.Context) error {
 
 // instructions is sent to clients at initialization; many agents show it
 // to the model as the server's overview.
-const instructions = `ptyplex runs interactive terminal programs (shells, REPLs, vim, git rebase -i, gdb, htop, other CLIs) in pseudo-terminals and lets you drive them like a human at a keyboard.
+const instructions = `ptyplex runs programs in real pseudo-terminals (shells, REPLs, vim, git rebase -i, gdb, htop, other CLIs) and lets you drive them as a human at a keyboard would. Pick the tool by what you need:
 
-Typical loop:
-1. start {"command":["bash","--norc"]} -> returns a session handle such as "s1".
-2. input {"session":"s1","text":"ls -l","keys":["Enter"]} to type.
-3. wait {"session":"s1","regex":"\\$ ?$"} or {"session":"s1","quiet_ms":500} until the program has answered (wait returns the screen).
-4. output {"session":"s1"} to read the screen (add "from":-100 for scrollback). Each read returns a token; in a long session read with {"session":"s1","since":"<token of your last read>"} to get only what changed, and add "max_chars" to bound a read.
-5. stop {"session":"s1"} when done. Sessions you did not start as persistent are stopped automatically when this connection ends.
+- Shell commands: start {"command":["bash"],"shell_integration":true}, then run {"session":"s1","command":"make test"}. One call types the command, waits for it to end and returns its exit_code and its output alone (from the scrollback if it scrolled). Do not type shell commands with input and scrape the screen.
+- A program that asks (a REPL, a password or y/n prompt, an installer): input {"session":"s1","text":"6*7","keys":["Enter"],"wait_input":true}. wait_input returns once the program is blocked reading its terminal again; it neither returns during a pause in the output nor waits on a program that works in silence. Use wait {"input":true} for the same without typing, wait regex/contains when you know the text to expect.
+- Reading the screen in a long session: output once, then output {"since":"<token of your last read>"} returns only the lines that changed; add max_chars to bound any read.
+- Colours, a highlighted menu entry, a layout: screenshot returns the screen as an image.
+- Done: stop {"session":"s1"}. Sessions not started as persistent are stopped when this connection ends.
 
-Prefer wait over repeated output calls: it returns the moment the screen changes. A human can watch any session with: ptyplex output --socket <socket>.`
+Prefer wait over repeated output calls: it returns the moment the condition holds. A human can watch any session with: ptyplex output --socket <socket>.`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/ptyplex/ptyplex/internal/cescape"
 	"github.com/ptyplex/ptyplex/internal/keys"
@@ -23,7 +24,7 @@ text: characters to type, with C-style escapes: \n (newline) \r (carriage return
 
 keys: named keys, sent after text: Enter, Tab, ShiftTab, Escape (Esc), Backspace, Space, Up, Down, Left, Right, Home, End, PageUp, PageDown, Insert, Delete, F1..F12, Ctrl-A..Ctrl-Z (also Ctrl-C, Ctrl-D, Ctrl-[, Ctrl-\, Ctrl-]), Alt-<key> (sends Escape first). Add *N to repeat: "Down*3". Names are case-insensitive.
 
-Without a wait field, input returns as soon as the bytes are written. To wait for the program's reaction, give one of wait_input, wait_regex, wait_contains or wait_quiet_ms (bounded by timeout_ms, default 10000): the wait looks only at output produced after this input was written, so it never returns on the prompt that was already on the screen, and the result carries the wait's outcome and the screen, as the wait tool's does. This is the reliable way to "type a command, then wait for the prompt": {"session":"s1","text":"print(6*7)","keys":["Enter"],"wait_regex":">>> ?$"}. When you do not know what the prompt will look like, or the command prints with pauses, use wait_input: it returns once the program has reacted and is blocked reading the terminal again (a shell back at its prompt, a REPL, an editor, a y/n question): {"session":"s1","text":"make","keys":["Enter"],"wait_input":true,"timeout_ms":600000}. Matching is the wait tool's.
+Without a wait field, input returns as soon as the bytes are written. To wait for the program's reaction, give one of wait_input, wait_regex, wait_contains or wait_quiet_ms (bounded by timeout_ms, default 10000): the wait looks only at output produced after this input was written, so it never returns on the prompt that was already on the screen, and the result carries the wait's outcome and the screen, as the wait tool's does. This is the reliable way to "type a command, then wait for the prompt": {"session":"s1","text":"print(6*7)","keys":["Enter"],"wait_regex":">>> ?$"}. When you do not know what the prompt will look like, or the command prints with pauses, use wait_input: it returns once the program has reacted and is blocked reading the terminal again (a shell back at its prompt, a REPL, an editor, a y/n question): {"session":"s1","text":"make","keys":["Enter"],"wait_input":true,"timeout_ms":600000}. Matching is the wait tool's. Add since (the token of your last output read, or of the last input with since) to get, instead of the whole screen, only the rows that changed, as output's since returns them, with a new token: one call per step of a REPL or an editor session, costing what changed.
 
 Examples: {"session":"s1","text":"ls -l","keys":["Enter"]}; {"session":"s1","keys":["Ctrl-C"]}; {"session":"s1","text":"ihello\\e:wq\\r"} (vim: insert, Escape, save and quit); {"session":"s1","keys":["Down*2","Enter"]}.`,
 	},
@@ -44,14 +45,17 @@ type InputInput struct {
 	WaitInput     bool   `json:"wait_input,omitempty" jsonschema:"after the input, wait until the program has reacted and waits for input again (blocked reading the terminal)"`
 	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"bound of the wait in milliseconds (default 10000, max 600000); a timeout is a normal result"`
 	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"with a wait: return the plain-text screen after it (default true)"`
+	Since         string `json:"since,omitempty" jsonschema:"with a wait: instead of the screen, return only what changed since the read with this token (as output's since), and a new token"`
 }
 
 // InputOutput reports what was sent, and how the wait after it ended.
 type InputOutput struct {
-	Session string      `json:"session"`
-	Bytes   int         `json:"bytes" jsonschema:"number of bytes written to the terminal"`
-	Sent    string      `json:"sent" jsonschema:"the bytes sent, Go-quoted (escapes visible)"`
-	Wait    *WaitOutput `json:"wait,omitempty" jsonschema:"with wait_regex, wait_contains or wait_quiet_ms: how the wait ended"`
+	Session string `json:"session"`
+	Bytes   int    `json:"bytes" jsonschema:"number of bytes written to the terminal"`
+	Sent    string `json:"sent" jsonschema:"the bytes sent, Go-quoted (escapes visible)"`
+	// Changes answers since: what changed, and the token for the next read.
+	Changes *OutputOutput `json:"changes,omitempty" jsonschema:"with since: the rows that changed since that read, and a new token"`
+	Wait    *WaitOutput   `json:"wait,omitempty" jsonschema:"with wait_regex, wait_contains or wait_quiet_ms: how the wait ended"`
 }
 
 func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput, error) {
@@ -83,6 +87,9 @@ func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput,
 	if err != nil {
 		return "", InputOutput{}, err
 	}
+	if in.Since != "" && !waiting {
+		return "", InputOutput{}, fmt.Errorf("since returns what changed after a wait: give wait_input, wait_regex, wait_contains or wait_quiet_ms too")
+	}
 	req := map[string]any{"type": "INPUT", "data": string(data)}
 	if waiting {
 		before, err := waitcond.Snapshot(ctx, t.socket, 0)
@@ -106,13 +113,30 @@ func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput,
 	if timeoutClamped(in.TimeoutMs) {
 		note = fmt.Sprintf("timeout_ms %d is over the maximum; waited at most %d ms. ", in.TimeoutMs, maxWaitTimeout.Milliseconds())
 	}
-	w, wtext, err := waitAndReport(ctx, t.socket, spec, cond, note, in.IncludeScreen == nil || *in.IncludeScreen)
+	withScreen := in.Since == "" && (in.IncludeScreen == nil || *in.IncludeScreen)
+	w, wtext, err := waitAndReport(ctx, t.socket, spec, cond, note, withScreen)
 	if err != nil {
 		return "", InputOutput{}, err
 	}
 	w.Session = in.Session
 	out.Wait = &w
-	return text + "\n" + wtext, out, nil
+	switch {
+	case in.Since != "" && w.Met && !w.AlreadyMet && !w.Exited && note == "":
+		// A since read is the compact form: the bytes were what the agent
+		// asked for, and the changes below say the rest.
+		text = fmt.Sprintf("Sent %d bytes; after %d ms: %s.", out.Bytes, w.ElapsedMs, strings.TrimSuffix(cond, " (in output after the input)"))
+	default:
+		text += "\n" + wtext
+	}
+	if in.Since != "" {
+		ctext, changes, err := s.output(ctx, OutputInput{Session: in.Session, Since: in.Since})
+		if err != nil {
+			return "", InputOutput{}, fmt.Errorf("the input was sent and the wait ended, but reading the changes failed: %w", err)
+		}
+		out.Changes = &changes
+		text += "\n" + ctext
+	}
+	return text, out, nil
 }
 
 // parseInputWait validates the wait after the input, if one was asked for.

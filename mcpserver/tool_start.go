@@ -14,7 +14,7 @@ import (
 var startTool = toolDef{tool: mcp.Tool{
 	Name:  "start",
 	Title: "Start a program in a terminal",
-	Description: `Start an interactive program in a new pseudo-terminal (a real TTY, as if a human opened a terminal window and ran it). Use this for anything that needs a terminal or a conversation: shells, REPLs (python3, node, psql), editors (vim), pagers, git rebase -i / git add -p, debuggers, installers that prompt, TUIs, other CLI agents. For a one-shot command whose output you just need, a plain shell tool is simpler.
+	Description: `Start an interactive program in a new pseudo-terminal (a real TTY, as if a human opened a terminal window and ran it). Use this for anything that needs a terminal or a conversation: shells, REPLs (python3, node, psql), editors (vim), pagers, git rebase -i / git add -p, debuggers, installers that prompt, TUIs, other CLI agents. For shell commands, start bash with shell_integration and use the run tool: it returns each command's output and exit code in one call.
 
 Returns a session handle (e.g. "s1") to pass to the other tools, and the session's socket path. The program keeps running in the background until you call stop, or until this MCP connection ends (unless persistent is true). After starting, call wait (e.g. {"quiet_ms":300} or a regex for the prompt) before reading the screen with output.
 
@@ -22,7 +22,7 @@ Once the program has exited, its final screen and exit code stay readable; a fin
 
 The command is not run through a shell: pass ["bash","--norc"], ["python3","-q"], or ["sh","-c","make 2>&1 | less"] for shell syntax. The terminal is 80x24 unless size says otherwise; TERM is xterm-256color.
 
-Examples: {"command":["bash","--norc","--noprofile"]}; {"command":["python3","-q"],"size":"120x40"}; {"command":["vim","notes.txt"],"cwd":"/work/project"}.`,
+Examples: {"command":["bash"],"shell_integration":true} (then run); {"command":["bash","--norc","--noprofile"]}; {"command":["python3","-q"],"size":"120x40"}; {"command":["vim","notes.txt"],"cwd":"/work/project"}.`,
 }}
 
 // StartInput is the start tool's arguments.
@@ -35,6 +35,8 @@ type StartInput struct {
 	Persistent bool              `json:"persistent,omitempty" jsonschema:"keep the session running after this MCP connection ends (default false: it is stopped on disconnect)"`
 	Plain      bool              `json:"plain,omitempty" jsonschema:"plain-text terminal: no colours or attributes in any output (default false)"`
 	Socket     string            `json:"socket,omitempty" jsonschema:"socket path to listen on (default: a fresh private /tmp/interminai-*/socket)"`
+	// ShellIntegration is what makes the run tool work.
+	ShellIntegration bool `json:"shell_integration,omitempty" jsonschema:"for bash or zsh: make the shell report each command's end and exit code, so that the run tool can run commands (default false; your own rc files still run)"`
 }
 
 // StartOutput describes the new session.
@@ -68,6 +70,7 @@ func (s *Server) start(ctx context.Context, in StartInput) (string, StartOutput,
 	st, err := launch(ctx, s.binary, startSpec{
 		Command: in.Command, Size: in.Size, Scrollback: in.Scrollback, Socket: in.Socket,
 		Plain: in.Plain, Dir: in.Cwd, Env: in.Env, IdleExit: s.idleExit,
+		ShellIntegration: in.ShellIntegration,
 	})
 	if err != nil {
 		return "", StartOutput{}, err

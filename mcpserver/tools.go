@@ -13,6 +13,7 @@ import (
 // input and output types and its description.
 func (s *Server) addTools() {
 	addTool(s, startTool, s.start)
+	addTool(s, runTool, s.run)
 	addTool(s, inputTool, s.input)
 	addTool(s, outputTool, s.output)
 	addTool(s, screenshotTool, s.screenshot)

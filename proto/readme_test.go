@@ -33,7 +33,9 @@ func TestProtocolExamplesUseWireNames(t *testing.T) {
 	// A fenced example belongs to the frames its section is about.
 	bySection := map[string][]any{
 		"SIGNAL and FOREGROUND (extensions)": {Opened{}, Signal{}, Foreground{}, ForegroundInfo{}},
-		"HELLO (extension): the handshake":   {Hello{}},
+		"Persistent terminals (`--persist NAME`, extension)": {Opened{}, Listed{}, Attach{}, Attached{},
+			Snapshot{}, Detached{}, Close{}, Error{}},
+		"HELLO (extension): the handshake": {Hello{}},
 	}
 	for frame, bodies := range byFrame {
 		bySection[frame] = bodies

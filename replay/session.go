@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/proto"
 )
 
@@ -47,8 +48,11 @@ func (t *Term) Count(typ proto.Type) int {
 // and so does the fixture generator. Every frame received is kept, per
 // terminal, along with any broken protocol promise.
 type Session struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
+	// st carries the frames both ways, decoded as every Go host here
+	// decodes them. KeepOnError: a fixture that makes the sidecar write
+	// something undecodable is reported by Finish, not answered by
+	// killing the sidecar under the replay.
+	st *client.Stream
 
 	mu         sync.Mutex
 	change     chan struct{} // closed and replaced on every received frame
@@ -65,19 +69,13 @@ type Session struct {
 func Start(path string, stderr io.Writer, args ...string) (*Session, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Stderr = stderr
-	in, err := cmd.StdinPipe()
+	s := &Session{change: make(chan struct{}), terms: map[string]*Term{}, done: make(chan struct{})}
+	st, err := client.StartStream(cmd, client.StreamOptions{Handle: s.handle, KeepOnError: true})
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", path, err)
-	}
-	s := &Session{cmd: cmd, in: in, change: make(chan struct{}), terms: map[string]*Term{}, done: make(chan struct{})}
-	go s.readLoop(out)
+	s.st = st
+	go s.watchEnd()
 	return s, nil
 }
 
@@ -95,28 +93,31 @@ func (s *Session) violate(format string, args ...any) {
 	s.violations = append(s.violations, fmt.Sprintf(format, args...))
 }
 
-// readLoop records every frame from the sidecar until its stdout ends.
-func (s *Session) readLoop(out io.Reader) {
+// handle records one frame from the sidecar; the stream calls it in
+// order from its reader goroutine.
+func (s *Session) handle(f proto.Frame) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.received(f)
+	s.notifyLocked()
+	return nil
+}
+
+// watchEnd marks the end of the sidecar's stdout, and how it ended.
+func (s *Session) watchEnd() {
 	defer close(s.done)
-	fr := proto.NewReader(out)
-	for {
-		f, err := fr.ReadFrame()
-		s.mu.Lock()
-		if err != nil {
-			s.ended = true
-			if err != io.EOF {
-				s.endErr = err
-			}
-		} else {
-			s.received(f)
-		}
-		close(s.change)
-		s.change = make(chan struct{})
-		s.mu.Unlock()
-		if err != nil {
-			return
-		}
-	}
+	err := s.st.ReadErr()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+	s.endErr = err
+	s.notifyLocked()
+}
+
+// notifyLocked wakes every Until; s.mu is held.
+func (s *Session) notifyLocked() {
+	close(s.change)
+	s.change = make(chan struct{})
 }
 
 // received files one frame and checks the promises about it; s.mu is held.
@@ -175,8 +176,7 @@ func (s *Session) Send(frame []byte) error {
 		s.sent(f)
 		s.mu.Unlock()
 	}
-	_, werr := s.in.Write(frame)
-	return werr
+	return s.st.Send(frame)
 }
 
 // SendFrame encodes and sends one frame.
@@ -233,7 +233,7 @@ func (s *Session) CloseInput() {
 		t.limit = nil // shutdown lifts every gate
 	}
 	s.mu.Unlock()
-	s.in.Close()
+	s.st.CloseInput()
 }
 
 // View is a consistent look at everything received so far.
@@ -287,11 +287,11 @@ func (s *Session) Finish(d time.Duration) error {
 	select {
 	case <-s.done:
 	case <-timer.C:
-		s.cmd.Process.Kill()
+		s.st.Kill()
 		<-s.done
 		err = fmt.Errorf("sidecar did not exit within %v of its stdin closing", d)
 	}
-	if werr := s.cmd.Wait(); err == nil && werr != nil {
+	if werr := s.st.WaitErr(); err == nil && werr != nil {
 		err = fmt.Errorf("sidecar: %v", werr)
 	}
 	s.mu.Lock()
@@ -304,7 +304,7 @@ func (s *Session) Finish(d time.Duration) error {
 
 // Kill ends the sidecar at once (for tests that leave early).
 func (s *Session) Kill() {
-	s.cmd.Process.Kill()
+	s.st.Kill()
 	<-s.done
-	s.cmd.Wait()
+	s.st.WaitErr()
 }

@@ -27,6 +27,24 @@ type Mark struct {
 // last thousand).
 func (s *Screen) Marks() []Mark { return append([]Mark(nil), s.marks...) }
 
+// MarksTotal returns how many OSC 133 marks have been received since the
+// Screen started, never decreasing (even when the oldest are dropped or a
+// reset clears them), so that a reader polling Marks can tell which are
+// new: the last MarksTotal()-seen of them.
+func (s *Screen) MarksTotal() int { return s.marksTotal }
+
+// LineWrapped reports whether line n (numbered as for Line) continues on
+// the next line because the text wrapped there, not because of a newline.
+func (s *Screen) LineWrapped(n int) bool {
+	switch {
+	case n >= 1 && n <= s.rows:
+		return s.cur.isWrapped(n - 1)
+	case n <= -1 && -n <= s.scroll.len():
+		return s.scroll.wrappedAt(-n)
+	}
+	return false
+}
+
 // ScrolledOff returns how many lines have scrolled off the top of the main
 // screen since the Screen started, the origin of Mark.Line.
 func (s *Screen) ScrolledOff() int { return s.scrolledOff }
@@ -59,4 +77,5 @@ func (s *Screen) addMark(a []byte) {
 		s.marks = s.marks[:maxMarks-1]
 	}
 	s.marks = append(s.marks, m)
+	s.marksTotal++
 }

@@ -126,6 +126,7 @@ type Screen struct {
 	unknown unhandledRing
 
 	marks       []Mark // shell integration marks, oldest first (marks.go)
+	marksTotal  int    // marks ever received (marks.go)
 	scrolledOff int    // lines that ever scrolled off the top of the main screen
 }
 

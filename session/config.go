@@ -29,6 +29,11 @@ type Config struct {
 	// IdleExit, when positive, ends the daemon (as STOP would) once the
 	// program has exited and no request has come for this long.
 	IdleExit time.Duration
+	// ShellIntegration makes a bash or zsh Command send the OSC 133 marks
+	// that COMMANDS and RUN read, through a generated startup file that
+	// runs the user's own first (package shellinteg). Other programs are
+	// refused.
+	ShellIntegration bool
 }
 
 // Defaults of interminai's start command.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/safefile"
+	"github.com/ptyplex/ptyplex/internal/shellinteg"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/screen"
 	"github.com/ptyplex/ptyplex/session/wire"
@@ -42,6 +43,7 @@ type Daemon struct {
 	stopOnce   sync.Once
 	stopReq    chan *request // a STOP, or nil for a signal, handed to Serve
 	regFile    string        // our entry in the session registry (registry.go)
+	integDir   string        // shell integration's generated files, removed at teardown
 	idle       idleClock     // when the last request came (idle.go)
 	readBytes  atomic.Int64  // bytes the PTY reader has read (inputwait.go)
 	reads      readLog       // the tokens of changes reads, under st.mu (changes.go)
@@ -80,12 +82,24 @@ func New(cfg Config) (*Daemon, error) {
 		d.closeDump()
 		return nil, err
 	}
+	argv, env := cfg.Command, childEnv(cfg)
+	if cfg.ShellIntegration {
+		argv, env, err = d.integrate(argv, env)
+		if err != nil {
+			d.ln.Close()
+			d.removeSocket()
+			d.unbindUserSocket()
+			d.closeDump()
+			return nil, err
+		}
+	}
 	d.proc, err = ptyhost.Start(ptyhost.Config{
-		Cmd: cfg.Command[0], Args: cfg.Command[1:],
-		Dir: cfg.Dir, Env: childEnv(cfg),
+		Cmd: argv[0], Args: argv[1:],
+		Dir: cfg.Dir, Env: env,
 		Cols: cfg.Cols, Rows: cfg.Rows,
 	})
 	if err != nil {
+		d.removeIntegration()
 		d.ln.Close()
 		d.removeSocket()
 		d.unbindUserSocket()
@@ -218,8 +232,38 @@ func (d *Daemon) teardown() {
 	d.proc.Reap()
 	d.proc.Close()
 	d.closeDump()
+	d.removeIntegration()
 	d.removeSocket()
 	d.unregister()
+}
+
+// integrate writes the shell-integration startup files and returns the
+// shell's argv and environment that use them.
+func (d *Daemon) integrate(argv []string, env map[string]string) ([]string, map[string]string, error) {
+	s, err := shellinteg.Prepare(argv, func(name string) (string, bool) {
+		if v, ok := env[name]; ok {
+			return v, true
+		}
+		return os.LookupEnv(name)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	d.integDir = s.Dir
+	merged := make(map[string]string, len(env)+len(s.Env))
+	for k, v := range env {
+		merged[k] = v
+	}
+	for k, v := range s.Env {
+		merged[k] = v
+	}
+	return s.Argv, merged, nil
+}
+
+func (d *Daemon) removeIntegration() {
+	if d.integDir != "" {
+		os.RemoveAll(d.integDir)
+	}
 }
 
 func (d *Daemon) removeSocket() {

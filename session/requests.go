@@ -43,6 +43,12 @@ func (d *Daemon) handle(r *request) (stop bool) {
 		// async.go); every other request keeps its arrival order.
 		d.goAsync(r, func() (any, error) { return d.wait(f, r.conn, r.gone) })
 		return false
+	case "RUN":
+		// Like WAIT, on its own goroutine: a command may take long.
+		d.goAsync(r, func() (any, error) { return d.run(f, r.gone) })
+		return false
+	case "COMMANDS":
+		data, err = d.commands(f)
 	case "KILL":
 		data, err = d.kill(f)
 	case "RESIZE":

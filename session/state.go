@@ -2,6 +2,7 @@ package session
 
 import (
 	"sync"
+	"time"
 
 	"github.com/ptyplex/ptyplex/screen"
 )
@@ -27,6 +28,8 @@ type state struct {
 	// waiters are the pending activity-mode and after_gen WAITs, oldest
 	// first; the PTY reader answers them itself (wake.go).
 	waiters []*waiter
+	// cmds is the shell's commands, from its OSC 133 marks (commands.go).
+	cmds commandLog
 }
 
 func newState(scr *screen.Screen) *state {
@@ -49,6 +52,7 @@ func (st *state) feed(p []byte) (replies []byte, due []*waiter) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.scr.Write(p)
+	st.cmds.update(st.scr, time.Now())
 	st.gen += int64(len(p))
 	for a := range st.attachers {
 		a.queue(p)

@@ -61,6 +61,18 @@ func main() {
 	os.Exit(c.run(os.Args[2:]))
 }
 
+// guide tells a script or an agent which command fits which job.
+const guide = `
+Which to use:
+  shell commands     start --shell-integration -- bash, then run -- 'CMD':
+                     the output alone and the exit status, like sh -c
+  prompts and REPLs  input --text T --keys Enter --wait-input: returns once
+                     the program reads its terminal again (wait --input alone)
+  long sessions      output --changes, then output --since TOKEN: only what
+                     changed; --max-chars bounds any read
+  how it looks       output --png FILE: the screen as an image
+`
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: ptyplex <command> [flags]\n\ncommands:")
 	names := make([]string, 0, len(commands))
@@ -71,5 +83,6 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprint(w, guide)
 	fmt.Fprintln(w, "\nRun 'ptyplex <command> --help' for the flags of one command,\n'ptyplex --version' for the version, commit, platform and PTY backend.")
 }

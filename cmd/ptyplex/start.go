@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/inherited"
+	"github.com/ptyplex/ptyplex/internal/shellinteg"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/session"
 	"github.com/ptyplex/ptyplex/session/wire"
@@ -50,12 +51,18 @@ program has exited and D has passed with no request (status, output, ...)
 since the exit or the last request, and nobody is attached; the socket
 (when auto-generated) and the registry entry go as on stop. Without it a
 finished session waits for stop for ever.
+--shell-integration (a ptyplex addition) starts bash or zsh with a
+generated startup file (in a private directory removed on stop) that runs
+your own ~/.bashrc or .zshrc first and then makes the shell mark its
+prompts, commands and exit codes (OSC 133): what 'ptyplex run' and
+'ptyplex commands' read. Your own files are not touched.
 
 Example:
-  ptyplex start --size 100x30 -- vim -u NONE notes.txt`
+  ptyplex start --size 100x30 -- vim -u NONE notes.txt
+  ptyplex start --shell-integration -- bash`
 
 func runStart(args []string) int {
-	c := newCLI("start", "ptyplex start [--socket PATH] [--size WxH] [--emulator xterm|custom] [--scrollback N] [--debug-buffer N] [--pty-dump FILE] [--idle-exit D] [--no-daemon] -- COMMAND [ARGS...]", startAbout, false)
+	c := newCLI("start", "ptyplex start [--socket PATH] [--size WxH] [--emulator xterm|custom] [--scrollback N] [--debug-buffer N] [--pty-dump FILE] [--idle-exit D] [--shell-integration] [--no-daemon] -- COMMAND [ARGS...]", startAbout, false)
 	c.fs.StringVar(&c.socket, "socket", "", "session socket `path` (default: /tmp/interminai-XXXX/socket, auto-generated)")
 	size := c.fs.String("size", "80x24", "terminal size as `COLSxROWS`")
 	emulator := c.fs.String("emulator", "xterm", "terminal emulator: xterm (colours) or custom (plain text)")
@@ -65,6 +72,7 @@ func runStart(args []string) int {
 	noDaemon := c.fs.Bool("no-daemon", false, "run the daemon in the foreground until stop")
 	c.fs.Bool("color", false, "accepted for interminai's older scripts, which chose colour at start; output has colour by default (output --no-color)")
 	idleExit := c.fs.Duration("idle-exit", 0, "end the session `DURATION` after the program exited with no request since (0: never)")
+	integ := c.fs.Bool("shell-integration", false, "make the shell (bash or zsh) report its prompts, commands and exit codes (OSC 133) for `ptyplex run` and `commands`, through a generated startup file that runs yours first")
 	if done, code := c.parse(args); done {
 		return code
 	}
@@ -92,12 +100,17 @@ func runStart(args []string) int {
 	if *scrollback < 0 || *debugBuf < 0 {
 		return c.usageError("--scrollback and --debug-buffer must be 0 or more")
 	}
+	if *integ {
+		if err := shellinteg.Check(c.fs.Args()); err != nil {
+			return c.usageError("%v", err)
+		}
+	}
 	cfg := session.Config{
 		SocketPath: c.socket, Command: c.fs.Args(),
 		Cols: cols, Rows: rows,
 		Scrollback: *scrollback, DebugBuffer: *debugBuf,
 		Plain: plain, PTYDump: *dump,
-		IdleExit: *idleExit,
+		IdleExit: *idleExit, ShellIntegration: *integ,
 	}
 	if fdText := os.Getenv(daemonEnv); fdText != "" {
 		readyFD, _ := strconv.Atoi(fdText)

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ptyplex/ptyplex/session/wire"
+)
+
+func init() {
+	register("run", "run a shell command at the session's prompt; print its output, exit with its status", runRun)
+	register("commands", "list the shell's last commands with their exit codes and output lines", runCommands)
+}
+
+const runAbout = `
+Types COMMAND at the prompt of a shell started with
+'ptyplex start --shell-integration -- bash' (or zsh), waits until the shell
+reports that it ended, prints the command's output alone (not the prompt or
+the command line; from the scrollback if it scrolled off the screen) and
+exits with the command's exit status, as 'sh -c COMMAND' would. Several
+arguments are joined with spaces into one command line.
+
+Use it for shell commands; use input/wait/output for programs that take
+over the terminal (vim, a REPL, a pager). A command is typed only once the
+prompt shows: after an earlier command that is still running has ended.
+
+--timeout D stops waiting after D: what the command printed so far goes to
+stdout, a note to stderr that it is still running, and run exits 124 (as
+wait does). The command is left running; the next run waits for it to end
+before it types. Without --timeout run waits as long as the command takes.
+
+A shell that reports nothing (started without --shell-integration, and not
+sending OSC 133 marks itself) gets an error naming the flag, exit 1.
+The output is the screen's text: colours are dropped, tabs are spaces, and
+lines the scrollback no longer held are left out (stderr says how many).
+
+Example:
+  ptyplex start --shell-integration --socket /tmp/s -- bash
+  ptyplex run --socket /tmp/s -- 'make test'; echo "status $?"`
+
+func runRun(args []string) int {
+	c := newCLI("run", "ptyplex run --socket PATH [--timeout D] -- COMMAND", runAbout, true)
+	timeout := c.durationVar("timeout", "stop waiting after `DURATION`, leaving the command running (exit 124)")
+	if done, code := c.parse(args); done {
+		return code
+	}
+	if !c.needSocket() {
+		return exitUsage
+	}
+	command := strings.Join(c.fs.Args(), " ")
+	if strings.TrimSpace(command) == "" {
+		return c.usageError("the command to run is required: ptyplex run --socket PATH -- COMMAND")
+	}
+	req := map[string]any{"type": "RUN", "command": command}
+	if *timeout > 0 {
+		req["timeout_ms"] = min(max(timeout.Milliseconds(), 1), wire.MaxTimeoutMS)
+	}
+	var out wire.RunData
+	if !call(c.socket, req, &out) {
+		return exitFail
+	}
+	fmt.Print(out.Output)
+	if out.LinesLost > 0 {
+		fmt.Fprintf(os.Stderr, "ptyplex run: the first %d lines of the output had already left the scrollback\n", out.LinesLost)
+	}
+	switch {
+	case out.TimedOut:
+		what := "the command is still running"
+		if out.WaitingFor == "prompt" {
+			what = "an earlier command is still running, so this one was not typed"
+		}
+		fmt.Fprintf(os.Stderr, "ptyplex run: timed out after %v: %s (left running; 'ptyplex run' waits for it to end before typing the next command)\n", *timeout, what)
+		return exitTimeout
+	case out.ShellExited:
+		code := exitFail
+		if out.ExitCode != nil {
+			code = *out.ExitCode
+		}
+		fmt.Fprintf(os.Stderr, "ptyplex run: the shell exited (status %d)\n", code)
+		return code
+	case out.ExitCode == nil:
+		fmt.Fprintln(os.Stderr, "ptyplex run: the shell reported no exit status for the command")
+		return exitFail
+	}
+	return *out.ExitCode & 0xff
+}
+
+const commandsAbout = `
+Lists the last commands (at most 100) of a shell started with
+'ptyplex start --shell-integration', oldest first, one a line:
+  ID STATUS DURATION LINES COMMAND
+STATUS is the exit code, "running", or "-" when the shell sent none; LINES
+is the output's range in output's numbering ("output --from A --to B"
+prints it), or "-" for no output. --json prints the daemon's answer.`
+
+func runCommands(args []string) int {
+	c := newCLI("commands", "ptyplex commands --socket PATH [--last N] [--json]", commandsAbout, true)
+	last := c.fs.Int("last", 0, "only the newest `N` commands (0: all kept)")
+	asJSON := c.fs.Bool("json", false, "print the answer as JSON")
+	if done, code := c.parse(args); done {
+		return code
+	}
+	if !c.needSocket() {
+		return exitUsage
+	}
+	if *last < 0 {
+		return c.usageError("invalid --last %d: must be 0 or more", *last)
+	}
+	req := map[string]any{"type": "COMMANDS"}
+	if *last > 0 {
+		req["last"] = *last
+	}
+	var out wire.CommandsData
+	if !call(c.socket, req, &out) {
+		return exitFail
+	}
+	if *asJSON {
+		b, err := wire.Marshal(out)
+		if err != nil {
+			printError(err)
+			return exitFail
+		}
+		fmt.Println(string(b))
+		return exitOK
+	}
+	if !out.Integration {
+		fmt.Fprintln(os.Stderr, "ptyplex commands: no shell-integration marks seen: start the shell with 'ptyplex start --shell-integration -- bash'")
+	}
+	for _, cmd := range out.Commands {
+		status := "-"
+		switch {
+		case cmd.Running:
+			status = "running"
+		case cmd.ExitCode != nil:
+			status = fmt.Sprint(*cmd.ExitCode)
+		}
+		lines := "-"
+		if cmd.OutputLines > 0 {
+			lines = fmt.Sprintf("%d..%d", cmd.From, cmd.To)
+			if cmd.LinesLost > 0 {
+				lines += fmt.Sprintf("(%d lost)", cmd.LinesLost)
+			}
+		}
+		dur := time.Duration(cmd.DurationMS) * time.Millisecond
+		fmt.Printf("%d %s %v %s %s\n", cmd.ID, status, dur, lines, cmd.Command)
+	}
+	return exitOK
+}

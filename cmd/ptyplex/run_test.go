@@ -1,0 +1,191 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptyplex/ptyplex/session/wire"
+)
+
+// integratedShell starts shell (bash or zsh) with --shell-integration and
+// a HOME of its own, whose rc file sets a plain prompt, a variable that
+// shows it ran, and a prompt command of its own (bash: ending in ';', as
+// many do), so that the tests see the user's file run before the marks.
+func integratedShell(t *testing.T, shell string, extra ...string) *sess {
+	t.Helper()
+	requireTool(t, shell)
+	home := t.TempDir()
+	rc := map[string]string{
+		"bash": ".bashrc",
+		"zsh":  ".zshrc",
+	}[shell]
+	body := "PS1='$ '\nFROM_USER_RC=yes\nHISTFILE=/dev/null\n"
+	if shell == "bash" {
+		body += "PROMPT_COMMAND='USER_PC=$?;'\n"
+	}
+	if err := os.WriteFile(filepath.Join(home, rc), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The daemon and the shell inherit our environment: a HOME of the
+	// test's own keeps the machine's rc files out of it.
+	t.Setenv("HOME", home)
+	t.Setenv("ZDOTDIR", "")
+	os.Unsetenv("ZDOTDIR")
+	s := start(t, append(extra, "--shell-integration", "--", shell)...)
+	s.waitText("$")
+	return s
+}
+
+// runCmd is `ptyplex run` in s.
+func (s *sess) runCmd(command string, extra ...string) result {
+	s.t.Helper()
+	return s.run(append(append([]string{"run"}, extra...), "--", command)...)
+}
+
+func wantRun(t *testing.T, r result, code int, output string) {
+	t.Helper()
+	if r.code != code || r.stdout != output {
+		t.Fatalf("want exit %d and output %q; got %v", code, output, r)
+	}
+}
+
+func TestRunExitCodesAndOutputBash(t *testing.T) { testRunExitCodes(t, "bash") }
+func TestRunExitCodesAndOutputZsh(t *testing.T)  { testRunExitCodes(t, "zsh") }
+
+func testRunExitCodes(t *testing.T, shell string) {
+	s := integratedShell(t, shell)
+	wantRun(t, s.runCmd("true"), 0, "")
+	wantRun(t, s.runCmd("false"), 1, "")
+	wantRun(t, s.runCmd("(exit 3)"), 3, "")
+	wantRun(t, s.runCmd("echo $FROM_USER_RC"), 0, "yes\n")
+	wantRun(t, s.runCmd("printf 'a\\tb\\nno newline'"), 0, "a       b\nno newline")
+	// Variables and the directory carry over: it is one shell.
+	wantRun(t, s.runCmd("X=42; cd /"), 0, "")
+	wantRun(t, s.runCmd("echo $X $PWD"), 0, "42 /\n")
+
+	// 500 lines on a 24-row screen: most come from the scrollback.
+	var want strings.Builder
+	for i := 1; i <= 500; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	wantRun(t, s.runCmd("seq 500"), 0, want.String())
+	// A line longer than the screen is wide comes back as one line.
+	long := strings.Repeat("x", 200)
+	wantRun(t, s.runCmd("echo "+long), 0, long+"\n")
+
+	var list wire.CommandsData
+	if err := json.Unmarshal([]byte(s.ok("commands", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if !list.Integration || !list.AtPrompt || len(list.Commands) != 9 {
+		t.Fatalf("commands: want 9, integration and at the prompt; got %+v", list)
+	}
+	seq := list.Commands[7]
+	if seq.Command != "seq 500" || seq.ExitCode == nil || *seq.ExitCode != 0 || seq.OutputLines != 500 || seq.From >= 0 || seq.Running {
+		t.Fatalf("the seq command: %+v", seq)
+	}
+	// Its line range is OUTPUT's: reading it returns the same lines.
+	got := s.ok("output", "--no-color", "--from", fmt.Sprint(seq.From), "--to", fmt.Sprint(seq.To))
+	if !strings.HasPrefix(got, "1\n2\n3\n") || !strings.Contains(got, "500") {
+		t.Fatalf("output --from %d --to %d:\n%.200s", seq.From, seq.To, got)
+	}
+	if c := list.Commands[2]; c.Command != "(exit 3)" || c.ExitCode == nil || *c.ExitCode != 3 {
+		t.Fatalf("the third command: %+v", c)
+	}
+}
+
+// A command that outlives --timeout is left running; exit 124 says so,
+// and the next run waits for it before typing.
+func TestRunTimeoutLeavesCommandRunning(t *testing.T) {
+	s := integratedShell(t, "bash")
+	fifo := filepath.Join(t.TempDir(), "go")
+	if err := os.WriteFile(fifo, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The command waits for a file to change, so the test decides when
+	// it ends instead of guessing a duration.
+	cmd := fmt.Sprintf("echo started; while [ ! -s %s ]; do sleep 0.05; done; echo finished; (exit 7)", fifo)
+	r := s.runCmd(cmd, "--timeout", "300ms")
+	if r.code != exitTimeout || r.stdout != "started\n" || !strings.Contains(r.stderr, "still running") {
+		t.Fatalf("want exit 124, the output so far and a note; got %v", r)
+	}
+	var list wire.CommandsData
+	json.Unmarshal([]byte(s.ok("commands", "--json")), &list)
+	if n := len(list.Commands); n != 1 || !list.Commands[0].Running || list.AtPrompt {
+		t.Fatalf("commands: want the one command running; got %+v", list)
+	}
+	// A second run times out too, without typing: the shell is busy.
+	r = s.runCmd("echo never", "--timeout", "200ms")
+	if r.code != exitTimeout || !strings.Contains(r.stderr, "earlier command is still running") {
+		t.Fatalf("run while busy: %v", r)
+	}
+	// Now let it end; a run started before that waits for it, then runs.
+	done := make(chan result, 1)
+	go func() { done <- ptyplex(t, "", "run", "--socket", s.sock, "--", "echo next") }()
+	if err := os.WriteFile(fifo, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantRun(t, <-done, 0, "next\n")
+	json.Unmarshal([]byte(s.ok("commands", "--json")), &list)
+	if n := len(list.Commands); n != 2 {
+		t.Fatalf("commands: %+v", list)
+	}
+	if c := list.Commands[0]; c.Running || c.ExitCode == nil || *c.ExitCode != 7 {
+		t.Fatalf("the long command after it ended: %+v", c)
+	}
+	if strings.Contains(s.screen(), "never") {
+		t.Fatalf("the refused command was typed:\n%s", s.screen())
+	}
+}
+
+func TestRunWithoutShellIntegration(t *testing.T) {
+	s := shell(t)
+	r := s.runCmd("echo hi")
+	if r.code != exitFail || !strings.Contains(r.stderr, "--shell-integration") {
+		t.Fatalf("want exit 1 and an error naming --shell-integration; got %v", r)
+	}
+	if strings.Contains(s.screen(), "echo hi") {
+		t.Fatalf("the command was typed into a shell without integration:\n%s", s.screen())
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	s := integratedShell(t, "bash")
+	r := s.run("run", "--", "echo a\necho b")
+	if r.code != exitFail || !strings.Contains(r.stderr, "one line") {
+		t.Fatalf("a two-line command: %v", r)
+	}
+	r = s.run("run")
+	if r.code != exitUsage {
+		t.Fatalf("no command: %v", r)
+	}
+	// The session is unharmed.
+	wantRun(t, s.runCmd("echo ok"), 0, "ok\n")
+}
+
+func TestStartShellIntegrationOtherShells(t *testing.T) {
+	for _, argv := range [][]string{{"sh"}, {"python3"}, {"bash", "--norc"}, {"bash", "-c", "true"}} {
+		r := ptyplex(t, "", append([]string{"start", "--shell-integration", "--"}, argv...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--shell-integration") {
+			t.Fatalf("start --shell-integration -- %v: want a usage error; got %v", argv, r)
+		}
+		if argv[0] == "sh" && !strings.Contains(r.stderr, "bash and zsh") {
+			t.Fatalf("the error should name the supported shells: %v", r)
+		}
+	}
+}
+
+// A line the shell rejects (a syntax error) still ends the run, with the
+// shell's status and its message.
+func TestRunSyntaxError(t *testing.T) {
+	s := integratedShell(t, "bash")
+	r := s.runCmd("if then")
+	if r.code != 2 || !strings.Contains(r.stdout, "syntax error") {
+		t.Fatalf("a syntax error: %v", r)
+	}
+	wantRun(t, s.runCmd("echo fine"), 0, "fine\n")
+}

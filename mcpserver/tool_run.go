@@ -1,0 +1,118 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/session/wire"
+)
+
+// Run defaults: a command may take longer than a wait, but many MCP clients
+// give up on a call after a minute or so; a longer one is better polled
+// with a second run or the commands' exit reported by wait.
+const (
+	defaultRunTimeout  = 30 * time.Second
+	defaultRunMaxChars = 20000
+)
+
+var runTool = toolDef{tool: mcp.Tool{
+	Name:  "run",
+	Title: "Run a shell command and get its output and exit code",
+	Description: `Run one shell command in a session and get its output alone and its exit code, in one call: the command is typed at the shell's prompt, and the call returns when the shell reports that it ended. Use it for every shell command (ls, git status, make, pytest, cat a file); use input + wait instead for programs that take over the terminal or ask questions (vim, less, a python REPL, git rebase -i, ssh password prompts).
+
+The session must be bash or zsh started with shell integration: start {"command":["bash"],"shell_integration":true}. Without it, run answers an error that says so.
+
+Returns exit_code, output (the command's own output: not the prompt nor the command line, taken from the scrollback if it scrolled off the screen; plain text, every complete line ending in a newline), duration_ms and timed_out. The output is cut to max_chars (default 20000) from the top, keeping the end where errors and summaries are; output_cut says how many characters went.
+
+timeout_ms (default 30000, max 600000) bounds the wait. On a timeout the command keeps running: timed_out is true, output holds what it printed so far, and the next run waits for it to end before typing (or send input {"keys":["C-c"]} to interrupt it). The command runs in the session's shell, so cd, export and shell variables carry over to later runs. One line only: join several commands with ; or &&.
+
+Examples: {"session":"s1","command":"git status --short"}; {"session":"s1","command":"make test 2>&1 | tail -50","timeout_ms":300000}; {"session":"s1","command":"cd /work/project && ls"}.`,
+}}
+
+// RunInput is the run tool's arguments.
+type RunInput struct {
+	Session   string `json:"session" jsonschema:"session handle from start (a bash or zsh started with shell_integration)"`
+	Command   string `json:"command" jsonschema:"the shell command line to run, e.g. \"ls -l\" (one line; join commands with ; or &&)"`
+	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"stop waiting after this many milliseconds (default 30000, max 600000), leaving the command running"`
+	MaxChars  int    `json:"max_chars,omitempty" jsonschema:"most characters of output to return, cut from the top (default 20000)"`
+}
+
+// RunOutput is how the command ended.
+type RunOutput struct {
+	Session     string `json:"session"`
+	Command     string `json:"command"`
+	ExitCode    *int   `json:"exit_code,omitempty" jsonschema:"the command's exit status (absent on a timeout)"`
+	Output      string `json:"output" jsonschema:"the command's output alone, plain text"`
+	TimedOut    bool   `json:"timed_out" jsonschema:"timeout_ms passed first; the command is still running"`
+	DurationMS  int64  `json:"duration_ms"`
+	OutputCut   int    `json:"output_cut,omitempty" jsonschema:"characters cut from the top of output by max_chars"`
+	LinesLost   int    `json:"lines_lost,omitempty" jsonschema:"lines of output the scrollback no longer held"`
+	ShellExited bool   `json:"shell_exited,omitempty" jsonschema:"the shell itself exited; exit_code is its status"`
+}
+
+func (s *Server) run(ctx context.Context, in RunInput) (string, RunOutput, error) {
+	t, err := s.reg.resolve(in.Session)
+	if err != nil {
+		return "", RunOutput{}, err
+	}
+	if strings.TrimSpace(in.Command) == "" {
+		return "", RunOutput{}, fmt.Errorf("the command argument is required: e.g. {\"session\":%q,\"command\":\"ls -l\"}", in.Session)
+	}
+	if in.TimeoutMs < 0 || in.MaxChars < 0 {
+		return "", RunOutput{}, fmt.Errorf("timeout_ms and max_chars must be positive")
+	}
+	timeout := defaultRunTimeout
+	if in.TimeoutMs > 0 {
+		timeout = clampMs(in.TimeoutMs, maxWaitTimeout)
+	}
+	maxChars := defaultRunMaxChars
+	if in.MaxChars > 0 {
+		maxChars = in.MaxChars
+	}
+	d, err := call[wire.RunData](ctx, t.socket, map[string]any{
+		"type": "RUN", "command": in.Command,
+		"timeout_ms": timeout.Milliseconds(), "max_chars": maxChars,
+	})
+	if err != nil {
+		if strings.Contains(err.Error(), "OSC 133") {
+			// The daemon names the CLI's flag; here it is start's argument.
+			err = fmt.Errorf("%w. With this server: start {\"command\":[\"bash\"],\"shell_integration\":true}", err)
+		}
+		return "", RunOutput{}, err
+	}
+	out := RunOutput{
+		Session: in.Session, Command: in.Command, ExitCode: d.ExitCode, Output: d.Output,
+		TimedOut: d.TimedOut, DurationMS: d.DurationMS, OutputCut: d.OutputCut,
+		LinesLost: d.LinesLost, ShellExited: d.ShellExited,
+	}
+	var b strings.Builder
+	switch {
+	case d.TimedOut && d.WaitingFor == "prompt":
+		fmt.Fprintf(&b, "Timed out after %v: an earlier command is still running, so this one was not typed. Interrupt it with input {\"keys\":[\"C-c\"]} or run again to wait longer.", timeout)
+	case d.TimedOut:
+		fmt.Fprintf(&b, "Timed out after %v: the command is still running (it was left running; run waits for it before typing the next command). Output so far:", timeout)
+	case d.ShellExited:
+		fmt.Fprintf(&b, "The shell exited with code %s; start a new session to run more commands.", codeText(d.ExitCode))
+	default:
+		fmt.Fprintf(&b, "Exit code %s after %d ms.", codeText(d.ExitCode), d.DurationMS)
+	}
+	if d.OutputCut > 0 {
+		fmt.Fprintf(&b, " The first %d characters of the output were cut (max_chars %d); rerun with a filter such as | tail or | grep, or a larger max_chars.", d.OutputCut, maxChars)
+	}
+	if d.LinesLost > 0 {
+		fmt.Fprintf(&b, " %d lines of output had already left the scrollback.", d.LinesLost)
+	}
+	if d.Output == "" && !d.TimedOut {
+		b.WriteString(" No output.")
+	} else if d.Output != "" {
+		if !d.TimedOut {
+			b.WriteString(" Output:")
+		}
+		b.WriteString("\n")
+		b.WriteString(d.Output)
+	}
+	return b.String(), out, nil
+}
