@@ -45,7 +45,7 @@ func runHostile(mode string) int {
 			case "garbagehello":
 				w.Write(proto.AppendFrame(nil, proto.TypeHelloReply, []byte("\x00not json")))
 			case "errorhello":
-				send(proto.TypeError, proto.Error{Message: "unknown frame type 0x10"})
+				send(proto.TypeError, proto.Error{Message: "unknown frame type 0x20"})
 			case "junk":
 				w.Write([]byte("SSH-2.0-OpenSSH\r\nPermission denied (publickey).\r\n"))
 			}
@@ -145,7 +145,7 @@ func TestHelloMismatches(t *testing.T) {
 	for mode, want := range map[string]string{
 		"otherprotocol": "speaks protocol 2",
 		"garbagehello":  "malformed answer",
-		"errorhello":    `answered HELLO with ERROR "unknown frame type 0x10"`,
+		"errorhello":    `answered HELLO with ERROR "unknown frame type 0x20"`,
 		"junk":          "corrupt frame stream",
 	} {
 		t.Run(mode, func(t *testing.T) {

@@ -3,6 +3,7 @@ package proto
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 )
 
 // The handshake (PROTOCOL.md, "HELLO"). The types sit apart from the
@@ -10,8 +11,8 @@ import (
 // low numbers. A sidecar that predates HELLO drops it like any unknown
 // type, which is how a host recognises one: no answer.
 const (
-	TypeHello      Type = 0x10 // host to sidecar: who I am, what I speak
-	TypeHelloReply Type = 0x90 // sidecar to host: the same about the sidecar
+	TypeHello      Type = 0x20 // host to sidecar: who I am, what I speak
+	TypeHelloReply Type = 0xa0 // sidecar to host: the same about the sidecar
 )
 
 // ProtocolVersion is the frame protocol's major version. Peers with
@@ -68,4 +69,17 @@ func ParseHello(body []byte) (Hello, error) {
 		h.Version = *w.Version
 	}
 	return h, nil
+}
+
+// SidecarHello is the HELLO a sidecar of this build answers with: version
+// is its build, features what it serves (FeatureHello is added), and the
+// platform is the one it runs on.
+func SidecarHello(version string, features []string) Hello {
+	return Hello{
+		Version:  version,
+		Protocol: ProtocolVersion,
+		Features: append([]string{FeatureHello}, features...),
+		OS:       runtime.GOOS,
+		Arch:     runtime.GOARCH,
+	}
 }

@@ -15,8 +15,8 @@ const T = Object.freeze({
   EXIT: 0x83,
   ERROR: 0x84,
   FOREGROUND_INFO: 0x85,
-  HELLO: 0x10,
-  HELLO_REPLY: 0x90,
+  HELLO: 0x20,
+  HELLO_REPLY: 0xa0,
 });
 
 // The frame protocol's major version, sent and checked in HELLO.

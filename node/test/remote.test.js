@@ -58,7 +58,7 @@ test('handshake: a newer sidecar with unknown features is fine', async (t) => {
 for (const [mode, want] of [
   ['otherprotocol', /speaks protocol 2, this host speaks 1: install/],
   ['garbagehello', /answered HELLO with a malformed frame/],
-  ['errorhello', /answered HELLO with ERROR "unknown frame type 0x10"/],
+  ['errorhello', /answered HELLO with ERROR "unknown frame type 0x20"/],
 ]) {
   test(`handshake: ${mode}`, async (t) => {
     const sc = hostile(t, mode);

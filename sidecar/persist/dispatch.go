@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/ptyplex/ptyplex/internal/signame"
+	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
 )
@@ -111,6 +112,9 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 				t.queueCtl(c, proto.TypeForegroundInfo, info)
 			}
 		}
+	case proto.TypeHello:
+		// Answered whatever the host said, as by the plain sidecar.
+		c.writeJSON(proto.TypeHelloReply, proto.SidecarHello(version.Version, features))
 	case proto.TypeList:
 		c.writeJSON(proto.TypeListed, s.list())
 	case proto.TypeAttach:
