@@ -151,10 +151,11 @@ test('a failing transport ends the handshake at once; what it said is logged, ma
   assert.ok(sc.lines.some((l) => /exited with status 255/.test(l)), sc.lines.join('\n'));
 });
 
-test('an idle sidecar after the handshake does not hold the event loop', async () => {
+test('an idle sidecar after the handshake does not hold the event loop', async (t) => {
   const script = `const { Sidecar } = require(${JSON.stringify(path.join(__dirname, '..'))});
 new Sidecar({ path: ${JSON.stringify(BIN)} }).handshake().then((h) => console.log('protocol', h.protocol));`;
   const child = require('child_process').spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => child.kill('SIGKILL')); // should the test fail with it still running
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   const code = await within(new Promise((resolve) => child.on('exit', resolve)), 'the script to end by itself');
