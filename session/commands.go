@@ -28,7 +28,6 @@ type command struct {
 	running         bool
 	status          int
 	hasStatus       bool
-	hadStart        bool // C came; false for a line the shell rejected
 }
 
 // commandLog turns the marks into commands as the output is fed; it lives
@@ -75,7 +74,7 @@ func (l *commandLog) update(scr *screen.Screen, now time.Time) {
 				l.finish(m, now, false, 0)
 			}
 			c := l.add(now)
-			c.running, c.hadStart = true, true
+			c.running = true
 			c.outLine, c.outCol = m.Line, m.Col
 			if l.haveB {
 				c.text = commandText(scr, l.bLine, l.bCol, m.Line, m.Col)

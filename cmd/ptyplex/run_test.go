@@ -109,7 +109,7 @@ func TestRunTimeoutLeavesCommandRunning(t *testing.T) {
 	// The command waits for a file to change, so the test decides when
 	// it ends instead of guessing a duration.
 	cmd := fmt.Sprintf("echo started; while [ ! -s %s ]; do sleep 0.05; done; echo finished; (exit 7)", fifo)
-	r := s.runCmd(cmd, "--timeout", "300ms")
+	r := s.runCmd(cmd, "--timeout", "2s")
 	if r.code != exitTimeout || r.stdout != "started\n" || !strings.Contains(r.stderr, "still running") {
 		t.Fatalf("want exit 124, the output so far and a note; got %v", r)
 	}
