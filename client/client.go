@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +39,18 @@ type Options struct {
 	// Env is the sidecar's environment (and so the base of every
 	// terminal's); nil means ours.
 	Env []string
+	// Transport, if set, is the command that reaches a sidecar, run
+	// instead of SidecarPath and Args: {"ssh", "-T", "host",
+	// "ptyplex-sidecar"}, {"kubectl", "exec", "-i", "pod", "--",
+	// "ptyplex-sidecar"}. Its stdin and stdout carry the frames; its
+	// stderr goes to Stderr with every line marked as the transport's.
+	Transport []string
+	// Hello makes Start begin with the handshake (Client.Hello) and fail
+	// when the sidecar is too old to answer it or speaks another
+	// protocol version, with an error that says what to do.
+	Hello bool
+	// HelloTimeout bounds the handshake; 0 means DefaultHelloTimeout.
+	HelloTimeout time.Duration
 }
 
 // OpenOptions describe one terminal.
@@ -59,6 +69,13 @@ type OpenOptions struct {
 	// Raw opens the terminal without credit: the sidecar never throttles
 	// it and its output is buffered here without bound until read.
 	Raw bool
+	// Journal and Detached apply to a persistent sidecar (Persistent)
+	// only: the terminal's journal size in bytes (0: the server's
+	// default) and what happens while no host holds it, "ring" (the
+	// default) or "park" (see docs/persist.md). A plain sidecar ignores
+	// them.
+	Journal  int
+	Detached string
 }
 
 // Client multiplexes terminals over one sidecar.
@@ -73,7 +90,12 @@ type Client struct {
 	idPrefix string
 	nextID   atomic.Uint64
 
+	helloWait chan helloResult // a handshake waiting for its answer
+	peer      *proto.Hello     // the sidecar's HELLO, once it answered
+
 	done chan struct{} // closed once the stream ended and every terminal was finished
+
+	persist persistState // LIST and ATTACH in flight (persist.go)
 }
 
 // pendingOpen is an OPEN waiting for its OPENED or ERROR.
@@ -86,19 +108,9 @@ type pendingOpen struct {
 // Start starts a sidecar process and returns a Client that owns its stdin
 // and stdout. The process lives until Close (or until it dies).
 func Start(opts Options) (*Client, error) {
-	path := opts.SidecarPath
-	if path == "" {
-		p, err := FindSidecar()
-		if err != nil {
-			return nil, err
-		}
-		path = p
-	}
-	cmd := exec.Command(path, opts.Args...)
-	cmd.Env = opts.Env
-	cmd.Stderr = opts.Stderr
-	if cmd.Stderr == nil {
-		cmd.Stderr = os.Stderr
+	cmd, err := sidecarCommand(opts)
+	if err != nil {
+		return nil, err
 	}
 	c := newClient()
 	s, err := StartStream(cmd, StreamOptions{Handle: c.dispatch})
@@ -107,6 +119,13 @@ func Start(opts Options) (*Client, error) {
 	}
 	c.s = s
 	go c.watch()
+	if opts.Hello {
+		if _, err := c.handshake(opts); err != nil {
+			c.s.Kill()
+			c.Close()
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -171,7 +190,7 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 		credit := uint64(o.Window)
 		msg.Credit = &credit
 	}
-	if err := c.send(proto.AppendFrame(nil, proto.TypeOpen, proto.Marshal(msg))); err != nil {
+	if err := c.send(proto.AppendFrame(nil, proto.TypeOpen, openBody(msg, o))); err != nil {
 		c.mu.Lock()
 		if c.pending[id] == p {
 			delete(c.pending, id)
@@ -269,6 +288,13 @@ var errCleanEnd = errors.New("sidecar closed its output")
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closing = true
+	for _, t := range c.live {
+		// The sidecar lifts every credit gate as it shuts down.
+		t.win.lift()
+	}
+	for _, p := range c.pending {
+		p.t.win.lift()
+	}
 	c.mu.Unlock()
 	// An error closing the pipe means it is broken already; the end of
 	// the stream reports why.

@@ -16,6 +16,11 @@ var (
 	// ErrExitUnknown is returned by Wait when the sidecar could not
 	// collect the child's status (EXIT with a null exitCode).
 	ErrExitUnknown = errors.New("exit status unknown")
+	// ErrProtocol is wrapped by the error that ends a connection whose
+	// sidecar broke the protocol: OUTPUT beyond the credit granted, frames
+	// about terminals that are not open, a second EXIT. The connection
+	// ends with it (wrapped in ErrSidecarGone too).
+	ErrProtocol = errors.New("sidecar broke the protocol")
 )
 
 // OpenError is an OPEN the sidecar refused with an ERROR frame.

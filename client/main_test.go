@@ -16,6 +16,10 @@ import (
 var sidecarBin string
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(hostileEnv); mode != "" {
+		// Re-executed as a hostile stand-in sidecar (hostile_test.go).
+		os.Exit(runHostile(mode))
+	}
 	os.Exit(runTests(m))
 }
 

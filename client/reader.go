@@ -56,15 +56,20 @@ func (c *Client) dispatch(f proto.Frame) error {
 		c.mu.Lock()
 		t := c.live[id]
 		c.mu.Unlock()
-		if t != nil {
-			t.win.push(data)
+		if t == nil {
+			return fmt.Errorf("%w: OUTPUT for terminal %q, which is not open", ErrProtocol, id)
+		}
+		if err := t.win.push(data); err != nil {
+			return fmt.Errorf("%w: terminal %q: %v", ErrProtocol, id, err)
 		}
 	case proto.TypeOpened:
 		var m proto.Opened
 		if err := unmarshal(f, &m); err != nil {
 			return err
 		}
-		c.opened(m)
+		if err := c.opened(m); err != nil {
+			return err
+		}
 	case proto.TypeError:
 		var m proto.Error
 		if err := unmarshal(f, &m); err != nil {
@@ -76,9 +81,15 @@ func (c *Client) dispatch(f proto.Frame) error {
 		if err := unmarshal(f, &m); err != nil {
 			return err
 		}
-		c.exited(m)
+		if err := c.exited(m); err != nil {
+			return err
+		}
+	case proto.TypeHelloReply:
+		return c.helloReply(f.Body)
 	default:
-		// Unknown frame types are skipped, as the protocol asks.
+		// The persistent server's frames (persist.go); other unknown
+		// frame types are skipped, as the protocol asks.
+		return c.dispatchPersist(f)
 	}
 	return nil
 }
@@ -92,12 +103,12 @@ func unmarshal(f proto.Frame, v any) error {
 
 // opened moves a pending open to the live terminals. It registers the
 // terminal before returning, so the OUTPUT frames that follow find it.
-func (c *Client) opened(m proto.Opened) {
+func (c *Client) opened(m proto.Opened) error {
 	c.mu.Lock()
 	p := c.pending[m.TerminalID]
 	if p == nil {
 		c.mu.Unlock()
-		return // not ours; nothing sensible to do
+		return fmt.Errorf("%w: OPENED for terminal %q, which was not being opened", ErrProtocol, m.TerminalID)
 	}
 	delete(c.pending, m.TerminalID)
 	p.t.pid = m.PID
@@ -114,6 +125,7 @@ func (c *Client) opened(m proto.Opened) {
 		p.t.win.drop()
 		go p.t.Close()
 	}
+	return nil
 }
 
 // refused handles ERROR: the answer to a pending open, or a report about a
@@ -121,6 +133,12 @@ func (c *Client) opened(m proto.Opened) {
 func (c *Client) refused(m proto.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if m.TerminalID == "" && c.helloWait != nil {
+		// Not about a terminal: a sidecar refusing the handshake.
+		c.helloWait <- helloResult{err: fmt.Errorf("the sidecar answered HELLO with ERROR %q", m.Message)}
+		c.helloWait = nil
+		return
+	}
 	if p := c.pending[m.TerminalID]; p != nil {
 		delete(c.pending, m.TerminalID)
 		p.result <- &OpenError{TerminalID: m.TerminalID, Message: m.Message}
@@ -132,17 +150,20 @@ func (c *Client) refused(m proto.Error) {
 }
 
 // exited finishes a live terminal with its EXIT status.
-func (c *Client) exited(m proto.Exit) {
+func (c *Client) exited(m proto.Exit) error {
 	c.mu.Lock()
 	t := c.live[m.TerminalID]
 	delete(c.live, m.TerminalID)
 	c.mu.Unlock()
 	if t == nil {
-		return
+		// A second EXIT, or one for a terminal never opened: the peer's
+		// idea of which terminals exist is not ours any more.
+		return fmt.Errorf("%w: EXIT for terminal %q, which is not open", ErrProtocol, m.TerminalID)
 	}
 	if m.ExitCode == nil {
 		t.finish(ExitStatus{Code: -1, Signal: m.Signal}, fmt.Errorf("terminal %q: %w", m.TerminalID, ErrExitUnknown))
-		return
+		return nil
 	}
 	t.finish(ExitStatus{Code: *m.ExitCode, Signal: m.Signal}, nil)
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -45,6 +46,12 @@ type Terminal struct {
 
 	done chan struct{} // closed when the terminal finished
 
+	// offset is the offset of the next byte Read returns, counted from
+	// the terminal's OPEN: what a host saves to ATTACH again later.
+	offset   atomic.Uint64
+	attached proto.Attached // how an ATTACH began (persist.go)
+	snapshot string         // its repaint, when bytes were lost
+
 	mu       sync.Mutex
 	closed   bool  // CLOSE was sent
 	inputErr error // dropped INPUT, reported by the next Write
@@ -73,6 +80,7 @@ func (t *Terminal) Pid() int { return t.pid }
 // instead. Reading is what grants the sidecar more credit.
 func (t *Terminal) Read(p []byte) (int, error) {
 	n, grant, err := t.win.read(p)
+	t.offset.Add(uint64(n))
 	if grant > 0 {
 		// A failed grant means the sidecar is gone; the reader goroutine
 		// finishes this terminal with the reason, so Read reports it soon.
@@ -141,6 +149,8 @@ func (t *Terminal) Close() error {
 		return nil
 	default:
 	}
+	// From the CLOSE on the sidecar reads the terminal unthrottled.
+	t.win.lift()
 	if err := t.c.send(proto.AppendFrame(nil, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: t.id}))); err != nil {
 		return fmt.Errorf("terminal %q: close: %w", t.id, err)
 	}

@@ -1,6 +1,9 @@
 package client
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+)
 
 // window is the receive side of one terminal: output the sidecar delivered
 // that the caller has not read yet, plus the credit bookkeeping that keeps
@@ -21,28 +24,38 @@ type window struct {
 	buffered int
 	size     int   // the credit window; 0 for a raw terminal (no credit)
 	owed     int   // bytes read but not yet granted back
+	credit   int   // what the sidecar may still send: granted minus received
+	unlimit  bool  // CLOSE or shutdown lifted the sidecar's gate: credit no longer applies
 	peak     int   // the most ever buffered, for tests and diagnostics
 	end      error // io.EOF after EXIT, or why the terminal died; reads see it once drained
 	discard  bool  // nobody will read: drop output (an abandoned open)
 }
 
 func newWindow(size int) *window {
-	w := &window{size: size}
+	w := &window{size: size, credit: size}
 	w.cond.L = &w.mu
 	return w
 }
 
-// push appends output from the sidecar. Should a broken sidecar send more
-// than the window allows, the bytes are kept anyway (peak shows it):
-// losing output would be worse than a big buffer.
-func (w *window) push(b []byte) {
+// push appends output from the sidecar. A sidecar that sends more than it
+// was granted is not one this host can trust with its memory (a remote one
+// may be anything at all): push refuses the bytes and returns an error,
+// which ends the connection. Once CLOSE or shutdown lifted the gate the
+// sidecar drains freely, as the protocol allows.
+func (w *window) push(b []byte) error {
 	if len(b) == 0 {
-		return
+		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.size > 0 && !w.unlimit {
+		if len(b) > w.credit {
+			return fmt.Errorf("%d bytes of OUTPUT with only %d of the %d byte credit window left", len(b), w.credit, w.size)
+		}
+		w.credit -= len(b)
+	}
 	if w.discard || w.end != nil {
-		return
+		return nil
 	}
 	w.chunks = append(w.chunks, b)
 	w.buffered += len(b)
@@ -50,6 +63,15 @@ func (w *window) push(b []byte) {
 		w.peak = w.buffered
 	}
 	w.cond.Broadcast()
+	return nil
+}
+
+// lift stops enforcing the credit: the host sent CLOSE or closed the
+// sidecar's input, after which the sidecar reads the terminal unthrottled.
+func (w *window) lift() {
+	w.mu.Lock()
+	w.unlimit = true
+	w.mu.Unlock()
 }
 
 // read blocks until there is output or the terminal ended, copies what
@@ -82,6 +104,9 @@ func (w *window) read(p []byte) (n int, grant int, err error) {
 		w.owed += n
 		if w.owed >= max(1, w.size/2) {
 			grant, w.owed = w.owed, 0
+			// Counted as granted from now on: the CREDIT frame is
+			// sent right after, and the sidecar cannot use it sooner.
+			w.credit += grant
 		}
 	}
 	return n, grant, nil

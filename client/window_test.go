@@ -53,3 +53,25 @@ func TestWindowReadSpansChunks(t *testing.T) {
 	assert.Equal(t, 1, buffered)
 	assert.Equal(t, 6, peak)
 }
+
+func TestWindowRefusesOutputBeyondCredit(t *testing.T) {
+	w := newWindow(10)
+	require.NoError(t, w.push([]byte("0123456789")), "exactly the window is allowed")
+	err := w.push([]byte("x"))
+	require.Error(t, err, "one byte past the credit granted")
+	assert.Contains(t, err.Error(), "only 0 of the 10 byte credit window left")
+	buffered, _ := w.stats()
+	assert.Equal(t, 10, buffered, "refused bytes are not buffered")
+
+	// Reading half the window grants it back: exactly that much more fits.
+	n, grant, err := w.read(make([]byte, 5))
+	require.NoError(t, err)
+	assert.Equal(t, 5, n)
+	assert.Equal(t, 5, grant)
+	require.NoError(t, w.push([]byte("abcde")))
+	require.Error(t, w.push([]byte("f")))
+
+	// After CLOSE the sidecar drains unthrottled.
+	w.lift()
+	require.NoError(t, w.push(make([]byte, 100)))
+}

@@ -124,6 +124,30 @@ export interface SidecarOptions {
   creditWindow?: number;
   /** Extra arguments for the sidecar (e.g. ["--record", file]). */
   args?: string[];
+  /**
+   * The command that reaches a sidecar, run instead of path and args:
+   * ["ssh", "-T", "host", "ptyplex-sidecar"]. pid is then the transport's,
+   * and its stderr lines reach logger marked "transport ssh: ".
+   */
+  transport?: string[];
+  /** The transport's environment (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Begin with the handshake; frames wait for it, and when the sidecar is too
+   * old or speaks another protocol every terminal fails with the reason.
+   */
+  hello?: boolean;
+  /** Milliseconds the handshake may take, transport start-up included (default 15000). */
+  helloTimeout?: number;
+}
+
+/** What a sidecar says about itself in its HELLO. */
+export interface SidecarHello {
+  version: string;
+  protocol: number;
+  features: string[];
+  os?: string;
+  arch?: string;
 }
 
 export interface SidecarDeath {
@@ -137,6 +161,10 @@ export declare class Sidecar {
   /** The running sidecar's pid, or 0. */
   readonly pid: number;
   readonly onDeath: IEvent<SidecarDeath>;
+  /** The sidecar's HELLO once a handshake succeeded, else null. */
+  readonly remote: SidecarHello | null;
+  /** Sends HELLO and resolves with the answer; rejects, saying what to install, for an old or mismatched sidecar. */
+  handshake(): Promise<SidecarHello>;
   spawn(file?: string, args?: string[] | string, options?: IPtyForkOptions | IWindowsPtyForkOptions): Terminal;
   open(file?: string, args?: string[] | string, options?: IPtyForkOptions | IWindowsPtyForkOptions): Promise<Terminal>;
   close(): Promise<void>;

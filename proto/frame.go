@@ -57,6 +57,8 @@ func (t Type) String() string {
 		return "EXIT"
 	case TypeError:
 		return "ERROR"
+	case TypeHello, TypeHelloReply:
+		return "HELLO"
 	}
 	return fmt.Sprintf("0x%02x", uint8(t))
 }

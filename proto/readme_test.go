@@ -28,11 +28,14 @@ func TestProtocolExamplesUseWireNames(t *testing.T) {
 	byFrame := map[string][]any{
 		"OPEN": {Open{}}, "RESIZE": {Resize{}}, "CLOSE": {Close{}}, "CREDIT": {Credit{}},
 		"OPENED": {Opened{}}, "EXIT": {Exit{}}, "ERROR": {Error{}}, "SIGNAL": {Signal{}},
-		"FOREGROUND": {Foreground{}, ForegroundInfo{}},
+		"FOREGROUND": {Foreground{}, ForegroundInfo{}}, "HELLO": {Hello{}},
 	}
 	// A fenced example belongs to the frames its section is about.
 	bySection := map[string][]any{
 		"SIGNAL and FOREGROUND (extensions)": {Opened{}, Signal{}, Foreground{}, ForegroundInfo{}},
+		"Persistent terminals (`--persist NAME`, extension)": {Opened{}, Listed{}, Attach{}, Attached{},
+			Snapshot{}, Detached{}, Close{}, Error{}},
+		"HELLO (extension): the handshake": {Hello{}},
 	}
 	for frame, bodies := range byFrame {
 		bySection[frame] = bodies

@@ -59,6 +59,8 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 		if t := s.lookup(c.TerminalID); t != nil {
 			t.gate.Grant(c.Bytes)
 		}
+	case proto.TypeHello:
+		s.hello(f.Body)
 	default:
 		s.dispatchExtension(f)
 	}

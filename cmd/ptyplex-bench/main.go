@@ -175,6 +175,7 @@ func main() {
 			unit: "%.1f", scale: 1, s: per, maxValue: ptr(40.0), noRatio: true})
 	}
 	sessionRows(&t, filter, tmp)
+	persistRows(&t, filter, tmp)
 	if filter.MatchString("screen") {
 		root, _ := os.Getwd()
 		data, err := recordedStreams(root)

@@ -26,6 +26,7 @@ import (
 var (
 	recordPath  = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
 	showVersion = flag.Bool("version", false, "print the version, commit, platform and PTY backend, and exit")
+	persistName = flag.String("persist", "", "bridge stdin/stdout to this user's persistent sidecar `NAME`, starting it if none runs; its terminals outlive the connection (see docs/persist.md)")
 )
 
 func main() {
@@ -63,6 +64,9 @@ func main() {
 	if *showVersion {
 		fmt.Println(version.String("ptyplex-sidecar", ptyhost.Backend()))
 		return
+	}
+	if code, ok := persistMode(); ok {
+		os.Exit(code)
 	}
 	os.Exit(run())
 }

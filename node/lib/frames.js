@@ -15,7 +15,12 @@ const T = Object.freeze({
   EXIT: 0x83,
   ERROR: 0x84,
   FOREGROUND_INFO: 0x85,
+  HELLO: 0x10,
+  HELLO_REPLY: 0x90,
 });
+
+// The frame protocol's major version, sent and checked in HELLO.
+const PROTOCOL_VERSION = 1;
 
 const MAX_FRAME = 16 << 20;
 
@@ -43,11 +48,19 @@ function dataFrame(type, idBuf, data) {
 // payloads: an OUTPUT frame that straddles chunks is handed on piecewise,
 // onOutput(id, bytes) per piece, as OUTPUT is a byte stream that may be cut
 // anywhere. Other frames go to onFrame(type, body) whole.
+//
+// The other end may be a remote peer sending anything, so the work per
+// chunk must not depend on how much of an incomplete frame came before:
+// the pieces of an incomplete frame are kept in a list with their total
+// length and joined once, when the frame (or the part of its header that
+// decides how to go on) is complete.
 class FrameParser {
   constructor(onFrame, onOutput) {
     this.onFrame = onFrame;
     this.onOutput = onOutput || null;
-    this.pending = null; // an incomplete header, or a whole incomplete frame
+    this.pieces = []; // the incomplete frame (or header) so far
+    this.plen = 0; // their total length
+    this.head = Buffer.alloc(7); // a copy of its first bytes (length, type, id length)
     this.outId = null; // the OUTPUT frame being streamed
     this.outLeft = 0; // its payload bytes still to come
     this.rest = null; // while a callback runs: what of the chunk is still to parse
@@ -60,7 +73,9 @@ class FrameParser {
    */
   fork(onFrame) {
     const p = new FrameParser(onFrame, () => {});
-    p.pending = this.pending && Buffer.from(this.pending);
+    p.pieces = this.pieces.slice(); // pieces are never written to: sharing them is safe
+    p.plen = this.plen;
+    this.head.copy(p.head);
     p.outId = this.outId;
     p.outLeft = this.outLeft;
     // Called from a listener of ours: the rest of the chunk being parsed
@@ -70,31 +85,70 @@ class FrameParser {
   }
 
   push(chunk) {
-    let buf = chunk;
     let off = 0;
-    if (this.outLeft > 0) {
-      const n = Math.min(this.outLeft, buf.length);
-      this.outLeft -= n;
-      off = n;
-      this.rest = buf.subarray(n);
-      this.onOutput(this.outId, buf.subarray(0, n));
+    while (off < chunk.length) {
+      if (this.outLeft > 0) {
+        const n = Math.min(this.outLeft, chunk.length - off);
+        this.outLeft -= n;
+        this.rest = chunk.subarray(off + n);
+        this.onOutput(this.outId, chunk.subarray(off, off + n));
+        off += n;
+      } else if (this.plen > 0) {
+        const need = this._need();
+        const take = Math.min(need - this.plen, chunk.length - off);
+        this._keep(chunk.subarray(off, off + take));
+        off += take;
+        if (this.plen < need) break; // the whole chunk went into the pieces
+        const whole = this.pieces.length === 1 ? this.pieces[0] : Buffer.concat(this.pieces, this.plen);
+        this.pieces = [];
+        this.plen = 0;
+        this._parse(whole, 0, chunk.subarray(off));
+      } else {
+        // Parses to the end of the chunk: whole frames, then the start
+        // of one kept or streamed.
+        this._parse(chunk, off, null);
+        break;
+      }
     }
-    if (this.pending) {
-      buf = Buffer.concat([this.pending, buf.subarray(off)]);
-      this.pending = null;
-      off = 0;
+    this.rest = null;
+  }
+
+  // _keep adds a piece of the incomplete frame, noting its first bytes.
+  _keep(piece) {
+    if (this.plen < this.head.length) piece.copy(this.head, this.plen, 0, Math.min(piece.length, this.head.length - this.plen));
+    this.pieces.push(piece);
+    this.plen += piece.length;
+  }
+
+  // _need says how many bytes the pieces must reach before parsing can go
+  // on: the header, then for a streamed OUTPUT its id, else the frame.
+  _need() {
+    if (this.plen < 5) return 5;
+    const len = this.head.readUInt32LE(0);
+    checkLength(len);
+    if (this.head[4] === T.OUTPUT && this.onOutput && len >= 3) {
+      if (this.plen < 7) return 7;
+      const idLen = this.head.readUInt16LE(5);
+      if (idLen === 0 || 3 + idLen > len) throw new Error('corrupt OUTPUT frame: bad id length');
+      return 7 + idLen;
     }
+    return 4 + len;
+  }
+
+  // _parse parses buf from off. tail is what follows buf in the chunk
+  // being pushed (null when buf is that chunk): a fork made by a listener
+  // must see it.
+  _parse(buf, off, tail) {
+    const restAt = (o) => (o < buf.length || !tail ? buf.subarray(o) : tail);
     while (buf.length - off >= 5) {
       const len = buf.readUInt32LE(off);
-      if (len < 1 || len > MAX_FRAME) {
-        throw new Error(`corrupt frame stream from ptyplex-sidecar: frame length ${len}`);
-      }
+      checkLength(len);
       const type = buf[off + 4];
       const have = buf.length - off - 4;
       if (have >= len) {
         const body = buf.subarray(off + 5, off + 4 + len);
         off += 4 + len;
-        this.rest = buf.subarray(off);
+        this.rest = restAt(off);
         if (type === T.OUTPUT && this.onOutput) {
           const [id, data] = splitData(body);
           this.onOutput(id, data);
@@ -112,17 +166,23 @@ class FrameParser {
           const data = buf.subarray(off + 7 + idLen);
           this.outLeft = len - 3 - idLen - data.length;
           off = buf.length;
-          this.rest = null;
+          this.rest = tail;
           if (data.length) this.onOutput(this.outId, data);
         }
       }
       break;
     }
-    this.rest = null;
     if (off < buf.length) {
-      // Copy, so that a small remainder does not pin a large chunk.
-      this.pending = Buffer.from(buf.subarray(off));
+      // Copied, so that a small remainder does not pin a large chunk;
+      // each byte is copied at most once here and once when joined.
+      this._keep(Buffer.from(buf.subarray(off)));
     }
+  }
+}
+
+function checkLength(len) {
+  if (len < 1 || len > MAX_FRAME) {
+    throw new Error(`corrupt frame stream from ptyplex-sidecar: frame length ${len}`);
   }
 }
 
@@ -134,4 +194,4 @@ function splitData(body) {
   return [body.toString('utf8', 2, 2 + n), body.subarray(2 + n)];
 }
 
-module.exports = { T, MAX_FRAME, controlFrame, dataFrame, FrameParser, splitData };
+module.exports = { T, MAX_FRAME, PROTOCOL_VERSION, controlFrame, dataFrame, FrameParser, splitData };

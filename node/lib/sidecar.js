@@ -3,7 +3,8 @@
 
 const childProcess = require('child_process');
 const fs = require('fs');
-const { T, controlFrame, FrameParser } = require('./frames');
+const pathModule = require('path');
+const { T, PROTOCOL_VERSION, controlFrame, FrameParser } = require('./frames');
 const { Emitter } = require('./events');
 const { resolveSidecar } = require('./resolve');
 const { signalNumber } = require('./signals');
@@ -11,17 +12,46 @@ const { Terminal } = require('./terminal');
 
 const DEFAULT_OPEN_TIMEOUT = 10000;
 const DEFAULT_CREDIT_WINDOW = 1 << 20;
+// Generous: it includes what the transport does first (ssh connecting and
+// authenticating).
+const DEFAULT_HELLO_TIMEOUT = 15000;
+const VERSION = require('../package.json').version;
+const FRAME_NAMES = { [T.OPENED]: 'OPENED', [T.ERROR]: 'ERROR', [T.EXIT]: 'EXIT', [T.FOREGROUND_INFO]: 'FOREGROUND', [T.HELLO_REPLY]: 'HELLO' };
 // What _awaitPid sleeps on between reads that find nothing.
 const napper = new Int32Array(new SharedArrayBuffer(4));
+
+// peerError is an error whose message already names the sidecar (or the
+// transport that reached it), so reports do not prefix it again.
+function peerError(message) {
+  const err = new Error(message);
+  err.peer = true;
+  return err;
+}
 
 class Sidecar {
   /**
    * options.path: the binary (default: resolveSidecar()); options.logger:
    * called with each stderr line of the sidecar and with our own notes;
    * options.openTimeout: ms to wait for a terminal to start;
-   * options.creditWindow: bytes a terminal may have in flight to us.
+   * options.creditWindow: bytes a terminal may have in flight to us;
+   * options.transport: the command that reaches a sidecar, as an argv
+   * (['ssh', '-T', 'host', 'ptyplex-sidecar']), run instead of path;
+   * options.env: the transport's environment (default process.env);
+   * options.hello: begin with the handshake and fail every terminal, with
+   * a message saying what to install, when the sidecar is too old or
+   * speaks another protocol; options.helloTimeout: ms it may take.
    */
   constructor(options = {}) {
+    const tr = options.transport;
+    if (tr !== undefined && tr !== null && (!Array.isArray(tr) || !tr.length || tr.some((a) => typeof a !== 'string') || !tr[0])) {
+      throw new TypeError('ptyplex: transport must be a non-empty array of strings, the command that reaches a sidecar');
+    }
+    this.transport = tr ? [...tr] : null;
+    this._env = options.env;
+    this.hello = !!options.hello;
+    this.helloTimeout = options.helloTimeout === undefined ? DEFAULT_HELLO_TIMEOUT : options.helloTimeout;
+    /** The sidecar's HELLO ({ version, protocol, features, os, arch }) once a handshake succeeded. */
+    this.remote = null;
     this.path = options.path;
     this.logger = options.logger || null;
     this.openTimeout = options.openTimeout === undefined ? DEFAULT_OPEN_TIMEOUT : options.openTimeout;
@@ -34,7 +64,62 @@ class Sidecar {
     this.onDeath = this._onDeath.event;
   }
 
-  /** The sidecar's pid, or 0 when none is running. */
+  /**
+   * The handshake: sends HELLO (starting the sidecar if need be) and
+   * resolves with the sidecar's answer. It rejects, saying what to do,
+   * when none comes within helloTimeout (a sidecar older than the
+   * handshake drops HELLO unanswered) or the answer is another protocol
+   * version; a malformed answer ends the sidecar as any corrupt frame does.
+   */
+  handshake() {
+    const gen = this._start();
+    if (!gen.hello) gen.hello = this._handshake(gen);
+    return gen.hello;
+  }
+
+  _handshake(gen) {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        gen.helloWait = null;
+        reject(
+          peerError(
+            `${this._name()} did not answer HELLO within ${this.helloTimeout} ms: it is older than the handshake ` +
+              '(or not a ptyplex-sidecar); install a current one on that machine (ptyplex remote install HOST), ' +
+              'or connect without the hello option',
+          ),
+        );
+      }, this.helloTimeout);
+      gen.helloWait = {
+        resolve: (h) => {
+          clearTimeout(timer);
+          if (h.protocol !== PROTOCOL_VERSION) {
+            reject(
+              peerError(
+                `${this._name()} (version ${JSON.stringify(h.version)}) speaks protocol ${h.protocol}, this host ` +
+                  `speaks ${PROTOCOL_VERSION}: install the sidecar matching ptyplex ${VERSION} on that machine ` +
+                  '(ptyplex remote install HOST)',
+              ),
+            );
+            return;
+          }
+          this.remote = h;
+          resolve(h);
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
+      if (!gen.dead) gen.child.stdin.write(controlFrame(T.HELLO, { version: VERSION, protocol: PROTOCOL_VERSION, features: ['hello'] }));
+    });
+  }
+
+  // _name says which sidecar, for messages.
+  _name() {
+    return this.transport ? `the sidecar reached through ${JSON.stringify(this.transport)}` : 'ptyplex-sidecar';
+  }
+
+  /** The sidecar's pid (the transport's, with options.transport), or 0 when none is running. */
   get pid() {
     return this._gen ? this._gen.child.pid || 0 : 0;
   }
@@ -90,21 +175,49 @@ class Sidecar {
 
   _start() {
     if (this._gen) return this._gen;
-    const path = this.path || resolveSidecar();
-    // An empty environment: OPEN carries the child's whole environment,
-    // so the child sees exactly options.env (node-pty's semantics) rather
-    // than options.env merged over ours.
-    const child = childProcess.spawn(path, this._args, { stdio: ['pipe', 'pipe', 'pipe'], env: {} });
+    let path, args, env, mark;
+    if (this.transport) {
+      [path, ...args] = this.transport;
+      // ssh and kubectl need ours (HOME, SSH_AUTH_SOCK, KUBECONFIG); the
+      // remote sidecar's comes from the other side.
+      env = this._env || process.env;
+      // ssh passes the remote sidecar's stderr on too: the mark says
+      // which way a line came.
+      mark = `transport ${pathModule.basename(path)}: `;
+    } else {
+      path = this.path || resolveSidecar();
+      args = this._args;
+      // An empty environment: OPEN carries the child's whole environment,
+      // so the child sees exactly options.env (node-pty's semantics)
+      // rather than options.env merged over ours.
+      env = {};
+      mark = '';
+    }
+    const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
     // abandoned: ids whose open timed out; their late frames are answered
     // (OPENED with CLOSE) or dropped.
-    const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true };
+    const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true, hello: null, helloWait: null, held: null };
     let exitedResolve;
     gen.exited = new Promise((r) => (exitedResolve = r));
     const parser = new FrameParser(
       (type, body) => this._frame(gen, type, body),
       (id, data) => {
         const term = gen.terms.get(id);
-        if (term && term._state === 'live') term._output(data);
+        if (!term) {
+          if (gen.abandoned.has(id)) return;
+          throw peerError(`protocol violation by ${this._name()}: OUTPUT for terminal ${JSON.stringify(id)}, which is not open`);
+        }
+        if (term._state !== 'live') {
+          throw peerError(`protocol violation by ${this._name()}: OUTPUT for terminal ${JSON.stringify(id)} before its OPENED`);
+        }
+        // Closing lifts every gate in the sidecar; until then a peer
+        // sending more than it was granted is not one to buffer for.
+        if (!gen.closing && !term._spend(data.length)) {
+          throw peerError(
+            `protocol violation by ${this._name()}: terminal ${JSON.stringify(id)} got OUTPUT beyond the ${this.creditWindow} byte credit window it was granted`,
+          );
+        }
+        term._output(data);
       },
     );
     gen.parser = parser;
@@ -133,11 +246,11 @@ class Sidecar {
     child.stderr.on('data', (s) => {
       const lines = (errTail + s).split('\n');
       errTail = lines.pop();
-      for (const l of lines) this._log(l);
+      for (const l of lines) this._log(mark + l);
     });
     child.stdin.on('error', () => {}); // a dead sidecar shows up as 'exit'
     child.on('error', (err) => {
-      this._log(`ptyplex-sidecar (${path}): ${err.message}`);
+      this._log(`${this.transport ? 'transport' : 'ptyplex-sidecar'} (${path}): ${err.message}`);
       this._died(gen, { error: err });
       exitedResolve();
     });
@@ -149,7 +262,7 @@ class Sidecar {
         if (done) return;
         done = true;
         this._drainPeek(gen);
-        if (errTail) this._log(errTail);
+        if (errTail) this._log(mark + errTail);
         this._died(gen, { code, signal });
         exitedResolve();
       };
@@ -160,13 +273,33 @@ class Sidecar {
       }
     });
     this._gen = gen;
+    if (this.hello) {
+      gen.held = [];
+      gen.hello = this._handshake(gen);
+      gen.hello.then(() => {
+        const held = gen.held;
+        gen.held = null;
+        for (const b of held) this._sendTo(gen, b);
+      }, () => {});
+      // A sidecar we cannot use is not used: its terminals fail with
+      // the reason, which says what to install.
+      gen.hello.catch((err) => {
+        if (gen.dead) return;
+        child.kill('SIGKILL');
+        this._died(gen, { error: err });
+      });
+    }
     return gen;
   }
 
   // _sendTo writes a frame to gen's sidecar; frames for a sidecar that
   // died are dropped (its terminals have ended).
   _sendTo(gen, buf) {
-    if (gen && !gen.dead) gen.child.stdin.write(buf);
+    if (!gen || gen.dead) return;
+    // With options.hello nothing goes out before the handshake has
+    // succeeded: a sidecar we cannot use gets no terminals.
+    if (gen.held) gen.held.push(buf);
+    else gen.child.stdin.write(buf);
   }
 
   // _awaitPid reads the sidecar's stdout synchronously, blocking the event
@@ -185,6 +318,8 @@ class Sidecar {
     const fd = out._handle && out._handle.fd;
     if (!(fd >= 0) || out.readableLength > 0 || out.isPaused() || gen.child.stdin.writableLength > 0) return 0;
     if (gen.peek && gen.peek.broken) return 0;
+    // Held behind the handshake, the OPEN has not even been sent.
+    if (gen.held) return 0;
     if (!gen.peek) {
       const seen = new Map(); // terminal id -> pid, 0 for ERROR
       const scanner = gen.parser.fork((type, body) => {
@@ -274,20 +409,51 @@ class Sidecar {
   }
 
   _frame(gen, type, body) {
+    const name = FRAME_NAMES[type];
+    if (!name) return; // newer sidecars may send more; the protocol says skip them
     let msg;
     try {
       msg = JSON.parse(body.toString('utf8'));
     } catch {
-      this._log(`ptyplex-sidecar sent a malformed frame of type 0x${type.toString(16)}`);
+      msg = undefined;
+    }
+    const isObject = msg !== null && typeof msg === 'object' && !Array.isArray(msg);
+    if (type === T.HELLO_REPLY) {
+      const w = gen.helloWait;
+      gen.helloWait = null;
+      if (!w) throw peerError(`protocol violation by ${this._name()}: a HELLO answer nobody asked for`);
+      if (!isObject || !Number.isInteger(msg.protocol) || msg.protocol < 0) {
+        const err = peerError(`${this._name()} answered HELLO with a malformed frame (not a JSON object with a protocol number)`);
+        w.reject(err);
+        throw err;
+      }
+      w.resolve({ version: String(msg.version ?? ''), protocol: msg.protocol, features: Array.isArray(msg.features) ? msg.features : [], os: msg.os, arch: msg.arch });
       return;
     }
+    if (!isObject) throw peerError(`${this._name()} sent a malformed ${name} frame (not a JSON object)`);
     const term = gen.terms.get(msg.terminalId);
     if (!term) {
       if (gen.abandoned.has(msg.terminalId)) {
         if (type === T.OPENED) this._sendTo(gen, controlFrame(T.CLOSE, { terminalId: msg.terminalId }));
         if (type === T.EXIT || type === T.ERROR) gen.abandoned.delete(msg.terminalId);
+        return;
+      }
+      if (type === T.ERROR && !msg.terminalId && gen.helloWait) {
+        // Not about a terminal: a sidecar refusing the handshake.
+        const w = gen.helloWait;
+        gen.helloWait = null;
+        w.reject(peerError(`${this._name()} answered HELLO with ERROR ${JSON.stringify(msg.message)}`));
+        return;
+      }
+      if (type === T.OPENED || type === T.EXIT) {
+        // A second EXIT, or frames for a terminal never opened: the
+        // peer's idea of which terminals exist is not ours.
+        throw peerError(`protocol violation by ${this._name()}: ${name} for terminal ${JSON.stringify(msg.terminalId)}, which is not open`);
       }
       return;
+    }
+    if (type === T.OPENED && term._state !== 'pending') {
+      throw peerError(`protocol violation by ${this._name()}: a second OPENED for terminal ${JSON.stringify(msg.terminalId)}`);
     }
     switch (type) {
       case T.OPENED:
@@ -325,25 +491,31 @@ class Sidecar {
   _died(gen, how) {
     if (gen.dead) return;
     gen.dead = true;
+    if (gen.helloWait) {
+      const w = gen.helloWait;
+      gen.helloWait = null;
+      w.reject(peerError(`${this._name()} ended before answering HELLO`));
+    }
     if (this._gen === gen) this._gen = null;
     const why = how.error
       ? how.error.message
       : how.signal
         ? `killed by ${how.signal}`
         : `exited with status ${how.code}`;
+    const lead = how.error && how.error.peer ? '' : 'ptyplex-sidecar ';
     const terms = [...gen.terms.values()];
     gen.terms.clear();
     for (const term of terms) {
       clearTimeout(term._timer);
-      if (term._state === 'pending') term._failed(new Error(`ptyplex-sidecar ${why} before ${term._file} started`));
+      if (term._state === 'pending') term._failed(new Error(`${lead}${why} before ${term._file} started`));
       else if (term._state === 'live') term._exited(null, 0);
     }
     this._refresh(gen);
     if (!gen.closing) {
-      this._log(`ptyplex-sidecar ${why}; ${terms.length} terminal(s) lost`);
+      this._log(`${lead}${why}; ${terms.length} terminal(s) lost`);
       this._onDeath.fire({ code: how.code === undefined ? null : how.code, signal: how.signal || null, error: how.error || null });
     }
   }
 }
 
-module.exports = { Sidecar, DEFAULT_CREDIT_WINDOW, DEFAULT_OPEN_TIMEOUT };
+module.exports = { Sidecar, DEFAULT_CREDIT_WINDOW, DEFAULT_OPEN_TIMEOUT, DEFAULT_HELLO_TIMEOUT };

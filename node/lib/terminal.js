@@ -98,6 +98,8 @@ class Terminal {
     this._queue = []; // output held back while paused
     this._queued = 0;
     this._unacked = 0; // bytes delivered but not yet granted back as credit
+    this._credit = host.creditWindow; // what the sidecar may still send us: granted minus received
+    this._uncapped = false; // CLOSE lifted the sidecar's gate: credit no longer applies
     this._exit = null; // EXIT waiting behind queued output
     this._fgWaiters = [];
     this._pendingKill = undefined;
@@ -252,6 +254,8 @@ class Terminal {
     if (signal !== undefined && this._features.has('signal')) {
       this._host._sendTo(this._gen, controlFrame(T.SIGNAL, { terminalId: this._id, signal }));
     } else {
+      // From the CLOSE on the sidecar reads this terminal unthrottled.
+      this._uncapped = true;
       this._host._sendTo(this._gen, controlFrame(T.CLOSE, { terminalId: this._id }));
     }
   }
@@ -392,6 +396,14 @@ class Terminal {
     this._onExit.fire({ exitCode: 1, signal: 0 });
   }
 
+  // _spend counts OUTPUT against the credit granted; false when the
+  // sidecar sent more than it was allowed (a peer not to be trusted).
+  _spend(n) {
+    if (this._uncapped) return true;
+    this._credit -= n;
+    return this._credit >= 0;
+  }
+
   _output(data) {
     if (this._paused || this._queue.length) {
       this._queue.push(data);
@@ -406,6 +418,7 @@ class Terminal {
     this._unacked += data.length;
     if (this._unacked >= this._host.creditWindow / 4 && this._state === 'live') {
       this._host._sendTo(this._gen, controlFrame(T.CREDIT, { terminalId: this._id, bytes: this._unacked }));
+      this._credit += this._unacked;
       this._unacked = 0;
     }
     if (this._decoder) {

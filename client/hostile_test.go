@@ -1,0 +1,218 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// hostileEnv names the behaviour when the test binary runs as a stand-in
+// sidecar: a peer that breaks the protocol in one chosen way, reached as a
+// transport the way a remote sidecar would be.
+const hostileEnv = "PTYPLEX_TEST_HOSTILE"
+
+// runHostile is the stand-in: it reads the host's frames and answers them
+// according to mode. It ends when the host closes its stdin.
+func runHostile(mode string) int {
+	r := proto.NewReader(os.Stdin)
+	w := os.Stdout
+	send := func(t proto.Type, v any) { proto.WriteFrame(w, t, proto.Marshal(v)) }
+	output := func(id string, data []byte) { w.Write(proto.AppendDataFrame(nil, proto.TypeOutput, id, data)) }
+	for {
+		f, err := r.ReadFrame()
+		if err != nil {
+			return 0
+		}
+		switch f.Type {
+		case proto.TypeHello:
+			switch mode {
+			case "old":
+				// Drops it, as a sidecar before the handshake does.
+			case "newer":
+				w.Write(proto.AppendFrame(nil, proto.TypeHelloReply, []byte(
+					`{"version":"v9.0.0","protocol":1,"features":["hello","signal","teleport"],"os":"plan9","arch":"mips","since":"later"}`)))
+			case "otherprotocol":
+				send(proto.TypeHelloReply, proto.Hello{Version: "v9.0.0", Protocol: 2})
+			case "garbagehello":
+				w.Write(proto.AppendFrame(nil, proto.TypeHelloReply, []byte("\x00not json")))
+			case "errorhello":
+				send(proto.TypeError, proto.Error{Message: "unknown frame type 0x10"})
+			case "junk":
+				w.Write([]byte("SSH-2.0-OpenSSH\r\nPermission denied (publickey).\r\n"))
+			}
+		case proto.TypeOpen:
+			o, _ := proto.ParseOpen(f.Body)
+			send(proto.TypeOpened, proto.Opened{TerminalID: o.TerminalID, PID: 4242})
+			switch mode {
+			case "overcredit":
+				output(o.TerminalID, make([]byte, *o.Credit))
+				output(o.TerminalID, []byte("x"))
+			case "stranger":
+				output("never-opened", []byte("boo"))
+			case "exittwice":
+				code := 0
+				send(proto.TypeExit, proto.Exit{TerminalID: o.TerminalID, ExitCode: &code})
+				send(proto.TypeExit, proto.Exit{TerminalID: o.TerminalID, ExitCode: &code})
+			case "trickle":
+				// A 16 MiB frame, its first 64 KiB one byte at a time.
+				body, _ := proto.DataBody(o.TerminalID, make([]byte, proto.MaxFrame-3-len(o.TerminalID)))
+				frame := proto.AppendFrame(nil, proto.TypeOutput, body)
+				for i := 0; i < 64<<10; i++ {
+					if _, err := w.Write(frame[i : i+1]); err != nil {
+						return 0
+					}
+				}
+				w.Write(frame[64<<10:])
+			case "oversize":
+				var hdr [5]byte
+				binary.LittleEndian.PutUint32(hdr[:], proto.MaxFrame+1)
+				hdr[4] = byte(proto.TypeOutput)
+				w.Write(hdr[:])
+			}
+		}
+	}
+}
+
+// startHostile runs the stand-in in mode through Options.Transport.
+func startHostile(t *testing.T, mode string, hello bool) (*Client, error) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	c, err := Start(Options{
+		Transport:    []string{exe, "-test.run=^$"},
+		Env:          append(os.Environ(), hostileEnv+"="+mode),
+		Stderr:       testLog{t},
+		Hello:        hello,
+		HelloTimeout: 2 * time.Second,
+	})
+	if c != nil {
+		t.Cleanup(func() { c.Close() })
+	}
+	return c, err
+}
+
+func TestHelloCurrentSidecar(t *testing.T) {
+	c, err := Start(Options{SidecarPath: sidecarBin, Stderr: testLog{t}, Hello: true})
+	require.NoError(t, err)
+	defer c.Close()
+	peer, ok := c.Peer()
+	require.True(t, ok)
+	assert.Equal(t, proto.ProtocolVersion, peer.Protocol)
+	assert.True(t, peer.Has(proto.FeatureHello))
+	assert.True(t, peer.Has(proto.FeatureSignal))
+	assert.NotEmpty(t, peer.OS)
+	// The connection serves terminals after the handshake as before.
+	term := open(t, c, OpenOptions{Cmd: "sh", Args: []string{"-c", "echo after-hello"}})
+	out, _ := collect(term).waitEnd(t)
+	assert.Contains(t, out, "after-hello")
+}
+
+func TestHelloOldSidecar(t *testing.T) {
+	start := time.Now()
+	_, err := startHostile(t, "old", true)
+	require.ErrorIs(t, err, ErrNoHello)
+	assert.Less(t, time.Since(start), 10*time.Second, "bounded by HelloTimeout")
+	assert.Contains(t, err.Error(), "older than the handshake")
+	assert.Contains(t, err.Error(), "ptyplex remote install")
+
+	// Without the handshake the same old sidecar serves terminals.
+	c, err := startHostile(t, "old", false)
+	require.NoError(t, err)
+	term := open(t, c, OpenOptions{Cmd: "sh"})
+	assert.Equal(t, 4242, term.Pid())
+	assert.Equal(t, c.Pid() > 0, true, "Pid is the transport's process")
+}
+
+func TestHelloNewerSidecar(t *testing.T) {
+	c, err := startHostile(t, "newer", true)
+	require.NoError(t, err, "unknown features and fields are not a mismatch")
+	peer, _ := c.Peer()
+	assert.Equal(t, "v9.0.0", peer.Version)
+	assert.True(t, peer.Has("teleport"))
+	assert.Equal(t, "plan9", peer.OS)
+}
+
+func TestHelloMismatches(t *testing.T) {
+	for mode, want := range map[string]string{
+		"otherprotocol": "speaks protocol 2",
+		"garbagehello":  "malformed answer",
+		"errorhello":    `answered HELLO with ERROR "unknown frame type 0x10"`,
+		"junk":          "corrupt frame stream",
+	} {
+		t.Run(mode, func(t *testing.T) {
+			_, err := startHostile(t, mode, true)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), want)
+			assert.NotErrorIs(t, err, ErrNoHello, "answered, if badly: not taken for an old sidecar")
+		})
+	}
+}
+
+// TestHostileSidecar: every violation ends the connection with an error
+// that names it, promptly, and the client stays usable (calls return).
+func TestHostileSidecar(t *testing.T) {
+	for mode, want := range map[string]struct {
+		err  error
+		text string
+	}{
+		"overcredit": {ErrProtocol, "1 bytes of OUTPUT with only 0 of the 4096 byte credit window left"},
+		"stranger":   {ErrProtocol, `OUTPUT for terminal "never-opened", which is not open`},
+		"exittwice":  {ErrProtocol, "EXIT for terminal"},
+		"trickle":    {ErrProtocol, "byte credit window left"},
+		"oversize":   {proto.ErrCorrupt, "exceeds the 16777216 byte limit"},
+	} {
+		t.Run(mode, func(t *testing.T) {
+			c, err := startHostile(t, mode, false)
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+			defer cancel()
+			term, err := c.Open(ctx, OpenOptions{Cmd: "sh", Window: 4096})
+			if err == nil && mode != "exittwice" {
+				_, werr := term.Wait()
+				require.Error(t, werr)
+				assert.ErrorIs(t, werr, ErrSidecarGone)
+			}
+			select {
+			case <-c.Done():
+			case <-time.After(waitBound):
+				t.Fatal("the connection did not end")
+			}
+			require.ErrorIs(t, c.Err(), want.err)
+			assert.Contains(t, c.Err().Error(), want.text)
+			_, err = c.Open(ctx, OpenOptions{Cmd: "sh"})
+			assert.ErrorIs(t, err, ErrSidecarGone, "later opens fail at once")
+			if mode == "exittwice" {
+				assert.True(t, strings.Contains(c.Err().Error(), "which is not open"))
+			}
+		})
+	}
+}
+
+// The transport's stderr reaches the logger line by line, marked.
+func TestTransportStderrMarked(t *testing.T) {
+	pr, pw := io.Pipe()
+	got := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(pr)
+		got <- string(b)
+	}()
+	c, err := Start(Options{Transport: []string{"sh", "-c", "echo one >&2; printf 'two\\nthree' >&2; exec cat >/dev/null"}, Stderr: pw})
+	require.NoError(t, err)
+	require.NoError(t, c.Close()) // waits for the process, and so for its stderr to be copied
+	pw.Close()
+	select {
+	case s := <-got:
+		assert.Equal(t, "transport sh: one\ntransport sh: two\ntransport sh: three", s)
+	case <-time.After(waitBound):
+		t.Fatal("stderr not copied")
+	}
+}

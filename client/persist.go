@@ -1,0 +1,234 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// The persistent sidecar (`ptyplex-sidecar --persist NAME`, see
+// docs/persist.md) keeps its terminals when the host's connection ends.
+// A host that saves each terminal's Offset can die, start again, and
+// Attach at those offsets to receive exactly the bytes it has not read.
+
+// ErrDetached is wrapped by the error of a terminal that another
+// connection took over, or that was detached with Detach.
+var ErrDetached = errors.New("terminal detached")
+
+// Persistent starts `ptyplex-sidecar --persist name` (which starts the
+// server name in the background if none runs) and returns a Client
+// speaking to it. Close ends only this connection: the terminals go on.
+func Persistent(name string, opts Options) (*Client, error) {
+	opts.Args = append([]string{"--persist", name}, opts.Args...)
+	return Start(opts)
+}
+
+// persistState is the client's share of LIST and ATTACH.
+type persistState struct {
+	listMu sync.Mutex // one LIST in flight: LISTED carries no request id
+	mu     sync.Mutex
+	listed chan proto.Listed // the waiting List, if any
+	// attaching holds ATTACHes waiting for their ATTACHED (and SNAPSHOT);
+	// the id is also reserved in Client.pending, so that an ERROR about
+	// it settles the wait.
+	attaching map[string]*pendingOpen
+}
+
+// List returns every terminal of the persistent server, attached or not.
+// A plain sidecar does not answer; List then fails when ctx ends.
+func (c *Client) List(ctx context.Context) ([]proto.ListedTerminal, error) {
+	c.persist.listMu.Lock()
+	defer c.persist.listMu.Unlock()
+	ch := make(chan proto.Listed, 1)
+	c.persist.mu.Lock()
+	c.persist.listed = ch
+	c.persist.mu.Unlock()
+	defer func() {
+		c.persist.mu.Lock()
+		c.persist.listed = nil
+		c.persist.mu.Unlock()
+	}()
+	if err := c.send(proto.AppendFrame(nil, proto.TypeList, []byte("{}"))); err != nil {
+		return nil, fmt.Errorf("list terminals: %w", err)
+	}
+	select {
+	case l := <-ch:
+		return l.Terminals, nil
+	case <-c.done:
+		return nil, fmt.Errorf("list terminals: %w", c.Err())
+	case <-ctx.Done():
+		return nil, fmt.Errorf("list terminals: no answer (is this a persistent sidecar?): %w", ctx.Err())
+	}
+}
+
+// Attach takes terminal id over (from another connection, if one holds
+// it) and returns it as a Terminal whose Read continues at offset: the
+// number of its bytes the host has already read (a saved Offset). When
+// some of them fell out of the server's journal, Replay says how many,
+// and the terminal first delivers nothing of the lost range; its
+// Snapshot repaints the screen instead, and Offset continues after it.
+// A refusal (unknown id, offset past what was produced) is an
+// *OpenError with the server's message.
+func (c *Client) Attach(ctx context.Context, id string, offset uint64) (*Terminal, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
+		defer cancel()
+	}
+	p, err := c.register(OpenOptions{ID: id, Window: DefaultWindow})
+	if err != nil {
+		return nil, err
+	}
+	p.t.offset.Store(offset)
+	c.persist.mu.Lock()
+	if c.persist.attaching == nil {
+		c.persist.attaching = map[string]*pendingOpen{}
+	}
+	c.persist.attaching[id] = p
+	c.persist.mu.Unlock()
+	forget := func() {
+		c.persist.mu.Lock()
+		if c.persist.attaching[id] == p {
+			delete(c.persist.attaching, id)
+		}
+		c.persist.mu.Unlock()
+		c.mu.Lock()
+		if c.pending[id] == p {
+			delete(c.pending, id)
+		}
+		c.mu.Unlock()
+	}
+	body := proto.Marshal(struct {
+		Credit     uint64 `json:"credit"`
+		Offset     uint64 `json:"offset"`
+		TerminalID string `json:"terminalId"`
+	}{uint64(DefaultWindow), offset, id})
+	if err := c.send(proto.AppendFrame(nil, proto.TypeAttach, body)); err != nil {
+		forget()
+		return nil, fmt.Errorf("attach terminal %q: %w", id, err)
+	}
+	select {
+	case err := <-p.result:
+		forget()
+		if err != nil {
+			return nil, err
+		}
+		return p.t, nil
+	case <-ctx.Done():
+		forget()
+		return nil, fmt.Errorf("attach terminal %q: no answer from the sidecar: %w", id, ctx.Err())
+	}
+}
+
+// Offset is the offset of the next byte Read returns, counted from the
+// terminal's OPEN: save it to Attach at it after a restart.
+func (t *Terminal) Offset() uint64 { return t.offset.Load() }
+
+// Replay returns how the Attach that made t began: the offset asked for,
+// how many bytes from it had fallen out of the journal, and (when that is
+// not 0) the server's repaint of the screen, as escape sequences to write
+// to the emulator before the output Read returns.
+func (t *Terminal) Replay() (offset, lost uint64, snapshot string) {
+	return t.attached.Offset, t.attached.Lost, t.snapshot
+}
+
+// Detach lets the terminal go on without this connection; t finishes with
+// an error wrapping ErrDetached once the server confirms.
+func (t *Terminal) Detach() error {
+	if err := t.c.send(proto.AppendFrame(nil, proto.TypeDetach, proto.Marshal(proto.Close{TerminalID: t.id}))); err != nil {
+		return fmt.Errorf("terminal %q: detach: %w", t.id, err)
+	}
+	return nil
+}
+
+// dispatchPersist handles the persistent server's frames.
+func (c *Client) dispatchPersist(f proto.Frame) error {
+	switch f.Type {
+	case proto.TypeListed:
+		var l proto.Listed
+		if err := unmarshal(f, &l); err != nil {
+			return err
+		}
+		c.persist.mu.Lock()
+		if c.persist.listed != nil {
+			select {
+			case c.persist.listed <- l:
+			default:
+			}
+		}
+		c.persist.mu.Unlock()
+	case proto.TypeAttached:
+		var a proto.Attached
+		if err := unmarshal(f, &a); err != nil {
+			return err
+		}
+		c.persist.mu.Lock()
+		p := c.persist.attaching[a.TerminalID]
+		c.persist.mu.Unlock()
+		if p == nil {
+			return nil
+		}
+		p.t.attached = a
+		if a.Lost == 0 {
+			c.attached(p)
+		}
+		// Otherwise SNAPSHOT follows, before any OUTPUT.
+	case proto.TypeSnapshot:
+		var s proto.Snapshot
+		if err := unmarshal(f, &s); err != nil {
+			return err
+		}
+		c.persist.mu.Lock()
+		p := c.persist.attaching[s.TerminalID]
+		c.persist.mu.Unlock()
+		if p == nil {
+			return nil
+		}
+		p.t.snapshot = s.Data
+		p.t.offset.Store(s.Offset)
+		c.attached(p)
+	case proto.TypeDetached:
+		var d proto.Detached
+		if err := unmarshal(f, &d); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		t := c.live[d.TerminalID]
+		delete(c.live, d.TerminalID)
+		c.mu.Unlock()
+		if t != nil {
+			t.finish(ExitStatus{Code: -1}, fmt.Errorf("terminal %q: %w: %s", d.TerminalID, ErrDetached, d.Reason))
+		}
+	}
+	return nil
+}
+
+// attached moves a pending ATTACH to the live terminals before the OUTPUT
+// that follows is dispatched.
+func (c *Client) attached(p *pendingOpen) {
+	c.persist.mu.Lock()
+	delete(c.persist.attaching, p.t.id)
+	c.persist.mu.Unlock()
+	c.mu.Lock()
+	if c.pending[p.t.id] == p {
+		delete(c.pending, p.t.id)
+		c.live[p.t.id] = p.t
+		p.result <- nil
+	}
+	c.mu.Unlock()
+}
+
+// openBody encodes OPEN, with the persistent server's fields when set.
+func openBody(msg proto.Open, o OpenOptions) []byte {
+	if o.Journal == 0 && o.Detached == "" {
+		return proto.Marshal(msg)
+	}
+	return proto.Marshal(struct {
+		proto.Open
+		Detached string `json:"detached,omitempty"`
+		Journal  int    `json:"journal,omitempty"`
+	}{msg, o.Detached, o.Journal})
+}

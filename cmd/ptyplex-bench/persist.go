@@ -1,0 +1,409 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptyplex/ptyplex/client"
+	"github.com/ptyplex/ptyplex/proto"
+	"golang.org/x/sys/unix"
+)
+
+// The persistent sidecar's figures, each against the plain sidecar in the
+// same pair: throughput through the --persist bridge, the server's RSS per
+// detached idle terminal, and the time a restarted host takes to get the
+// first replayed byte of 16 terminals.
+
+var persistSeq atomic.Int64
+
+// persistEnvFor gives one run a runtime directory (and so a server) of
+// its own.
+func persistEnvFor(tmp string) (env []string, dir string) {
+	dir = filepath.Join(tmp, fmt.Sprint("persist-", persistSeq.Add(1)))
+	os.MkdirAll(dir, 0o700)
+	env = append(os.Environ(), "PTYPLEX_RUNTIME_DIR="+dir)
+	if *sidecarEnv != "" {
+		env = append(env, strings.Fields(*sidecarEnv)...)
+	}
+	return env, dir
+}
+
+// startBridge runs `bin --persist bench` as a host would.
+func startBridge(bin string, env []string, onFrame func(proto.Frame)) (*sidecarHost, error) {
+	cmd := exec.Command(bin, "--persist", "bench")
+	cmd.Stderr = os.Stderr
+	cmd.Env = env
+	s, err := client.StartStream(cmd, client.StreamOptions{
+		Handle:      func(f proto.Frame) error { onFrame(f); return nil },
+		ReuseBodies: true,
+		ReadBuffer:  1 << 20,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &sidecarHost{s: s}, nil
+}
+
+func stopServer(bin string, env []string) {
+	cmd := exec.Command(bin, "--persist", "bench", "--stop")
+	cmd.Env = env
+	cmd.Run()
+}
+
+// serverPid asks the kernel who listens on the run's socket.
+func serverPid(dir string) (int, error) {
+	c, err := net.Dial("unix", filepath.Join(dir, "sidecar", "bench.sock"))
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	rc, err := c.(*net.UnixConn).SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	pid := 0
+	rc.Control(func(fd uintptr) {
+		if cr, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			pid = int(cr.Pid)
+		}
+	})
+	return pid, nil
+}
+
+// persistThroughput is sidecarThroughput through the bridge.
+func persistThroughput(bin, tmp string, f flood, n int, raw bool) (float64, error) {
+	env, _ := persistEnvFor(tmp)
+	defer stopServer(bin, env)
+	got := make(map[string]int64, n)
+	exits := 0
+	var ferr error
+	all := make(chan struct{})
+	h, err := startBridge(bin, env, func(fr proto.Frame) {
+		switch fr.Type {
+		case proto.TypeOutput:
+			id, data, _ := proto.ParseData(fr.Body)
+			got[id] += int64(len(data))
+		case proto.TypeExit:
+			if err := exitOK(fr.Body); err != nil && ferr == nil {
+				ferr = err
+			}
+			if exits++; exits == n {
+				close(all)
+			}
+		case proto.TypeError:
+			ferr = fmt.Errorf("ERROR %s", fr.Body)
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		if err := h.open(fmt.Sprint("t", i), "/bin/sh", f.script(raw)...); err != nil {
+			return 0, err
+		}
+	}
+	select {
+	case <-all:
+	case <-h.readEnded():
+		return 0, fmt.Errorf("bridge output ended early: %v", h.readErr())
+	case <-time.After(10 * time.Minute):
+		return 0, fmt.Errorf("timed out after %d of %d EXITs", exits, n)
+	}
+	elapsed := time.Since(start)
+	h.stop()
+	if ferr != nil {
+		return 0, ferr
+	}
+	for id, b := range got {
+		if b != f.want(raw) {
+			return 0, fmt.Errorf("persist: %s received %d bytes, want %d", id, b, f.want(raw))
+		}
+	}
+	return float64(int64(n)*f.want(raw)) / elapsed.Seconds(), nil
+}
+
+// detachedMemory opens n idle terminals through a bridge, ends the bridge
+// (so every terminal is detached) and returns the server's RSS in KiB
+// with one terminal and with n+1.
+func detachedMemory(bin, tmp string, n int, settle time.Duration) (base, loaded int, err error) {
+	env, dir := persistEnvFor(tmp)
+	defer stopServer(bin, env)
+	open := func(ids []string) error {
+		ready := make(chan struct{}, len(ids))
+		seen := map[string]bool{}
+		h, err := startBridge(bin, env, func(f proto.Frame) {
+			if f.Type == proto.TypeError {
+				fmt.Fprintf(os.Stderr, "ERROR %s\n", f.Body)
+			}
+			if f.Type == proto.TypeOutput {
+				id, _, _ := proto.ParseData(f.Body)
+				if !seen[id] {
+					seen[id] = true
+					ready <- struct{}{}
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+		defer h.stop()
+		for _, id := range ids {
+			if err := h.open(id, "/bin/sh", idleScript...); err != nil {
+				return err
+			}
+		}
+		for range ids {
+			select {
+			case <-ready:
+			case <-time.After(2 * time.Minute):
+				return fmt.Errorf("idle terminals never printed their prompt")
+			}
+		}
+		return nil
+	}
+	if err := open([]string{"first"}); err != nil {
+		return 0, 0, err
+	}
+	pid, err := serverPid(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	time.Sleep(settle)
+	if base, err = rssKiB(pid); err != nil {
+		return 0, 0, err
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprint("idle", i)
+	}
+	if err := open(ids); err != nil {
+		return 0, 0, err
+	}
+	time.Sleep(settle)
+	loaded, err = rssKiB(pid)
+	return base, loaded, err
+}
+
+// reattachTime: 16 detached terminals have each printed 64 KiB; a new
+// host starts a bridge and ATTACHes all at offset 0. The figure is the
+// time from starting the bridge to the first replayed byte of the last
+// of them. The baseline is what a host without persistence does on a
+// restart: start a plain sidecar and OPEN 16 terminals, to their first
+// byte of output.
+func reattachTime(bin, tmp string, n int) (base, subj float64, err error) {
+	script := []string{"-c", "head -c 65536 /dev/zero | tr '\\0' x; exec cat"}
+	firsts := func(k int) (func(proto.Frame), chan struct{}) {
+		seen := map[string]bool{}
+		done := make(chan struct{})
+		return func(f proto.Frame) {
+			if f.Type == proto.TypeOutput {
+				id, _, _ := proto.ParseData(f.Body)
+				if !seen[id] {
+					seen[id] = true
+					if len(seen) == k {
+						close(done)
+					}
+				}
+			}
+		}, done
+	}
+	wait := func(done chan struct{}) error {
+		select {
+		case <-done:
+			return nil
+		case <-time.After(time.Minute):
+			return fmt.Errorf("no output from all %d terminals", n)
+		}
+	}
+	// Baseline: a fresh plain sidecar.
+	on, done := firsts(n)
+	t0 := time.Now()
+	h, err := startSidecar(bin, on)
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := 0; i < n; i++ {
+		h.open(fmt.Sprint("t", i), "/bin/sh", script...)
+	}
+	if err := wait(done); err != nil {
+		return 0, 0, err
+	}
+	base = time.Since(t0).Seconds() * 1000
+	h.stop()
+
+	env, _ := persistEnvFor(tmp)
+	defer stopServer(bin, env)
+	produced := regexp.MustCompile(`"produced":65536`)
+	listed := make(chan bool, 16)
+	on, done = firsts(n)
+	h, err = startBridge(bin, env, func(f proto.Frame) {
+		on(f)
+		if f.Type == proto.TypeListed {
+			listed <- len(produced.FindAll(f.Body, -1)) == n
+		}
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := 0; i < n; i++ {
+		h.open(fmt.Sprint("t", i), "/bin/sh", script...)
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		h.s.SendJSON(proto.TypeList, struct{}{})
+		if <-listed {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, fmt.Errorf("terminals never produced their 64 KiB")
+		}
+	}
+	h.stop()
+	on, done = firsts(n)
+	t0 = time.Now()
+	h, err = startBridge(bin, env, on)
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := 0; i < n; i++ {
+		h.s.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: fmt.Sprint("t", i)})
+	}
+	if err := wait(done); err != nil {
+		return 0, 0, err
+	}
+	subj = time.Since(t0).Seconds() * 1000
+	h.stop()
+	return base, subj, nil
+}
+
+// floodingMemory opens n `yes` terminals with 1 MiB ring journals through
+// a bridge, ends the bridge, waits until every journal has wrapped, and
+// returns the server's RSS in KiB against the journals' total.
+func floodingMemory(bin, tmp string, n int) (journals, rss int, err error) {
+	env, dir := persistEnvFor(tmp)
+	defer stopServer(bin, env)
+	const journal = 1 << 20
+	wrapped := make(chan int, 64)
+	h, err := startBridge(bin, env, func(f proto.Frame) {
+		switch f.Type {
+		case proto.TypeError:
+			fmt.Fprintf(os.Stderr, "ERROR %s\n", f.Body)
+		case proto.TypeListed:
+			var l proto.Listed
+			json.Unmarshal(f.Body, &l)
+			k := 0
+			for _, e := range l.Terminals {
+				if e.Start > 2*journal {
+					k++
+				}
+			}
+			wrapped <- k
+		}
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	zero := uint64(0)
+	for i := 0; i < n; i++ {
+		// No credit: nothing is sent to this host, all goes to the journals.
+		h.s.SendJSON(proto.TypeOpen, map[string]any{"terminalId": fmt.Sprint("y", i), "cols": 80, "rows": 24,
+			"cmd": "yes", "journal": journal, "credit": zero})
+	}
+	// Detach by ending the connection: with nobody holding them, the
+	// ring journals wrap.
+	h.s.SendJSON(proto.TypeList, struct{}{})
+	<-wrapped
+	h.stop()
+	probe, err := startBridge(bin, env, func(f proto.Frame) {
+		if f.Type == proto.TypeListed {
+			var l proto.Listed
+			json.Unmarshal(f.Body, &l)
+			k := 0
+			for _, e := range l.Terminals {
+				if e.Start > 2*journal {
+					k++
+				}
+			}
+			wrapped <- k
+		}
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer probe.stop()
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		probe.s.SendJSON(proto.TypeList, struct{}{})
+		if <-wrapped == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, fmt.Errorf("journals never wrapped")
+		}
+	}
+	pid, err := serverPid(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	rss, err = rssKiB(pid)
+	return n * journal >> 10, rss, err
+}
+
+// persistRows adds the persistent sidecar's rows.
+func persistRows(t *table, filter *regexp.Regexp, tmp string) {
+	for _, n := range []int{1, 16} {
+		name := fmt.Sprintf("persist throughput ×%d", n)
+		if !filter.MatchString(name) {
+			continue
+		}
+		f, err := makeFlood(tmp, int64(*totalMiB)<<20/int64(n))
+		if err != nil {
+			fatalf("%v", err)
+		}
+		s := measure(name, func() (float64, float64, error) {
+			b, err := sidecarThroughput(*sidecarBin, f, n, false)
+			if err != nil {
+				return 0, 0, err
+			}
+			v, err := persistThroughput(*sidecarBin, tmp, f, n, false)
+			return b, v, err
+		})
+		t.add(row{name: fmt.Sprintf("Throughput through --persist, %d terminal%s, cooked (MB/s; baseline: plain sidecar)", n, plural(n)),
+			unit: "%.0f", scale: 1e-6, s: s, higherBetter: true, minRatio: ptr(0.9)})
+	}
+	if filter.MatchString("persist detached memory") {
+		var per series
+		measure("persist detached memory", func() (float64, float64, error) {
+			base, loaded, err := detachedMemory(*sidecarBin, tmp, *idleN, time.Second)
+			if err != nil {
+				return 0, 0, err
+			}
+			per = append(per, pair{float64(base), float64(loaded-base) / float64(*idleN)})
+			return 0, 0, nil
+		})
+		t.add(row{name: fmt.Sprintf("Persistent server RSS per detached idle terminal, %d (KiB; baseline: whole RSS with 1)", *idleN),
+			unit: "%.1f", scale: 1, s: per, noRatio: true})
+	}
+	if filter.MatchString("persist flooding memory") {
+		s := measure("persist flooding memory", func() (float64, float64, error) {
+			j, rss, err := floodingMemory(*sidecarBin, tmp, 64)
+			return float64(j), float64(rss), err
+		})
+		t.add(row{name: "Persistent server RSS, 64 detached terminals flooding into 1 MiB journals (KiB; baseline: the journals)",
+			unit: "%.0f", scale: 1, s: s, maxRatio: ptr(1.2)})
+	}
+	if filter.MatchString("persist reattach") {
+		s := measure("persist reattach", func() (float64, float64, error) {
+			return reattachTime(*sidecarBin, tmp, 16)
+		})
+		t.add(row{name: "Reattach 16 terminals, start to first replayed byte of each (ms; baseline: fresh sidecar, 16 OPENs)",
+			unit: "%.1f", scale: 1, s: s})
+	}
+}

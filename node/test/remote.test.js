@@ -1,0 +1,142 @@
+'use strict';
+// The transport option, the handshake and a sidecar that cannot be
+// trusted, against stand-ins reached as transports.
+const test = require('node:test');
+const assert = require('node:assert');
+const path = require('path');
+const { Sidecar } = require('..');
+const { newSidecar, run, within, BIN } = require('./helpers');
+const { startSshd } = require('./sshd');
+
+const HOSTILE = path.join(__dirname, 'fixtures', 'hostile-sidecar.js');
+const hostile = (t, mode, options = {}) => newSidecar(t, { transport: [process.execPath, HOSTILE, mode], helloTimeout: 2000, ...options });
+
+test('transport: a command reaching the real sidecar; pid is the transport; stderr marked', async (t) => {
+  // sh stands for ssh: it writes a line of its own, then becomes the sidecar.
+  const sc = newSidecar(t, { transport: ['sh', '-c', `echo transport-here >&2; exec "$0"`, BIN], hello: true });
+  const term = sc.spawn('sh', ['-c', 'echo through-the-transport']);
+  assert.ok(sc.pid > 0);
+  const r = await run(term);
+  assert.match(r.output, /through-the-transport/);
+  assert.ok(sc.lines.includes('transport sh: transport-here'), sc.lines.join('\n'));
+  assert.strictEqual(sc.remote.protocol, 1);
+  assert.ok(sc.remote.features.includes('hello') && sc.remote.features.includes('signal'));
+});
+
+test('transport must be an argv', () => {
+  assert.throws(() => new Sidecar({ transport: 'ssh host' }), /non-empty array of strings/);
+  assert.throws(() => new Sidecar({ transport: [] }), /non-empty array of strings/);
+});
+
+test('handshake: the current sidecar answers', async (t) => {
+  const sc = newSidecar(t);
+  const h = await sc.handshake();
+  assert.strictEqual(h.protocol, 1);
+  assert.ok(h.os);
+});
+
+test('handshake: an old sidecar does not answer; without the handshake it serves terminals', async (t) => {
+  const sc = hostile(t, 'old');
+  const t0 = Date.now();
+  await assert.rejects(sc.handshake(), /did not answer HELLO within 2000 ms: it is older than the handshake.*ptyplex remote install/);
+  assert.ok(Date.now() - t0 < 10000);
+  const term = await sc.open('sh', []);
+  assert.strictEqual(term.pid, 4242);
+
+  // With hello: true the terminals fail with the reason instead.
+  const strict = hostile(t, 'old', { hello: true });
+  await assert.rejects(strict.open('sh', []), /did not answer HELLO.*before sh started/);
+});
+
+test('handshake: a newer sidecar with unknown features is fine', async (t) => {
+  const sc = hostile(t, 'newer');
+  const h = await sc.handshake();
+  assert.strictEqual(h.version, 'v9.0.0');
+  assert.ok(h.features.includes('teleport'));
+});
+
+for (const [mode, want] of [
+  ['otherprotocol', /speaks protocol 2, this host speaks 1: install/],
+  ['garbagehello', /answered HELLO with a malformed frame/],
+  ['errorhello', /answered HELLO with ERROR "unknown frame type 0x10"/],
+]) {
+  test(`handshake: ${mode}`, async (t) => {
+    const sc = hostile(t, mode);
+    await assert.rejects(within(sc.handshake(), 'the handshake'), want);
+  });
+}
+
+// Each violation ends the sidecar with an error naming it, the terminal
+// ends, and the event loop stays free meanwhile.
+for (const [mode, want] of [
+  ['overcredit', /got OUTPUT beyond the 4096 byte credit window/],
+  ['stranger', /OUTPUT for terminal "never-opened", which is not open/],
+  ['exittwice', /EXIT for terminal "t1", which is not open/],
+  ['garbage', /corrupt frame stream/],
+]) {
+  test(`hostile sidecar: ${mode}`, async (t) => {
+    const sc = hostile(t, mode, { creditWindow: 4096 });
+    const died = new Promise((resolve) => sc.onDeath(resolve));
+    const term = sc.spawn('sh', []);
+    // Paused, nothing is granted back: all the credit there is, is the window.
+    term.pause();
+    term.on('error', () => {});
+    const exited = new Promise((resolve) => term.onExit(resolve));
+    const d = await within(died, 'the end of the hostile sidecar');
+    assert.match(d.error.message, want);
+    term.resume(); // its end waits behind what it holds
+    await within(exited, 'the terminal to end');
+    assert.ok(sc.lines.some((l) => want.test(l)), sc.lines.join('\n'));
+  });
+}
+
+test('hostile sidecar: a 16 MiB frame trickled in keeps the event loop free', async (t) => {
+  const sc = hostile(t, 'bigerror');
+  const term = await sc.open('sh', []);
+  const errors = [];
+  term.on('error', (e) => errors.push(e.message.length));
+  // The largest gap between timer ticks while the frame arrives.
+  let worst = 0;
+  let last = Date.now();
+  const tick = setInterval(() => {
+    const now = Date.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, 5);
+  t.after(() => clearInterval(tick));
+  await within(
+    new Promise((resolve) => term.on('error', resolve)),
+    'the 16 MiB ERROR',
+    60000,
+  );
+  clearInterval(tick);
+  assert.ok(errors[0] > 15 << 20);
+  assert.ok(worst < 500, `event loop blocked for ${worst} ms`);
+});
+
+test('a terminal over a real ssh to 127.0.0.1, with the handshake', async (t) => {
+  const srv = await startSshd(t);
+  if (!srv) return t.skip('no /usr/sbin/sshd: install openssh-server');
+  const sc = newSidecar(t, { transport: [...srv.ssh, BIN], hello: true });
+  const term = sc.spawn('sh', ['-c', 'echo $((6*7)) over ssh; seq 1 20000 | tail -1; exit 5']);
+  const r = await run(term);
+  assert.match(r.output, /42 over ssh/);
+  assert.match(r.output, /20000/);
+  assert.strictEqual(r.exitCode, 5);
+  assert.ok(sc.pid > 0);
+  assert.strictEqual(sc.remote.protocol, 1);
+  await sc.close();
+  assert.ok(sc.lines.some((l) => l.startsWith('transport ssh: ')), sc.lines.join('\n'));
+});
+
+test('hello: true: reading pid before the handshake ended does not wait for it', async (t) => {
+  const sc = newSidecar(t, { hello: true });
+  const term = sc.spawn('sh', ['-c', 'exit 0']);
+  const t0 = Date.now();
+  const pid = term.pid; // the OPEN is held behind the handshake: nothing to wait for
+  assert.ok(Date.now() - t0 < 500, `pid took ${Date.now() - t0} ms`);
+  assert.strictEqual(pid, 0);
+  const r = await run(term);
+  assert.strictEqual(r.exitCode, 0);
+  assert.ok(term.pid > 0, 'known once it opened');
+});

@@ -1,0 +1,71 @@
+package proto
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// The handshake (PROTOCOL.md, "HELLO"). The types sit apart from the
+// per-terminal extensions so that frames added for other purposes keep the
+// low numbers. A sidecar that predates HELLO drops it like any unknown
+// type, which is how a host recognises one: no answer.
+const (
+	TypeHello      Type = 0x10 // host to sidecar: who I am, what I speak
+	TypeHelloReply Type = 0x90 // sidecar to host: the same about the sidecar
+)
+
+// ProtocolVersion is the frame protocol's major version. Peers with
+// different values cannot talk; features announce everything compatible.
+const ProtocolVersion = 1
+
+// FeatureHello is announced by every peer that speaks the handshake.
+const FeatureHello = "hello"
+
+// Hello is the body of both HELLO frames. Version is the sender's build
+// (free text, for messages); Protocol the major protocol version; Features
+// what it serves beyond the seed protocol. OS and Arch are the sidecar's
+// platform (GOOS/GOARCH), which a host may use to choose a binary.
+type Hello struct {
+	Version  string   `json:"version"`
+	Protocol int      `json:"protocol"`
+	Features []string `json:"features"`
+	OS       string   `json:"os,omitempty"`
+	Arch     string   `json:"arch,omitempty"`
+}
+
+// Has reports whether h announces feature f.
+func (h Hello) Has(f string) bool {
+	for _, x := range h.Features {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseHello decodes a HELLO body. Only protocol is required: a peer that
+// sends no version or features is still understood.
+func ParseHello(body []byte) (Hello, error) {
+	var w struct {
+		Version  *string          `json:"version"`
+		Protocol *json.RawMessage `json:"protocol"`
+		Features []string         `json:"features"`
+		OS       string           `json:"os"`
+		Arch     string           `json:"arch"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		return Hello{}, fmt.Errorf("HELLO: %w", err)
+	}
+	if w.Protocol == nil {
+		return Hello{}, fmt.Errorf("HELLO: no protocol field")
+	}
+	p, err := parseUint(*w.Protocol, 1<<31-1)
+	if err != nil {
+		return Hello{}, fmt.Errorf("HELLO: protocol: %w", err)
+	}
+	h := Hello{Protocol: int(p), Features: w.Features, OS: w.OS, Arch: w.Arch}
+	if w.Version != nil {
+		h.Version = *w.Version
+	}
+	return h, nil
+}

@@ -1,0 +1,84 @@
+package proto
+
+// Frame types of the persistent sidecar (`ptyplex-sidecar --persist NAME`,
+// see PROTOCOL.md, "Persistent terminals"). They are numbered apart from
+// the other extensions so that both sets can grow without meeting. A plain
+// sidecar drops them like any unknown type; hosts learn that they are
+// served from FeaturePersist in OPENED's features, or from LISTED itself.
+const (
+	TypeList   Type = 0x10 // host to server: list every terminal
+	TypeAttach Type = 0x11 // host to server: take a terminal, replay from an offset
+	TypeDetach Type = 0x12 // host to server: let a terminal go without ending it
+	TypeStop   Type = 0x13 // host to server: end every terminal and the server
+
+	TypeListed   Type = 0x90 // answers LIST
+	TypeAttached Type = 0x91 // answers ATTACH, before the replayed OUTPUT
+	TypeSnapshot Type = 0x92 // a repaint, after ATTACHED when bytes were lost
+	TypeDetached Type = 0x93 // this connection no longer holds the terminal
+)
+
+// FeaturePersist is listed in OPENED's features by the persistent server.
+const FeaturePersist = "persist"
+
+// Detached modes of a persistent terminal (OPEN's "detached").
+const (
+	DetachedRing = "ring" // keep reading while nobody holds it; the oldest bytes fall out
+	DetachedPark = "park" // stop reading when the journal is full; nothing is lost
+)
+
+// ListedTerminal is one entry of LISTED.
+type ListedTerminal struct {
+	Args     []string `json:"args,omitempty"`
+	Attached bool     `json:"attached"`
+	Cmd      string   `json:"cmd"`
+	Cols     uint16   `json:"cols"`
+	Detached string   `json:"detached"`
+	// ExitCode and Signal are set once the child has exited (Exited).
+	ExitCode *int   `json:"exitCode,omitempty"`
+	Exited   bool   `json:"exited"`
+	PID      int    `json:"pid"`
+	Produced uint64 `json:"produced"` // bytes produced since OPEN
+	Rows     uint16 `json:"rows"`
+	Signal   string `json:"signal,omitempty"`
+	// Start is the offset of the oldest byte the journal still holds;
+	// the journal covers [start, produced).
+	Start      uint64 `json:"start"`
+	TerminalID string `json:"terminalId"`
+}
+
+// Listed is the body of LISTED.
+type Listed struct {
+	Terminals []ListedTerminal `json:"terminals"`
+}
+
+// Attach is the body of ATTACH. Credit nil means unthrottled. The server
+// parses it more strictly than encoding/json would (whole numbers only).
+type Attach struct {
+	Credit     *uint64 `json:"credit,omitempty"`
+	Offset     uint64  `json:"offset"`
+	TerminalID string  `json:"terminalId"`
+}
+
+// Attached is the body of ATTACHED. Offset is the offset the host asked
+// for; Lost is how many of the bytes from there fell out of the journal.
+type Attached struct {
+	Lost       uint64 `json:"lost"`
+	Offset     uint64 `json:"offset"`
+	TerminalID string `json:"terminalId"`
+}
+
+// Snapshot is the body of SNAPSHOT: Data repaints the screen and the
+// scrollback the journal covers, and OUTPUT continues from Offset.
+type Snapshot struct {
+	Cols       uint16 `json:"cols"`
+	Data       string `json:"data"`
+	Offset     uint64 `json:"offset"`
+	Rows       uint16 `json:"rows"`
+	TerminalID string `json:"terminalId"`
+}
+
+// Detached is the body of DETACHED.
+type Detached struct {
+	Reason     string `json:"reason"`
+	TerminalID string `json:"terminalId"`
+}

@@ -1,0 +1,31 @@
+package sidecar
+
+import (
+	"runtime"
+
+	"github.com/ptyplex/ptyplex/internal/version"
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// helloFeatures is what HELLO announces: the handshake itself and the
+// per-terminal extensions OPENED lists too.
+var helloFeatures = append([]string{proto.FeatureHello}, proto.Features...)
+
+// hello answers the host's HELLO with our own, whatever it said: even a
+// host with another protocol version or a malformed body learns which
+// sidecar it reached, which is what it needs to say what to install. The
+// host's side is only logged; nothing here depends on it.
+func (s *Sidecar) hello(body []byte) {
+	if h, err := proto.ParseHello(body); err != nil {
+		s.logf("%v (answering with our own)", err)
+	} else {
+		s.logf("host %q speaks protocol %d, features %v", h.Version, h.Protocol, h.Features)
+	}
+	s.out.queueControl(nil, proto.TypeHelloReply, proto.Hello{
+		Version:  version.Version,
+		Protocol: proto.ProtocolVersion,
+		Features: helloFeatures,
+		OS:       runtime.GOOS,
+		Arch:     runtime.GOARCH,
+	})
+}

@@ -1,0 +1,373 @@
+package persist
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"github.com/ptyplex/ptyplex/internal/signame"
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost"
+)
+
+// features is what OPENED announces: the plain sidecar's extensions and
+// this server's frames.
+var features = append(append([]string(nil), proto.Features...), proto.FeaturePersist)
+
+// dispatch acts on one frame from c. Frames about a terminal that does
+// not exist are dropped as the plain sidecar drops them, except the new
+// frames, whose senders know to expect an answer; frames about a
+// terminal another connection holds get an ERROR, since acting on them
+// would let two hosts type into one shell.
+func (s *Server) dispatch(c *conn, f proto.Frame) {
+	switch f.Type {
+	case proto.TypeOpen:
+		s.open(c, f.Body)
+	case proto.TypeInput:
+		id, data, err := proto.ParseData(f.Body)
+		if err != nil {
+			s.logf("INPUT: %v", err)
+			return
+		}
+		if t := s.held(c, id, "INPUT"); t != nil {
+			t.writeInput(data)
+		}
+	case proto.TypeResize:
+		r, err := proto.ParseResize(f.Body)
+		if err != nil {
+			s.logf("%v", err)
+			return
+		}
+		if t := s.held(c, r.TerminalID, "RESIZE"); t != nil {
+			t.ifRunning(func() {
+				if err := t.proc.Resize(int(r.Cols), int(r.Rows)); err != nil {
+					s.logf("terminal %q: resize: %v", t.id, err)
+				}
+				t.cols, t.rows = r.Cols, r.Rows
+			})
+		}
+	case proto.TypeClose:
+		cl, err := proto.ParseClose(f.Body)
+		if err != nil {
+			s.logf("%v", err)
+			return
+		}
+		if t := s.held(c, cl.TerminalID, "CLOSE"); t != nil {
+			t.close()
+		}
+	case proto.TypeCredit:
+		cr, err := proto.ParseCredit(f.Body)
+		if err != nil {
+			s.logf("%v", err)
+			return
+		}
+		// A CREDIT that crossed a takeover is normal: dropped quietly.
+		if t := s.lookup(cr.TerminalID); t != nil {
+			t.mu.Lock()
+			if t.holder == c && t.credit != unlimited {
+				t.credit = min(t.credit+cr.Bytes, unlimited-1)
+				t.acked = min(t.acked+cr.Bytes, t.sent)
+				t.cond.Broadcast()
+			}
+			t.mu.Unlock()
+		}
+	case proto.TypeSignal:
+		sg, err := proto.ParseSignal(f.Body)
+		var sig syscall.Signal
+		if err == nil {
+			sig, _, err = signame.Parse(sg.Signal)
+		}
+		t := s.held(c, sg.TerminalID, "SIGNAL")
+		if t == nil {
+			return
+		}
+		if err != nil {
+			t.queueCtl(c, proto.TypeError, proto.Error{TerminalID: t.id, Message: "SIGNAL: " + err.Error()})
+			return
+		}
+		t.ifRunning(func() {
+			if err := t.proc.SignalForeground(sig); err != nil {
+				s.logf("terminal %q: %v", t.id, err)
+			}
+		})
+	case proto.TypeForeground:
+		q, err := proto.ParseForeground(f.Body)
+		if err != nil {
+			s.logf("%v", err)
+			return
+		}
+		if t := s.held(c, q.TerminalID, "FOREGROUND"); t != nil {
+			info := proto.ForegroundInfo{TerminalID: t.id}
+			if t.ifRunning(func() {
+				pgrp, name, err := t.proc.ForegroundProcess()
+				if err == nil || pgrp > 0 {
+					info.PID, info.Process = pgrp, name
+				}
+			}) {
+				t.queueCtl(c, proto.TypeForegroundInfo, info)
+			}
+		}
+	case proto.TypeList:
+		c.writeJSON(proto.TypeListed, s.list())
+	case proto.TypeAttach:
+		s.attach(c, f.Body)
+	case proto.TypeDetach:
+		s.detach(c, f.Body)
+	}
+}
+
+// held returns the terminal id if c holds it. A terminal that does not
+// exist yields nil silently (the plain sidecar's rule); one c does not
+// hold yields nil and an ERROR naming the frame.
+func (s *Server) held(c *conn, id, frame string) *term {
+	t := s.lookup(id)
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	h, finished := t.holder, t.exitSent
+	t.mu.Unlock()
+	if finished {
+		return nil // its EXIT was sent: as good as gone
+	}
+	if h != c {
+		who := "no connection holds it (ATTACH it first)"
+		if h != nil {
+			who = "another connection holds it"
+		}
+		c.errorf(id, "%s refused: terminal %q is not attached to this connection: %s", frame, id, who)
+		return nil
+	}
+	return t
+}
+
+func (t *term) queueCtl(to *conn, typ proto.Type, v any) {
+	t.mu.Lock()
+	t.queueCtlLocked(to, typ, v)
+	t.mu.Unlock()
+}
+
+// openExtra is the part of OPEN only this server reads.
+type openExtra struct {
+	Journal  json.RawMessage `json:"journal"`
+	Detached *string         `json:"detached"`
+}
+
+func (s *Server) open(c *conn, body []byte) {
+	o, err := proto.ParseOpen(body)
+	if err != nil {
+		id := o.TerminalID
+		if id == "" {
+			sent, ok := proto.SentID(body)
+			if !ok {
+				s.logf("OPEN without a recoverable terminalId dropped: %v", err)
+				return
+			}
+			id = sent
+		}
+		c.errorf(id, "%s", err.Error())
+		return
+	}
+	var x openExtra
+	json.Unmarshal(body, &x) // ParseOpen accepted the JSON
+	size := s.opts.Journal
+	if len(x.Journal) > 0 && string(x.Journal) != "null" {
+		n, err := parseOffset(x.Journal)
+		if err != nil || n < 1 || n > MaxJournal {
+			c.errorf(o.TerminalID, "malformed OPEN: journal must be a whole number of bytes in 1..%d, not %s", MaxJournal, x.Journal)
+			return
+		}
+		size = int(n)
+	}
+	park := false
+	if x.Detached != nil {
+		switch *x.Detached {
+		case proto.DetachedRing:
+		case proto.DetachedPark:
+			park = true
+		default:
+			c.errorf(o.TerminalID, "malformed OPEN: detached must be %q or %q, not %q", proto.DetachedRing, proto.DetachedPark, *x.Detached)
+			return
+		}
+	}
+	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, park: park, quota: size,
+		input: make(chan []byte, 64), readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
+		holder: c, credit: unlimited, cols: o.Cols, rows: o.Rows, running: true}
+	t.cond = sync.NewCond(&t.mu)
+	if o.Credit != nil {
+		t.credit = min(*o.Credit, unlimited-1)
+	}
+	s.mu.Lock()
+	fits := s.makeRoomLocked(o.TerminalID, int64(size))
+	switch {
+	case s.stopping:
+		s.mu.Unlock()
+		c.errorf(o.TerminalID, "the persistent sidecar is stopping")
+		return
+	case s.terms[o.TerminalID] != nil:
+		s.mu.Unlock()
+		c.errorf(o.TerminalID, "terminal id already exists")
+		return
+	case !fits:
+		s.mu.Unlock()
+		c.errorf(o.TerminalID, "journal of %d bytes refused: the server's terminals already reserve %d of its %d-byte total (--journal-total)", size, s.reserved, s.opts.Total)
+		return
+	}
+	s.terms[o.TerminalID] = t
+	s.reserved += int64(size)
+	s.mu.Unlock()
+	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8}
+	if o.Cwd != nil {
+		cfg.Dir = *o.Cwd
+	}
+	// The spawn runs in the dispatch loop: it takes a few milliseconds,
+	// and frames that follow the OPEN then find the child running.
+	proc, err := ptyhost.Start(cfg)
+	if err != nil {
+		s.mu.Lock()
+		delete(s.terms, o.TerminalID)
+		s.reserved -= int64(size)
+		s.mu.Unlock()
+		c.errorf(o.TerminalID, "%s", err.Error())
+		return
+	}
+	t.proc, t.pid = proc, proc.Pid()
+	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: features})
+	t.start()
+}
+
+// parseOffset reads a JSON whole number of bytes strictly: no sign, no
+// fraction, no exponent, no quotes.
+func parseOffset(raw json.RawMessage) (uint64, error) {
+	r := bytes.TrimSpace(raw)
+	if len(r) == 0 {
+		return 0, errors.New("missing")
+	}
+	for _, b := range r {
+		if b < '0' || b > '9' {
+			return 0, fmt.Errorf("%s is not a whole number of bytes", r)
+		}
+	}
+	n, err := strconv.ParseUint(string(r), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s is out of range", r)
+	}
+	return n, nil
+}
+
+type attachWire struct {
+	TerminalID *string         `json:"terminalId"`
+	Offset     json.RawMessage `json:"offset"`
+	Credit     json.RawMessage `json:"credit"`
+}
+
+// attach handles ATTACH: c takes the terminal over (its previous holder
+// is told DETACHED), and the pump replays from the offset asked for.
+func (s *Server) attach(c *conn, body []byte) {
+	var w attachWire
+	if err := json.Unmarshal(body, &w); err != nil || w.TerminalID == nil {
+		c.errorf(proto.RecoverID(body), "malformed ATTACH: want {\"terminalId\": ..., \"offset\": N}")
+		return
+	}
+	id := *w.TerminalID
+	off, err := parseOffset(w.Offset)
+	if err != nil {
+		c.errorf(id, "malformed ATTACH: offset: %v (the count of bytes already received, 0 or more)", err)
+		return
+	}
+	credit := uint64(unlimited)
+	if len(w.Credit) > 0 && string(w.Credit) != "null" {
+		n, err := parseOffset(w.Credit)
+		if err != nil {
+			c.errorf(id, "malformed ATTACH: credit: %v", err)
+			return
+		}
+		credit = min(n, unlimited-1)
+	}
+	t := s.lookup(id)
+	if t == nil {
+		c.errorf(id, "ATTACH refused: no terminal %q on this server", id)
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.gone {
+		c.errorf(id, "ATTACH refused: no terminal %q on this server", id)
+		return
+	}
+	if off > t.j.end {
+		c.errorf(id, "ATTACH refused: offset %d is past the %d bytes terminal %q has produced", off, t.j.end, id)
+		return
+	}
+	// A finished terminal (its EXIT was sent) is attached again by a
+	// host that never read that EXIT: it is sent once more.
+	t.exitSent = false
+	if old := t.holder; old != nil && old != c {
+		t.queueCtlLocked(old, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "taken over by another connection"})
+	}
+	t.holder, t.credit = c, credit
+	var lost uint64
+	if off < t.j.start {
+		lost = t.j.start - off
+	}
+	t.queueCtlLocked(c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: off, Lost: lost})
+	t.sent = off
+	if lost > 0 {
+		t.queueCtlLocked(c, proto.TypeSnapshot, t.snapshotLocked())
+		t.sent = t.j.end
+	}
+	t.acked = t.sent
+	t.cond.Broadcast()
+}
+
+func (s *Server) detach(c *conn, body []byte) {
+	d, err := proto.ParseClose(body) // the same body: {"terminalId"}
+	if err != nil {
+		c.errorf(proto.RecoverID(body), "malformed DETACH: want {\"terminalId\": ...}")
+		return
+	}
+	t := s.lookup(d.TerminalID)
+	if t == nil {
+		c.errorf(d.TerminalID, "DETACH refused: no terminal %q on this server", d.TerminalID)
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.holder != c {
+		c.errorf(d.TerminalID, "DETACH refused: terminal %q is not attached to this connection", d.TerminalID)
+		return
+	}
+	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: d.TerminalID, Reason: "detached as asked"})
+	t.holder = nil
+	if t.exited && !t.exitSent {
+		go s.keepExited(t)
+	}
+}
+
+// list describes every terminal for LISTED.
+func (s *Server) list() proto.Listed {
+	out := proto.Listed{Terminals: []proto.ListedTerminal{}}
+	for _, t := range s.snapshotTerms() {
+		t.mu.Lock()
+		if t.exitSent {
+			t.mu.Unlock()
+			continue
+		}
+		e := proto.ListedTerminal{TerminalID: t.id, PID: t.pid, Cmd: t.cmd, Args: t.args,
+			Cols: t.cols, Rows: t.rows, Produced: t.j.end, Start: t.j.start,
+			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exited}
+		if t.park {
+			e.Detached = proto.DetachedPark
+		}
+		if t.exited {
+			e.ExitCode, e.Signal = t.exit.ExitCode, t.exit.Signal
+		}
+		t.mu.Unlock()
+		out.Terminals = append(out.Terminals, e)
+	}
+	return out
+}

@@ -1,0 +1,54 @@
+package persist_test
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// A terminal outlives the host that opened it, and a new host attaching
+// at the offset the first one had reached gets exactly what it missed.
+func TestOutlivesHostAndReattaches(t *testing.T) {
+	s := newServer(t)
+	h1 := s.host()
+	h1.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "stty -echo; echo first; read x; echo second $x; read y"}})
+	opened := h1.WaitControl(proto.TypeOpened, "a")
+	if !strings.Contains(opened.Raw, `"persist"`) {
+		t.Fatalf("OPENED does not announce persist: %s", opened.Raw)
+	}
+	got := h1.WaitOutput("a", "first\r\n").Output("a")
+	offset := len(got)
+	h1.Cmd.Process.Signal(syscall.SIGKILL)
+	h1.WaitExit(hosttest.Timeout)
+
+	h2 := s.host()
+	l := waitDetached(t, h2, "a")
+	e, ok := entry(l, "a")
+	if !ok || e.Exited || e.Produced != uint64(offset) || e.Cmd != "/bin/sh" {
+		t.Fatalf("LISTED after the host died: %+v (want terminal a, running, %d bytes produced)", l, offset)
+	}
+	// Input from a connection that does not hold the terminal is refused.
+	h2.Input("a", "nope\n")
+	h2.WaitControl(proto.TypeError, "a")
+	h2.SendJSON(proto.TypeAttach, map[string]any{"terminalId": "a", "offset": offset})
+	at := h2.WaitControl(proto.TypeAttached, "a")
+	if at.Fields["lost"] != float64(0) || at.Fields["offset"] != float64(offset) {
+		t.Fatalf("ATTACHED %s, want offset %d and lost 0", at.Raw, offset)
+	}
+	h2.Input("a", "x\n")
+	h2.WaitOutput("a", "second x\r\n")
+	if out := h2.Now().Output("a"); out != "second x\r\n" {
+		t.Fatalf("new host got %q, want only what it missed", out)
+	}
+	h2.Input("a", "y\n")
+	ex := h2.WaitControl(proto.TypeExit, "a")
+	if ex.Fields["exitCode"] != float64(0) {
+		t.Fatalf("EXIT %s", ex.Raw)
+	}
+	if l := list(t, h2); len(l.Terminals) != 0 {
+		t.Fatalf("terminal still listed after its EXIT was read: %+v", l)
+	}
+}

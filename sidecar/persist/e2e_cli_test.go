@@ -1,0 +1,162 @@
+package persist_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// --list prints the terminals for people, --stop ends them and the server.
+func TestListAndStop(t *testing.T) {
+	s := newServer(t)
+	h := s.host()
+	h.Open(proto.Open{TerminalID: "shell\x1b[2J", Cols: 100, Rows: 30, Cmd: "/bin/sh", Args: []string{"-c", "echo hi; exec sleep 1000"}})
+	h.WaitOutput("shell\x1b[2J", "hi\r\n")
+	h.Open(proto.Open{TerminalID: "done", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "exit 3"}})
+	h.WaitControl(proto.TypeExit, "done")
+	out, err := s.run("--list")
+	if err != nil {
+		t.Fatalf("--list: %v\n%s", err, out)
+	}
+	// The id is quoted: its escape sequence must not reach the screen.
+	if !regexp.MustCompile(`(?m)^"shell\\x1b\[2J"\s+\d+\s+100x30\s+4\s+0\s+ring\s+attached\s+/bin/sh -c echo hi; exec sleep 1000$`).MatchString(out) {
+		t.Fatalf("--list printed:\n%s", out)
+	}
+	if strings.Contains(out, "done") {
+		t.Fatalf("--list shows a terminal whose EXIT was read:\n%s", out)
+	}
+	pid := 0
+	if l := list(t, h); len(l.Terminals) == 1 {
+		pid = l.Terminals[0].PID
+	}
+	if out, err := s.run("--stop"); err != nil {
+		t.Fatalf("--stop: %v\n%s", err, out)
+	}
+	// The bridge ends with the server, and the child is gone.
+	h.MustUntil("the end of the stream", func(sn hosttest.Snapshot) bool { return sn.EOF != nil })
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("pid %d still runs after --stop", pid)
+	}
+	if out, err := s.run("--list"); err == nil || !strings.Contains(out, `no persistent sidecar "t" is running`) {
+		t.Fatalf("--list after --stop: %v\n%s", err, out)
+	}
+}
+
+// Bridges started at the same moment end up with one server between them.
+func TestConcurrentStartsMakeOneServer(t *testing.T) {
+	s := newServer(t)
+	const n = 6
+	hosts := make([]*hosttest.Host, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := s.host()
+			mu.Lock()
+			hosts[i] = h
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for i, h := range hosts {
+		h.Open(proto.Open{TerminalID: "t" + strconv.Itoa(i), Cols: 80, Rows: 24, Cmd: "/bin/cat"})
+		h.WaitControl(proto.TypeOpened, "t"+strconv.Itoa(i))
+	}
+	// One server sees every terminal.
+	if l := list(t, hosts[0]); len(l.Terminals) != n {
+		t.Fatalf("the first host's server has %d terminals, want %d: %+v", len(l.Terminals), n, l)
+	}
+}
+
+// Another user cannot reach the server: the directory keeps them out,
+// and the server itself refuses a peer of another uid even when the
+// directory and socket are opened up to everyone.
+func TestOtherUserRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("PTYPLEX_NO_ROOT_TESTS") == "1" {
+			t.Skip("PTYPLEX_NO_ROOT_TESTS=1: skipping a test that acts as a second user")
+		}
+		t.Fatal("this test acts as a second local user and must run as root (CI does); set PTYPLEX_NO_ROOT_TESTS=1 to skip it")
+	}
+	s := newServer(t)
+	h := s.host()
+	h.Open(proto.Open{TerminalID: "mine", Cols: 80, Rows: 24, Cmd: "/bin/cat"})
+	h.WaitControl(proto.TypeOpened, "mine")
+	uid, gid := otherUser(t)
+	runtimeDir := strings.TrimPrefix(s.env[len(s.env)-1], "PTYPLEX_RUNTIME_DIR=")
+	sock := filepath.Join(runtimeDir, "sidecar", "t.sock")
+	as := func(prog string, args ...string) (string, error) {
+		cmd := exec.Command(prog, args...)
+		cmd.Dir = "/"
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "PTYPLEX_RUNTIME_DIR=" + runtimeDir}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := as(sidecarBin, "--persist", "t", "--list"); err == nil || strings.Contains(out, "mine") {
+		t.Fatalf("another user listed our terminals: %v\n%s", err, out)
+	}
+	// Open the way by hand (as root), to reach the server's own check;
+	// closed again before the server is stopped.
+	for _, p := range []string{filepath.Dir(runtimeDir), runtimeDir, filepath.Dir(sock)} {
+		if err := os.Chmod(p, 0o711); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(p, 0o700) })
+	}
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	script := `import socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(bytes([3,0,0,0,0x10])+b"{}")
+b=b""
+while True:
+    d=s.recv(4096)
+    if not d: break
+    b+=d
+sys.stdout.write(repr(b))`
+	out, err := as("/usr/bin/python3", "-c", script, sock)
+	if err != nil {
+		t.Fatalf("connecting as another user: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "refused: this persistent sidecar serves uid 0 only") || strings.Contains(out, "mine") {
+		t.Fatalf("another uid got: %s", out)
+	}
+	if l := list(t, h); len(l.Terminals) != 1 || !l.Terminals[0].Attached {
+		t.Fatalf("after the refused connection: %+v", l)
+	}
+}
+
+// otherUser creates a throwaway system user, deleted when the test ends.
+func otherUser(t *testing.T) (uid, gid uint32) {
+	t.Helper()
+	var b [4]byte
+	rand.Read(b[:])
+	name := "ptyp" + hex.EncodeToString(b[:])
+	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+		t.Fatalf("useradd: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("userdel", name).Run() })
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := strconv.ParseUint(u.Uid, 10, 32)
+	g, _ := strconv.ParseUint(u.Gid, 10, 32)
+	return uint32(id), uint32(g)
+}

@@ -1,0 +1,154 @@
+package persist_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// server is one persistent sidecar of a test, in a runtime directory of
+// its own, stopped when the test ends.
+type server struct {
+	t    *testing.T
+	name string
+	env  []string
+}
+
+func newServer(t *testing.T, extra ...string) *server {
+	t.Helper()
+	dir := t.TempDir()
+	s := &server{t: t, name: "t", env: append(os.Environ(), "PTYPLEX_RUNTIME_DIR="+dir)}
+	t.Cleanup(func() {
+		out, err := s.run("--stop")
+		if err != nil && !strings.Contains(out, "is running") {
+			t.Errorf("--stop: %v\n%s", err, out)
+		}
+		if t.Failed() {
+			if b, err := os.ReadFile(dir + "/sidecar/t.log"); err == nil {
+				t.Logf("server log:\n%s", b)
+			}
+		}
+	})
+	return s
+}
+
+// host starts a bridge, as a host would: `ptyplex-sidecar --persist NAME`.
+func (s *server) host(extra ...string) *hosttest.Host {
+	s.t.Helper()
+	cmd := exec.Command(sidecarBin, append([]string{"--persist", s.name}, extra...)...)
+	cmd.Env = s.env
+	return hosttest.StartCmd(s.t, cmd)
+}
+
+// run runs the sidecar binary with --persist NAME and args to its end.
+func (s *server) run(args ...string) (string, error) {
+	cmd := exec.Command(sidecarBin, append([]string{"--persist", s.name}, args...)...)
+	cmd.Env = s.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// list asks h for LISTED and decodes the answer that follows the frames
+// seen so far.
+func list(t *testing.T, h *hosttest.Host) proto.Listed {
+	t.Helper()
+	before := len(h.Now().Frames)
+	h.SendJSON(proto.TypeList, struct{}{})
+	var l proto.Listed
+	h.MustUntil("LISTED", func(s hosttest.Snapshot) bool {
+		for _, f := range s.Frames[before:] {
+			if f.Type == proto.TypeListed {
+				if err := json.Unmarshal(f.Body, &l); err != nil {
+					t.Fatalf("LISTED %s: %v", f.Body, err)
+				}
+				return true
+			}
+		}
+		return false
+	})
+	return l
+}
+
+// waitDetached lists until terminal id is no longer attached (the server
+// noticed that the previous host has gone).
+func waitDetached(t *testing.T, h *hosttest.Host, ids ...string) proto.Listed {
+	t.Helper()
+	deadline := time.Now().Add(hosttest.Timeout)
+	for {
+		l := list(t, h)
+		attached := false
+		for _, e := range l.Terminals {
+			for _, id := range ids {
+				if e.TerminalID == id && e.Attached {
+					attached = true
+				}
+			}
+		}
+		if !attached {
+			return l
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("terminals %v still attached after the host died: %+v", ids, l)
+		}
+	}
+}
+
+func entry(l proto.Listed, id string) (proto.ListedTerminal, bool) {
+	for _, e := range l.Terminals {
+		if e.TerminalID == id {
+			return e, true
+		}
+	}
+	return proto.ListedTerminal{}, false
+}
+
+// control returns the first control frame of type typ about id after
+// index from.
+func controlAfter(s hosttest.Snapshot, from int, typ proto.Type, id string) (map[string]any, bool) {
+	for _, f := range s.Frames[from:] {
+		if f.Type != typ {
+			continue
+		}
+		var m map[string]any
+		if json.Unmarshal(f.Body, &m) == nil && m["terminalId"] == id {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+// autoCredit grants each of ids credit for every byte h receives, as a
+// host that consumes its output at once does, until h's stream ends.
+func autoCredit(h *hosttest.Host, ids []string) {
+	go func() {
+		granted := map[string]int{}
+		for {
+			sn, err := h.Until(hosttest.Timeout, func(s hosttest.Snapshot) bool {
+				for _, id := range ids {
+					if len(s.Outputs[id]) > granted[id] {
+						return true
+					}
+				}
+				return false
+			})
+			if err != nil {
+				return
+			}
+			for _, id := range ids {
+				if n := len(sn.Outputs[id]) - granted[id]; n > 0 {
+					granted[id] += n
+					body := proto.Marshal(proto.Credit{TerminalID: id, Bytes: uint64(n)})
+					if h.Send(proto.TypeCredit, body) != nil {
+						return
+					}
+				}
+			}
+		}
+	}()
+}

@@ -1,0 +1,340 @@
+package persist
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/session/wire"
+)
+
+// Defaults of Options.
+const (
+	DefaultJournal    = 4 << 20
+	DefaultTotal      = 8 << 30 // 2048 terminals at the default journal; journals are allocated as they fill
+	DefaultKeepExited = 24 * time.Hour
+	// MaxJournal bounds the journal one OPEN may ask for.
+	MaxJournal = 256 << 20
+)
+
+// Options configure a Server.
+type Options struct {
+	Log *log.Logger
+	// Journal is the journal size of a terminal whose OPEN names none.
+	Journal int
+	// Total caps the sum of all terminals' journal sizes: an OPEN past
+	// it is refused, so that the server's memory stays bounded.
+	Total int64
+	// KeepExited is how long a terminal that exited while detached is
+	// kept, with its journal, for a host to read.
+	KeepExited time.Duration
+}
+
+// Server owns the terminals and serves connections to them.
+type Server struct {
+	opts Options
+
+	mu       sync.Mutex
+	terms    map[string]*term // every terminal, attached or not: the state a live upgrade hands over
+	reserved int64            // sum of terms' journal quotas
+	conns    map[*conn]struct{}
+	stopping bool
+	stopped  chan struct{} // closed once Stop began
+	stopOnce sync.Once
+}
+
+// New returns a server with no terminals.
+func New(opts Options) *Server {
+	if opts.Log == nil {
+		opts.Log = log.New(io.Discard, "", 0)
+	}
+	if opts.Journal <= 0 {
+		opts.Journal = DefaultJournal
+	}
+	if opts.Total <= 0 {
+		opts.Total = DefaultTotal
+	}
+	if opts.KeepExited <= 0 {
+		opts.KeepExited = DefaultKeepExited
+	}
+	return &Server{opts: opts, terms: make(map[string]*term), conns: make(map[*conn]struct{}),
+		stopped: make(chan struct{})}
+}
+
+func (s *Server) logf(format string, args ...any) { s.opts.Log.Printf(format, args...) }
+
+// Stopped is closed once the server was asked to stop (a STOP frame).
+func (s *Server) Stopped() <-chan struct{} { return s.stopped }
+
+// Serve accepts connections on ln until it is closed. A peer that is not
+// our own user is refused before a byte is read: the terminals run as us.
+func (s *Server) Serve(ln *net.UnixListener) error {
+	me := uint32(os.Geteuid())
+	for {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		uid, err := wire.PeerUID(c)
+		if err != nil || uid != me {
+			s.logf("refusing a connection from uid %d (we are %d): %v", uid, me, err)
+			refuse(c, fmt.Sprintf("refused: this persistent sidecar serves uid %d only", me))
+			continue
+		}
+		go s.serveConn(c)
+	}
+}
+
+// refuse tells a peer why and hangs up. What it sent is read and thrown
+// away until it hangs up too (for a second at most): closing a socket
+// with unread data resets the connection, and the peer would lose the
+// reason.
+func refuse(c *net.UnixConn, msg string) {
+	go func() {
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(time.Second))
+		proto.WriteFrame(c, proto.TypeError, proto.Marshal(proto.Error{Message: msg}))
+		c.CloseWrite()
+		io.Copy(io.Discard, io.LimitReader(c, 1<<20))
+	}()
+}
+
+// conn is one host connection. It owns nothing a terminal needs: when it
+// ends, its terminals are detached and go on.
+type conn struct {
+	s  *Server
+	c  *net.UnixConn
+	mu sync.Mutex // serialises writes
+	bw *bufio.Writer
+	// broken is set after a failed write; later frames are dropped.
+	broken  bool
+	waiting atomic.Int32 // writers waiting for mu
+}
+
+// write sends one encoded frame and flushes it. A failed write breaks the
+// connection for writing; its reader ends soon after, and that detaches
+// its terminals.
+//
+// The buffer is flushed only when no other pump waits to write: frames of
+// terminals flooding at once then share a write(2), while a lone frame
+// goes out at once.
+func (c *conn) write(frame []byte) {
+	c.waiting.Add(1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waiting.Add(-1)
+	if c.broken {
+		return
+	}
+	_, err := c.bw.Write(frame)
+	if err == nil && c.waiting.Load() == 0 {
+		err = c.bw.Flush()
+	}
+	if err == nil {
+		return
+	}
+	c.broken = true
+	c.c.CloseRead() // wake the dispatch loop so the terminals are detached
+}
+
+func (c *conn) writeJSON(typ proto.Type, v any) {
+	c.write(proto.AppendFrame(nil, typ, proto.Marshal(v)))
+}
+
+func (c *conn) errorf(id, format string, args ...any) {
+	c.writeJSON(proto.TypeError, proto.Error{TerminalID: id, Message: fmt.Sprintf(format, args...)})
+}
+
+func (s *Server) serveConn(nc *net.UnixConn) {
+	c := &conn{s: s, c: nc, bw: bufio.NewWriterSize(nc, 128<<10)}
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	r := proto.NewReader(nc)
+	for {
+		f, err := r.ReadFrame()
+		if err != nil {
+			if err != io.EOF {
+				s.logf("connection: reading frames: %v", err)
+			}
+			break
+		}
+		if f.Type == proto.TypeStop {
+			s.Stop()
+			break
+		}
+		s.dispatch(c, f)
+	}
+	s.detachAll(c)
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	nc.Close()
+}
+
+// detachAll lets every terminal c holds go on without it.
+func (s *Server) detachAll(c *conn) {
+	for _, t := range s.snapshotTerms() {
+		t.mu.Lock()
+		if t.holder == c {
+			t.holder = nil
+			if t.exited && !t.exitSent {
+				defer s.keepExited(t)
+			}
+		}
+		// Frames queued for c have nowhere to go.
+		kept := t.ctl[:0]
+		for _, f := range t.ctl {
+			if f.to != c {
+				kept = append(kept, f)
+			}
+		}
+		t.ctl = kept
+		t.cond.Broadcast()
+		t.mu.Unlock()
+	}
+}
+
+func (s *Server) snapshotTerms() []*term {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*term, 0, len(s.terms))
+	for _, t := range s.terms {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func (s *Server) lookup(id string) *term {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.terms[id]
+}
+
+// remove frees t's id and journal quota; its pump ends.
+func (s *Server) remove(t *term) {
+	s.mu.Lock()
+	if s.terms[t.id] == t {
+		delete(s.terms, t.id)
+		s.reserved -= int64(t.quota)
+	}
+	s.mu.Unlock()
+	t.mu.Lock()
+	t.gone = true
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
+// keepExited drops t, which exited while detached, once KeepExited has
+// passed without a host reading its end.
+func (s *Server) keepExited(t *term) {
+	time.AfterFunc(s.opts.KeepExited, func() {
+		t.mu.Lock()
+		drop := t.holder == nil && !t.exitSent
+		t.mu.Unlock()
+		if drop {
+			s.logf("terminal %q: exited and unread for %v: dropped", t.id, s.opts.KeepExited)
+			s.remove(t)
+		}
+	})
+}
+
+// keepFinished keeps t, whose EXIT was sent, for KeepExited: a host that
+// died before reading the EXIT attaches again and gets the rest.
+func (s *Server) keepFinished(t *term, gen int) {
+	time.AfterFunc(s.opts.KeepExited, func() {
+		t.mu.Lock()
+		drop := t.exitSent && t.finishedGen == gen
+		t.mu.Unlock()
+		if drop {
+			s.remove(t)
+		}
+	})
+}
+
+// makeRoomLocked drops finished terminals (EXIT sent), oldest id first,
+// until need more journal bytes fit in the total, and the one with id.
+// Called with s.mu held; reports whether need fits now.
+func (s *Server) makeRoomLocked(id string, need int64) bool {
+	if old := s.terms[id]; old != nil && old.isFinished() {
+		s.dropLocked(old)
+	}
+	if s.reserved+need <= s.opts.Total {
+		return true
+	}
+	for _, t := range s.terms {
+		if t.isFinished() {
+			s.dropLocked(t)
+			if s.reserved+need <= s.opts.Total {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *Server) dropLocked(t *term) {
+	delete(s.terms, t.id)
+	s.reserved -= int64(t.quota)
+	t.mu.Lock()
+	t.gone = true
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
+func (t *term) isFinished() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.exitSent
+}
+
+// Stop kills every terminal, waits (bounded) for their output to end,
+// and closes every connection. The caller closes the listener.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		s.stopping = true
+		s.mu.Unlock()
+		close(s.stopped)
+		terms := s.snapshotTerms()
+		for _, t := range terms {
+			t.mu.Lock()
+			t.dropping = true
+			t.cond.Broadcast()
+			t.mu.Unlock()
+			t.kill()
+		}
+		// Wait (bounded) until every child is reaped, so that none is
+		// left behind as a zombie for whoever inherits it.
+		deadline := time.After(10 * time.Second)
+		for _, t := range terms {
+			select {
+			case <-t.reaped:
+			case <-deadline:
+			}
+		}
+		s.mu.Lock()
+		for c := range s.conns {
+			c.c.Close()
+		}
+		s.mu.Unlock()
+	})
+}

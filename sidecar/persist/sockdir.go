@@ -1,0 +1,192 @@
+package persist
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/safefile"
+	"github.com/ptyplex/ptyplex/session/wire"
+	"golang.org/x/sys/unix"
+)
+
+// The servers' sockets live in a directory of the session registry's
+// (wire.RegistryDir: $PTYPLEX_RUNTIME_DIR, $XDG_RUNTIME_DIR/ptyplex or
+// /tmp/ptyplex-UID), in a subdirectory that must be ours and 0700, so that
+// nobody else can reach a socket, plant one, or swap a name under us.
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$`)
+
+// CheckName refuses a server name that could not be a plain file name.
+func CheckName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("persistent sidecar name %q: use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' or '-'", name)
+	}
+	return nil
+}
+
+// Dir returns the private directory of this user's persistent servers,
+// creating it if need be.
+func Dir() (string, error) {
+	base, err := wire.RegistryDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(base, "sidecar")
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("persistent sidecar directory: %w", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return "", fmt.Errorf("persistent sidecar directory: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
+		return "", fmt.Errorf("persistent sidecar directory %s: refusing it: it must be a directory of uid %d with mode 0700 (it is uid %d, mode %o)", dir, os.Geteuid(), st.Uid, st.Mode&0o7777)
+	}
+	return dir, nil
+}
+
+// Paths returns the socket, lock and log file of server name.
+func Paths(name string) (sock, lock, logFile string, err error) {
+	if err := CheckName(name); err != nil {
+		return "", "", "", err
+	}
+	dir, err := Dir()
+	if err != nil {
+		return "", "", "", err
+	}
+	sock = filepath.Join(dir, name+".sock")
+	if err := wire.CheckSocketPath(sock); err != nil {
+		return "", "", "", err
+	}
+	return sock, filepath.Join(dir, name+".lock"), filepath.Join(dir, name+".log"), nil
+}
+
+// ErrRunning says another server of that name holds its lock.
+var ErrRunning = errors.New("a persistent sidecar of that name is already running")
+
+// Listen takes server name's lock and listens on its socket. The lock,
+// held for as long as the process lives, is what makes two servers
+// started at once end as one: the second finds it taken and gets
+// ErrRunning, before touching the socket.
+func Listen(name string) (*net.UnixListener, error) {
+	sock, lock, _, err := Paths(name)
+	if err != nil {
+		return nil, err
+	}
+	lf, err := safefile.OpenAppend(lock)
+	if err != nil {
+		return nil, fmt.Errorf("lock of persistent sidecar %q: %w", name, err)
+	}
+	if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lf.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrRunning
+		}
+		return nil, fmt.Errorf("lock %s: %w", lock, err)
+	}
+	// lf stays open (and locked) until we exit; it is not inherited by
+	// the terminals (os.OpenFile sets close-on-exec).
+	keepLock = lf
+	// With the lock held, a socket left at the path is a dead server's.
+	if err := os.Remove(sock); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket %s: %w", sock, err)
+	}
+	// The umask makes the socket 0600 at bind time; there is no chmod by
+	// name afterwards (see the session daemon's listen for why).
+	old := syscall.Umask(0o177)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	syscall.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", sock, err)
+	}
+	return ln, nil
+}
+
+var keepLock *os.File
+
+// Dial connects to server name, refusing a server that is not our user.
+func Dial(name string) (*net.UnixConn, error) {
+	sock, _, _, err := Paths(name)
+	if err != nil {
+		return nil, err
+	}
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("connect to persistent sidecar %q: %w", name, err)
+	}
+	uid, err := wire.PeerUID(c)
+	if err != nil || uid != uint32(os.Geteuid()) {
+		c.Close()
+		return nil, fmt.Errorf("refusing persistent sidecar %q at %s: it is served by uid %d, not by us (uid %d): %v", name, sock, uid, os.Geteuid(), err)
+	}
+	return c, nil
+}
+
+// notRunning says a dial failed because no server listens.
+func notRunning(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// NotRunning reports whether err from Dial means that no server runs.
+func NotRunning(err error) bool { return notRunning(err) }
+
+// startBound is how long Connect waits for a server it started to listen.
+const startBound = 10 * time.Second
+
+// Connect dials server name, first starting it in the background (exe
+// with serveArgs, in a session of its own, stderr to its log file) when
+// none runs. Two callers doing this at once start two servers, of which
+// one takes the lock and the other exits; both then reach the first.
+func Connect(name, exe string, serveArgs []string) (*net.UnixConn, error) {
+	c, err := Dial(name)
+	if err == nil || !notRunning(err) {
+		return c, err
+	}
+	_, _, logFile, err := Paths(name)
+	if err != nil {
+		return nil, err
+	}
+	lf, err := safefile.OpenAppend(logFile)
+	if err != nil {
+		return nil, fmt.Errorf("log of persistent sidecar %q: %w", name, err)
+	}
+	cmd := exec.Command(exe, serveArgs...)
+	cmd.Stderr = lf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	lf.Close()
+	if err != nil {
+		return nil, fmt.Errorf("start persistent sidecar %q: %w", name, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(startBound)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		c, err := Dial(name)
+		if err == nil || !notRunning(err) {
+			return c, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("persistent sidecar %q did not start listening within %v (see %s)", name, startBound, logFile)
+		}
+		select {
+		case werr := <-exited:
+			// It lost the race for the lock (exit 0) and the winner is
+			// about to listen, or it failed; either way keep dialling
+			// until the deadline, but a failure is worth saying.
+			if werr != nil {
+				return nil, fmt.Errorf("persistent sidecar %q failed to start: %v (see %s)", name, werr, logFile)
+			}
+			exited = nil
+		case <-time.After(pause):
+		}
+	}
+}

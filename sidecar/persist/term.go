@@ -1,0 +1,344 @@
+package persist
+
+import (
+	"math"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost"
+)
+
+const (
+	// readChunk is the most one PTY read takes into the journal, and the
+	// most data one OUTPUT frame carries.
+	readChunk = 64<<10 - 512
+	// closeGrace is how long a CLOSEd terminal has between SIGHUP and
+	// SIGKILL, as in the plain sidecar.
+	closeGrace = 3 * time.Second
+	// drainBound is how long the PTY may stay open after the child exited
+	// before the rest of its session is killed (see the plain sidecar).
+	drainBound = 100 * time.Millisecond
+	// unlimited is the credit of a terminal opened or attached without one.
+	unlimited = math.MaxUint64
+)
+
+// Lock order: Server.mu before term.mu, never the other way round; no
+// goroutine holds term.mu while it writes to a connection.
+
+// term is one terminal of the server, from OPEN until its EXIT was
+// delivered (or, exited while detached, until keep-exited passed). Every
+// field a live upgrade would hand over is here. mu guards the fields
+// below it; cond is signalled on every change the reader, the pump or
+// the supervisor may wait for.
+type term struct {
+	id      string
+	s       *Server
+	proc    *ptyhost.Process
+	pid     int
+	cmd     string
+	args    []string
+	park    bool // detached mode "park" (else "ring")
+	quota   int  // journal bytes reserved in the server's total
+	input   chan []byte
+	inStart sync.Once
+
+	readDone chan struct{} // the reader saw EOF
+	reaped   chan struct{} // the child was reaped
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	j      *journal
+	holder *conn  // the connection this terminal's frames go to; nil when detached
+	sent   uint64 // next offset to send to holder
+	credit uint64 // bytes holder may still be sent
+	// acked is the offset up to which a host said it has the bytes: the
+	// offset of its ATTACH, advanced by every CREDIT it grants after it
+	// (a host grants credit for bytes it consumed). Bytes past it may
+	// still sit in socket and pipe buffers, or in a host that is dying.
+	acked    uint64
+	ctl      []ctlFrame // control frames to send, in order, before more output
+	cols     uint16
+	rows     uint16
+	running  bool // the child has not been reaped: signals may reach it
+	closing  bool // CLOSE was sent (SIGHUP); SIGKILL follows
+	dropping bool // shutdown: read to EOF whatever the mode
+	exited   bool
+	exit     proto.Exit
+	exitSent bool // EXIT went to a holder: the terminal is finished
+	// finishedGen counts the EXITs sent, so that the expiry of an earlier
+	// one does not drop a terminal attached (and finished) again since.
+	finishedGen int
+	gone        bool // removed from the server; the pump ends
+	killer      *time.Timer
+}
+
+// ctlFrame is a control frame for one connection, sent by the pump so
+// that it keeps its place among the terminal's OUTPUT frames.
+type ctlFrame struct {
+	to  *conn
+	buf []byte
+}
+
+func (t *term) queueCtlLocked(to *conn, typ proto.Type, v any) {
+	if to == nil {
+		return
+	}
+	t.ctl = append(t.ctl, ctlFrame{to: to, buf: proto.AppendFrame(nil, typ, proto.Marshal(v))})
+	t.cond.Broadcast()
+}
+
+// start launches the reader, the supervisor and the pump.
+func (t *term) start() {
+	go t.readLoop()
+	go t.supervise()
+	go t.pump()
+}
+
+// evictableLocked is how many of the oldest journal bytes may fall out to
+// make room. In ring mode: while a host holds the terminal, those sent to
+// it; while none does, all of them. In park mode only those a host
+// acknowledged (see acked), so that a host that dies with bytes in flight
+// finds them again; a host that uses no credit cannot acknowledge, so
+// for it what was sent counts (the child would stall otherwise). With
+// nothing evictable the reader waits, and the child blocks in write(2).
+func (t *term) evictableLocked() int {
+	switch {
+	case t.dropping:
+		return t.j.size
+	case t.closing && t.holder == nil:
+		// The host asked for the end: what nobody holds may go, so
+		// that the child's last output drains and its EXIT can come.
+		return t.j.size
+	case t.closing:
+		return int(t.sent - t.j.start)
+	case t.park && t.ackedLocked() >= t.j.start:
+		return int(t.ackedLocked() - t.j.start)
+	case t.park:
+		return 0
+	case t.holder != nil:
+		return int(t.sent - t.j.start)
+	default:
+		return t.j.size
+	}
+}
+
+// ackedLocked is the offset up to which bytes may be dropped in park mode.
+func (t *term) ackedLocked() uint64 {
+	if t.holder != nil && t.credit == unlimited {
+		return t.sent
+	}
+	return min(t.acked, t.sent)
+}
+
+// evictStep is how much room the reader makes at a time in a full
+// journal: a sixteenth of it, at most one read's worth. Reads into a full
+// journal are that large at most, so a smaller step would cost reads;
+// a larger one would keep fewer of the newest bytes than the journal's
+// size for a detached terminal.
+func (t *term) evictStep() int { return max(min(readChunk, t.j.limit/16), 64) }
+
+// readLoop moves PTY output into the journal, reading straight into its
+// free space, until the PTY reports EOF. Only this goroutine changes the
+// journal's storage, so the region it reads into needs no lock.
+func (t *term) readLoop() {
+	defer close(t.readDone)
+	for {
+		t.mu.Lock()
+		var r []byte
+		for {
+			if r = t.j.reserve(readChunk); r != nil {
+				break
+			}
+			if n := t.evictableLocked(); n > 0 {
+				t.j.evict(min(n, t.evictStep()))
+				continue
+			}
+			t.cond.Wait()
+		}
+		t.mu.Unlock()
+		n, err := t.proc.Read(r)
+		if n > 0 {
+			t.mu.Lock()
+			t.j.commit(n)
+			t.cond.Broadcast()
+			t.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// supervise waits for the child, ends what is left of its session, waits
+// for the last output, reaps and records the exit for the pump to send.
+func (t *term) supervise() {
+	if err := t.proc.WaitExit(); err != nil {
+		t.s.logf("terminal %q: waiting for pid %d: %v", t.id, t.pid, err)
+	}
+	drain := time.NewTimer(drainBound)
+	select {
+	case <-t.readDone:
+		drain.Stop()
+		t.proc.KillSession(syscall.SIGKILL, false)
+	case <-drain.C:
+		t.proc.KillSession(syscall.SIGKILL, true)
+		// A reader waiting for journal room (park mode, or a holder that
+		// grants no credit) is the host's choice and is waited for; the
+		// child is a zombie meanwhile and holds nothing but its pid.
+		<-t.readDone
+	}
+	t.mu.Lock()
+	st, err := t.proc.Reap()
+	t.running = false
+	if t.killer != nil {
+		t.killer.Stop()
+	}
+	t.exit = proto.Exit{TerminalID: t.id}
+	if err != nil {
+		t.s.logf("terminal %q: %v", t.id, err)
+	} else {
+		code := st.Code
+		t.exit.ExitCode = &code
+		t.exit.Signal = st.SignalName()
+	}
+	t.exited = true
+	close(t.reaped)
+	detached := t.holder == nil
+	t.cond.Broadcast()
+	t.mu.Unlock()
+	t.proc.Close()
+	if detached {
+		t.s.keepExited(t)
+	}
+}
+
+// pump is the one sender of the terminal's frames: control frames in the
+// order they were queued, OUTPUT from the journal to the holder within
+// its credit, and EXIT once everything before it was sent.
+func (t *term) pump() {
+	hdr := proto.DataHeaderSize(len(t.id))
+	t.mu.Lock()
+	for {
+		if len(t.ctl) > 0 {
+			f := t.ctl[0]
+			t.ctl[0] = ctlFrame{}
+			t.ctl = t.ctl[1:]
+			t.mu.Unlock()
+			f.to.write(f.buf)
+			t.mu.Lock()
+			continue
+		}
+		h := t.holder
+		if h != nil && t.sent < t.j.end && t.credit > 0 {
+			n := uint64(readChunk)
+			n = min(n, t.j.end-t.sent, t.credit)
+			pb := getFrameBuf()
+			buf := (*pb)[:hdr+int(n)]
+			t.j.copyOut(buf[hdr:], t.sent)
+			t.sent += n
+			if t.credit != unlimited {
+				t.credit -= n
+			}
+			t.cond.Broadcast() // the reader may evict what was sent
+			t.mu.Unlock()
+			proto.PutDataHeader(buf, proto.TypeOutput, t.id)
+			h.write(buf)
+			putFrameBuf(pb)
+			t.mu.Lock()
+			continue
+		}
+		if h != nil && t.exited && !t.exitSent && t.sent == t.j.end {
+			t.exitSent = true
+			t.finishedGen++
+			gen := t.finishedGen
+			buf := proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(t.exit))
+			t.mu.Unlock()
+			// The id is free for an OPEN once EXIT is on its way, as in
+			// the plain sidecar; but a host that dies before reading
+			// the EXIT must still find it, so the terminal stays
+			// attachable, unlisted, until keep-exited passes or the id
+			// or its journal's room is wanted again.
+			t.s.keepFinished(t, gen)
+			h.write(buf)
+			t.mu.Lock()
+			continue
+		}
+		if t.gone && len(t.ctl) == 0 {
+			t.mu.Unlock()
+			return
+		}
+		t.cond.Wait()
+	}
+}
+
+var framePool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+func getFrameBuf() *[]byte  { return framePool.Get().(*[]byte) }
+func putFrameBuf(p *[]byte) { framePool.Put(p) }
+
+// writeInput queues INPUT for the child; a writer goroutine, started with
+// the first input, writes it to the PTY so that a child that does not read
+// holds back only this connection's later frames, and only once the queue
+// is full.
+func (t *term) writeInput(data []byte) {
+	t.inStart.Do(func() { go t.inputLoop() })
+	select {
+	case t.input <- data:
+	case <-t.readDone:
+	}
+}
+
+func (t *term) inputLoop() {
+	for {
+		select {
+		case b := <-t.input:
+			if _, err := t.proc.Write(b); err != nil {
+				t.s.logf("terminal %q: input: %v", t.id, err)
+			}
+		case <-t.readDone:
+			return
+		}
+	}
+}
+
+// ifRunning runs fn under mu if the child has not been reaped, so that no
+// signal reaches a pid that may be someone else's by now.
+func (t *term) ifRunning(fn func()) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.running {
+		return false
+	}
+	fn()
+	return true
+}
+
+// close handles CLOSE: SIGHUP now, SIGKILL after the grace period; the
+// output still drains to the holder.
+func (t *term) close() {
+	t.ifRunning(func() {
+		if t.closing {
+			return
+		}
+		t.closing = true
+		// As in the plain sidecar, CLOSE lifts the credit so that the
+		// output drains to the end (and, in park mode, stops waiting
+		// for acknowledgements: the host wants the terminal gone).
+		if t.holder != nil {
+			t.credit = unlimited
+		}
+		t.cond.Broadcast()
+		t.proc.SignalGroup(syscall.SIGHUP)
+		t.killer = time.AfterFunc(closeGrace, t.kill)
+	})
+}
+
+// kill ends every process of the terminal at once.
+func (t *term) kill() {
+	t.ifRunning(func() {
+		t.proc.SignalGroup(syscall.SIGKILL)
+		t.proc.KillSession(syscall.SIGKILL, false)
+	})
+}
