@@ -52,8 +52,6 @@ func structured(t *testing.T, res *mcp.CallToolResult, out any) {
 	}
 }
 
-
-
 // The three commands, what each must print and its exit status.
 var agentCommands = []struct {
 	cmd, out string
