@@ -62,6 +62,12 @@ func testRunExitCodes(t *testing.T, shell string) {
 	wantRun(t, s.runCmd("false"), 1, "")
 	wantRun(t, s.runCmd("(exit 3)"), 3, "")
 	wantRun(t, s.runCmd("echo $FROM_USER_RC"), 0, "yes\n")
+	if shell == "bash" {
+		// The user's own prompt command still runs, and sees the status
+		// of the command before it (false's 1), not the marks' own.
+		wantRun(t, s.runCmd("false"), 1, "")
+		wantRun(t, s.runCmd("echo $USER_PC"), 0, "1\n")
+	}
 	wantRun(t, s.runCmd("printf 'a\\tb\\nno newline'"), 0, "a       b\nno newline")
 	// Variables and the directory carry over: it is one shell.
 	wantRun(t, s.runCmd("X=42; cd /"), 0, "")
@@ -80,6 +86,9 @@ func testRunExitCodes(t *testing.T, shell string) {
 	var list wire.CommandsData
 	if err := json.Unmarshal([]byte(s.ok("commands", "--json")), &list); err != nil {
 		t.Fatal(err)
+	}
+	if shell == "bash" {
+		list.Commands = append(list.Commands[:4], list.Commands[6:]...) // the prompt command's two
 	}
 	if !list.Integration || !list.AtPrompt || len(list.Commands) != 9 {
 		t.Fatalf("commands: want 9, integration and at the prompt; got %+v", list)
