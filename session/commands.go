@@ -352,6 +352,17 @@ func (d *Daemon) run(f wire.Fields, gone <-chan struct{}) (any, error) {
 		return out
 	}
 	st := d.st
+	select {
+	case d.runTurn <- struct{}{}:
+		defer func() { <-d.runTurn }()
+	case <-gone:
+		return nil, errClientGone
+	case <-d.done:
+		return nil, wire.RequestError("Daemon is shutting down")
+	case <-timeout:
+		// Another RUN holds the prompt: its command still runs.
+		return answer(wire.RunData{TimedOut: true, WaitingFor: "prompt"}), nil
+	}
 
 	// The prompt first: typed while a command runs, the text would go to
 	// that command's input.

@@ -198,3 +198,24 @@ func TestRunSyntaxError(t *testing.T) {
 	}
 	wantRun(t, s.runCmd("echo fine"), 0, "fine\n")
 }
+
+// Two runs at once take turns: each gets its own command's output.
+func TestRunConcurrent(t *testing.T) {
+	s := integratedShell(t, "bash")
+	const n = 4
+	done := make(chan result, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			done <- ptyplex(t, "", "run", "--socket", s.sock, "--", fmt.Sprintf("echo run-%d; (exit %d)", i, i))
+		}(i)
+	}
+	seen := map[int]bool{}
+	for i := 0; i < n; i++ {
+		r := <-done
+		var k int
+		if _, err := fmt.Sscanf(r.stdout, "run-%d\n", &k); err != nil || r.stdout != fmt.Sprintf("run-%d\n", k) || r.code != k || seen[k] {
+			t.Fatalf("a concurrent run: %v", r)
+		}
+		seen[k] = true
+	}
+}
