@@ -283,6 +283,9 @@ func TestCLIConventions(t *testing.T) {
 		if name == "resize" { // --size is required too
 			r = ptyplex(t, "", name, "--socket", "/nonexistent/dir/sock", "--size", "10x10")
 		}
+		if name == "run" { // so is the command
+			r = ptyplex(t, "", name, "--socket", "/nonexistent/dir/sock", "--", "true")
+		}
 		if r.code != 1 || !strings.Contains(r.stderr, "No such file") {
 			t.Errorf("%s with a missing socket: %v", name, r)
 		}
