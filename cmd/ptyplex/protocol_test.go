@@ -272,7 +272,7 @@ func TestCLIConventions(t *testing.T) {
 		if h.code != 0 || !strings.Contains(h.stdout, "Usage: ptyplex "+name) {
 			t.Errorf("%s --help: %v", name, h)
 		}
-		if name == "start" || name == "list" { // they take no --socket
+		if name == "start" || name == "list" || name == "remote" { // they take no --socket
 			continue
 		}
 		r := ptyplex(t, "", name)
