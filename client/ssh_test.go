@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,9 @@ import (
 func TestTerminalOverSSH(t *testing.T) {
 	srv := sshtest.Start(t)
 	log := &syncWriter{b: &strings.Builder{}}
-	c, err := Start(Options{Transport: srv.Command(false, sidecarBin), Stderr: log, Hello: true})
+	c, err := Start(Options{Transport: srv.Command(false, sidecarBin), Stderr: log, Hello: true,
+		// Generous: ssh's key exchange on a loaded machine is slow.
+		HelloTimeout: time.Minute})
 	require.NoError(t, err)
 	defer c.Close()
 	peer, ok := c.Peer()

@@ -9,7 +9,9 @@ const { newSidecar, run, within, waitUntil, BIN } = require('./helpers');
 const { startSshd } = require('./sshd');
 
 const HOSTILE = path.join(__dirname, 'fixtures', 'hostile-sidecar.js');
-const hostile = (t, mode, options = {}) => newSidecar(t, { transport: [process.execPath, HOSTILE, mode], helloTimeout: 2000, ...options });
+// The bound is generous (a busy machine starts node slowly); the test of
+// a sidecar that never answers sets a short one.
+const hostile = (t, mode, options = {}) => newSidecar(t, { transport: [process.execPath, HOSTILE, mode], helloTimeout: 30000, ...options });
 
 test('transport: a command reaching the real sidecar; pid is the transport; stderr marked', async (t) => {
   // sh stands for ssh: it writes a line of its own, then becomes the sidecar.
@@ -36,7 +38,7 @@ test('handshake: the current sidecar answers', async (t) => {
 });
 
 test('handshake: an old sidecar does not answer; without the handshake it serves terminals', async (t) => {
-  const sc = hostile(t, 'old');
+  const sc = hostile(t, 'old', { helloTimeout: 2000 });
   const t0 = Date.now();
   await assert.rejects(sc.handshake(), /did not answer HELLO within 2000 ms: it is older than the handshake.*ptyplex remote install/);
   assert.ok(Date.now() - t0 < 10000);
@@ -44,7 +46,7 @@ test('handshake: an old sidecar does not answer; without the handshake it serves
   assert.strictEqual(term.pid, 4242);
 
   // With hello: true the terminals fail with the reason instead.
-  const strict = hostile(t, 'old', { hello: true });
+  const strict = hostile(t, 'old', { hello: true, helloTimeout: 2000 });
   await assert.rejects(strict.open('sh', []), /did not answer HELLO.*before sh started/);
 });
 
@@ -117,10 +119,11 @@ test('hostile sidecar: a 16 MiB frame trickled in keeps the event loop free', as
 test('a terminal over a real ssh to 127.0.0.1, with the handshake', async (t) => {
   const srv = await startSshd(t);
   if (!srv) return t.skip('no /usr/sbin/sshd: install openssh-server');
-  const sc = newSidecar(t, { transport: [...srv.ssh, BIN], hello: true });
+  // Generous bounds: ssh's key exchange on a loaded machine is slow.
+  const sc = newSidecar(t, { transport: [...srv.ssh, BIN], hello: true, helloTimeout: 60000, openTimeout: 60000 });
   const term = sc.spawn('sh', ['-c', 'echo $((6*7)) over ssh; seq 1 20000 | tail -1; exit 5']);
   const r = await run(term);
-  assert.match(r.output, /42 over ssh/);
+  assert.match(r.output, /42 over ssh/, sc.lines.join('\n'));
   assert.match(r.output, /20000/);
   assert.strictEqual(r.exitCode, 5);
   assert.ok(sc.pid > 0);

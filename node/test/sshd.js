@@ -61,7 +61,7 @@ async function startSshd(t) {
   sshd.stderr.on('data', (d) => (log += d));
   const user = os.userInfo().username;
   const ssh = ['ssh', '-F', '/dev/null', '-p', String(port), '-i', userKey, '-o', `UserKnownHostsFile=${known}`,
-    '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'LogLevel=ERROR', '-T', `${user}@127.0.0.1`];
+    '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', '-o', 'ConnectTimeout=10', '-o', 'LogLevel=ERROR', '-T', `${user}@127.0.0.1`];
   const stop = () => {
     sshd.kill('SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });
