@@ -113,6 +113,14 @@ class Terminal {
     this._onExit = new Emitter();
     this.onData = this._onData.event;
     this.onExit = this._onExit.event;
+    // Persistence (persist.js): bytes of output delivered, what ATTACHED
+    // said fell out of the journal, and the end of this host's hold.
+    this._offset = 0;
+    this._utf8Tail = EMPTY; // bytes of an incomplete UTF-8 character held by the decoder
+    this.lost = 0;
+    this._detachReason = null;
+    this._onDetach = new Emitter();
+    this.onDetach = this._onDetach.event;
 
     this._openBody = {
       terminalId: id,
@@ -198,6 +206,16 @@ class Terminal {
     return this._readyPromise;
   }
 
+  /**
+   * The bytes of this terminal's output delivered to onData since it was
+   * opened (a persistent server's byte offset): a host that saves it can
+   * attach again from it. A character not yet complete counts once it is
+   * delivered.
+   */
+  get offset() {
+    return this._offset - this._utf8Tail.length;
+  }
+
   /** Asks the sidecar for the foreground process's name. */
   getProcess() {
     if (this._state !== 'live' || !this._features.has('foreground')) {
@@ -213,6 +231,9 @@ class Terminal {
     if (this.handleFlowControl) {
       if (data === this._flowControlPause) return this.pause();
       if (data === this._flowControlResume) return this.resume();
+    }
+    if (this._state === 'detached') {
+      throw new Error(`ptyplex: cannot write to terminal ${JSON.stringify(this._id)}: this host no longer holds it (${this._detachReason})`);
     }
     if (this._state === 'exited' || this._state === 'failed') return;
     const buf = typeof data === 'string' ? Buffer.from(data, this._writeEncoding) : Buffer.from(data);
@@ -357,6 +378,7 @@ class Terminal {
       if (rest.length) this._onData.fire(rest);
     }
     this._decoder = encoding ? new StringDecoder(encoding) : null;
+    this._utf8Tail = EMPTY;
     this._writeEncoding = bufferEncoding(encoding);
   }
 
@@ -421,7 +443,9 @@ class Terminal {
       this._credit += this._unacked;
       this._unacked = 0;
     }
+    this._offset += data.length;
     if (this._decoder) {
+      if (this._writeEncoding === 'utf8') this._utf8Tail = utf8Tail(this._utf8Tail, data);
       const s = this._decoder.write(data);
       if (s.length) this._onData.fire(s);
     } else {
@@ -454,6 +478,22 @@ class Terminal {
     if (w) w(this._process);
   }
 }
+
+// utf8Tail returns the bytes at the end of the stream that begin a UTF-8
+// character not yet complete, given the previous such bytes (prev) and the
+// data that followed them.
+function utf8Tail(prev, data) {
+  const last = data.length >= 4 ? data.subarray(data.length - 4) : Buffer.concat([prev, data]);
+  const n = last.length;
+  for (let k = 1; k <= 4 && k <= n; k++) {
+    const b = last[n - k];
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return need > k ? last.subarray(n - k) : EMPTY;
+  }
+  return EMPTY; // no lead byte within reach: the decoder emits replacements
+}
+const EMPTY = Buffer.alloc(0);
 
 // linuxForeground reads the tty's foreground process group from the
 // session leader's stat and names its leader by argv[0], as node-pty does.
