@@ -32,6 +32,13 @@ function persistEnv(from) {
   return env;
 }
 
+// idPrefix names the terminals one host spawns on a persistent server,
+// which outlive it: a host that comes back must not choose an id that its
+// predecessor's terminals still hold.
+function idPrefix() {
+  return `p${process.pid.toString(36)}${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}-`;
+}
+
 function isWhole(n) {
   return Number.isSafeInteger(n) && n >= 0;
 }
@@ -79,9 +86,6 @@ const sidecarMethods = {
     term._pidWaited = true;
     gen.terms.set(terminalId, term);
     term._gen = gen;
-    // A terminal id may have been spawn's: keep spawn's next ids apart.
-    const m = /^t(\d+)$/.exec(terminalId);
-    if (m && Number(m[1]) >= this._nextId) this._nextId = Number(m[1]) + 1;
     this._sendTo(gen, controlFrame(T.LIST, {}));
     gen.listWaits.push({ resolve: (entries) => term._listed(entries), reject: () => {} });
     this._sendTo(gen, controlFrame(T.ATTACH, { terminalId, offset, credit: this.creditWindow }));
@@ -198,4 +202,4 @@ function installPersist(Sidecar) {
   Object.assign(Terminal.prototype, terminalMethods);
 }
 
-module.exports = { installPersist, checkName, persistEnv };
+module.exports = { installPersist, checkName, persistEnv, idPrefix };

@@ -9,7 +9,7 @@ const { Emitter } = require('./events');
 const { resolveSidecar } = require('./resolve');
 const { signalNumber } = require('./signals');
 const { Terminal } = require('./terminal');
-const { installPersist, checkName, persistEnv } = require('./persist');
+const { installPersist, checkName, persistEnv, idPrefix } = require('./persist');
 
 const DEFAULT_OPEN_TIMEOUT = 10000;
 const DEFAULT_CREDIT_WINDOW = 1 << 20;
@@ -68,6 +68,7 @@ class Sidecar {
     this._args = options.args || [];
     this._gen = null; // the running sidecar process and its terminals
     this._nextId = 1;
+    this._idPrefix = this.persist ? idPrefix() : 't';
     this._onDeath = new Emitter();
     /** Fires { code, signal, error } when the sidecar process ends unasked. */
     this.onDeath = this._onDeath.event;
@@ -135,7 +136,7 @@ class Sidecar {
 
   /** node-pty's spawn: returns at once; the terminal opens in the background. */
   spawn(file, args, options) {
-    const id = `t${this._nextId++}`;
+    const id = `${this._idPrefix}${this._nextId++}`;
     const term = new Terminal(this, id, file, args, options);
     const gen = this._start();
     gen.terms.set(id, term);

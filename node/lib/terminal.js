@@ -134,6 +134,10 @@ class Terminal {
       // node-pty sets IUTF8 for its utf8 encoding (older sidecars ignore this).
       utf8: encoding === 'utf8',
     };
+    // A persistent server's options (persist.js): what happens to output
+    // while no host holds the terminal, and the size of its journal.
+    if (opt.detached !== undefined) this._openBody.detached = opt.detached;
+    if (opt.journal !== undefined) this._openBody.journal = opt.journal;
   }
 
   /**
@@ -214,6 +218,11 @@ class Terminal {
    */
   get offset() {
     return this._offset - this._utf8Tail.length;
+  }
+
+  /** The terminal's id in the protocol: what attach takes on a persistent server. */
+  get terminalId() {
+    return this._id;
   }
 
   /** Asks the sidecar for the foreground process's name. */
@@ -437,12 +446,13 @@ class Terminal {
 
   _deliver(data) {
     // Grant back before emitting: a listener that pauses keeps what it got.
+    // A persistent server takes a grant as the host's word that it has
+    // the bytes and drops them from its journal, so there the grant waits
+    // until the listeners have had them (a host killed in between must
+    // find them again when it attaches from what it saved).
+    const late = !!this._host.persist;
     this._unacked += data.length;
-    if (this._unacked >= this._host.creditWindow / 4 && this._state === 'live') {
-      this._host._sendTo(this._gen, controlFrame(T.CREDIT, { terminalId: this._id, bytes: this._unacked }));
-      this._credit += this._unacked;
-      this._unacked = 0;
-    }
+    if (!late) this._grant();
     this._offset += data.length;
     if (this._decoder) {
       if (this._writeEncoding === 'utf8') this._utf8Tail = utf8Tail(this._utf8Tail, data);
@@ -450,6 +460,15 @@ class Terminal {
       if (s.length) this._onData.fire(s);
     } else {
       this._onData.fire(data);
+    }
+    if (late) this._grant();
+  }
+
+  _grant() {
+    if (this._unacked >= this._host.creditWindow / 4 && this._state === 'live') {
+      this._host._sendTo(this._gen, controlFrame(T.CREDIT, { terminalId: this._id, bytes: this._unacked }));
+      this._credit += this._unacked;
+      this._unacked = 0;
     }
   }
 
