@@ -2,19 +2,20 @@ package proto
 
 // Frame types of the persistent sidecar (`ptyplex-sidecar --persist NAME`,
 // see PROTOCOL.md, "Persistent terminals"). They are numbered apart from
-// the other extensions so that both sets can grow without meeting. A plain
+// the other extensions and from HELLO (0x10, 0x90) so that each set can
+// grow without meeting another. A plain
 // sidecar drops them like any unknown type; hosts learn that they are
 // served from FeaturePersist in OPENED's features, or from LISTED itself.
 const (
-	TypeList   Type = 0x10 // host to server: list every terminal
-	TypeAttach Type = 0x11 // host to server: take a terminal, replay from an offset
-	TypeDetach Type = 0x12 // host to server: let a terminal go without ending it
-	TypeStop   Type = 0x13 // host to server: end every terminal and the server
+	TypeList   Type = 0x20 // host to server: list every terminal
+	TypeAttach Type = 0x21 // host to server: take a terminal, replay from an offset
+	TypeDetach Type = 0x22 // host to server: let a terminal go without ending it
+	TypeStop   Type = 0x23 // host to server: end every terminal and the server
 
-	TypeListed   Type = 0x90 // answers LIST
-	TypeAttached Type = 0x91 // answers ATTACH, before the replayed OUTPUT
-	TypeSnapshot Type = 0x92 // a repaint, after ATTACHED when bytes were lost
-	TypeDetached Type = 0x93 // this connection no longer holds the terminal
+	TypeListed   Type = 0xa0 // answers LIST
+	TypeAttached Type = 0xa1 // answers ATTACH, before the replayed OUTPUT
+	TypeSnapshot Type = 0xa2 // a repaint, after ATTACHED when bytes were lost
+	TypeDetached Type = 0xa3 // this connection no longer holds the terminal
 )
 
 // FeaturePersist is listed in OPENED's features by the persistent server.

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
 
 	"github.com/ptyplex/ptyplex/internal/signame"
+	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
 )
@@ -17,6 +19,10 @@ import (
 // features is what OPENED announces: the plain sidecar's extensions and
 // this server's frames.
 var features = append(append([]string(nil), proto.Features...), proto.FeaturePersist)
+
+// helloFeatures is what the HELLO answer announces: the handshake, then
+// the same as OPENED.
+var helloFeatures = append([]string{proto.FeatureHello}, features...)
 
 // dispatch acts on one frame from c. Frames about a terminal that does
 // not exist are dropped as the plain sidecar drops them, except the new
@@ -111,6 +117,16 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 				t.queueCtl(c, proto.TypeForegroundInfo, info)
 			}
 		}
+	case proto.TypeHello:
+		// Answered like the plain sidecar, with persist among the
+		// features: a host that asks learns it reached a persistent one.
+		if h, err := proto.ParseHello(f.Body); err != nil {
+			s.logf("%v (answering with our own)", err)
+		} else {
+			s.logf("host %q speaks protocol %d", h.Version, h.Protocol)
+		}
+		c.writeJSON(proto.TypeHelloReply, proto.Hello{Version: version.Version, Protocol: proto.ProtocolVersion,
+			Features: helloFeatures, OS: runtime.GOOS, Arch: runtime.GOARCH})
 	case proto.TypeList:
 		c.writeJSON(proto.TypeListed, s.list())
 	case proto.TypeAttach:

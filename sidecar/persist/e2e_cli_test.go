@@ -123,7 +123,7 @@ func TestOtherUserRefused(t *testing.T) {
 	}
 	script := `import socket,sys
 s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-s.sendall(bytes([3,0,0,0,0x10])+b"{}")
+s.sendall(bytes([3,0,0,0,0x20])+b"{}")
 b=b""
 while True:
     d=s.recv(4096)

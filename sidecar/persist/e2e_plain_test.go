@@ -14,6 +14,20 @@ import (
 func TestPlainHostUnderPersist(t *testing.T) {
 	s := newServer(t)
 	h := s.host()
+	h.SendJSON(proto.TypeHello, proto.Hello{Version: "test", Protocol: proto.ProtocolVersion, Features: []string{proto.FeatureHello}})
+	hello := h.MustUntil("HELLO", func(sn hosttest.Snapshot) bool {
+		for _, f := range sn.Frames {
+			if f.Type == proto.TypeHelloReply {
+				return true
+			}
+		}
+		return false
+	})
+	for _, f := range hello.Frames {
+		if f.Type == proto.TypeHelloReply && !strings.Contains(string(f.Body), `"persist"`) {
+			t.Fatalf("HELLO answer without persist: %s", f.Body)
+		}
+	}
 	h.Open(proto.Open{TerminalID: "sh", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "stty -echo; echo ready; read x; stty size; trap 'echo got INT' INT; echo trapped; read y; exec sleep 1000"}})
 	h.WaitOutput("sh", "ready\r\n")
 	h.Open(proto.Open{TerminalID: "sh", Cols: 80, Rows: 24, Cmd: "/bin/cat"})

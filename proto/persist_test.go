@@ -1,0 +1,23 @@
+package proto
+
+import "testing"
+
+// TestFrameTypesDistinct guards against two extensions taking the same
+// number, which would make a peer read one frame as the other.
+func TestFrameTypesDistinct(t *testing.T) {
+	types := map[string]Type{
+		"OPEN": TypeOpen, "INPUT": TypeInput, "RESIZE": TypeResize, "CLOSE": TypeClose, "CREDIT": TypeCredit,
+		"SIGNAL": TypeSignal, "FOREGROUND": TypeForeground, "HELLO": TypeHello,
+		"LIST": TypeList, "ATTACH": TypeAttach, "DETACH": TypeDetach, "STOP": TypeStop,
+		"OPENED": TypeOpened, "OUTPUT": TypeOutput, "EXIT": TypeExit, "ERROR": TypeError,
+		"FOREGROUND reply": TypeForegroundInfo, "HELLO reply": TypeHelloReply,
+		"LISTED": TypeListed, "ATTACHED": TypeAttached, "SNAPSHOT": TypeSnapshot, "DETACHED": TypeDetached,
+	}
+	seen := map[Type]string{}
+	for name, typ := range types {
+		if other, ok := seen[typ]; ok {
+			t.Errorf("%s and %s are both 0x%02x", name, other, uint8(typ))
+		}
+		seen[typ] = name
+	}
+}
