@@ -194,7 +194,7 @@ export interface SidecarOptions {
   /**
    * Run `ptyplex-sidecar --persist NAME`: terminals outlive this host, to be
    * listed and attached again. env then only chooses the server's runtime
-   * directory (PTYPLEX_RUNTIME_DIR, XDG_RUNTIME_DIR). Not with transport or hello.
+   * directory (PTYPLEX_RUNTIME_DIR, XDG_RUNTIME_DIR). Not with transport.
    */
   persist?: string;
 }

@@ -17,15 +17,14 @@ const T = Object.freeze({
   FOREGROUND_INFO: 0x85,
   HELLO: 0x10,
   HELLO_REPLY: 0x90,
-  // The persistent server's (PROTOCOL.md, "Persistent terminals"). It
-  // numbers LIST and LISTED as HELLO's two frames are numbered.
-  LIST: 0x10,
-  ATTACH: 0x11,
-  DETACH: 0x12,
-  LISTED: 0x90,
-  ATTACHED: 0x91,
-  SNAPSHOT: 0x92,
-  DETACHED: 0x93,
+  // The persistent server's (PROTOCOL.md, "Persistent terminals").
+  LIST: 0x20,
+  ATTACH: 0x21,
+  DETACH: 0x22,
+  LISTED: 0xa0,
+  ATTACHED: 0xa1,
+  SNAPSHOT: 0xa2,
+  DETACHED: 0xa3,
 });
 
 // The frame protocol's major version, sent and checked in HELLO.

@@ -52,10 +52,10 @@ class Sidecar {
     this.transport = tr ? [...tr] : null;
     this._env = options.env;
     this.persist = options.persist === undefined || options.persist === null ? null : checkName(options.persist);
-    if (this.persist && (this.transport || options.hello)) {
-      // The persistent server reads HELLO's frame code as LIST, and a
-      // transport would reach another machine's server: neither is served yet.
-      throw new TypeError('ptyplex: persist cannot be combined with the transport or hello options yet');
+    if (this.persist && this.transport) {
+      // The bridge is started here, by path: a transport would need it
+      // run on the other machine, which is not built yet.
+      throw new TypeError('ptyplex: persist cannot be combined with the transport option yet');
     }
     this.hello = !!options.hello;
     this.helloTimeout = options.helloTimeout === undefined ? DEFAULT_HELLO_TIMEOUT : options.helloTimeout;

@@ -132,6 +132,16 @@ test('list shows the terminals; spawn as today; attach continues from the offset
   assert.strictEqual(r.signal, 1);
 });
 
+test('hello with persist: the handshake names the persist feature, and terminals work behind it', async (t) => {
+  const { sidecar } = server(t);
+  const sc = sidecar({ hello: true });
+  const term = sc.spawn('/bin/sh', ['-c', 'echo behind the handshake']);
+  const h = await within(sc.handshake(), 'HELLO');
+  assert.ok(h.features.includes('persist'), JSON.stringify(h.features));
+  assert.strictEqual((await run(term)).output, 'behind the handshake\r\n');
+  assert.deepStrictEqual(await within(sc.list(), 'LISTED'), []);
+});
+
 test('attach: an unknown id and an offset past the end reject with the server\'s reason; malformed options throw', async (t) => {
   const { sidecar } = server(t);
   const sc = sidecar();
@@ -157,10 +167,12 @@ test('attach: an unknown id and an offset past the end reject with the server\'s
 test('a second host takes a terminal over: the first gets onDetach, and its writes then throw', async (t) => {
   const { sidecar } = server(t);
   const sc = sidecar();
-  const a = sc.spawn('cat');
-  await a.ready;
+  // No echo: all the output is the program's, so once "got before" has
+  // come, a.offset covers everything about it.
+  const a = sc.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; while read l; do echo "got $l"; done']);
+  await waitOutput(a, 'ready\r\n');
   a.write('before\r');
-  await waitOutput(a, 'before\r\n');
+  await waitOutput(a, 'got before\r\n');
   const detached = new Promise((r) => a.onDetach(r));
   const sc2 = sidecar();
   const b = sc2.attach(a.terminalId, { offset: a.offset });
@@ -168,7 +180,7 @@ test('a second host takes a terminal over: the first gets onDetach, and its writ
   assert.strictEqual((await within(detached, 'onDetach')).reason, 'taken over by another connection');
   assert.throws(() => a.write('x'), /cannot write to terminal "p[0-9a-z]+-1": this host no longer holds it \(taken over by another connection\)/);
   b.write('after\r');
-  const got = await waitOutput(b, 'after\r\n');
+  const got = await waitOutput(b, 'got after\r\n');
   assert.ok(!got.includes('before'), JSON.stringify(got));
   // detach() lets it go on without this host.
   const gone = new Promise((r) => b.onDetach(r));
