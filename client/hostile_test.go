@@ -216,3 +216,16 @@ func TestTransportStderrMarked(t *testing.T) {
 		t.Fatal("stderr not copied")
 	}
 }
+
+// A transport that fails (ssh refused, host unknown) ends the handshake at
+// once with its exit status; what it said is in the log, marked.
+func TestHelloFailingTransport(t *testing.T) {
+	log := &syncWriter{b: &strings.Builder{}}
+	start := time.Now()
+	_, err := Start(Options{Transport: []string{"sh", "-c", "echo 'Permission denied (publickey).' >&2; exit 255"}, Stderr: log, Hello: true})
+	require.ErrorIs(t, err, ErrSidecarGone)
+	assert.Contains(t, err.Error(), "exit status 255")
+	assert.NotErrorIs(t, err, ErrNoHello, "not taken for an old sidecar")
+	assert.Less(t, time.Since(start), DefaultHelloTimeout, "no wait for the timeout")
+	assert.Contains(t, log.String(), "transport sh: Permission denied (publickey).")
+}

@@ -126,3 +126,23 @@ func TestPersistentTakeover(t *testing.T) {
 	t2.Close()
 	t2.Wait()
 }
+
+// The persistent server answers HELLO like the plain sidecar, announcing
+// persistence, and LIST still works after it (their frame types differ).
+func TestHelloPersistentServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env := persistEnv(t, "hello")
+	c, err := Persistent("hello", Options{SidecarPath: sidecarBin, Env: env, Hello: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	peer, ok := c.Peer()
+	if !ok || !peer.Has("hello") || !peer.Has("persist") {
+		t.Fatalf("peer %+v", peer)
+	}
+	if _, err := c.List(ctx); err != nil {
+		t.Fatalf("List after HELLO: %v", err)
+	}
+}

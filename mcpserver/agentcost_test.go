@@ -52,8 +52,6 @@ func structured(t *testing.T, res *mcp.CallToolResult, out any) {
 	}
 }
 
-
-
 // The three commands, what each must print and its exit status.
 var agentCommands = []struct {
 	cmd, out string
@@ -84,44 +82,56 @@ func agentBefore(t *testing.T, dir string) meter {
 		"env": map[string]any{"PS1": "$ ", "HISTFILE": "/dev/null"},
 	}), &s)
 	c.t.Cleanup(func() { reap(c.t, s.Socket, s.PID) })
-	// step types text and keys, waits for quiet and reads the screen.
-	step := func(text string, keys ...string) string {
+	// step types text and keys, waits for quiet and reads the screen. A
+	// quiet period is a guess: on a busy machine the program may not have
+	// answered yet, and then the agent waits and reads again (ready says
+	// what it is looking for; nil reads once). Those calls count too.
+	step := func(text string, ready func(string) bool, keys ...string) string {
 		args := map[string]any{"session": s.Session, "text": text, "literal": true}
 		if len(keys) > 0 {
 			args["keys"] = keys
 		}
 		m.call("input", args)
-		m.call("wait", map[string]any{"session": s.Session, "quiet_ms": 300, "include_screen": false})
-		var scr screen
-		structured(t, m.call("output", map[string]any{"session": s.Session}), &scr)
-		return scr.Screen
+		for try := 0; ; try++ {
+			m.call("wait", map[string]any{"session": s.Session, "quiet_ms": 300, "include_screen": false})
+			var scr screen
+			structured(t, m.call("output", map[string]any{"session": s.Session}), &scr)
+			if ready == nil || ready(scr.Screen) {
+				return scr.Screen
+			}
+			if try == 20 {
+				t.Fatalf("before: %q: the screen never got ready:\n%s", text, scr.Screen)
+			}
+		}
 	}
+	shellBack := func(scr string) bool { return regexp.MustCompile(`\n\$ ?\n*$`).MatchString(scr) }
+	pythonBack := func(scr string) bool { return regexp.MustCompile(`\n>>> ?\n*$`).MatchString(scr) }
 	m.call("wait", map[string]any{"session": s.Session, "quiet_ms": 300, "include_screen": false})
 	for _, ac := range agentCommands {
-		scr := step(ac.cmd, "Enter")
+		scr := step(ac.cmd, shellBack, "Enter")
 		if !strings.Contains(scr, ac.out) {
 			t.Fatalf("before: %q: screen lacks %q:\n%s", ac.cmd, ac.out, scr)
 		}
-		scr = step("echo $?", "Enter")
+		scr = step("echo $?", shellBack, "Enter")
 		if got := lastAnswer(scr); got != itoa(ac.code) {
 			t.Fatalf("before: %q: exit code read %q, want %d:\n%s", ac.cmd, got, ac.code, scr)
 		}
 	}
-	step(vimCmd, "Enter")
-	step("ggccALPHA", "Escape")
-	step("3GccGAMMA", "Escape")
-	step(":wq", "Enter")
-	scr := step("cat notes.txt", "Enter")
+	step(vimCmd, func(scr string) bool { return strings.Contains(scr, "notes.txt\" 3L") }, "Enter")
+	step("ggccALPHA", nil, "Escape")
+	step("3GccGAMMA", nil, "Escape")
+	step(":wq", shellBack, "Enter")
+	scr := step("cat notes.txt", shellBack, "Enter")
 	if !strings.Contains(scr, "ALPHA\nbeta\nGAMMA\n") {
 		t.Fatalf("before: cat after vim:\n%s", scr)
 	}
-	scr = step("echo $?", "Enter")
+	scr = step("echo $?", shellBack, "Enter")
 	if lastAnswer(scr) != "0" {
 		t.Fatalf("before: cat's exit code:\n%s", scr)
 	}
-	step("python3 -q", "Enter")
+	step("python3 -q", pythonBack, "Enter")
 	for _, r := range replInputs {
-		scr := step(r.in, "Enter")
+		scr := step(r.in, pythonBack, "Enter")
 		if r.want != "" && !strings.Contains(scr, "\n"+r.want+"\n") {
 			t.Fatalf("before: python %q: screen lacks %q:\n%s", r.in, r.want, scr)
 		}

@@ -57,7 +57,7 @@ func TestRunTool(t *testing.T) {
 	}
 
 	// A timeout leaves the command running; the next run waits for it.
-	r = run(map[string]any{"command": "echo begun; read line; echo got $line", "timeout_ms": 300})
+	r = run(map[string]any{"command": "echo begun; read line; echo got $line", "timeout_ms": 2000})
 	if !r.TimedOut || r.ExitCode != nil || r.Output != "begun\n" {
 		t.Fatalf("timeout: %+v", r)
 	}

@@ -97,7 +97,12 @@ func (s *Server) start(ctx context.Context, in StartInput) (string, StartOutput,
 	if e.Persistent {
 		life = "it is persistent: it keeps running after this connection ends, until stopped"
 	}
-	text := fmt.Sprintf("Started session %s: %s\nSocket: %s\nPID: %d\nThe session runs until you call stop; %s.\nA human can watch it with: ptyplex output --socket %s\nNext: wait for the program to be ready, e.g. wait {\"session\":%q,\"quiet_ms\":300}.",
-		e.ID, strings.Join(in.Command, " "), e.Socket, e.PID, life, e.Socket, e.ID)
+	next := fmt.Sprintf("wait for the program to be ready, e.g. wait {\"session\":%q,\"input\":true}", e.ID)
+	if in.ShellIntegration {
+		// run waits for the first prompt itself.
+		next = fmt.Sprintf("run shell commands, e.g. run {\"session\":%q,\"command\":\"ls\"}", e.ID)
+	}
+	text := fmt.Sprintf("Started session %s: %s\nSocket: %s\nPID: %d\nThe session runs until you call stop; %s.\nA human can watch it with: ptyplex output --socket %s\nNext: %s.",
+		e.ID, strings.Join(in.Command, " "), e.Socket, e.PID, life, e.Socket, next)
 	return text, out, nil
 }

@@ -3,11 +3,12 @@ package proto
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 )
 
 // The handshake (PROTOCOL.md, "HELLO"). The types sit apart from the
-// per-terminal extensions so that frames added for other purposes keep the
-// low numbers. A sidecar that predates HELLO drops it like any unknown
+// per-terminal extensions (0x06, 0x07, 0x85) and from the persistent
+// server's frames (0x20-0x23, 0xa0-0xa3). A sidecar that predates HELLO drops it like any unknown
 // type, which is how a host recognises one: no answer.
 const (
 	TypeHello      Type = 0x10 // host to sidecar: who I am, what I speak
@@ -68,4 +69,17 @@ func ParseHello(body []byte) (Hello, error) {
 		h.Version = *w.Version
 	}
 	return h, nil
+}
+
+// SidecarHello is the HELLO a sidecar of this build answers with: version
+// is its build, features what it serves (FeatureHello is added), and the
+// platform is the one it runs on.
+func SidecarHello(version string, features []string) Hello {
+	return Hello{
+		Version:  version,
+		Protocol: ProtocolVersion,
+		Features: append([]string{FeatureHello}, features...),
+		OS:       runtime.GOOS,
+		Arch:     runtime.GOARCH,
+	}
 }

@@ -28,7 +28,6 @@ type command struct {
 	running         bool
 	status          int
 	hasStatus       bool
-	hadStart        bool // C came; false for a line the shell rejected
 }
 
 // commandLog turns the marks into commands as the output is fed; it lives
@@ -75,7 +74,7 @@ func (l *commandLog) update(scr *screen.Screen, now time.Time) {
 				l.finish(m, now, false, 0)
 			}
 			c := l.add(now)
-			c.running, c.hadStart = true, true
+			c.running = true
 			c.outLine, c.outCol = m.Line, m.Col
 			if l.haveB {
 				c.text = commandText(scr, l.bLine, l.bCol, m.Line, m.Col)
@@ -353,6 +352,17 @@ func (d *Daemon) run(f wire.Fields, gone <-chan struct{}) (any, error) {
 		return out
 	}
 	st := d.st
+	select {
+	case d.runTurn <- struct{}{}:
+		defer func() { <-d.runTurn }()
+	case <-gone:
+		return nil, errClientGone
+	case <-d.done:
+		return nil, wire.RequestError("Daemon is shutting down")
+	case <-timeout:
+		// Another RUN holds the prompt: its command still runs.
+		return answer(wire.RunData{TimedOut: true, WaitingFor: "prompt"}), nil
+	}
 
 	// The prompt first: typed while a command runs, the text would go to
 	// that command's input.

@@ -44,9 +44,12 @@ type Daemon struct {
 	stopReq    chan *request // a STOP, or nil for a signal, handed to Serve
 	regFile    string        // our entry in the session registry (registry.go)
 	integDir   string        // shell integration's generated files, removed at teardown
-	idle       idleClock     // when the last request came (idle.go)
-	readBytes  atomic.Int64  // bytes the PTY reader has read (inputwait.go)
-	reads      readLog       // the tokens of changes reads, under st.mu (changes.go)
+	// runTurn lets one RUN at a time type and wait (commands.go): two
+	// typed at the same prompt would run as one command line.
+	runTurn   chan struct{}
+	idle      idleClock    // when the last request came (idle.go)
+	readBytes atomic.Int64 // bytes the PTY reader has read (inputwait.go)
+	reads     readLog      // the tokens of changes reads, under st.mu (changes.go)
 
 	// parkHook, when set (by tests and benchmarks), runs each time a WAIT
 	// is about to block, so a measurement can trigger output only then.
@@ -67,6 +70,7 @@ func New(cfg Config) (*Daemon, error) {
 		exited:     make(chan struct{}),
 		done:       make(chan struct{}),
 		stopReq:    make(chan *request, 1),
+		runTurn:    make(chan struct{}, 1),
 	}
 	if cfg.PTYDump != "" {
 		// The dump often lives in /tmp: see safefile for what is refused.

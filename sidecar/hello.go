@@ -1,15 +1,9 @@
 package sidecar
 
 import (
-	"runtime"
-
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
 )
-
-// helloFeatures is what HELLO announces: the handshake itself and the
-// per-terminal extensions OPENED lists too.
-var helloFeatures = append([]string{proto.FeatureHello}, proto.Features...)
 
 // hello answers the host's HELLO with our own, whatever it said: even a
 // host with another protocol version or a malformed body learns which
@@ -21,11 +15,6 @@ func (s *Sidecar) hello(body []byte) {
 	} else {
 		s.logf("host %q speaks protocol %d, features %v", h.Version, h.Protocol, h.Features)
 	}
-	s.out.queueControl(nil, proto.TypeHelloReply, proto.Hello{
-		Version:  version.Version,
-		Protocol: proto.ProtocolVersion,
-		Features: helloFeatures,
-		OS:       runtime.GOOS,
-		Arch:     runtime.GOARCH,
-	})
+	// The per-terminal extensions OPENED lists, and the handshake.
+	s.out.queueControl(nil, proto.TypeHelloReply, proto.SidecarHello(version.Version, proto.Features))
 }

@@ -272,7 +272,7 @@ func TestCLIConventions(t *testing.T) {
 		if h.code != 0 || !strings.Contains(h.stdout, "Usage: ptyplex "+name) {
 			t.Errorf("%s --help: %v", name, h)
 		}
-		if name == "start" || name == "list" { // they take no --socket
+		if name == "start" || name == "list" || name == "remote" { // they take no --socket
 			continue
 		}
 		r := ptyplex(t, "", name)
@@ -282,6 +282,9 @@ func TestCLIConventions(t *testing.T) {
 		r = ptyplex(t, "", name, "--socket", "/nonexistent/dir/sock")
 		if name == "resize" { // --size is required too
 			r = ptyplex(t, "", name, "--socket", "/nonexistent/dir/sock", "--size", "10x10")
+		}
+		if name == "run" { // so is the command
+			r = ptyplex(t, "", name, "--socket", "/nonexistent/dir/sock", "--", "true")
 		}
 		if r.code != 1 || !strings.Contains(r.stderr, "No such file") {
 			t.Errorf("%s with a missing socket: %v", name, r)

@@ -16,7 +16,7 @@ func init() {
 	register("remote", "put ptyplex on another machine: remote install [user@]host", runRemote)
 }
 
-const remoteUsage = `usage: ptyplex remote install [flags] [user@]host
+const remoteUsage = `Usage: ptyplex remote install [flags] [user@]host
        ptyplex remote install [flags] -- TRANSPORT...
 
 Installs ptyplex-sidecar and ptyplex of this version on another machine: asks

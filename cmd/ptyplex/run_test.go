@@ -62,6 +62,12 @@ func testRunExitCodes(t *testing.T, shell string) {
 	wantRun(t, s.runCmd("false"), 1, "")
 	wantRun(t, s.runCmd("(exit 3)"), 3, "")
 	wantRun(t, s.runCmd("echo $FROM_USER_RC"), 0, "yes\n")
+	if shell == "bash" {
+		// The user's own prompt command still runs, and sees the status
+		// of the command before it (false's 1), not the marks' own.
+		wantRun(t, s.runCmd("false"), 1, "")
+		wantRun(t, s.runCmd("echo $USER_PC"), 0, "1\n")
+	}
 	wantRun(t, s.runCmd("printf 'a\\tb\\nno newline'"), 0, "a       b\nno newline")
 	// Variables and the directory carry over: it is one shell.
 	wantRun(t, s.runCmd("X=42; cd /"), 0, "")
@@ -80,6 +86,9 @@ func testRunExitCodes(t *testing.T, shell string) {
 	var list wire.CommandsData
 	if err := json.Unmarshal([]byte(s.ok("commands", "--json")), &list); err != nil {
 		t.Fatal(err)
+	}
+	if shell == "bash" {
+		list.Commands = append(list.Commands[:4], list.Commands[6:]...) // the prompt command's two
 	}
 	if !list.Integration || !list.AtPrompt || len(list.Commands) != 9 {
 		t.Fatalf("commands: want 9, integration and at the prompt; got %+v", list)
@@ -109,7 +118,7 @@ func TestRunTimeoutLeavesCommandRunning(t *testing.T) {
 	// The command waits for a file to change, so the test decides when
 	// it ends instead of guessing a duration.
 	cmd := fmt.Sprintf("echo started; while [ ! -s %s ]; do sleep 0.05; done; echo finished; (exit 7)", fifo)
-	r := s.runCmd(cmd, "--timeout", "300ms")
+	r := s.runCmd(cmd, "--timeout", "2s")
 	if r.code != exitTimeout || r.stdout != "started\n" || !strings.Contains(r.stderr, "still running") {
 		t.Fatalf("want exit 124, the output so far and a note; got %v", r)
 	}
@@ -188,4 +197,25 @@ func TestRunSyntaxError(t *testing.T) {
 		t.Fatalf("a syntax error: %v", r)
 	}
 	wantRun(t, s.runCmd("echo fine"), 0, "fine\n")
+}
+
+// Two runs at once take turns: each gets its own command's output.
+func TestRunConcurrent(t *testing.T) {
+	s := integratedShell(t, "bash")
+	const n = 4
+	done := make(chan result, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			done <- ptyplex(t, "", "run", "--socket", s.sock, "--", fmt.Sprintf("echo run-%d; (exit %d)", i, i))
+		}(i)
+	}
+	seen := map[int]bool{}
+	for i := 0; i < n; i++ {
+		r := <-done
+		var k int
+		if _, err := fmt.Sscanf(r.stdout, "run-%d\n", &k); err != nil || r.stdout != fmt.Sprintf("run-%d\n", k) || r.code != k || seen[k] {
+			t.Fatalf("a concurrent run: %v", r)
+		}
+		seen[k] = true
+	}
 }

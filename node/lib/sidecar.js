@@ -87,7 +87,19 @@ class Sidecar {
     return gen.hello;
   }
 
+  // _handshake sends HELLO and settles with the answer. The event loop is
+  // kept alive while it waits (the pending timer does that); afterwards
+  // an idle sidecar lets go of it again, as after a terminal's end.
   _handshake(gen) {
+    const p = this._ask(gen);
+    p.then(
+      () => this._refresh(gen),
+      () => this._refresh(gen),
+    );
+    return p;
+  }
+
+  _ask(gen) {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         gen.helloWait = null;

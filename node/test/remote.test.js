@@ -5,7 +5,7 @@ const test = require('node:test');
 const assert = require('node:assert');
 const path = require('path');
 const { Sidecar } = require('..');
-const { newSidecar, run, within, BIN } = require('./helpers');
+const { newSidecar, run, within, waitUntil, BIN } = require('./helpers');
 const { startSshd } = require('./sshd');
 
 const HOSTILE = path.join(__dirname, 'fixtures', 'hostile-sidecar.js');
@@ -139,4 +139,26 @@ test('hello: true: reading pid before the handshake ended does not wait for it',
   const r = await run(term);
   assert.strictEqual(r.exitCode, 0);
   assert.ok(term.pid > 0, 'known once it opened');
+});
+
+test('a failing transport ends the handshake at once; what it said is logged, marked', async (t) => {
+  const sc = newSidecar(t, { transport: ['sh', '-c', "echo 'Permission denied (publickey).' >&2; exit 255"], helloTimeout: 20000 });
+  const t0 = Date.now();
+  await assert.rejects(within(sc.handshake(), 'the handshake'), /ended before answering HELLO/);
+  assert.ok(Date.now() - t0 < 10000);
+  // stderr may be read after the exit was seen.
+  await waitUntil(() => sc.lines.includes('transport sh: Permission denied (publickey).'), 'the transport\'s line');
+  assert.ok(sc.lines.some((l) => /exited with status 255/.test(l)), sc.lines.join('\n'));
+});
+
+test('an idle sidecar after the handshake does not hold the event loop', async (t) => {
+  const script = `const { Sidecar } = require(${JSON.stringify(path.join(__dirname, '..'))});
+new Sidecar({ path: ${JSON.stringify(BIN)} }).handshake().then((h) => console.log('protocol', h.protocol));`;
+  const child = require('child_process').spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => child.kill('SIGKILL')); // should the test fail with it still running
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const code = await within(new Promise((resolve) => child.on('exit', resolve)), 'the script to end by itself');
+  assert.strictEqual(code, 0);
+  assert.strictEqual(out.trim(), 'protocol 1');
 });

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -19,10 +18,6 @@ import (
 // features is what OPENED announces: the plain sidecar's extensions and
 // this server's frames.
 var features = append(append([]string(nil), proto.Features...), proto.FeaturePersist)
-
-// helloFeatures is what the HELLO answer announces: the handshake, then
-// the same as OPENED.
-var helloFeatures = append([]string{proto.FeatureHello}, features...)
 
 // dispatch acts on one frame from c. Frames about a terminal that does
 // not exist are dropped as the plain sidecar drops them, except the new
@@ -125,8 +120,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		} else {
 			s.logf("host %q speaks protocol %d", h.Version, h.Protocol)
 		}
-		c.writeJSON(proto.TypeHelloReply, proto.Hello{Version: version.Version, Protocol: proto.ProtocolVersion,
-			Features: helloFeatures, OS: runtime.GOOS, Arch: runtime.GOARCH})
+		c.writeJSON(proto.TypeHelloReply, proto.SidecarHello(version.Version, features))
 	case proto.TypeList:
 		c.writeJSON(proto.TypeListed, s.list())
 	case proto.TypeAttach:
