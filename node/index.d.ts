@@ -108,6 +108,58 @@ export interface Terminal extends IPty {
   readonly ready: Promise<void>;
   /** Asks the sidecar for the foreground process's name. */
   getProcess(): Promise<string>;
+  /** The terminal's id in the protocol: what Sidecar#attach takes. */
+  readonly terminalId: string;
+  /**
+   * Bytes of output delivered to onData since the terminal was opened (a
+   * persistent server's byte offset; a character not yet complete counts
+   * once delivered). Save it to attach again from it.
+   */
+  readonly offset: number;
+  /** Bytes the server's journal had let go before the offset attach asked for (then a SNAPSHOT came first). */
+  readonly lost: number;
+  /** Fires when this host no longer holds the terminal (taken over, detach(), the connection ended); writes then throw. */
+  readonly onDetach: IEvent<IDetachEvent>;
+  /** Lets the terminal run on without this host (persistent sidecars only). */
+  detach(): void;
+}
+
+export interface IDetachEvent {
+  /** Why: "taken over by another connection", "detached as asked", ... */
+  reason: string;
+}
+
+/** spawn's options for a persistent sidecar's terminals. */
+export interface IPersistForkOptions extends IPtyForkOptions {
+  /** While no host holds it: "ring" keeps reading, losing the oldest bytes; "park" blocks the child. */
+  detached?: 'ring' | 'park';
+  /** The journal's size in bytes (default the server's, 4 MiB). */
+  journal?: number;
+}
+
+export interface AttachOptions {
+  /** Bytes of the terminal already received (a previous pty.offset; default 0). */
+  offset?: number;
+  /** Output decoding (default "utf8"); null delivers Buffers. */
+  encoding?: string | null;
+}
+
+/** One terminal of a persistent server, as LISTED gives it. */
+export interface PersistentTerminal {
+  terminalId: string;
+  pid: number;
+  cmd: string;
+  args?: string[];
+  cols: number;
+  rows: number;
+  /** Bytes produced since OPEN; the journal holds [start, produced). */
+  produced: number;
+  start: number;
+  attached: boolean;
+  detached: 'ring' | 'park';
+  exited: boolean;
+  exitCode?: number;
+  signal?: string;
 }
 
 /** The terminal class (created by spawn, not directly). */
@@ -139,6 +191,12 @@ export interface SidecarOptions {
   hello?: boolean;
   /** Milliseconds the handshake may take, transport start-up included (default 15000). */
   helloTimeout?: number;
+  /**
+   * Run `ptyplex-sidecar --persist NAME`: terminals outlive this host, to be
+   * listed and attached again. env then only chooses the server's runtime
+   * directory (PTYPLEX_RUNTIME_DIR, XDG_RUNTIME_DIR). Not with transport.
+   */
+  persist?: string;
 }
 
 /** What a sidecar says about itself in its HELLO. */
@@ -165,8 +223,13 @@ export declare class Sidecar {
   readonly remote: SidecarHello | null;
   /** Sends HELLO and resolves with the answer; rejects, saying what to install, for an old or mismatched sidecar. */
   handshake(): Promise<SidecarHello>;
-  spawn(file?: string, args?: string[] | string, options?: IPtyForkOptions | IWindowsPtyForkOptions): Terminal;
+  spawn(file?: string, args?: string[] | string, options?: IPersistForkOptions | IWindowsPtyForkOptions): Terminal;
   open(file?: string, args?: string[] | string, options?: IPtyForkOptions | IWindowsPtyForkOptions): Promise<Terminal>;
+  /** With persist: every terminal of the server, attached or not. */
+  list(): Promise<PersistentTerminal[]>;
+  /** With persist: takes a terminal over; its onData goes on from options.offset. `ready` rejects with the server's refusal. */
+  attach(terminalId: string, options?: AttachOptions): Terminal;
+  /** Ends the connection; with persist the terminals go on (onDetach), else they are killed. */
   close(): Promise<void>;
 }
 

@@ -17,6 +17,14 @@ const T = Object.freeze({
   FOREGROUND_INFO: 0x85,
   HELLO: 0x10,
   HELLO_REPLY: 0x90,
+  // The persistent server's (PROTOCOL.md, "Persistent terminals").
+  LIST: 0x20,
+  ATTACH: 0x21,
+  DETACH: 0x22,
+  LISTED: 0xa0,
+  ATTACHED: 0xa1,
+  SNAPSHOT: 0xa2,
+  DETACHED: 0xa3,
 });
 
 // The frame protocol's major version, sent and checked in HELLO.

@@ -9,6 +9,7 @@ const { Emitter } = require('./events');
 const { resolveSidecar } = require('./resolve');
 const { signalNumber } = require('./signals');
 const { Terminal } = require('./terminal');
+const { installPersist, checkName, persistEnv, idPrefix } = require('./persist');
 
 const DEFAULT_OPEN_TIMEOUT = 10000;
 const DEFAULT_CREDIT_WINDOW = 1 << 20;
@@ -40,6 +41,8 @@ class Sidecar {
    * options.hello: begin with the handshake and fail every terminal, with
    * a message saying what to install, when the sidecar is too old or
    * speaks another protocol; options.helloTimeout: ms it may take.
+   * options.persist: a name; the sidecar is then `ptyplex-sidecar
+   * --persist NAME`, whose terminals outlive this host (see list, attach).
    */
   constructor(options = {}) {
     const tr = options.transport;
@@ -48,6 +51,12 @@ class Sidecar {
     }
     this.transport = tr ? [...tr] : null;
     this._env = options.env;
+    this.persist = options.persist === undefined || options.persist === null ? null : checkName(options.persist);
+    if (this.persist && this.transport) {
+      // The bridge is started here, by path: a transport would need it
+      // run on the other machine, which is not built yet.
+      throw new TypeError('ptyplex: persist cannot be combined with the transport option yet');
+    }
     this.hello = !!options.hello;
     this.helloTimeout = options.helloTimeout === undefined ? DEFAULT_HELLO_TIMEOUT : options.helloTimeout;
     /** The sidecar's HELLO ({ version, protocol, features, os, arch }) once a handshake succeeded. */
@@ -59,6 +68,7 @@ class Sidecar {
     this._args = options.args || [];
     this._gen = null; // the running sidecar process and its terminals
     this._nextId = 1;
+    this._idPrefix = this.persist ? idPrefix() : 't';
     this._onDeath = new Emitter();
     /** Fires { code, signal, error } when the sidecar process ends unasked. */
     this.onDeath = this._onDeath.event;
@@ -138,7 +148,7 @@ class Sidecar {
 
   /** node-pty's spawn: returns at once; the terminal opens in the background. */
   spawn(file, args, options) {
-    const id = `t${this._nextId++}`;
+    const id = `${this._idPrefix}${this._nextId++}`;
     const term = new Terminal(this, id, file, args, options);
     const gen = this._start();
     gen.terms.set(id, term);
@@ -198,17 +208,17 @@ class Sidecar {
       mark = `transport ${pathModule.basename(path)}: `;
     } else {
       path = this.path || resolveSidecar();
-      args = this._args;
+      args = this.persist ? ['--persist', this.persist, ...this._args] : this._args;
       // An empty environment: OPEN carries the child's whole environment,
       // so the child sees exactly options.env (node-pty's semantics)
       // rather than options.env merged over ours.
-      env = {};
+      env = this.persist ? persistEnv(this._env || process.env) : {};
       mark = '';
     }
     const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
     // abandoned: ids whose open timed out; their late frames are answered
     // (OPENED with CLOSE) or dropped.
-    const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true, hello: null, helloWait: null, held: null };
+    const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true, hello: null, helloWait: null, held: null, listWaits: [] };
     let exitedResolve;
     gen.exited = new Promise((r) => (exitedResolve = r));
     const parser = new FrameParser(
@@ -407,7 +417,7 @@ class Sidecar {
   // _refresh keeps the event loop alive exactly while terminals exist, as
   // node-pty does: an idle sidecar does not hold a script open.
   _refresh(gen) {
-    const want = (gen.terms.size > 0 || gen.closing) && !gen.dead;
+    const want = (gen.terms.size > 0 || gen.closing || gen.listWaits.length > 0) && !gen.dead;
     if (want === gen.refed) return;
     gen.refed = want;
     const c = gen.child;
@@ -421,6 +431,7 @@ class Sidecar {
   }
 
   _frame(gen, type, body) {
+    if (this._persistFrame(gen, type, body)) return;
     const name = FRAME_NAMES[type];
     if (!name) return; // newer sidecars may send more; the protocol says skip them
     let msg;
@@ -517,9 +528,12 @@ class Sidecar {
     const lead = how.error && how.error.peer ? '' : 'ptyplex-sidecar ';
     const terms = [...gen.terms.values()];
     gen.terms.clear();
+    for (const w of gen.listWaits.splice(0)) w.reject(new Error(`${lead}${why} before it answered LIST`));
     for (const term of terms) {
       clearTimeout(term._timer);
-      if (term._state === 'pending') term._failed(new Error(`${lead}${why} before ${term._file} started`));
+      if (term._state === 'pending') term._failed(new Error(`${lead}${why} before ${term._file} ${term._attaching ? 'was attached' : 'started'}`));
+      // A persistent server's terminal did not end with the connection.
+      else if (term._state === 'live' && this.persist) term._detached(gen.closing ? 'the host closed its connection' : `the connection ended: ${lead}${why}`);
       else if (term._state === 'live') term._exited(null, 0);
     }
     this._refresh(gen);
@@ -529,5 +543,7 @@ class Sidecar {
     }
   }
 }
+
+installPersist(Sidecar);
 
 module.exports = { Sidecar, DEFAULT_CREDIT_WINDOW, DEFAULT_OPEN_TIMEOUT, DEFAULT_HELLO_TIMEOUT };

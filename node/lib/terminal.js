@@ -113,6 +113,14 @@ class Terminal {
     this._onExit = new Emitter();
     this.onData = this._onData.event;
     this.onExit = this._onExit.event;
+    // Persistence (persist.js): bytes of output delivered, what ATTACHED
+    // said fell out of the journal, and the end of this host's hold.
+    this._offset = 0;
+    this._utf8Tail = EMPTY; // bytes of an incomplete UTF-8 character held by the decoder
+    this.lost = 0;
+    this._detachReason = null;
+    this._onDetach = new Emitter();
+    this.onDetach = this._onDetach.event;
 
     this._openBody = {
       terminalId: id,
@@ -126,6 +134,10 @@ class Terminal {
       // node-pty sets IUTF8 for its utf8 encoding (older sidecars ignore this).
       utf8: encoding === 'utf8',
     };
+    // A persistent server's options (persist.js): what happens to output
+    // while no host holds the terminal, and the size of its journal.
+    if (opt.detached !== undefined) this._openBody.detached = opt.detached;
+    if (opt.journal !== undefined) this._openBody.journal = opt.journal;
   }
 
   /**
@@ -198,6 +210,21 @@ class Terminal {
     return this._readyPromise;
   }
 
+  /**
+   * The bytes of this terminal's output delivered to onData since it was
+   * opened (a persistent server's byte offset): a host that saves it can
+   * attach again from it. A character not yet complete counts once it is
+   * delivered.
+   */
+  get offset() {
+    return this._offset - this._utf8Tail.length;
+  }
+
+  /** The terminal's id in the protocol: what attach takes on a persistent server. */
+  get terminalId() {
+    return this._id;
+  }
+
   /** Asks the sidecar for the foreground process's name. */
   getProcess() {
     if (this._state !== 'live' || !this._features.has('foreground')) {
@@ -213,6 +240,9 @@ class Terminal {
     if (this.handleFlowControl) {
       if (data === this._flowControlPause) return this.pause();
       if (data === this._flowControlResume) return this.resume();
+    }
+    if (this._state === 'detached') {
+      throw new Error(`ptyplex: cannot write to terminal ${JSON.stringify(this._id)}: this host no longer holds it (${this._detachReason})`);
     }
     if (this._state === 'exited' || this._state === 'failed') return;
     const buf = typeof data === 'string' ? Buffer.from(data, this._writeEncoding) : Buffer.from(data);
@@ -357,6 +387,7 @@ class Terminal {
       if (rest.length) this._onData.fire(rest);
     }
     this._decoder = encoding ? new StringDecoder(encoding) : null;
+    this._utf8Tail = EMPTY;
     this._writeEncoding = bufferEncoding(encoding);
   }
 
@@ -415,17 +446,29 @@ class Terminal {
 
   _deliver(data) {
     // Grant back before emitting: a listener that pauses keeps what it got.
+    // A persistent server takes a grant as the host's word that it has
+    // the bytes and drops them from its journal, so there the grant waits
+    // until the listeners have had them (a host killed in between must
+    // find them again when it attaches from what it saved).
+    const late = !!this._host.persist;
     this._unacked += data.length;
-    if (this._unacked >= this._host.creditWindow / 4 && this._state === 'live') {
-      this._host._sendTo(this._gen, controlFrame(T.CREDIT, { terminalId: this._id, bytes: this._unacked }));
-      this._credit += this._unacked;
-      this._unacked = 0;
-    }
+    if (!late) this._grant();
+    this._offset += data.length;
     if (this._decoder) {
+      if (this._writeEncoding === 'utf8') this._utf8Tail = utf8Tail(this._utf8Tail, data);
       const s = this._decoder.write(data);
       if (s.length) this._onData.fire(s);
     } else {
       this._onData.fire(data);
+    }
+    if (late) this._grant();
+  }
+
+  _grant() {
+    if (this._unacked >= this._host.creditWindow / 4 && this._state === 'live') {
+      this._host._sendTo(this._gen, controlFrame(T.CREDIT, { terminalId: this._id, bytes: this._unacked }));
+      this._credit += this._unacked;
+      this._unacked = 0;
     }
   }
 
@@ -454,6 +497,22 @@ class Terminal {
     if (w) w(this._process);
   }
 }
+
+// utf8Tail returns the bytes at the end of the stream that begin a UTF-8
+// character not yet complete, given the previous such bytes (prev) and the
+// data that followed them.
+function utf8Tail(prev, data) {
+  const last = data.length >= 4 ? data.subarray(data.length - 4) : Buffer.concat([prev, data]);
+  const n = last.length;
+  for (let k = 1; k <= 4 && k <= n; k++) {
+    const b = last[n - k];
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return need > k ? last.subarray(n - k) : EMPTY;
+  }
+  return EMPTY; // no lead byte within reach: the decoder emits replacements
+}
+const EMPTY = Buffer.alloc(0);
 
 // linuxForeground reads the tty's foreground process group from the
 // session leader's stat and names its leader by argv[0], as node-pty does.

@@ -1,0 +1,205 @@
+'use strict';
+// Persistent terminals (PROTOCOL.md, "Persistent terminals"): with
+// new Sidecar({ persist: NAME }) the sidecar is `ptyplex-sidecar --persist
+// NAME`, a bridge to a per-user server whose terminals outlive this host.
+// This file adds what a host needs to come back to them: list(), attach()
+// by byte offset, and the frames that answer those.
+
+const { T, controlFrame } = require('./frames');
+const { Emitter } = require('./events');
+const { Terminal } = require('./terminal');
+
+// The environment the bridge gets: only what decides where the server's
+// socket is, so that this host and `ptyplex-sidecar --persist NAME --list`
+// run from a shell find the same server. Children get theirs from OPEN.
+const PERSIST_ENV = ['PTYPLEX_RUNTIME_DIR', 'XDG_RUNTIME_DIR', 'TMPDIR'];
+
+// The persistent server's features, which ATTACHED does not repeat.
+const PERSIST_FEATURES = ['signal', 'foreground', 'persist'];
+
+function checkName(name) {
+  // The server's socket is NAME.sock: the bridge checks the name too, but
+  // a clear error here beats a dead sidecar later.
+  if (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
+    throw new TypeError(`ptyplex: persist must be a name of letters, digits, '.', '_' and '-' (not ${JSON.stringify(name)})`);
+  }
+  return name;
+}
+
+function persistEnv(from) {
+  const env = {};
+  for (const k of PERSIST_ENV) if (typeof from[k] === 'string' && from[k]) env[k] = from[k];
+  return env;
+}
+
+// idPrefix names the terminals one host spawns on a persistent server,
+// which outlive it: a host that comes back must not choose an id that its
+// predecessor's terminals still hold.
+function idPrefix() {
+  return `p${process.pid.toString(36)}${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}-`;
+}
+
+function isWhole(n) {
+  return Number.isSafeInteger(n) && n >= 0;
+}
+
+// Methods mixed into Sidecar.prototype.
+const sidecarMethods = {
+  /**
+   * Every terminal of the persistent server, attached or not, as LISTED
+   * gives them ({ terminalId, pid, cmd, args, cols, rows, produced, start,
+   * attached, detached, exited, exitCode, signal }).
+   */
+  list() {
+    if (!this.persist) return Promise.reject(notPersistent('list'));
+    const gen = this._start();
+    if (gen.dead) return Promise.reject(new Error('ptyplex-sidecar is not running'));
+    return new Promise((resolve, reject) => {
+      gen.listWaits.push({ resolve, reject });
+      this._refresh(gen); // a caller awaiting the list keeps the loop alive
+      this._sendTo(gen, controlFrame(T.LIST, {}));
+    });
+  },
+
+  /**
+   * Takes terminal terminalId of the persistent server over and returns it
+   * as an IPty whose onData goes on from options.offset (the bytes of it
+   * received before, which the old host saved from pty.offset).
+   */
+  attach(terminalId, options = {}) {
+    if (!this.persist) throw notPersistent('attach');
+    if (typeof terminalId !== 'string' || !terminalId || Buffer.byteLength(terminalId) > 65535) {
+      throw new TypeError(`ptyplex: attach needs a terminal id, a non-empty string (not ${JSON.stringify(terminalId)})`);
+    }
+    const offset = options.offset === undefined ? 0 : options.offset;
+    if (!isWhole(offset)) {
+      throw new TypeError(`ptyplex: attach: offset must be a whole number of bytes (not ${JSON.stringify(offset)})`);
+    }
+    const gen = this._start();
+    if (gen.terms.has(terminalId)) throw new Error(`ptyplex: terminal ${JSON.stringify(terminalId)} is already open on this host`);
+    const term = new Terminal(this, terminalId, 'sh', [], { encoding: options.encoding, cols: options.cols, rows: options.rows });
+    term._openBody = null;
+    term._file = `terminal ${JSON.stringify(terminalId)}`;
+    term._attaching = { offset };
+    term._offset = offset;
+    // Its pid comes with the LISTED asked for below: never block for it.
+    term._pidWaited = true;
+    gen.terms.set(terminalId, term);
+    term._gen = gen;
+    this._sendTo(gen, controlFrame(T.LIST, {}));
+    gen.listWaits.push({ resolve: (entries) => term._listed(entries), reject: () => {} });
+    this._sendTo(gen, controlFrame(T.ATTACH, { terminalId, offset, credit: this.creditWindow }));
+    this._refresh(gen);
+    return term;
+  },
+
+  // _persistFrame handles the frames of persistence; false for the rest.
+  _persistFrame(gen, type, body) {
+    if (!this.persist) return false;
+    if (type !== T.LISTED && type !== T.ATTACHED && type !== T.SNAPSHOT && type !== T.DETACHED && type !== T.ERROR) return false;
+    let msg;
+    try {
+      msg = JSON.parse(body.toString('utf8'));
+    } catch {
+      msg = null;
+    }
+    if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) {
+      if (type === T.ERROR) return false;
+      throw peerErr(`ptyplex-sidecar sent a malformed persistence frame 0x${type.toString(16)} (not a JSON object)`);
+    }
+    if (type === T.LISTED) {
+      const w = gen.listWaits.shift();
+      if (!w || !Array.isArray(msg.terminals)) throw peerErr('protocol violation by ptyplex-sidecar: a LISTED nobody asked for, or without terminals');
+      w.resolve(msg.terminals.filter((e) => e && typeof e.terminalId === 'string'));
+      this._refresh(gen);
+      return true;
+    }
+    const term = gen.terms.get(msg.terminalId);
+    if (type === T.ERROR) {
+      // An ATTACH refused: the server says why (unknown id, offset past the end).
+      if (!term || !term._attaching) return false;
+      gen.terms.delete(term._id);
+      term._failed(new Error(`cannot attach terminal ${JSON.stringify(term._id)}: ${msg.message}`));
+      this._refresh(gen);
+      return true;
+    }
+    if (!term) {
+      throw peerErr(`protocol violation by ptyplex-sidecar: frame 0x${type.toString(16)} for terminal ${JSON.stringify(msg.terminalId)}, which is not open here`);
+    }
+    switch (type) {
+      case T.ATTACHED:
+        if (!term._attaching || !isWhole(msg.offset) || !isWhole(msg.lost)) {
+          throw peerErr(`protocol violation by ptyplex-sidecar: an unasked or malformed ATTACHED for terminal ${JSON.stringify(term._id)}`);
+        }
+        term._attaching = null;
+        // With bytes lost, the SNAPSHOT that follows moves the offset on.
+        term._offset = msg.offset;
+        term.lost = msg.lost;
+        term._opened({ pid: term._pid, features: PERSIST_FEATURES });
+        break;
+      case T.SNAPSHOT:
+        if (typeof msg.data !== 'string' || !isWhole(msg.offset)) {
+          throw peerErr(`protocol violation by ptyplex-sidecar: a malformed SNAPSHOT for terminal ${JSON.stringify(term._id)}`);
+        }
+        term._snapshot(msg);
+        break;
+      case T.DETACHED:
+        gen.terms.delete(term._id);
+        term._detached(String(msg.reason || 'detached'));
+        this._refresh(gen);
+        break;
+    }
+    return true;
+  },
+};
+
+function notPersistent(what) {
+  return new Error(`ptyplex: ${what} needs a persistent sidecar: new Sidecar({ persist: NAME })`);
+}
+
+function peerErr(message) {
+  const err = new Error(message);
+  err.peer = true;
+  return err;
+}
+
+// Methods mixed into Terminal.prototype.
+const terminalMethods = {
+  /**
+   * Lets the terminal go on without this host: it keeps running on the
+   * server, to be attached again (from pty.offset) later.
+   */
+  detach() {
+    if (this._state !== 'live' && this._state !== 'pending') return;
+    if (!this._host.persist) throw notPersistent('detach');
+    this._host._sendTo(this._gen, controlFrame(T.DETACH, { terminalId: this._id }));
+  },
+
+  _listed(entries) {
+    const e = entries.find((x) => x.terminalId === this._id);
+    if (e && Number.isInteger(e.pid) && e.pid > 0 && !this._pid) this._pid = e.pid;
+  },
+
+  // _snapshot delivers the server's repaint, which stands in for the
+  // bytes that fell out of its journal; output goes on from its offset.
+  _snapshot(msg) {
+    this._offset = msg.offset;
+    this._utf8Tail = this._utf8Tail.subarray(0, 0);
+    if (msg.data.length) this._onData.fire(this._decoder ? msg.data : Buffer.from(msg.data, 'utf8'));
+  },
+
+  _detached(reason) {
+    this._state = 'detached';
+    this._detachReason = reason;
+    for (const w of this._fgWaiters.splice(0)) w(this._process);
+    if (this._readyReject) this._readyReject(new Error(`terminal ${JSON.stringify(this._id)} detached before it was attached: ${reason}`));
+    this._onDetach.fire({ reason });
+  },
+};
+
+function installPersist(Sidecar) {
+  Object.assign(Sidecar.prototype, sidecarMethods);
+  Object.assign(Terminal.prototype, terminalMethods);
+}
+
+module.exports = { installPersist, checkName, persistEnv, idPrefix };

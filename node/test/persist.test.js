@@ -1,0 +1,212 @@
+'use strict';
+// Persistent terminals: new Sidecar({ persist }), list() and attach(),
+// against the real `ptyplex-sidecar --persist NAME` server.
+const test = require('node:test');
+const assert = require('node:assert');
+const childProcess = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { BIN, within, run, waitOutput, waitUntil, alive } = require('./helpers');
+const { Sidecar } = require('..');
+
+// server gives a test its own persistent server: a private runtime
+// directory and a name, stopped (every terminal with it) afterwards.
+function server(t) {
+  const runtimeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-npmpersist-'));
+  const name = `n${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+  const env = { PTYPLEX_RUNTIME_DIR: runtimeDir };
+  const sidecar = (options = {}) => {
+    const lines = [];
+    const sc = new Sidecar({ path: BIN, persist: name, env, logger: (l) => lines.push(l), ...options });
+    sc.lines = lines;
+    t.after(() => sc.close());
+    return sc;
+  };
+  t.after(() => {
+    childProcess.spawnSync(BIN, ['--persist', name, '--stop'], { env: { ...process.env, ...env }, stdio: 'ignore', timeout: 20000 });
+    fs.rmSync(runtimeDir, { recursive: true, force: true });
+  });
+  return { name, env, runtimeDir, sidecar };
+}
+
+// numbered is what the flood of terminal k writes, as the PTY delivers it
+// (onlcr turns each \n into \r\n). The multibyte characters make chunk
+// boundaries fall inside characters, which pty.offset must count right.
+function numbered(k, lines) {
+  let s = '';
+  for (let i = 0; i < lines; i++) s += `t${k} ${String(i).padStart(7, '0')} \u00e9\u20ac\r\n`;
+  return Buffer.from(s, 'utf8');
+}
+
+test('a host SIGKILLed mid-flood, again and again: each new one attaches from the saved offsets and the streams are byte-identical', async (t) => {
+  const { name, runtimeDir } = server(t);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-npmhost-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const stop = path.join(dir, 'stop');
+  // Each floods numbered lines until the stop file exists (looked for
+  // every 1000 lines), so that every kill comes in the middle of a flood.
+  const terminals = [1, 2, 3, 4].map((k) => ({
+    // Two with Buffers, two decoded as UTF-8.
+    encoding: k % 2 ? null : 'utf8',
+    script: `exec awk 'BEGIN { for (i = 0; ; i++) { printf "t${k} %07d \\303\\251\\342\\202\\254\\n", i; ` +
+      `if (i % 1000 == 999) { if ((getline l < "${stop}") >= 0) exit; close("${stop}") } } }'`,
+  }));
+  fs.writeFileSync(path.join(dir, 'spec.json'), JSON.stringify({ runtimeDir, terminals }));
+  const sizes = () => terminals.map((_, i) => {
+    try {
+      return fs.statSync(path.join(dir, `${i}.out`)).size;
+    } catch {
+      return 0;
+    }
+  });
+  const host = path.join(__dirname, 'fixtures', 'persist-host.js');
+  const ROUNDS = 10;
+  const STEP = 64 << 10;
+  for (let round = 0; round <= ROUNDS; round++) {
+    const before = sizes();
+    if (round === ROUNDS) fs.writeFileSync(stop, '');
+    const child = childProcess.spawn(process.execPath, [host, BIN, name, dir, round === 0 ? 'open' : 'attach'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise((r) => child.on('exit', (code, signal) => r({ code, signal })));
+    if (round === ROUNDS) {
+      const e = await within(exited, `the last host to see every terminal exit; stderr: ${stderr}`);
+      assert.deepStrictEqual(e, { code: 0, signal: null }, stderr);
+      break;
+    }
+    try {
+      await waitUntil(() => sizes().every((s, i) => s >= before[i] + STEP), `round ${round}'s host to receive ${STEP} more bytes of each terminal`);
+    } catch (err) {
+      const list = childProcess.spawnSync(BIN, ['--persist', name, '--list'], { env: { ...process.env, PTYPLEX_RUNTIME_DIR: runtimeDir }, encoding: 'utf8', timeout: 20000 });
+      err.message += `; received ${sizes()} (before ${before}); host stderr: ${stderr}; the server's terminals: ${list.stdout}${list.stderr}`;
+      throw err;
+    }
+    child.kill('SIGKILL');
+    assert.deepStrictEqual(await within(exited, 'the host to die'), { code: null, signal: 'SIGKILL' }, stderr);
+  }
+  for (let i = 0; i < terminals.length; i++) {
+    const got = fs.readFileSync(path.join(dir, `${i}.out`));
+    const line = numbered(i + 1, 1).length;
+    const lines = got.length / line;
+    assert.ok(Number.isInteger(lines) && lines % 1000 === 0 && lines >= (ROUNDS * STEP) / line, `terminal ${i}: ${got.length} bytes, not whole thousands of lines`);
+    assert.ok(got.equals(numbered(i + 1, lines)), `terminal ${i}: the bytes differ from what the program wrote`);
+    assert.deepStrictEqual(JSON.parse(fs.readFileSync(path.join(dir, `${i}.exit`), 'utf8')), { exitCode: 0, signal: 0 });
+  }
+});
+
+test('list shows the terminals; spawn as today; attach continues from the offset; close leaves them running', async (t) => {
+  const { sidecar } = server(t);
+  const sc = sidecar();
+  const a = sc.spawn('/bin/sh', ['-c', 'echo one; read x; echo "got $x"; exec sleep 1000'], { cols: 100, rows: 30 });
+  const b = sc.spawn('sleep', ['1000']);
+  await waitOutput(a, 'one\r\n');
+  await b.ready;
+  const list = await within(sc.list(), 'LISTED');
+  assert.deepStrictEqual(list.map((e) => [e.terminalId, e.pid, e.attached, e.exited]), [[a.terminalId, a.pid, true, false], [b.terminalId, b.pid, true, false]]);
+  assert.strictEqual(list[0].cmd, '/bin/sh');
+  assert.deepStrictEqual([list[0].cols, list[0].rows], [100, 30]);
+  assert.strictEqual(list[0].produced, a.offset);
+  const offset = a.offset;
+  const detached = new Promise((r) => a.onDetach(r));
+  await within(sc.close(), 'close');
+  assert.match((await within(detached, 'onDetach at close')).reason, /closed/);
+  assert.ok(alive(a.pid) && alive(b.pid), 'the terminals outlived their host');
+
+  const sc2 = sidecar();
+  const again = await within((async () => (await sc2.list()).find((e) => e.terminalId === a.terminalId))(), 'LISTED');
+  assert.strictEqual(again.attached, false);
+  const a2 = sc2.attach(a.terminalId, { offset });
+  await within(a2.ready, 'ATTACHED');
+  assert.strictEqual(a2.pid, a.pid);
+  assert.strictEqual(a2.lost, 0);
+  a2.write('hello\r');
+  const got = await waitOutput(a2, 'got hello\r\n');
+  assert.ok(!got.includes('one'), `the bytes before the offset came again: ${JSON.stringify(got)}`);
+  // spawn goes on with ids the server has not seen.
+  const c = sc2.spawn('/bin/sh', ['-c', 'echo three']);
+  assert.strictEqual((await run(c)).output, 'three\r\n');
+  assert.ok(![a.terminalId, b.terminalId].includes(c.terminalId), c.terminalId);
+  a2.kill();
+  const r = await run(a2);
+  assert.strictEqual(r.signal, 1);
+});
+
+test('hello with persist: the handshake names the persist feature, and terminals work behind it', async (t) => {
+  const { sidecar } = server(t);
+  const sc = sidecar({ hello: true });
+  const term = sc.spawn('/bin/sh', ['-c', 'echo behind the handshake']);
+  const h = await within(sc.handshake(), 'HELLO');
+  assert.ok(h.features.includes('persist'), JSON.stringify(h.features));
+  assert.strictEqual((await run(term)).output, 'behind the handshake\r\n');
+  assert.deepStrictEqual(await within(sc.list(), 'LISTED'), []);
+});
+
+test('attach: an unknown id and an offset past the end reject with the server\'s reason; malformed options throw', async (t) => {
+  const { sidecar } = server(t);
+  const sc = sidecar();
+  const a = sc.spawn('/bin/sh', ['-c', 'printf 12345; exec sleep 1000']);
+  await waitOutput(a, '12345');
+  const unknown = sc.attach('nosuch');
+  await assert.rejects(within(unknown.ready, 'the refusal'), /cannot attach terminal "nosuch": ATTACH refused: no terminal "nosuch" on this server/);
+  const sc2 = sidecar();
+  const past = sc2.attach(a.terminalId, { offset: 900 });
+  await assert.rejects(within(past.ready, 'the refusal'), new RegExp(`ATTACH refused: offset 900 is past the 5 bytes terminal "${a.terminalId}" has produced`));
+  for (const offset of [-1, 1.5, '3', NaN]) {
+    assert.throws(() => sc2.attach(a.terminalId, { offset }), /offset must be a whole number of bytes/);
+  }
+  assert.throws(() => sc2.attach(''), /attach needs a terminal id/);
+  assert.throws(() => new Sidecar({ persist: '../x' }), /persist must be a name/);
+  assert.throws(() => new Sidecar({ path: BIN }).attach('t1'), /needs a persistent sidecar/);
+  await assert.rejects(new Sidecar({ path: BIN }).list(), /needs a persistent sidecar/);
+  // Nothing changed: the first host still holds t1, and writes to it.
+  a.write('x');
+  assert.deepStrictEqual((await sc.list()).map((e) => [e.terminalId, e.attached]), [[a.terminalId, true]]);
+});
+
+test('a second host takes a terminal over: the first gets onDetach, and its writes then throw', async (t) => {
+  const { sidecar } = server(t);
+  const sc = sidecar();
+  // No echo: all the output is the program's, so once "got before" has
+  // come, a.offset covers everything about it.
+  const a = sc.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; while read l; do echo "got $l"; done']);
+  await waitOutput(a, 'ready\r\n');
+  a.write('before\r');
+  await waitOutput(a, 'got before\r\n');
+  const detached = new Promise((r) => a.onDetach(r));
+  const sc2 = sidecar();
+  const b = sc2.attach(a.terminalId, { offset: a.offset });
+  await within(b.ready, 'ATTACHED');
+  assert.strictEqual((await within(detached, 'onDetach')).reason, 'taken over by another connection');
+  assert.throws(() => a.write('x'), /cannot write to terminal "p[0-9a-z]+-1": this host no longer holds it \(taken over by another connection\)/);
+  b.write('after\r');
+  const got = await waitOutput(b, 'got after\r\n');
+  assert.ok(!got.includes('before'), JSON.stringify(got));
+  // detach() lets it go on without this host.
+  const gone = new Promise((r) => b.onDetach(r));
+  b.detach();
+  assert.strictEqual((await within(gone, 'DETACHED')).reason, 'detached as asked');
+  assert.strictEqual((await sc2.list())[0].attached, false);
+});
+
+test('ring mode: bytes that fell out of the journal are reported as lost and a SNAPSHOT repaints the screen', async (t) => {
+  const { sidecar } = server(t);
+  const sc = sidecar();
+  const a = sc.spawn('/bin/sh', ['-c', 'i=0; while [ $i -lt 3000 ]; do echo "row $i"; i=$((i+1)); done; echo LAST; exec sleep 1000'], { journal: 4096 });
+  await a.ready;
+  await within(sc.close(), 'close');
+  const sc2 = sidecar();
+  await waitUntil(async () => {
+    const e = (await sc2.list())[0];
+    return e.produced > 20000 && e.start > 0;
+  }, 'the journal to have let bytes go');
+  const b = sc2.attach(a.terminalId, { offset: 0 });
+  const got = waitOutput(b, 'LAST');
+  await within(b.ready, 'ATTACHED');
+  assert.ok(b.lost > 0, `lost ${b.lost}`);
+  const text = await got;
+  assert.ok(text.startsWith('\x1b[0m\x1b[H\x1b[2J'), JSON.stringify(text.slice(0, 40)));
+  assert.ok(!text.includes('row 0\r'), 'the snapshot covers only what the journal holds');
+  // After LAST the program writes nothing more: the offset is the end.
+  assert.strictEqual(b.offset, (await sc2.list())[0].produced);
+});

@@ -1,0 +1,28 @@
+// A host of persistent terminals, typed: list, attach from a saved offset,
+// onDetach. Compiled, never run (it would leave a server behind).
+import { Sidecar } from 'ptyplex';
+import type { AttachOptions, IDetachEvent, PersistentTerminal, Terminal } from 'ptyplex';
+
+export async function persistentHost(saved: Map<string, number>): Promise<number> {
+  const sc = new Sidecar({ persist: 'editor', env: { XDG_RUNTIME_DIR: '/run/user/1000' } });
+  const entries: PersistentTerminal[] = await sc.list();
+  let bytes = 0;
+  for (const e of entries.filter((x) => !x.exited)) {
+    const options: AttachOptions = { offset: saved.get(e.terminalId) ?? 0, encoding: 'utf8' };
+    const term: Terminal = sc.attach(e.terminalId, options);
+    await term.ready;
+    term.onData(() => saved.set(term.terminalId, term.offset));
+    term.onDetach(({ reason }: IDetachEvent) => console.log(reason, term.lost));
+    bytes += e.produced - e.start;
+  }
+  const fresh = sc.spawn('bash', [], { detached: 'park', journal: 1 << 20 });
+  fresh.detach();
+  // @ts-expect-error detached is "ring" or "park"
+  sc.spawn('bash', [], { detached: 'keep' });
+  // @ts-expect-error offset is read-only
+  fresh.offset = 3;
+  // @ts-expect-error attach takes the terminal's id
+  sc.attach(7);
+  await sc.close();
+  return bytes;
+}
