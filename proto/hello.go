@@ -8,8 +8,9 @@ import (
 
 // The handshake (PROTOCOL.md, "HELLO"). The types sit apart from the
 // per-terminal extensions (0x06, 0x07, 0x85) and from the persistent
-// server's frames (0x20-0x23, 0xa0-0xa3). A sidecar that predates HELLO drops it like any unknown
-// type, which is how a host recognises one: no answer.
+// server's frames (0x20-0x23, 0xa0-0xa3). A sidecar that predates HELLO
+// drops it like any unknown type, which is how a host recognises one: no
+// answer.
 const (
 	TypeHello      Type = 0x10 // host to sidecar: who I am, what I speak
 	TypeHelloReply Type = 0x90 // sidecar to host: the same about the sidecar
