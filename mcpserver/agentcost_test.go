@@ -246,12 +246,14 @@ func TestAgentTaskCost(t *testing.T) {
 	t.Logf("agent task: before %d calls, %d characters; after %d calls, %d characters (%.1fx fewer calls, %.1fx fewer characters)",
 		before.calls, before.chars, after.calls, after.chars,
 		float64(before.calls)/float64(after.calls), float64(before.chars)/float64(after.chars))
-	// The issue asks for 2x fewer calls (met: 3.4x) and 3x fewer
-	// characters; this task measures 2.9x, the rest being a redraw after
-	// vim and the text every call returns (start's alone is 330). The
-	// floor keeps what was reached from sliding back.
-	if before.calls < 2*after.calls || float64(before.chars) < 2.5*float64(after.chars) {
-		t.Fatalf("want at least 2x fewer calls and 2.5x fewer characters after; before %d/%d, after %d/%d",
+	// The aim: at least 2x fewer calls and 3x fewer characters. This task
+	// measures 3.4x and 3.1x (57 calls and 8,023 characters against 17 and
+	// 2,613); most of what is left is the shell's redraw when python
+	// starts after vim, and the text every call returns (start's alone is
+	// about 310). The counts do not depend on timing but for the digits
+	// of a few elapsed times.
+	if before.calls < 2*after.calls || float64(before.chars) < 3*float64(after.chars) {
+		t.Fatalf("want at least 2x fewer calls and 3x fewer characters after; before %d/%d, after %d/%d",
 			before.calls, before.chars, after.calls, after.chars)
 	}
 }

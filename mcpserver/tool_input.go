@@ -44,7 +44,7 @@ type InputInput struct {
 	WaitQuietMs   int    `json:"wait_quiet_ms,omitempty" jsonschema:"after the input, wait until no output arrived for this many milliseconds"`
 	WaitInput     bool   `json:"wait_input,omitempty" jsonschema:"after the input, wait until the program has reacted and waits for input again (blocked reading the terminal)"`
 	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"bound of the wait in milliseconds (default 10000, max 600000); a timeout is a normal result"`
-	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"with a wait: return the plain-text screen after it (default true)"`
+	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"with a wait: return the plain-text screen after it (default true); false gives a one-line reply"`
 	Since         string `json:"since,omitempty" jsonschema:"with a wait: instead of the screen, return only what changed since the read with this token (as output's since), and a new token"`
 }
 
@@ -121,9 +121,11 @@ func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput,
 	w.Session = in.Session
 	out.Wait = &w
 	switch {
-	case in.Since != "" && w.Met && !w.AlreadyMet && !w.Exited && note == "":
-		// A since read is the compact form: the bytes were what the agent
-		// asked for, and the changes below say the rest.
+	case !withScreen && w.Met && !w.AlreadyMet && !w.Exited && note == "":
+		// Without the screen (a since read, or include_screen false) the
+		// reply is the compact form: the bytes were what the agent asked
+		// for (the structured result has them), and what it wants to see
+		// comes below or from its next read.
 		text = fmt.Sprintf("Sent %d bytes; after %d ms: %s.", out.Bytes, w.ElapsedMs, strings.TrimSuffix(cond, " (in output after the input)"))
 	default:
 		text += "\n" + wtext
