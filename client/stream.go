@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -142,6 +143,23 @@ func (s *Stream) abandon(cause error) {
 	s.Kill()
 }
 
+// exitReportWait bounds how long a failed write waits for the sidecar's
+// exit, to report that instead of the broken pipe.
+const exitReportWait = time.Second
+
+// exited reports whether a started sidecar has exited (and been reaped)
+// within d.
+func (s *Stream) exited(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // Send writes encoded frames (one or more, or any bytes at all: nothing is
 // checked, so tests can send malformed streams). Once a write has failed,
 // or CloseInput was called, every Send returns an error wrapping
@@ -153,6 +171,17 @@ func (s *Stream) Send(frames []byte) error {
 		return s.werr
 	}
 	if _, err := s.w.Write(frames); err != nil {
+		if s.cmd != nil && s.exited(exitReportWait) {
+			// The pipe broke or was closed (by exec.Cmd.Wait: abandon
+			// and CloseInput set werr first) because the sidecar has
+			// exited, and its exit says more than the pipe.
+			how := "with status 0"
+			if s.waitErr != nil {
+				how = s.waitErr.Error()
+			}
+			s.werr = fmt.Errorf("%w: it exited (%s)", ErrSidecarGone, how)
+			return s.werr
+		}
 		s.werr = fmt.Errorf("%w: writing to the sidecar: %v", ErrSidecarGone, err)
 		return s.werr
 	}
