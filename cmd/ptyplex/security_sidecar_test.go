@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
@@ -74,12 +75,24 @@ func TestSecuritySidecarNotDumpable(t *testing.T) {
 		t.Errorf("terminal a's job died while the sidecar runs")
 	}
 	for pid, wantRoot := range map[int]bool{sidecar: true, wd: true, int(leaderPID(t, leader)): false} {
-		var st syscall.Stat_t
-		if err := syscall.Stat(fmt.Sprintf("/proc/%d/fd", pid), &st); err != nil {
-			t.Fatal(err)
-		}
-		if owner := st.Uid; (owner == 0) != wantRoot {
-			t.Errorf("/proc/%d/fd belongs to uid %d; want root's only for the sidecar and its watchdog", pid, owner)
+		// The watchdog makes itself non-dumpable once its runtime has
+		// started, which on a loaded machine (a race build) can come
+		// after the terminals opened: wait for that, within the deadline.
+		end := time.Now().Add(deadline)
+		for {
+			var st syscall.Stat_t
+			if err := syscall.Stat(fmt.Sprintf("/proc/%d/fd", pid), &st); err != nil {
+				t.Fatal(err)
+			}
+			owner := st.Uid
+			if (owner == 0) == wantRoot {
+				break
+			}
+			if !wantRoot || time.Now().After(end) {
+				t.Errorf("/proc/%d/fd belongs to uid %d; want root's only for the sidecar and its watchdog", pid, owner)
+				break
+			}
+			time.Sleep(10 * time.Millisecond) // polling: the kernel announces no change of dumpability
 		}
 	}
 
