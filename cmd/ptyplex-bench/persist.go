@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/proto"
-	"golang.org/x/sys/unix"
 )
 
 // The persistent sidecar's figures, each against the plain sidecar in the
@@ -56,26 +54,6 @@ func stopServer(bin string, env []string) {
 	cmd := exec.Command(bin, "--persist", "bench", "--stop")
 	cmd.Env = env
 	cmd.Run()
-}
-
-// serverPid asks the kernel who listens on the run's socket.
-func serverPid(dir string) (int, error) {
-	c, err := net.Dial("unix", filepath.Join(dir, "sidecar", "bench.sock"))
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	rc, err := c.(*net.UnixConn).SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	pid := 0
-	rc.Control(func(fd uintptr) {
-		if cr, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
-			pid = int(cr.Pid)
-		}
-	})
-	return pid, nil
 }
 
 // persistThroughput is sidecarThroughput through the bridge.

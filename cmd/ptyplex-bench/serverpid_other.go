@@ -1,0 +1,14 @@
+//go:build !linux
+
+package main
+
+import (
+	"errors"
+	"runtime"
+)
+
+// serverPid needs the listener's credentials (SO_PEERCRED), which only
+// Linux gives this way; the rows that use it are Linux's.
+func serverPid(dir string) (int, error) {
+	return 0, errors.New("the persistent server's pid is read with SO_PEERCRED, which " + runtime.GOOS + " lacks")
+}
