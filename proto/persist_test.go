@@ -7,10 +7,10 @@ import "testing"
 func TestFrameTypesDistinct(t *testing.T) {
 	types := map[string]Type{
 		"OPEN": TypeOpen, "INPUT": TypeInput, "RESIZE": TypeResize, "CLOSE": TypeClose, "CREDIT": TypeCredit,
-		"SIGNAL": TypeSignal, "FOREGROUND": TypeForeground, "HELLO": TypeHello,
+		"SIGNAL": TypeSignal, "FOREGROUND": TypeForeground, "HELLO": TypeHello, "PING": TypePing,
 		"LIST": TypeList, "ATTACH": TypeAttach, "DETACH": TypeDetach, "STOP": TypeStop,
 		"OPENED": TypeOpened, "OUTPUT": TypeOutput, "EXIT": TypeExit, "ERROR": TypeError,
-		"FOREGROUND reply": TypeForegroundInfo, "HELLO reply": TypeHelloReply,
+		"FOREGROUND reply": TypeForegroundInfo, "HELLO reply": TypeHelloReply, "PONG": TypePong,
 		"LISTED": TypeListed, "ATTACHED": TypeAttached, "SNAPSHOT": TypeSnapshot, "DETACHED": TypeDetached,
 	}
 	seen := map[Type]string{}

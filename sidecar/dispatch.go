@@ -61,6 +61,8 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 		}
 	case proto.TypeHello:
 		s.hello(f.Body)
+	case proto.TypePing:
+		s.ping(f.Body)
 	default:
 		s.dispatchExtension(f)
 	}

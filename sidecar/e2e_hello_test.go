@@ -2,11 +2,13 @@ package sidecar_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptyplex/ptyplex/internal/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
 )
 
@@ -38,4 +40,42 @@ func TestHelloAnswered(t *testing.T) {
 		assert.NotEmpty(t, hl.Version)
 	}
 	h.WaitStderr(regexp.MustCompile(`HELLO: .*answering with our own`))
+}
+
+// PING is answered with PONG carrying the PING's body, and the HELLO
+// answer announces the keepalive; a body that is not a small JSON object
+// is still answered (with {}), so that a host never mistakes a sidecar
+// that is alive for a dead one.
+func TestPingAnswered(t *testing.T) {
+	h := start(t)
+	h.Send(proto.TypeHello, []byte(`{"version":"v","protocol":1,"features":["hello"]}`))
+	h.Send(proto.TypePing, []byte(`{"seq":7}`))
+	h.Send(proto.TypePing, []byte(`not json`))
+	h.Send(proto.TypePing, nil)
+	h.Send(proto.TypePing, []byte(`{"pad":"`+strings.Repeat("x", proto.MaxPingBody)+`"}`))
+	s := h.MustUntil("four PONGs", func(s hosttest.Snapshot) bool {
+		n := 0
+		for _, f := range s.Frames {
+			if f.Type == proto.TypePong {
+				n++
+			}
+		}
+		return n == 4
+	})
+	var pongs []string
+	var hello proto.Hello
+	for _, f := range s.Frames {
+		switch f.Type {
+		case proto.TypePong:
+			pongs = append(pongs, string(f.Body))
+		case proto.TypeHelloReply:
+			var err error
+			hello, err = proto.ParseHello(f.Body)
+			require.NoError(t, err)
+		}
+	}
+	assert.Equal(t, []string{`{"seq":7}`, `{}`, `{}`, `{}`}, pongs)
+	assert.True(t, hello.Has(proto.FeatureKeepalive), "%v", hello.Features)
+	sh(h, "t1", "echo after-ping")
+	h.WaitOutput("t1", "after-ping")
 }

@@ -1,6 +1,8 @@
 package sidecar
 
 import (
+	"encoding/json"
+
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -15,6 +17,12 @@ func (s *Sidecar) hello(body []byte) {
 	} else {
 		s.logf("host %q speaks protocol %d, features %v", h.Version, h.Protocol, h.Features)
 	}
-	// The per-terminal extensions OPENED lists, and the handshake.
-	s.out.queueControl(nil, proto.TypeHelloReply, proto.SidecarHello(version.Version, proto.Features))
+	s.out.queueControl(nil, proto.TypeHelloReply, proto.SidecarHello(version.Version, proto.HelloFeatures))
+}
+
+// ping answers a PING with its body (proto.PongBody). The answer goes
+// through the writer like any control frame, so a PONG also tells the
+// host that the output stream is moving.
+func (s *Sidecar) ping(body []byte) {
+	s.out.queueControl(nil, proto.TypePong, json.RawMessage(proto.PongBody(body)))
 }

@@ -19,6 +19,10 @@ import (
 // this server's frames.
 var features = append(append([]string(nil), proto.Features...), proto.FeaturePersist)
 
+// helloFeatures is what the HELLO answer announces: features and the
+// keepalive (PING is answered on any connection).
+var helloFeatures = append(append([]string(nil), features...), proto.FeatureKeepalive)
+
 // dispatch acts on one frame from c. Frames about a terminal that does
 // not exist are dropped as the plain sidecar drops them, except the new
 // frames, whose senders know to expect an answer; frames about a
@@ -120,7 +124,9 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		} else {
 			s.logf("host %q speaks protocol %d", h.Version, h.Protocol)
 		}
-		c.writeJSON(proto.TypeHelloReply, proto.SidecarHello(version.Version, features))
+		c.writeJSON(proto.TypeHelloReply, proto.SidecarHello(version.Version, helloFeatures))
+	case proto.TypePing:
+		c.write(proto.AppendFrame(nil, proto.TypePong, proto.PongBody(f.Body)))
 	case proto.TypeList:
 		c.writeJSON(proto.TypeListed, s.list())
 	case proto.TypeAttach:

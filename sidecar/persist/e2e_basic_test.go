@@ -52,3 +52,38 @@ func TestOutlivesHostAndReattaches(t *testing.T) {
 		t.Fatalf("terminal still listed after its EXIT was read: %+v", l)
 	}
 }
+
+// The persistent server answers PING through the bridge with the PING's
+// body and announces the keepalive in its HELLO answer, so that a host on
+// the far side of a transport can tell a dead connection from a quiet one.
+func TestPingThroughBridge(t *testing.T) {
+	s := newServer(t)
+	h := s.host()
+	h.Send(proto.TypeHello, []byte(`{"version":"v","protocol":1,"features":["hello"]}`))
+	h.Send(proto.TypePing, []byte(`{"seq":42}`))
+	h.Send(proto.TypePing, []byte(`[1,2]`))
+	snap := h.MustUntil("two PONGs", func(s hosttest.Snapshot) bool {
+		n := 0
+		for _, f := range s.Frames {
+			if f.Type == proto.TypePong {
+				n++
+			}
+		}
+		return n == 2
+	})
+	var pongs, hellos []string
+	for _, f := range snap.Frames {
+		switch f.Type {
+		case proto.TypePong:
+			pongs = append(pongs, string(f.Body))
+		case proto.TypeHelloReply:
+			hellos = append(hellos, string(f.Body))
+		}
+	}
+	if len(hellos) != 1 || !strings.Contains(hellos[0], `"keepalive"`) || !strings.Contains(hellos[0], `"persist"`) {
+		t.Fatalf("HELLO answers %q, want one announcing keepalive and persist", hellos)
+	}
+	if strings.Join(pongs, " ") != `{"seq":42} {}` {
+		t.Fatalf("PONGs %q, want the first PING's body, then {}", pongs)
+	}
+}
