@@ -450,9 +450,18 @@ class Terminal {
     // the bytes and drops them from its journal, so there the grant waits
     // until the listeners have had them (a host killed in between must
     // find them again when it attaches from what it saved).
+    //
+    // The grant also counts only what the listeners got: the bytes of a
+    // character the decoder still holds are acknowledged once it is
+    // complete. Acknowledged earlier, a host killed in between would
+    // attach from pty.offset, a few bytes before what the server may
+    // already have dropped, and get a SNAPSHOT instead of the bytes.
     const late = !!this._host.persist;
-    this._unacked += data.length;
-    if (!late) this._grant();
+    const before = this.offset;
+    if (!late) {
+      this._unacked += data.length;
+      this._grant();
+    }
     this._offset += data.length;
     if (this._decoder) {
       if (this._writeEncoding === 'utf8') this._utf8Tail = utf8Tail(this._utf8Tail, data);
@@ -461,7 +470,10 @@ class Terminal {
     } else {
       this._onData.fire(data);
     }
-    if (late) this._grant();
+    if (late) {
+      this._unacked += this.offset - before;
+      this._grant();
+    }
   }
 
   _grant() {
