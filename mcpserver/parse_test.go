@@ -8,7 +8,8 @@ import (
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
-// The examples of the spec (cli.md) for `input --text`.
+// parseWait: the mode each set of arguments selects, the combinations it
+// refuses, and timeouts clamped to the maximum.
 func TestParseWait(t *testing.T) {
 	good := []struct {
 		in   WaitInput
