@@ -8,18 +8,18 @@ FUZZTIME ?= 30s
 .PHONY: test-node typecheck-node npm npm-smoke bench-node node-pty xtermjs test-portable cross release portable-sidecar
 
 .PHONY: procs
-.PHONY: all build test vet fmt-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean agent-measure
+.PHONY: all build test vet fmt-check mod-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean agent-measure
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
-# The whole suite under the race detector, plus the static checks and the
-# npm package's tests. The screen package's differential test needs
-# xterm.js (installed by the xtermjs target); PTYPLEX_REQUIRE_XTERMJS makes
-# it fail, not skip, without.
-test: fmt-check vet xtermjs
+# The whole suite under the race detector, plus the static checks (gofmt,
+# vet, tidy modules) and the npm package's tests. The screen package's
+# differential test needs xterm.js (installed by the xtermjs target);
+# PTYPLEX_REQUIRE_XTERMJS makes it fail, not skip, without.
+test: fmt-check vet mod-check xtermjs
 	PTYPLEX_REQUIRE_XTERMJS=1 $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) test-node
 
@@ -43,6 +43,14 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# go.mod and go.sum as go mod tidy leaves them, in the root module and in the
+# nested vteval module (testdata/screen/vteval: ./... skips testdata, so
+# nothing else builds it), and vteval still builds against this tree.
+VTEVAL := testdata/screen/vteval
+mod-check:
+	$(GO) mod tidy -diff
+	cd $(VTEVAL) && $(GO) mod tidy -diff && $(GO) build -o /dev/null .
 
 # One Markdown table of ptyplex against same-run baselines (see
 # docs/performance.md); BENCHFLAGS=-quick for a smoke run, -only REGEXP to select.

@@ -29,7 +29,7 @@ func call[T any](ctx context.Context, socket string, req any) (T, error) {
 func describe(socket string, err error) error {
 	var de wire.DaemonError
 	if errors.As(err, &de) {
-		return fmt.Errorf("session %s: %s", socket, string(de))
+		return fmt.Errorf("session %s: %w", socket, de) // errors.Is sees its code
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {

@@ -1,12 +1,15 @@
 package mcpserver
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/ptyplex/ptyplex/internal/waitcond"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
-// The examples of the spec (cli.md) for `input --text`.
+// parseWait: the mode each set of arguments selects, the combinations it
+// refuses, and timeouts clamped to the maximum.
 func TestParseWait(t *testing.T) {
 	good := []struct {
 		in   WaitInput
@@ -85,5 +88,17 @@ func TestParseStarted(t *testing.T) {
 	}
 	if _, err := parseStarted("garbage"); err == nil {
 		t.Fatal("parseStarted(garbage): no error")
+	}
+}
+
+// describe keeps a daemon error answer's code reachable by errors.Is (run
+// adds its hint by it) and its text as the daemon sent it.
+func TestDescribeKeepsCode(t *testing.T) {
+	err := describe("/s", wire.DaemonError{Text: "no marks (OSC 133)", Code: wire.ErrNoShellIntegration})
+	if !errors.Is(err, wire.ErrNoShellIntegration) || err.Error() != "session /s: no marks (OSC 133)" {
+		t.Errorf("describe: %q, errors.Is %v", err, errors.Is(err, wire.ErrNoShellIntegration))
+	}
+	if err := describe("/s", wire.DaemonError{Text: "no marks (OSC 133)"}); errors.Is(err, wire.ErrNoShellIntegration) {
+		t.Errorf("an answer without a code matched: %q", err)
 	}
 }

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -77,7 +78,7 @@ func (s *Server) run(ctx context.Context, in RunInput) (string, RunOutput, error
 		"timeout_ms": timeout.Milliseconds(), "max_chars": maxChars,
 	})
 	if err != nil {
-		if strings.Contains(err.Error(), "OSC 133") {
+		if errors.Is(err, wire.ErrNoShellIntegration) {
 			// The daemon names the CLI's flag; here it is start's argument.
 			err = fmt.Errorf("%w. With this server: start {\"command\":[\"bash\"],\"shell_integration\":true}", err)
 		}

@@ -20,6 +20,9 @@
 //
 // Files are split per platform by name: _linux, _darwin and _freebsd, and
 // _bsd for what the two BSDs share (with a darwin || freebsd constraint).
+// _unix is code all three share that does not build elsewhere (with a
+// darwin || freebsd || linux constraint: the go tool reads no _unix
+// suffix); a file without a suffix builds everywhere ptyplex does.
 // A file of one backend is named for it (backend_linux.go,
 // backend_portable.go, exitwatch_portable.go) and carries its build
 // constraint, since the portable backend also builds on Linux.

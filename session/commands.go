@@ -303,9 +303,9 @@ func (d *Daemon) commands(f wire.Fields) (any, error) {
 // noIntegration is RUN's answer for a program that sends no marks.
 func (d *Daemon) noIntegration() error {
 	if d.cfg.ShellIntegration {
-		return wire.RequestError("the shell was started with --shell-integration but waits for input without having sent a shell-integration mark (OSC 133): its startup files may have failed, or replaced the prompt hooks (look at the screen); use INPUT and WAIT meanwhile")
+		return wire.CodedError{Code: wire.ErrNoShellIntegration, Text: "the shell was started with --shell-integration but waits for input without having sent a shell-integration mark (OSC 133): its startup files may have failed, or replaced the prompt hooks (look at the screen); use INPUT and WAIT meanwhile"}
 	}
-	return wire.RequestError("the session's program sends no shell-integration marks (OSC 133), so RUN cannot tell where a command ends: start the shell with `ptyplex start --shell-integration -- bash` (or zsh), or use INPUT and WAIT")
+	return wire.CodedError{Code: wire.ErrNoShellIntegration, Text: "the session's program sends no shell-integration marks (OSC 133), so RUN cannot tell where a command ends: start the shell with `ptyplex start --shell-integration -- bash` (or zsh), or use INPUT and WAIT"}
 }
 
 // run answers RUN: it waits for the prompt, types the command, waits for

@@ -1,10 +1,14 @@
 package session
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/ptyplex/ptyplex/screen"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // feedMarks writes p to scr and lets l consume the marks, as the PTY
@@ -95,5 +99,28 @@ func TestCommandLogBounded(t *testing.T) {
 	w := l.cmds[0].wire(scr, time.Now())
 	if w.LinesLost != 1 || w.OutputLines != 1 {
 		t.Fatalf("lost output: %+v", w)
+	}
+}
+
+// RUN's answer for a program without marks is coded, so that clients
+// recognise it with errors.Is; its "error" text is sent exactly as before
+// the code existed (interminai's clients read it), the code after it.
+func TestNoIntegrationAnswer(t *testing.T) {
+	for _, integration := range []bool{false, true} {
+		d := &Daemon{cfg: Config{ShellIntegration: integration}}
+		rerr := d.noIntegration()
+		line := encodeResponse(nil, rerr)
+		plain := encodeResponse(nil, wire.RequestError(rerr.Error()))
+		want := append(bytes.TrimSuffix(plain, []byte("}\n")), `,"code":"no_shell_integration"}`+"\n"...)
+		if !bytes.Equal(line, want) {
+			t.Errorf("answer\n%s want\n%s", line, want)
+		}
+		var r wire.Response
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Err(); !errors.Is(err, wire.ErrNoShellIntegration) || err.Error() != rerr.Error() {
+			t.Errorf("decoded answer %#v: not ErrNoShellIntegration with the same text", err)
+		}
 	}
 }

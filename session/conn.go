@@ -185,7 +185,12 @@ func encodeResponse(data any, rerr error) []byte {
 		}
 		rerr = wire.RequestError("Failed to encode response: " + err.Error())
 	}
-	out, err := wire.Marshal(wire.Response{Status: "error", Error: rerr.Error()})
+	resp := wire.Response{Status: "error", Error: rerr.Error()}
+	var coded wire.CodedError
+	if errors.As(rerr, &coded) {
+		resp.Code = string(coded.Code)
+	}
+	out, err := wire.Marshal(resp)
 	if err != nil { // cannot happen for a string; answer something valid anyway
 		out = []byte(`{"status":"error","error":"Failed to encode response"}`)
 	}

@@ -23,7 +23,7 @@ const (
 // mutex also guards the queues themselves: each critical section is a few
 // slice operations, and one lock keeps the two counts consistent.
 type inputBudget struct {
-	mu    sync.Mutex
+	mu    sync.Mutex    // lock order: the last lock taken (written at terminal.mu, terminal.go)
 	total int           // bytes queued across all terminals
 	freed chan struct{} // non-nil while the dispatch loop waits; closed when bytes are freed
 }

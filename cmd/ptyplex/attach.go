@@ -144,7 +144,7 @@ func openAttach(socket string, readOnly bool) (*net.UnixConn, io.Reader, wire.Si
 	}
 	if r.Status != "ok" {
 		conn.Close()
-		printError(wire.DaemonError(r.Error))
+		printError(r.Err())
 		return nil, nil, size, false
 	}
 	var d wire.AttachData

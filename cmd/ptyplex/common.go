@@ -96,7 +96,7 @@ func call(socket string, req, out any) bool {
 func printError(err error) {
 	var de wire.DaemonError
 	if errors.As(err, &de) {
-		fmt.Fprintf(os.Stderr, "Error: %s\n", string(de))
+		fmt.Fprintf(os.Stderr, "Error: %s\n", de.Text)
 		return
 	}
 	fmt.Fprintf(os.Stderr, "Error: %s\n", describe(err))

@@ -25,7 +25,7 @@ func IsWatchdog() bool { return os.Getenv(Env) == "1" }
 // Watchdog is the parent's handle on its watchdog process. If the
 // watchdog dies while we run (a program in a terminal, running as our
 // user, can kill it), a new one is started and told about every terminal
-// still announced; see watchdog_restart.go.
+// still announced; see restart.go.
 type Watchdog struct {
 	mu      sync.Mutex
 	w       *os.File // the only write end of the watchdog's stdin; nil while none runs

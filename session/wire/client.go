@@ -103,7 +103,7 @@ func CallDataContext(ctx context.Context, socket string, req any, out any) error
 		return err
 	}
 	if r.Status != "ok" {
-		return DaemonError(r.Error)
+		return r.Err()
 	}
 	if out != nil && len(r.Data) > 0 {
 		if err := json.Unmarshal(r.Data, out); err != nil {
@@ -112,11 +112,6 @@ func CallDataContext(ctx context.Context, socket string, req any, out any) error
 	}
 	return nil
 }
-
-// DaemonError is an error answer from the daemon.
-type DaemonError string
-
-func (e DaemonError) Error() string { return string(e) }
 
 // unwrapSyscall reduces "dial unix /x: connect: no such file or directory"
 // to the errno, whose text callers print with their own context.

@@ -61,7 +61,7 @@ func TestCallDataAnswers(t *testing.T) {
 	})
 	err := CallData(sock, map[string]any{"type": "KILL"}, nil)
 	var de DaemonError
-	if !errors.As(err, &de) || string(de) != "Process already dead" || errors.Is(err, ErrNoAnswer) {
+	if !errors.As(err, &de) || de.Text != "Process already dead" || errors.Is(err, ErrNoAnswer) {
 		t.Fatalf("error answer: %v", err)
 	}
 }

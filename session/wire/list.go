@@ -115,7 +115,7 @@ func probe(ctx context.Context, l *Listed) {
 	defer c.Close()
 	r, err := exchange(c, l.Socket, map[string]any{"type": "STATUS"})
 	if err == nil && r.Status != "ok" {
-		err = DaemonError(r.Error)
+		err = r.Err()
 	}
 	var st StatusData
 	if err == nil {

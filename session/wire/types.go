@@ -8,11 +8,13 @@ import "encoding/json"
 const MaxMessage = 10 << 20
 
 // Response is the envelope of every answer: {"status":"ok","data":{...}}
-// or {"status":"error","error":"..."}.
+// or {"status":"error","error":"..."}, with a "code" after the error on
+// some errors (errors.go).
 type Response struct {
 	Status string          `json:"status"`
 	Data   json.RawMessage `json:"data,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	Code   string          `json:"code,omitempty"`
 }
 
 // Cursor is a 0-based screen position.
