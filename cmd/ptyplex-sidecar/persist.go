@@ -45,9 +45,12 @@ var (
 	handoverFormat = flag.Bool("persist-handover-format", false, "print the handover format this binary reads and its version, and exit")
 	resumeFD       = flag.Int("resume-fd", -1, "with --persist --serve: take over the state the previous image of this server left at descriptor `N`")
 	resumeExe      = flag.Int("resume-exe", -1, "with --resume-fd: the previous image's binary, open at descriptor `N`, to go back to if the state cannot be taken over")
+	// upgradeBinary names another binary than our own for --upgrade:
+	// the tests use it to offer the server binaries it must refuse.
+	upgradeBinary = flag.String("upgrade-binary", "", "with --upgrade: hand the terminals to the binary at `PATH` instead of this one")
 )
 
-var hiddenFlags = map[string]bool{"persist-handover-format": true, "resume-fd": true, "resume-exe": true}
+var hiddenFlags = map[string]bool{"persist-handover-format": true, "resume-fd": true, "resume-exe": true, "upgrade-binary": true}
 
 // resuming reports whether we were started as the next image of a
 // persistent server, before the flags are parsed: the descriptors handed
@@ -336,6 +339,9 @@ func upgrade(name string) int {
 		return 1
 	}
 	exe, err := os.Executable()
+	if *upgradeBinary != "" {
+		exe, err = *upgradeBinary, nil
+	}
 	if err == nil {
 		exe, err = filepath.Abs(exe)
 	}
