@@ -271,6 +271,9 @@ func TestUpgradeKeepsQueuedInput(t *testing.T) {
 	}
 	s.upgradeTo(bin)
 	h.WaitExit(hosttest.Timeout)
+	if m := regexp.MustCompile(`(\d+) bytes of input queued`).FindStringSubmatch(s.log()); m == nil || m[1] == "0" {
+		t.Fatalf("the input was not queued at the upgrade (the test tests nothing): %q", m)
+	}
 	have := len(h.Now().Output("q"))
 	h2 := s.host()
 	h2.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "q", Offset: uint64(have)})

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -243,7 +242,7 @@ func (s *Server) handover(c *conn, path, to string) (err error) {
 	st := state{Format: HandoverFormat, Name: s.opts.Name, From: version.Version, Journal: s.opts.Journal,
 		Total: s.opts.Total, KeepExited: s.opts.KeepExited, Listener: lnFD, Lock: lockFD()}
 	var journals [][]byte
-	size := 0
+	size, queued := 0, 0
 	for _, t := range terms {
 		ts, j, err := t.state()
 		if err != nil {
@@ -252,6 +251,9 @@ func (s *Server) handover(c *conn, path, to string) (err error) {
 		st.Terms = append(st.Terms, ts)
 		journals = append(journals, j)
 		size += len(j)
+		for _, b := range ts.Input {
+			queued += len(b)
+		}
 	}
 	hdr, err := json.Marshal(st)
 	if err != nil {
@@ -305,7 +307,7 @@ func (s *Server) handover(c *conn, path, to string) (err error) {
 	// and go. The exec closes c (close-on-exec), which is how the
 	// upgrader learns that the new image is starting.
 	c.writeJSON(proto.TypeUpgrading, proto.Upgrading{From: version.Version, Terminals: len(st.Terms), To: to})
-	s.logf("handing %d terminals (%d journal bytes) to %s", len(st.Terms), size, path)
+	s.logf("handing %d terminals (%d journal bytes, %d bytes of input queued for them) to %s", len(st.Terms), size, queued, path)
 	for _, fd := range fds {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
 			return fmt.Errorf("clear close-on-exec of descriptor %d: %w", fd, err)
@@ -483,6 +485,3 @@ func (t *term) state() (termState, []byte, error) {
 	}
 	return ts, t.j.bytes(), nil
 }
-
-// errNoState is returned by Resume for a state it cannot read.
-var errNoState = errors.New("no state")
