@@ -308,7 +308,7 @@ func TestUpgradeKeepsExits(t *testing.T) {
 	// exits, and stays unreaped until the reader saw the end.
 	out := strings.Repeat("z", 63) + "\n"
 	h.SendJSON(proto.TypeOpen, map[string]any{"terminalId": "zombie", "cols": 80, "rows": 24, "cmd": "/bin/sh",
-		"args": []string{"-c", "stty -opost; i=0; while [ $i -lt 40 ]; do printf '" + out + "'; i=$((i+1)); done; exit 5"},
+		"args":     []string{"-c", "stty -opost; i=0; while [ $i -lt 40 ]; do printf '" + out + "'; i=$((i+1)); done; exit 5"},
 		"detached": "park", "journal": 1024, "credit": 0})
 	for e := (proto.ListedTerminal{}); !e.Exited; {
 		e, _ = entry(list(t, h), "reaped")
