@@ -348,12 +348,21 @@ func upgrade(name string) int {
 	if err != nil {
 		return fail("our own binary: %v", err)
 	}
-	c, err := persist.Dial(name)
+	// A server of a version without live upgrade would drop UPGRADE
+	// unanswered: ask first.
+	before, _, err := hello(name, time.Now().Add(upgradeBound))
 	if err != nil {
 		if persist.NotRunning(err) {
 			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: no persistent sidecar %q is running\n", name)
 			return 1
 		}
+		return fail("%v", err)
+	}
+	if !before.Has(proto.FeatureUpgrade) {
+		return fail("the running server (version %s) cannot be upgraded live; --stop ends it and its terminals", before.Version)
+	}
+	c, err := persist.Dial(name)
+	if err != nil {
 		return fail("%v", err)
 	}
 	defer c.Close()

@@ -16,6 +16,19 @@ import (
 	"github.com/ptyplex/ptyplex/proto"
 )
 
+// newUpgradeServer is newServer for the upgrade tests, which also fail on
+// a data race any image of the server reported in its log: the freeze
+// is all about goroutines stopping at the right points.
+func newUpgradeServer(t *testing.T) *server {
+	s := newServer(t)
+	t.Cleanup(func() {
+		if strings.Contains(s.log(), "DATA RACE") {
+			t.Errorf("the server reported a data race:\n%s", s.log())
+		}
+	})
+	return s
+}
+
 // copyBinary copies the sidecar binary to a path of its own: the binary an
 // upgrade hands over to is another file than the one the server runs.
 func copyBinary(t *testing.T) string {
@@ -75,7 +88,7 @@ func TestUpgradeMidFlood(t *testing.T) {
 		window   = 16 << 10
 	)
 	want := numberedLines(lines)
-	s := newServer(t)
+	s := newUpgradeServer(t)
 	bins := []string{copyBinary(t), sidecarBin}
 	var got [terms]bytes.Buffer
 	done := map[string]bool{}
@@ -200,7 +213,10 @@ func TestUpgradeMidFlood(t *testing.T) {
 // frame and through --upgrade, and the server goes on untouched: the same
 // terminal, the same pid, the same connection, and it still echoes.
 func TestUpgradeRefused(t *testing.T) {
-	s := newServer(t)
+	s := newUpgradeServer(t)
+	if out, err := s.run("--upgrade"); err == nil || !strings.Contains(out, `no persistent sidecar "t" is running`) {
+		t.Fatalf("--upgrade without a server: %v, %q", err, out)
+	}
 	h := s.host()
 	h.Open(proto.Open{TerminalID: "c", Cols: 80, Rows: 24, Cmd: "/bin/cat"})
 	pid := int(h.WaitControl(proto.TypeOpened, "c").Fields["pid"].(float64))
@@ -251,7 +267,7 @@ func TestUpgradeRefused(t *testing.T) {
 // takes, crosses an upgrade: it is in the journal's output exactly once
 // after the child starts reading.
 func TestUpgradeKeepsQueuedInput(t *testing.T) {
-	s := newServer(t)
+	s := newUpgradeServer(t)
 	bin := copyBinary(t)
 	goFile := filepath.Join(t.TempDir(), "go")
 	h := s.host()
@@ -297,7 +313,7 @@ func TestUpgradeKeepsQueuedInput(t *testing.T) {
 // the upgrade, and one whose child exited while its reader waited for
 // journal room, so that the new image adopts it as a zombie.
 func TestUpgradeKeepsExits(t *testing.T) {
-	s := newServer(t)
+	s := newUpgradeServer(t)
 	bin := copyBinary(t)
 	h := s.host()
 	zero := uint64(0)

@@ -25,10 +25,13 @@ import (
 // After it, a terminal that cannot be adopted is reported exited, and
 // everything else goes on.
 func Resume(opts Options, stateFD int) (*Server, *net.UnixListener, error) {
-	st, journals, ln, err := readState(stateFD)
+	st, journals, ln, mapped, err := readState(stateFD)
 	if err != nil {
 		return nil, nil, err
 	}
+	// The journals are copied into their rings below; then the mapping
+	// and the file go.
+	defer unix.Munmap(mapped)
 	// From here on the state is ours. Every descriptor goes back to
 	// close-on-exec, so that no terminal started from now on inherits
 	// another's PTY master (and no later upgrade hands over a stray).
@@ -65,23 +68,31 @@ func Resume(opts Options, stateFD int) (*Server, *net.UnixListener, error) {
 // readState reads the state file and checks it: the format, every
 // descriptor it names, the journals' lengths. It changes nothing but
 // a listener it makes of a duplicate of the handed-over one.
-func readState(fd int) (st state, journals [][]byte, ln *net.UnixListener, err error) {
-	var all []byte
-	buf := make([]byte, 1<<20)
-	for off := int64(0); ; {
-		n, err := unix.Pread(fd, buf, off)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return st, nil, nil, fmt.Errorf("read the state (descriptor %d): %w", fd, err)
-		}
-		if n == 0 {
-			break
-		}
-		all = append(all, buf[:n]...)
-		off += int64(n)
+//
+// The file is mapped, not read, so that the journals are not held a third
+// time while they are copied into their rings; the caller unmaps it.
+func readState(fd int) (st state, journals [][]byte, ln *net.UnixListener, mapped []byte, err error) {
+	var fst unix.Stat_t
+	if err := unix.Fstat(fd, &fst); err != nil {
+		return st, nil, nil, nil, fmt.Errorf("the state (descriptor %d): %w", fd, err)
 	}
+	if fst.Size == 0 {
+		return st, nil, nil, nil, fmt.Errorf("the state (descriptor %d) is empty", fd)
+	}
+	all, err := unix.Mmap(fd, 0, int(fst.Size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return st, nil, nil, nil, fmt.Errorf("map the state (descriptor %d): %w", fd, err)
+	}
+	defer func() {
+		if err != nil {
+			unix.Munmap(all)
+		}
+	}()
+	st, journals, ln, err = parseState(all)
+	return st, journals, ln, all, err
+}
+
+func parseState(all []byte) (st state, journals [][]byte, ln *net.UnixListener, err error) {
 	hdr, rest, ok := bytes.Cut(all, []byte("\n"))
 	if !ok {
 		return st, nil, nil, fmt.Errorf("the state has no header (%d bytes)", len(all))

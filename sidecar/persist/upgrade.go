@@ -241,16 +241,14 @@ func (s *Server) handover(c *conn, path, to string) (err error) {
 
 	st := state{Format: HandoverFormat, Name: s.opts.Name, From: version.Version, Journal: s.opts.Journal,
 		Total: s.opts.Total, KeepExited: s.opts.KeepExited, Listener: lnFD, Lock: lockFD()}
-	var journals [][]byte
 	size, queued := 0, 0
 	for _, t := range terms {
-		ts, j, err := t.state()
+		ts, err := t.state()
 		if err != nil {
 			return err
 		}
 		st.Terms = append(st.Terms, ts)
-		journals = append(journals, j)
-		size += len(j)
+		size += int(ts.End - ts.Start)
 		for _, b := range ts.Input {
 			queued += len(b)
 		}
@@ -267,8 +265,12 @@ func (s *Server) handover(c *conn, path, to string) (err error) {
 	w := bufio.NewWriterSize(sf, 1<<20)
 	w.Write(hdr)
 	w.WriteByte('\n')
-	for _, j := range journals {
-		w.Write(j)
+	for _, t := range terms {
+		// Straight from the ring: the frozen journal does not change,
+		// and a copy would hold every journal a third time.
+		t.mu.Lock()
+		t.j.writeTo(w)
+		t.mu.Unlock()
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write the state (%d bytes of journals): %w", size, err)
@@ -456,8 +458,8 @@ func (t *term) unfreeze() {
 	t.mu.Unlock()
 }
 
-// state describes the frozen t and returns its journal's bytes.
-func (t *term) state() (termState, []byte, error) {
+// state describes the frozen t.
+func (t *term) state() (termState, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Park: t.park, Quota: t.quota,
@@ -479,9 +481,9 @@ func (t *term) state() (termState, []byte, error) {
 		// Not reaped (frozen terminals are not): the master is open.
 		fd, err := t.proc.MasterFD()
 		if err != nil {
-			return ts, nil, fmt.Errorf("terminal %q: PTY master: %w", t.id, err)
+			return ts, fmt.Errorf("terminal %q: PTY master: %w", t.id, err)
 		}
 		ts.Master = fd
 	}
-	return ts, t.j.bytes(), nil
+	return ts, nil
 }
