@@ -180,6 +180,10 @@ func (s *Server) restore(ts termState, journal []byte) {
 	t.j.start, t.j.end = ts.Start, ts.Start
 	t.j.append(journal)
 	if ts.Running {
+		// Non-blocking already (the flag belongs to the open file, which
+		// the exec kept); made sure of, since only then does NewFile put
+		// it in the poller, which the reader's deadlines need.
+		unix.SetNonblock(ts.Master, true)
 		master := os.NewFile(uintptr(ts.Master), ts.PTS)
 		proc, err := ptyhost.Adopt(ts.Pid, master, ts.PTS)
 		if err != nil {

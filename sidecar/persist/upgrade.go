@@ -228,7 +228,9 @@ func (s *Server) handover(c *conn, path, to string) (err error) {
 	// terminals an OPEN made meanwhile.
 	frozen = true
 	for _, t := range s.snapshotTerms() {
-		t.freeze()
+		if err := t.freeze(); err != nil {
+			return err
+		}
 	}
 	if err := s.closeConns(c); err != nil {
 		return err
@@ -236,7 +238,9 @@ func (s *Server) handover(c *conn, path, to string) (err error) {
 	s.detachAll(c)
 	terms := s.snapshotTerms()
 	for _, t := range terms {
-		t.freeze()
+		if err := t.freeze(); err != nil {
+			return err
+		}
 	}
 
 	st := state{Format: HandoverFormat, Name: s.opts.Name, From: version.Version, Journal: s.opts.Journal,
@@ -414,14 +418,18 @@ func lockFD() int {
 	return fd
 }
 
+// freezeBound is how long a terminal's reader and input writer have to
+// stop once their PTY calls were interrupted; they take microseconds.
+const freezeBound = 5 * time.Second
+
 // freeze stops t's reader and input writer where every byte is either in
 // the journal or in inq, and keeps its supervisor from reaping. Input
 // written from now on is queued whatever the queue's length.
-func (t *term) freeze() {
+func (t *term) freeze() error {
 	t.mu.Lock()
 	if t.frozen {
 		t.mu.Unlock()
-		return
+		return nil
 	}
 	t.frozen = true
 	t.cond.Broadcast()
@@ -435,11 +443,23 @@ func (t *term) freeze() {
 		proc.SetReadDeadline(past)
 		proc.SetWriteDeadline(past)
 	}
+	deadline := time.Now().Add(freezeBound)
+	wake := time.AfterFunc(freezeBound, func() {
+		t.mu.Lock()
+		t.cond.Broadcast()
+		t.mu.Unlock()
+	})
+	defer wake.Stop()
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	for t.reading || t.inWriting {
+		if time.Now().After(deadline) {
+			// Frozen all the same: the rollback unfreezes it.
+			return fmt.Errorf("terminal %q did not stop reading and writing within %v", t.id, freezeBound)
+		}
 		t.cond.Wait()
 	}
-	t.mu.Unlock()
+	return nil
 }
 
 // unfreeze undoes freeze: an upgrade was rolled back.
