@@ -11,15 +11,24 @@ const (
 	TypeAttach Type = 0x21 // host to server: take a terminal, replay from an offset
 	TypeDetach Type = 0x22 // host to server: let a terminal go without ending it
 	TypeStop   Type = 0x23 // host to server: end every terminal and the server
+	// TypeUpgrade asks the server to re-execute itself as another binary,
+	// keeping its terminals (see PROTOCOL.md, "Live upgrade").
+	TypeUpgrade Type = 0x24
 
 	TypeListed   Type = 0xa0 // answers LIST
 	TypeAttached Type = 0xa1 // answers ATTACH, before the replayed OUTPUT
 	TypeSnapshot Type = 0xa2 // a repaint, after ATTACHED when bytes were lost
 	TypeDetached Type = 0xa3 // this connection no longer holds the terminal
+	// TypeUpgrading answers an UPGRADE the server accepted, right before
+	// it re-executes itself; the connection ends with the exec.
+	TypeUpgrading Type = 0xa4
 )
 
 // FeaturePersist is listed in OPENED's features by the persistent server.
 const FeaturePersist = "persist"
+
+// FeatureUpgrade is listed by a persistent server that serves UPGRADE.
+const FeatureUpgrade = "upgrade"
 
 // Detached modes of a persistent terminal (OPEN's "detached").
 const (
@@ -82,4 +91,20 @@ type Snapshot struct {
 type Detached struct {
 	Reason     string `json:"reason"`
 	TerminalID string `json:"terminalId"`
+}
+
+// Upgrade is the body of UPGRADE: Path is the absolute path of the binary
+// the server is to become; Version is the upgrader's own version, for the
+// server's log (the server asks the binary itself what it is).
+type Upgrade struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
+}
+
+// Upgrading is the body of UPGRADING: how many terminals are handed over,
+// and the versions of the old and the new binary.
+type Upgrading struct {
+	From      string `json:"from"`
+	Terminals int    `json:"terminals"`
+	To        string `json:"to"`
 }

@@ -8,10 +8,10 @@ func TestFrameTypesDistinct(t *testing.T) {
 	types := map[string]Type{
 		"OPEN": TypeOpen, "INPUT": TypeInput, "RESIZE": TypeResize, "CLOSE": TypeClose, "CREDIT": TypeCredit,
 		"SIGNAL": TypeSignal, "FOREGROUND": TypeForeground, "HELLO": TypeHello, "PING": TypePing,
-		"LIST": TypeList, "ATTACH": TypeAttach, "DETACH": TypeDetach, "STOP": TypeStop,
+		"LIST": TypeList, "ATTACH": TypeAttach, "DETACH": TypeDetach, "STOP": TypeStop, "UPGRADE": TypeUpgrade,
 		"OPENED": TypeOpened, "OUTPUT": TypeOutput, "EXIT": TypeExit, "ERROR": TypeError,
 		"FOREGROUND reply": TypeForegroundInfo, "HELLO reply": TypeHelloReply, "PONG": TypePong,
-		"LISTED": TypeListed, "ATTACHED": TypeAttached, "SNAPSHOT": TypeSnapshot, "DETACHED": TypeDetached,
+		"LISTED": TypeListed, "ATTACHED": TypeAttached, "SNAPSHOT": TypeSnapshot, "DETACHED": TypeDetached, "UPGRADING": TypeUpgrading,
 	}
 	seen := map[Type]string{}
 	for name, typ := range types {

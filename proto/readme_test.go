@@ -34,7 +34,7 @@ func TestProtocolExamplesUseWireNames(t *testing.T) {
 	bySection := map[string][]any{
 		"SIGNAL and FOREGROUND (extensions)": {Opened{}, Signal{}, Foreground{}, ForegroundInfo{}},
 		"Persistent terminals (`--persist NAME`, extension)": {Opened{}, Listed{}, Attach{}, Attached{},
-			Snapshot{}, Detached{}, Close{}, Error{}},
+			Snapshot{}, Detached{}, Close{}, Error{}, Upgrade{}, Upgrading{}},
 		"HELLO (extension): the handshake": {Hello{}},
 	}
 	for frame, bodies := range byFrame {

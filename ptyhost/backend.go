@@ -22,6 +22,9 @@ type backend interface {
 	// holds the PTY slave open where the platform can tell. It returns how
 	// many processes it signalled.
 	killSession(sid int, pts string, sig syscall.Signal, holders bool) int
+	// adopt takes over a child this process did not spawn itself but is
+	// the parent of: one spawned before this process re-executed itself.
+	adopt(pid int) (child, error)
 }
 
 // spawnSpec is a child ready to start: everything is resolved and checked.
@@ -31,6 +34,8 @@ type spawnSpec struct {
 	dir  string
 	env  []string
 	tty  *os.File
+	// noPdeath: no parent-death signal (Config.NoParentDeathSignal).
+	noPdeath bool
 }
 
 // child is a backend's handle on one running child. Until reap returns,

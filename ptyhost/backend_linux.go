@@ -21,16 +21,20 @@ type linuxBackend struct{}
 
 func (linuxBackend) spawn(s spawnSpec) (child, error) {
 	pidfd := -1
+	// If we die without tearing down, take the child with us.
+	pdeath := syscall.SIGKILL
+	if s.noPdeath {
+		pdeath = 0
+	}
 	proc, err := os.StartProcess(s.path, s.argv, &os.ProcAttr{
 		Dir:   s.dir,
 		Env:   s.env,
 		Files: []*os.File{s.tty, s.tty, s.tty},
 		Sys: &syscall.SysProcAttr{
-			Setsid:  true,
-			Setctty: true,
-			Ctty:    0, // fd 0 in the child, which is the slave
-			// If we die without tearing down, take the child with us.
-			Pdeathsig: syscall.SIGKILL,
+			Setsid:    true,
+			Setctty:   true,
+			Ctty:      0, // fd 0 in the child, which is the slave
+			Pdeathsig: pdeath,
 			PidFD:     &pidfd,
 		},
 	})
@@ -55,6 +59,21 @@ func (linuxBackend) spawn(s spawnSpec) (child, error) {
 	}
 	c.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
 	return c, nil
+}
+
+// adopt opens a pidfd on a child of ours, running or a zombie: until we
+// reap it its pid cannot be reused, so the pidfd is the child's.
+func (linuxBackend) adopt(pid int) (child, error) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil, fmt.Errorf("pidfd_open %d: %w", pid, err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("pidfd nonblock: %w", err)
+	}
+	unix.CloseOnExec(fd)
+	return &pidfdChild{id: pid, pidfd: os.NewFile(uintptr(fd), "pidfd")}, nil
 }
 
 func (linuxBackend) killSession(sid int, pts string, sig syscall.Signal, holders bool) int {

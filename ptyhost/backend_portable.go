@@ -50,6 +50,15 @@ func (portableBackend) spawn(s spawnSpec) (child, error) {
 	return c, nil
 }
 
+// adopt watches a child of ours like one we spawned: the exit watcher
+// asks about it by pid, which works for any child not yet reaped.
+func (portableBackend) adopt(pid int) (child, error) {
+	exits.start()
+	c := &portableChild{id: pid, exited: make(chan struct{}), closed: make(chan struct{})}
+	exits.add(c)
+	return c, nil
+}
+
 func (portableBackend) killSession(sid int, pts string, sig syscall.Signal, holders bool) int {
 	if !holders {
 		return sessionKills.kill(sid, sig)

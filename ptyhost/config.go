@@ -27,6 +27,13 @@ type Config struct {
 	// emulators set it in a UTF-8 locale; node-pty sets it for its utf8
 	// encoding. Where the system has no IUTF8 (FreeBSD) it does nothing.
 	UTF8 bool
+	// NoParentDeathSignal starts the child without the Linux backend's
+	// parent-death signal (SIGKILL). That signal is tied to the thread
+	// that forked the child, not to the process, and execve ends every
+	// thread but the caller: a process that re-executes itself (the
+	// persistent sidecar's live upgrade) would kill its own children.
+	// Such a child gets the PTY hangup when we die, and nothing more.
+	NoParentDeathSignal bool
 }
 
 // environ builds the child's environment: ours, then TERM, then cfg.Env.

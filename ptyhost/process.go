@@ -67,12 +67,40 @@ func Start(cfg Config) (*Process, error) {
 		dir:  cfg.Dir,
 		env:  env,
 		tty:  tty,
+
+		noPdeath: cfg.NoParentDeathSignal,
 	})
 	if err != nil {
 		master.Close()
 		return nil, fmt.Errorf("cannot start %s: %w", cfg.Cmd, err)
 	}
 	return &Process{pid: c.pid(), master: master, pts: tty.Name(), child: c}, nil
+}
+
+// Adopt takes over a child of this process that another image of it
+// started before it re-executed itself (execve keeps children and, once
+// their close-on-exec flag is cleared, descriptors): master is the PTY
+// master it inherited, pts the slave's path. The child may have exited
+// already and be waiting, a zombie, to be reaped; WaitExit, Reap, Signal
+// and KillSession work as for a child Start returned.
+func Adopt(pid int, master *os.File, pts string) (*Process, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("adopt: bad pid %d", pid)
+	}
+	c, err := host.adopt(pid)
+	if err != nil {
+		return nil, err
+	}
+	return &Process{pid: pid, master: master, pts: pts, child: c}, nil
+}
+
+// MasterFD is the number of the PTY master's descriptor, for handing it to
+// another image of this process. It leaves the descriptor's mode alone
+// (os.File.Fd would make it blocking).
+func (p *Process) MasterFD() (int, error) {
+	n := -1
+	err := control(p.master, func(fd int) error { n = fd; return nil })
+	return n, err
 }
 
 // Pid is the child's process id, which is also its process group and
@@ -143,6 +171,12 @@ func (p *Process) TryWrite(b []byte) (int, error) {
 	}
 	return nbwrite.Write(rc, b)
 }
+
+// SetReadDeadline bounds Read calls, present and future; a zero time
+// removes the bound. A Read past the deadline returns what it had read,
+// or, with nothing read, an error matching os.ErrDeadlineExceeded: a
+// caller can stop its reader at a known point without closing the PTY.
+func (p *Process) SetReadDeadline(t time.Time) error { return p.master.SetReadDeadline(t) }
 
 // SetWriteDeadline bounds Write calls, present and future; a zero time
 // removes the bound. A Write past the deadline fails with an error

@@ -20,6 +20,7 @@ import (
 	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
 	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
+	"github.com/ptyplex/ptyplex/sidecar/persist"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,9 +44,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
 	}
 	// Descriptors our caller left open must not reach the terminals'
-	// programs, nor be held open by us (see package inherited).
-	if _, err := inherited.Close(); err != nil {
-		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
+	// programs, nor be held open by us (see package inherited). A
+	// persistent server that re-executed itself left its own: the
+	// terminals' PTY masters, its socket; serve closes the rest after it
+	// took those over.
+	if !resuming(os.Args[1:]) {
+		if _, err := inherited.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
+		}
 	}
 	// Before anything else: children must not inherit a blocked signal mask.
 	if err := ptyhost.ClearInheritedSignalMask(); err != nil {
@@ -54,12 +60,24 @@ func main() {
 	sizeProcs()
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: %s\n\nSpeaks the ptyplex frame protocol on stdin/stdout; see PROTOCOL.md.\n", os.Args[0])
-		flag.PrintDefaults()
+		shown := flag.NewFlagSet("", flag.ContinueOnError)
+		shown.SetOutput(os.Stderr)
+		flag.VisitAll(func(f *flag.Flag) {
+			if !hiddenFlags[f.Name] {
+				shown.Var(f.Value, f.Name, f.Usage)
+				shown.Lookup(f.Name).DefValue = f.DefValue
+			}
+		})
+		shown.PrintDefaults()
 	}
 	flag.Parse()
 	if flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
+	}
+	if *handoverFormat {
+		fmt.Println(persist.HandoverLine())
+		return
 	}
 	if *showVersion {
 		fmt.Println(version.String("ptyplex-sidecar", ptyhost.Backend()))

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -18,7 +19,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/inherited"
+	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/session/wire"
 	"github.com/ptyplex/ptyplex/sidecar/persist"
 )
 
@@ -30,14 +34,65 @@ var (
 	journalSize  = flag.Int("journal", persist.DefaultJournal, "with --persist: journal `BYTES` of a terminal whose OPEN names none")
 	journalTotal = flag.Int64("journal-total", persist.DefaultTotal, "with --persist: cap `BYTES` on the sum of all terminals' journals")
 	keepExited   = flag.Duration("keep-exited", persist.DefaultKeepExited, "with --persist: keep a terminal that exited while detached this `long`")
+	// --upgrade hands the terminals to the binary it is run as.
+	persistUpgrade = flag.Bool("upgrade", false, "with --persist: hand every terminal of the running persistent sidecar to this binary, which takes its place without the terminals noticing (see docs/persist.md)")
 )
+
+// Hidden flags: the handover between two images of a persistent server
+// (see sidecar/persist/upgrade.go). They are not in --help: nobody but
+// the server itself passes them.
+var (
+	handoverFormat = flag.Bool("persist-handover-format", false, "print the handover format this binary reads and its version, and exit")
+	resumeFD       = flag.Int("resume-fd", -1, "with --persist --serve: take over the state the previous image of this server left at descriptor `N`")
+	resumeExe      = flag.Int("resume-exe", -1, "with --resume-fd: the previous image's binary, open at descriptor `N`, to go back to if the state cannot be taken over")
+	// upgradeBinary names another binary than our own for --upgrade:
+	// the tests use it to offer the server binaries it must refuse.
+	upgradeBinary = flag.String("upgrade-binary", "", "with --upgrade: hand the terminals to the binary at `PATH` instead of this one")
+)
+
+var hiddenFlags = map[string]bool{"persist-handover-format": true, "resume-fd": true, "resume-exe": true, "upgrade-binary": true}
+
+// resuming reports whether we were started as the next image of a
+// persistent server, before the flags are parsed: the descriptors handed
+// over must not be closed as inherited ones.
+func resuming(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-resume-fd" || a == "--resume-fd" || strings.HasPrefix(a, "-resume-fd=") || strings.HasPrefix(a, "--resume-fd=") {
+			return true
+		}
+	}
+	return false
+}
+
+// serverArgs are our arguments without the program name and the hidden
+// handover flags: what the next image is started with, before its own.
+func serverArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name := strings.TrimLeft(args[i], "-")
+		if k, _, ok := strings.Cut(name, "="); ok && hiddenFlags[k] {
+			continue
+		}
+		if hiddenFlags[name] && strings.HasPrefix(args[i], "-") {
+			if name != "persist-handover-format" {
+				i++ // its value
+			}
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
 
 // persistMode runs the persistent modes; ok is false when --persist was
 // not given (and none of its flags either).
 func persistMode() (code int, ok bool) {
 	if *persistName == "" {
-		if *persistStop || *persistList || *persistServe {
-			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --stop, --list and --serve need --persist NAME")
+		if *persistStop || *persistList || *persistServe || *persistUpgrade || *resumeFD >= 0 {
+			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --stop, --list, --upgrade and --serve need --persist NAME")
 			return 2, true
 		}
 		return 0, false
@@ -57,6 +112,8 @@ func persistMode() (code int, ok bool) {
 		return stop(*persistName), true
 	case *persistList:
 		return list(*persistName), true
+	case *persistUpgrade:
+		return upgrade(*persistName), true
 	}
 	return bridge(*persistName), true
 }
@@ -64,21 +121,51 @@ func persistMode() (code int, ok bool) {
 // serve is the server process.
 func serve(name string) int {
 	logger := log.New(os.Stderr, "ptyplex-sidecar["+name+"]: ", log.LstdFlags|log.Lmicroseconds)
-	ln, err := persist.Listen(name)
-	if errors.Is(err, persist.ErrRunning) {
-		// Another bridge started one at the same moment: it serves.
-		return 0
-	}
-	if err != nil {
-		logger.Printf("%v", err)
-		return 1
+	opts := persist.Options{Log: logger, Journal: *journalSize, Total: *journalTotal, KeepExited: *keepExited,
+		Name: name, Args: serverArgs(os.Args[1:])}
+	var srv *persist.Server
+	var ln *net.UnixListener
+	if *resumeFD >= 0 {
+		// We are the next image of a server that re-executed itself.
+		var err error
+		srv, ln, err = persist.Resume(opts, *resumeFD)
+		if err != nil {
+			logger.Printf("cannot take over the server's state: %v", err)
+			if *resumeExe >= 0 {
+				// Nothing was touched: the previous binary takes the
+				// state back (without --resume-exe: no way back from it).
+				logger.Printf("going back to the previous binary")
+				args := append([]string{os.Args[0]}, opts.Args...)
+				args = append(args, "--resume-fd", fmt.Sprint(*resumeFD))
+				err = persist.ExecPrevious(*resumeExe, args)
+				logger.Printf("cannot go back to the previous binary: %v", err)
+			}
+			// Ending closes the PTY masters: the children get the hangup.
+			return 1
+		}
+		// The previous binary's descriptor, and anything else not taken
+		// over (Resume made its own close-on-exec again).
+		if _, err := inherited.Close(); err != nil {
+			logger.Printf("%v", err)
+		}
+	} else {
+		var err error
+		ln, err = persist.Listen(name)
+		if errors.Is(err, persist.ErrRunning) {
+			// Another bridge started one at the same moment: it serves.
+			return 0
+		}
+		if err != nil {
+			logger.Printf("%v", err)
+			return 1
+		}
+		srv = persist.New(opts)
 	}
 	// The heap is mostly journals: large buffers without pointers, which
 	// cost the collector almost nothing to mark. A low GOGC then keeps the
 	// garbage of grown journals (each growth copies) from adding most of
 	// the journals' size again to the RSS, for little CPU.
 	debug.SetGCPercent(20)
-	srv := persist.New(persist.Options{Log: logger, Journal: *journalSize, Total: *journalTotal, KeepExited: *keepExited})
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	// Started in a session of its own, it has no terminal to hang up;
@@ -91,13 +178,12 @@ func serve(name string) int {
 		case <-srv.Stopped():
 			logger.Printf("asked to stop: ending every terminal")
 		}
-		srv.Stop()
-		ln.Close()
+		srv.Shutdown()
 	}()
 	logger.Printf("serving on %s (pid %d)", ln.Addr(), os.Getpid())
 	if err := srv.Serve(ln); err != nil {
 		logger.Printf("%v", err)
-		srv.Stop()
+		srv.Shutdown()
 		return 1
 	}
 	os.Remove(ln.Addr().String())
@@ -238,4 +324,138 @@ func printable(s string) string {
 		}
 	}
 	return s
+}
+
+// upgradeBound is how long --upgrade waits for each step: the answer to
+// UPGRADE (the server runs the new binary once to check it), the end of
+// the connection (the exec), and the new image listening.
+const upgradeBound = 10 * time.Second
+
+// upgrade hands the running server's terminals to this binary: the server
+// re-executes itself as it (see docs/persist.md).
+func upgrade(name string) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: upgrade of %q: "+format+"\n", append([]any{name}, args...)...)
+		return 1
+	}
+	exe, err := os.Executable()
+	if *upgradeBinary != "" {
+		exe, err = *upgradeBinary, nil
+	}
+	if err == nil {
+		exe, err = filepath.Abs(exe)
+	}
+	if err != nil {
+		return fail("our own binary: %v", err)
+	}
+	// A server of a version without live upgrade would drop UPGRADE
+	// unanswered: ask first.
+	before, _, err := hello(name, time.Now().Add(upgradeBound))
+	if err != nil {
+		if persist.NotRunning(err) {
+			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: no persistent sidecar %q is running\n", name)
+			return 1
+		}
+		return fail("%v", err)
+	}
+	if !before.Has(proto.FeatureUpgrade) {
+		return fail("the running server (version %s) cannot be upgraded live; --stop ends it and its terminals", before.Version)
+	}
+	c, err := persist.Dial(name)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer c.Close()
+	pid := wire.PeerPID(c)
+	if err := proto.WriteFrame(c, proto.TypeUpgrade, proto.Marshal(proto.Upgrade{Path: exe, Version: version.Version})); err != nil {
+		return fail("%v", err)
+	}
+	c.SetReadDeadline(time.Now().Add(upgradeBound))
+	r := proto.NewReader(bufio.NewReader(c))
+	var up proto.Upgrading
+	for {
+		f, err := r.ReadFrame()
+		if err != nil {
+			return fail("waiting for the server's answer: %v", err)
+		}
+		if f.Type == proto.TypeError {
+			var e proto.Error
+			json.Unmarshal(f.Body, &e)
+			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %s\n", e.Message)
+			return 1
+		}
+		if f.Type == proto.TypeUpgrading {
+			if err := json.Unmarshal(f.Body, &up); err != nil {
+				return fail("UPGRADING: %v", err)
+			}
+			break
+		}
+	}
+	// The exec closes our connection; an ERROR before that says that
+	// the exec failed and the server went on as it was.
+	c.SetReadDeadline(time.Now().Add(upgradeBound))
+	for {
+		f, err := r.ReadFrame()
+		if err == io.EOF || errors.Is(err, syscall.ECONNRESET) {
+			break
+		}
+		if err != nil {
+			return fail("waiting for the server to re-execute itself: %v", err)
+		}
+		if f.Type == proto.TypeError {
+			var e proto.Error
+			json.Unmarshal(f.Body, &e)
+			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %s\n", e.Message)
+			return 1
+		}
+	}
+	// The listening socket never closed: connections wait in its backlog
+	// until the new image accepts them.
+	deadline := time.Now().Add(upgradeBound)
+	var h proto.Hello
+	var newPID int
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		h, newPID, err = hello(name, deadline)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(pause)
+	}
+	if err != nil {
+		return fail("the new server did not answer within %v: %v (see its log)", upgradeBound, err)
+	}
+	if h.Version != up.To {
+		return fail("the server answers as version %q, not %q: did it go back to the previous binary? (see its log)", h.Version, up.To)
+	}
+	if pid != 0 && newPID != 0 && pid != newPID {
+		return fail("the server is pid %d now, not %d", newPID, pid)
+	}
+	fmt.Printf("upgraded persistent sidecar %s (pid %d): %d terminals, %s -> %s\n", name, newPID, up.Terminals, up.From, up.To)
+	return 0
+}
+
+// hello connects to server name and returns its HELLO answer and pid.
+func hello(name string, deadline time.Time) (proto.Hello, int, error) {
+	c, err := persist.Dial(name)
+	if err != nil {
+		return proto.Hello{}, 0, err
+	}
+	defer c.Close()
+	c.SetDeadline(deadline)
+	pid := wire.PeerPID(c)
+	h := proto.SidecarHello(version.Version, nil)
+	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(h)); err != nil {
+		return proto.Hello{}, 0, err
+	}
+	r := proto.NewReader(bufio.NewReader(c))
+	for {
+		f, err := r.ReadFrame()
+		if err != nil {
+			return proto.Hello{}, 0, err
+		}
+		if f.Type == proto.TypeHelloReply {
+			h, err := proto.ParseHello(f.Body)
+			return h, pid, err
+		}
+	}
 }

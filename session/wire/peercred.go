@@ -52,3 +52,7 @@ func userName(uid uint32) string {
 	}
 	return "uid " + id
 }
+
+// PeerPID is the pid of the process at the other end of c where the
+// platform says (Linux's SO_PEERCRED), else 0.
+func PeerPID(c *net.UnixConn) int { return peerPID(c) }

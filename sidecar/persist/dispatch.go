@@ -17,7 +17,7 @@ import (
 
 // features is what OPENED announces: the plain sidecar's extensions and
 // this server's frames.
-var features = append(append([]string(nil), proto.Features...), proto.FeaturePersist)
+var features = append(append([]string(nil), proto.Features...), proto.FeaturePersist, proto.FeatureUpgrade)
 
 // helloFeatures is what the HELLO answer announces: features and the
 // keepalive (PING is answered on any connection).
@@ -211,9 +211,9 @@ func (s *Server) open(c *conn, body []byte) {
 		}
 	}
 	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, park: park, quota: size,
-		input: make(chan []byte, 64), readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
+		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
 		holder: c, credit: unlimited, cols: o.Cols, rows: o.Rows, running: true}
-	t.cond = sync.NewCond(&t.mu)
+	t.cond, t.incond = sync.NewCond(&t.mu), sync.NewCond(&t.mu)
 	if o.Credit != nil {
 		t.credit = min(*o.Credit, unlimited-1)
 	}
@@ -236,7 +236,10 @@ func (s *Server) open(c *conn, body []byte) {
 	s.terms[o.TerminalID] = t
 	s.reserved += int64(size)
 	s.mu.Unlock()
-	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8}
+	// No parent-death signal: it would fire at a live upgrade's execve
+	// (see ptyhost.Config). The children get the PTY hangup if we die.
+	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
+		NoParentDeathSignal: true}
 	if o.Cwd != nil {
 		cfg.Dir = *o.Cwd
 	}

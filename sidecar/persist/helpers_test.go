@@ -18,12 +18,19 @@ type server struct {
 	t    *testing.T
 	name string
 	env  []string
+	dir  string
+}
+
+// log returns the server's log so far.
+func (s *server) log() string {
+	b, _ := os.ReadFile(s.dir + "/sidecar/" + s.name + ".log")
+	return string(b)
 }
 
 func newServer(t *testing.T, extra ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
-	s := &server{t: t, name: "t", env: append(os.Environ(), "PTYPLEX_RUNTIME_DIR="+dir)}
+	s := &server{t: t, name: "t", env: append(os.Environ(), "PTYPLEX_RUNTIME_DIR="+dir), dir: dir}
 	t.Cleanup(func() {
 		out, err := s.run("--stop")
 		if err != nil && !strings.Contains(out, "is running") {

@@ -1,5 +1,7 @@
 package persist
 
+import "io"
+
 // journal keeps the newest bytes a terminal produced, addressed by their
 // offset since OPEN. It is a ring that starts small and doubles up to its
 // capacity, so an idle terminal costs a few KiB however large its journal
@@ -104,6 +106,19 @@ func (j *journal) copyOut(dst []byte, off uint64) int {
 		copy(dst[c:n], j.buf[:n-c])
 	}
 	return n
+}
+
+// writeTo writes everything kept to w, oldest first, without a copy.
+func (j *journal) writeTo(w io.Writer) error {
+	if j.size == 0 {
+		return nil
+	}
+	first := min(j.size, len(j.buf)-j.head)
+	if _, err := w.Write(j.buf[j.head : j.head+first]); err != nil {
+		return err
+	}
+	_, err := w.Write(j.buf[:j.size-first])
+	return err
 }
 
 // bytes returns a copy of everything kept (for a snapshot).

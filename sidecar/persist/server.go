@@ -37,6 +37,11 @@ type Options struct {
 	// KeepExited is how long a terminal that exited while detached is
 	// kept, with its journal, for a host to read.
 	KeepExited time.Duration
+	// Name is the server's name; Args are the flags it was started with
+	// (after the program name). A live upgrade executes the new binary
+	// with Args and the flags that pass the state on.
+	Name string
+	Args []string
 }
 
 // Server owns the terminals and serves connections to them.
@@ -50,6 +55,15 @@ type Server struct {
 	stopping bool
 	stopped  chan struct{} // closed once Stop began
 	stopOnce sync.Once
+
+	ln        *net.UnixListener // what Serve accepts on
+	connGone  *sync.Cond        // on mu: a connection ended
+	upgrading bool              // an UPGRADE is being carried out
+	// relisten, set while an upgrade has closed the listener, gives
+	// Serve the listener to go on with if the upgrade is rolled back
+	// (nil: end). After a successful upgrade nobody sends: the process
+	// is the new binary by then.
+	relisten chan *net.UnixListener
 }
 
 // New returns a server with no terminals.
@@ -66,8 +80,10 @@ func New(opts Options) *Server {
 	if opts.KeepExited <= 0 {
 		opts.KeepExited = DefaultKeepExited
 	}
-	return &Server{opts: opts, terms: make(map[string]*term), conns: make(map[*conn]struct{}),
+	s := &Server{opts: opts, terms: make(map[string]*term), conns: make(map[*conn]struct{}),
 		stopped: make(chan struct{})}
+	s.connGone = sync.NewCond(&s.mu)
+	return s
 }
 
 func (s *Server) logf(format string, args ...any) { s.opts.Log.Printf(format, args...) }
@@ -75,15 +91,29 @@ func (s *Server) logf(format string, args ...any) { s.opts.Log.Printf(format, ar
 // Stopped is closed once the server was asked to stop (a STOP frame).
 func (s *Server) Stopped() <-chan struct{} { return s.stopped }
 
-// Serve accepts connections on ln until it is closed. A peer that is not
-// our own user is refused before a byte is read: the terminals run as us.
+// Serve accepts connections on ln until it is closed (by Shutdown). A
+// peer that is not our own user is refused before a byte is read: the
+// terminals run as us. A live upgrade closes the listener too; Serve
+// then waits for its outcome and, if it was rolled back, goes on.
 func (s *Server) Serve(ln *net.UnixListener) error {
 	me := uint32(os.Geteuid())
+	s.mu.Lock()
+	s.ln = ln
+	s.mu.Unlock()
 	for {
 		c, err := ln.AcceptUnix()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
-				return nil
+				s.mu.Lock()
+				w := s.relisten
+				s.mu.Unlock()
+				if w == nil {
+					return nil
+				}
+				if ln = <-w; ln == nil {
+					return nil
+				}
+				continue
 			}
 			return fmt.Errorf("accept: %w", err)
 		}
@@ -180,11 +210,18 @@ func (s *Server) serveConn(nc *net.UnixConn) {
 			s.Stop()
 			break
 		}
+		if f.Type == proto.TypeUpgrade {
+			// Carried out here, with this connection's reading paused:
+			// it returns only if the upgrade was refused or failed.
+			s.upgrade(c, f.Body)
+			continue
+		}
 		s.dispatch(c, f)
 	}
 	s.detachAll(c)
 	s.mu.Lock()
 	delete(s.conns, c)
+	s.connGone.Broadcast()
 	s.mu.Unlock()
 	nc.Close()
 }
@@ -245,8 +282,13 @@ func (s *Server) remove(t *term) {
 
 // keepExited drops t, which exited while detached, once KeepExited has
 // passed without a host reading its end.
-func (s *Server) keepExited(t *term) {
-	time.AfterFunc(s.opts.KeepExited, func() {
+func (s *Server) keepExited(t *term) { s.keepExitedFor(t, s.opts.KeepExited) }
+
+func (s *Server) keepExitedFor(t *term, d time.Duration) {
+	t.mu.Lock()
+	t.keepAt = time.Now().Add(d)
+	t.mu.Unlock()
+	time.AfterFunc(d, func() {
 		t.mu.Lock()
 		drop := t.holder == nil && !t.exitSent
 		t.mu.Unlock()
@@ -259,8 +301,14 @@ func (s *Server) keepExited(t *term) {
 
 // keepFinished keeps t, whose EXIT was sent, for KeepExited: a host that
 // died before reading the EXIT attaches again and gets the rest.
-func (s *Server) keepFinished(t *term, gen int) {
-	time.AfterFunc(s.opts.KeepExited, func() {
+func (s *Server) keepFinished(t *term, gen int) { s.keepFinishedFor(t, gen, s.opts.KeepExited) }
+
+// keepFinishedFor is keepFinished after d; it is called without t.mu.
+func (s *Server) keepFinishedFor(t *term, gen int, d time.Duration) {
+	t.mu.Lock()
+	t.keepAt = time.Now().Add(d)
+	t.mu.Unlock()
+	time.AfterFunc(d, func() {
 		t.mu.Lock()
 		drop := t.exitSent && t.finishedGen == gen
 		t.mu.Unlock()
@@ -304,6 +352,26 @@ func (t *term) isFinished() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.exitSent
+}
+
+// Shutdown stops the server (see Stop) and closes its listener, which
+// ends Serve.
+func (s *Server) Shutdown() {
+	s.Stop()
+	s.mu.Lock()
+	ln, w := s.ln, s.relisten
+	s.relisten = nil
+	s.mu.Unlock()
+	if ln != nil {
+		ln.Close()
+	}
+	if w != nil {
+		// Serve waits for an upgrade's outcome: it is to end instead.
+		select {
+		case w <- nil:
+		default:
+		}
+	}
 }
 
 // Stop kills every terminal, waits (bounded) for their output to end,

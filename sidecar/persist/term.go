@@ -1,7 +1,9 @@
 package persist
 
 import (
+	"errors"
 	"math"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -22,6 +24,9 @@ const (
 	drainBound = 100 * time.Millisecond
 	// unlimited is the credit of a terminal opened or attached without one.
 	unlimited = math.MaxUint64
+	// inputQueue is how many INPUT frames wait for a child that does not
+	// read before the connection's dispatch waits too.
+	inputQueue = 64
 )
 
 // Lock order: Server.mu before term.mu, never the other way round; no
@@ -41,7 +46,6 @@ type term struct {
 	args    []string
 	park    bool // detached mode "park" (else "ring")
 	quota   int  // journal bytes reserved in the server's total
-	input   chan []byte
 	inStart sync.Once
 
 	readDone chan struct{} // the reader saw EOF
@@ -72,6 +76,21 @@ type term struct {
 	finishedGen int
 	gone        bool // removed from the server; the pump ends
 	killer      *time.Timer
+	killAt      time.Time // when killer fires, for a live upgrade to set it again
+	keepAt      time.Time // when the latest keep-exited or keep-finished timer fires
+
+	// Input for the child, oldest first, written by inputLoop; incond
+	// (on mu) is signalled when it changes. A chunk that a write deadline
+	// interrupted goes back to the front with what was not written.
+	inq       [][]byte
+	incond    *sync.Cond
+	inWriting bool // inputLoop is inside a PTY write
+	reading   bool // readLoop is inside a PTY read
+	readEnded bool // readLoop saw the end of the PTY (readDone is closed)
+	// frozen stops the reader and the input writer at a point where
+	// every byte is either in the journal or in inq, and keeps the
+	// supervisor from reaping: the state of a live upgrade (upgrade.go).
+	frozen bool
 }
 
 // ctlFrame is a control frame for one connection, sent by the pump so
@@ -142,12 +161,27 @@ func (t *term) evictStep() int { return max(min(readChunk, t.j.limit/16), 64) }
 // readLoop moves PTY output into the journal, reading straight into its
 // free space, until the PTY reports EOF. Only this goroutine changes the
 // journal's storage, so the region it reads into needs no lock.
+//
+// While the terminal is frozen it does not read: a freeze sets a read
+// deadline in the past, a read in progress returns what it had (committed
+// like any other read) or the deadline error, which only means "paused".
 func (t *term) readLoop() {
-	defer close(t.readDone)
+	defer func() {
+		t.mu.Lock()
+		t.readEnded = true
+		t.cond.Broadcast()
+		t.incond.Broadcast()
+		t.mu.Unlock()
+		close(t.readDone)
+	}()
 	for {
 		t.mu.Lock()
 		var r []byte
 		for {
+			if t.frozen {
+				t.cond.Wait()
+				continue
+			}
 			if r = t.j.reserve(readChunk); r != nil {
 				break
 			}
@@ -157,15 +191,19 @@ func (t *term) readLoop() {
 			}
 			t.cond.Wait()
 		}
+		t.reading = true
 		t.mu.Unlock()
 		n, err := t.proc.Read(r)
+		t.mu.Lock()
+		t.reading = false
 		if n > 0 {
-			t.mu.Lock()
 			t.j.commit(n)
-			t.cond.Broadcast()
-			t.mu.Unlock()
 		}
-		if err != nil {
+		if n > 0 || t.frozen {
+			t.cond.Broadcast()
+		}
+		t.mu.Unlock()
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return
 		}
 	}
@@ -190,6 +228,11 @@ func (t *term) supervise() {
 		<-t.readDone
 	}
 	t.mu.Lock()
+	// A frozen terminal's child is handed over unreaped: the next image
+	// of this process adopts its pid and reaps it.
+	for t.frozen {
+		t.cond.Wait()
+	}
 	st, err := t.proc.Reap()
 	t.running = false
 	if t.killer != nil {
@@ -281,24 +324,47 @@ func putFrameBuf(p *[]byte) { framePool.Put(p) }
 // writeInput queues INPUT for the child; a writer goroutine, started with
 // the first input, writes it to the PTY so that a child that does not read
 // holds back only this connection's later frames, and only once the queue
-// is full.
+// is full. A frozen terminal takes the input whatever the queue holds: it
+// travels with the rest of the state.
 func (t *term) writeInput(data []byte) {
 	t.inStart.Do(func() { go t.inputLoop() })
-	select {
-	case t.input <- data:
-	case <-t.readDone:
+	t.mu.Lock()
+	for len(t.inq) >= inputQueue && !t.readEnded && !t.frozen {
+		t.incond.Wait()
 	}
+	if !t.readEnded {
+		t.inq = append(t.inq, data)
+		t.incond.Broadcast()
+	}
+	t.mu.Unlock()
 }
 
 func (t *term) inputLoop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for {
-		select {
-		case b := <-t.input:
-			if _, err := t.proc.Write(b); err != nil {
-				t.s.logf("terminal %q: input: %v", t.id, err)
-			}
-		case <-t.readDone:
+		for !t.readEnded && (t.frozen || len(t.inq) == 0) {
+			t.incond.Wait()
+		}
+		if t.readEnded {
 			return
+		}
+		b := t.inq[0]
+		t.inq[0] = nil
+		t.inq = t.inq[1:]
+		t.inWriting = true
+		t.incond.Broadcast() // room for a waiting writeInput
+		t.mu.Unlock()
+		n, err := t.proc.Write(b)
+		t.mu.Lock()
+		t.inWriting = false
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// A freeze interrupted the write: the rest goes first.
+			t.inq = append([][]byte{b[n:]}, t.inq...)
+			t.cond.Broadcast()
+		case err != nil:
+			t.s.logf("terminal %q: input: %v", t.id, err)
 		}
 	}
 }
@@ -331,6 +397,7 @@ func (t *term) close() {
 		}
 		t.cond.Broadcast()
 		t.proc.SignalGroup(syscall.SIGHUP)
+		t.killAt = time.Now().Add(closeGrace)
 		t.killer = time.AfterFunc(closeGrace, t.kill)
 	})
 }

@@ -1,0 +1,509 @@
+package persist
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/version"
+	"github.com/ptyplex/ptyplex/proto"
+	"golang.org/x/sys/unix"
+)
+
+// A live upgrade replaces the server's binary without its terminals
+// noticing. Only a process's parent can wait for a child and learn its
+// exit status, so the terminals cannot move to another process: the
+// server re-executes itself (execve keeps the pid, the children and every
+// descriptor without close-on-exec) as the new binary, which reads the
+// state this one wrote and takes up where it stopped.
+//
+// The steps (Server.upgrade): ask the new binary which handover format it
+// reads (--persist-handover-format) and refuse unless it is ours; stop
+// accepting; freeze every terminal (term.frozen: no reads, no input
+// writes, no reaping); end every other connection; write the state, a
+// JSON header and the journals, into an anonymous file; clear
+// close-on-exec on the descriptors handed over; send UPGRADING; execve.
+// If execve fails, everything is undone and the server goes on.
+
+// HandoverFormat numbers the layout of the state a server hands to its
+// next image. Two binaries with the same number can hand over to each
+// other; a server refuses to upgrade to a binary that reports another.
+const HandoverFormat = 1
+
+// HandoverBanner starts the line a binary prints for
+// --persist-handover-format: "ptyplex-persist-handover FORMAT VERSION".
+const HandoverBanner = "ptyplex-persist-handover"
+
+// HandoverLine is what --persist-handover-format prints.
+func HandoverLine() string {
+	return fmt.Sprintf("%s %d %s", HandoverBanner, HandoverFormat, version.Version)
+}
+
+// handoverCheckBound is how long the new binary has to say what it reads.
+const handoverCheckBound = 5 * time.Second
+
+// checkHandover runs path --persist-handover-format and returns the
+// version it reports if its format is ours.
+func checkHandover(path string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), handoverCheckBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--persist-handover-format")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	// A script that leaves a child holding its stdout must not keep us.
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("%s --persist-handover-format did not answer within %v", path, handoverCheckBound)
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 200 {
+			msg = msg[:200] + "..."
+		}
+		if msg != "" {
+			return "", fmt.Errorf("%s --persist-handover-format: %v: %s", path, err, msg)
+		}
+		return "", fmt.Errorf("%s --persist-handover-format: %v", path, err)
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	f := strings.Fields(line)
+	if len(f) < 3 || f[0] != HandoverBanner {
+		return "", fmt.Errorf("%s is not a ptyplex-sidecar that can take over a persistent server: --persist-handover-format printed %q", path, truncate(line, 100))
+	}
+	n, err := strconv.Atoi(f[1])
+	if err != nil || n != HandoverFormat {
+		return "", fmt.Errorf("%s reads handover format %s, this server writes format %d", path, f[1], HandoverFormat)
+	}
+	return strings.Join(f[2:], " "), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// state is the header of the handover file; the journals follow it, in
+// the order of Terms, each End-Start bytes.
+type state struct {
+	Format     int           `json:"format"`
+	Name       string        `json:"name"`
+	From       string        `json:"from"` // the version that wrote it
+	Journal    int           `json:"journal"`
+	Total      int64         `json:"total"`
+	KeepExited time.Duration `json:"keepExited"`
+	Listener   int           `json:"listener"` // descriptor of the listening socket
+	Lock       int           `json:"lock"`     // descriptor of the flock'ed lock file, or -1
+	Terms      []termState   `json:"terms"`
+}
+
+// termState is one terminal of state: every field of term that outlives
+// the connections (all of them are closed before it is written).
+type termState struct {
+	ID    string   `json:"id"`
+	Pid   int      `json:"pid"`
+	PTS   string   `json:"pts"`
+	Cmd   string   `json:"cmd"`
+	Args  []string `json:"args,omitempty"`
+	Park  bool     `json:"park"`
+	Quota int      `json:"quota"`
+	Cols  uint16   `json:"cols"`
+	Rows  uint16   `json:"rows"`
+	// The journal holds [Start, End).
+	Start  uint64 `json:"start"`
+	End    uint64 `json:"end"`
+	Sent   uint64 `json:"sent"`
+	Acked  uint64 `json:"acked"`
+	Credit uint64 `json:"credit"`
+	// Running: not reaped; the child (maybe a zombie) is adopted by pid.
+	Running   bool       `json:"running"`
+	Closing   bool       `json:"closing"`
+	Exited    bool       `json:"exited"`
+	Exit      proto.Exit `json:"exit"`
+	ExitSent  bool       `json:"exitSent"`
+	ReadEnded bool       `json:"readEnded"`
+	// Master is the PTY master's descriptor, -1 once the child was
+	// reaped (the master is closed then).
+	Master int `json:"master"`
+	// Input is what was queued for the child and not yet written.
+	Input  [][]byte  `json:"input,omitempty"`
+	KillAt time.Time `json:"killAt,omitzero"`
+	KeepAt time.Time `json:"keepAt,omitzero"`
+}
+
+// upgrade carries out UPGRADE for c. It returns only when the upgrade was
+// refused or failed, after telling c why; the server then goes on as
+// before.
+func (s *Server) upgrade(c *conn, body []byte) {
+	var u proto.Upgrade
+	if err := json.Unmarshal(body, &u); err != nil || !filepath.IsAbs(u.Path) {
+		c.errorf("", "malformed UPGRADE: want {\"path\": \"/absolute/path/of/the/new/binary\", \"version\": ...}")
+		return
+	}
+	s.mu.Lock()
+	busy := ""
+	switch {
+	case s.stopping:
+		busy = "the server is stopping"
+	case s.upgrading:
+		busy = "another upgrade is under way"
+	case s.ln == nil:
+		busy = "the server is not listening yet"
+	}
+	if busy == "" {
+		s.upgrading = true
+	}
+	s.mu.Unlock()
+	if busy != "" {
+		c.errorf("", "UPGRADE refused: %s", busy)
+		return
+	}
+	defer func() {
+		s.mu.Lock()
+		s.upgrading = false
+		s.mu.Unlock()
+	}()
+	to, err := checkHandover(u.Path)
+	if err != nil {
+		s.logf("upgrade to %s (asked by %q) refused: %v", u.Path, u.Version, err)
+		c.errorf("", "UPGRADE refused: %v", err)
+		return
+	}
+	s.logf("upgrading to %s (version %s, handover format %d)", u.Path, to, HandoverFormat)
+	err = s.handover(c, u.Path, to)
+	s.logf("upgrade to %s failed, going on as before: %v", u.Path, err)
+	c.errorf("", "UPGRADE failed: %v (the server goes on as before)", err)
+}
+
+// handover freezes the server and executes path in its place; it returns
+// only if that failed, after undoing the freeze.
+func (s *Server) handover(c *conn, path, to string) (err error) {
+	s.mu.Lock()
+	ln := s.ln
+	s.mu.Unlock()
+	// The listening socket goes on in the new image: a duplicate of it
+	// is handed over, and the Go listener, which owns the original, is
+	// closed so that Serve stops accepting (and the path stays).
+	lnFD, err := dupCloexec(ln)
+	if err != nil {
+		return fmt.Errorf("duplicate the listener: %w", err)
+	}
+	s.mu.Lock()
+	s.relisten = make(chan *net.UnixListener, 1)
+	s.mu.Unlock()
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+	var handed []int // descriptors whose close-on-exec flag was cleared
+	frozen := false
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, fd := range handed {
+			unix.CloseOnExec(fd)
+		}
+		if frozen {
+			for _, t := range s.snapshotTerms() {
+				t.unfreeze()
+			}
+		}
+		s.restoreListener(lnFD)
+	}()
+
+	// Freeze first, so that INPUT a closing connection is still
+	// dispatching cannot wait for a frozen child; then end every other
+	// connection and wait until their goroutines have; then freeze the
+	// terminals an OPEN made meanwhile.
+	frozen = true
+	for _, t := range s.snapshotTerms() {
+		if err := t.freeze(); err != nil {
+			return err
+		}
+	}
+	if err := s.closeConns(c); err != nil {
+		return err
+	}
+	s.detachAll(c)
+	terms := s.snapshotTerms()
+	for _, t := range terms {
+		if err := t.freeze(); err != nil {
+			return err
+		}
+	}
+
+	st := state{Format: HandoverFormat, Name: s.opts.Name, From: version.Version, Journal: s.opts.Journal,
+		Total: s.opts.Total, KeepExited: s.opts.KeepExited, Listener: lnFD, Lock: lockFD()}
+	size, queued := 0, 0
+	for _, t := range terms {
+		ts, err := t.state()
+		if err != nil {
+			return err
+		}
+		st.Terms = append(st.Terms, ts)
+		size += int(ts.End - ts.Start)
+		for _, b := range ts.Input {
+			queued += len(b)
+		}
+	}
+	hdr, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	sf, err := stateFile()
+	if err != nil {
+		return fmt.Errorf("state file: %w", err)
+	}
+	defer sf.Close() // reached only if we are still this image
+	w := bufio.NewWriterSize(sf, 1<<20)
+	w.Write(hdr)
+	w.WriteByte('\n')
+	for _, t := range terms {
+		// Straight from the ring: the frozen journal does not change,
+		// and a copy would hold every journal a third time.
+		t.mu.Lock()
+		t.j.writeTo(w)
+		t.mu.Unlock()
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write the state (%d bytes of journals): %w", size, err)
+	}
+	stateFD, err := fileFD(sf)
+	if err != nil {
+		return err
+	}
+	exe := selfExe()
+	if exe != nil {
+		defer exe.Close()
+	}
+	exeFD := -1
+	if exe != nil {
+		exeFD, _ = fileFD(exe)
+	}
+
+	fds := []int{lnFD, stateFD}
+	if st.Lock >= 0 {
+		fds = append(fds, st.Lock)
+	}
+	if exeFD >= 0 {
+		fds = append(fds, exeFD)
+	}
+	for _, ts := range st.Terms {
+		if ts.Master >= 0 {
+			fds = append(fds, ts.Master)
+		}
+	}
+	args := append([]string{path}, s.opts.Args...)
+	args = append(args, "--resume-fd", strconv.Itoa(stateFD))
+	if exeFD >= 0 {
+		args = append(args, "--resume-exe", strconv.Itoa(exeFD))
+	}
+	// Every terminal is frozen, every connection but c is closed: say so
+	// and go. The exec closes c (close-on-exec), which is how the
+	// upgrader learns that the new image is starting.
+	c.writeJSON(proto.TypeUpgrading, proto.Upgrading{From: version.Version, Terminals: len(st.Terms), To: to})
+	s.logf("handing %d terminals (%d journal bytes, %d bytes of input queued for them) to %s", len(st.Terms), size, queued, path)
+	for _, fd := range fds {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+			return fmt.Errorf("clear close-on-exec of descriptor %d: %w", fd, err)
+		}
+		handed = append(handed, fd)
+	}
+	err = syscall.Exec(path, args, os.Environ())
+	return fmt.Errorf("execve %s: %w", path, err)
+}
+
+// closeConns closes every connection but keep and waits until their
+// goroutines have detached their terminals and ended.
+func (s *Server) closeConns(keep *conn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c != keep {
+			c.c.Close()
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	timer := time.AfterFunc(10*time.Second, func() {
+		s.mu.Lock()
+		s.connGone.Broadcast()
+		s.mu.Unlock()
+	})
+	defer timer.Stop()
+	for len(s.conns) > 1 || (len(s.conns) == 1 && !hasConn(s.conns, keep)) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d connections did not end within 10s", len(s.conns)-1)
+		}
+		s.connGone.Wait()
+	}
+	return nil
+}
+
+func hasConn(m map[*conn]struct{}, c *conn) bool { _, ok := m[c]; return ok }
+
+// restoreListener makes a listener of the duplicate handed over and gives
+// it to Serve: the upgrade was rolled back.
+func (s *Server) restoreListener(fd int) {
+	f := os.NewFile(uintptr(fd), "listener")
+	l, err := net.FileListener(f)
+	f.Close()
+	var ul *net.UnixListener
+	if err == nil {
+		ul = l.(*net.UnixListener)
+	} else {
+		s.logf("upgrade rollback: listening again: %v; ending", err)
+	}
+	s.mu.Lock()
+	w := s.relisten
+	s.relisten = nil
+	s.ln = ul
+	s.mu.Unlock()
+	if ul == nil {
+		go s.Shutdown()
+	}
+	if w != nil {
+		w <- ul
+	}
+}
+
+// dupCloexec duplicates the listener's descriptor (close-on-exec, until
+// the handover clears it).
+func dupCloexec(ln *net.UnixListener) (int, error) {
+	rc, err := ln.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	nfd := -1
+	var derr error
+	if err := rc.Control(func(fd uintptr) { nfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	return nfd, derr
+}
+
+// fileFD is f's descriptor number, without os.File.Fd's switch to
+// blocking mode.
+func fileFD(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	n := -1
+	if err := rc.Control(func(fd uintptr) { n = int(fd) }); err != nil {
+		return -1, err
+	}
+	return n, nil
+}
+
+// lockFD is the lock file's descriptor, -1 if we hold none (tests).
+func lockFD() int {
+	if keepLock == nil {
+		return -1
+	}
+	fd, err := fileFD(keepLock)
+	if err != nil {
+		return -1
+	}
+	return fd
+}
+
+// freezeBound is how long a terminal's reader and input writer have to
+// stop once their PTY calls were interrupted; they take microseconds.
+const freezeBound = 5 * time.Second
+
+// freeze stops t's reader and input writer where every byte is either in
+// the journal or in inq, and keeps its supervisor from reaping. Input
+// written from now on is queued whatever the queue's length.
+func (t *term) freeze() error {
+	t.mu.Lock()
+	if t.frozen {
+		t.mu.Unlock()
+		return nil
+	}
+	t.frozen = true
+	t.cond.Broadcast()
+	t.incond.Broadcast()
+	proc := t.proc
+	t.mu.Unlock()
+	if proc != nil {
+		// Reads and writes in progress return now; both loops then see
+		// frozen and wait. (Errors: the PTY was closed, after a reap.)
+		past := time.Unix(1, 0)
+		proc.SetReadDeadline(past)
+		proc.SetWriteDeadline(past)
+	}
+	deadline := time.Now().Add(freezeBound)
+	wake := time.AfterFunc(freezeBound, func() {
+		t.mu.Lock()
+		t.cond.Broadcast()
+		t.mu.Unlock()
+	})
+	defer wake.Stop()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.reading || t.inWriting {
+		if time.Now().After(deadline) {
+			// Frozen all the same: the rollback unfreezes it.
+			return fmt.Errorf("terminal %q did not stop reading and writing within %v", t.id, freezeBound)
+		}
+		t.cond.Wait()
+	}
+	return nil
+}
+
+// unfreeze undoes freeze: an upgrade was rolled back.
+func (t *term) unfreeze() {
+	t.mu.Lock()
+	proc := t.proc
+	t.mu.Unlock()
+	if proc != nil {
+		proc.SetReadDeadline(time.Time{})
+		proc.SetWriteDeadline(time.Time{})
+	}
+	t.mu.Lock()
+	t.frozen = false
+	t.cond.Broadcast()
+	t.incond.Broadcast()
+	t.mu.Unlock()
+}
+
+// state describes the frozen t.
+func (t *term) state() (termState, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Park: t.park, Quota: t.quota,
+		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit,
+		Running: t.running, Closing: t.closing, Exited: t.exited, Exit: t.exit, ExitSent: t.exitSent,
+		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt}
+	if t.proc != nil {
+		ts.PTS = t.proc.TTY()
+	}
+	if t.closing && t.running {
+		ts.KillAt = t.killAt
+	}
+	for _, b := range t.inq {
+		if len(b) > 0 {
+			ts.Input = append(ts.Input, b)
+		}
+	}
+	if t.running {
+		// Not reaped (frozen terminals are not): the master is open.
+		fd, err := t.proc.MasterFD()
+		if err != nil {
+			return ts, fmt.Errorf("terminal %q: PTY master: %w", t.id, err)
+		}
+		ts.Master = fd
+	}
+	return ts, nil
+}
