@@ -231,7 +231,6 @@ func (w *window) readEpoch(p []byte) (n int, grant int, epoch uint64, err error)
 	return n, grant, w.epoch, nil
 }
 
-
 // finish records the end of the terminal; err is io.EOF for a normal exit.
 // Buffered output stays readable.
 func (w *window) finish(err error) {

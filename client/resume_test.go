@@ -1,0 +1,339 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/sshtest"
+)
+
+// resumeBound is how long a test waits for one thing to happen. Generous:
+// ssh's key exchange under -race on a loaded 2-core machine is slow.
+const resumeBound = 30 * time.Second
+
+// events collects a reconnecting client's events for a test to wait on.
+type events struct {
+	mu   sync.Mutex
+	all  []Event
+	wake chan struct{}
+}
+
+func newEvents() *events { return &events{wake: make(chan struct{})} }
+
+func (e *events) on(ev Event) {
+	e.mu.Lock()
+	e.all = append(e.all, ev)
+	close(e.wake)
+	e.wake = make(chan struct{})
+	e.mu.Unlock()
+}
+
+// next waits for the n-th event of kind (counting from 1) and returns it.
+func (e *events) next(t *testing.T, kind EventKind, n int) Event {
+	t.Helper()
+	deadline := time.NewTimer(resumeBound)
+	defer deadline.Stop()
+	for {
+		e.mu.Lock()
+		seen := 0
+		for _, ev := range e.all {
+			if ev.Kind == kind {
+				if seen++; seen == n {
+					e.mu.Unlock()
+					return ev
+				}
+			}
+		}
+		wake, all := e.wake, append([]Event(nil), e.all...)
+		e.mu.Unlock()
+		select {
+		case <-wake:
+		case <-deadline.C:
+			t.Fatalf("no %v event #%d within %v; events: %v", kind, n, resumeBound, all)
+		}
+	}
+}
+
+func (e *events) count(kind EventKind) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, ev := range e.all {
+		if ev.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// sink reads a terminal to its end, keeping everything.
+type sink struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	err  error
+	wake chan struct{}
+}
+
+func drain(term *Terminal) *sink {
+	s := &sink{wake: make(chan struct{})}
+	go func() {
+		p := make([]byte, 32<<10)
+		for {
+			n, err := term.Read(p)
+			s.mu.Lock()
+			s.buf.Write(p[:n])
+			if err != nil {
+				s.err = err
+			}
+			close(s.wake)
+			s.wake = make(chan struct{})
+			s.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// until waits for cond on the bytes so far (and the end, if any).
+func (s *sink) until(t *testing.T, what string, cond func(b []byte, err error) bool) {
+	t.Helper()
+	deadline := time.NewTimer(resumeBound)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ok, n, err, wake := cond(s.buf.Bytes(), s.err), s.buf.Len(), s.err, s.wake
+		s.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-wake:
+		case <-deadline.C:
+			t.Fatalf("timed out waiting for %s (%d bytes so far, err %v)", what, n, err)
+		}
+	}
+}
+
+func (s *sink) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Len()
+}
+
+func (s *sink) bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]byte(nil), s.buf.Bytes()...)
+}
+
+// floodLine is line i of terminal k's flood as the PTY shows it.
+func floodLine(k, i int) string { return fmt.Sprintf("t%d %07d é€\r\n", k, i) }
+
+// floodScript prints numbered lines until stop exists (looked for every
+// 500 lines), so that every kill lands in the middle of a flood.
+func floodScript(k int, stop string) string {
+	return fmt.Sprintf(`exec awk 'BEGIN { for (i = 0; ; i++) { printf "t%d %%07d \303\251\342\202\254\n", i; `+
+		`if (i %% 500 == 499) { if ((getline l < "%s") >= 0) exit; close("%s") } } }'`, k, stop, stop)
+}
+
+// checkFlood says whether got is exactly the first lines of terminal k's
+// flood, whole lines only.
+func checkFlood(k int, got []byte) error {
+	var want bytes.Buffer
+	for i := 0; want.Len() < len(got); i++ {
+		want.WriteString(floodLine(k, i))
+	}
+	if bytes.Equal(got, want.Bytes()) {
+		return nil
+	}
+	n := 0
+	for n < len(got) && n < want.Len() && got[n] == want.Bytes()[n] {
+		n++
+	}
+	return fmt.Errorf("terminal t%d: %d bytes; first difference at byte %d: got %q, want %q", k, len(got), n,
+		got[n:min(n+40, len(got))], want.Bytes()[n:min(n+40, want.Len())])
+}
+
+// resumeRig is a persistent server reached over a real ssh to a real sshd,
+// with a gate: while the gate file exists, a new transport waits before
+// running ssh, so that the test can act while the client is certainly
+// disconnected.
+type resumeRig struct {
+	srv     *sshtest.Server
+	name    string
+	env     []string // the runtime directory, for --stop
+	dir     string
+	gate    string
+	argv    []string
+	runtime string
+}
+
+func newResumeRig(t *testing.T, name string) *resumeRig {
+	srv := sshtest.Start(t)
+	env := persistEnv(t, name)
+	rt := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PTYPLEX_RUNTIME_DIR="); ok {
+			rt = v
+		}
+	}
+	dir := t.TempDir()
+	r := &resumeRig{srv: srv, name: name, env: env, dir: dir, gate: filepath.Join(dir, "gate"), runtime: rt}
+	// The persistent server runs on the other side of ssh (here the same
+	// machine), in the test's runtime directory.
+	remote := fmt.Sprintf("PTYPLEX_RUNTIME_DIR=%s exec %s --persist %s", shellQuote(rt), shellQuote(sidecarBin), name)
+	r.argv = append([]string{"sh", "-c", `while [ -e "$0" ]; do sleep 0.01; done; exec "$@"`, r.gate}, srv.Command(false, remote)...)
+	return r
+}
+
+func (r *resumeRig) start(t *testing.T, ev *events, p ReconnectPolicy) *Client {
+	t.Helper()
+	p.OnEvent = ev.on
+	c, err := Start(Options{Transport: r.argv, Stderr: testLog{t}, HelloTimeout: resumeBound, Reconnect: &p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (r *resumeRig) closeGate(t *testing.T) {
+	if err := os.WriteFile(r.gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (r *resumeRig) openGate(t *testing.T) {
+	if err := os.Remove(r.gate); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Four remote terminals flood numbered lines and a fifth echoes keys; the
+// ssh client is SIGKILLed mid-flood three times a round. Each time the
+// client reconnects and reattaches; keys typed while it is down (the gate
+// holds the next ssh back until they are written) are queued. At the end
+// every stream is byte for byte what its program wrote, and the keys
+// arrived once each, in order.
+func TestResumeOverSSH(t *testing.T) {
+	rounds := 10
+	if testing.Short() {
+		rounds = 3
+	}
+	rig := newResumeRig(t, "resume")
+	start := time.Now()
+	for round := 0; round < rounds; round++ {
+		resumeRound(t, rig, round)
+	}
+	t.Logf("%d rounds of 3 kills in %v", rounds, time.Since(start).Round(time.Millisecond))
+}
+
+func resumeRound(t *testing.T, rig *resumeRig, round int) {
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Attempts: 50})
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	stop := filepath.Join(rig.dir, fmt.Sprintf("stop%d", round))
+	const floods = 4
+	var terms [floods]*Terminal
+	var outs [floods]*sink
+	for k := range terms {
+		term, err := c.Open(ctx, OpenOptions{ID: fmt.Sprintf("r%d-t%d", round, k), Cmd: "sh", Args: []string{"-c", floodScript(k, stop)},
+			// Park: a flood stops while nobody holds it, so nothing
+			// falls out of the journal during the gap.
+			Detached: "park", Journal: 256 << 10, Window: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms[k], outs[k] = term, drain(term)
+	}
+	echo, err := c.Open(ctx, OpenOptions{ID: fmt.Sprintf("r%d-echo", round), Cmd: "sh", Args: []string{"-c", "stty -echo; echo ready; exec cat"}, Detached: "park"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	echoed := drain(echo)
+	echoed.until(t, "ready", func(b []byte, _ error) bool { return bytes.HasPrefix(b, []byte("ready\r\n")) })
+	var keys []string
+	typeKey := func() {
+		k := fmt.Sprintf("key %d.%d", round, len(keys))
+		keys = append(keys, k)
+		if _, err := echo.Write([]byte(k + "\n")); err != nil {
+			t.Fatalf("writing %q: %v", k, err)
+		}
+	}
+
+	for kill := 1; kill <= 3; kill++ {
+		// Mid-flood: every stream has moved on since the last kill.
+		for k, o := range outs {
+			at := o.len()
+			o.until(t, fmt.Sprintf("round %d, flood %d to move before kill %d", round, k, kill), func(b []byte, _ error) bool { return len(b) >= at+16<<10 })
+		}
+		typeKey()
+		// The key was typed while connected: wait for its echo, so that
+		// it is not in flight when the transport dies (input is
+		// delivered at most once; what dies in ssh's buffers is lost).
+		want := strings.Join(keys, "\r\n") + "\r\n"
+		echoed.until(t, "the echo of "+keys[len(keys)-1], func(b []byte, _ error) bool { return bytes.HasSuffix(b, []byte(want)) })
+
+		rig.closeGate(t)
+		pid := c.Pid()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		ev.next(t, EventDisconnected, kill)
+		if !c.disconnected() {
+			t.Fatal("the client says it is connected after the Disconnected event, with the gate closed")
+		}
+		typeKey()
+		typeKey()
+		rig.openGate(t)
+		r := ev.next(t, EventReconnected, kill)
+		if c.Pid() == pid {
+			t.Fatalf("kill %d: still the killed transport's pid after %v", kill, r)
+		}
+	}
+
+	if err := os.WriteFile(stop, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "ready\r\n" + strings.Join(keys, "\r\n") + "\r\n"
+	echoed.until(t, "every key's echo", func(b []byte, _ error) bool { return len(b) >= len(want) })
+	echo.Write([]byte{4}) // ^D: cat ends
+	echoed.until(t, "the echo terminal's end", func(_ []byte, err error) bool { return err != nil })
+	if got := string(echoed.bytes()); got != want {
+		t.Errorf("round %d: keys arrived as %q, want %q", round, got, want)
+	}
+	for k, o := range outs {
+		o.until(t, fmt.Sprintf("flood %d's end", k), func(_ []byte, err error) bool { return err != nil })
+		if st, err := terms[k].Wait(); err != nil || st.Code != 0 {
+			t.Fatalf("round %d: flood %d ended with %v, %v", round, k, st, err)
+		}
+		if err := checkFlood(k, o.bytes()); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	if n := ev.count(EventLost); n != 0 {
+		t.Errorf("round %d: %d Lost events in park mode", round, n)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("round %d: Close: %v", round, err)
+	}
+}
+
+// testLogf is for the sizes a test reports.
+var _ = strconv.Itoa
+var _ = errors.Is
+var _ = exec.Command
