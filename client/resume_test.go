@@ -235,15 +235,22 @@ func TestResumeOverSSH(t *testing.T) {
 	}
 	rig := newResumeRig(t, "resume")
 	start := time.Now()
+	// One client for every round (ssh's login is most of a reconnect's
+	// time, and a round costs three of them); each round opens its own
+	// terminals.
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Attempts: 50})
 	for round := 0; round < rounds; round++ {
-		resumeRound(t, rig, round)
+		resumeRound(t, rig, c, ev, round)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 	t.Logf("%d rounds of 3 kills in %v", rounds, time.Since(start).Round(time.Millisecond))
 }
 
-func resumeRound(t *testing.T, rig *resumeRig, round int) {
-	ev := newEvents()
-	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond, Attempts: 50})
+func resumeRound(t *testing.T, rig *resumeRig, c *Client, ev *events, round int) {
+	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
 	defer cancel()
 	stop := filepath.Join(rig.dir, fmt.Sprintf("stop%d", round))
@@ -266,6 +273,7 @@ func resumeRound(t *testing.T, rig *resumeRig, round int) {
 	}
 	echoed := drain(echo)
 	echoed.until(t, "ready", func(b []byte, _ error) bool { return bytes.HasPrefix(b, []byte("ready\r\n")) })
+	t.Logf("round %d: open after %v", round, time.Since(t0))
 	var keys []string
 	typeKey := func() {
 		k := fmt.Sprintf("key %d.%d", round, len(keys))
@@ -293,14 +301,15 @@ func resumeRound(t *testing.T, rig *resumeRig, round int) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		ev.next(t, EventDisconnected, kill)
+		ev.next(t, EventDisconnected, 3*round+kill)
 		if !c.disconnected() {
 			t.Fatal("the client says it is connected after the Disconnected event, with the gate closed")
 		}
 		typeKey()
 		typeKey()
 		rig.openGate(t)
-		r := ev.next(t, EventReconnected, kill)
+		r := ev.next(t, EventReconnected, 3*round+kill)
+		t.Logf("round %d kill %d: %v", round, kill, r)
 		if c.Pid() == pid {
 			t.Fatalf("kill %d: still the killed transport's pid after %v", kill, r)
 		}
@@ -309,6 +318,7 @@ func resumeRound(t *testing.T, rig *resumeRig, round int) {
 	if err := os.WriteFile(stop, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("round %d: kills done after %v", round, time.Since(t0))
 	want := "ready\r\n" + strings.Join(keys, "\r\n") + "\r\n"
 	echoed.until(t, "every key's echo", func(b []byte, _ error) bool { return len(b) >= len(want) })
 	echo.Write([]byte{4}) // ^D: cat ends
@@ -327,9 +337,6 @@ func resumeRound(t *testing.T, rig *resumeRig, round int) {
 	}
 	if n := ev.count(EventLost); n != 0 {
 		t.Errorf("round %d: %d Lost events in park mode", round, n)
-	}
-	if err := c.Close(); err != nil {
-		t.Errorf("round %d: Close: %v", round, err)
 	}
 }
 
