@@ -103,7 +103,7 @@ const (
 	// why. Terminals stay open and writes queue from now on.
 	EventDisconnected EventKind = iota + 1
 	// EventReconnectFailed: attempt Attempt failed with Err; another
-	// follows after a delay.
+	// follows after a delay, or GaveUp after the last.
 	EventReconnectFailed
 	// EventLost: bytes of terminal TerminalID fell out of the server's
 	// journal while the connection was down (Lost of them); its Read

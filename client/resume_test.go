@@ -340,7 +340,196 @@ func resumeRound(t *testing.T, rig *resumeRig, c *Client, ev *events, round int)
 	}
 }
 
-// testLogf is for the sizes a test reports.
+// The ssh client is stopped (SIGSTOP), not killed: the transport hangs
+// without ending, as with a network gone away. The keepalive notices
+// within its interval plus its timeout, kills ssh and reconnects, and the
+// flood goes on with no byte lost or repeated.
+func TestKeepaliveDetectsHungTransport(t *testing.T) {
+	rig := newResumeRig(t, "hung")
+	ev := newEvents()
+	p := ReconnectPolicy{InitialDelay: 5 * time.Millisecond, KeepaliveInterval: 200 * time.Millisecond, KeepaliveTimeout: 800 * time.Millisecond}
+	c := rig.start(t, ev, p)
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	stop := filepath.Join(rig.dir, "stop")
+	term, err := c.Open(ctx, OpenOptions{ID: "flood", Cmd: "sh", Args: []string{"-c", floodScript(0, stop)}, Detached: "park", Window: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := drain(term)
+	out.until(t, "the flood", func(b []byte, _ error) bool { return len(b) >= 64<<10 })
+	pid := c.Pid()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	d := ev.next(t, EventDisconnected, 1)
+	took := time.Since(stopped)
+	bound := p.KeepaliveInterval + p.KeepaliveTimeout
+	t.Logf("a hung transport noticed after %v (bound %v): %v", took, bound, d.Err)
+	if !strings.Contains(d.Err.Error(), "keepalive") {
+		t.Errorf("Disconnected for %v, want the keepalive's verdict", d.Err)
+	}
+	// The kill itself, and reaping ssh, come on top of the detection; a
+	// loaded machine gets a second for them.
+	if took > bound+time.Second {
+		t.Errorf("noticed after %v, want within %v", took, bound)
+	}
+	ev.next(t, EventReconnected, 1)
+	at := out.len()
+	out.until(t, "the flood after the reconnect", func(b []byte, _ error) bool { return len(b) >= at+64<<10 })
+	os.WriteFile(stop, nil, 0o600)
+	out.until(t, "the flood's end", func(_ []byte, err error) bool { return err != nil })
+	if err := checkFlood(0, out.bytes()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The default policy notices a dead connection within 15 s.
+func TestKeepaliveDefaultBound(t *testing.T) {
+	if b := (ReconnectPolicy{}).DetectionBound(); b > 15*time.Second || b <= 0 {
+		t.Fatalf("default detection bound %v, want within 15 s", b)
+	}
+	if b := (ReconnectPolicy{KeepaliveInterval: -1}).DetectionBound(); b != 0 {
+		t.Fatalf("keepalive off: bound %v", b)
+	}
+}
+
+// localRig is a persistent server on this machine behind a transport of
+// sh: the gate holds a reconnect back, the fail file makes it fail.
+type localRig struct {
+	gate, fail string
+	argv       []string
+	env        []string
+}
+
+func newLocalRig(t *testing.T, name string) *localRig {
+	dir := t.TempDir()
+	r := &localRig{gate: filepath.Join(dir, "gate"), fail: filepath.Join(dir, "fail"), env: persistEnv(t, name)}
+	r.argv = []string{"sh", "-c", `while [ -e "$0" ]; do sleep 0.01; done; if [ -e "$1" ]; then echo no way through >&2; exit 1; fi; shift; exec "$@"`,
+		r.gate, r.fail, sidecarBin, "--persist", name}
+	return r
+}
+
+func (r *localRig) start(t *testing.T, ev *events, p ReconnectPolicy) *Client {
+	t.Helper()
+	p.OnEvent = ev.on
+	c, err := Start(Options{Transport: r.argv, Env: r.env, Stderr: testLog{t}, Reconnect: &p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Writes while disconnected queue up to QueueLimit bytes; the one that
+// would pass it fails whole with ErrDisconnectedQueueFull, and the ones
+// before (and a smaller one after) arrive in order after the reconnect.
+func TestResumeQueueLimit(t *testing.T) {
+	rig := newLocalRig(t, "queue")
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: time.Millisecond, QueueLimit: 100})
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	echo, err := c.Open(ctx, OpenOptions{Cmd: "sh", Args: []string{"-c", "stty -echo; echo ready; exec cat"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := drain(echo)
+	out.until(t, "ready", func(b []byte, _ error) bool { return bytes.Equal(b, []byte("ready\r\n")) })
+	os.WriteFile(rig.gate, nil, 0o600)
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	ev.next(t, EventDisconnected, 1)
+	want := "ready\r\n"
+	for i := 0; i < 10; i++ { // 90 bytes
+		line := fmt.Sprintf("queued %d", i) // 8 bytes and a newline
+		if n, err := echo.Write([]byte(line + "\n")); err != nil || n != 9 {
+			t.Fatalf("write %d while disconnected: %d, %v", i, n, err)
+		}
+		want += line + "\r\n"
+	}
+	if n, err := echo.Write([]byte("too long to fit\n")); !errors.Is(err, ErrDisconnectedQueueFull) || n != 0 {
+		t.Fatalf("a write past the limit: %d, %v", n, err)
+	} else {
+		t.Logf("past the limit: %v", err)
+	}
+	if _, err := echo.Write([]byte("the last\n")); err != nil { // 9 more: 99
+		t.Fatalf("a write within the limit after a refused one: %v", err)
+	}
+	want += "the last\r\n"
+	if _, err := c.Open(ctx, OpenOptions{Cmd: "true"}); !errors.Is(err, ErrDisconnected) {
+		t.Errorf("Open while disconnected: %v, want ErrDisconnected", err)
+	}
+	os.Remove(rig.gate)
+	ev.next(t, EventReconnected, 1)
+	out.until(t, "the queued keys", func(b []byte, _ error) bool { return len(b) >= len(want) })
+	if got := string(out.bytes()); got != want {
+		t.Fatalf("after the reconnect: %q, want %q", got, want)
+	}
+	// And the queue is empty again: a write as long as the limit fits.
+	os.WriteFile(rig.gate, nil, 0o600)
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	ev.next(t, EventDisconnected, 2)
+	if _, err := echo.Write([]byte(strings.Repeat("x", 99) + "\n")); err != nil {
+		t.Fatalf("a write of the whole limit after a reconnect: %v", err)
+	}
+	os.Remove(rig.gate)
+	ev.next(t, EventReconnected, 2)
+}
+
+// A transport that fails every time: after Attempts failed attempts the
+// client gives up, and its terminals end with an error that says why.
+func TestResumeGivesUp(t *testing.T) {
+	rig := newLocalRig(t, "giveup")
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond, Attempts: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	term, err := c.Open(ctx, OpenOptions{Cmd: "cat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(rig.fail, nil, 0o600)
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	g := ev.next(t, EventGaveUp, 1)
+	if n := ev.count(EventReconnectFailed); n != 3 {
+		t.Errorf("%d ReconnectFailed events before giving up after 3 attempts, want 3", n)
+	}
+	t.Logf("%v", g)
+	if !strings.Contains(g.Err.Error(), "after 3 attempts") {
+		t.Errorf("GaveUp: %v", g.Err)
+	}
+	select {
+	case <-term.Done():
+	case <-time.After(resumeBound):
+		t.Fatal("the terminal did not end after GaveUp")
+	}
+	if _, err := term.Wait(); !errors.Is(err, ErrSidecarGone) || !strings.Contains(err.Error(), "gave up reconnecting") {
+		t.Fatalf("the terminal ended with %v", err)
+	}
+	if _, err := term.Write([]byte("x")); !errors.Is(err, ErrSidecarGone) {
+		t.Fatalf("Write after GaveUp: %v", err)
+	}
+	<-c.Done()
+	if err := c.Err(); !errors.Is(err, ErrSidecarGone) {
+		t.Fatalf("Err after GaveUp: %v", err)
+	}
+}
+
+// Reconnect needs a peer that keeps its terminals; Persistent and Args
+// are refused with a Transport rather than dropped.
+func TestResumeNeedsPersistent(t *testing.T) {
+	_, err := Start(Options{SidecarPath: sidecarBin, Reconnect: &ReconnectPolicy{}})
+	if err == nil || !strings.Contains(err.Error(), "persistent sidecar") {
+		t.Fatalf("Reconnect to a plain sidecar: %v", err)
+	}
+	if _, err := Persistent("x", Options{Transport: []string{"sh", "-c", "exit 1"}}); err == nil || !strings.Contains(err.Error(), "--persist x") {
+		t.Fatalf("Persistent with a Transport: %v", err)
+	}
+	if _, err := Start(Options{Transport: []string{sidecarBin}, Args: []string{"--persist", "x"}}); err == nil || !strings.Contains(err.Error(), "do not apply") {
+		t.Fatalf("Args with a Transport: %v", err)
+	}
+}
+
 var _ = strconv.Itoa
-var _ = errors.Is
 var _ = exec.Command
