@@ -65,8 +65,10 @@ func install(opts Options) ([]string, error) {
 		return nil, fmt.Errorf("start: %w", err)
 	}
 	// res.Sidecar is a word for the remote shell already ("~/" for the
-	// home); the arguments are quoted for it.
-	line := []string{res.Sidecar}
+	// home); the arguments are quoted for it. exec: the remote shell
+	// becomes the sidecar instead of waiting for it, so that the end of
+	// the transport is the end of the sidecar's input and nothing else.
+	line := []string{"exec", res.Sidecar}
 	for _, a := range in.Args {
 		line = append(line, shellQuote(a))
 	}

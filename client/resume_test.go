@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -531,5 +530,62 @@ func TestResumeNeedsPersistent(t *testing.T) {
 	}
 }
 
-var _ = strconv.Itoa
-var _ = exec.Command
+
+// Options.Install puts the sidecar on "the other machine" (sh -c stands
+// in for ssh, as in internal/remoteinstall's tests) before the first
+// connect and runs the installed one, persistent, through the same
+// transport; a reconnect runs it again without installing.
+func TestInstallOnFirstConnect(t *testing.T) {
+	bins := t.TempDir()
+	sc, err := os.ReadFile(sidecarBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bins, SidecarName), sc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The installer checks ptyplex's --version too; a stand-in says it.
+	out, err := exec.Command(sidecarBin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Replace(strings.TrimSpace(string(out)), SidecarName, "ptyplex", 1)
+	if err := os.WriteFile(filepath.Join(bins, "ptyplex"), []byte("#!/bin/sh\necho '"+line+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "remote home")
+	env := persistEnv(t, "installed")
+	var log syncWriter
+	log.b = &strings.Builder{}
+	ev := newEvents()
+	c, err := Start(Options{
+		Install:   &InstallOptions{Transport: []string{"sh", "-c"}, LocalDir: bins, Dir: root, Args: []string{"--persist", "installed"}, Log: &log},
+		Env:       env,
+		Stderr:    testLog{t},
+		Reconnect: &ReconnectPolicy{InitialDelay: time.Millisecond, OnEvent: ev.on},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	t.Logf("installer: %s", log.String())
+	if peer, _ := c.Peer(); !peer.Has("persist") {
+		t.Fatalf("the installed sidecar's HELLO: %+v", peer)
+	}
+	installed, _ := filepath.Glob(filepath.Join(root, "*", SidecarName))
+	if len(installed) != 1 {
+		t.Fatalf("installed: %v", installed)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	term, err := c.Open(ctx, OpenOptions{Cmd: "sh", Args: []string{"-c", "stty -echo; echo ready; exec cat"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := drain(term)
+	o.until(t, "ready", func(b []byte, _ error) bool { return bytes.Equal(b, []byte("ready\r\n")) })
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	ev.next(t, EventReconnected, 1)
+	term.Write([]byte("still here\n"))
+	o.until(t, "the echo after the reconnect", func(b []byte, _ error) bool { return bytes.Equal(b, []byte("ready\r\nstill here\r\n")) })
+}
