@@ -530,7 +530,6 @@ func TestResumeNeedsPersistent(t *testing.T) {
 	}
 }
 
-
 // Options.Install puts the sidecar on "the other machine" (sh -c stands
 // in for ssh, as in internal/remoteinstall's tests) before the first
 // connect and runs the installed one, persistent, through the same
