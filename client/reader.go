@@ -20,11 +20,7 @@ func (c *Client) watch() {
 	for {
 		s := c.stream()
 		<-s.Done()
-		var lv *liveness
-		if c.rc != nil {
-			lv = s.lv
-		}
-		cause := streamCause(s, lv)
+		cause := streamCause(s, s.lv)
 		if c.rc == nil || c.stopping() {
 			c.end(cause)
 			return

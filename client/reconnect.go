@@ -392,6 +392,12 @@ func (c *Client) reconnect(cause error) error {
 		if c.stopping() {
 			return errClosedWhileDown
 		}
+		// An attempt that got as far as resuming before its connection
+		// died had let frames through: they queue again from here.
+		r.io.Lock()
+		r.down = true
+		r.io.Unlock()
+		c.failPending(fmt.Errorf("%w: %w", ErrDisconnected, err))
 		last = err
 		var perm permanentError
 		if errors.As(err, &perm) {
