@@ -588,3 +588,87 @@ func TestInstallOnFirstConnect(t *testing.T) {
 	term.Write([]byte("still here\n"))
 	o.until(t, "the echo after the reconnect", func(b []byte, _ error) bool { return bytes.Equal(b, []byte("ready\r\nstill here\r\n")) })
 }
+
+// In ring mode a terminal goes on while nobody holds it, and what falls
+// out of its journal is lost: the resume reports it (EventLost), and Read
+// carries the server's repaint in place of the lost bytes, after which
+// Offset is where the server's count is.
+func TestResumeLostInRing(t *testing.T) {
+	rig := newLocalRig(t, "ring")
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	dir := t.TempDir()
+	trigger, flooded := filepath.Join(dir, "trigger"), filepath.Join(dir, "flooded")
+	for _, f := range []string{trigger, flooded} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := fmt.Sprintf("stty -echo; echo ready; read x < %s; seq 1 100000; echo done > %s; exec cat", trigger, flooded)
+	term, err := c.Open(ctx, OpenOptions{ID: "ring", Cmd: "sh", Args: []string{"-c", script}, Journal: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := drain(term)
+	out.until(t, "ready", func(b []byte, _ error) bool { return bytes.Equal(b, []byte("ready\r\n")) })
+	os.WriteFile(rig.gate, nil, 0o600)
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	ev.next(t, EventDisconnected, 1)
+	// The flood runs while nobody holds the terminal; the fifos say when
+	// it starts and when it is over.
+	if err := os.WriteFile(trigger, []byte("go\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile(flooded); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(rig.gate)
+	ev.next(t, EventReconnected, 1)
+	lost := ev.next(t, EventLost, 1)
+	if lost.TerminalID != "ring" || lost.Lost == 0 {
+		t.Fatalf("Lost event: %+v", lost)
+	}
+	t.Logf("%v", lost)
+	list, err := c.List(ctx)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("List: %+v, %v", list, err)
+	}
+	term.Write([]byte("after\n"))
+	out.until(t, "the echo after the repaint", func(b []byte, _ error) bool { return bytes.HasSuffix(b, []byte("after\r\n")) })
+	if got, want := term.Offset(), list[0].Produced+uint64(len("after\r\n")); got != want {
+		t.Fatalf("Offset after the repaint and the echo: %d, want %d", got, want)
+	}
+	b := out.bytes()
+	if bytes.Contains(b, []byte("\r\n1\r\n2\r\n3\r\n")) {
+		t.Errorf("the start of the flood, which fell out of the journal, was delivered")
+	}
+	if !bytes.Contains(b, []byte("100000")) {
+		t.Errorf("the repaint does not show the flood's last line: %q", b[max(0, len(b)-300):])
+	}
+}
+
+// Close while the connection is down ends the client cleanly: no
+// reconnect after it, and the terminals end.
+func TestResumeCloseWhileDown(t *testing.T) {
+	rig := newLocalRig(t, "closedown")
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	term, err := c.Open(ctx, OpenOptions{Cmd: "cat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(rig.gate, nil, 0o600)
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	ev.next(t, EventDisconnected, 1)
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close while disconnected: %v", err)
+	}
+	<-term.Done()
+	if n := ev.count(EventReconnected); n != 0 {
+		t.Fatalf("%d reconnects after Close", n)
+	}
+}
