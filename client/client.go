@@ -50,7 +50,16 @@ type Options struct {
 	// protocol version, with an error that says what to do.
 	Hello bool
 	// HelloTimeout bounds the handshake; 0 means DefaultHelloTimeout.
+	// It bounds each reconnect attempt's handshake as well.
 	HelloTimeout time.Duration
+	// Reconnect, if set, makes the client resume its terminals when the
+	// transport ends without Close (see ReconnectPolicy). It needs a
+	// persistent sidecar and turns Hello on.
+	Reconnect *ReconnectPolicy
+	// Install, if set, installs the sidecar on the other machine before
+	// the first connect, as `ptyplex remote install` does, and runs the
+	// installed one (see InstallOptions). Transport must then be empty.
+	Install *InstallOptions
 }
 
 // OpenOptions describe one terminal.
@@ -80,7 +89,11 @@ type OpenOptions struct {
 
 // Client multiplexes terminals over one sidecar.
 type Client struct {
-	s *Stream // the frame level: writes, the reader goroutine, the process
+	// cur is the frame level: writes, the reader goroutine, the process.
+	// It changes only when a reconnect installs a new connection.
+	cur  atomic.Pointer[Stream]
+	opts Options
+	rc   *resumer // nil unless Options.Reconnect
 
 	mu       sync.Mutex
 	pending  map[string]*pendingOpen
@@ -108,23 +121,58 @@ type pendingOpen struct {
 // Start starts a sidecar process and returns a Client that owns its stdin
 // and stdout. The process lives until Close (or until it dies).
 func Start(opts Options) (*Client, error) {
+	if opts.Install != nil {
+		argv, err := install(opts)
+		if err != nil {
+			return nil, err
+		}
+		opts.Transport, opts.Install = argv, nil
+	}
 	cmd, err := sidecarCommand(opts)
 	if err != nil {
 		return nil, err
 	}
 	c := newClient()
-	s, err := StartStream(cmd, StreamOptions{Handle: c.dispatch})
+	var lv *liveness
+	if opts.Reconnect != nil {
+		// Resuming needs to know the peer keeps terminals, which only
+		// the handshake says.
+		opts.Hello = true
+		p := opts.Reconnect.withDefaults()
+		c.rc = &resumer{policy: p, stop: make(chan struct{}), events: newEventQueue(p.OnEvent)}
+		lv = &liveness{}
+	}
+	c.opts = opts
+	s, err := StartStream(cmd, StreamOptions{Handle: c.handler(lv)})
 	if err != nil {
+		if c.rc != nil {
+			c.rc.events.close()
+		}
 		return nil, err
 	}
-	c.s = s
+	s.lv = lv
+	c.cur.Store(s)
 	go c.watch()
+	fail := func(err error) (*Client, error) {
+		// Closing first: a reconnecting client must not take this end
+		// for a drop.
+		c.mu.Lock()
+		c.closing = true
+		c.mu.Unlock()
+		s.Kill()
+		c.Close()
+		return nil, err
+	}
 	if opts.Hello {
-		if _, err := c.handshake(opts); err != nil {
-			c.s.Kill()
-			c.Close()
-			return nil, err
+		peer, err := c.handshake(opts)
+		if err != nil {
+			return fail(err)
 		}
+		if c.rc != nil && !peer.Has(proto.FeaturePersist) {
+			return fail(fmt.Errorf("start: Options.Reconnect needs a persistent sidecar, whose terminals outlive the connection, "+
+				"and this one does not announce %q: run `ptyplex-sidecar --persist NAME` (client.Persistent, or in the Transport's argv)", proto.FeaturePersist))
+		}
+		c.startKeepalive(s, lv, peer)
 	}
 	return c, nil
 }
@@ -134,7 +182,7 @@ func Start(opts Options) (*Client, error) {
 // `ssh host ptyplex-sidecar`). Close closes w and waits for r to end.
 func Connect(r io.Reader, w io.WriteCloser) *Client {
 	c := newClient()
-	c.s = NewStream(r, w, StreamOptions{Handle: c.dispatch})
+	c.cur.Store(NewStream(r, w, StreamOptions{Handle: c.dispatch}))
 	go c.watch()
 	return c
 }
@@ -177,7 +225,7 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 		defer cancel()
 	}
 
-	p, err := c.register(o)
+	p, s, err := c.register(o)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +238,7 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 		credit := uint64(o.Window)
 		msg.Credit = &credit
 	}
-	if err := c.send(proto.AppendFrame(nil, proto.TypeOpen, openBody(msg, o))); err != nil {
+	if err := s.Send(proto.AppendFrame(nil, proto.TypeOpen, openBody(msg, o))); err != nil {
 		c.mu.Lock()
 		if c.pending[id] == p {
 			delete(c.pending, id)
@@ -221,15 +269,22 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 	return p.t, nil
 }
 
-// register reserves o's id (generating one if needed) as a pending open.
-func (c *Client) register(o OpenOptions) (*pendingOpen, error) {
+// register reserves o's id (generating one if needed) as a pending open,
+// and returns the connection to ask on. The request must go to that one:
+// were the connection to drop meanwhile, the drop fails the pending open,
+// and an OPEN reaching the next connection would be answered with an
+// OPENED nobody waits for.
+func (c *Client) register(o OpenOptions) (*pendingOpen, *Stream, error) {
+	if c.disconnected() {
+		return nil, nil, fmt.Errorf("open terminal: %w: reconnecting", ErrDisconnected)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case c.closing:
-		return nil, ErrClientClosed
+		return nil, nil, ErrClientClosed
 	case c.ended != nil:
-		return nil, fmt.Errorf("open terminal: %w", c.ended)
+		return nil, nil, fmt.Errorf("open terminal: %w", c.ended)
 	}
 	id := o.ID
 	if id == "" {
@@ -237,16 +292,30 @@ func (c *Client) register(o OpenOptions) (*pendingOpen, error) {
 			id = fmt.Sprint(c.idPrefix, c.nextID.Add(1))
 		}
 	} else if err := proto.CheckID(id); err != nil {
-		return nil, fmt.Errorf("open terminal %q: %w", id, err)
+		return nil, nil, fmt.Errorf("open terminal %q: %w", id, err)
 	} else if c.inUse(id) {
 		// The sidecar would refuse it too, but its ERROR could not be
 		// told apart from one about the live terminal of that id.
-		return nil, &OpenError{TerminalID: id, Message: "terminal id already exists"}
+		return nil, nil, &OpenError{TerminalID: id, Message: "terminal id already exists"}
 	}
 	p := &pendingOpen{t: newTerminal(c, id, o.Window, o.Raw), result: make(chan error, 1)}
 	c.pending[id] = p
-	return p, nil
+	return p, c.stream(), nil
 }
+
+// disconnected reports whether a reconnecting client is between
+// connections.
+func (c *Client) disconnected() bool {
+	if c.rc == nil {
+		return false
+	}
+	c.rc.io.Lock()
+	defer c.rc.io.Unlock()
+	return c.rc.down
+}
+
+// stream returns the current connection.
+func (c *Client) stream() *Stream { return c.cur.Load() }
 
 func (c *Client) inUse(id string) bool {
 	_, p := c.pending[id]
@@ -254,8 +323,9 @@ func (c *Client) inUse(id string) bool {
 	return p || l
 }
 
-// send writes one encoded frame to the sidecar.
-func (c *Client) send(frame []byte) error { return c.s.Send(frame) }
+// send writes one encoded frame to the sidecar, on the current
+// connection.
+func (c *Client) send(frame []byte) error { return c.stream().Send(frame) }
 
 // Done is closed once the sidecar's stream has ended (after Close, or
 // because the sidecar died); Err then says why.
@@ -295,17 +365,23 @@ func (c *Client) Close() error {
 	for _, p := range c.pending {
 		p.t.win.lift()
 	}
+	// Read under mu: a reconnect installs its connection under mu only
+	// if Close has not begun, so this is the last one.
+	s := c.stream()
 	c.mu.Unlock()
+	if c.rc != nil {
+		c.rc.stopOnce.Do(func() { close(c.rc.stop) })
+	}
 	// An error closing the pipe means it is broken already; the end of
 	// the stream reports why.
-	c.s.CloseInput()
+	s.CloseInput()
 
 	timer := time.NewTimer(closeBound)
 	defer timer.Stop()
 	select {
 	case <-c.done:
 	case <-timer.C:
-		c.s.Kill()
+		c.stream().Kill()
 		<-c.done
 	}
 	return c.Err()

@@ -205,7 +205,7 @@ func TestOpenTimeoutSilentSidecar(t *testing.T) {
 
 func TestOpenTimeoutClosesLateTerminal(t *testing.T) {
 	c := startClient(t)
-	proc := c.s.Process()
+	proc := c.stream().Process()
 	// A frozen sidecar cannot answer in time.
 	require.NoError(t, proc.Signal(syscall.SIGSTOP))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -311,7 +311,7 @@ func TestSidecarKilled(t *testing.T) {
 	out := collect(live)
 
 	// Freeze the sidecar so that the next open stays pending.
-	proc := c.s.Process()
+	proc := c.stream().Process()
 	require.NoError(t, proc.Signal(syscall.SIGSTOP))
 	pendingErr := make(chan error, 1)
 	go func() {

@@ -26,6 +26,16 @@
 // closes the sidecar's stdin, which makes it kill every terminal, and waits
 // for their final EXIT frames.
 //
+// With Options.Reconnect and a persistent sidecar (`ptyplex-sidecar
+// --persist NAME`, whose terminals outlive the connection) a transport
+// that ends without Close is not the end: terminals stay open, writes
+// queue (bounded), and the client starts the transport again with backoff
+// and ATTACHes every terminal at the offset of the bytes it received, read
+// or still buffered, so that Read continues with no gap and no repeat. A
+// keepalive (PING every few seconds) notices a transport that hangs
+// instead of ending. ReconnectPolicy.OnEvent reports the drop, each
+// attempt, the resume or giving up. See docs/remote.md.
+//
 // Underneath, a Stream is the frame level: the process, the serialised
 // writes, the one reader goroutine and how the stream ends. Client
 // dispatches on it; hosts that want the frames themselves (the module's

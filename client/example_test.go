@@ -115,3 +115,27 @@ func ExampleTerminal_Close() {
 	fmt.Println(status)
 	// Output: killed by SIGHUP (exit code 129)
 }
+
+// A host whose terminals run on another machine, in a persistent sidecar
+// named in the transport's argv, and survive the transport dropping: the
+// client reconnects, reattaches each terminal where it was, and sends
+// what was typed meanwhile. (Compiled, not run: it needs the host.)
+func ExampleReconnectPolicy() {
+	c, err := client.Start(client.Options{
+		Transport: []string{"ssh", "-T", "build-box", "ptyplex-sidecar --persist work"},
+		Reconnect: &client.ReconnectPolicy{
+			QueueLimit: 64 << 10, // keys typed while disconnected, at most
+			OnEvent:    func(e client.Event) { log.Print(e) },
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	term, err := c.Open(context.Background(), client.OpenOptions{Cmd: "bash", Detached: "park"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go io.Copy(term, strings.NewReader("make test\n"))
+	io.Copy(io.Discard, term) // no gap, no repeat, across drops
+}

@@ -21,7 +21,18 @@ var ErrDetached = errors.New("terminal detached")
 // Persistent starts `ptyplex-sidecar --persist name` (which starts the
 // server name in the background if none runs) and returns a Client
 // speaking to it. Close ends only this connection: the terminals go on.
+//
+// It runs the local sidecar only. With a Transport the transport's argv
+// runs the sidecar, so it names the persistent one itself ({"ssh", "-T",
+// "host", "ptyplex-sidecar --persist NAME"}) and Start is the call; the
+// client learns that the peer is persistent from "persist" in its HELLO
+// (Options.Hello, which Options.Reconnect turns on). Persistent with a
+// Transport is refused rather than quietly running a plain sidecar there.
 func Persistent(name string, opts Options) (*Client, error) {
+	if len(opts.Transport) > 0 || opts.Install != nil {
+		return nil, fmt.Errorf("persistent %q: with a Transport, name the persistent sidecar in its argv "+
+			"(e.g. {\"ssh\", \"-T\", \"host\", \"ptyplex-sidecar --persist %s\"}; InstallOptions.Args for Install) and call Start", name, name)
+	}
 	opts.Args = append([]string{"--persist", name}, opts.Args...)
 	return Start(opts)
 }
@@ -35,6 +46,9 @@ type persistState struct {
 	// the id is also reserved in Client.pending, so that an ERROR about
 	// it settles the wait.
 	attaching map[string]*pendingOpen
+	// resuming holds the ATTACHes of live terminals after a reconnect
+	// (reconnect.go).
+	resuming map[string]*resumeWait
 }
 
 // List returns every terminal of the persistent server, attached or not.
@@ -42,6 +56,10 @@ type persistState struct {
 func (c *Client) List(ctx context.Context) ([]proto.ListedTerminal, error) {
 	c.persist.listMu.Lock()
 	defer c.persist.listMu.Unlock()
+	if c.disconnected() {
+		return nil, fmt.Errorf("list terminals: %w: reconnecting", ErrDisconnected)
+	}
+	s := c.stream()
 	ch := make(chan proto.Listed, 1)
 	c.persist.mu.Lock()
 	c.persist.listed = ch
@@ -51,13 +69,17 @@ func (c *Client) List(ctx context.Context) ([]proto.ListedTerminal, error) {
 		c.persist.listed = nil
 		c.persist.mu.Unlock()
 	}()
-	if err := c.send(proto.AppendFrame(nil, proto.TypeList, []byte("{}"))); err != nil {
+	if err := s.Send(proto.AppendFrame(nil, proto.TypeList, []byte("{}"))); err != nil {
 		return nil, fmt.Errorf("list terminals: %w", err)
 	}
 	select {
 	case l := <-ch:
 		return l.Terminals, nil
-	case <-c.done:
+	case <-s.Done():
+		if c.rc != nil {
+			return nil, fmt.Errorf("list terminals: %w", ErrDisconnected)
+		}
+		<-c.done
 		return nil, fmt.Errorf("list terminals: %w", c.Err())
 	case <-ctx.Done():
 		return nil, fmt.Errorf("list terminals: no answer (is this a persistent sidecar?): %w", ctx.Err())
@@ -78,11 +100,11 @@ func (c *Client) Attach(ctx context.Context, id string, offset uint64) (*Termina
 		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
 		defer cancel()
 	}
-	p, err := c.register(OpenOptions{ID: id, Window: DefaultWindow})
+	p, s, err := c.register(OpenOptions{ID: id, Window: DefaultWindow})
 	if err != nil {
 		return nil, err
 	}
-	p.t.offset.Store(offset)
+	p.t.win.setOffset(offset)
 	c.persist.mu.Lock()
 	if c.persist.attaching == nil {
 		c.persist.attaching = map[string]*pendingOpen{}
@@ -106,7 +128,7 @@ func (c *Client) Attach(ctx context.Context, id string, offset uint64) (*Termina
 		Offset     uint64 `json:"offset"`
 		TerminalID string `json:"terminalId"`
 	}{uint64(DefaultWindow), offset, id})
-	if err := c.send(proto.AppendFrame(nil, proto.TypeAttach, body)); err != nil {
+	if err := s.Send(proto.AppendFrame(nil, proto.TypeAttach, body)); err != nil {
 		forget()
 		return nil, fmt.Errorf("attach terminal %q: %w", id, err)
 	}
@@ -125,7 +147,14 @@ func (c *Client) Attach(ctx context.Context, id string, offset uint64) (*Termina
 
 // Offset is the offset of the next byte Read returns, counted from the
 // terminal's OPEN: save it to Attach at it after a restart.
-func (t *Terminal) Offset() uint64 { return t.offset.Load() }
+//
+// After a reconnect (Options.Reconnect) that found bytes lost, Read
+// delivers the server's repaint in their place; Offset stays put while
+// the repaint is read and then jumps past the lost range.
+func (t *Terminal) Offset() uint64 {
+	pos, _ := t.win.offsets()
+	return pos
+}
 
 // Replay returns how the Attach that made t began: the offset asked for,
 // how many bytes from it had fallen out of the journal, and (when that is
@@ -138,7 +167,8 @@ func (t *Terminal) Replay() (offset, lost uint64, snapshot string) {
 // Detach lets the terminal go on without this connection; t finishes with
 // an error wrapping ErrDetached once the server confirms.
 func (t *Terminal) Detach() error {
-	if err := t.c.send(proto.AppendFrame(nil, proto.TypeDetach, proto.Marshal(proto.Close{TerminalID: t.id}))); err != nil {
+	frame := proto.AppendFrame(nil, proto.TypeDetach, proto.Marshal(proto.Close{TerminalID: t.id}))
+	if err := t.c.sendTerm(frame, len(frame)); err != nil {
 		return fmt.Errorf("terminal %q: detach: %w", t.id, err)
 	}
 	return nil
@@ -165,6 +195,9 @@ func (c *Client) dispatchPersist(f proto.Frame) error {
 		if err := unmarshal(f, &a); err != nil {
 			return err
 		}
+		if c.resumeAttached(a) {
+			return nil
+		}
 		c.persist.mu.Lock()
 		p := c.persist.attaching[a.TerminalID]
 		c.persist.mu.Unlock()
@@ -181,6 +214,9 @@ func (c *Client) dispatchPersist(f proto.Frame) error {
 		if err := unmarshal(f, &s); err != nil {
 			return err
 		}
+		if c.resumeSnapshot(s) {
+			return nil
+		}
 		c.persist.mu.Lock()
 		p := c.persist.attaching[s.TerminalID]
 		c.persist.mu.Unlock()
@@ -188,7 +224,7 @@ func (c *Client) dispatchPersist(f proto.Frame) error {
 			return nil
 		}
 		p.t.snapshot = s.Data
-		p.t.offset.Store(s.Offset)
+		p.t.win.setOffset(s.Offset)
 		c.attached(p)
 	case proto.TypeDetached:
 		var d proto.Detached

@@ -12,22 +12,54 @@ import (
 // fails whatever is still pending or live. A stream that turned out corrupt
 // has already been abandoned by then: its writes fail and a sidecar we
 // started was killed.
+//
+// A reconnecting client (Options.Reconnect) does not end when a stream
+// does, unless Close began: it reconnects, and waits on the next stream.
 func (c *Client) watch() {
 	defer close(c.done)
-	<-c.s.Done()
-	cause := c.s.ReadErr()
+	for {
+		s := c.stream()
+		<-s.Done()
+		cause := streamCause(s, s.lv)
+		if c.rc == nil || c.stopping() {
+			c.end(cause)
+			return
+		}
+		if err := c.reconnect(cause); err != nil {
+			c.end(err)
+			return
+		}
+	}
+}
+
+// streamCause says why s ended: its read error, the keepalive's verdict,
+// or the process's exit.
+func streamCause(s *Stream, lv *liveness) error {
+	if lv != nil {
+		if k := lv.killed.Load(); k != nil {
+			return *k
+		}
+	}
+	cause := s.ReadErr()
 	if cause == nil {
 		cause = errCleanEnd
-		if err := c.s.WaitErr(); err != nil {
+		if err := s.WaitErr(); err != nil {
 			cause = fmt.Errorf("sidecar exited: %v", err)
 		}
 	}
-	c.end(cause)
+	return cause
 }
 
 // end records why the stream ended, fails every pending open and finishes
 // every live terminal.
 func (c *Client) end(cause error) {
+	if c.rc != nil {
+		c.rc.io.Lock()
+		c.rc.gone = fmt.Errorf("%w: %w", ErrSidecarGone, cause)
+		c.rc.queue, c.rc.queued = nil, 0
+		c.rc.io.Unlock()
+		defer c.rc.events.close()
+	}
 	c.mu.Lock()
 	if c.ended == nil {
 		c.ended = fmt.Errorf("%w: %w", ErrSidecarGone, cause)
@@ -131,6 +163,9 @@ func (c *Client) opened(m proto.Opened) error {
 // refused handles ERROR: the answer to a pending open, or a report about a
 // live terminal (INPUT it had to drop).
 func (c *Client) refused(m proto.Error) {
+	if m.TerminalID != "" && c.resumeRefused(m) {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m.TerminalID == "" && c.helloWait != nil {

@@ -51,6 +51,12 @@ func sidecarCommand(opts Options) (*exec.Cmd, error) {
 		if opts.Transport[0] == "" {
 			return nil, errors.New("start sidecar: the transport's program is empty")
 		}
+		if len(opts.Args) > 0 || opts.SidecarPath != "" {
+			// They used to be dropped without a word, which turned
+			// Persistent over a transport into a plain sidecar.
+			return nil, fmt.Errorf("start sidecar: Options.Args %q and SidecarPath %q do not apply with a Transport, "+
+				"whose argv runs the sidecar: put them there, e.g. {\"ssh\", \"-T\", \"host\", \"ptyplex-sidecar --persist NAME\"}", opts.Args, opts.SidecarPath)
+		}
 		cmd := exec.Command(opts.Transport[0], opts.Transport[1:]...)
 		cmd.Env = opts.Env
 		// ssh forwards the remote sidecar's stderr here as well, so the
@@ -108,7 +114,7 @@ func (l *linePrefixer) Write(p []byte) (int, error) {
 // Pid returns the process Start started: the sidecar, or the transport
 // (ssh, kubectl) when Options.Transport was given; 0 for Connect.
 func (c *Client) Pid() int {
-	if p := c.s.Process(); p != nil {
+	if p := c.stream().Process(); p != nil {
 		return p.Pid
 	}
 	return 0
@@ -147,6 +153,14 @@ func (c *Client) handshake(opts Options) (proto.Hello, error) {
 // *HelloError. Either way the connection stays usable for what the old
 // sidecar does serve; the error says what to install.
 func (c *Client) Hello(ctx context.Context) (proto.Hello, error) {
+	if c.disconnected() {
+		return proto.Hello{}, fmt.Errorf("hello: %w: reconnecting", ErrDisconnected)
+	}
+	return c.hello(ctx, c.stream())
+}
+
+// hello is Hello on connection s.
+func (c *Client) hello(ctx context.Context, s *Stream) (proto.Hello, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultHelloTimeout)
@@ -168,7 +182,7 @@ func (c *Client) Hello(ctx context.Context) (proto.Hello, error) {
 		c.mu.Unlock()
 	}
 	msg := proto.Hello{Version: version.Version, Protocol: proto.ProtocolVersion, Features: []string{proto.FeatureHello}}
-	if err := c.s.SendJSON(proto.TypeHello, msg); err != nil {
+	if err := s.SendJSON(proto.TypeHello, msg); err != nil {
 		forget()
 		return proto.Hello{}, fmt.Errorf("hello: %w", err)
 	}
@@ -176,9 +190,9 @@ func (c *Client) Hello(ctx context.Context) (proto.Hello, error) {
 	var r helloResult
 	select {
 	case r = <-wait:
-	case <-c.done:
+	case <-s.Done():
 		forget()
-		return proto.Hello{}, fmt.Errorf("hello: the sidecar went away before answering: %w", c.ended)
+		return proto.Hello{}, fmt.Errorf("hello: the sidecar went away before answering: %w: %w", ErrSidecarGone, streamCause(s, nil))
 	case <-ctx.Done():
 		forget()
 		return proto.Hello{}, fmt.Errorf("hello: %w within %v: the sidecar is older than the handshake "+

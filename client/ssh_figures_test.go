@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,4 +111,56 @@ func echoRounds(t *testing.T, w io.Writer, r io.Reader, rounds int) []time.Durat
 	}
 	slices.Sort(d)
 	return d
+}
+
+// TestResumeFigures measures a resume over ssh to 127.0.0.1: from the ssh
+// client's SIGKILL to the first byte of a flooding terminal that comes
+// through the new connection, against `ssh host true` (a login, which is
+// most of it) in the same run. The keepalive is not involved: a killed
+// ssh ends the stream at once, and a hung one is noticed within
+// ReconnectPolicy.DetectionBound on top of this. Runs only when
+// PTYPLEX_REMOTE_FIGURES is set.
+func TestResumeFigures(t *testing.T) {
+	if os.Getenv("PTYPLEX_REMOTE_FIGURES") == "" {
+		t.Skip("set PTYPLEX_REMOTE_FIGURES=1 to measure")
+	}
+	const rounds = 10
+	rig := newResumeRig(t, "figures")
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	stop := filepath.Join(rig.dir, "stop")
+	term, err := c.Open(ctx, OpenOptions{ID: "flood", Cmd: "sh", Args: []string{"-c", floodScript(0, stop)}, Detached: "park"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := drain(term)
+	var resume, login []time.Duration
+	for i := 0; i < rounds; i++ {
+		at := out.len()
+		out.until(t, "the flood", func(b []byte, _ error) bool { return len(b) > at })
+		killed := time.Now()
+		syscall.Kill(c.Pid(), syscall.SIGKILL)
+		ev.next(t, EventDisconnected, i+1)
+		// Everything the old connection carried has been received now.
+		_, recv := term.win.offsets()
+		out.until(t, "the first resumed byte", func(b []byte, _ error) bool { return uint64(len(b)) > recv })
+		resume = append(resume, time.Since(killed))
+
+		argv := rig.srv.Command(false, "true")
+		start := time.Now()
+		if err := exec.Command(argv[0], argv[1:]...).Run(); err != nil {
+			t.Fatal(err)
+		}
+		login = append(login, time.Since(start))
+	}
+	os.WriteFile(stop, nil, 0o600)
+	slices.Sort(resume)
+	slices.Sort(login)
+	t.Logf("resume, SIGKILL of ssh to the first resumed byte: p50 %v, max %v; ssh host true: p50 %v, max %v",
+		resume[rounds/2].Round(time.Millisecond), resume[rounds-1].Round(time.Millisecond),
+		login[rounds/2].Round(time.Millisecond), login[rounds-1].Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "figures: resume p50 %.0f ms, ssh login p50 %.0f ms\n",
+		float64(resume[rounds/2].Microseconds())/1000, float64(login[rounds/2].Microseconds())/1000)
 }

@@ -31,6 +31,8 @@ type Stream struct {
 	readErr  error         // why: nil at a clean end of the stream
 	done     chan struct{} // closed once the reader stopped and the process (if any) was reaped
 	waitErr  error         // the process's exit, as exec.Cmd.Wait reports it
+
+	lv *liveness // a reconnecting Client's keepalive state for this connection
 }
 
 // StreamOptions configure a Stream.

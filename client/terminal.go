@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"sync/atomic"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -46,9 +45,8 @@ type Terminal struct {
 
 	done chan struct{} // closed when the terminal finished
 
-	// offset is the offset of the next byte Read returns, counted from
-	// the terminal's OPEN: what a host saves to ATTACH again later.
-	offset   atomic.Uint64
+	// The offsets (what Offset returns, and what a resume attaches at)
+	// live in win, under its lock, with the bytes they count.
 	attached proto.Attached // how an ATTACH began (persist.go)
 	snapshot string         // its repaint, when bytes were lost
 
@@ -79,12 +77,9 @@ func (t *Terminal) Pid() int { return t.pid }
 // the terminal ended because the sidecar died it returns that error
 // instead. Reading is what grants the sidecar more credit.
 func (t *Terminal) Read(p []byte) (int, error) {
-	n, grant, err := t.win.read(p)
-	t.offset.Add(uint64(n))
+	n, grant, epoch, err := t.win.readEpoch(p)
 	if grant > 0 {
-		// A failed grant means the sidecar is gone; the reader goroutine
-		// finishes this terminal with the reason, so Read reports it soon.
-		t.c.send(proto.AppendFrame(nil, proto.TypeCredit, proto.Marshal(proto.Credit{TerminalID: t.id, Bytes: uint64(grant)})))
+		t.c.grant(t, grant, epoch)
 	}
 	return n, err
 }
@@ -93,6 +88,11 @@ func (t *Terminal) Read(p []byte) (int, error) {
 // to the sidecar, not when the child has read them. If the sidecar had to
 // drop an earlier write because the child was not reading (its input
 // queue holds 1 MiB per terminal), Write reports that *InputError instead.
+//
+// While a reconnecting client (Options.Reconnect) is disconnected, Write
+// queues p, to be sent after the terminal was reattached, and returns at
+// once; past ReconnectPolicy.QueueLimit it fails with an error wrapping
+// ErrDisconnectedQueueFull.
 func (t *Terminal) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	if err := t.inputErr; err != nil {
@@ -107,13 +107,19 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	}
 	select {
 	case <-t.done:
+		t.mu.Lock()
+		err := t.err
+		t.mu.Unlock()
+		if err != nil {
+			return 0, fmt.Errorf("write: %w", err)
+		}
 		return 0, fmt.Errorf("terminal %q: write: terminal has exited", t.id)
 	default:
 	}
 	written := 0
 	for len(p) > 0 {
 		chunk := p[:min(len(p), maxInputChunk)]
-		if err := t.c.send(proto.AppendDataFrame(nil, proto.TypeInput, t.id, chunk)); err != nil {
+		if err := t.c.sendTerm(proto.AppendDataFrame(nil, proto.TypeInput, t.id, chunk), len(chunk)); err != nil {
 			return written, fmt.Errorf("terminal %q: write: %w", t.id, err)
 		}
 		written += len(chunk)
@@ -125,7 +131,8 @@ func (t *Terminal) Write(p []byte) (int, error) {
 // Resize changes the terminal's size. The sidecar applies it best effort
 // and reports nothing back.
 func (t *Terminal) Resize(cols, rows uint16) error {
-	if err := t.c.send(proto.AppendFrame(nil, proto.TypeResize, proto.Marshal(proto.Resize{TerminalID: t.id, Cols: cols, Rows: rows}))); err != nil {
+	frame := proto.AppendFrame(nil, proto.TypeResize, proto.Marshal(proto.Resize{TerminalID: t.id, Cols: cols, Rows: rows}))
+	if err := t.c.sendTerm(frame, len(frame)); err != nil {
 		return fmt.Errorf("terminal %q: resize: %w", t.id, err)
 	}
 	return nil
@@ -151,7 +158,8 @@ func (t *Terminal) Close() error {
 	}
 	// From the CLOSE on the sidecar reads the terminal unthrottled.
 	t.win.lift()
-	if err := t.c.send(proto.AppendFrame(nil, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: t.id}))); err != nil {
+	frame := proto.AppendFrame(nil, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: t.id}))
+	if err := t.c.sendTerm(frame, len(frame)); err != nil {
 		return fmt.Errorf("terminal %q: close: %w", t.id, err)
 	}
 	return nil

@@ -19,7 +19,7 @@ import (
 type window struct {
 	mu       sync.Mutex
 	cond     sync.Cond
-	chunks   [][]byte // unread output, oldest first; chunks[0][off:] is next
+	chunks   []chunk // unread output, oldest first; chunks[0].b[off:] is next
 	off      int
 	buffered int
 	size     int   // the credit window; 0 for a raw terminal (no credit)
@@ -29,6 +29,28 @@ type window struct {
 	peak     int   // the most ever buffered, for tests and diagnostics
 	end      error // io.EOF after EXIT, or why the terminal died; reads see it once drained
 	discard  bool  // nobody will read: drop output (an abandoned open)
+
+	// The terminal's stream offsets. pos is the offset of the next byte
+	// read returns (Terminal.Offset); recv the offset just past the last
+	// byte pushed, which is what a resume ATTACHes at: bytes buffered
+	// here but not yet read count as received, since they will be read,
+	// so the resumed stream neither repeats nor skips them. Both live
+	// under mu with the buffer, so that no read is ever half counted.
+	pos, recv uint64
+	// epoch counts resumes. A grant computed in one epoch and sent after
+	// the resume reset the credit would be counted twice by the server;
+	// Client.grant drops it (resetCredit already folded it in).
+	epoch uint64
+}
+
+// chunk is one piece of buffered output. A resync chunk is not part of
+// the terminal's byte stream: it is the server's repaint of a screen
+// whose bytes fell out of its journal while the connection was down.
+// Once it has been read whole, pos jumps to to, where OUTPUT continues.
+type chunk struct {
+	b      []byte
+	resync bool
+	to     uint64
 }
 
 func newWindow(size int) *window {
@@ -57,13 +79,86 @@ func (w *window) push(b []byte) error {
 	if w.discard || w.end != nil {
 		return nil
 	}
-	w.chunks = append(w.chunks, b)
-	w.buffered += len(b)
+	w.recv += uint64(len(b))
+	w.add(chunk{b: b})
+	return nil
+}
+
+func (w *window) add(c chunk) {
+	w.chunks = append(w.chunks, c)
+	w.buffered += len(c.b)
 	if w.buffered > w.peak {
 		w.peak = w.buffered
 	}
 	w.cond.Broadcast()
-	return nil
+}
+
+// resync buffers a repaint that stands in for lost bytes; the stream
+// continues at offset to. It is not OUTPUT, so it takes no credit.
+func (w *window) resync(repaint []byte, to uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.recv = to
+	if w.discard || w.end != nil {
+		return
+	}
+	if len(repaint) == 0 && w.buffered == 0 {
+		w.pos = to
+		return
+	}
+	w.add(chunk{b: repaint, resync: true, to: to})
+}
+
+// setOffset places an attached terminal's stream at offset before any of
+// its output arrived.
+func (w *window) setOffset(offset uint64) {
+	w.mu.Lock()
+	w.pos, w.recv = offset, offset
+	w.mu.Unlock()
+}
+
+// offsets returns pos and recv.
+func (w *window) offsets() (pos, recv uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pos, w.recv
+}
+
+// resetCredit starts a resume: it returns the offset to ATTACH at and the
+// credit to attach with (nil: unthrottled), and makes that credit the
+// sidecar's, folding in whatever was read but not yet granted. The
+// invariant credit + buffered + owed = size holds across it, so the new
+// connection can never send more than the window has room for.
+func (w *window) resetCredit() (offset uint64, credit *uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.epoch++
+	if w.size == 0 || w.unlimit {
+		return w.recv, nil
+	}
+	w.credit += w.owed
+	w.owed = 0
+	c := uint64(w.credit)
+	return w.recv, &c
+}
+
+// ungrant takes back a grant of epoch e that could not be sent (the
+// connection was down): it is owed again, and the next resume's credit
+// includes it. A grant of an older epoch was folded in already.
+func (w *window) ungrant(n int, e uint64) {
+	w.mu.Lock()
+	if e == w.epoch && w.end == nil {
+		w.credit -= n
+		w.owed += n
+	}
+	w.mu.Unlock()
+}
+
+// current reports whether e is still the window's epoch.
+func (w *window) current(e uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return e == w.epoch
 }
 
 // lift stops enforcing the credit: the host sent CLOSE or closed the
@@ -78,30 +173,54 @@ func (w *window) lift() {
 // fits into p and returns the credit the caller should now grant (0 for
 // none).
 func (w *window) read(p []byte) (n int, grant int, err error) {
+	n, grant, _, err = w.readEpoch(p)
+	return n, grant, err
+}
+
+// readEpoch is read that also returns the epoch the grant belongs to.
+func (w *window) readEpoch(p []byte) (n int, grant int, epoch uint64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for w.buffered == 0 && w.end == nil {
+	for {
+		// An empty repaint only moves pos; it is passed here so that
+		// read never returns 0 bytes without an error.
+		for len(w.chunks) > 0 && len(w.chunks[0].b) == 0 {
+			w.pos = w.chunks[0].to
+			w.chunks = w.chunks[1:]
+		}
+		if w.buffered > 0 || w.end != nil {
+			break
+		}
 		w.cond.Wait()
 	}
 	if w.buffered == 0 {
-		return 0, 0, w.end
+		return 0, 0, w.epoch, w.end
 	}
 	if len(p) == 0 {
-		return 0, 0, nil
+		return 0, 0, w.epoch, nil
 	}
+	credited := 0 // bytes of OUTPUT read: resync chunks took no credit
 	for n < len(p) && len(w.chunks) > 0 {
-		c := copy(p[n:], w.chunks[0][w.off:])
+		ch := &w.chunks[0]
+		c := copy(p[n:], ch.b[w.off:])
 		n += c
 		w.off += c
-		if w.off == len(w.chunks[0]) {
-			w.chunks[0] = nil
+		if !ch.resync {
+			w.pos += uint64(c)
+			credited += c
+		}
+		if w.off == len(ch.b) {
+			if ch.resync {
+				w.pos = ch.to
+			}
+			w.chunks[0] = chunk{}
 			w.chunks = w.chunks[1:]
 			w.off = 0
 		}
 	}
 	w.buffered -= n
 	if w.size > 0 && w.end == nil {
-		w.owed += n
+		w.owed += credited
 		if w.owed >= max(1, w.size/2) {
 			grant, w.owed = w.owed, 0
 			// Counted as granted from now on: the CREDIT frame is
@@ -109,7 +228,7 @@ func (w *window) read(p []byte) (n int, grant int, err error) {
 			w.credit += grant
 		}
 	}
-	return n, grant, nil
+	return n, grant, w.epoch, nil
 }
 
 // finish records the end of the terminal; err is io.EOF for a normal exit.
@@ -128,6 +247,7 @@ func (w *window) drop() {
 	w.mu.Lock()
 	w.discard = true
 	w.chunks, w.off, w.buffered = nil, 0, 0
+	w.pos = w.recv
 	w.mu.Unlock()
 }
 

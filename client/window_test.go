@@ -75,3 +75,39 @@ func TestWindowRefusesOutputBeyondCredit(t *testing.T) {
 	w.lift()
 	require.NoError(t, w.push(make([]byte, 100)))
 }
+
+// A resume attaches at what was received, read or not, with the credit
+// the window has room for; a grant from before it is not sent after it.
+func TestWindowResume(t *testing.T) {
+	w := newWindow(10)
+	require.NoError(t, w.push([]byte("0123456")))
+	n, grant, e, err := w.readEpoch(make([]byte, 5))
+	require.NoError(t, err)
+	assert.Equal(t, 5, n)
+	assert.Equal(t, 5, grant)
+	off, credit := w.resetCredit()
+	assert.Equal(t, uint64(7), off, "buffered bytes count as received")
+	require.NotNil(t, credit)
+	assert.Equal(t, uint64(8), *credit, "10 minus the 2 still buffered")
+	assert.False(t, w.current(e), "the grant from before the resume is stale")
+	w.ungrant(5, e)
+	assert.Error(t, w.push(make([]byte, 9)), "a stale grant given back must not widen the window")
+	require.NoError(t, w.push([]byte("78")))
+
+	// The repaint of lost bytes reads like output and moves the offset
+	// past the gap once read.
+	w.resync([]byte("<repaint>"), 100)
+	p := make([]byte, 64)
+	n, _, _ = w.read(p)
+	assert.Equal(t, "5678<repaint>", string(p[:n]))
+	pos, recv := w.offsets()
+	assert.Equal(t, uint64(100), pos)
+	assert.Equal(t, uint64(100), recv)
+	require.NoError(t, w.push([]byte("x")))
+	_, recv = w.offsets()
+	assert.Equal(t, uint64(101), recv)
+
+	raw := newWindow(0)
+	_, credit = raw.resetCredit()
+	assert.Nil(t, credit, "a raw terminal attaches unthrottled")
+}
