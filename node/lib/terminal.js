@@ -246,6 +246,9 @@ class Terminal {
     }
     if (this._state === 'exited' || this._state === 'failed') return;
     const buf = typeof data === 'string' ? Buffer.from(data, this._writeEncoding) : Buffer.from(data);
+    // While the connection is down the input waits for the next one, up
+    // to reconnect.queueLimit; past it this throws, and nothing of data is queued.
+    if (this._gen && this._gen.suspended) this._host._holdInput(this, buf.length);
     for (let off = 0; off < buf.length; off += INPUT_CHUNK) {
       this._host._sendTo(this._gen, dataFrame(T.INPUT, this._idBuf, buf.subarray(off, off + INPUT_CHUNK)));
     }
@@ -450,7 +453,7 @@ class Terminal {
     // the bytes and drops them from its journal, so there the grant waits
     // until the listeners have had them (a host killed in between must
     // find them again when it attaches from what it saved).
-    const late = !!this._host.persist;
+    const late = this._host._persistent;
     this._unacked += data.length;
     if (!late) this._grant();
     this._offset += data.length;
@@ -465,7 +468,9 @@ class Terminal {
   }
 
   _grant() {
-    if (this._unacked >= this._host.creditWindow / 4 && this._state === 'live') {
+    // While the connection is down nothing is granted: the next ATTACH
+    // sets the window afresh (resume.js).
+    if (this._unacked >= this._host.creditWindow / 4 && this._state === 'live' && !this._gen.suspended) {
       this._host._sendTo(this._gen, controlFrame(T.CREDIT, { terminalId: this._id, bytes: this._unacked }));
       this._credit += this._unacked;
       this._unacked = 0;
