@@ -70,7 +70,8 @@ class Sidecar {
     }
     // Resuming rests on the handshake (it tells a persistent peer from a
     // plain one) and so does a transport expected to be persistent.
-    this.hello = !!options.hello || !!this._reconnect || !!(this.transport && this.persist);
+    // So does the keepalive: only a sidecar that says so answers PING.
+    this.hello = !!options.hello || !!this._reconnect || !!this._keepalive || !!(this.transport && this.persist);
     this.helloTimeout = options.helloTimeout === undefined ? DEFAULT_HELLO_TIMEOUT : options.helloTimeout;
     /** The sidecar's HELLO ({ version, protocol, features, os, arch }) once a handshake succeeded. */
     this.remote = null;

@@ -282,3 +282,17 @@ test('reconnect: options checked; a plain sidecar is refused with a clear error'
   const sc = newHost(t, { transport: [BIN], reconnect: true });
   await assert.rejects(within(sc.open('sh', []), 'the refusal'), /is not a persistent sidecar \(its HELLO lists no "persist"\).*ptyplex-sidecar --persist NAME/);
 });
+
+test('an idle sidecar with reconnect and a fast keepalive does not hold the event loop', async (t) => {
+  const { bridge } = server(t);
+  const script = `const { Sidecar } = require(${JSON.stringify(path.join(__dirname, '..'))});
+const sc = new Sidecar({ transport: ${JSON.stringify(bridge)}, reconnect: true, keepalive: { interval: 20, timeout: 5000 } });
+sc.open('/bin/sh', ['-c', 'echo bye']).then((term) => term.onExit((e) => console.log('exit', e.exitCode, sc.remote.features.includes('keepalive'))));`;
+  const child = childProcess.spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => child.kill('SIGKILL')); // should the test fail with it still running
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const code = await within(new Promise((resolve) => child.on('exit', resolve)), 'the script to end by itself');
+  assert.strictEqual(code, 0);
+  assert.strictEqual(out.trim(), 'exit 0 true');
+});
