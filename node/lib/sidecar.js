@@ -11,6 +11,7 @@ const { signalNumber } = require('./signals');
 const { Terminal } = require('./terminal');
 const { installPersist, checkName, persistEnv, idPrefix } = require('./persist');
 const { installResume, reconnectOptions, keepaliveOptions } = require('./resume');
+const { installOptions, findPtyplex, installArgv, MARK: INSTALLED_MARK } = require('./install');
 
 const DEFAULT_OPEN_TIMEOUT = 10000;
 const DEFAULT_CREDIT_WINDOW = 1 << 20;
@@ -48,7 +49,8 @@ class Sidecar {
    * ptyplex-sidecar --persist NAME`) and persist (a name or true) only
    * says to expect one: the handshake then checks the peer's `persist`.
    * options.reconnect, options.keepalive: resume after a dropped
-   * transport (resume.js).
+   * transport (resume.js). options.install: install the sidecar over the
+   * transport on first connect (install.js).
    */
   constructor(options = {}) {
     const tr = options.transport;
@@ -63,6 +65,8 @@ class Sidecar {
     const p = options.persist;
     this.persist = p === undefined || p === null || p === false ? null : this.transport && p === true ? true : checkName(p);
     this._reconnect = reconnectOptions(options.reconnect);
+    this._install = installOptions(options.install, this.transport);
+    this._installed = null; // the installed sidecar's path on the other machine, once known
     this._keepalive = keepaliveOptions(options.keepalive, !!this._reconnect);
     if (this._reconnect && !this.transport && !this.persist) {
       // A plain sidecar's terminals die with it: there is nothing to resume.
@@ -245,7 +249,15 @@ class Sidecar {
   // once it answered.
   _connect() {
     let path, args, env, mark;
-    if (this.transport) {
+    if (this.transport && this._install) {
+      // What follows the installed sidecar's path in the command line the
+      // transport runs (the name was checked: letters, digits, . _ -).
+      const rest = typeof this.persist === 'string' ? ` --persist ${this.persist}` : '';
+      if (this._installed) [path, ...args] = [...this.transport, `${this._installed}${rest}`];
+      else [path, ...args] = installArgv(this._install, findPtyplex(this._install, this.path, this._env), this.transport, rest);
+      env = this._env || process.env;
+      mark = `transport ${pathModule.basename(this.transport[0])}: `;
+    } else if (this.transport) {
       [path, ...args] = this.transport;
       // ssh and kubectl need ours (HOME, SSH_AUTH_SOCK, KUBECONFIG); the
       // remote sidecar's comes from the other side.
@@ -320,7 +332,14 @@ class Sidecar {
     child.stderr.on('data', (s) => {
       const lines = (errTail + s).split('\n');
       errTail = lines.pop();
-      for (const l of lines) this._log(mark + l);
+      for (const l of lines) {
+        if (this._install && l.startsWith(INSTALLED_MARK)) {
+          this._installed = l.slice(INSTALLED_MARK.length);
+          this._log(`installed: ${this._installed}`);
+        } else {
+          this._log(mark + l);
+        }
+      }
     });
     child.stdin.on('error', () => {}); // a dead sidecar shows up as 'exit'
     child.on('error', (err) => {
