@@ -53,7 +53,8 @@ const sidecarMethods = {
   list() {
     if (!this._persistent) return Promise.reject(notPersistent('list'));
     const gen = this._start();
-    if (gen.dead) return Promise.reject(new Error('ptyplex-sidecar is not running'));
+    // A suspended connection (resume.js) holds the LIST for the next one.
+    if (gen.dead && !gen.suspended) return Promise.reject(new Error('ptyplex-sidecar is not running'));
     return new Promise((resolve, reject) => {
       gen.listWaits.push({ resolve, reject });
       this._refresh(gen); // a caller awaiting the list keeps the loop alive

@@ -179,6 +179,7 @@ const sidecarMethods = {
       gen.terms.delete(term._id);
       term._failed(new Error(`${cause.message}, before ${term._file} ${term._attaching ? 'was attached' : 'started'}`));
     }
+    this._refresh(gen); // its process is gone: the backoff timer holds the event loop now
     const d = { gen, since: Date.now(), attempt: 0, cause, lastError: cause, timer: null, trying: null };
     this._down = d;
     this._log(`${cause.message}; reconnecting to resume ${gen.terms.size} terminal(s)`);

@@ -215,8 +215,15 @@ test('queue bound: input written while disconnected is held up to queueLimit byt
     },
   );
   echo.pty.write('end\r'); // 4 more bytes fit: 64 exactly
+  // Other requests wait too, and are answered on the next connection.
+  const listed = sc.list();
+  const late = sc.spawn('/bin/sh', ['-c', 'echo spawned in the gap']);
+  let lateOut = '';
+  late.onData((d) => (lateOut += d));
   await reconnected;
-  await waitOutput(echo.pty, 'end\r\n');
+  assert.deepStrictEqual((await within(listed, 'LISTED')).map((e) => [e.terminalId, e.attached]), [[echo.pty.terminalId, true]]);
+  await waitUntil(() => lateOut.includes('spawned in the gap'), 'the output of the terminal spawned in the gap');
+  await waitUntil(() => echo.out.includes('end\r\n'), `the held input to come back (got ${JSON.stringify(echo.out)})`);
   assert.strictEqual(echo.out, `ready\r\n${line(0)}\n${line(1)}\n${line(2)}\nend\r\n`);
   // Connected again, writes go straight out.
   echo.pty.write(`${'y'.repeat(200)}\r`);
