@@ -213,6 +213,23 @@ export interface SidecarOptions {
    * reconnect; used only with a sidecar whose HELLO lists "keepalive".
    */
   keepalive?: boolean | KeepaliveOptions;
+  /**
+   * Install the sidecar on the other machine on first connect, with the
+   * ptyplex binary's `remote install` (found beside the sidecar, on PATH,
+   * or install.ptyplex). transport is then the command that reaches the
+   * machine and runs its last argument as a shell command line (["ssh",
+   * "-T", "host"]), without the sidecar; persist NAME adds --persist NAME.
+   */
+  install?: boolean | InstallOptions;
+}
+
+export interface InstallOptions {
+  /** The ptyplex binary that runs the install (default: beside the sidecar, then PATH). */
+  ptyplex?: string;
+  /** make release's output, for another platform's binaries (ptyplex remote install --from). */
+  from?: string;
+  /** The installation root over there (--dir; default ~/.ptyplex). */
+  dir?: string;
 }
 
 export interface ReconnectOptions {

@@ -41,6 +41,10 @@ export function resumingHost(log: (line: string) => void): Sidecar {
   sc.onReconnected(({ ms }) => log(String(ms + sc.pid)));
   if (sc.reconnecting) log('down');
   new Sidecar({ transport: ['sh'], reconnect: true, keepalive: false });
+  new Sidecar({ transport: ['ssh', '-T', 'box'], persist: 'editor', install: { dir: '~/.ptyplex', from: 'dist' }, reconnect: true });
+  new Sidecar({ transport: ['ssh', '-T', 'box'], install: true });
+  // @ts-expect-error install.dir is a path
+  new Sidecar({ transport: ['ssh', '-T', 'box'], install: { dir: 3 } });
   // @ts-expect-error the events are disconnected, reconnected and gaveup
   sc.on('exit', () => {});
   // @ts-expect-error reconnected gives { attempt, ms }
