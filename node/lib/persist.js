@@ -119,6 +119,13 @@ const sidecarMethods = {
     if (type === T.ERROR) {
       // An ATTACH refused: the server says why (unknown id, offset past the end).
       if (!term || !term._attaching) return false;
+      if (term._attaching.reopen) {
+        // Its OPEN was in flight when the connection dropped, and the
+        // server never got it (resume.js): it is sent now.
+        term._attaching = null;
+        this._sendTo(gen, term._openFrame);
+        return true;
+      }
       gen.terms.delete(term._id);
       if (term._attaching.resume) {
         // Resuming after a drop (resume.js), the server no longer has it

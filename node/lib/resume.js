@@ -162,9 +162,10 @@ const sidecarMethods = {
   },
 
   // _suspend: gen dropped and its terminals can be resumed. Live ones wait
-  // (no onExit); those whose OPEN or ATTACH was in flight fail, as with a
-  // dead sidecar: whether the server got that frame is unknown, and a
-  // terminal it did start is listed by list() and can be attached.
+  // (no onExit). One whose OPEN was in flight waits too: whether the
+  // server got it is unknown, so the next connection ATTACHes it at 0 and
+  // sends the OPEN again only if the server says it has no such terminal.
+  // One whose attach() was in flight fails, as with a dead sidecar.
   _suspend(gen, how) {
     const why = how.error ? how.error.message : how.signal ? `it was killed by ${how.signal}` : `it exited with status ${how.code}`;
     const cause = peerError(`the connection to ${this._name()} dropped: ${why}`);
@@ -175,6 +176,10 @@ const sidecarMethods = {
     for (const w of gen.listWaits.splice(0)) w.reject(new Error(`${cause.message}, before it answered LIST`));
     for (const term of [...gen.terms.values()]) {
       if (term._state !== 'pending') continue;
+      if (term._openFrame && !term._attaching) {
+        term._reopen = true;
+        continue;
+      }
       clearTimeout(term._timer);
       gen.terms.delete(term._id);
       term._failed(new Error(`${cause.message}, before ${term._file} ${term._attaching ? 'was attached' : 'started'}`));
@@ -250,10 +255,23 @@ const sidecarMethods = {
     this._down = null;
     gen.terms = old.terms;
     gen.abandoned = old.abandoned;
-    gen.listWaits = old.listWaits;
+    const lists = []; // the LISTs sent here are answered before those held
     let n = 0;
     for (const term of gen.terms.values()) {
       term._gen = gen;
+      if (term._reopen) {
+        // Its OPEN was in flight at the drop: attached from 0 if the
+        // server started it (its pid from the LIST, as attach() does),
+        // else (an ERROR) opened now (persist.js).
+        term._reopen = false;
+        term._pidWaited = true;
+        term._attaching = { offset: 0, reopen: true };
+        lists.push({ resolve: (entries) => term._listed(entries), reject: () => {} });
+        this._sendTo(gen, controlFrame(T.LIST, {}));
+        this._sendTo(gen, controlFrame(T.ATTACH, { terminalId: term._id, offset: 0, credit: this.creditWindow }));
+        n++;
+        continue;
+      }
       if (term._state !== 'live') continue; // spawned meanwhile: its OPEN is held
       const offset = term._offset + term._queued;
       const credit = Math.max(0, this.creditWindow - term._queued);
@@ -263,6 +281,7 @@ const sidecarMethods = {
       this._sendTo(gen, controlFrame(T.ATTACH, { terminalId: term._id, offset, credit }));
       n++;
     }
+    gen.listWaits = [...lists, ...old.listWaits];
     for (const b of old.held) this._sendTo(gen, b);
     old.held = null;
     old.suspended = false;

@@ -195,8 +195,12 @@ class Sidecar {
     const gen = this._start();
     gen.terms.set(id, term);
     term._gen = gen;
-    this._sendTo(gen, controlFrame(T.OPEN, term._openBody));
+    const open = controlFrame(T.OPEN, term._openBody);
+    this._sendTo(gen, open);
     term._openBody = null;
+    // Kept until OPENED: after a drop it is sent again if the server
+    // never got it (resume.js).
+    if (this._reconnect) term._openFrame = open;
     if (this.openTimeout > 0) {
       term._timer = setTimeout(() => {
         if (term._state !== 'pending' || !gen.terms.has(id)) return;

@@ -407,6 +407,7 @@ class Terminal {
   // --- called by the Sidecar --------------------------------------------
 
   _opened(msg) {
+    this._openFrame = null;
     this._pid = msg.pid;
     this._state = 'live';
     this._features = new Set(Array.isArray(msg.features) ? msg.features : []);

@@ -303,3 +303,22 @@ sc.open('/bin/sh', ['-c', 'echo bye']).then((term) => term.onExit((e) => console
   assert.strictEqual(code, 0);
   assert.strictEqual(out.trim(), 'exit 0 true');
 });
+
+test('a terminal whose OPEN was in flight at the drop is attached, or opened, on the next connection: one terminal either way', async (t) => {
+  const { bridge } = server(t);
+  const sc = newHost(t, { transport: bridge, reconnect: { initialDelay: 10 } });
+  await within(sc.handshake(), 'HELLO');
+  // Spawned and dropped in the same tick: the OPEN may or may not have
+  // reached the server.
+  const term = sc.spawn('/bin/sh', ['-c', 'echo opened; exec sleep 1000'], { env: { PATH: process.env.PATH } });
+  let out = '';
+  term.onData((d) => (out += d));
+  process.kill(sc.pid, 'SIGKILL');
+  await next(sc, 'reconnected');
+  await within(term.ready, 'the terminal to run');
+  await waitUntil(() => out.includes('opened\r\n'), 'its output');
+  assert.strictEqual(out, 'opened\r\n');
+  const list = await within(sc.list(), 'LISTED');
+  assert.deepStrictEqual(list.map((e) => [e.terminalId, e.pid, e.attached]), [[term.terminalId, term.pid, true]]);
+  assert.ok(term.pid > 0);
+});
