@@ -139,14 +139,19 @@ const sidecarMethods = {
       this._sendTo(gen, controlFrame(T.PING, { seq: ++seq }));
       const wait = setTimeout(() => {
         gen.kaWaits.delete(wait);
-        if (gen.dead || gen.lastRx >= sent) return;
-        const err = peerError(
-          `${this._name()} sent nothing for ${Date.now() - gen.lastRx} ms and did not answer a PING within ${timeout} ms ` +
-            '(keepalive.timeout): the connection is taken for dead and its transport killed',
-        );
-        this._log(err.message);
-        gen.child.kill('SIGKILL');
-        this._died(gen, { error: err });
+        // The verdict waits for the event loop's next poll: after it was
+        // blocked (a long synchronous listener), timers run before the
+        // bytes that came meanwhile are read, and would kill a live one.
+        setImmediate(() => {
+          if (gen.dead || gen.lastRx >= sent) return;
+          const err = peerError(
+            `${this._name()} sent nothing for ${Date.now() - gen.lastRx} ms and did not answer a PING within ${timeout} ms ` +
+              '(keepalive.timeout): the connection is taken for dead and its transport killed',
+          );
+          this._log(err.message);
+          gen.child.kill('SIGKILL');
+          this._died(gen, { error: err });
+        });
       }, timeout);
       wait.unref();
       gen.kaWaits.add(wait);

@@ -322,3 +322,31 @@ test('a terminal whose OPEN was in flight at the drop is attached, or opened, on
   assert.deepStrictEqual(list.map((e) => [e.terminalId, e.pid, e.attached]), [[term.terminalId, term.pid, true]]);
   assert.ok(term.pid > 0);
 });
+
+test('keepalive: an event loop blocked longer than the timeout does not make a live connection look dead', async (t) => {
+  const { bridge } = server(t);
+  const sc = newHost(t, { transport: bridge, reconnect: { initialDelay: 10 }, keepalive: { interval: 50, timeout: 200 } });
+  const echo = await echoer(sc);
+  let drops = 0;
+  sc.on('disconnected', () => drops++);
+  // The event loop blocks for 1 s right after a PING went out, so its
+  // PONG comes while nothing reads it. (A look at the frames sent: the
+  // test's only use of the package's insides.)
+  const send = sc._sendTo;
+  const blocked = new Promise((resolve) => {
+    sc._sendTo = function (gen, buf) {
+      send.call(this, gen, buf);
+      if (buf[4] !== 0x11 || sc._sendTo === send) return; // PING
+      sc._sendTo = send;
+      setImmediate(() => {
+        const until = Date.now() + 1000;
+        while (Date.now() < until);
+        resolve();
+      });
+    };
+  });
+  await within(blocked, 'a PING and the block after it');
+  echo.pty.write('after the block\r');
+  await waitUntil(() => echo.out.includes('after the block\r\n'), 'the echo');
+  assert.strictEqual(drops, 0, sc.lines.join('\n'));
+});
