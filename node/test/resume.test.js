@@ -294,7 +294,7 @@ test('an idle sidecar with reconnect and a fast keepalive does not hold the even
   const { bridge } = server(t);
   const script = `const { Sidecar } = require(${JSON.stringify(path.join(__dirname, '..'))});
 const sc = new Sidecar({ transport: ${JSON.stringify(bridge)}, reconnect: true, keepalive: { interval: 20, timeout: 5000 } });
-sc.open('/bin/sh', ['-c', 'echo bye']).then((term) => term.onExit((e) => console.log('exit', e.exitCode, sc.remote.features.includes('keepalive'))));`;
+sc.spawn('/bin/sh', ['-c', 'echo bye']).onExit((e) => console.log('exit', e.exitCode, sc.remote.features.includes('keepalive')));`;
   const child = childProcess.spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   t.after(() => child.kill('SIGKILL')); // should the test fail with it still running
   let out = '';
