@@ -194,9 +194,82 @@ export interface SidecarOptions {
   /**
    * Run `ptyplex-sidecar --persist NAME`: terminals outlive this host, to be
    * listed and attached again. env then only chooses the server's runtime
-   * directory (PTYPLEX_RUNTIME_DIR, XDG_RUNTIME_DIR). Not with transport.
+   * directory (PTYPLEX_RUNTIME_DIR, XDG_RUNTIME_DIR). With transport the
+   * transport's argv runs the persistent sidecar, and persist (a name or
+   * true) only says to expect one: the handshake checks its "persist".
    */
-  persist?: string;
+  persist?: string | true;
+  /**
+   * Resume after the transport drops without a CLOSE: reconnect with
+   * backoff and attach every terminal again at the bytes it received.
+   * Needs a persistent sidecar (persist, or a transport running
+   * `ptyplex-sidecar --persist NAME`); turns the handshake on. true: the
+   * defaults.
+   */
+  reconnect?: boolean | ReconnectOptions;
+  /**
+   * PING the sidecar every interval and treat no answer within timeout as
+   * a dropped connection (its transport is killed). On by default with
+   * reconnect; used only with a sidecar whose HELLO lists "keepalive".
+   */
+  keepalive?: boolean | KeepaliveOptions;
+  /**
+   * Install the sidecar on the other machine on first connect, with the
+   * ptyplex binary's `remote install` (found beside the sidecar, on PATH,
+   * or install.ptyplex). transport is then the command that reaches the
+   * machine and runs its last argument as a shell command line (["ssh",
+   * "-T", "host"]), without the sidecar; persist NAME adds --persist NAME.
+   */
+  install?: boolean | InstallOptions;
+}
+
+export interface InstallOptions {
+  /** The ptyplex binary that runs the install (default: beside the sidecar, then PATH). */
+  ptyplex?: string;
+  /** make release's output, for another platform's binaries (ptyplex remote install --from). */
+  from?: string;
+  /** The installation root over there (--dir; default ~/.ptyplex). */
+  dir?: string;
+}
+
+export interface ReconnectOptions {
+  /** Attempts before giving up (default 10; Infinity: never give up). */
+  attempts?: number;
+  /** Milliseconds before the first attempt, doubling for each next one (default 250). */
+  initialDelay?: number;
+  /** The longest wait between attempts, in milliseconds (default 15000). */
+  maxDelay?: number;
+  /** Bytes of input, all terminals together, held while disconnected (default 1 MiB); past it write throws. */
+  queueLimit?: number;
+}
+
+export interface KeepaliveOptions {
+  /** Milliseconds between PINGs (default 5000). */
+  interval?: number;
+  /** Milliseconds a PING may go unanswered, with nothing else received (default 10000). */
+  timeout?: number;
+}
+
+/** The connection dropped; the terminals wait (no onExit) while it is resumed. */
+export interface SidecarDisconnected {
+  /** Why: the transport's end, or the keepalive's verdict. */
+  error: Error;
+  code: number | null;
+  signal: string | null;
+}
+
+/** Every terminal is attached again on a new connection. */
+export interface SidecarReconnected {
+  /** Which attempt succeeded (1 is the first). */
+  attempt: number;
+  /** Milliseconds from the drop. */
+  ms: number;
+}
+
+/** No attempt succeeded; the terminals then exit (exitCode null, signal 0). */
+export interface SidecarGaveUp {
+  error: Error;
+  attempts: number;
 }
 
 /** What a sidecar says about itself in its HELLO. */
@@ -219,6 +292,22 @@ export declare class Sidecar {
   /** The running sidecar's pid, or 0. */
   readonly pid: number;
   readonly onDeath: IEvent<SidecarDeath>;
+  /** With reconnect: the connection dropped and is being resumed. */
+  readonly onDisconnected: IEvent<SidecarDisconnected>;
+  /** With reconnect: resumed; sidecar.pid is the new transport's. */
+  readonly onReconnected: IEvent<SidecarReconnected>;
+  /** With reconnect: every attempt failed; onDeath fires too. */
+  readonly onGaveUp: IEvent<SidecarGaveUp>;
+  /** True while a dropped connection is being resumed (pid is then 0). */
+  readonly reconnecting: boolean;
+  on(event: 'disconnected', listener: (e: SidecarDisconnected) => void): this;
+  on(event: 'reconnected', listener: (e: SidecarReconnected) => void): this;
+  on(event: 'gaveup', listener: (e: SidecarGaveUp) => void): this;
+  once(event: 'disconnected', listener: (e: SidecarDisconnected) => void): this;
+  once(event: 'reconnected', listener: (e: SidecarReconnected) => void): this;
+  once(event: 'gaveup', listener: (e: SidecarGaveUp) => void): this;
+  off(event: 'disconnected' | 'reconnected' | 'gaveup', listener: (e: any) => void): this;
+  removeListener(event: 'disconnected' | 'reconnected' | 'gaveup', listener: (e: any) => void): this;
   /** The sidecar's HELLO once a handshake succeeded, else null. */
   readonly remote: SidecarHello | null;
   /** Sends HELLO and resolves with the answer; rejects, saying what to install, for an old or mismatched sidecar. */

@@ -17,6 +17,9 @@ const T = Object.freeze({
   FOREGROUND_INFO: 0x85,
   HELLO: 0x10,
   HELLO_REPLY: 0x90,
+  // The keepalive (PROTOCOL.md, "PING and PONG").
+  PING: 0x11,
+  PONG: 0x91,
   // The persistent server's (PROTOCOL.md, "Persistent terminals").
   LIST: 0x20,
   ATTACH: 0x21,

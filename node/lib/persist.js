@@ -51,9 +51,10 @@ const sidecarMethods = {
    * attached, detached, exited, exitCode, signal }).
    */
   list() {
-    if (!this.persist) return Promise.reject(notPersistent('list'));
+    if (!this._persistent) return Promise.reject(notPersistent('list'));
     const gen = this._start();
-    if (gen.dead) return Promise.reject(new Error('ptyplex-sidecar is not running'));
+    // A suspended connection (resume.js) holds the LIST for the next one.
+    if (gen.dead && !gen.suspended) return Promise.reject(new Error('ptyplex-sidecar is not running'));
     return new Promise((resolve, reject) => {
       gen.listWaits.push({ resolve, reject });
       this._refresh(gen); // a caller awaiting the list keeps the loop alive
@@ -67,7 +68,7 @@ const sidecarMethods = {
    * received before, which the old host saved from pty.offset).
    */
   attach(terminalId, options = {}) {
-    if (!this.persist) throw notPersistent('attach');
+    if (!this._persistent) throw notPersistent('attach');
     if (typeof terminalId !== 'string' || !terminalId || Buffer.byteLength(terminalId) > 65535) {
       throw new TypeError(`ptyplex: attach needs a terminal id, a non-empty string (not ${JSON.stringify(terminalId)})`);
     }
@@ -95,7 +96,7 @@ const sidecarMethods = {
 
   // _persistFrame handles the frames of persistence; false for the rest.
   _persistFrame(gen, type, body) {
-    if (!this.persist) return false;
+    if (!this._persistent) return false;
     if (type !== T.LISTED && type !== T.ATTACHED && type !== T.SNAPSHOT && type !== T.DETACHED && type !== T.ERROR) return false;
     let msg;
     try {
@@ -118,7 +119,24 @@ const sidecarMethods = {
     if (type === T.ERROR) {
       // An ATTACH refused: the server says why (unknown id, offset past the end).
       if (!term || !term._attaching) return false;
+      if (term._attaching.reopen) {
+        // Its OPEN was in flight when the connection dropped, and the
+        // server never got it (resume.js): it is sent now.
+        term._attaching = null;
+        this._sendTo(gen, term._openFrame);
+        return true;
+      }
       gen.terms.delete(term._id);
+      if (term._attaching.resume) {
+        // Resuming after a drop (resume.js), the server no longer has it
+        // (stopped and started again, or the exit long forgotten): it
+        // ends as a terminal of a dead sidecar does.
+        term._attaching = null;
+        term._emitError(new Error(`cannot attach terminal ${JSON.stringify(term._id)} again after the connection dropped: ${msg.message}`));
+        term._exited(null, 0);
+        this._refresh(gen);
+        return true;
+      }
       term._failed(new Error(`cannot attach terminal ${JSON.stringify(term._id)}: ${msg.message}`));
       this._refresh(gen);
       return true;
@@ -130,6 +148,17 @@ const sidecarMethods = {
       case T.ATTACHED:
         if (!term._attaching || !isWhole(msg.offset) || !isWhole(msg.lost)) {
           throw peerErr(`protocol violation by ptyplex-sidecar: an unasked or malformed ATTACHED for terminal ${JSON.stringify(term._id)}`);
+        }
+        if (term._attaching.resume) {
+          // Attached again after a drop (resume.js): output goes on from
+          // what was received; bytes the journal let go meanwhile (ring
+          // mode) are counted and repainted by the SNAPSHOT that follows.
+          if (msg.offset !== term._attaching.offset) {
+            throw peerErr(`protocol violation by ptyplex-sidecar: ATTACHED at ${msg.offset} for terminal ${JSON.stringify(term._id)}, asked for ${term._attaching.offset}`);
+          }
+          term._attaching = null;
+          term.lost += msg.lost;
+          break;
         }
         term._attaching = null;
         // With bytes lost, the SNAPSHOT that follows moves the offset on.
@@ -171,7 +200,7 @@ const terminalMethods = {
    */
   detach() {
     if (this._state !== 'live' && this._state !== 'pending') return;
-    if (!this._host.persist) throw notPersistent('detach');
+    if (!this._host._persistent) throw notPersistent('detach');
     this._host._sendTo(this._gen, controlFrame(T.DETACH, { terminalId: this._id }));
   },
 
@@ -185,6 +214,8 @@ const terminalMethods = {
   _snapshot(msg) {
     this._offset = msg.offset;
     this._utf8Tail = this._utf8Tail.subarray(0, 0);
+    // A character the decoder began is not going to be completed.
+    if (this._decoder) this._decoder.end();
     if (msg.data.length) this._onData.fire(this._decoder ? msg.data : Buffer.from(msg.data, 'utf8'));
   },
 

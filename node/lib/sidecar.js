@@ -10,6 +10,8 @@ const { resolveSidecar } = require('./resolve');
 const { signalNumber } = require('./signals');
 const { Terminal } = require('./terminal');
 const { installPersist, checkName, persistEnv, idPrefix } = require('./persist');
+const { installResume, reconnectOptions, keepaliveOptions } = require('./resume');
+const { installOptions, findPtyplex, installArgv, MARK: INSTALLED_MARK } = require('./install');
 
 const DEFAULT_OPEN_TIMEOUT = 10000;
 const DEFAULT_CREDIT_WINDOW = 1 << 20;
@@ -43,6 +45,12 @@ class Sidecar {
    * speaks another protocol; options.helloTimeout: ms it may take.
    * options.persist: a name; the sidecar is then `ptyplex-sidecar
    * --persist NAME`, whose terminals outlive this host (see list, attach).
+   * With a transport the argv runs the persistent sidecar (`ssh host
+   * ptyplex-sidecar --persist NAME`) and persist (a name or true) only
+   * says to expect one: the handshake then checks the peer's `persist`.
+   * options.reconnect, options.keepalive: resume after a dropped
+   * transport (resume.js). options.install: install the sidecar over the
+   * transport on first connect (install.js).
    */
   constructor(options = {}) {
     const tr = options.transport;
@@ -51,13 +59,23 @@ class Sidecar {
     }
     this.transport = tr ? [...tr] : null;
     this._env = options.env;
-    this.persist = options.persist === undefined || options.persist === null ? null : checkName(options.persist);
-    if (this.persist && this.transport) {
-      // The bridge is started here, by path: a transport would need it
-      // run on the other machine, which is not built yet.
-      throw new TypeError('ptyplex: persist cannot be combined with the transport option yet');
+    // With a transport, persistence is the business of the transport's
+    // argv (it runs `ptyplex-sidecar --persist NAME` over there); the
+    // option then only says that this host expects it, and true will do.
+    const p = options.persist;
+    this.persist = p === undefined || p === null || p === false ? null : this.transport && p === true ? true : checkName(p);
+    this._reconnect = reconnectOptions(options.reconnect);
+    this._install = installOptions(options.install, this.transport);
+    this._installed = null; // the installed sidecar's path on the other machine, once known
+    this._keepalive = keepaliveOptions(options.keepalive, !!this._reconnect);
+    if (this._reconnect && !this.transport && !this.persist) {
+      // A plain sidecar's terminals die with it: there is nothing to resume.
+      throw new TypeError('ptyplex: reconnect needs a persistent sidecar: the persist option, or a transport running `ptyplex-sidecar --persist NAME`');
     }
-    this.hello = !!options.hello;
+    // Resuming rests on the handshake (it tells a persistent peer from a
+    // plain one) and so does a transport expected to be persistent.
+    // So does the keepalive: only a sidecar that says so answers PING.
+    this.hello = !!options.hello || !!this._reconnect || !!this._keepalive || !!(this.transport && this.persist);
     this.helloTimeout = options.helloTimeout === undefined ? DEFAULT_HELLO_TIMEOUT : options.helloTimeout;
     /** The sidecar's HELLO ({ version, protocol, features, os, arch }) once a handshake succeeded. */
     this.remote = null;
@@ -68,10 +86,21 @@ class Sidecar {
     this._args = options.args || [];
     this._gen = null; // the running sidecar process and its terminals
     this._nextId = 1;
-    this._idPrefix = this.persist ? idPrefix() : 't';
+    // Terminals on a persistent server outlive this host: ids must not
+    // collide with those of hosts before or beside it.
+    this._idPrefix = this.persist || this._reconnect ? idPrefix() : 't';
     this._onDeath = new Emitter();
-    /** Fires { code, signal, error } when the sidecar process ends unasked. */
+    /** Fires { code, signal, error } when the sidecar process ends unasked (after a reconnect gave up, too). */
     this.onDeath = this._onDeath.event;
+    this._down = null; // while a dropped connection is being resumed (resume.js)
+    this._initResume();
+  }
+
+  // _persistent: the terminals are a persistent server's (by our option,
+  // or as the peer's HELLO said); they outlive the connection.
+  get _persistent() {
+    // reconnect: the handshake refuses a peer that is not persistent.
+    return !!this.persist || !!this._reconnect || !!(this.remote && this.remote.features.includes('persist'));
   }
 
   /**
@@ -125,6 +154,19 @@ class Sidecar {
             return;
           }
           this.remote = h;
+          if (this._reconnect && !h.features.includes('persist')) {
+            reject(
+              peerError(
+                `${this._name()} is not a persistent sidecar (its HELLO lists no "persist"), so a dropped connection ` +
+                  'could not be resumed: run `ptyplex-sidecar --persist NAME` through the transport, or connect without the reconnect option',
+              ),
+            );
+            return;
+          }
+          if (this.transport && this.persist && !h.features.includes('persist')) {
+            reject(peerError(`${this._name()} is not a persistent sidecar (its HELLO lists no "persist"): run \`ptyplex-sidecar --persist NAME\` through the transport`));
+            return;
+          }
           resolve(h);
         },
         reject: (err) => {
@@ -141,9 +183,9 @@ class Sidecar {
     return this.transport ? `the sidecar reached through ${JSON.stringify(this.transport)}` : 'ptyplex-sidecar';
   }
 
-  /** The sidecar's pid (the transport's, with options.transport), or 0 when none is running. */
+  /** The sidecar's pid (the transport's, with options.transport), or 0 when none is running (as while reconnecting). */
   get pid() {
-    return this._gen ? this._gen.child.pid || 0 : 0;
+    return this._gen && !this._gen.suspended ? this._gen.child.pid || 0 : 0;
   }
 
   /** node-pty's spawn: returns at once; the terminal opens in the background. */
@@ -153,8 +195,12 @@ class Sidecar {
     const gen = this._start();
     gen.terms.set(id, term);
     term._gen = gen;
-    this._sendTo(gen, controlFrame(T.OPEN, term._openBody));
+    const open = controlFrame(T.OPEN, term._openBody);
+    this._sendTo(gen, open);
     term._openBody = null;
+    // Kept until OPENED: after a drop it is sent again if the server
+    // never got it (resume.js).
+    if (this._reconnect) term._openFrame = open;
     if (this.openTimeout > 0) {
       term._timer = setTimeout(() => {
         if (term._state !== 'pending' || !gen.terms.has(id)) return;
@@ -183,6 +229,7 @@ class Sidecar {
 
   /** Ends the sidecar: every terminal is killed and reports its exit. */
   close() {
+    if (this._down) return this._closeDown();
     const gen = this._gen;
     if (!gen) return Promise.resolve();
     gen.closing = true;
@@ -197,8 +244,24 @@ class Sidecar {
 
   _start() {
     if (this._gen) return this._gen;
+    this._gen = this._connect();
+    return this._gen;
+  }
+
+  // _connect starts a sidecar (or its transport) and, with hello, the
+  // handshake; _start makes it the current one, a reconnect attempt only
+  // once it answered.
+  _connect() {
     let path, args, env, mark;
-    if (this.transport) {
+    if (this.transport && this._install) {
+      // What follows the installed sidecar's path in the command line the
+      // transport runs (the name was checked: letters, digits, . _ -).
+      const rest = typeof this.persist === 'string' ? ` --persist ${this.persist}` : '';
+      if (this._installed) [path, ...args] = [...this.transport, `${this._installed}${rest}`];
+      else [path, ...args] = installArgv(this._install, findPtyplex(this._install, this.path, this._env), this.transport, rest);
+      env = this._env || process.env;
+      mark = `transport ${pathModule.basename(this.transport[0])}: `;
+    } else if (this.transport) {
       [path, ...args] = this.transport;
       // ssh and kubectl need ours (HOME, SSH_AUTH_SOCK, KUBECONFIG); the
       // remote sidecar's comes from the other side.
@@ -218,7 +281,11 @@ class Sidecar {
     const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
     // abandoned: ids whose open timed out; their late frames are answered
     // (OPENED with CLOSE) or dropped.
-    const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true, hello: null, helloWait: null, held: null, listWaits: [] };
+    // suspended: dropped and being resumed (resume.js); attempt: a
+    // reconnect attempt not yet answering; lastRx: when it last sent us
+    // bytes (the keepalive's clock).
+    const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true, hello: null, helloWait: null, held: null, listWaits: [],
+      suspended: false, attempt: false, resumable: false, lastRx: Date.now(), ka: null };
     let exitedResolve;
     gen.exited = new Promise((r) => (exitedResolve = r));
     const parser = new FrameParser(
@@ -255,6 +322,7 @@ class Sidecar {
       }
     };
     child.stdout.on('data', (chunk) => {
+      gen.lastRx = Date.now();
       if (!gen.peek) return gen.push(chunk);
       // Behind what was read ahead, and seen by its scanner: a listener
       // that reads a pid during the drain reads on from after this chunk.
@@ -268,7 +336,14 @@ class Sidecar {
     child.stderr.on('data', (s) => {
       const lines = (errTail + s).split('\n');
       errTail = lines.pop();
-      for (const l of lines) this._log(mark + l);
+      for (const l of lines) {
+        if (this._install && l.startsWith(INSTALLED_MARK)) {
+          this._installed = l.slice(INSTALLED_MARK.length);
+          this._log(`installed: ${this._installed}`);
+        } else {
+          this._log(mark + l);
+        }
+      }
     });
     child.stdin.on('error', () => {}); // a dead sidecar shows up as 'exit'
     child.on('error', (err) => {
@@ -294,14 +369,14 @@ class Sidecar {
         setTimeout(finish, 1000).unref();
       }
     });
-    this._gen = gen;
     if (this.hello) {
       gen.held = [];
       gen.hello = this._handshake(gen);
-      gen.hello.then(() => {
+      gen.hello.then((h) => {
         const held = gen.held;
         gen.held = null;
         for (const b of held) this._sendTo(gen, b);
+        this._connected(gen, h);
       }, () => {});
       // A sidecar we cannot use is not used: its terminals fail with
       // the reason, which says what to install.
@@ -317,6 +392,12 @@ class Sidecar {
   // _sendTo writes a frame to gen's sidecar; frames for a sidecar that
   // died are dropped (its terminals have ended).
   _sendTo(gen, buf) {
+    if (gen && gen.suspended) {
+      // Dropped, being resumed: sent, in order, after the terminals'
+      // ATTACHes on the next connection. CREDIT is not (resume.js).
+      if (buf[4] !== T.CREDIT) gen.held.push(buf);
+      return;
+    }
     if (!gen || gen.dead) return;
     // With options.hello nothing goes out before the handshake has
     // succeeded: a sidecar we cannot use gets no terminals.
@@ -514,11 +595,16 @@ class Sidecar {
   _died(gen, how) {
     if (gen.dead) return;
     gen.dead = true;
+    this._stopKeepalive(gen);
     if (gen.helloWait) {
       const w = gen.helloWait;
       gen.helloWait = null;
-      w.reject(peerError(`${this._name()} ended before answering HELLO`));
+      w.reject(peerError(`${this._name()} ended before answering HELLO${how.error ? `: ${how.error.message}` : ''}`));
     }
+    // A reconnect attempt that failed: the attempt loop goes on.
+    if (gen.attempt) return this._refresh(gen);
+    // A connection that ended unasked, whose terminals can be resumed.
+    if (!gen.closing && gen.resumable && this._reconnect && this._gen === gen) return this._suspend(gen, how);
     if (this._gen === gen) this._gen = null;
     const why = how.error
       ? how.error.message
@@ -533,7 +619,7 @@ class Sidecar {
       clearTimeout(term._timer);
       if (term._state === 'pending') term._failed(new Error(`${lead}${why} before ${term._file} ${term._attaching ? 'was attached' : 'started'}`));
       // A persistent server's terminal did not end with the connection.
-      else if (term._state === 'live' && this.persist) term._detached(gen.closing ? 'the host closed its connection' : `the connection ended: ${lead}${why}`);
+      else if (term._state === 'live' && this._persistent) term._detached(gen.closing ? 'the host closed its connection' : `the connection ended: ${lead}${why}`);
       else if (term._state === 'live') term._exited(null, 0);
     }
     this._refresh(gen);
@@ -545,5 +631,6 @@ class Sidecar {
 }
 
 installPersist(Sidecar);
+installResume(Sidecar);
 
 module.exports = { Sidecar, DEFAULT_CREDIT_WINDOW, DEFAULT_OPEN_TIMEOUT, DEFAULT_HELLO_TIMEOUT };

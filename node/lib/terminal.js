@@ -246,6 +246,9 @@ class Terminal {
     }
     if (this._state === 'exited' || this._state === 'failed') return;
     const buf = typeof data === 'string' ? Buffer.from(data, this._writeEncoding) : Buffer.from(data);
+    // While the connection is down the input waits for the next one, up
+    // to reconnect.queueLimit; past it this throws, and nothing of data is queued.
+    if (this._gen && this._gen.suspended) this._host._holdInput(this, buf.length);
     for (let off = 0; off < buf.length; off += INPUT_CHUNK) {
       this._host._sendTo(this._gen, dataFrame(T.INPUT, this._idBuf, buf.subarray(off, off + INPUT_CHUNK)));
     }
@@ -404,6 +407,7 @@ class Terminal {
   // --- called by the Sidecar --------------------------------------------
 
   _opened(msg) {
+    this._openFrame = null;
     this._pid = msg.pid;
     this._state = 'live';
     this._features = new Set(Array.isArray(msg.features) ? msg.features : []);
@@ -456,7 +460,7 @@ class Terminal {
     // complete. Acknowledged earlier, a host killed in between would
     // attach from pty.offset, a few bytes before what the server may
     // already have dropped, and get a SNAPSHOT instead of the bytes.
-    const late = !!this._host.persist;
+    const late = this._host._persistent;
     const before = this.offset;
     if (!late) {
       this._unacked += data.length;
@@ -477,7 +481,9 @@ class Terminal {
   }
 
   _grant() {
-    if (this._unacked >= this._host.creditWindow / 4 && this._state === 'live') {
+    // While the connection is down nothing is granted: the next ATTACH
+    // sets the window afresh (resume.js).
+    if (this._unacked >= this._host.creditWindow / 4 && this._state === 'live' && !this._gen.suspended) {
       this._host._sendTo(this._gen, controlFrame(T.CREDIT, { terminalId: this._id, bytes: this._unacked }));
       this._credit += this._unacked;
       this._unacked = 0;

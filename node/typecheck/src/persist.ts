@@ -1,7 +1,7 @@
 // A host of persistent terminals, typed: list, attach from a saved offset,
 // onDetach. Compiled, never run (it would leave a server behind).
 import { Sidecar } from 'ptyplex';
-import type { AttachOptions, IDetachEvent, PersistentTerminal, Terminal } from 'ptyplex';
+import type { AttachOptions, IDetachEvent, PersistentTerminal, SidecarGaveUp, SidecarReconnected, Terminal } from 'ptyplex';
 
 export async function persistentHost(saved: Map<string, number>): Promise<number> {
   const sc = new Sidecar({ persist: 'editor', env: { XDG_RUNTIME_DIR: '/run/user/1000' } });
@@ -25,4 +25,31 @@ export async function persistentHost(saved: Map<string, number>): Promise<number
   sc.attach(7);
   await sc.close();
   return bytes;
+}
+
+// A remote persistent sidecar that is resumed after a drop, typed.
+export function resumingHost(log: (line: string) => void): Sidecar {
+  const sc = new Sidecar({
+    transport: ['ssh', '-T', 'build-box', 'ptyplex-sidecar', '--persist', 'editor'],
+    persist: true,
+    reconnect: { attempts: Infinity, initialDelay: 100, maxDelay: 5000, queueLimit: 1 << 16 },
+    keepalive: { interval: 2000, timeout: 4000 },
+  });
+  sc.on('disconnected', ({ error, code, signal }) => log(`${error.message} ${code} ${signal}`));
+  sc.on('reconnected', (e: SidecarReconnected) => log(`back after ${e.ms} ms, attempt ${e.attempt}`));
+  sc.once('gaveup', (e: SidecarGaveUp) => log(`${e.attempts}: ${e.error.message}`));
+  sc.onReconnected(({ ms }) => log(String(ms + sc.pid)));
+  if (sc.reconnecting) log('down');
+  new Sidecar({ transport: ['sh'], reconnect: true, keepalive: false });
+  new Sidecar({ transport: ['ssh', '-T', 'box'], persist: 'editor', install: { dir: '~/.ptyplex', from: 'dist' }, reconnect: true });
+  new Sidecar({ transport: ['ssh', '-T', 'box'], install: true });
+  // @ts-expect-error install.dir is a path
+  new Sidecar({ transport: ['ssh', '-T', 'box'], install: { dir: 3 } });
+  // @ts-expect-error the events are disconnected, reconnected and gaveup
+  sc.on('exit', () => {});
+  // @ts-expect-error reconnected gives { attempt, ms }
+  sc.on('reconnected', (e: SidecarGaveUp) => e);
+  // @ts-expect-error attempts is a number
+  new Sidecar({ reconnect: { attempts: 'many' } });
+  return sc;
 }

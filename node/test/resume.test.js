@@ -1,0 +1,352 @@
+'use strict';
+// Resuming after a dropped transport (the reconnect and keepalive
+// options), against the real persistent server, reached over a real ssh
+// to 127.0.0.1 (sshd.js) or directly. Every wait ends at its event or
+// its deadline; nothing sleeps for a fixed time.
+const test = require('node:test');
+const assert = require('node:assert');
+const childProcess = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { Sidecar } = require('..');
+const { BIN, within, waitOutput, waitUntil } = require('./helpers');
+const { startSshd } = require('./sshd');
+
+// The resume test's rounds. The issue asks for 10; a round (four ssh
+// connections, three drops, the floods stopped and checked) takes 5 to 9 s
+// on a busy 2-core machine, so `make test-node` runs 3 (about 20 s) and
+// PTYPLEX_RESUME_ROUNDS=10 runs the full count (74 to 82 s measured at
+// load averages of 5 to 15).
+const ROUNDS = Number(process.env.PTYPLEX_RESUME_ROUNDS || 3);
+
+// server gives a test its own persistent server (a private runtime
+// directory and a name), stopped with its terminals afterwards.
+function server(t) {
+  const runtimeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-'));
+  const name = `r${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+  t.after(() => {
+    childProcess.spawnSync(BIN, ['--persist', name, '--stop'], { env: { ...process.env, PTYPLEX_RUNTIME_DIR: runtimeDir }, stdio: 'ignore', timeout: 20000 });
+    fs.rmSync(runtimeDir, { recursive: true, force: true });
+  });
+  // The command that runs the bridge, after ssh ... or on its own.
+  const bridge = ['env', `PTYPLEX_RUNTIME_DIR=${runtimeDir}`, BIN, '--persist', name];
+  return { name, runtimeDir, bridge };
+}
+
+function newHost(t, options) {
+  const lines = [];
+  const sc = new Sidecar({ logger: (l) => lines.push(l), helloTimeout: 60000, openTimeout: 60000, ...options });
+  sc.lines = lines;
+  t.after(() => sc.close());
+  return sc;
+}
+
+// next resolves with the next event of the Sidecar, within the deadline.
+function next(sc, event, ms) {
+  return within(new Promise((resolve) => sc.once(event, resolve)), `the sidecar's ${event} event; log:\n${sc.lines.join('\n')}`, ms);
+}
+
+// numbered is what flood k writes, as the PTY delivers it (\n becomes
+// \r\n); the multibyte characters put chunk boundaries, and so the
+// offsets a drop leaves, inside characters.
+function numbered(k, lines) {
+  let s = '';
+  for (let i = 0; i < lines; i++) s += `t${k} ${String(i).padStart(7, '0')} \u00e9\u20ac\r\n`;
+  return Buffer.from(s, 'utf8');
+}
+
+// flood starts terminal k writing numbered lines until the stop file
+// exists (looked for every 1000 lines), collecting what onData gives.
+function flood(sc, k, stop, encoding) {
+  const script = `exec awk 'BEGIN { for (i = 0; ; i++) { printf "t${k} %07d \\303\\251\\342\\202\\254\\n", i; ` +
+    `if (i % 1000 == 999) { if ((getline l < "${stop}") >= 0) exit; close("${stop}") } } }'`;
+  const pty = sc.spawn('/bin/sh', ['-c', script], { encoding, detached: 'park', env: { PATH: process.env.PATH, LC_ALL: 'C' } });
+  const f = { k, pty, chunks: [], size: 0 };
+  pty.onData((d) => {
+    const b = typeof d === 'string' ? Buffer.from(d, 'utf8') : d;
+    f.chunks.push(b);
+    f.size += b.length;
+  });
+  f.exited = within(new Promise((resolve) => pty.onExit(resolve)), `flood ${k} to end`, 60000);
+  return f;
+}
+
+// checkFlood: the stream is whole thousands of lines, byte for byte what
+// awk wrote, and pty.offset counted every byte.
+function checkFlood(f) {
+  const got = Buffer.concat(f.chunks);
+  const line = numbered(f.k, 1).length;
+  const lines = got.length / line;
+  assert.ok(Number.isInteger(lines) && lines % 1000 === 0, `flood ${f.k}: ${got.length} bytes, not whole thousands of lines`);
+  const want = numbered(f.k, lines);
+  if (!got.equals(want)) {
+    let i = 0;
+    while (i < got.length && got[i] === want[i]) i++;
+    assert.fail(`flood ${f.k}: the bytes differ from what the program wrote at byte ${i}: ${JSON.stringify(got.subarray(Math.max(0, i - 40), i + 40).toString('utf8'))}`);
+  }
+  assert.strictEqual(f.pty.offset, got.length, `flood ${f.k}: pty.offset`);
+}
+
+// echoer: a terminal that prints each line it is sent, once (no echo by
+// the line discipline, cat's copy only).
+async function echoer(sc) {
+  const pty = sc.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat'], { env: { PATH: process.env.PATH } });
+  const e = { pty, out: '' };
+  pty.onData((d) => (e.out += d));
+  await waitUntil(() => e.out.includes('ready\r\n'), 'the echoing terminal to start');
+  return e;
+}
+
+test(`resume over ssh: the ssh client SIGKILLed mid-flood 3 times a round, ${ROUNDS} rounds; streams byte-identical, keys typed in the gaps arrive once and in order`, async (t) => {
+  const srv = await startSshd(t);
+  if (!srv) return t.skip('no /usr/sbin/sshd: install openssh-server');
+  const { bridge } = server(t);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-stop-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const STEP = 16 << 10;
+  const t0 = Date.now();
+  const gaps = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const sc = newHost(t, { transport: [...srv.ssh, ...bridge], reconnect: { initialDelay: 10, maxDelay: 200, attempts: 50 } });
+    const stop = path.join(dir, `stop${round}`);
+    // Two floods with Buffers, two decoded as UTF-8.
+    const floods = [1, 2, 3, 4].map((k) => flood(sc, k, stop, k % 2 ? null : 'utf8'));
+    const echo = await echoer(sc);
+    let keys = 'ready\r\n';
+    const sizes = () => floods.map((f) => f.size);
+    const grow = async (what) => {
+      const before = sizes();
+      await waitUntil(() => floods.every((f, i) => f.size >= before[i] + STEP), `round ${round}: ${what} (received ${sizes()}, before ${before}); log:\n${sc.lines.join('\n')}`);
+    };
+    for (let kill = 0; kill < 3; kill++) {
+      await grow(`each flood to grow by ${STEP} bytes before kill ${kill}`);
+      const pid = sc.pid;
+      assert.ok(pid > 0);
+      const disconnected = next(sc, 'disconnected');
+      const reconnected = next(sc, 'reconnected');
+      process.kill(pid, 'SIGKILL');
+      const d = await disconnected;
+      assert.match(d.error.message, /dropped: it was killed by SIGKILL/);
+      // Typed while nothing carries them: held, then sent after the ATTACHes.
+      assert.ok(sc.reconnecting && sc.pid === 0);
+      for (let i = 0; i < 3; i++) {
+        const k = `key ${round}.${kill}.${i} \u00e9`;
+        echo.pty.write(`${k}\r`);
+        keys += `${k}\r\n`;
+      }
+      const r = await reconnected;
+      assert.ok(r.attempt >= 1 && r.ms >= 0, JSON.stringify(r));
+      gaps.push(r.ms);
+      assert.ok(sc.pid > 0 && sc.pid !== pid, 'pid is the new transport\'s');
+    }
+    await grow('the floods to go on after the last reconnect');
+    fs.writeFileSync(stop, '');
+    const exits = await Promise.all(floods.map((f) => f.exited));
+    for (const e of exits) assert.deepStrictEqual(e, { exitCode: 0, signal: 0 });
+    for (const f of floods) checkFlood(f);
+    echo.pty.write('end\r');
+    keys += 'end\r\n';
+    await waitUntil(() => echo.out.length >= keys.length, `round ${round}: the keys to come back (got ${JSON.stringify(echo.out)})`);
+    assert.strictEqual(echo.out, keys);
+    echo.pty.kill();
+    await within(sc.close(), 'close');
+    t.diagnostic(`round ${round} done at ${Date.now() - t0} ms`);
+  }
+  t.diagnostic(`${ROUNDS} rounds in ${Date.now() - t0} ms; drop to reconnected: ${gaps.join(', ')} ms`);
+});
+
+test('keepalive: an ssh client stopped (SIGSTOP) is detected, killed and replaced; no byte lost or repeated', async (t) => {
+  const srv = await startSshd(t);
+  if (!srv) return t.skip('no /usr/sbin/sshd: install openssh-server');
+  const { bridge } = server(t);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-stop-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const stop = path.join(dir, 'stop');
+  const sc = newHost(t, { transport: [...srv.ssh, ...bridge], reconnect: { initialDelay: 10 }, keepalive: { interval: 300, timeout: 1000 } });
+  const f = flood(sc, 1, stop, 'utf8');
+  await waitUntil(() => f.size >= 32 << 10, 'the flood to start');
+  assert.ok(sc.remote.features.includes('keepalive'), JSON.stringify(sc.remote.features));
+  const pid = sc.pid;
+  t.after(() => {
+    for (const sig of ['SIGCONT', 'SIGKILL']) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // gone already: the keepalive killed it
+      }
+    }
+  });
+  const disconnected = next(sc, 'disconnected');
+  const reconnected = next(sc, 'reconnected');
+  const t0 = Date.now();
+  process.kill(pid, 'SIGSTOP');
+  const d = await disconnected;
+  const took = Date.now() - t0;
+  assert.match(d.error.message, /did not answer a PING within 1000 ms \(keepalive.timeout\)/);
+  // interval + timeout, and the machine's slowness.
+  assert.ok(took < 10000, `detected after ${took} ms`);
+  await reconnected;
+  assert.notStrictEqual(sc.pid, pid);
+  const at = f.size;
+  await waitUntil(() => f.size >= at + (32 << 10), 'the flood to go on after the reconnect');
+  fs.writeFileSync(stop, '');
+  assert.deepStrictEqual(await f.exited, { exitCode: 0, signal: 0 });
+  checkFlood(f);
+  t.diagnostic(`detected in ${took} ms`);
+});
+
+test('queue bound: input written while disconnected is held up to queueLimit bytes; past it write throws, the rest arrives once, in order', async (t) => {
+  const { bridge } = server(t);
+  const sc = newHost(t, { transport: bridge, reconnect: { queueLimit: 64, initialDelay: 10 } });
+  const echo = await echoer(sc);
+  const pid = sc.pid;
+  const disconnected = next(sc, 'disconnected');
+  const reconnected = next(sc, 'reconnected');
+  process.kill(pid, 'SIGKILL');
+  await disconnected;
+  const line = (i) => `line ${i} ${'x'.repeat(12)}\r`; // 20 bytes
+  for (let i = 0; i < 3; i++) echo.pty.write(line(i));
+  assert.throws(
+    () => echo.pty.write(line(3)),
+    (err) => {
+      assert.match(err.message, /^ptyplex: cannot write 20 byte\(s\) to terminal "p[0-9a-z]+-1": the connection is down \(the connection to .* dropped: it was killed by SIGKILL\) and 60 byte\(s\) of input already wait for it; reconnect.queueLimit is 64 bytes$/);
+      return true;
+    },
+  );
+  echo.pty.write('end\r'); // 4 more bytes fit: 64 exactly
+  // Other requests wait too, and are answered on the next connection.
+  const listed = sc.list();
+  const late = sc.spawn('/bin/sh', ['-c', 'echo spawned in the gap']);
+  let lateOut = '';
+  late.onData((d) => (lateOut += d));
+  await reconnected;
+  assert.deepStrictEqual((await within(listed, 'LISTED')).map((e) => [e.terminalId, e.attached]), [[echo.pty.terminalId, true]]);
+  await waitUntil(() => lateOut.includes('spawned in the gap'), 'the output of the terminal spawned in the gap');
+  await waitUntil(() => echo.out.includes('end\r\n'), `the held input to come back (got ${JSON.stringify(echo.out)})`);
+  assert.strictEqual(echo.out, `ready\r\n${line(0)}\n${line(1)}\n${line(2)}\nend\r\n`);
+  // Connected again, writes go straight out.
+  echo.pty.write(`${'y'.repeat(200)}\r`);
+  await waitOutput(echo.pty, 'yyy\r\n');
+});
+
+test('gave up: a transport that fails after the first connection; after the attempts, gaveup, onDeath, and the terminals exit with exitCode null', async (t) => {
+  const { bridge } = server(t);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-flag-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const flag = path.join(dir, 'refuse');
+  // Works until the flag file exists, as ssh to a host that went away.
+  const transport = ['sh', '-c', 'if [ -e "$0" ]; then echo "connection refused" >&2; exit 255; fi; exec "$@"', flag, ...bridge];
+  const sc = newHost(t, { transport, reconnect: { attempts: 3, initialDelay: 10, maxDelay: 40 } });
+  const term = sc.spawn('/bin/sh', ['-c', 'echo hi; exec sleep 1000']);
+  await waitOutput(term, 'hi\r\n');
+  const exited = within(new Promise((resolve) => term.onExit(resolve)), 'onExit');
+  const death = within(new Promise((resolve) => sc.onDeath(resolve)), 'onDeath');
+  const gaveup = next(sc, 'gaveup');
+  const events = [];
+  for (const e of ['disconnected', 'reconnected']) sc.on(e, () => events.push(e));
+  fs.writeFileSync(flag, '');
+  process.kill(sc.pid, 'SIGKILL');
+  const g = await gaveup;
+  assert.strictEqual(g.attempts, 3);
+  assert.match(g.error.message, /^gave up reconnecting to the sidecar reached through .* after 3 attempt\(s\) \(the last: .*ended before answering HELLO.*\); the connection to .* dropped: it was killed by SIGKILL$/);
+  assert.deepStrictEqual(await exited, { exitCode: null, signal: 0 });
+  assert.strictEqual((await death).error, g.error);
+  assert.deepStrictEqual(events, ['disconnected'], 'one drop, no reconnect');
+  assert.strictEqual(sc.lines.filter((l) => /^transport sh: connection refused$/.test(l)).length, 3, sc.lines.join('\n'));
+  assert.ok(!sc.reconnecting && sc.pid === 0);
+  term.write('ignored'); // an exited terminal drops input, as node-pty's does
+  // The program runs on in the server: a host that connects later finds it.
+  fs.rmSync(flag);
+  const list = await within(sc.list(), 'LISTED on a new connection');
+  assert.deepStrictEqual(list.map((e) => [e.terminalId, e.exited]), [[term.terminalId, false]]);
+});
+
+test('a UTF-8 character split by the drop: the decoder keeps its start, the rest comes after the reattach, nothing replaced', async (t) => {
+  const { bridge } = server(t);
+  const sc = newHost(t, { transport: bridge, reconnect: { initialDelay: 10 } });
+  // The euro sign's first two bytes, then, after a key, its last one.
+  const term = sc.spawn('/bin/sh', ['-c', "stty -echo; printf 'A\\342\\202'; read x; printf '\\254B\\n'; exec sleep 1000"], { env: { PATH: process.env.PATH, LC_ALL: 'C' } });
+  let out = '';
+  term.onData((d) => (out += d));
+  await waitUntil(() => out === 'A' && term._offset === 3, 'A and the start of the euro sign');
+  assert.strictEqual(term.offset, 1, 'pty.offset leaves out the incomplete character');
+  const reconnected = next(sc, 'reconnected');
+  process.kill(sc.pid, 'SIGKILL');
+  await next(sc, 'disconnected');
+  term.write('x\r');
+  await reconnected;
+  await waitUntil(() => out.includes('B'), 'the rest');
+  assert.strictEqual(out, 'A\u20acB\r\n');
+  assert.strictEqual(term.offset, 7);
+});
+
+test('reconnect: options checked; a plain sidecar is refused with a clear error', async (t) => {
+  assert.throws(() => new Sidecar({ path: BIN, reconnect: true }), /reconnect needs a persistent sidecar/);
+  assert.throws(() => new Sidecar({ transport: ['x'], reconnect: { attempts: 0 } }), /reconnect.attempts must be a whole number, 1 or more, or Infinity/);
+  assert.throws(() => new Sidecar({ transport: ['x'], reconnect: { tries: 3 } }), /reconnect.tries is not an option/);
+  assert.throws(() => new Sidecar({ transport: ['x'], keepalive: { interval: 0 } }), /keepalive.interval must be a number of milliseconds above 0/);
+  const sc = newHost(t, { transport: [BIN], reconnect: true });
+  await assert.rejects(within(sc.open('sh', []), 'the refusal'), /is not a persistent sidecar \(its HELLO lists no "persist"\).*ptyplex-sidecar --persist NAME/);
+});
+
+test('an idle sidecar with reconnect and a fast keepalive does not hold the event loop', async (t) => {
+  const { bridge } = server(t);
+  const script = `const { Sidecar } = require(${JSON.stringify(path.join(__dirname, '..'))});
+const sc = new Sidecar({ transport: ${JSON.stringify(bridge)}, reconnect: true, keepalive: { interval: 20, timeout: 5000 } });
+sc.spawn('/bin/sh', ['-c', 'echo bye']).onExit((e) => console.log('exit', e.exitCode, sc.remote.features.includes('keepalive')));`;
+  const child = childProcess.spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => child.kill('SIGKILL')); // should the test fail with it still running
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const code = await within(new Promise((resolve) => child.on('exit', resolve)), 'the script to end by itself');
+  assert.strictEqual(code, 0);
+  assert.strictEqual(out.trim(), 'exit 0 true');
+});
+
+test('a terminal whose OPEN was in flight at the drop is attached, or opened, on the next connection: one terminal either way', async (t) => {
+  const { bridge } = server(t);
+  const sc = newHost(t, { transport: bridge, reconnect: { initialDelay: 10 } });
+  await within(sc.handshake(), 'HELLO');
+  // Spawned and dropped in the same tick: the OPEN may or may not have
+  // reached the server.
+  const term = sc.spawn('/bin/sh', ['-c', 'echo opened; exec sleep 1000'], { env: { PATH: process.env.PATH } });
+  let out = '';
+  term.onData((d) => (out += d));
+  process.kill(sc.pid, 'SIGKILL');
+  await next(sc, 'reconnected');
+  await within(term.ready, 'the terminal to run');
+  await waitUntil(() => out.includes('opened\r\n'), 'its output');
+  assert.strictEqual(out, 'opened\r\n');
+  const list = await within(sc.list(), 'LISTED');
+  assert.deepStrictEqual(list.map((e) => [e.terminalId, e.pid, e.attached]), [[term.terminalId, term.pid, true]]);
+  assert.ok(term.pid > 0);
+});
+
+test('keepalive: an event loop blocked longer than the timeout does not make a live connection look dead', async (t) => {
+  const { bridge } = server(t);
+  const sc = newHost(t, { transport: bridge, reconnect: { initialDelay: 10 }, keepalive: { interval: 50, timeout: 200 } });
+  const echo = await echoer(sc);
+  let drops = 0;
+  sc.on('disconnected', () => drops++);
+  // The event loop blocks for 1 s right after a PING went out, so its
+  // PONG comes while nothing reads it. (A look at the frames sent: the
+  // test's only use of the package's insides.)
+  const send = sc._sendTo;
+  const blocked = new Promise((resolve) => {
+    sc._sendTo = function (gen, buf) {
+      send.call(this, gen, buf);
+      if (buf[4] !== 0x11 || sc._sendTo === send) return; // PING
+      sc._sendTo = send;
+      setImmediate(() => {
+        const until = Date.now() + 1000;
+        while (Date.now() < until);
+        resolve();
+      });
+    };
+  });
+  await within(blocked, 'a PING and the block after it');
+  echo.pty.write('after the block\r');
+  await waitUntil(() => echo.out.includes('after the block\r\n'), 'the echo');
+  assert.strictEqual(drops, 0, sc.lines.join('\n'));
+});
