@@ -3,7 +3,6 @@ package persist_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
@@ -52,19 +51,9 @@ func TestKeepExitedExpires(t *testing.T) {
 	// the unsent output: the exit is read by nobody.
 	zero := uint64(0)
 	h.Open(proto.Open{TerminalID: "k", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo ready"}, Credit: &zero})
-	for e := (proto.ListedTerminal{}); !e.Exited; {
-		e, _ = entry(list(t, h), "k")
-	}
+	listUntil(t, h, "the exit", func(l proto.Listed) bool { e, _ := entry(l, "k"); return e.Exited })
 	h.SendJSON(proto.TypeDetach, proto.Close{TerminalID: "k"})
-	deadline := time.Now().Add(hosttest.Timeout)
-	for {
-		if _, ok := entry(list(t, h), "k"); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("an unread exit outlived --keep-exited")
-		}
-	}
+	listUntil(t, h, "an unread exit to expire after --keep-exited", func(l proto.Listed) bool { _, ok := entry(l, "k"); return !ok })
 	h.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "k"})
 	if e := h.WaitControl(proto.TypeError, "k"); !strings.Contains(e.Raw, `no terminal \"k\"`) {
 		t.Fatalf("ATTACH after the expiry: %s", e.Raw)

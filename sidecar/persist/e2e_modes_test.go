@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
@@ -45,13 +46,11 @@ func TestRingReportsLostExactly(t *testing.T) {
 	h2.SendJSON(proto.TypeDetach, proto.Close{TerminalID: "r"})
 	// The flood is 100000 "y\n" bytes (150000 through the PTY) and "end".
 	total := uint64(have + 150000 + len("end\r\n"))
-	var e proto.ListedTerminal
-	for {
-		e, _ = entry(list(t, h2), "r")
-		if e.Exited {
-			break
-		}
-	}
+	l := listUntil(t, h2, "the flood to end unread", func(l proto.Listed) bool {
+		e, _ := entry(l, "r")
+		return e.Exited
+	})
+	e, _ := entry(l, "r")
 	got := h2.Now().Output("r")
 	if e.Produced != total {
 		t.Fatalf("produced %d, want %d", e.Produced, total)
@@ -78,8 +77,13 @@ func TestRingReportsLostExactly(t *testing.T) {
 	}
 }
 
+// parkHold is how long TestParkLosesNothing leaves a parked flood with
+// no host: long enough that a journal that leaked room would show it.
+const parkHold = 10 * time.Second
+
 // Park mode: with no host, the child blocks once the journal is full,
-// and a host that comes back loses nothing.
+// stays blocked for parkHold with nothing dropped, and a host that comes
+// back loses nothing.
 func TestParkLosesNothing(t *testing.T) {
 	const journal = 64 << 10
 	s := newServer(t)
@@ -91,14 +95,19 @@ func TestParkLosesNothing(t *testing.T) {
 	h1.WaitControl(proto.TypeDetached, "p")
 	have := 4096
 	h2 := s.host()
-	// Wait until the journal is full: yes is blocked in write(2).
-	for {
-		e, _ := entry(list(t, h2), "p")
-		if e.Produced-e.Start == journal {
-			if e.Start != 0 {
-				t.Fatalf("park dropped %d bytes with no host", e.Start)
-			}
-			break
+	// Wait until the journal is full: yes is blocked in write(2). Then
+	// stay away for parkHold, checking that nothing falls out meanwhile.
+	full := func(l proto.Listed) bool {
+		e, _ := entry(l, "p")
+		if e.Start != 0 {
+			t.Fatalf("park dropped %d bytes with no host", e.Start)
+		}
+		return e.Produced-e.Start == journal
+	}
+	listUntil(t, h2, "the journal to fill", full)
+	for end := time.Now().Add(parkHold); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if !full(list(t, h2)) {
+			t.Fatal("a parked terminal produced past its full journal with no host")
 		}
 	}
 	h2.SendJSON(proto.TypeAttach, map[string]any{"terminalId": "p", "offset": have, "credit": 16 << 10})

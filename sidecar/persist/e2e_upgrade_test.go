@@ -326,9 +326,7 @@ func TestUpgradeKeepsExits(t *testing.T) {
 	h.SendJSON(proto.TypeOpen, map[string]any{"terminalId": "zombie", "cols": 80, "rows": 24, "cmd": "/bin/sh",
 		"args":     []string{"-c", "stty -opost; i=0; while [ $i -lt 40 ]; do printf '" + out + "'; i=$((i+1)); done; exit 5"},
 		"detached": "park", "journal": 1024, "credit": 0})
-	for e := (proto.ListedTerminal{}); !e.Exited; {
-		e, _ = entry(list(t, h), "reaped")
-	}
+	listUntil(t, h, "the reaped terminal's exit", func(l proto.Listed) bool { e, _ := entry(l, "reaped"); return e.Exited })
 	h.WaitControl(proto.TypeOpened, "zombie")
 	// Wait until the zombie's child has written everything: the journal
 	// is full and its pid is a zombie.

@@ -82,6 +82,25 @@ func list(t *testing.T, h *hosttest.Host) proto.Listed {
 	return l
 }
 
+// listUntil lists until cond holds for the answer, within
+// hosttest.Timeout. The server's state has no event to wait on, so it
+// asks again after a short pause (each LIST adds frames to the host's
+// record, which a tight loop would grow by thousands).
+func listUntil(t *testing.T, h *hosttest.Host, what string, cond func(proto.Listed) bool) proto.Listed {
+	t.Helper()
+	deadline := time.Now().Add(hosttest.Timeout)
+	for {
+		l := list(t, h)
+		if cond(l) {
+			return l
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v; last LISTED %+v", what, hosttest.Timeout, l)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // waitDetached lists until terminal id is no longer attached (the server
 // noticed that the previous host has gone).
 func waitDetached(t *testing.T, h *hosttest.Host, ids ...string) proto.Listed {
