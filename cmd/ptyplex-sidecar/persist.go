@@ -226,6 +226,12 @@ func bridge(name string) int {
 }
 
 // request sends one frame to a running server and returns the connection.
+//
+// --list, --stop and --upgrade read the few frames they expect here rather
+// than through package client: the client's hosts start a sidecar process
+// (the bridge) and own its terminals, while these commands must talk to
+// the server's socket itself, must not start a server that is not running,
+// and hold no terminal.
 func request(name string, typ proto.Type) (*net.UnixConn, int) {
 	c, err := persist.Dial(name)
 	if err != nil {
