@@ -351,6 +351,32 @@ func TestSecurityOutputEscapesBidi(t *testing.T) {
 	}
 }
 
+// TestSecurityRunEscapesBidi: run prints a command's output, and commands
+// the command lines, which are the same screen text output escapes: the
+// bidi controls in either reach the reader as <U+202E> and the like, and
+// commands --json keeps the exact text in \u escapes. Before, both
+// printed them as they were.
+func TestSecurityRunEscapesBidi(t *testing.T) {
+	s := integratedShell(t, "bash")
+	text := "user\u202e x \u2066y\u2069 end"
+	shown := "user<U+202E> x <U+2066>y<U+2069> end"
+	bidi := func(got string) bool { return strings.ContainsFunc(got, termfilter.IsBidiControl) }
+	r := s.runCmd("printf '%s\\n' '" + text + "'")
+	if r.code != 0 || bidi(r.stdout) || r.stdout != shown+"\n" {
+		t.Errorf("run does not print the bidi controls escaped: %v", r)
+	}
+	cmds := s.ok("commands")
+	if bidi(cmds) || !strings.Contains(cmds, "printf '%s\\n' '"+shown+"'") {
+		t.Errorf("commands does not print the bidi controls escaped:\n%q", cmds)
+	}
+	js := s.ok("commands", "--json")
+	var list wire.CommandsData
+	if err := json.Unmarshal([]byte(js), &list); err != nil || bidi(js) || len(list.Commands) == 0 ||
+		!strings.Contains(list.Commands[len(list.Commands)-1].Command, text) {
+		t.Errorf("commands --json prints raw bidi controls or does not decode to the exact text (%v):\n%q", err, js)
+	}
+}
+
 // TestAttachDetachResetsModes: every mode the filter lets a program set on
 // the user's terminal is off again after a detach, so that the user's
 // shell does not get mouse reports, focus events or a frozen screen
