@@ -225,7 +225,8 @@ var hostileBytes = []string{"\x1b]52;", "\x1b]2;", "owned-title", "\x1bP", "$qm"
 // TestSecurityAttachFiltersOutput: attach writes what the emulator
 // understood, not the program's raw bytes, --read-only included; the
 // program's query is answered once, by the session; --allow-clipboard
-// lets the clipboard write through and nothing else. output --follow
+// lets the clipboard write through and nothing else, --allow-title the
+// title and nothing else (no clipboard write, no DCS). output --follow
 // prints none of it either. Before the filter, attach copied every byte.
 func TestSecurityAttachFiltersOutput(t *testing.T) {
 	t.Parallel()
@@ -235,7 +236,8 @@ func TestSecurityAttachFiltersOutput(t *testing.T) {
 	plain := attachPTY(t, 80, 24, "--socket", s.sock)
 	ro := attachPTY(t, 80, 24, "--socket", s.sock, "--read-only")
 	clip := attachPTY(t, 80, 24, "--socket", s.sock, "--allow-clipboard")
-	for _, a := range []*attachTerm{plain, ro, clip} {
+	title := attachPTY(t, 80, 24, "--socket", s.sock, "--allow-title")
+	for _, a := range []*attachTerm{plain, ro, clip, title} {
 		a.waitText("ready")
 	}
 	follow := exec.Command(bin, "output", "--socket", s.sock, "--follow")
@@ -251,7 +253,7 @@ func TestSecurityAttachFiltersOutput(t *testing.T) {
 	// and the attached terminals never saw the question.
 	want := "answer " + hex.EncodeToString([]byte("\x1b[?62;22c")) + " done"
 	s.waitText(want)
-	for _, a := range []*attachTerm{plain, ro, clip} {
+	for _, a := range []*attachTerm{plain, ro, clip, title} {
 		a.waitText(want)
 	}
 	s.input("\r") // the program exits; output --follow ends with it
@@ -272,13 +274,16 @@ func TestSecurityAttachFiltersOutput(t *testing.T) {
 			}
 		}
 	}
-	for name, a := range map[string]*attachTerm{"attach": plain, "attach --read-only": ro, "attach --allow-clipboard": clip} {
+	for name, a := range map[string]*attachTerm{"attach": plain, "attach --read-only": ro, "attach --allow-clipboard": clip, "attach --allow-title": title} {
 		a.mu.Lock()
 		raw := string(a.raw)
 		a.mu.Unlock()
-		if name == "attach --allow-clipboard" {
+		switch name {
+		case "attach --allow-clipboard":
 			check(name, raw, "\x1b]52;c;aHVudGVyMg==\x07")
-		} else {
+		case "attach --allow-title":
+			check(name, raw, "\x1b]2;owned-title\x07")
+		default:
 			check(name, raw)
 		}
 	}
