@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -130,6 +131,57 @@ func TestSecurityRestartedWatchdogNotDumpable(t *testing.T) {
 	m := h.WaitStderr(regexp.MustCompile(`new watchdog \(pid (\d+)\) started, watching 1 terminals`))
 	fresh, _ = strconv.Atoi(m[1])
 	notInspectable(t, victim, fresh, "the restarted watchdog, as soon as the sidecar announced it")
+}
+
+// TestSecurityPersistServerNotDumpable: the persistent server
+// (ptyplex-sidecar --persist NAME --serve, which the bridge starts in the
+// background) holds every persistent terminal's PTY master, its socket
+// and the watchdog's pipe. A program inside one of its terminals, running
+// as the same user, must not open them through /proc/SERVER/fd: the
+// server is not dumpable either. The server runs as a second user, since
+// root can open anything.
+func TestSecurityPersistServerNotDumpable(t *testing.T) {
+	t.Parallel()
+	victim := otherUser(t)
+	sc := publicCopy(t, sidecarBinary(t))
+	dir, err := os.MkdirTemp("", "ptyplex-persist-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chown(dir, int(victim.uid), int(victim.gid)); err != nil {
+		t.Fatal(err)
+	}
+	bridge := func(args ...string) *exec.Cmd {
+		cmd := victim.command(sc, append([]string{"--persist", "t"}, args...)...)
+		cmd.Env = append(cmd.Env, "PTYPLEX_RUNTIME_DIR="+dir)
+		return cmd
+	}
+	h := hosttest.StartCmd(t, bridge())
+	attack := `echo "server=$PPID"; if ls /proc/$PPID/fd >/dev/null; then echo LISTED; fi; ` +
+		`for n in 0 1 2 3 4 5 6 7 8 9 10 11 12; do if (: </proc/$PPID/fd/$n); then echo OPENED-$n; fi; done 2>/dev/null; ` +
+		`echo verdict-done; exec cat`
+	h.Open(proto.Open{TerminalID: "p", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", attack}})
+	out := h.WaitOutput("p", "verdict-done").Output("p")
+	server := pidAfter(t, out, "server=")
+	t.Cleanup(func() {
+		// The user is deleted after this: nothing of theirs may be left.
+		if o, err := bridge("--stop").CombinedOutput(); err != nil {
+			t.Logf("--stop: %v\n%s", err, o)
+		}
+		h.Cmd.Process.Kill()
+		if !waitGone(server, deadline) {
+			syscall.Kill(server, syscall.SIGKILL)
+			waitGone(server, deadline)
+		}
+	})
+	if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", server)); !strings.Contains(string(cmdline), "--serve") {
+		t.Fatalf("the terminal's parent %d is not the persistent server: %q", server, cmdline)
+	}
+	if !strings.Contains(out, "Permission denied") || strings.Contains(out, "LISTED") || strings.Contains(out, "OPENED-") {
+		t.Errorf("a program in a persistent terminal reached the server's /proc/%d/fd:\n%s", server, out)
+	}
+	notInspectable(t, victim, server, "the persistent server")
 }
 
 // notInspectable checks that the account cannot open /proc/PID/fd: its
