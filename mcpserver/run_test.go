@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/termfilter"
 )
 
 // ran mirrors the run tool's structured result.
@@ -73,4 +75,33 @@ func TestRunToolWithoutIntegration(t *testing.T) {
 	c := connect(t)
 	s := c.shell(nil)
 	c.fails("run", map[string]any{"session": s.Session, "command": "echo hi"}, "shell_integration")
+}
+
+// TestTextRepliesEscapeBidi: the text replies of run and output (a whole
+// screen, and changes since a token) show the bidi controls a program
+// printed as <U+202E> and the like, as the CLI's output does, so that a
+// client showing the text to a person cannot show one text and hold
+// another; the structured result keeps the exact text.
+func TestTextRepliesEscapeBidi(t *testing.T) {
+	c := connect(t)
+	s := c.integrated()
+	line := "user\u202e x \u2066y\u2069 end"
+	shown := "user<U+202E> x <U+2066>y<U+2069> end"
+	bidi := func(got string) bool { return strings.ContainsFunc(got, termfilter.IsBidiControl) }
+	first := ok[changes](c, "output", map[string]any{"session": s.Session})
+	res := c.call("run", map[string]any{"session": s.Session, "command": "printf '%s\\n' '" + line + "'"})
+	if txt := text(res); bidi(txt) || !strings.Contains(txt, shown+"\n") {
+		t.Errorf("run's text does not show the bidi controls escaped:\n%q", txt)
+	}
+	if r := ok[ran](c, "run", map[string]any{"session": s.Session, "command": "true"}); r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("run true: %+v", r)
+	}
+	for _, args := range []map[string]any{{"session": s.Session}, {"session": s.Session, "since": first.Token}} {
+		if txt := text(c.call("output", args)); bidi(txt) || !strings.Contains(txt, shown) {
+			t.Errorf("output %v: the text does not show the bidi controls escaped:\n%q", args, txt)
+		}
+	}
+	if sc := ok[screen](c, "output", map[string]any{"session": s.Session}); !strings.Contains(sc.Screen, line) {
+		t.Errorf("the structured screen lost the exact text:\n%q", sc.Screen)
+	}
 }

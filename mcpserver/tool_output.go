@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ptyplex/ptyplex/internal/changetext"
+	"github.com/ptyplex/ptyplex/internal/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -160,7 +161,7 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 	}
 	text := fmt.Sprintf("Screen %dx%d, cursor at row %d, col %d, %s (scrollback %d/%d)%s:\n%s%s",
 		out.Size.Cols, out.Size.Rows, out.Cursor.Row, out.Cursor.Col, lines,
-		out.ScrollbackAvailable, out.ScrollbackCapacity, tok, cut, out.Screen)
+		out.ScrollbackAvailable, out.ScrollbackCapacity, tok, cut, termfilter.EscapeBidi(out.Screen))
 	return text, out, nil
 }
 
@@ -178,7 +179,7 @@ func (s *Server) changesResult(in OutputInput, d wire.OutputData) (string, Outpu
 	for _, l := range d.Changed {
 		out.Changed = append(out.Changed, LineChange{Line: l.N, Text: l.Text})
 	}
-	return changetext.Render(d, hints(in)), out, nil
+	return termfilter.EscapeBidi(changetext.Render(d, hints(in))), out, nil
 }
 
 // hints name the tool's own arguments in what a cut says.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/internal/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -113,7 +114,7 @@ func (s *Server) run(ctx context.Context, in RunInput) (string, RunOutput, error
 			b.WriteString(" Output:")
 		}
 		b.WriteString("\n")
-		b.WriteString(d.Output)
+		b.WriteString(termfilter.EscapeBidi(d.Output))
 	}
 	return b.String(), out, nil
 }

@@ -43,13 +43,14 @@ func TestWatchdogReplacedWhenKilled(t *testing.T) {
 	require.True(t, hosttest.WaitGone(fresh, 10*time.Second), "the new watchdog %d outlived the sidecar", fresh)
 }
 
-// TestWatchdogIgnoresForgedLines: a program of our uid reopens the
+// TestWatchdogIgnoresForgedLines (needs root): a program of our uid reopens the
 // sidecar's end of the watchdog pipe through /proc/SIDECAR/fd/N and
 // retires its own terminal, so that nothing would clean it up. The line
 // lacks this run's token, so the watchdog ignores it (and says so), and
 // still kills the job when the sidecar is SIGKILLed.
 func TestWatchdogIgnoresForgedLines(t *testing.T) {
 	t.Parallel()
+	requireRootForProcFD(t) // the sidecar is not dumpable
 	h := start(t)
 	sh(h, "a", survivor)
 	leader := openedPID(t, h, "a")

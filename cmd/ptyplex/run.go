@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -61,7 +62,7 @@ func runRun(args []string) int {
 	if !call(c.socket, req, &out) {
 		return exitFail
 	}
-	fmt.Print(out.Output)
+	fmt.Print(termfilter.EscapeBidi(out.Output)) // as output prints the screen
 	if out.LinesLost > 0 {
 		fmt.Fprintf(os.Stderr, "ptyplex run: the first %d lines of the output had already left the scrollback\n", out.LinesLost)
 	}
@@ -122,7 +123,7 @@ func runCommands(args []string) int {
 			printError(err)
 			return exitFail
 		}
-		fmt.Println(string(b))
+		fmt.Println(string(termfilter.EscapeBidiJSON(b)))
 		return exitOK
 	}
 	if !out.Integration {
@@ -144,7 +145,7 @@ func runCommands(args []string) int {
 			}
 		}
 		dur := time.Duration(cmd.DurationMS) * time.Millisecond
-		fmt.Printf("%d %s %v %s %s\n", cmd.ID, status, dur, lines, cmd.Command)
+		fmt.Printf("%d %s %v %s %s\n", cmd.ID, status, dur, lines, termfilter.EscapeBidi(cmd.Command))
 	}
 	return exitOK
 }

@@ -225,7 +225,8 @@ var hostileBytes = []string{"\x1b]52;", "\x1b]2;", "owned-title", "\x1bP", "$qm"
 // TestSecurityAttachFiltersOutput: attach writes what the emulator
 // understood, not the program's raw bytes, --read-only included; the
 // program's query is answered once, by the session; --allow-clipboard
-// lets the clipboard write through and nothing else. output --follow
+// lets the clipboard write through and nothing else, --allow-title the
+// title and nothing else (no clipboard write, no DCS). output --follow
 // prints none of it either. Before the filter, attach copied every byte.
 func TestSecurityAttachFiltersOutput(t *testing.T) {
 	t.Parallel()
@@ -235,7 +236,8 @@ func TestSecurityAttachFiltersOutput(t *testing.T) {
 	plain := attachPTY(t, 80, 24, "--socket", s.sock)
 	ro := attachPTY(t, 80, 24, "--socket", s.sock, "--read-only")
 	clip := attachPTY(t, 80, 24, "--socket", s.sock, "--allow-clipboard")
-	for _, a := range []*attachTerm{plain, ro, clip} {
+	title := attachPTY(t, 80, 24, "--socket", s.sock, "--allow-title")
+	for _, a := range []*attachTerm{plain, ro, clip, title} {
 		a.waitText("ready")
 	}
 	follow := exec.Command(bin, "output", "--socket", s.sock, "--follow")
@@ -251,7 +253,7 @@ func TestSecurityAttachFiltersOutput(t *testing.T) {
 	// and the attached terminals never saw the question.
 	want := "answer " + hex.EncodeToString([]byte("\x1b[?62;22c")) + " done"
 	s.waitText(want)
-	for _, a := range []*attachTerm{plain, ro, clip} {
+	for _, a := range []*attachTerm{plain, ro, clip, title} {
 		a.waitText(want)
 	}
 	s.input("\r") // the program exits; output --follow ends with it
@@ -272,13 +274,16 @@ func TestSecurityAttachFiltersOutput(t *testing.T) {
 			}
 		}
 	}
-	for name, a := range map[string]*attachTerm{"attach": plain, "attach --read-only": ro, "attach --allow-clipboard": clip} {
+	for name, a := range map[string]*attachTerm{"attach": plain, "attach --read-only": ro, "attach --allow-clipboard": clip, "attach --allow-title": title} {
 		a.mu.Lock()
 		raw := string(a.raw)
 		a.mu.Unlock()
-		if name == "attach --allow-clipboard" {
+		switch name {
+		case "attach --allow-clipboard":
 			check(name, raw, "\x1b]52;c;aHVudGVyMg==\x07")
-		} else {
+		case "attach --allow-title":
+			check(name, raw, "\x1b]2;owned-title\x07")
+		default:
 			check(name, raw)
 		}
 	}
@@ -348,6 +353,32 @@ func TestSecurityOutputEscapesBidi(t *testing.T) {
 		if got := outs[i].String(); bidi(got) || !strings.Contains(got, shown) {
 			t.Errorf("output %v does not show the bidi controls escaped:\n%q", modes[i], got)
 		}
+	}
+}
+
+// TestSecurityRunEscapesBidi: run prints a command's output, and commands
+// the command lines, which are the same screen text output escapes: the
+// bidi controls in either reach the reader as <U+202E> and the like, and
+// commands --json keeps the exact text in \u escapes. Before, both
+// printed them as they were.
+func TestSecurityRunEscapesBidi(t *testing.T) {
+	s := integratedShell(t, "bash")
+	text := "user\u202e x \u2066y\u2069 end"
+	shown := "user<U+202E> x <U+2066>y<U+2069> end"
+	bidi := func(got string) bool { return strings.ContainsFunc(got, termfilter.IsBidiControl) }
+	r := s.runCmd("printf '%s\\n' '" + text + "'")
+	if r.code != 0 || bidi(r.stdout) || r.stdout != shown+"\n" {
+		t.Errorf("run does not print the bidi controls escaped: %v", r)
+	}
+	cmds := s.ok("commands")
+	if bidi(cmds) || !strings.Contains(cmds, "printf '%s\\n' '"+shown+"'") {
+		t.Errorf("commands does not print the bidi controls escaped:\n%q", cmds)
+	}
+	js := s.ok("commands", "--json")
+	var list wire.CommandsData
+	if err := json.Unmarshal([]byte(js), &list); err != nil || bidi(js) || len(list.Commands) == 0 ||
+		!strings.Contains(list.Commands[len(list.Commands)-1].Command, text) {
+		t.Errorf("commands --json prints raw bidi controls or does not decode to the exact text (%v):\n%q", err, js)
 	}
 }
 

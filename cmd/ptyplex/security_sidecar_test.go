@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
@@ -33,6 +33,12 @@ func TestSecuritySidecarNotDumpable(t *testing.T) {
 
 	survivor := `(trap '' HUP; exec sleep 1000) & echo bg=$!; exec cat`
 	h.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", survivor}})
+	// From the first OPENED on, a program in a terminal runs: the
+	// watchdog must be non-dumpable already (the sidecar waits for it to
+	// say so), not some moment later.
+	h.WaitControl(proto.TypeOpened, "a")
+	wd := watchdogChild(t, sidecar)
+	notInspectable(t, victim, wd, "the watchdog, at the first OPENED")
 	bg := pidAfter(t, h.WaitOutput("a", "bg=").Output("a"), "bg=")
 	// The attacker: told which descriptor is the watchdog's pipe, it
 	// writes garbage there. Then the terminal's shell checks that its own
@@ -41,7 +47,6 @@ func TestSecuritySidecarNotDumpable(t *testing.T) {
 		`sh -c 'echo "own=$(readlink /proc/$PPID/fd/0)"'; exec cat`
 	h.Open(proto.Open{TerminalID: "b", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", attack}})
 	leader := h.WaitControl(proto.TypeOpened, "b")
-	wd := watchdogChild(t, sidecar)
 	t.Cleanup(func() {
 		// The user is deleted after this: nothing of theirs may be left.
 		h.Cmd.Process.Kill()
@@ -75,24 +80,12 @@ func TestSecuritySidecarNotDumpable(t *testing.T) {
 		t.Errorf("terminal a's job died while the sidecar runs")
 	}
 	for pid, wantRoot := range map[int]bool{sidecar: true, wd: true, int(leaderPID(t, leader)): false} {
-		// The watchdog makes itself non-dumpable once its runtime has
-		// started, which on a loaded machine (a race build) can come
-		// after the terminals opened: wait for that, within the deadline.
-		end := time.Now().Add(deadline)
-		for {
-			var st syscall.Stat_t
-			if err := syscall.Stat(fmt.Sprintf("/proc/%d/fd", pid), &st); err != nil {
-				t.Fatal(err)
-			}
-			owner := st.Uid
-			if (owner == 0) == wantRoot {
-				break
-			}
-			if !wantRoot || time.Now().After(end) {
-				t.Errorf("/proc/%d/fd belongs to uid %d; want root's only for the sidecar and its watchdog", pid, owner)
-				break
-			}
-			time.Sleep(10 * time.Millisecond) // polling: the kernel announces no change of dumpability
+		var st syscall.Stat_t
+		if err := syscall.Stat(fmt.Sprintf("/proc/%d/fd", pid), &st); err != nil {
+			t.Fatal(err)
+		}
+		if owner := st.Uid; (owner == 0) != wantRoot {
+			t.Errorf("/proc/%d/fd belongs to uid %d; want root's only for the sidecar and its watchdog", pid, owner)
 		}
 	}
 
@@ -100,6 +93,112 @@ func TestSecuritySidecarNotDumpable(t *testing.T) {
 	h.Cmd.Process.Signal(syscall.SIGKILL)
 	if !waitGone(bg, deadline) {
 		t.Errorf("terminal a's job outlived the SIGKILLed sidecar")
+	}
+}
+
+// TestSecurityRestartedWatchdogNotDumpable: a program in a terminal
+// kills the watchdog (it runs as the same user; nothing forbids that), and
+// the sidecar starts a new one. The new one is dumpable from its execve
+// until its runtime makes it not dumpable, and in that window the program
+// could open /proc/WATCHDOG/fd: read the token from the announcement pipe
+// or hold the pipe open for writing, so that the sidecar's death no longer
+// reaches the watchdog. The new watchdog gets the pipe only once it is not
+// dumpable, and the sidecar announces it only then: checked at once, with
+// no waiting, its /proc/PID/fd is root's.
+func TestSecurityRestartedWatchdogNotDumpable(t *testing.T) {
+	t.Parallel()
+	victim := otherUser(t)
+	sc := publicCopy(t, sidecarBinary(t))
+	h := hosttest.StartCmd(t, victim.command(sc))
+	sidecar := h.Cmd.Process.Pid
+	h.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo up; exec cat"}})
+	h.WaitControl(proto.TypeOpened, "a")
+	old := watchdogChild(t, sidecar)
+	fresh := 0
+	t.Cleanup(func() {
+		h.Cmd.Process.Kill()
+		for _, pid := range []int{fresh, old, sidecar} {
+			if pid > 0 && !waitGone(pid, deadline) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				waitGone(pid, deadline)
+			}
+		}
+	})
+	notInspectable(t, victim, old, "the first watchdog")
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	m := h.WaitStderr(regexp.MustCompile(`new watchdog \(pid (\d+)\) started, watching 1 terminals`))
+	fresh, _ = strconv.Atoi(m[1])
+	notInspectable(t, victim, fresh, "the restarted watchdog, as soon as the sidecar announced it")
+}
+
+// TestSecurityPersistServerNotDumpable: the persistent server
+// (ptyplex-sidecar --persist NAME --serve, which the bridge starts in the
+// background) holds every persistent terminal's PTY master, its socket
+// and the watchdog's pipe. A program inside one of its terminals, running
+// as the same user, must not open them through /proc/SERVER/fd: the
+// server is not dumpable either. The server runs as a second user, since
+// root can open anything.
+func TestSecurityPersistServerNotDumpable(t *testing.T) {
+	t.Parallel()
+	victim := otherUser(t)
+	sc := publicCopy(t, sidecarBinary(t))
+	dir, err := os.MkdirTemp("", "ptyplex-persist-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chown(dir, int(victim.uid), int(victim.gid)); err != nil {
+		t.Fatal(err)
+	}
+	bridge := func(args ...string) *exec.Cmd {
+		cmd := victim.command(sc, append([]string{"--persist", "t"}, args...)...)
+		cmd.Env = append(cmd.Env, "PTYPLEX_RUNTIME_DIR="+dir)
+		return cmd
+	}
+	h := hosttest.StartCmd(t, bridge())
+	attack := `echo "server=$PPID"; if ls /proc/$PPID/fd >/dev/null; then echo LISTED; fi; ` +
+		`for n in 0 1 2 3 4 5 6 7 8 9 10 11 12; do if (: </proc/$PPID/fd/$n); then echo OPENED-$n; fi; done 2>/dev/null; ` +
+		`echo verdict-done; exec cat`
+	h.Open(proto.Open{TerminalID: "p", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", attack}})
+	out := h.WaitOutput("p", "verdict-done").Output("p")
+	server := pidAfter(t, out, "server=")
+	t.Cleanup(func() {
+		// The user is deleted after this: nothing of theirs may be left.
+		if o, err := bridge("--stop").CombinedOutput(); err != nil {
+			t.Logf("--stop: %v\n%s", err, o)
+		}
+		h.Cmd.Process.Kill()
+		if !waitGone(server, deadline) {
+			syscall.Kill(server, syscall.SIGKILL)
+			waitGone(server, deadline)
+		}
+	})
+	if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", server)); !strings.Contains(string(cmdline), "--serve") {
+		t.Fatalf("the terminal's parent %d is not the persistent server: %q", server, cmdline)
+	}
+	if !strings.Contains(out, "Permission denied") || strings.Contains(out, "LISTED") || strings.Contains(out, "OPENED-") {
+		t.Errorf("a program in a persistent terminal reached the server's /proc/%d/fd:\n%s", server, out)
+	}
+	notInspectable(t, victim, server, "the persistent server")
+}
+
+// notInspectable checks that the account cannot open /proc/PID/fd: its
+// owner is root (the process is not dumpable), checked at once, and the
+// account's own attempt to list it is refused.
+func notInspectable(t *testing.T, a account, pid int, what string) {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(fmt.Sprintf("/proc/%d/fd", pid), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Uid != 0 {
+		t.Errorf("%s (pid %d) is dumpable: its /proc/%d/fd belongs to uid %d, not root", what, pid, pid, st.Uid)
+	}
+	out, err := a.command("ls", fmt.Sprintf("/proc/%d/fd", pid)).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Permission denied") {
+		t.Errorf("as %s, listing /proc/%d/fd of %s: %v\n%s", a.name, pid, what, err, out)
 	}
 }
 

@@ -32,7 +32,9 @@
 //     ends the watchdog, so garbage cannot make it kill every terminal;
 //   - the watchdog, and the sidecar that starts it, are not dumpable
 //     (ptyhost.ForbidInspection), so their /proc/PID/fd entries cannot be
-//     opened by the user's other processes in the first place;
+//     opened by the user's other processes in the first place; a new
+//     watchdog gets its pipe, with the token already in it, only once
+//     it is not dumpable (handoff.go), so there is no window at its start;
 //   - a program can still kill the watchdog; the parent then says so and
 //     starts a new one that learns every live terminal (restart.go).
 package watchdog

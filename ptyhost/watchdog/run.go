@@ -31,6 +31,12 @@ func Run(in io.Reader) int {
 	if err := ptyhost.ForbidInspection(); err != nil {
 		fmt.Fprintf(os.Stderr, "ptyplex watchdog: %v\n", err)
 	}
+	// Only now, not dumpable, do we get the announcement pipe (on in,
+	// our standard input; see handoff.go).
+	if err := receivePipe(); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex watchdog: %v\n", err)
+		return 1
+	}
 	a := readAnnouncements(&pacedReader{r: in, pace: watchdogPace, now: time.Now, sleep: time.Sleep}, os.Stderr)
 	if a.err != nil {
 		// Not an end of file: the parent may well be alive, and killing

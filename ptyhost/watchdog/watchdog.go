@@ -60,34 +60,50 @@ func (wd *Watchdog) spawnLocked() error {
 	if err != nil {
 		return fmt.Errorf("watchdog: find own executable: %w", err)
 	}
-	r, w, err := os.Pipe()
+	// The watchdog starts without the announcement pipe, which it gets
+	// once it is not dumpable (see handoff.go).
+	conn, theirs, err := handoffPair()
 	if err != nil {
 		return fmt.Errorf("watchdog: %w", err)
 	}
-	defer r.Close()
-	// The token is the pipe's first line, written before the watchdog
-	// runs: whatever else opens the pipe later (through /proc/PID/fd, as
-	// a program in a terminal can) cannot read it from there, and lines
-	// without it are ignored.
-	token, err := newToken()
-	if err == nil {
-		_, err = w.WriteString("token " + token + "\n")
-	}
-	if err != nil {
-		w.Close()
-		return fmt.Errorf("watchdog: token: %w", err)
-	}
+	defer conn.Close()
 	cmd := exec.Command(exe)
 	// The parent's pid travels in the environment: under load the watchdog
 	// may start running only after its parent died, when getppid(2) would
 	// name init instead.
-	cmd.Env = append(os.Environ(), Env+"=1", parentEnv+"="+strconv.Itoa(os.Getpid()))
-	cmd.Stdin = r
+	cmd.Env = append(os.Environ(), Env+"=1", parentEnv+"="+strconv.Itoa(os.Getpid()), handoffEnv+"=3")
+	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.Stderr = os.Stderr // stdout stays /dev/null: it may be a frame stream
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		w.Close()
+	err = cmd.Start()
+	theirs.Close()
+	if err != nil {
 		return fmt.Errorf("watchdog: start %s: %w", exe, err)
+	}
+	fail := func(err error) error {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return fmt.Errorf("watchdog (pid %d): %w; killed it", cmd.Process.Pid, err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	defer r.Close()
+	// The token is the pipe's first line, written before the watchdog
+	// has the pipe: whatever else opens the pipe later (through
+	// /proc/PID/fd of ours, which only root can) cannot read it from
+	// there, and lines without it are ignored.
+	token, err := newToken()
+	if err == nil {
+		_, err = w.WriteString("token " + token + "\n")
+	}
+	if err == nil {
+		err = handOver(conn, r)
+	}
+	if err != nil {
+		w.Close()
+		return fail(err)
 	}
 	wd.w, wd.pid, wd.token, wd.started = w, cmd.Process.Pid, token, time.Now()
 	// Reaps it when it exits, and replaces it if we did not end it.
