@@ -13,6 +13,7 @@ type ran struct {
 	TimedOut   bool   `json:"timed_out"`
 	DurationMS int64  `json:"duration_ms"`
 	OutputCut  int    `json:"output_cut"`
+	Token      string `json:"token"`
 }
 
 // integrated starts bash with shell integration and a prompt of its own
