@@ -2,6 +2,8 @@ package mcpserver_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -74,4 +76,40 @@ func TestRunToolWithoutIntegration(t *testing.T) {
 	c := connect(t)
 	s := c.shell(nil)
 	c.fails("run", map[string]any{"session": s.Session, "command": "echo hi"}, "shell_integration")
+}
+
+// The run tool with zsh started with shell integration: exit codes,
+// output, state that carries over, and the token for the next read.
+func TestRunToolZsh(t *testing.T) {
+	requireTool(t, "zsh")
+	c := connect(t)
+	home := c.t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".zshrc"), []byte("PS1='$ '\nHISTFILE=/dev/null\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := c.start(map[string]any{
+		"command": []string{"zsh"}, "shell_integration": true,
+		"env": map[string]any{"HOME": home, "ZDOTDIR": home},
+	})
+	run := func(cmd string) ran {
+		return ok[ran](c, "run", map[string]any{"session": s.Session, "command": cmd})
+	}
+	wantRan(t, run("true"), 0, "")
+	wantRan(t, run("false"), 1, "")
+	wantRan(t, run("(exit 3)"), 3, "")
+	wantRan(t, run("X=42; cd /"), 0, "")
+	wantRan(t, run("echo $X $PWD"), 0, "42 /\n")
+	wantRan(t, run("seq 3; print -r -- $ZSH_NAME"), 0, "1\n2\n3\nzsh\n")
+	r := run("echo token")
+	if r.Token == "" {
+		t.Fatalf("run in zsh: no token: %+v", r)
+	}
+	// The token is the screen the command left: a read since it shows
+	// nothing new but, at most, the prompt drawn after the command ended.
+	o := ok[changes](c, "output", map[string]any{"session": s.Session, "since": r.Token})
+	for _, l := range o.Changed {
+		if strings.TrimSpace(l.Text) != "$" {
+			t.Fatalf("output since run's token: only the prompt may change: %+v", o)
+		}
+	}
 }
