@@ -105,3 +105,27 @@ func TestOutputChangesAgainstOlderDaemon(t *testing.T) {
 	}
 	c.fails("output", map[string]any{"session": d.Socket, "since": "0a0b0c0d.1"}, "does not support since")
 }
+
+// since with from/to: only the changed rows inside the range come, and
+// the rows outside it come with the next read.
+func TestOutputChangesRangeThroughMCP(t *testing.T) {
+	t.Parallel()
+	c := connect(t)
+	s := c.shell(map[string]any{"size": "60x8"})
+	c.typeLine(s.Session, "echo A")
+	c.until(s.Session, `(?m)^A\n\$ ?$`)
+	tok := ok[changes](c, "output", map[string]any{"session": s.Session}).Token
+	c.typeLine(s.Session, "echo B")
+	c.until(s.Session, `(?m)^B\n\$ ?$`)
+	in := ok[changes](c, "output", map[string]any{"session": s.Session, "since": tok, "from": 4, "to": 4})
+	if in.rows() != "4:B|" {
+		t.Fatalf("since with from 4 to 4: %s", in.rows())
+	}
+	rest := ok[changes](c, "output", map[string]any{"session": s.Session, "since": in.Token})
+	if rest.rows() != "3:$ echo B|5:$|" {
+		t.Fatalf("the next read without a range: want rows 3 and 5: %s", rest.rows())
+	}
+	if txt := text(c.call("output", map[string]any{"session": s.Session, "since": tok, "to": 3})); !strings.Contains(txt, "\n3: $ echo B\n") || strings.Contains(txt, "4: B") {
+		t.Fatalf("since with to 3:\n%s", txt)
+	}
+}

@@ -2,6 +2,8 @@ package mcpserver_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +17,7 @@ type ran struct {
 	TimedOut   bool   `json:"timed_out"`
 	DurationMS int64  `json:"duration_ms"`
 	OutputCut  int    `json:"output_cut"`
+	Token      string `json:"token"`
 }
 
 // integrated starts bash with shell integration and a prompt of its own
@@ -103,5 +106,41 @@ func TestTextRepliesEscapeBidi(t *testing.T) {
 	}
 	if sc := ok[screen](c, "output", map[string]any{"session": s.Session}); !strings.Contains(sc.Screen, line) {
 		t.Errorf("the structured screen lost the exact text:\n%q", sc.Screen)
+	}
+}
+
+// The run tool with zsh started with shell integration: exit codes,
+// output, state that carries over, and the token for the next read.
+func TestRunToolZsh(t *testing.T) {
+	requireTool(t, "zsh")
+	c := connect(t)
+	home := c.t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".zshrc"), []byte("PS1='$ '\nHISTFILE=/dev/null\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := c.start(map[string]any{
+		"command": []string{"zsh"}, "shell_integration": true,
+		"env": map[string]any{"HOME": home, "ZDOTDIR": home},
+	})
+	run := func(cmd string) ran {
+		return ok[ran](c, "run", map[string]any{"session": s.Session, "command": cmd})
+	}
+	wantRan(t, run("true"), 0, "")
+	wantRan(t, run("false"), 1, "")
+	wantRan(t, run("(exit 3)"), 3, "")
+	wantRan(t, run("X=42; cd /"), 0, "")
+	wantRan(t, run("echo $X $PWD"), 0, "42 /\n")
+	wantRan(t, run("seq 3; print -r -- $ZSH_NAME"), 0, "1\n2\n3\nzsh\n")
+	r := run("echo token")
+	if r.Token == "" {
+		t.Fatalf("run in zsh: no token: %+v", r)
+	}
+	// The token is the screen the command left: a read since it shows
+	// nothing new but, at most, the prompt drawn after the command ended.
+	o := ok[changes](c, "output", map[string]any{"session": s.Session, "since": r.Token})
+	for _, l := range o.Changed {
+		if strings.TrimSpace(l.Text) != "$" {
+			t.Fatalf("output since run's token: only the prompt may change: %+v", o)
+		}
 	}
 }

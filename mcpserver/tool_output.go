@@ -24,7 +24,7 @@ format "plain" (default) is text only; "ansi" keeps colours and attributes as AN
 
 Every result carries a token. In a long session pass the token of your last read as since: the result lists only the lines that changed since that read, each with its line number (1..rows, negative for lines that scrolled into the scrollback, which come too), the cursor, "scrolled N" when the screen moved up N lines (shift your copy up N rows, then replace the rows listed), or "unchanged". "redraw" means every row follows (the size, the format or the main/alternate screen changed). Use since after each action instead of rereading the whole screen: it costs what changed. A session keeps its last 32 tokens; an expired or foreign token is an error: read without since for a fresh one.
 
-max_chars bounds any read (with or without since, with from/to): whole lines are cut from the top, keeping the newest, and the result says what was cut and the from/to that reads it.
+max_chars bounds any read (with or without since, with from/to): whole lines are cut from the top, keeping the newest, and the result says what was cut and the from/to that reads it. It counts the lines' own text (each with its newline); the header, the cut note and the "N: " line numbers come on top (about 60 to 150 characters).
 
 This reads the screen once; to wait for something to appear use wait instead of calling output repeatedly.`,
 	},
@@ -40,7 +40,7 @@ type OutputInput struct {
 	FromOldest bool   `json:"from_oldest,omitempty" jsonschema:"start at the oldest scrollback line (overrides from)"`
 	Number     bool   `json:"number,omitempty" jsonschema:"prefix each line with its line number and a tab"`
 	Since      string `json:"since,omitempty" jsonschema:"token of an earlier read: return only what changed since it"`
-	MaxChars   *int   `json:"max_chars,omitempty" jsonschema:"at most this many characters of lines (each counted with its newline); whole lines are cut from the top"`
+	MaxChars   *int   `json:"max_chars,omitempty" jsonschema:"at most this many characters of lines (each counted with its newline; the header, the cut note and line numbers come on top); whole lines are cut from the top"`
 }
 
 // Position is a 1-based screen position.

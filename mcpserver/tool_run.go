@@ -27,7 +27,7 @@ var runTool = toolDef{tool: mcp.Tool{
 
 The session must be bash or zsh started with shell integration: start {"command":["bash"],"shell_integration":true}. Without it, run answers an error that says so.
 
-Returns exit_code, output (the command's own output: not the prompt nor the command line, taken from the scrollback if it scrolled off the screen; plain text, every complete line ending in a newline), duration_ms and timed_out. The output is cut to max_chars (default 20000) from the top, keeping the end where errors and summaries are; output_cut says how many characters went.
+Returns exit_code, output (the command's own output: not the prompt nor the command line, taken from the scrollback if it scrolled off the screen; plain text, every complete line ending in a newline), duration_ms, timed_out and a token: the screen as the command left it, to pass as since to the input that starts an interactive program next, so that its reply holds only what changed. The output is cut to max_chars (default 20000) from the top, keeping the end where errors and summaries are; output_cut says how many characters went.
 
 timeout_ms (default 30000, max 600000) bounds the wait. On a timeout the command keeps running: timed_out is true, output holds what it printed so far, and the next run waits for it to end before typing (or send input {"keys":["C-c"]} to interrupt it). The command runs in the session's shell, so cd, export and shell variables carry over to later runs. One line only: join several commands with ; or &&.
 
@@ -53,6 +53,7 @@ type RunOutput struct {
 	OutputCut   int    `json:"output_cut,omitempty" jsonschema:"characters cut from the top of output by max_chars"`
 	LinesLost   int    `json:"lines_lost,omitempty" jsonschema:"lines of output the scrollback no longer held"`
 	ShellExited bool   `json:"shell_exited,omitempty" jsonschema:"the shell itself exited; exit_code is its status"`
+	Token       string `json:"token,omitempty" jsonschema:"the screen when the command ended: pass as since to the next input or output to get only what changed after it"`
 }
 
 func (s *Server) run(ctx context.Context, in RunInput) (string, RunOutput, error) {
@@ -90,6 +91,16 @@ func (s *Server) run(ctx context.Context, in RunInput) (string, RunOutput, error
 		TimedOut: d.TimedOut, DurationMS: d.DurationMS, OutputCut: d.OutputCut,
 		LinesLost: d.LinesLost, ShellExited: d.ShellExited,
 	}
+	tok := ""
+	if !d.TimedOut && !d.ShellExited {
+		// A token for the screen as the command left it, so that the next
+		// input with since (a program started after this command) costs
+		// only what changed. Without one it costs a whole screen.
+		o, err := call[wire.OutputData](ctx, t.socket, map[string]any{"type": "OUTPUT", "format": "ascii", "changes": true})
+		if err == nil && o.Token != "" {
+			out.Token, tok = o.Token, ", token "+o.Token
+		}
+	}
 	var b strings.Builder
 	switch {
 	case d.TimedOut && d.WaitingFor == "prompt":
@@ -99,7 +110,7 @@ func (s *Server) run(ctx context.Context, in RunInput) (string, RunOutput, error
 	case d.ShellExited:
 		fmt.Fprintf(&b, "The shell exited with code %s; start a new session to run more commands.", codeText(d.ExitCode))
 	default:
-		fmt.Fprintf(&b, "Exit code %s after %d ms.", codeText(d.ExitCode), d.DurationMS)
+		fmt.Fprintf(&b, "Exit code %s after %d ms%s.", codeText(d.ExitCode), d.DurationMS, tok)
 	}
 	if d.OutputCut > 0 {
 		fmt.Fprintf(&b, " The first %d characters of the output were cut (max_chars %d); rerun with a filter such as | tail or | grep, or a larger max_chars.", d.OutputCut, maxChars)

@@ -158,3 +158,25 @@ func TestOutputChangesAgainstOlderDaemon(t *testing.T) {
 		t.Errorf("--max-chars against a daemon without it: %v", r)
 	}
 }
+
+// A changes read with a range reports only the changed rows inside it,
+// and its token counts the rows outside as not given: the next read
+// without a range sends them.
+func TestOutputChangesWithRange(t *testing.T) {
+	s := puppet(t, "40x6")
+	s.draw(`\033[2J\033[Ha\nb\nc\nd\ne`, "e")
+	tok := token(t, s.ok("output", "--changes"))
+	s.draw(`\033[2;1HB\033[5;1HE`, "E")
+	ch := s.ok("output", "--since", tok, "--from", "1", "--to", "3")
+	if !strings.Contains(ch, "\n2: B\n") || strings.Contains(ch, "\n5:") {
+		t.Fatalf("--since --from 1 --to 3: want row 2 only:\n%s", ch)
+	}
+	ch2 := s.ok("output", "--since", token(t, ch))
+	if !strings.Contains(ch2, "\n5: E\n") || strings.Contains(ch2, "2: B") {
+		t.Fatalf("the next read without a range: want row 5 (outside the last range) and not row 2:\n%s", ch2)
+	}
+	// --from 5 --to 5 on the first token: row 5 alone.
+	if ch := s.ok("output", "--since", tok, "--from", "5", "--to", "5"); !strings.Contains(ch, "\n5: E\n") || strings.Contains(ch, "\n2:") {
+		t.Fatalf("--since --from 5 --to 5:\n%s", ch)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptyplex/ptyplex/session/wire"
 )
@@ -57,6 +58,7 @@ func TestRunExitCodesAndOutputBash(t *testing.T) { testRunExitCodes(t, "bash") }
 func TestRunExitCodesAndOutputZsh(t *testing.T)  { testRunExitCodes(t, "zsh") }
 
 func testRunExitCodes(t *testing.T, shell string) {
+	begin := time.Now().UnixMilli()
 	s := integratedShell(t, shell)
 	wantRun(t, s.runCmd("true"), 0, "")
 	wantRun(t, s.runCmd("false"), 1, "")
@@ -104,6 +106,24 @@ func testRunExitCodes(t *testing.T, shell string) {
 	}
 	if c := list.Commands[2]; c.Command != "(exit 3)" || c.ExitCode == nil || *c.ExitCode != 3 {
 		t.Fatalf("the third command: %+v", c)
+	}
+
+	// Times: each command starts after the one before ended, ends after
+	// it starts, within the test's wall clock, and lasts end - start.
+	wantRun(t, s.runCmd("sleep 0.3"), 0, "")
+	end := time.Now().UnixMilli()
+	if err := json.Unmarshal([]byte(s.ok("commands", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	prev := begin
+	for _, c := range list.Commands {
+		if c.Running || c.Started < prev || c.Ended < c.Started || c.Ended > end || c.DurationMS < c.Ended-c.Started-1 || c.DurationMS > c.Ended-c.Started+1 {
+			t.Fatalf("times of %q (test ran %d..%d, the command before ended at %d): %+v", c.Command, begin, end, prev, c)
+		}
+		prev = c.Ended
+	}
+	if c := list.Commands[len(list.Commands)-1]; c.Command != "sleep 0.3" || c.DurationMS < 300 || c.DurationMS > end-begin {
+		t.Fatalf("sleep 0.3 lasted %d ms: %+v", c.DurationMS, c)
 	}
 }
 

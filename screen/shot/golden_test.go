@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -49,6 +50,11 @@ func replay(t testing.TB, name string) *screen.Screen {
 // linux/amd64; the rasteriser's floating point may round glyph edges
 // otherwise elsewhere (testdata/shot/README.md).
 func TestGoldenPNG(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		// testdata/shot/README.md: the rasteriser works in floating point,
+		// and another architecture may differ in glyph edge pixels.
+		t.Skipf("the PNG goldens are promised on amd64 only (testdata/shot/README.md); this is %s", runtime.GOARCH)
+	}
 	bins, err := filepath.Glob(filepath.Join(streamDir, "*.bin"))
 	if err != nil || len(bins) == 0 {
 		t.Fatalf("no recorded streams in %s (%v)", streamDir, err)

@@ -1,0 +1,7 @@
+//go:build !ptyplex_inputquiet
+
+package ptyhost
+
+// forceQuietInput is false in every real build; see
+// inputwait_forcequiet.go.
+const forceQuietInput = false
