@@ -73,17 +73,17 @@ func remoteRows(t *table, filter *regexp.Regexp, tmp string) {
 	}
 
 	if want("echo") {
-		var p50, p99 series
+		var p50, p99, pipe, local series
 		run := 0
 		measure("remote echo", func() (float64, float64, error) {
 			run++
-			var floor, ours []time.Duration
+			var floor, ours, noPTY, sidecar, direct []time.Duration
 			var err error
 			// Alternate which goes first, so neither always gets the
 			// quieter half of the pair.
 			for _, first := range order(run) {
 				if first {
-					floor, err = echoSSH(srv)
+					floor, err = echoSSH(srv, true)
 				} else {
 					ours, err = echoRemote(srv, remote())
 				}
@@ -91,12 +91,28 @@ func remoteRows(t *table, filter *regexp.Regexp, tmp string) {
 					return 0, 0, err
 				}
 			}
+			// Where the difference goes, in the same run: ssh's own
+			// round trip without a PTY, and the local sidecar against a
+			// PTY driven directly (its two extra process hops).
+			if noPTY, err = echoSSH(srv, false); err != nil {
+				return 0, 0, err
+			}
+			if direct, err = echoDirect(remoteEchoSamples, 0); err != nil {
+				return 0, 0, err
+			}
+			if sidecar, err = echoLocal(); err != nil {
+				return 0, 0, err
+			}
 			p50 = append(p50, pair{ms(percentile(floor, 50)), ms(percentile(ours, 50))})
 			p99 = append(p99, pair{ms(percentile(floor, 99)), ms(percentile(ours, 99))})
+			pipe = append(pipe, pair{ms(percentile(floor, 50)), ms(percentile(noPTY, 50))})
+			local = append(local, pair{ms(percentile(direct, 50)), ms(percentile(sidecar, 50))})
 			return 0, 0, nil
 		})
 		t.add(row{name: "Remote echo p50 over ssh to 127.0.0.1 (ms; baseline: `ssh -tt 127.0.0.1 cat`)", unit: "%.3f", scale: 1, s: p50, maxRatio: ptr(1.2)})
 		t.add(row{name: "Remote echo p99 over ssh to 127.0.0.1 (ms; baseline: `ssh -tt 127.0.0.1 cat`)", unit: "%.3f", scale: 1, s: p99, maxRatio: ptr(1.2)})
+		t.add(row{name: "Remote echo p50, part: ssh alone without a PTY, `ssh -T 127.0.0.1 cat` (ms; baseline: `ssh -tt`)", unit: "%.3f", scale: 1, s: pipe})
+		t.add(row{name: "Remote echo p50, part: the local sidecar through the Go client (ms; baseline: a PTY driven directly)", unit: "%.3f", scale: 1, s: local})
 	}
 	if want("throughput") {
 		f, err := makeFlood(tmp, int64(*totalMiB)<<20)
@@ -161,8 +177,12 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // echoSSH is the floor: keys through `ssh -tt host cat` (a remote PTY in
 // raw mode, as the terminal's), timed from write to echo.
-func echoSSH(srv *sshtest.Server) ([]time.Duration, error) {
+// With tty false it is ssh alone: `ssh -T host cat`, pipes at both ends.
+func echoSSH(srv *sshtest.Server, tty bool) ([]time.Duration, error) {
 	argv := srv.Command(true, "stty raw -echo; echo ready; exec cat")
+	if !tty {
+		argv = srv.Command(false, "echo ready; exec cat")
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -201,6 +221,27 @@ func echoRemote(srv *sshtest.Server, sidecar string) ([]time.Duration, error) {
 	defer term.Close()
 	if err := waitFor(term, "ready"); err != nil {
 		return nil, fmt.Errorf("remote terminal: %w", err)
+	}
+	return echoKeys(term, term)
+}
+
+// echoLocal is echoRemote without ssh: the local sidecar, through the
+// Go client.
+func echoLocal() ([]time.Duration, error) {
+	c, err := client.Start(client.Options{SidecarPath: *sidecarBin, Stderr: os.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	term, err := c.Open(ctx, client.OpenOptions{Cmd: "/bin/sh", Args: echoScript})
+	if err != nil {
+		return nil, err
+	}
+	defer term.Close()
+	if err := waitFor(term, "ready"); err != nil {
+		return nil, fmt.Errorf("local terminal: %w", err)
 	}
 	return echoKeys(term, term)
 }
