@@ -120,13 +120,14 @@ func remoteRows(t *table, filter *regexp.Regexp, tmp string) {
 			fatalf("%v", err)
 		}
 		run := 0
+		var sshPTY, localPTY series
 		s := measure("remote throughput", func() (float64, float64, error) {
 			run++
 			var b, v float64
 			var err error
 			for _, first := range order(run) {
 				if first {
-					b, err = throughputSSH(srv, f)
+					b, err = throughputSSH(srv, f, false)
 				} else {
 					v, err = throughputRemote(srv, remote(), f)
 				}
@@ -134,10 +135,27 @@ func remoteRows(t *table, filter *regexp.Regexp, tmp string) {
 					return 0, 0, err
 				}
 			}
+			// The parts, in the same run: the baseline has no PTY, the
+			// terminal does. ssh with a remote PTY and nothing else, and
+			// a local PTY read directly.
+			p, err := throughputSSH(srv, f, true)
+			if err != nil {
+				return 0, 0, err
+			}
+			sshPTY = append(sshPTY, pair{b, p})
+			l, err := plainThroughput(f, 1, true)
+			if err != nil {
+				return 0, 0, err
+			}
+			localPTY = append(localPTY, pair{b, l})
 			return b, v, nil
 		})
 		t.add(row{name: "Remote throughput, 1 terminal, raw, over ssh (MB/s; baseline: `ssh 127.0.0.1 cat FILE`)", unit: "%.0f", scale: 1e-6,
 			s: s, higherBetter: true, minRatio: ptr(0.8)})
+		t.add(row{name: "Remote throughput, part: ssh with a PTY, `ssh -tt 127.0.0.1 'stty raw; cat FILE'` (MB/s; baseline: `ssh cat FILE`)", unit: "%.0f", scale: 1e-6,
+			s: sshPTY, higherBetter: true})
+		t.add(row{name: "Remote throughput, part: a local PTY read directly, no ssh (MB/s; baseline: `ssh cat FILE`)", unit: "%.0f", scale: 1e-6,
+			s: localPTY, higherBetter: true})
 	}
 	if want("resume") || want("keepalive") {
 		var killed, detect, hung series
@@ -288,9 +306,13 @@ func echoKeys(w io.Writer, r io.Reader) ([]time.Duration, error) {
 }
 
 // throughputSSH: `ssh host cat FILE`, from its first byte to its end (the
-// login before it is not throughput).
-func throughputSSH(srv *sshtest.Server, f flood) (float64, error) {
+// login before it is not throughput). With tty, through a remote PTY in
+// raw mode: `ssh -tt host 'stty raw -echo; cat FILE'`.
+func throughputSSH(srv *sshtest.Server, f flood, tty bool) (float64, error) {
 	argv := srv.Command(false, "cat "+shellQuote(f.path))
+	if tty {
+		argv = srv.Command(true, "stty raw -echo; exec cat "+shellQuote(f.path))
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
