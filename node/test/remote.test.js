@@ -116,6 +116,33 @@ test('hostile sidecar: a 16 MiB frame trickled in keeps the event loop free', as
   assert.ok(worst < 500, `event loop blocked for ${worst} ms`);
 });
 
+test('hostile sidecar: a 16 MiB OUTPUT frame a byte at a time is refused at its header, the event loop free', async (t) => {
+  const sc = hostile(t, 'trickle', { creditWindow: 4096 });
+  const died = new Promise((resolve) => sc.onDeath(resolve));
+  let worst = 0;
+  let last = Date.now();
+  const tick = setInterval(() => {
+    const now = Date.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, 5);
+  t.after(() => clearInterval(tick));
+  const term = sc.spawn('sh', []);
+  term.on('error', () => {});
+  const exited = new Promise((resolve) => term.onExit(resolve));
+  const t0 = Date.now();
+  const d = await within(died, 'the refusal');
+  const took = Date.now() - t0;
+  clearInterval(tick);
+  const want = /terminal "t1" got an OUTPUT frame of 16777211 bytes, beyond the 4096 byte credit window/;
+  assert.match(d.error.message, want);
+  // Byte by byte the whole frame takes the stand-in a minute or more.
+  assert.ok(took < 10000, `refused after ${took} ms`);
+  assert.ok(worst < 500, `event loop blocked for ${worst} ms`);
+  await within(exited, 'the terminal to end');
+  assert.ok(sc.lines.some((l) => want.test(l)), sc.lines.join('\n'));
+});
+
 test('a terminal over a real ssh to 127.0.0.1, with the handshake', async (t) => {
   const srv = await startSshd(t);
   if (!srv) return t.skip('no /usr/sbin/sshd: install openssh-server');
