@@ -8,6 +8,7 @@ package sshtest
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -22,6 +23,9 @@ import (
 
 // Sshd is the binary; Debian's openssh-server puts it here.
 const Sshd = "/usr/sbin/sshd"
+
+// sshdPath is Sshd, but for the test of what happens without it.
+var sshdPath = Sshd
 
 // RequireEnv names the environment variable that makes a missing sshd fail
 // a test instead of skipping it (the Makefile's test targets set it: CI
@@ -50,7 +54,7 @@ type Server struct {
 // is set.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	if _, err := os.Stat(Sshd); err != nil {
+	if _, err := os.Stat(sshdPath); err != nil {
 		if os.Getenv(RequireEnv) != "" {
 			t.Fatalf("%v (%s is set: the ssh tests must run)", ErrNoSshd, RequireEnv)
 		}
@@ -72,7 +76,7 @@ const bindAttempts = 5
 // private) holds its keys and config, logf gets sshd's log lines, and the
 // caller stops it with Stop. Without openssh-server it returns ErrNoSshd.
 func New(dir string, logf func(format string, args ...any)) (*Server, error) {
-	if _, err := os.Stat(Sshd); err != nil {
+	if _, err := os.Stat(sshdPath); err != nil {
 		return nil, ErrNoSshd
 	}
 	u, err := user.Current()
@@ -121,7 +125,7 @@ func New(dir string, logf func(format string, args ...any)) (*Server, error) {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		port, err := freePort()
+		port, err := pickPort()
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +180,7 @@ func New(dir string, logf func(format string, args ...any)) (*Server, error) {
 }
 
 func (s *Server) start(config string, logf func(string, ...any)) error {
-	s.cmd = exec.Command(Sshd, "-D", "-e", "-f", config)
+	s.cmd = exec.Command(sshdPath, "-D", "-e", "-f", config)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		return err
@@ -224,9 +228,20 @@ var errExited = errors.New("sshd exited while starting")
 // after it started, and only a real login shows the keys are accepted.
 func (s *Server) waitReady() error {
 	deadline := time.Now().Add(30 * time.Second)
+	// An attempt ends when sshd does: whatever holds the port instead
+	// may accept the connection and never answer.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.exited:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		argv := s.Command(false, "true")
-		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
 		if err == nil {
 			return nil
 		}
@@ -243,6 +258,9 @@ func (s *Server) waitReady() error {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// pickPort is freePort, but for the test of a port taken meanwhile.
+var pickPort = freePort
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
