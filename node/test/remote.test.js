@@ -3,6 +3,8 @@
 // trusted, against stand-ins reached as transports.
 const test = require('node:test');
 const assert = require('node:assert');
+const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const { Sidecar } = require('..');
 const { newSidecar, run, within, waitUntil, BIN } = require('./helpers');
@@ -23,6 +25,19 @@ test('transport: a command reaching the real sidecar; pid is the transport; stde
   assert.ok(sc.lines.includes('transport sh: transport-here'), sc.lines.join('\n'));
   assert.strictEqual(sc.remote.protocol, 1);
   assert.ok(sc.remote.features.includes('hello') && sc.remote.features.includes('signal'));
+});
+
+test('transport: sidecar.pid is the transport process\'s pid', async (t) => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-pid-')), 'pid');
+  t.after(() => fs.rmSync(path.dirname(file), { recursive: true, force: true }));
+  // A shell that notes its own pid and becomes the sidecar, as ssh runs one.
+  const sc = newSidecar(t, { transport: ['sh', '-c', 'echo $$ > "$0"; exec "$1"', file, BIN], hello: true });
+  await sc.handshake(); // answered: the shell wrote its pid and is the sidecar now
+  const pid = Number(fs.readFileSync(file, 'utf8').trim());
+  assert.ok(pid > 0);
+  assert.strictEqual(sc.pid, pid);
+  const r = await run(sc.spawn('sh', ['-c', 'echo $$']));
+  assert.notStrictEqual(Number(r.output.trim()), pid, "a terminal's pid is its child's");
 });
 
 test('transport must be an argv', () => {
