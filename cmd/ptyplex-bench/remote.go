@@ -120,21 +120,28 @@ func remoteRows(t *table, filter *regexp.Regexp, tmp string) {
 			fatalf("%v", err)
 		}
 		run := 0
-		var sshPTY, localPTY series
+		var sshPTY, localPTY, cpuRemote, cpuLocal series
+		mib := float64(f.size) / (1 << 20)
 		s := measure("remote throughput", func() (float64, float64, error) {
 			run++
 			var b, v float64
+			var cb, cv cpuUse
 			var err error
 			for _, first := range order(run) {
+				m := cpuNow(srv.Pid())
 				if first {
 					b, err = throughputSSH(srv, f, false)
+					cb = m.since(srv.Pid())
 				} else {
 					v, err = throughputRemote(srv, remote(), f)
+					cv = m.since(srv.Pid())
 				}
 				if err != nil {
 					return 0, 0, err
 				}
 			}
+			cpuRemote = append(cpuRemote, pair{ms(cb.server) / mib, ms(cv.server) / mib})
+			cpuLocal = append(cpuLocal, pair{ms(cb.local) / mib, ms(cv.local) / mib})
 			// The parts, in the same run: the baseline has no PTY, the
 			// terminal does. ssh with a remote PTY and nothing else, and
 			// a local PTY read directly.
@@ -152,6 +159,10 @@ func remoteRows(t *table, filter *regexp.Regexp, tmp string) {
 		})
 		t.add(row{name: "Remote throughput, 1 terminal, raw, over ssh (MB/s; baseline: `ssh 127.0.0.1 cat FILE`)", unit: "%.0f", scale: 1e-6,
 			s: s, higherBetter: true, minRatio: ptr(0.8)})
+		t.add(row{name: "Remote throughput, part: CPU per MiB at the remote end: sshd's session, the sidecar or cat, the child (ms; baseline: `ssh cat FILE`)", unit: "%.1f", scale: 1,
+			s: cpuRemote})
+		t.add(row{name: "Remote throughput, part: CPU per MiB at the local end: ssh and the reader, here the Go client (ms; baseline: `ssh cat FILE`)", unit: "%.1f", scale: 1,
+			s: cpuLocal})
 		t.add(row{name: "Remote throughput, part: ssh with a PTY, `ssh -tt 127.0.0.1 'stty raw; cat FILE'` (MB/s; baseline: `ssh cat FILE`)", unit: "%.0f", scale: 1e-6,
 			s: sshPTY, higherBetter: true})
 		t.add(row{name: "Remote throughput, part: a local PTY read directly, no ssh (MB/s; baseline: `ssh cat FILE`)", unit: "%.0f", scale: 1e-6,
@@ -614,4 +625,54 @@ func (t *timedReader) past(n uint64, bound time.Duration) (time.Time, error) {
 		return 0
 	})
 	return t.times[i].at, nil
+}
+
+// cpuUse is CPU time (user and system) spent by each end of a remote run.
+type cpuUse struct {
+	// local: this process and the children it reaped (the ssh clients);
+	// server: what the test sshd reaped, its sessions with what they
+	// reaped in turn (cat, the sidecar and its terminals' children).
+	local, server time.Duration
+}
+
+type cpuMark cpuUse
+
+func cpuNow(sshd int) cpuMark {
+	var self, children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return cpuMark{
+		local:  tv(self.Utime) + tv(self.Stime) + tv(children.Utime) + tv(children.Stime),
+		server: reapedCPU(sshd),
+	}
+}
+
+// since is the CPU used from m to now. sshd reaps a session a moment
+// after its client saw the end: the mark is taken after a pause.
+func (m cpuMark) since(sshd int) cpuUse {
+	time.Sleep(200 * time.Millisecond)
+	n := cpuNow(sshd)
+	return cpuUse{local: n.local - m.local, server: n.server - m.server}
+}
+
+// reapedCPU is the CPU time of pid's reaped children (cutime + cstime in
+// /proc/PID/stat, in clock ticks of 10 ms); 0 where there is no /proc.
+func reapedCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 15 {
+		return 0
+	}
+	var cu, cs int64
+	fmt.Sscan(f[13], &cu)
+	fmt.Sscan(f[14], &cs)
+	return time.Duration(cu+cs) * 10 * time.Millisecond
 }

@@ -210,6 +210,10 @@ func (s *Server) Stop() {
 	<-s.exited
 }
 
+// Pid is sshd's process id: what it has reaped of its sessions (and they
+// of their children) adds up in its children's CPU time.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
 // Command returns the ssh argv that runs remote (one shell command line)
 // on the server; with tty it asks for a terminal (-tt), else none (-T).
 func (s *Server) Command(tty bool, remote ...string) []string {
