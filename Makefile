@@ -18,9 +18,11 @@ build:
 # The whole suite under the race detector, plus the static checks (gofmt,
 # vet, tidy modules) and the npm package's tests. The screen package's
 # differential test needs xterm.js (installed by the xtermjs target);
-# PTYPLEX_REQUIRE_XTERMJS makes it fail, not skip, without.
+# PTYPLEX_REQUIRE_XTERMJS makes it fail, not skip, without. The remote
+# tests need /usr/sbin/sshd (openssh-server, which .ci/run installs);
+# PTYPLEX_REQUIRE_SSHD makes them fail, not skip, without.
 test: fmt-check vet mod-check xtermjs
-	PTYPLEX_REQUIRE_XTERMJS=1 $(GO) test -race -count=1 -timeout 30m ./...
+	PTYPLEX_REQUIRE_XTERMJS=1 PTYPLEX_REQUIRE_SSHD=1 $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) test-node
 
 # xterm.js headless for screen's differential test (diff_test.go): npm ci
@@ -109,7 +111,7 @@ soak-short:
 # built sidecar, the per-platform packages and their offline install test,
 # and the benchmark against node-pty.
 test-node: build typecheck-node
-	cd node && PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node --test test/*.test.js test/*.test.mjs
+	cd node && PTYPLEX_REQUIRE_SSHD=1 PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node --test test/*.test.js test/*.test.mjs
 	node/scripts/npm-smoke.sh
 
 # index.d.ts against TypeScript programs written as for node-pty (the
@@ -163,7 +165,7 @@ LDFLAGS := -X github.com/ptyplex/ptyplex/internal/version.Version=$(VERSION) \
 PORTABLE := -tags ptyplex_portable
 test-portable: fmt-check xtermjs
 	$(GO) vet $(PORTABLE) ./...
-	PTYPLEX_REQUIRE_XTERMJS=1 $(GO) test -race -count=1 -timeout 30m $(PORTABLE) ./...
+	PTYPLEX_REQUIRE_XTERMJS=1 PTYPLEX_REQUIRE_SSHD=1 $(GO) test -race -count=1 -timeout 30m $(PORTABLE) ./...
 
 # Vet and build everything for the platforms that are only built here.
 CROSS_TARGETS := darwin/amd64 darwin/arm64 freebsd/amd64 linux/arm64

@@ -143,7 +143,7 @@ func Start(opts Options) (*Client, error) {
 		lv = &liveness{}
 	}
 	c.opts = opts
-	s, err := StartStream(cmd, StreamOptions{Handle: c.handler(lv)})
+	s, err := StartStream(cmd, StreamOptions{Handle: c.handler(lv), CheckData: c.checkOutput})
 	if err != nil {
 		if c.rc != nil {
 			c.rc.events.close()
@@ -182,7 +182,7 @@ func Start(opts Options) (*Client, error) {
 // `ssh host ptyplex-sidecar`). Close closes w and waits for r to end.
 func Connect(r io.Reader, w io.WriteCloser) *Client {
 	c := newClient()
-	c.cur.Store(NewStream(r, w, StreamOptions{Handle: c.dispatch}))
+	c.cur.Store(NewStream(r, w, StreamOptions{Handle: c.dispatch, CheckData: c.checkOutput}))
 	go c.watch()
 	return c
 }

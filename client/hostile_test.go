@@ -3,9 +3,12 @@ package client
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +30,9 @@ func runHostile(mode string) int {
 	w := os.Stdout
 	send := func(t proto.Type, v any) { proto.WriteFrame(w, t, proto.Marshal(v)) }
 	output := func(id string, data []byte) { w.Write(proto.AppendDataFrame(nil, proto.TypeOutput, id, data)) }
+	var trickling atomic.Bool
+	var seenMu sync.Mutex
+	seen := "" // the INPUT read during a trickle
 	for {
 		f, err := r.ReadFrame()
 		if err != nil {
@@ -49,6 +55,13 @@ func runHostile(mode string) int {
 			case "junk":
 				w.Write([]byte("SSH-2.0-OpenSSH\r\nPermission denied (publickey).\r\n"))
 			}
+		case proto.TypeInput:
+			if mode == "trickle16" && trickling.Load() {
+				_, data, _ := proto.ParseData(f.Body)
+				seenMu.Lock()
+				seen += string(data)
+				seenMu.Unlock()
+			}
 		case proto.TypeOpen:
 			o, _ := proto.ParseOpen(f.Body)
 			send(proto.TypeOpened, proto.Opened{TerminalID: o.TerminalID, PID: 4242})
@@ -63,21 +76,54 @@ func runHostile(mode string) int {
 				send(proto.TypeExit, proto.Exit{TerminalID: o.TerminalID, ExitCode: &code})
 				send(proto.TypeExit, proto.Exit{TerminalID: o.TerminalID, ExitCode: &code})
 			case "trickle":
-				// A 16 MiB frame, its first 64 KiB one byte at a time.
-				body, _ := proto.DataBody(o.TerminalID, make([]byte, proto.MaxFrame-3-len(o.TerminalID)))
-				frame := proto.AppendFrame(nil, proto.TypeOutput, body)
-				for i := 0; i < 64<<10; i++ {
-					if _, err := w.Write(frame[i : i+1]); err != nil {
-						return 0
-					}
+				// A 16 MiB frame, every byte of it written on its own,
+				// until the host hangs up (it should, at the header).
+				trickle(w, bigOutput(o.TerminalID))
+			case "trickle16":
+				// The same frame within the terminal's credit: the host
+				// must take all of it and stay usable while it comes.
+				// The keys terminal is opened first; while the frame
+				// trickles in from a goroutine, this loop reads on and
+				// notes the INPUT that arrived. Afterwards: the INPUT
+				// seen during the trickle echoed to keys, then an EXIT
+				// for keys twice.
+				if o.TerminalID != "big" {
+					continue
 				}
-				w.Write(frame[64<<10:])
+				trickling.Store(true)
+				go func() {
+					trickle(w, bigOutput("big"))
+					trickling.Store(false)
+					seenMu.Lock()
+					during := seen
+					seenMu.Unlock()
+					output("keys", []byte("during the trickle: "+during))
+					code := 0
+					send(proto.TypeExit, proto.Exit{TerminalID: "keys", ExitCode: &code})
+					send(proto.TypeExit, proto.Exit{TerminalID: "keys", ExitCode: &code})
+				}()
 			case "oversize":
 				var hdr [5]byte
 				binary.LittleEndian.PutUint32(hdr[:], proto.MaxFrame+1)
 				hdr[4] = byte(proto.TypeOutput)
 				w.Write(hdr[:])
 			}
+		}
+	}
+}
+
+// bigOutput is an OUTPUT frame for id of the largest size there is.
+func bigOutput(id string) []byte {
+	body, _ := proto.DataBody(id, make([]byte, proto.MaxFrame-1-2-len(id)))
+	return proto.AppendFrame(nil, proto.TypeOutput, body)
+}
+
+// trickle writes frame one byte at a time, each its own write(2), until a
+// write fails.
+func trickle(w io.Writer, frame []byte) {
+	for i := range frame {
+		if _, err := w.Write(frame[i : i+1]); err != nil {
+			return
 		}
 	}
 }
@@ -167,7 +213,7 @@ func TestHostileSidecar(t *testing.T) {
 		"overcredit": {ErrProtocol, "1 bytes of OUTPUT with only 0 of the 4096 byte credit window left"},
 		"stranger":   {ErrProtocol, `OUTPUT for terminal "never-opened", which is not open`},
 		"exittwice":  {ErrProtocol, "EXIT for terminal"},
-		"trickle":    {ErrProtocol, "byte credit window left"},
+		"trickle":    {ErrProtocol, " bytes of OUTPUT with only 4096 of the 4096 byte credit window left"},
 		"oversize":   {proto.ErrCorrupt, "exceeds the 16777216 byte limit"},
 	} {
 		t.Run(mode, func(t *testing.T) {
@@ -195,6 +241,89 @@ func TestHostileSidecar(t *testing.T) {
 			}
 		})
 	}
+}
+
+// trickleBound bounds the tests of a 16 MiB frame written one byte at a
+// time: about 10 s on an idle 2-core machine, more under load or -race.
+const trickleBound = 3 * time.Minute
+
+// A frame announced at 16 MiB for a terminal granted 4 KiB is refused at
+// its header: the connection ends while the stand-in has written a few
+// bytes of it, not after 16 MiB of them were buffered.
+func TestHostileTrickleRefusedAtHeader(t *testing.T) {
+	c, err := startHostile(t, "trickle", false)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	start := time.Now()
+	term, err := c.Open(ctx, OpenOptions{ID: "t1", Cmd: "sh", Window: 4096})
+	require.NoError(t, err)
+	select {
+	case <-c.Done():
+	case <-time.After(waitBound):
+		t.Fatal("the 16 MiB frame was not refused at its header")
+	}
+	took := time.Since(start)
+	require.ErrorIs(t, c.Err(), ErrProtocol)
+	assert.Contains(t, c.Err().Error(), fmt.Sprintf(`terminal "t1": %d bytes of OUTPUT with only 4096 of the 4096 byte credit window left`, proto.MaxFrame-1-2-2))
+	_, werr := term.Wait()
+	assert.ErrorIs(t, werr, ErrSidecarGone)
+	assert.Zero(t, term.Buffered())
+	t.Logf("refused %v after the OPEN", took)
+}
+
+// A 16 MiB frame within the credit, written one byte at a time (every
+// byte its own write): the client takes all of it, and while it trickles
+// in the client stays usable (writes to another terminal complete, and
+// the stand-in reads them meanwhile). The EXIT sent twice afterwards is
+// reported as the violation it is.
+func TestHostileTrickledFrame(t *testing.T) {
+	c, err := startHostile(t, "trickle16", false)
+	require.NoError(t, err)
+	keys := open(t, c, OpenOptions{ID: "keys", Cmd: "sh"})
+	keysOut := collect(keys)
+	start := time.Now()
+	big := open(t, c, OpenOptions{ID: "big", Cmd: "sh", Window: proto.MaxFrame})
+	var got atomic.Int64
+	drained := make(chan error, 1)
+	go func() {
+		p := make([]byte, 1<<20)
+		for {
+			n, err := big.Read(p)
+			got.Add(int64(n))
+			if err != nil {
+				drained <- err
+				return
+			}
+		}
+	}()
+	// Meanwhile: writes to the other terminal return at once, and what
+	// the terminal had received is all there.
+	for i := 0; i < 5; i++ {
+		w := time.Now()
+		_, err := keys.Write([]byte(fmt.Sprintf("k%d;", i)))
+		require.NoError(t, err)
+		assert.Less(t, time.Since(w), time.Second, "a write during the trickle")
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Zero(t, got.Load(), "the frame was still trickling while the writes went out")
+	want := int64(proto.MaxFrame - 1 - 2 - len("big"))
+	select {
+	case <-c.Done():
+	case <-time.After(trickleBound):
+		t.Fatalf("the trickled frame did not arrive within %v (%d of %d bytes read)", trickleBound, got.Load(), want)
+	}
+	t.Logf("16 MiB trickled in %v", time.Since(start))
+	require.ErrorIs(t, c.Err(), ErrProtocol)
+	assert.Contains(t, c.Err().Error(), `EXIT for terminal "keys", which is not open`)
+	select {
+	case <-drained:
+	case <-time.After(waitBound):
+		t.Fatal("the big terminal did not end")
+	}
+	assert.Equal(t, want, got.Load(), "the whole frame's payload, delivered")
+	out, _ := keysOut.waitEnd(t)
+	assert.Equal(t, "during the trickle: k0;k1;k2;k3;k4;", out, "the keys written during the trickle reached the stand-in meanwhile")
 }
 
 // The transport's stderr reaches the logger line by line, marked.

@@ -126,6 +126,27 @@ func (c *Client) dispatch(f proto.Frame) error {
 	return nil
 }
 
+// checkOutput refuses an OUTPUT frame at its header, before its payload is
+// read, when it is for a terminal that is not open or larger than the
+// credit the terminal has left: a peer may announce a frame of 16 MiB and
+// send it one byte at a time, and none of it is to be buffered. dispatch
+// would refuse the same frame once whole, with the same error.
+func (c *Client) checkOutput(t proto.Type, id string, n int) error {
+	if t != proto.TypeOutput {
+		return nil
+	}
+	c.mu.Lock()
+	term := c.live[id]
+	c.mu.Unlock()
+	if term == nil {
+		return fmt.Errorf("%w: OUTPUT for terminal %q, which is not open", ErrProtocol, id)
+	}
+	if err := term.win.check(n); err != nil {
+		return fmt.Errorf("%w: terminal %q: %v", ErrProtocol, id, err)
+	}
+	return nil
+}
+
 func unmarshal(f proto.Frame, v any) error {
 	if err := json.Unmarshal(f.Body, v); err != nil {
 		return fmt.Errorf("%w: %s body: %v", proto.ErrCorrupt, f.Type, err)

@@ -440,7 +440,7 @@ func (c *Client) redial() ([]Event, error) {
 		return nil, permanentError{err}
 	}
 	lv := &liveness{}
-	s, err := StartStream(cmd, StreamOptions{Handle: c.handler(lv)})
+	s, err := StartStream(cmd, StreamOptions{Handle: c.handler(lv), CheckData: c.checkOutput})
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,12 @@ type StreamOptions struct {
 	// is closed and a process we started is killed. Tests that watch how
 	// the sidecar itself reacts to a host that stops reading set it.
 	KeepOnError bool
+	// CheckData, if set, is called for every data frame once its header
+	// and terminal id arrived, before its payload is read
+	// (proto.Reader.CheckData): an error ends the stream as a handler's
+	// would, without buffering the frame. The Client refuses OUTPUT
+	// beyond the credit it granted here.
+	CheckData func(t proto.Type, id string, n int) error
 }
 
 // StartStream starts cmd, whose Stdin and Stdout must be unset, and speaks
@@ -105,6 +111,9 @@ func (s *Stream) readLoop(r io.Reader, opts StreamOptions) {
 	fr := proto.NewReader(r)
 	if opts.ReuseBodies {
 		fr.ReuseBuffer()
+	}
+	if opts.CheckData != nil {
+		fr.CheckData(opts.CheckData)
 	}
 	var err error
 	for {

@@ -70,10 +70,10 @@ func (w *window) push(b []byte) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := w.over(len(b)); err != nil {
+		return err
+	}
 	if w.size > 0 && !w.unlimit {
-		if len(b) > w.credit {
-			return fmt.Errorf("%d bytes of OUTPUT with only %d of the %d byte credit window left", len(b), w.credit, w.size)
-		}
 		w.credit -= len(b)
 	}
 	if w.discard || w.end != nil {
@@ -81,6 +81,23 @@ func (w *window) push(b []byte) error {
 	}
 	w.recv += uint64(len(b))
 	w.add(chunk{b: b})
+	return nil
+}
+
+// check refuses n bytes of OUTPUT that the credit left does not cover,
+// as push would, without taking any credit: the reader calls it at a
+// frame's header and push takes the credit once the frame is whole. Only
+// the reader takes credit, so what check allowed push allows too.
+func (w *window) check(n int) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.over(n)
+}
+
+func (w *window) over(n int) error {
+	if w.size > 0 && !w.unlimit && n > w.credit {
+		return fmt.Errorf("%d bytes of OUTPUT with only %d of the %d byte credit window left", n, w.credit, w.size)
+	}
 	return nil
 }
 

@@ -36,6 +36,11 @@ func TestProtocolExamplesUseWireNames(t *testing.T) {
 		"Persistent terminals (`--persist NAME`, extension)": {Opened{}, Listed{}, Attach{}, Attached{},
 			Snapshot{}, Detached{}, Close{}, Error{}, Upgrade{}, Upgrading{}},
 		"HELLO (extension): the handshake": {Hello{}},
+		// A PING's body is any small JSON object, echoed by the PONG;
+		// the page's example carries a sequence number.
+		"PING and PONG (extension): the keepalive": {struct {
+			Seq int `json:"seq"`
+		}{}},
 	}
 	for frame, bodies := range byFrame {
 		bySection[frame] = bodies

@@ -176,6 +176,7 @@ func main() {
 	}
 	sessionRows(&t, filter, tmp)
 	persistRows(&t, filter, tmp)
+	remoteRows(&t, filter, tmp)
 	if filter.MatchString("screen") {
 		root, _ := os.Getwd()
 		data, err := recordedStreams(root)

@@ -65,10 +65,16 @@ function dataFrame(type, idBuf, data) {
 // the pieces of an incomplete frame are kept in a list with their total
 // length and joined once, when the frame (or the part of its header that
 // decides how to go on) is complete.
+//
+// onOutputStart(id, n), if given, is called when an OUTPUT frame that
+// straddles chunks begins to stream, with the length of its whole payload,
+// before any of it is handed on: a host refuses there (by throwing) a
+// frame larger than the credit it granted, however slowly the rest comes.
 class FrameParser {
-  constructor(onFrame, onOutput) {
+  constructor(onFrame, onOutput, onOutputStart) {
     this.onFrame = onFrame;
     this.onOutput = onOutput || null;
+    this.onOutputStart = onOutputStart || null;
     this.pieces = []; // the incomplete frame (or header) so far
     this.plen = 0; // their total length
     this.head = Buffer.alloc(7); // a copy of its first bytes (length, type, id length)
@@ -174,6 +180,7 @@ class FrameParser {
         if (idLen === 0 || 3 + idLen > len) throw new Error('corrupt OUTPUT frame: bad id length');
         if (have >= 3 + idLen) {
           this.outId = buf.toString('utf8', off + 7, off + 7 + idLen);
+          if (this.onOutputStart) this.onOutputStart(this.outId, len - 3 - idLen);
           const data = buf.subarray(off + 7 + idLen);
           this.outLeft = len - 3 - idLen - data.length;
           off = buf.length;

@@ -308,6 +308,18 @@ class Sidecar {
         }
         term._output(data);
       },
+      // An OUTPUT frame that comes in pieces is checked whole at its
+      // start: a peer announcing 16 MiB and sending it a byte at a time
+      // is refused at once, not once the credit ran out.
+      (id, n) => {
+        const term = gen.terms.get(id);
+        if (!term || term._state !== 'live' || gen.closing) return; // the pieces say what is wrong, as for a whole frame
+        if (!term._affords(n)) {
+          throw peerError(
+            `protocol violation by ${this._name()}: terminal ${JSON.stringify(id)} got an OUTPUT frame of ${n} bytes, beyond the ${this.creditWindow} byte credit window it was granted`,
+          );
+        }
+      },
     );
     gen.parser = parser;
     gen.peek = null; // bytes read ahead by _awaitPid, not yet parsed

@@ -439,6 +439,12 @@ class Terminal {
     return this._credit >= 0;
   }
 
+  // _affords says whether n more bytes of OUTPUT fit the credit left,
+  // without spending it.
+  _affords(n) {
+    return this._uncapped || n <= this._credit;
+  }
+
   _output(data) {
     if (this._paused || this._queue.length) {
       this._queue.push(data);

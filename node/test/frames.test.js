@@ -136,3 +136,23 @@ test('an oversized length throws at once, before its body is buffered', () => {
   p.push(hdr.subarray(0, 3));
   assert.throws(() => p.push(hdr.subarray(3)), /frame length 16777217/);
 });
+
+test('onOutputStart sees a straddling OUTPUT frame whole, before any of its payload', () => {
+  const frame = outputFrame('big', 'z'.repeat(100000));
+  const events = [];
+  const p = new FrameParser(
+    () => {},
+    (id, data) => events.push(['piece', id, data.length]),
+    (id, n) => events.push(['start', id, n]),
+  );
+  for (let i = 0; i < 20; i++) p.push(frame.subarray(i, i + 1)); // the header and id a byte at a time
+  p.push(frame.subarray(20));
+  assert.deepStrictEqual(events[0], ['start', 'big', 100000]);
+  assert.strictEqual(events.filter((e) => e[0] === 'start').length, 1);
+  assert.strictEqual(events.slice(1).reduce((n, e) => n + e[2], 0), 100000);
+  // A throwing hook refuses the frame before any of it is handed on.
+  const q = new FrameParser(() => {}, () => assert.fail('payload handed on'), () => {
+    throw new Error('too big');
+  });
+  assert.throws(() => q.push(frame.subarray(0, 12)), /too big/);
+});

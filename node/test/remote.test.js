@@ -3,6 +3,8 @@
 // trusted, against stand-ins reached as transports.
 const test = require('node:test');
 const assert = require('node:assert');
+const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const { Sidecar } = require('..');
 const { newSidecar, run, within, waitUntil, BIN } = require('./helpers');
@@ -23,6 +25,19 @@ test('transport: a command reaching the real sidecar; pid is the transport; stde
   assert.ok(sc.lines.includes('transport sh: transport-here'), sc.lines.join('\n'));
   assert.strictEqual(sc.remote.protocol, 1);
   assert.ok(sc.remote.features.includes('hello') && sc.remote.features.includes('signal'));
+});
+
+test('transport: sidecar.pid is the transport process\'s pid', async (t) => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-pid-')), 'pid');
+  t.after(() => fs.rmSync(path.dirname(file), { recursive: true, force: true }));
+  // A shell that notes its own pid and becomes the sidecar, as ssh runs one.
+  const sc = newSidecar(t, { transport: ['sh', '-c', 'echo $$ > "$0"; exec "$1"', file, BIN], hello: true });
+  await sc.handshake(); // answered: the shell wrote its pid and is the sidecar now
+  const pid = Number(fs.readFileSync(file, 'utf8').trim());
+  assert.ok(pid > 0);
+  assert.strictEqual(sc.pid, pid);
+  const r = await run(sc.spawn('sh', ['-c', 'echo $$']));
+  assert.notStrictEqual(Number(r.output.trim()), pid, "a terminal's pid is its child's");
 });
 
 test('transport must be an argv', () => {
@@ -114,6 +129,33 @@ test('hostile sidecar: a 16 MiB frame trickled in keeps the event loop free', as
   clearInterval(tick);
   assert.ok(errors[0] > 15 << 20);
   assert.ok(worst < 500, `event loop blocked for ${worst} ms`);
+});
+
+test('hostile sidecar: a 16 MiB OUTPUT frame a byte at a time is refused at its header, the event loop free', async (t) => {
+  const sc = hostile(t, 'trickle', { creditWindow: 4096 });
+  const died = new Promise((resolve) => sc.onDeath(resolve));
+  let worst = 0;
+  let last = Date.now();
+  const tick = setInterval(() => {
+    const now = Date.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, 5);
+  t.after(() => clearInterval(tick));
+  const term = sc.spawn('sh', []);
+  term.on('error', () => {});
+  const exited = new Promise((resolve) => term.onExit(resolve));
+  const t0 = Date.now();
+  const d = await within(died, 'the refusal');
+  const took = Date.now() - t0;
+  clearInterval(tick);
+  const want = /terminal "t1" got an OUTPUT frame of 16777211 bytes, beyond the 4096 byte credit window/;
+  assert.match(d.error.message, want);
+  // Byte by byte the whole frame takes the stand-in a minute or more.
+  assert.ok(took < 10000, `refused after ${took} ms`);
+  assert.ok(worst < 500, `event loop blocked for ${worst} ms`);
+  await within(exited, 'the terminal to end');
+  assert.ok(sc.lines.some((l) => want.test(l)), sc.lines.join('\n'));
 });
 
 test('a terminal over a real ssh to 127.0.0.1, with the handshake', async (t) => {
