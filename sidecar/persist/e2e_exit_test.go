@@ -1,6 +1,8 @@
 package persist_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,8 +14,13 @@ import (
 // delivered after the rest of the output to the host that attaches.
 func TestExitWhileDetachedIsKept(t *testing.T) {
 	s := newServer(t)
+	// The shell exits only once the test has seen the DETACHED that ends
+	// the second host's hold: an exit while that host still held the
+	// terminal would be an EXIT delivered, not one kept.
+	release := filepath.Join(t.TempDir(), "release")
 	h1 := s.host()
-	h1.Open(proto.Open{TerminalID: "e", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "stty -echo; echo ready; read x; echo bye; exit 7"}})
+	h1.Open(proto.Open{TerminalID: "e", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c",
+		"stty -echo; echo ready; read x; echo bye; until [ -e '" + release + "' ]; do sleep 0.01; done; exit 7"}})
 	h1.WaitOutput("e", "ready\r\n")
 	h1.SendJSON(proto.TypeDetach, proto.Close{TerminalID: "e"})
 	h1.WaitControl(proto.TypeDetached, "e")
@@ -25,10 +32,11 @@ func TestExitWhileDetachedIsKept(t *testing.T) {
 	h2.SendJSON(proto.TypeDetach, proto.Close{TerminalID: "e"})
 	h2.WaitControl(proto.TypeDetached, "e")
 	have += len(h2.Now().Output("e"))
-	var e proto.ListedTerminal
-	for !e.Exited {
-		e, _ = entry(list(t, h2), "e")
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
+	l := listUntil(t, h2, "the exit while detached", func(l proto.Listed) bool { e, _ := entry(l, "e"); return e.Exited })
+	e, _ := entry(l, "e")
 	if e.ExitCode == nil || *e.ExitCode != 7 || e.Attached || e.Produced != uint64(len("ready\r\nbye\r\n")) {
 		t.Fatalf("LISTED after the exit: %+v", e)
 	}
