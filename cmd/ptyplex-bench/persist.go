@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ptyplex/ptyplex/client"
@@ -56,15 +58,61 @@ func stopServer(bin string, env []string) {
 	cmd.Run()
 }
 
-// persistThroughput is sidecarThroughput through the bridge.
-func persistThroughput(bin, tmp string, f flood, n int, raw bool) (float64, error) {
-	env, _ := persistEnvFor(tmp)
+// halfCloser makes Close of a Unix connection a half-close: the server
+// sees the end of our frames and still sends what it has queued, as
+// when a bridge's stdin ends.
+type halfCloser struct{ *net.UnixConn }
+
+func (c halfCloser) Close() error { return c.CloseWrite() }
+
+// dialServer starts the server itself (as a bridge would, in a session
+// of its own) and connects to its Unix socket: a host that speaks to the
+// server directly, without the bridge process and its two copies.
+func dialServer(bin string, env []string, dir string, onFrame func(proto.Frame)) (*sidecarHost, error) {
+	cmd := exec.Command(bin, "--persist", "bench", "--serve")
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go cmd.Wait() // reaped once stopServer ends it
+	// The socket's place, as sidecar/persist.Paths computes it from
+	// PTYPLEX_RUNTIME_DIR (persistEnvFor) for this process's env.
+	sock := filepath.Join(dir, "sidecar", "bench.sock")
+	var c *net.UnixConn
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if c, err = net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"}); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the persistent server never listened on %s: %v", sock, err)
+		}
+	}
+	s := client.NewStream(c, halfCloser{c}, client.StreamOptions{
+		Handle:      func(f proto.Frame) error { onFrame(f); return nil },
+		ReuseBodies: true,
+		ReadBuffer:  1 << 20,
+	})
+	return &sidecarHost{s: s}, nil
+}
+
+// persistThroughput is sidecarThroughput through the bridge, or with
+// direct, on the server's socket.
+func persistThroughput(bin, tmp string, f flood, n int, raw, direct bool) (float64, error) {
+	env, dir := persistEnvFor(tmp)
 	defer stopServer(bin, env)
 	got := make(map[string]int64, n)
 	exits := 0
 	var ferr error
 	all := make(chan struct{})
-	h, err := startBridge(bin, env, func(fr proto.Frame) {
+	start := startBridge
+	if direct {
+		start = func(bin string, env []string, onFrame func(proto.Frame)) (*sidecarHost, error) {
+			return dialServer(bin, env, dir, onFrame)
+		}
+	}
+	h, err := start(bin, env, func(fr proto.Frame) {
 		switch fr.Type {
 		case proto.TypeOutput:
 			id, data, _ := proto.ParseData(fr.Body)
@@ -83,7 +131,7 @@ func persistThroughput(bin, tmp string, f flood, n int, raw bool) (float64, erro
 	if err != nil {
 		return 0, err
 	}
-	start := time.Now()
+	t0 := time.Now()
 	for i := 0; i < n; i++ {
 		if err := h.open(fmt.Sprint("t", i), "/bin/sh", f.script(raw)...); err != nil {
 			return 0, err
@@ -92,14 +140,17 @@ func persistThroughput(bin, tmp string, f flood, n int, raw bool) (float64, erro
 	select {
 	case <-all:
 	case <-h.readEnded():
-		return 0, fmt.Errorf("bridge output ended early: %v", h.readErr())
+		return 0, fmt.Errorf("persist output ended early: %v", h.readErr())
 	case <-time.After(10 * time.Minute):
 		return 0, fmt.Errorf("timed out after %d of %d EXITs", exits, n)
 	}
-	elapsed := time.Since(start)
+	elapsed := time.Since(t0)
 	h.stop()
 	if ferr != nil {
 		return 0, ferr
+	}
+	if len(got) != n {
+		return 0, fmt.Errorf("persist: output from %d of %d terminals", len(got), n)
 	}
 	for id, b := range got {
 		if b != f.want(raw) {
@@ -336,25 +387,31 @@ func floodingMemory(bin, tmp string, n int) (journals, rss int, err error) {
 
 // persistRows adds the persistent sidecar's rows.
 func persistRows(t *table, filter *regexp.Regexp, tmp string) {
-	for _, n := range []int{1, 16} {
-		name := fmt.Sprintf("persist throughput ×%d", n)
-		if !filter.MatchString(name) {
-			continue
-		}
-		f, err := makeFlood(tmp, int64(*totalMiB)<<20/int64(n))
-		if err != nil {
-			fatalf("%v", err)
-		}
-		s := measure(name, func() (float64, float64, error) {
-			b, err := sidecarThroughput(*sidecarBin, f, n, false)
-			if err != nil {
-				return 0, 0, err
+	for _, direct := range []bool{false, true} {
+		for _, n := range []int{1, 16} {
+			how, via := "bridge", "through the bridge"
+			if direct {
+				how, via = "socket", "on the server's socket"
 			}
-			v, err := persistThroughput(*sidecarBin, tmp, f, n, false)
-			return b, v, err
-		})
-		t.add(row{name: fmt.Sprintf("Throughput through --persist, %d terminal%s, cooked (MB/s; baseline: plain sidecar)", n, plural(n)),
-			unit: "%.0f", scale: 1e-6, s: s, higherBetter: true, minRatio: ptr(0.9)})
+			name := fmt.Sprintf("persist throughput %s ×%d", how, n)
+			if !filter.MatchString(name) {
+				continue
+			}
+			f, err := makeFlood(tmp, int64(*totalMiB)<<20/int64(n))
+			if err != nil {
+				fatalf("%v", err)
+			}
+			s := measure(name, func() (float64, float64, error) {
+				b, err := sidecarThroughput(*sidecarBin, f, n, false)
+				if err != nil {
+					return 0, 0, err
+				}
+				v, err := persistThroughput(*sidecarBin, tmp, f, n, false, direct)
+				return b, v, err
+			})
+			t.add(row{name: fmt.Sprintf("Throughput through --persist %s, %d terminal%s, cooked (MB/s; baseline: plain sidecar)", via, n, plural(n)),
+				unit: "%.0f", scale: 1e-6, s: s, higherBetter: true, minRatio: ptr(0.9)})
+		}
 	}
 	if filter.MatchString("persist detached memory") {
 		var per series

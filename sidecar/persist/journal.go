@@ -173,6 +173,22 @@ func (j *journal) copyOut(dst []byte, off uint64) int {
 	return n
 }
 
+// appendSlices appends to dst the journal's own storage of the n bytes
+// from offset off on (start <= off, off+n <= end), one slice per chunk
+// they are in. The slices are valid until those bytes are evicted.
+func (j *journal) appendSlices(dst [][]byte, off uint64, n int) [][]byte {
+	if n <= 0 {
+		return dst
+	}
+	ci, i := j.locate(off)
+	for ; n > 0; ci, i = ci+1, 0 {
+		b := j.chunks[ci][i:min(len(j.chunks[ci]), i+n)]
+		dst = append(dst, b)
+		n -= len(b)
+	}
+	return dst
+}
+
 // writeTo writes everything kept to w, oldest first, without a copy.
 func (j *journal) writeTo(w io.Writer) error {
 	left := j.size
