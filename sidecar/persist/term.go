@@ -31,8 +31,7 @@ const (
 )
 
 // Lock order: Server.mu before term.mu, never the other way round; no
-// goroutine holds term.mu while it writes to a connection (the reader
-// asks conn.idle under it: term.mu before conn.mu).
+// goroutine holds term.mu while it writes to a connection.
 
 // term is one terminal of the server, from OPEN until its EXIT was
 // delivered (or, exited while detached, until keep-exited passed). Every
