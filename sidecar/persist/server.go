@@ -222,13 +222,6 @@ func (c *conn) write(frame ...[]byte) {
 	}
 }
 
-// idle says that a frame written now would go out at once, alone.
-func (c *conn) idle() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return !c.busy && len(c.queue) == 0 && !c.broken
-}
-
 func (c *conn) writeJSON(typ proto.Type, v any) {
 	c.write(proto.AppendFrame(nil, typ, proto.Marshal(v)))
 }

@@ -63,11 +63,6 @@ type term struct {
 	// on may be evicted, whatever else says it may.
 	pin    uint64
 	pinned bool
-	// sending: a frame of this terminal is being written (by the pump
-	// or the reader); hdr and frame are the OUTPUT frame's parts.
-	sending bool
-	hdr     []byte
-	frame   [][]byte
 	// acked is the offset up to which a host said it has the bytes: the
 	// offset of its ATTACH, advanced by every CREDIT it grants after it
 	// (a host grants credit for bytes it consumed). Bytes past it may
@@ -221,14 +216,6 @@ func (t *term) readLoop() {
 		if n > 0 || t.frozen {
 			t.cond.Broadcast()
 		}
-		// Write what was read at once, in this goroutine, if the pump
-		// has nothing else to send first and the connection is idle: a
-		// busy one is the pumps' to gather, and a host that does not
-		// read holds up the pump rather than the reader (mostly: this
-		// write may wait for the host, one frame's worth at most).
-		if h := t.holder; n > 0 && !t.frozen && len(t.ctl) == 0 && t.outputReadyLocked(h) && h.idle() {
-			t.sendOutputLocked(h)
-		}
 		t.mu.Unlock()
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return
@@ -284,66 +271,23 @@ func (t *term) supervise() {
 	}
 }
 
-// The terminal's frames go out one at a time, in order, each written by
-// whoever set sending: the pump, or the reader (see readLoop), which
-// writes the output it just read itself when nothing else is being sent
-// and the connection is idle. That saves the hand-off to the pump, a
-// wake-up of another thread for every read, which is most of what a lone
-// flooding terminal costs beyond the plain sidecar; the pump does the
-// rest, and everything while the host is slow.
-
-// outputReadyLocked says whether OUTPUT can be sent to h now.
-func (t *term) outputReadyLocked(h *conn) bool {
-	return h != nil && !t.sending && t.sent >= t.j.start && t.sent < t.j.end && t.credit > 0
-}
-
-// sendOutputLocked writes the next OUTPUT frame to h, up to readChunk
-// bytes within the credit, straight from the journal: the frame's bytes
-// are pinned until the write returns, even once sent says they may go.
-// Called with mu held and outputReadyLocked true; returns with mu held.
-func (t *term) sendOutputLocked(h *conn) {
-	if t.hdr == nil {
-		t.hdr = make([]byte, proto.DataHeaderSize(len(t.id)))
-		proto.PutDataHeader(t.hdr, proto.TypeOutput, t.id)
-	}
-	n := min(uint64(readChunk), t.j.end-t.sent, t.credit)
-	t.frame = t.j.appendSlices(append(t.frame[:0], t.hdr), t.sent, int(n))
-	binary.LittleEndian.PutUint32(t.hdr, uint32(len(t.hdr)+int(n)-4))
-	t.sending = true
-	t.pin, t.pinned = t.sent, true
-	t.sent += n
-	if t.credit != unlimited {
-		t.credit -= n
-	}
-	t.cond.Broadcast() // the reader may evict what was sent before
-	t.mu.Unlock()
-	h.write(t.frame...)
-	t.mu.Lock()
-	t.sending, t.pinned = false, false
-	clear(t.frame)
-	t.cond.Broadcast() // and now what this frame held; the pump may send
-}
-
-// pump sends the terminal's frames: control frames in the order they
-// were queued, OUTPUT from the journal to the holder within its credit,
-// and EXIT once everything before it was sent.
+// pump is the one sender of the terminal's frames: control frames in the
+// order they were queued, OUTPUT from the journal to the holder within
+// its credit, and EXIT once everything before it was sent.
 func (t *term) pump() {
+	// The OUTPUT header, written once; only its length changes.
+	hdr := make([]byte, proto.DataHeaderSize(len(t.id)))
+	proto.PutDataHeader(hdr, proto.TypeOutput, t.id)
+	var frame [][]byte // the header and the journal slices of a frame
 	t.mu.Lock()
 	for {
-		if t.sending {
-			t.cond.Wait() // the reader writes a frame
-			continue
-		}
 		if len(t.ctl) > 0 {
 			f := t.ctl[0]
 			t.ctl[0] = ctlFrame{}
 			t.ctl = t.ctl[1:]
-			t.sending = true
 			t.mu.Unlock()
 			f.to.write(f.buf)
 			t.mu.Lock()
-			t.sending = false
-			t.cond.Broadcast()
 			continue
 		}
 		h := t.holder
@@ -352,8 +296,26 @@ func (t *term) pump() {
 			// they are gone, and the host gets what is left.
 			t.sent = t.j.start
 		}
-		if t.outputReadyLocked(h) {
-			t.sendOutputLocked(h)
+		if h != nil && t.sent < t.j.end && t.credit > 0 {
+			n := uint64(readChunk)
+			n = min(n, t.j.end-t.sent, t.credit)
+			// The frame is the header and the journal's own bytes,
+			// written with no copy: pinned, they stay in the journal
+			// until the write returns, even once sent says they may go.
+			frame = t.j.appendSlices(append(frame[:0], hdr), t.sent, int(n))
+			binary.LittleEndian.PutUint32(hdr, uint32(len(hdr)+int(n)-4))
+			t.pin, t.pinned = t.sent, true
+			t.sent += n
+			if t.credit != unlimited {
+				t.credit -= n
+			}
+			t.cond.Broadcast() // the reader may evict what was sent before
+			t.mu.Unlock()
+			h.write(frame...)
+			t.mu.Lock()
+			t.pinned = false
+			clear(frame)
+			t.cond.Broadcast() // and now what this frame held
 			continue
 		}
 		if h != nil && t.exited && !t.exitSent && t.sent == t.j.end {
@@ -361,7 +323,6 @@ func (t *term) pump() {
 			t.finishedGen++
 			gen := t.finishedGen
 			buf := proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(t.exit))
-			t.sending = true
 			t.mu.Unlock()
 			// The id is free for an OPEN once EXIT is on its way, as in
 			// the plain sidecar; but a host that dies before reading
@@ -371,8 +332,6 @@ func (t *term) pump() {
 			t.s.keepFinished(t, gen)
 			h.write(buf)
 			t.mu.Lock()
-			t.sending = false
-			t.cond.Broadcast()
 			continue
 		}
 		if t.gone && len(t.ctl) == 0 {
