@@ -106,6 +106,16 @@ func (j *journal) evict(n int) {
 	}
 }
 
+// oldestRun is how many bytes are kept in the oldest chunk: evicting
+// them gives the chunk back. 0 when the oldest chunk is also the one
+// being filled (evicting all of it frees nothing).
+func (j *journal) oldestRun() int {
+	if len(j.chunks) < 2 {
+		return 0
+	}
+	return len(j.chunks[0]) - j.head
+}
+
 // reserve returns a contiguous free region of at most want bytes after
 // the newest byte, taking a new chunk if the last one is full; nil when
 // the journal holds limit bytes (the caller evicts or waits). A region

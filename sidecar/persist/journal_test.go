@@ -235,3 +235,29 @@ func BenchmarkJournalAppend(b *testing.B) {
 		j.append(p)
 	}
 }
+
+// TestJournalEvictsWholeChunks: a full ring evicted the way the reader
+// does (evictAmount) gives a chunk back at every eviction, so that its
+// storage stays within one chunk of its limit.
+func TestJournalEvictsWholeChunks(t *testing.T) {
+	for _, limit := range []int{1 << 20, 1<<20 + 3000, 200 << 10} {
+		tm := &term{j: newJournal(limit)}
+		p := numbered(0, 4000)
+		peak := 0
+		for tm.j.end < uint64(5*limit) {
+			r := tm.j.reserve(len(p))
+			if r == nil {
+				tm.j.evict(min(tm.j.size, tm.evictAmount()))
+				continue
+			}
+			tm.j.commit(copy(r, p))
+			peak = max(peak, tm.j.allocated())
+		}
+		if peak > limit+journalChunk {
+			t.Errorf("journal of %d bytes: storage reached %d", limit, peak)
+		}
+		if tm.j.size < limit-tm.evictStep()-tm.evictStep()/2 {
+			t.Errorf("journal of %d bytes keeps only %d", limit, tm.j.size)
+		}
+	}
+}

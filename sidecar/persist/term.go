@@ -172,6 +172,20 @@ func (t *term) ackedLocked() uint64 {
 // size for a detached terminal.
 func (t *term) evictStep() int { return max(min(readChunk, t.j.limit/16), 64) }
 
+// evictAmount is evictStep stretched or shrunk to the end of the oldest
+// chunk when that is near (within half a step more): every eviction then
+// gives a chunk back, and a full journal holds its bytes in one chunk
+// more than they need, not two. For journals of 1 MiB and more, whose
+// step is about a chunk, that is every time; smaller ones evict by
+// step and free a chunk every few steps.
+func (t *term) evictAmount() int {
+	step := t.evictStep()
+	if r := t.j.oldestRun(); r > 0 && r <= step+step/2 {
+		return r
+	}
+	return step
+}
+
 // readLoop moves PTY output into the journal, reading straight into its
 // free space, until the PTY reports EOF. Only this goroutine changes the
 // journal's storage, so the region it reads into needs no lock.
@@ -200,7 +214,7 @@ func (t *term) readLoop() {
 				break
 			}
 			if n := t.evictableLocked(); n > 0 {
-				t.j.evict(min(n, t.evictStep()))
+				t.j.evict(min(n, t.evictAmount()))
 				continue
 			}
 			t.cond.Wait()
