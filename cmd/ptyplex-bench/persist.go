@@ -97,9 +97,10 @@ func dialServer(bin string, env []string, dir string, onFrame func(proto.Frame))
 	return &sidecarHost{s: s}, nil
 }
 
-// persistThroughput is sidecarThroughput through the bridge, or with
-// direct, on the server's socket.
-func persistThroughput(bin, tmp string, f flood, n int, raw, direct bool) (float64, error) {
+// persistThroughput is sidecarThroughputCPU through the bridge, or with
+// direct, on the server's socket; the CPU seconds are the server's and
+// the bridge's.
+func persistThroughput(bin, tmp string, f flood, n int, raw, direct bool) (float64, float64, error) {
 	env, dir := persistEnvFor(tmp)
 	defer stopServer(bin, env)
 	got := make(map[string]int64, n)
@@ -129,35 +130,45 @@ func persistThroughput(bin, tmp string, f flood, n int, raw, direct bool) (float
 		}
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
 		if err := h.open(fmt.Sprint("t", i), "/bin/sh", f.script(raw)...); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	select {
 	case <-all:
 	case <-h.readEnded():
-		return 0, fmt.Errorf("persist output ended early: %v", h.readErr())
+		return 0, 0, fmt.Errorf("persist output ended early: %v", h.readErr())
 	case <-time.After(10 * time.Minute):
-		return 0, fmt.Errorf("timed out after %d of %d EXITs", exits, n)
+		return 0, 0, fmt.Errorf("timed out after %d of %d EXITs", exits, n)
 	}
 	elapsed := time.Since(t0)
+	// Every EXIT is in: the work is done; the server and the bridge
+	// are still there to be asked what it cost them.
+	var cpu float64
+	if pid, err := serverPid(dir); err == nil {
+		cpu, _ = cpuSeconds(pid)
+	}
+	if !direct {
+		c, _ := cpuSeconds(h.pid())
+		cpu += c
+	}
 	h.stop()
 	if ferr != nil {
-		return 0, ferr
+		return 0, 0, ferr
 	}
 	if len(got) != n {
-		return 0, fmt.Errorf("persist: output from %d of %d terminals", len(got), n)
+		return 0, 0, fmt.Errorf("persist: output from %d of %d terminals", len(got), n)
 	}
 	for id, b := range got {
 		if b != f.want(raw) {
-			return 0, fmt.Errorf("persist: %s received %d bytes, want %d", id, b, f.want(raw))
+			return 0, 0, fmt.Errorf("persist: %s received %d bytes, want %d", id, b, f.want(raw))
 		}
 	}
-	return float64(int64(n)*f.want(raw)) / elapsed.Seconds(), nil
+	return float64(int64(n)*f.want(raw)) / elapsed.Seconds(), cpu, nil
 }
 
 // detachedMemory opens n idle terminals through a bridge, ends the bridge
@@ -401,16 +412,27 @@ func persistRows(t *table, filter *regexp.Regexp, tmp string) {
 			if err != nil {
 				fatalf("%v", err)
 			}
+			// The CPU the processes between the PTYs and the host used,
+			// per run: steadier than throughput on a loaded machine,
+			// where it says what the throughput ratio is made of.
+			var cpu series
 			s := measure(name, func() (float64, float64, error) {
-				b, err := sidecarThroughput(*sidecarBin, f, n, false)
+				b, bcpu, err := sidecarThroughputCPU(*sidecarBin, f, n, false)
 				if err != nil {
 					return 0, 0, err
 				}
-				v, err := persistThroughput(*sidecarBin, tmp, f, n, false, direct)
+				v, vcpu, err := persistThroughput(*sidecarBin, tmp, f, n, false, direct)
+				cpu = append(cpu, pair{bcpu, vcpu})
 				return b, v, err
 			})
 			t.add(row{name: fmt.Sprintf("Throughput through --persist %s, %d terminal%s, cooked (MB/s; baseline: plain sidecar)", via, n, plural(n)),
 				unit: "%.0f", scale: 1e-6, s: s, higherBetter: true, minRatio: ptr(0.9)})
+			procs := "server"
+			if !direct {
+				procs = "server and bridge"
+			}
+			t.add(row{name: fmt.Sprintf("CPU of the %s for that run (s; baseline: plain sidecar)", procs),
+				unit: "%.2f", scale: 1, s: cpu})
 		}
 	}
 	if filter.MatchString("persist detached memory") {
