@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ptyplex/ptyplex/client"
@@ -56,15 +58,62 @@ func stopServer(bin string, env []string) {
 	cmd.Run()
 }
 
-// persistThroughput is sidecarThroughput through the bridge.
-func persistThroughput(bin, tmp string, f flood, n int, raw bool) (float64, error) {
-	env, _ := persistEnvFor(tmp)
+// halfCloser makes Close of a Unix connection a half-close: the server
+// sees the end of our frames and still sends what it has queued, as
+// when a bridge's stdin ends.
+type halfCloser struct{ *net.UnixConn }
+
+func (c halfCloser) Close() error { return c.CloseWrite() }
+
+// dialServer starts the server itself (as a bridge would, in a session
+// of its own) and connects to its Unix socket: a host that speaks to the
+// server directly, without the bridge process and its two copies.
+func dialServer(bin string, env []string, dir string, onFrame func(proto.Frame)) (*sidecarHost, error) {
+	cmd := exec.Command(bin, "--persist", "bench", "--serve")
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go cmd.Wait() // reaped once stopServer ends it
+	// The socket's place, as sidecar/persist.Paths computes it from
+	// PTYPLEX_RUNTIME_DIR (persistEnvFor) for this process's env.
+	sock := filepath.Join(dir, "sidecar", "bench.sock")
+	var c *net.UnixConn
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if c, err = net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"}); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the persistent server never listened on %s: %v", sock, err)
+		}
+	}
+	s := client.NewStream(c, halfCloser{c}, client.StreamOptions{
+		Handle:      func(f proto.Frame) error { onFrame(f); return nil },
+		ReuseBodies: true,
+		ReadBuffer:  1 << 20,
+	})
+	return &sidecarHost{s: s}, nil
+}
+
+// persistThroughput is sidecarThroughputCPU through the bridge, or with
+// direct, on the server's socket; the CPU seconds are the server's and
+// the bridge's.
+func persistThroughput(bin, tmp string, f flood, n int, raw, direct bool) (float64, float64, error) {
+	env, dir := persistEnvFor(tmp)
 	defer stopServer(bin, env)
 	got := make(map[string]int64, n)
 	exits := 0
 	var ferr error
 	all := make(chan struct{})
-	h, err := startBridge(bin, env, func(fr proto.Frame) {
+	start := startBridge
+	if direct {
+		start = func(bin string, env []string, onFrame func(proto.Frame)) (*sidecarHost, error) {
+			return dialServer(bin, env, dir, onFrame)
+		}
+	}
+	h, err := start(bin, env, func(fr proto.Frame) {
 		switch fr.Type {
 		case proto.TypeOutput:
 			id, data, _ := proto.ParseData(fr.Body)
@@ -81,32 +130,45 @@ func persistThroughput(bin, tmp string, f flood, n int, raw bool) (float64, erro
 		}
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	start := time.Now()
+	t0 := time.Now()
 	for i := 0; i < n; i++ {
 		if err := h.open(fmt.Sprint("t", i), "/bin/sh", f.script(raw)...); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	select {
 	case <-all:
 	case <-h.readEnded():
-		return 0, fmt.Errorf("bridge output ended early: %v", h.readErr())
+		return 0, 0, fmt.Errorf("persist output ended early: %v", h.readErr())
 	case <-time.After(10 * time.Minute):
-		return 0, fmt.Errorf("timed out after %d of %d EXITs", exits, n)
+		return 0, 0, fmt.Errorf("timed out after %d of %d EXITs", exits, n)
 	}
-	elapsed := time.Since(start)
+	elapsed := time.Since(t0)
+	// Every EXIT is in: the work is done; the server and the bridge
+	// are still there to be asked what it cost them.
+	var cpu float64
+	if pid, err := serverPid(dir); err == nil {
+		cpu, _ = cpuSeconds(pid)
+	}
+	if !direct {
+		c, _ := cpuSeconds(h.pid())
+		cpu += c
+	}
 	h.stop()
 	if ferr != nil {
-		return 0, ferr
+		return 0, 0, ferr
+	}
+	if len(got) != n {
+		return 0, 0, fmt.Errorf("persist: output from %d of %d terminals", len(got), n)
 	}
 	for id, b := range got {
 		if b != f.want(raw) {
-			return 0, fmt.Errorf("persist: %s received %d bytes, want %d", id, b, f.want(raw))
+			return 0, 0, fmt.Errorf("persist: %s received %d bytes, want %d", id, b, f.want(raw))
 		}
 	}
-	return float64(int64(n)*f.want(raw)) / elapsed.Seconds(), nil
+	return float64(int64(n)*f.want(raw)) / elapsed.Seconds(), cpu, nil
 }
 
 // detachedMemory opens n idle terminals through a bridge, ends the bridge
@@ -336,25 +398,42 @@ func floodingMemory(bin, tmp string, n int) (journals, rss int, err error) {
 
 // persistRows adds the persistent sidecar's rows.
 func persistRows(t *table, filter *regexp.Regexp, tmp string) {
-	for _, n := range []int{1, 16} {
-		name := fmt.Sprintf("persist throughput ×%d", n)
-		if !filter.MatchString(name) {
-			continue
-		}
-		f, err := makeFlood(tmp, int64(*totalMiB)<<20/int64(n))
-		if err != nil {
-			fatalf("%v", err)
-		}
-		s := measure(name, func() (float64, float64, error) {
-			b, err := sidecarThroughput(*sidecarBin, f, n, false)
-			if err != nil {
-				return 0, 0, err
+	for _, direct := range []bool{false, true} {
+		for _, n := range []int{1, 16} {
+			how, via := "bridge", "through the bridge"
+			if direct {
+				how, via = "socket", "on the server's socket"
 			}
-			v, err := persistThroughput(*sidecarBin, tmp, f, n, false)
-			return b, v, err
-		})
-		t.add(row{name: fmt.Sprintf("Throughput through --persist, %d terminal%s, cooked (MB/s; baseline: plain sidecar)", n, plural(n)),
-			unit: "%.0f", scale: 1e-6, s: s, higherBetter: true, minRatio: ptr(0.9)})
+			name := fmt.Sprintf("persist throughput %s ×%d", how, n)
+			if !filter.MatchString(name) {
+				continue
+			}
+			f, err := makeFlood(tmp, int64(*totalMiB)<<20/int64(n))
+			if err != nil {
+				fatalf("%v", err)
+			}
+			// The CPU the processes between the PTYs and the host used,
+			// per run: steadier than throughput on a loaded machine,
+			// where it says what the throughput ratio is made of.
+			var cpu series
+			s := measure(name, func() (float64, float64, error) {
+				b, bcpu, err := sidecarThroughputCPU(*sidecarBin, f, n, false)
+				if err != nil {
+					return 0, 0, err
+				}
+				v, vcpu, err := persistThroughput(*sidecarBin, tmp, f, n, false, direct)
+				cpu = append(cpu, pair{bcpu, vcpu})
+				return b, v, err
+			})
+			t.add(row{name: fmt.Sprintf("Throughput through --persist %s, %d terminal%s, cooked (MB/s; baseline: plain sidecar)", via, n, plural(n)),
+				unit: "%.0f", scale: 1e-6, s: s, higherBetter: true, minRatio: ptr(0.9)})
+			procs := "server"
+			if !direct {
+				procs = "server and bridge"
+			}
+			t.add(row{name: fmt.Sprintf("CPU of the %s for that run (s; baseline: plain sidecar)", procs),
+				unit: "%.2f", scale: 1, s: cpu})
+		}
 	}
 	if filter.MatchString("persist detached memory") {
 		var per series

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,4 +29,25 @@ func serverPid(dir string) (int, error) {
 		}
 	})
 	return pid, nil
+}
+
+// cpuSeconds is the user and system CPU time process pid has used so far,
+// from /proc/PID/stat (in USER_HZ ticks, 100 a second on Linux).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: count after it.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, b)
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, b)
+	}
+	return float64(utime+stime) / 100, nil
 }

@@ -98,6 +98,13 @@ func inProcessThroughput(what string, f flood, n int, raw bool, start func() (dr
 // sidecarThroughput runs the same n children through one sidecar and
 // returns the aggregate bytes per second of OUTPUT payload received.
 func sidecarThroughput(bin string, f flood, n int, raw bool) (float64, error) {
+	v, _, err := sidecarThroughputCPU(bin, f, n, raw)
+	return v, err
+}
+
+// sidecarThroughputCPU is sidecarThroughput that also returns the CPU
+// seconds the sidecar process used (0 where that cannot be read).
+func sidecarThroughputCPU(bin string, f flood, n int, raw bool) (float64, float64, error) {
 	got := make(map[string]int64, n)
 	exits := 0
 	var ferr error
@@ -122,32 +129,34 @@ func sidecarThroughput(bin string, f flood, n int, raw bool) (float64, error) {
 		}
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		if err := h.open(fmt.Sprint("t", i), "/bin/sh", f.script(raw)...); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	select {
 	case <-all:
 	case <-h.readEnded():
-		return 0, fmt.Errorf("sidecar output ended early: %v", h.readErr())
+		return 0, 0, fmt.Errorf("sidecar output ended early: %v", h.readErr())
 	case <-time.After(10 * time.Minute):
-		return 0, fmt.Errorf("timed out after %d of %d EXITs", exits, n)
+		return 0, 0, fmt.Errorf("timed out after %d of %d EXITs", exits, n)
 	}
 	elapsed := time.Since(start)
+	// Every EXIT is in: the sidecar's work is done, it is not reaped yet.
+	cpu, _ := cpuSeconds(h.pid())
 	if err := h.stop(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if ferr != nil {
-		return 0, ferr
+		return 0, 0, ferr
 	}
 	for id, b := range got {
 		if b != f.want(raw) {
-			return 0, fmt.Errorf("sidecar: %s received %d bytes, want %d", id, b, f.want(raw))
+			return 0, 0, fmt.Errorf("sidecar: %s received %d bytes, want %d", id, b, f.want(raw))
 		}
 	}
-	return float64(int64(n)*f.want(raw)) / elapsed.Seconds(), nil
+	return float64(int64(n)*f.want(raw)) / elapsed.Seconds(), cpu, nil
 }

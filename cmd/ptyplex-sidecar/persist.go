@@ -161,10 +161,11 @@ func serve(name string) int {
 		}
 		srv = persist.New(opts)
 	}
-	// The heap is mostly journals: large buffers without pointers, which
-	// cost the collector almost nothing to mark. A low GOGC then keeps the
-	// garbage of grown journals (each growth copies) from adding most of
-	// the journals' size again to the RSS, for little CPU.
+	// The heap is mostly journal chunks: buffers without pointers, which
+	// cost the collector almost nothing to mark, and recycled through a
+	// pool rather than left as garbage. A low GOGC keeps what garbage
+	// there is (chunks the pool drops at a collection, a terminal's
+	// journal once it is gone) from adding to the RSS, for little CPU.
 	debug.SetGCPercent(20)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -216,7 +217,7 @@ func bridge(name string) int {
 		}
 		c.CloseWrite()
 	}()
-	if _, err := io.Copy(os.Stdout, c); err != nil {
+	if _, err := copyToHost(os.Stdout, c); err != nil {
 		// The host stopped reading: our end closes, and the server
 		// detaches our terminals.
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: to the host: %v\n", err)

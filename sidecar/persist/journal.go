@@ -1,25 +1,52 @@
 package persist
 
-import "io"
+import (
+	"io"
+	"sync"
+)
 
 // journal keeps the newest bytes a terminal produced, addressed by their
-// offset since OPEN. It is a ring that starts small and doubles up to its
-// capacity, so an idle terminal costs a few KiB however large its journal
-// may grow. It is not safe for concurrent use: the terminal's mutex guards
-// it, except that the region handed out by reserve is filled by the reader
-// without the lock (no one else touches bytes past end).
+// offset since OPEN. It is a queue of fixed-size chunks: bytes are
+// appended to the last chunk, a new one is taken when it is full, and a
+// chunk whose bytes have all fallen out goes back to a pool shared by
+// every journal. So growing never copies, nothing is left behind for the
+// collector when a journal fills, and the storage stays within two
+// chunks of the bytes kept, however large the journal may grow. An idle
+// terminal costs one small first chunk.
+//
+// It is not safe for concurrent use: the terminal's mutex guards it,
+// except that the region handed out by reserve is filled by the reader
+// without the lock (no one else touches bytes past end, and only the
+// reader evicts, so the chunk it reads into stays in the journal).
 type journal struct {
-	buf   []byte // ring storage; len(buf) is the current allocation
-	limit int    // the most bytes kept
-	head  int    // index in buf of the byte at offset start
-	size  int    // bytes kept: end - start
-	start uint64 // offset of the oldest byte kept; also how many fell out
-	end   uint64 // bytes produced so far
+	// chunks holds the bytes kept, oldest first: from chunks[0][head] to
+	// the last chunk's [tail]. Every chunk but the last is full. Only
+	// chunks[0] may differ in size from the rest (the small first chunk).
+	chunks [][]byte
+	limit  int    // the most bytes kept
+	head   int    // index in chunks[0] of the byte at offset start
+	tail   int    // bytes used in the last chunk
+	size   int    // bytes kept: end - start
+	start  uint64 // offset of the oldest byte kept; also how many fell out
+	end    uint64 // bytes produced so far
+	grown  bool   // a full-size chunk was taken: no more small ones
 }
 
-// journalInitial is the first allocation: enough for a prompt and a few
-// screens of an idle shell.
-const journalInitial = 4 << 10
+const (
+	// journalInitial is the first chunk: enough for a prompt and a few
+	// screens of an idle shell, so that a thousand idle terminals cost a
+	// few MiB.
+	journalInitial = 4 << 10
+	// journalChunk is the size of every later chunk: a PTY read is
+	// rarely larger, and a chunk's worth more than the bytes kept is
+	// what a journal may hold in storage at either end.
+	journalChunk = 64 << 10
+)
+
+// chunkPool recycles full-size chunks between journals: a flooding
+// terminal's evicted chunk is the next one it (or another) fills, so a
+// full ring costs neither page faults nor zeroing.
+var chunkPool = sync.Pool{New: func() any { return new([journalChunk]byte) }}
 
 func newJournal(limit int) *journal {
 	return &journal{limit: max(limit, 1)}
@@ -28,54 +55,94 @@ func newJournal(limit int) *journal {
 // room returns how many more bytes fit before something has to fall out.
 func (j *journal) room() int { return j.limit - j.size }
 
-// evict drops the n oldest bytes (n <= size).
+// chunkSize is the size of the chunks after the first.
+func (j *journal) chunkSize() int { return min(journalChunk, j.limit) }
+
+// newChunk takes the storage for the next chunk.
+func (j *journal) newChunk() []byte {
+	if !j.grown && len(j.chunks) == 0 {
+		n := min(journalInitial, j.limit)
+		if n < j.chunkSize() {
+			return make([]byte, n)
+		}
+	}
+	j.grown = true
+	if n := j.chunkSize(); n < journalChunk {
+		return make([]byte, n) // a journal smaller than a chunk
+	}
+	return chunkPool.Get().(*[journalChunk]byte)[:]
+}
+
+// release gives a chunk no byte of the journal is in back.
+func (j *journal) release(c []byte) {
+	if len(c) == journalChunk {
+		chunkPool.Put((*[journalChunk]byte)(c))
+	}
+}
+
+// evict drops the n oldest bytes (n <= size), releasing the chunks they
+// emptied.
 func (j *journal) evict(n int) {
 	if n <= 0 {
 		return
 	}
-	j.head = (j.head + n) % len(j.buf)
+	j.head += n
 	j.size -= n
 	j.start += uint64(n)
-	if j.size == 0 {
+	for len(j.chunks) > 0 && j.head >= len(j.chunks[0]) {
+		if len(j.chunks) == 1 {
+			// The last chunk, all of it read and evicted: the next
+			// reserve takes a new one.
+			j.tail = 0
+		}
+		j.head -= len(j.chunks[0])
+		j.release(j.chunks[0])
+		j.chunks[0] = nil
+		j.chunks = j.chunks[1:]
+	}
+	if len(j.chunks) == 0 {
+		j.chunks = nil // let the slice's backing array go
 		j.head = 0
 	}
 }
 
-// reserve returns a contiguous free region of at most want bytes at the
-// end of the ring, growing the allocation first if it is full and below
-// the limit; nil when the journal is full (the caller evicts or waits).
-func (j *journal) reserve(want int) []byte {
-	if j.size == len(j.buf) && len(j.buf) < j.limit {
-		j.grow()
+// oldestRun is how many bytes are kept in the oldest chunk: evicting
+// them gives the chunk back. 0 when the oldest chunk is also the one
+// being filled (evicting all of it frees nothing).
+func (j *journal) oldestRun() int {
+	if len(j.chunks) < 2 {
+		return 0
 	}
-	if j.size == len(j.buf) {
+	return len(j.chunks[0]) - j.head
+}
+
+// reserve returns a contiguous free region of at most want bytes after
+// the newest byte, taking a new chunk if the last one is full; nil when
+// the journal holds limit bytes (the caller evicts or waits). A region
+// never spans two chunks.
+func (j *journal) reserve(want int) []byte {
+	if j.size >= j.limit || want <= 0 {
 		return nil
 	}
-	w := (j.head + j.size) % len(j.buf)
-	n := len(j.buf) - j.size // free bytes in all
-	if w+n > len(j.buf) {
-		n = len(j.buf) - w // only up to the end of the storage
+	if len(j.chunks) == 0 || j.tail == len(j.chunks[len(j.chunks)-1]) {
+		j.chunks = append(j.chunks, j.newChunk())
+		j.tail = 0
 	}
-	return j.buf[w : w+min(n, want)]
+	last := j.chunks[len(j.chunks)-1]
+	n := min(want, j.limit-j.size, len(last)-j.tail)
+	return last[j.tail : j.tail+n]
 }
 
 // commit records n bytes written into the region reserve returned.
 func (j *journal) commit(n int) {
+	j.tail += n
 	j.size += n
 	j.end += uint64(n)
 }
 
-// grow doubles the allocation (up to limit), laying the bytes out from 0.
-func (j *journal) grow() {
-	n := min(max(2*len(j.buf), journalInitial), j.limit)
-	nb := make([]byte, n)
-	j.copyOut(nb, j.start)
-	j.buf, j.head = nb, 0
-}
-
 // append writes p, evicting the oldest bytes as needed; it is the whole
-// story for callers that do not read straight into the ring (tests,
-// output produced by the server itself).
+// story for callers that do not read straight into the journal (tests,
+// a journal handed over by a live upgrade).
 func (j *journal) append(p []byte) {
 	for len(p) > 0 {
 		r := j.reserve(len(p))
@@ -89,36 +156,60 @@ func (j *journal) append(p []byte) {
 	}
 }
 
+// locate returns the chunk and the index in it of the byte at offset
+// off (start <= off < end).
+func (j *journal) locate(off uint64) (ci, i int) {
+	skip := j.head + int(off-j.start)
+	if first := len(j.chunks[0]); skip < first {
+		return 0, skip
+	} else {
+		skip -= first
+	}
+	cs := j.chunkSize()
+	return 1 + skip/cs, skip % cs
+}
+
 // copyOut copies the bytes from offset off onwards into dst and returns
 // how many it copied. off must lie in [start, end].
 func (j *journal) copyOut(dst []byte, off uint64) int {
-	if off < j.start || off > j.end {
+	if off < j.start || off >= j.end {
 		return 0
 	}
-	skip := int(off - j.start)
-	n := min(len(dst), j.size-skip)
-	if n <= 0 {
-		return 0
-	}
-	i := (j.head + skip) % len(j.buf)
-	c := copy(dst[:n], j.buf[i:])
-	if c < n {
-		copy(dst[c:n], j.buf[:n-c])
+	n := min(len(dst), int(j.end-off))
+	ci, i := j.locate(off)
+	for c := 0; c < n; ci, i = ci+1, 0 {
+		c += copy(dst[c:n], j.chunks[ci][i:])
 	}
 	return n
 }
 
+// appendSlices appends to dst the journal's own storage of the n bytes
+// from offset off on (start <= off, off+n <= end), one slice per chunk
+// they are in. The slices are valid until those bytes are evicted.
+func (j *journal) appendSlices(dst [][]byte, off uint64, n int) [][]byte {
+	if n <= 0 {
+		return dst
+	}
+	ci, i := j.locate(off)
+	for ; n > 0; ci, i = ci+1, 0 {
+		b := j.chunks[ci][i:min(len(j.chunks[ci]), i+n)]
+		dst = append(dst, b)
+		n -= len(b)
+	}
+	return dst
+}
+
 // writeTo writes everything kept to w, oldest first, without a copy.
 func (j *journal) writeTo(w io.Writer) error {
-	if j.size == 0 {
-		return nil
+	left := j.size
+	for ci, i := 0, j.head; left > 0; ci, i = ci+1, 0 {
+		b := j.chunks[ci][i:min(len(j.chunks[ci]), i+left)]
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		left -= len(b)
 	}
-	first := min(j.size, len(j.buf)-j.head)
-	if _, err := w.Write(j.buf[j.head : j.head+first]); err != nil {
-		return err
-	}
-	_, err := w.Write(j.buf[:j.size-first])
-	return err
+	return nil
 }
 
 // bytes returns a copy of everything kept (for a snapshot).
@@ -126,4 +217,13 @@ func (j *journal) bytes() []byte {
 	b := make([]byte, j.size)
 	j.copyOut(b, j.start)
 	return b
+}
+
+// allocated is the storage the journal holds, in bytes.
+func (j *journal) allocated() int {
+	n := 0
+	for _, c := range j.chunks {
+		n += len(c)
+	}
+	return n
 }

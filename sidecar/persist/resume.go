@@ -29,7 +29,7 @@ func Resume(opts Options, stateFD int) (*Server, *net.UnixListener, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// The journals are copied into their rings below; then the mapping
+	// The journals are copied into their chunks below; then the mapping
 	// and the file go.
 	defer unix.Munmap(mapped)
 	// From here on the state is ours. Every descriptor goes back to

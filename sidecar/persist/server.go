@@ -1,7 +1,6 @@
 package persist
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -143,40 +141,85 @@ func refuse(c *net.UnixConn, msg string) {
 
 // conn is one host connection. It owns nothing a terminal needs: when it
 // ends, its terminals are detached and go on.
+//
+// Writes gather: every sender (a terminal's pump, the dispatch loop)
+// queues its frame and waits until it is on the socket; whichever sender
+// finds no write in progress takes everything queued so far and writes it
+// with one writev(2). So the frames of terminals flooding at once share a
+// system call, as with the plain sidecar's writer, a lone frame goes out
+// at once, and no byte is copied into a buffer on the way: a pump hands
+// over slices of its journal, which stay put until write returns.
 type conn struct {
-	s  *Server
-	c  *net.UnixConn
-	mu sync.Mutex // serialises writes
-	bw *bufio.Writer
+	s    *Server
+	c    *net.UnixConn
+	mu   sync.Mutex
+	cond *sync.Cond // on mu: a batch was written, or the writer left
+	// queue is the frames waiting for the next batch; spare is the
+	// previous batch's slice, reused so that queueing allocates nothing.
+	queue, spare net.Buffers
+	busy         bool   // a sender is writing a batch
+	taken        uint64 // batches taken off the queue
+	written      uint64 // batches written (or failed)
 	// broken is set after a failed write; later frames are dropped.
-	broken  bool
-	waiting atomic.Int32 // writers waiting for mu
+	broken bool
 }
 
-// write sends one encoded frame and flushes it. A failed write breaks the
-// connection for writing; its reader ends soon after, and that detaches
-// its terminals.
-//
-// The buffer is flushed only when no other pump waits to write: frames of
-// terminals flooding at once then share a write(2), while a lone frame
-// goes out at once.
-func (c *conn) write(frame []byte) {
-	c.waiting.Add(1)
+// connSendBuffer is the socket send buffer asked for each connection.
+// The default (about 200 KiB on Linux) holds three frames of a flood: a
+// host reading the socket directly is then woken, and the pumps blocked,
+// several times as often as through the bridge, whose pipes add their
+// own buffering. The kernel caps it (net.core.wmem_max); what is not in
+// flight costs nothing.
+const connSendBuffer = 1 << 20
+
+func newConn(s *Server, nc *net.UnixConn) *conn {
+	nc.SetWriteBuffer(connSendBuffer) // best effort
+	c := &conn{s: s, c: nc}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+// write sends one frame, given as the slices it is made of, and returns
+// once it was written (the slices may be reused then) or the connection
+// broke. A failed write breaks the connection for writing; its reader
+// ends soon after, and that detaches its terminals.
+func (c *conn) write(frame ...[]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.waiting.Add(-1)
 	if c.broken {
 		return
 	}
-	_, err := c.bw.Write(frame)
-	if err == nil && c.waiting.Load() == 0 {
-		err = c.bw.Flush()
+	c.queue = append(c.queue, frame...)
+	mine := c.taken + 1 // the batch that will carry this frame
+	for c.written < mine && !c.broken {
+		if c.busy {
+			c.cond.Wait()
+			continue
+		}
+		// Nobody writes: this sender writes the batch, its own frame
+		// and whatever others queued, and then hands the next batch
+		// to one of those who queued meanwhile (each waits for its
+		// own), so that no pump is kept from its terminal for long.
+		c.busy = true
+		b := c.queue
+		c.queue, c.spare = c.spare[:0], nil
+		c.taken++
+		n := c.taken
+		c.mu.Unlock()
+		all := b
+		_, err := b.WriteTo(c.c)
+		c.mu.Lock()
+		clear(all)
+		c.spare = all[:0]
+		c.busy = false
+		c.written = n
+		if err != nil {
+			c.broken = true
+			c.queue = nil
+			c.c.CloseRead() // wake the dispatch loop so the terminals are detached
+		}
+		c.cond.Broadcast()
 	}
-	if err == nil {
-		return
-	}
-	c.broken = true
-	c.c.CloseRead() // wake the dispatch loop so the terminals are detached
 }
 
 func (c *conn) writeJSON(typ proto.Type, v any) {
@@ -188,7 +231,7 @@ func (c *conn) errorf(id, format string, args ...any) {
 }
 
 func (s *Server) serveConn(nc *net.UnixConn) {
-	c := &conn{s: s, c: nc, bw: bufio.NewWriterSize(nc, 128<<10)}
+	c := newConn(s, nc)
 	s.mu.Lock()
 	if s.stopping {
 		s.mu.Unlock()

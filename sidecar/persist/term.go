@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"os"
@@ -57,6 +58,11 @@ type term struct {
 	holder *conn  // the connection this terminal's frames go to; nil when detached
 	sent   uint64 // next offset to send to holder
 	credit uint64 // bytes holder may still be sent
+	// pin is the first journal byte of the frame the pump is writing,
+	// straight from the journal's chunks: while pinned, nothing from pin
+	// on may be evicted, whatever else says it may.
+	pin    uint64
+	pinned bool
 	// acked is the offset up to which a host said it has the bytes: the
 	// offset of its ATTACH, advanced by every CREDIT it grants after it
 	// (a host grants credit for bytes it consumed). Bytes past it may
@@ -123,6 +129,14 @@ func (t *term) start() {
 // for it what was sent counts (the child would stall otherwise). With
 // nothing evictable the reader waits, and the child blocks in write(2).
 func (t *term) evictableLocked() int {
+	n := t.evictableUnpinnedLocked()
+	if t.pinned {
+		n = min(n, int(t.pin-t.j.start))
+	}
+	return n
+}
+
+func (t *term) evictableUnpinnedLocked() int {
 	switch {
 	case t.dropping:
 		return t.j.size
@@ -158,6 +172,20 @@ func (t *term) ackedLocked() uint64 {
 // size for a detached terminal.
 func (t *term) evictStep() int { return max(min(readChunk, t.j.limit/16), 64) }
 
+// evictAmount is evictStep stretched or shrunk to the end of the oldest
+// chunk when that is near (within half a step more): every eviction then
+// gives a chunk back, and a full journal holds its bytes in one chunk
+// more than they need, not two. For journals of 1 MiB and more, whose
+// step is about a chunk, that is every time; smaller ones evict by
+// step and free a chunk every few steps.
+func (t *term) evictAmount() int {
+	step := t.evictStep()
+	if r := t.j.oldestRun(); r > 0 && r <= step+step/2 {
+		return r
+	}
+	return step
+}
+
 // readLoop moves PTY output into the journal, reading straight into its
 // free space, until the PTY reports EOF. Only this goroutine changes the
 // journal's storage, so the region it reads into needs no lock.
@@ -186,7 +214,7 @@ func (t *term) readLoop() {
 				break
 			}
 			if n := t.evictableLocked(); n > 0 {
-				t.j.evict(min(n, t.evictStep()))
+				t.j.evict(min(n, t.evictAmount()))
 				continue
 			}
 			t.cond.Wait()
@@ -261,7 +289,10 @@ func (t *term) supervise() {
 // order they were queued, OUTPUT from the journal to the holder within
 // its credit, and EXIT once everything before it was sent.
 func (t *term) pump() {
-	hdr := proto.DataHeaderSize(len(t.id))
+	// The OUTPUT header, written once; only its length changes.
+	hdr := make([]byte, proto.DataHeaderSize(len(t.id)))
+	proto.PutDataHeader(hdr, proto.TypeOutput, t.id)
+	var frame [][]byte // the header and the journal slices of a frame
 	t.mu.Lock()
 	for {
 		if len(t.ctl) > 0 {
@@ -274,22 +305,31 @@ func (t *term) pump() {
 			continue
 		}
 		h := t.holder
+		if h != nil && t.sent < t.j.start {
+			// Only a shutdown (dropping) evicts bytes not yet sent:
+			// they are gone, and the host gets what is left.
+			t.sent = t.j.start
+		}
 		if h != nil && t.sent < t.j.end && t.credit > 0 {
 			n := uint64(readChunk)
 			n = min(n, t.j.end-t.sent, t.credit)
-			pb := getFrameBuf()
-			buf := (*pb)[:hdr+int(n)]
-			t.j.copyOut(buf[hdr:], t.sent)
+			// The frame is the header and the journal's own bytes,
+			// written with no copy: pinned, they stay in the journal
+			// until the write returns, even once sent says they may go.
+			frame = t.j.appendSlices(append(frame[:0], hdr), t.sent, int(n))
+			binary.LittleEndian.PutUint32(hdr, uint32(len(hdr)+int(n)-4))
+			t.pin, t.pinned = t.sent, true
 			t.sent += n
 			if t.credit != unlimited {
 				t.credit -= n
 			}
-			t.cond.Broadcast() // the reader may evict what was sent
+			t.cond.Broadcast() // the reader may evict what was sent before
 			t.mu.Unlock()
-			proto.PutDataHeader(buf, proto.TypeOutput, t.id)
-			h.write(buf)
-			putFrameBuf(pb)
+			h.write(frame...)
 			t.mu.Lock()
+			t.pinned = false
+			clear(frame)
+			t.cond.Broadcast() // and now what this frame held
 			continue
 		}
 		if h != nil && t.exited && !t.exitSent && t.sent == t.j.end {
@@ -315,11 +355,6 @@ func (t *term) pump() {
 		t.cond.Wait()
 	}
 }
-
-var framePool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
-
-func getFrameBuf() *[]byte  { return framePool.Get().(*[]byte) }
-func putFrameBuf(p *[]byte) { framePool.Put(p) }
 
 // writeInput queues INPUT for the child; a writer goroutine, started with
 // the first input, writes it to the PTY so that a child that does not read

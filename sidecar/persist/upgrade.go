@@ -270,7 +270,7 @@ func (s *Server) handover(c *conn, path, to string) (err error) {
 	w.Write(hdr)
 	w.WriteByte('\n')
 	for _, t := range terms {
-		// Straight from the ring: the frozen journal does not change,
+		// Straight from the chunks: the frozen journal does not change,
 		// and a copy would hold every journal a third time.
 		t.mu.Lock()
 		t.j.writeTo(w)
