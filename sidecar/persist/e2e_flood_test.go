@@ -82,37 +82,7 @@ func TestHostKilledMidFlood(t *testing.T) {
 			h.Cmd.Process.Signal(syscall.SIGKILL)
 			h.WaitExit(hosttest.Timeout)
 		}
-		sn := h.Now()
-		for i, id := range ids {
-			if done[id] {
-				continue
-			}
-			if round > 0 {
-				at, ok := controlAfter(sn, 0, proto.TypeAttached, id)
-				if !ok || at["lost"] != float64(0) {
-					t.Fatalf("round %d: ATTACHED for %s: %v (want lost 0)", round, id, at)
-				}
-			}
-			got[i].Write(sn.Outputs[id])
-			if ex, ok := controlAfter(sn, 0, proto.TypeExit, id); ok {
-				if ex["exitCode"] != float64(0) {
-					t.Fatalf("%s: EXIT %v", id, ex)
-				}
-				done[id] = true
-			}
-		}
+		takeRound(t, h.Now(), round, ids, got[:], done)
 	}
-	for i, id := range ids {
-		if !done[id] {
-			t.Errorf("%s: no EXIT after %d rounds", id, rounds)
-		}
-		if !bytes.Equal(got[i].Bytes(), want) {
-			n := 0
-			for n < min(got[i].Len(), len(want)) && got[i].Bytes()[n] == want[n] {
-				n++
-			}
-			t.Errorf("%s: received %d bytes, want %d; first difference at byte %d: got %q, want %q", id,
-				got[i].Len(), len(want), n, got[i].Bytes()[n:min(n+20, got[i].Len())], want[n:min(n+20, len(want))])
-		}
-	}
+	checkStreams(t, ids, got[:], done, want)
 }

@@ -171,38 +171,9 @@ func TestUpgradeMidFlood(t *testing.T) {
 				t.Fatalf("upgrade %d: the bridge did not end: %v", round, err)
 			}
 		}
-		sn := h.Now()
-		for i, id := range ids {
-			if done[id] {
-				continue
-			}
-			if round > 0 {
-				at, ok := controlAfter(sn, 0, proto.TypeAttached, id)
-				if !ok || at["lost"] != float64(0) {
-					t.Fatalf("round %d: ATTACHED for %s: %v (want lost 0)", round, id, at)
-				}
-			}
-			got[i].Write(sn.Outputs[id])
-			if ex, ok := controlAfter(sn, 0, proto.TypeExit, id); ok {
-				if ex["exitCode"] != float64(0) {
-					t.Fatalf("%s: EXIT %v", id, ex)
-				}
-				done[id] = true
-			}
-		}
+		takeRound(t, h.Now(), round, ids, got[:], done)
 	}
-	for i, id := range ids {
-		if !done[id] {
-			t.Errorf("%s: no EXIT", id)
-		}
-		if !bytes.Equal(got[i].Bytes(), want) {
-			n := 0
-			for n < min(got[i].Len(), len(want)) && got[i].Bytes()[n] == want[n] {
-				n++
-			}
-			t.Errorf("%s: received %d bytes, want %d; first difference at byte %d", id, got[i].Len(), len(want), n)
-		}
-	}
+	checkStreams(t, ids, got[:], done, want)
 	// Upgrades 0 and 2 went to the copy.
 	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", serverPID)); err == nil && exe != bins[0] {
 		t.Errorf("the server runs %s, want %s", exe, bins[0])

@@ -1,6 +1,7 @@
 package persist_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -177,4 +178,48 @@ func autoCredit(h *hosttest.Host, ids []string) {
 			}
 		}
 	}()
+}
+
+// takeRound adds what host snapshot sn received of each terminal not yet
+// done to got, checks that every ATTACH after the first round lost
+// nothing, and marks the terminals whose EXIT (status 0) came.
+func takeRound(t *testing.T, sn hosttest.Snapshot, round int, ids []string, got []bytes.Buffer, done map[string]bool) {
+	t.Helper()
+	for i, id := range ids {
+		if done[id] {
+			continue
+		}
+		if round > 0 {
+			at, ok := controlAfter(sn, 0, proto.TypeAttached, id)
+			if !ok || at["lost"] != float64(0) {
+				t.Fatalf("round %d: ATTACHED for %s: %v (want lost 0)", round, id, at)
+			}
+		}
+		got[i].Write(sn.Outputs[id])
+		if ex, ok := controlAfter(sn, 0, proto.TypeExit, id); ok {
+			if ex["exitCode"] != float64(0) {
+				t.Fatalf("%s: EXIT %v", id, ex)
+			}
+			done[id] = true
+		}
+	}
+}
+
+// checkStreams fails unless every terminal exited and received exactly
+// want, naming the first byte that differs.
+func checkStreams(t *testing.T, ids []string, got []bytes.Buffer, done map[string]bool, want []byte) {
+	t.Helper()
+	for i, id := range ids {
+		if !done[id] {
+			t.Errorf("%s: no EXIT", id)
+		}
+		if !bytes.Equal(got[i].Bytes(), want) {
+			n := 0
+			for n < min(got[i].Len(), len(want)) && got[i].Bytes()[n] == want[n] {
+				n++
+			}
+			t.Errorf("%s: received %d bytes, want %d; first difference at byte %d: got %q, want %q", id,
+				got[i].Len(), len(want), n, got[i].Bytes()[n:min(n+20, got[i].Len())], want[n:min(n+20, len(want))])
+		}
+	}
 }
