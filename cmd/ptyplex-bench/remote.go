@@ -236,28 +236,19 @@ func echoSSH(srv *sshtest.Server, tty bool) ([]time.Duration, error) {
 // echoRemote is the same keys through a terminal of a sidecar reached over
 // ssh, through the Go client.
 func echoRemote(srv *sshtest.Server, sidecar string) ([]time.Duration, error) {
-	c, err := client.Start(client.Options{Transport: srv.Command(false, sidecar), Stderr: os.Stderr, Hello: true})
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	term, err := c.Open(ctx, client.OpenOptions{Cmd: "/bin/sh", Args: echoScript})
-	if err != nil {
-		return nil, err
-	}
-	defer term.Close()
-	if err := waitFor(term, "ready"); err != nil {
-		return nil, fmt.Errorf("remote terminal: %w", err)
-	}
-	return echoKeys(term, term)
+	return echoThrough(client.Options{Transport: srv.Command(false, sidecar), Stderr: os.Stderr, Hello: true}, "remote terminal")
 }
 
 // echoLocal is echoRemote without ssh: the local sidecar, through the
 // Go client.
 func echoLocal() ([]time.Duration, error) {
-	c, err := client.Start(client.Options{SidecarPath: *sidecarBin, Stderr: os.Stderr})
+	return echoThrough(client.Options{SidecarPath: *sidecarBin, Stderr: os.Stderr}, "local terminal")
+}
+
+// echoThrough times the keys through a terminal of the sidecar opts
+// reaches.
+func echoThrough(opts client.Options, what string) ([]time.Duration, error) {
+	c, err := client.Start(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +261,7 @@ func echoLocal() ([]time.Duration, error) {
 	}
 	defer term.Close()
 	if err := waitFor(term, "ready"); err != nil {
-		return nil, fmt.Errorf("local terminal: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return echoKeys(term, term)
 }
