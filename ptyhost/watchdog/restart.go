@@ -19,42 +19,58 @@ const restartInterval = time.Second
 func (wd *Watchdog) monitor(cmd *exec.Cmd, w *os.File) {
 	err := cmd.Wait()
 	wd.mu.Lock()
-	defer wd.mu.Unlock()
 	if wd.closed || wd.w != w {
+		wd.mu.Unlock()
 		return
 	}
 	wd.w.Close()
 	wd.w = nil
 	wd.logf("watchdog (pid %d) exited while we run (%v); starting a new one", cmd.Process.Pid, err)
-	wd.restartLocked()
+	wd.mu.Unlock()
+	wd.restart()
 }
 
-// restartLocked starts a new watchdog, at most once per restartInterval
-// (later if need be, from a timer), and re-announces the live terminals.
-func (wd *Watchdog) restartLocked() {
+// restart starts a new watchdog, at most once per restartInterval (later
+// if need be, from a timer), and re-announces the live terminals. The
+// start itself runs without mu (see spawn); meanwhile Watch and Forget
+// only record, and the new watchdog is told everything recorded.
+func (wd *Watchdog) restart() {
+	wd.mu.Lock()
+	if wd.closed || wd.w != nil || wd.spawning {
+		wd.mu.Unlock()
+		return
+	}
 	if wait := time.Until(wd.started.Add(restartInterval)); wait > 0 {
+		wd.mu.Unlock()
 		time.AfterFunc(wait, wd.restart)
 		return
 	}
-	if err := wd.spawnLocked(); err != nil {
+	wd.spawning = true
+	wd.mu.Unlock()
+
+	sp, err := spawn()
+
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	wd.spawning = false
+	if err != nil {
 		wd.started = time.Now()
 		wd.logf("cannot start a new watchdog (%v); trying again in %v", err, restartInterval)
 		time.AfterFunc(restartInterval, wd.restart)
+		return
+	}
+	wd.installLocked(sp)
+	if wd.closed {
+		// Closed while it started: it is told goodbye, as Close would
+		// have told it, and has nothing to watch.
+		wd.sendLocked(goodbye + "\n")
+		wd.w.Close()
 		return
 	}
 	for _, line := range wd.live {
 		wd.sendLocked(line)
 	}
 	wd.logf("new watchdog (pid %d) started, watching %d terminals", wd.pid, len(wd.live))
-}
-
-func (wd *Watchdog) restart() {
-	wd.mu.Lock()
-	defer wd.mu.Unlock()
-	if wd.closed || wd.w != nil {
-		return
-	}
-	wd.restartLocked()
 }
 
 // newToken is a random word that only we and our watchdog know.

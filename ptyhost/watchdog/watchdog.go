@@ -35,6 +35,9 @@ type Watchdog struct {
 	logf    func(string, ...any)
 	started time.Time // of the current watchdog, to space out restarts
 	closed  bool
+	// spawning is set while a replacement is being started without mu,
+	// so that a second restart does not start another.
+	spawning bool
 }
 
 // Start starts this executable again in watchdog mode. The watchdog
@@ -46,25 +49,45 @@ func Start(logf func(format string, args ...any)) (*Watchdog, error) {
 		logf = func(string, ...any) {}
 	}
 	wd := &Watchdog{live: map[int]string{}, logf: logf}
-	wd.mu.Lock()
-	defer wd.mu.Unlock()
-	if err := wd.spawnLocked(); err != nil {
+	sp, err := spawn()
+	if err != nil {
 		return nil, err
 	}
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	wd.installLocked(sp)
 	return wd, nil
 }
 
-// spawnLocked starts a watchdog process and makes it the current one.
-func (wd *Watchdog) spawnLocked() error {
+// spawned is a watchdog process that has its pipe and token, not yet
+// the current one.
+type spawned struct {
+	cmd   *exec.Cmd
+	w     *os.File
+	token string
+}
+
+// installLocked makes sp the current watchdog.
+func (wd *Watchdog) installLocked(sp spawned) {
+	wd.w, wd.pid, wd.token, wd.started = sp.w, sp.cmd.Process.Pid, sp.token, time.Now()
+	// Reaps it when it exits, and replaces it if we did not end it.
+	go wd.monitor(sp.cmd, sp.w)
+}
+
+// spawn starts a watchdog process and hands it its pipe once it is not
+// dumpable. It holds no lock: the handoff may wait up to readyTimeout
+// for the new process, and Watch and Forget, called from the sidecar's
+// dispatch loop and its terminals, must not wait with it.
+func spawn() (spawned, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("watchdog: find own executable: %w", err)
+		return spawned{}, fmt.Errorf("watchdog: find own executable: %w", err)
 	}
 	// The watchdog starts without the announcement pipe, which it gets
 	// once it is not dumpable (see handoff.go).
 	conn, theirs, err := handoffPair()
 	if err != nil {
-		return fmt.Errorf("watchdog: %w", err)
+		return spawned{}, fmt.Errorf("watchdog: %w", err)
 	}
 	defer conn.Close()
 	cmd := exec.Command(exe)
@@ -78,12 +101,12 @@ func (wd *Watchdog) spawnLocked() error {
 	err = cmd.Start()
 	theirs.Close()
 	if err != nil {
-		return fmt.Errorf("watchdog: start %s: %w", exe, err)
+		return spawned{}, fmt.Errorf("watchdog: start %s: %w", exe, err)
 	}
-	fail := func(err error) error {
+	fail := func(err error) (spawned, error) {
 		cmd.Process.Kill()
 		cmd.Wait()
-		return fmt.Errorf("watchdog (pid %d): %w; killed it", cmd.Process.Pid, err)
+		return spawned{}, fmt.Errorf("watchdog (pid %d): %w; killed it", cmd.Process.Pid, err)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -105,10 +128,7 @@ func (wd *Watchdog) spawnLocked() error {
 		w.Close()
 		return fail(err)
 	}
-	wd.w, wd.pid, wd.token, wd.started = w, cmd.Process.Pid, token, time.Now()
-	// Reaps it when it exits, and replaces it if we did not end it.
-	go wd.monitor(cmd, w)
-	return nil
+	return spawned{cmd: cmd, w: w, token: token}, nil
 }
 
 // Pid is the current watchdog's process id (0 while none runs).

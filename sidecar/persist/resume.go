@@ -193,6 +193,9 @@ func (s *Server) restore(ts termState, journal []byte) {
 			s.logf("terminal %q: cannot adopt pid %d: %v; hanging it up", ts.ID, ts.Pid, err)
 			master.Close()
 			t.running, t.exited, t.exit = false, true, proto.Exit{TerminalID: ts.ID}
+			// It is still our child: reaped in the background, so that
+			// it does not stay a zombie for the server's lifetime.
+			go unix.Wait4(ts.Pid, nil, 0, nil)
 		} else {
 			t.proc = proc
 		}

@@ -103,9 +103,15 @@ func (s *Server) Serve(ln *net.UnixListener) error {
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				s.mu.Lock()
-				w := s.relisten
+				w, cur, stopping := s.relisten, s.ln, s.stopping
 				s.mu.Unlock()
 				if w == nil {
+					// An upgrade rolled back before we looked has
+					// installed its new listener already.
+					if cur != nil && cur != ln && !stopping {
+						ln = cur
+						continue
+					}
 					return nil
 				}
 				if ln = <-w; ln == nil {
@@ -233,7 +239,11 @@ func (c *conn) errorf(id, format string, args ...any) {
 func (s *Server) serveConn(nc *net.UnixConn) {
 	c := newConn(s, nc)
 	s.mu.Lock()
-	if s.stopping {
+	// A connection accepted just before an upgrade closed the listener
+	// is not served: it would reach terminals that are frozen, or open
+	// one that is not handed over. Its peer sees it end, as every other
+	// connection's does, and connects again.
+	if s.stopping || s.relisten != nil {
 		s.mu.Unlock()
 		nc.Close()
 		return

@@ -393,11 +393,13 @@ func (t *term) inputLoop() {
 		n, err := t.proc.Write(b)
 		t.mu.Lock()
 		t.inWriting = false
+		// A freeze waits for the write in flight to end, however it
+		// ended: it may have finished just before the deadline was set.
+		t.cond.Broadcast()
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			// A freeze interrupted the write: the rest goes first.
 			t.inq = append([][]byte{b[n:]}, t.inq...)
-			t.cond.Broadcast()
 		case err != nil:
 			t.s.logf("terminal %q: input: %v", t.id, err)
 		}
