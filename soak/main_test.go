@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testproc"
 )
 
 var full = flag.Bool("soak", false, "run the soak tests at full size (make soak)")
@@ -22,13 +23,14 @@ func size[T any](short, long T) T {
 var sidecarBin string
 
 func TestMain(m *testing.M) {
+	finish := testproc.Start()
 	flag.Parse()
 	var err error
 	if sidecarBin, err = hosttest.Binary("./cmd/ptyplex-sidecar"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := finish(m.Run())
 	hosttest.Cleanup()
 	os.Exit(code)
 }

@@ -7,10 +7,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testproc"
 	"github.com/ptyplex/ptyplex/proto"
 )
 
@@ -97,7 +97,10 @@ func hasControl(s hosttest.Snapshot, typ proto.Type, id string) bool {
 func startHogs(t *testing.T, n int) {
 	for i := 0; i < n; i++ {
 		cmd := exec.Command("/bin/sh", "-c", "while :; do :; done")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// Their own group, killed by the kernel if the test binary dies
+		// before its cleanup runs (a timeout): a hog left spinning slows
+		// every later run on the machine.
+		testproc.TieToParent(cmd)
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start CPU hog: %v", err)
 		}
