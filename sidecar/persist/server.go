@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/session/wire"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
 // Defaults of Options.
@@ -53,6 +54,9 @@ type Server struct {
 	stopping bool
 	stopped  chan struct{} // closed once Stop began
 	stopOnce sync.Once
+
+	// input counts the INPUT bytes queued for all terminals.
+	input engine.Budget
 
 	ln        *net.UnixListener // what Serve accepts on
 	connGone  *sync.Cond        // on mu: a connection ended

@@ -11,23 +11,15 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
 const (
 	// readChunk is the most one PTY read takes into the journal, and the
 	// most data one OUTPUT frame carries.
 	readChunk = 64<<10 - 512
-	// closeGrace is how long a CLOSEd terminal has between SIGHUP and
-	// SIGKILL, as in the plain sidecar.
-	closeGrace = 3 * time.Second
-	// drainBound is how long the PTY may stay open after the child exited
-	// before the rest of its session is killed (see the plain sidecar).
-	drainBound = 100 * time.Millisecond
 	// unlimited is the credit of a terminal opened or attached without one.
 	unlimited = math.MaxUint64
-	// inputQueue is how many INPUT frames wait for a child that does not
-	// read before the connection's dispatch waits too.
-	inputQueue = 64
 )
 
 // Lock order: Server.mu before term.mu, never the other way round; no
@@ -90,6 +82,7 @@ type term struct {
 	// interrupted goes back to the front with what was not written.
 	inq       [][]byte
 	incond    *sync.Cond
+	inBytes   int  // bytes in inq and in the write in progress, counted in Server.input
 	inWriting bool // inputLoop is inside a PTY write
 	reading   bool // readLoop is inside a PTY read
 	readEnded bool // readLoop saw the end of the PTY (readDone is closed)
@@ -197,6 +190,7 @@ func (t *term) readLoop() {
 	defer func() {
 		t.mu.Lock()
 		t.readEnded = true
+		t.dropInputLocked()
 		t.cond.Broadcast()
 		t.incond.Broadcast()
 		t.mu.Unlock()
@@ -243,18 +237,10 @@ func (t *term) supervise() {
 	if err := t.proc.WaitExit(); err != nil {
 		t.s.logf("terminal %q: waiting for pid %d: %v", t.id, t.pid, err)
 	}
-	drain := time.NewTimer(drainBound)
-	select {
-	case <-t.readDone:
-		drain.Stop()
-		t.proc.KillSession(syscall.SIGKILL, false)
-	case <-drain.C:
-		t.proc.KillSession(syscall.SIGKILL, true)
-		// A reader waiting for journal room (park mode, or a holder that
-		// grants no credit) is the host's choice and is waited for; the
-		// child is a zombie meanwhile and holds nothing but its pid.
-		<-t.readDone
-	}
+	// A reader waiting for journal room (park mode, or a holder that
+	// grants no credit) is the host's choice and is waited for; the
+	// child is a zombie meanwhile and holds nothing but its pid.
+	engine.Drain(t.proc, t.readDone, t.waitsForRoom, t.logf)
 	t.mu.Lock()
 	// A frozen terminal's child is handed over unreaped: the next image
 	// of this process adopts its pid and reaps it.
@@ -283,6 +269,18 @@ func (t *term) supervise() {
 	if detached {
 		t.s.keepExited(t)
 	}
+}
+
+// waitsForRoom reports whether the reader is held back by the host (no
+// room in the journal) rather than reading the PTY.
+func (t *term) waitsForRoom() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.reading && !t.readEnded && !t.frozen
+}
+
+func (t *term) logf(format string, args ...any) {
+	t.s.logf("terminal %q: "+format, append([]any{t.id}, args...)...)
 }
 
 // pump is the one sender of the terminal's frames: control frames in the
@@ -358,20 +356,58 @@ func (t *term) pump() {
 
 // writeInput queues INPUT for the child; a writer goroutine, started with
 // the first input, writes it to the PTY so that a child that does not read
-// holds back only this connection's later frames, and only once the queue
-// is full. A frozen terminal takes the input whatever the queue holds: it
-// travels with the rest of the state.
+// holds back only this connection's later frames, and only once its queue
+// or the server's input budget is full (engine.MaxQueuedInput and
+// engine.MaxQueuedInputTotal, the plain sidecar's bounds). A frozen
+// terminal takes the input whatever the queue holds: it travels with the
+// rest of the state.
 func (t *term) writeInput(data []byte) {
+	if len(data) == 0 {
+		return
+	}
 	t.inStart.Do(func() { go t.inputLoop() })
-	t.mu.Lock()
-	for len(t.inq) >= inputQueue && !t.readEnded && !t.frozen {
-		t.incond.Wait()
+	for {
+		t.mu.Lock()
+		if t.readEnded {
+			t.mu.Unlock()
+			return
+		}
+		ok, freed := true, (<-chan struct{})(nil)
+		if t.frozen {
+			t.s.input.Add(len(data))
+		} else {
+			ok, freed = t.s.input.Reserve(t.inBytes, len(data))
+		}
+		if ok {
+			t.inq = append(t.inq, data)
+			t.inBytes += len(data)
+			t.incond.Broadcast()
+			t.mu.Unlock()
+			return
+		}
+		t.mu.Unlock()
+		<-freed
 	}
-	if !t.readEnded {
-		t.inq = append(t.inq, data)
-		t.incond.Broadcast()
+}
+
+// releaseInputLocked uncounts n input bytes written or dropped.
+func (t *term) releaseInputLocked(n int) {
+	if n > 0 {
+		t.inBytes -= n
+		t.s.input.Release(n)
 	}
-	t.mu.Unlock()
+}
+
+// dropInputLocked drops the queued input of a terminal whose PTY ended:
+// it has nowhere to go.
+func (t *term) dropInputLocked() {
+	n := 0
+	for _, b := range t.inq {
+		n += len(b)
+	}
+	t.inq = nil
+	t.releaseInputLocked(n)
+	t.s.input.Wake() // a writeInput waiting for room finds readEnded
 }
 
 func (t *term) inputLoop() {
@@ -388,7 +424,6 @@ func (t *term) inputLoop() {
 		t.inq[0] = nil
 		t.inq = t.inq[1:]
 		t.inWriting = true
-		t.incond.Broadcast() // room for a waiting writeInput
 		t.mu.Unlock()
 		n, err := t.proc.Write(b)
 		t.mu.Lock()
@@ -397,12 +432,15 @@ func (t *term) inputLoop() {
 		// ended: it may have finished just before the deadline was set.
 		t.cond.Broadcast()
 		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
+		case errors.Is(err, os.ErrDeadlineExceeded) && !t.readEnded:
 			// A freeze interrupted the write: the rest goes first.
 			t.inq = append([][]byte{b[n:]}, t.inq...)
-		case err != nil:
-			t.s.logf("terminal %q: input: %v", t.id, err)
+			t.releaseInputLocked(n)
+			continue
+		case err != nil && !t.readEnded:
+			t.logf("input: %v", err)
 		}
+		t.releaseInputLocked(len(b))
 	}
 }
 
@@ -434,8 +472,8 @@ func (t *term) close() {
 		}
 		t.cond.Broadcast()
 		t.proc.SignalGroup(syscall.SIGHUP)
-		t.killAt = time.Now().Add(closeGrace)
-		t.killer = time.AfterFunc(closeGrace, t.kill)
+		t.killAt = time.Now().Add(engine.CloseGrace)
+		t.killer = time.AfterFunc(engine.CloseGrace, t.kill)
 	})
 }
 

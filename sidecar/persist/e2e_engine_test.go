@@ -1,0 +1,96 @@
+package persist_test
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// keeperScript exits at once but leaves its PTY open in a way no scan of
+// the process table finds: its terminal's descriptor in flight in a
+// socket that a process outside the session holds and never reads. Only
+// hanging the PTY up from our side ends the terminal. The keeper's pid
+// is printed for the test to end it.
+const keeperScript = `
+import os, socket, time
+a, b = socket.socketpair()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    null = os.open('/dev/null', os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    a.close()
+    time.sleep(1000)
+    os._exit(0)
+b.close()
+socket.send_fds(a, [b'x'], [0])
+print('keeper=%d' % pid, flush=True)
+`
+
+// A PTY kept open after the child exited by something that cannot be
+// found (and so not killed) is hung up, and the EXIT comes.
+func TestExitDespiteHiddenPTYHolder(t *testing.T) {
+	s := newServer(t)
+	h := s.host()
+	h.Open(proto.Open{TerminalID: "k", Cols: 80, Rows: 24, Cmd: "python3", Args: []string{"-c", keeperScript}})
+	m := regexp.MustCompile(`keeper=(\d+)`).FindStringSubmatch(h.MustUntil("the keeper's pid", func(s hosttest.Snapshot) bool {
+		return regexp.MustCompile(`keeper=\d+\r\n`).MatchString(s.Output("k"))
+	}).Output("k"))
+	pid, _ := strconv.Atoi(m[1])
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	ex := h.WaitControl(proto.TypeExit, "k")
+	if ex.Fields["exitCode"] != float64(0) {
+		t.Fatalf("EXIT %s", ex.Raw)
+	}
+	if !hosttest.Alive(pid) {
+		t.Fatalf("the keeper (pid %d) is gone: the test did not hide the PTY", pid)
+	}
+}
+
+// A child in raw mode that reads nothing, sent 8 MiB of INPUT, holds up
+// neither another terminal's echo nor PING on the same connection: its
+// input queues within the byte budget instead of stopping the dispatch.
+func TestStuckInputDoesNotStallTheConnection(t *testing.T) {
+	s := newServer(t)
+	h := s.host()
+	h.Open(proto.Open{TerminalID: "stuck", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "stty raw -echo; echo ready; exec sleep 1000"}})
+	h.Open(proto.Open{TerminalID: "echo", Cols: 80, Rows: 24, Cmd: "cat"})
+	h.WaitOutput("stuck", "ready")
+	h.WaitControl(proto.TypeOpened, "echo")
+	chunk := bytes.Repeat([]byte("x"), 4<<10)
+	frame := proto.AppendDataFrame(nil, proto.TypeInput, "stuck", chunk)
+	sent := make(chan error, 1)
+	go func() {
+		for i := 0; i < 2000; i++ {
+			if err := h.SendRaw(frame); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(hosttest.Timeout):
+		t.Fatalf("2000 INPUT frames for a child that does not read were not taken within %v", hosttest.Timeout)
+	}
+	h.Input("echo", "hello\n")
+	h.Send(proto.TypePing, []byte(`{"n":1}`))
+	h.MustUntil("the other terminal's echo and the PONG", func(s hosttest.Snapshot) bool {
+		pong := false
+		for _, f := range s.Frames {
+			pong = pong || (f.Type == proto.TypePong && string(f.Body) == `{"n":1}`)
+		}
+		return pong && bytes.Contains(s.Outputs["echo"], []byte("hello\r\nhello\r\n"))
+	})
+}
