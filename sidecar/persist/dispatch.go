@@ -327,6 +327,7 @@ func (s *Server) attach(c *conn, body []byte) {
 	t.exitSent = false
 	if old := t.holder; old != nil && old != c {
 		t.queueCtlLocked(old, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "taken over by another connection"})
+		t.watchTakeover(old)
 	}
 	t.holder, t.credit = c, credit
 	var lost uint64

@@ -2,6 +2,8 @@ package persist_test
 
 import (
 	"bytes"
+	"io"
+	"net"
 	"regexp"
 	"strconv"
 	"syscall"
@@ -93,4 +95,37 @@ func TestStuckInputDoesNotStallTheConnection(t *testing.T) {
 		}
 		return pong && bytes.Contains(s.Outputs["echo"], []byte("hello\r\nhello\r\n"))
 	})
+}
+
+// A host whose link hangs (it stops reading, but nothing closes) loses
+// its terminal to a second host's ATTACH at once: the ATTACHED does not
+// wait behind the frame stuck on the way to the first, whose connection
+// is shut down.
+func TestTakeoverFromHostThatStoppedReading(t *testing.T) {
+	s := newServer(t)
+	h := s.host() // starts the server
+	list(t, h)
+	hung, err := net.Dial("unix", s.dir+"/sidecar/"+s.name+".sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close()
+	open := proto.Marshal(map[string]any{"terminalId": "f", "cols": 80, "rows": 24, "cmd": "yes", "journal": 256 << 10})
+	if _, err := hung.Write(proto.AppendFrame(nil, proto.TypeOpen, open)); err != nil {
+		t.Fatal(err)
+	}
+	// The hung host reads nothing: once the socket's buffers are full
+	// the journal fills, and stays full while the host holds it.
+	listUntil(t, h, "the journal full behind the hung host", func(l proto.Listed) bool {
+		e, ok := entry(l, "f")
+		return ok && e.Attached && e.Produced-e.Start == 256<<10
+	})
+	h.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "f", Offset: 0})
+	h.WaitControl(proto.TypeAttached, "f")
+	h.WaitOutput("f", "y\r\ny\r\n")
+	// The hung connection was shut down: reading it now ends.
+	hung.SetReadDeadline(time.Now().Add(hosttest.Timeout))
+	if _, err := io.Copy(io.Discard, hung); err != nil {
+		t.Fatalf("the hung host's connection did not end: %v", err)
+	}
 }

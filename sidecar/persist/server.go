@@ -232,6 +232,14 @@ func (c *conn) write(frame ...[]byte) {
 	}
 }
 
+// abort shuts a connection that stopped reading down: the write in
+// progress fails at once, which breaks the connection; its reader then
+// ends and its terminals are detached.
+func (c *conn) abort() {
+	c.c.SetWriteDeadline(time.Unix(1, 0))
+	c.c.CloseRead()
+}
+
 func (c *conn) writeJSON(typ proto.Type, v any) {
 	c.write(proto.AppendFrame(nil, typ, proto.Marshal(v)))
 }

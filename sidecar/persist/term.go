@@ -55,6 +55,11 @@ type term struct {
 	// on may be evicted, whatever else says it may.
 	pin    uint64
 	pinned bool
+	// writingTo is the connection the pump is writing a frame to (or
+	// waiting in the queue of), since writeSince; nil between writes. A
+	// takeover reads it to tell a previous holder that stopped reading.
+	writingTo  *conn
+	writeSince time.Time
 	// acked is the offset up to which a host said it has the bytes: the
 	// offset of its ATTACH, advanced by every CREDIT it grants after it
 	// (a host grants credit for bytes it consumed). Bytes past it may
@@ -297,9 +302,7 @@ func (t *term) pump() {
 			f := t.ctl[0]
 			t.ctl[0] = ctlFrame{}
 			t.ctl = t.ctl[1:]
-			t.mu.Unlock()
-			f.to.write(f.buf)
-			t.mu.Lock()
+			t.writeLocked(f.to, f.buf)
 			continue
 		}
 		h := t.holder
@@ -322,9 +325,7 @@ func (t *term) pump() {
 				t.credit -= n
 			}
 			t.cond.Broadcast() // the reader may evict what was sent before
-			t.mu.Unlock()
-			h.write(frame...)
-			t.mu.Lock()
+			t.writeLocked(h, frame...)
 			t.pinned = false
 			clear(frame)
 			t.cond.Broadcast() // and now what this frame held
@@ -342,8 +343,8 @@ func (t *term) pump() {
 			// attachable, unlisted, until keep-exited passes or the id
 			// or its journal's room is wanted again.
 			t.s.keepFinished(t, gen)
-			h.write(buf)
 			t.mu.Lock()
+			t.writeLocked(h, buf)
 			continue
 		}
 		if t.gone && len(t.ctl) == 0 {
@@ -352,6 +353,36 @@ func (t *term) pump() {
 		}
 		t.cond.Wait()
 	}
+}
+
+// writeLocked writes a frame to c for the pump: t.mu is released while
+// the write is under way, and writingTo says where it is stuck if it is.
+func (t *term) writeLocked(c *conn, frame ...[]byte) {
+	t.writingTo, t.writeSince = c, time.Now()
+	t.mu.Unlock()
+	c.write(frame...)
+	t.mu.Lock()
+	t.writingTo = nil
+}
+
+// takeoverGrace is how long a previous holder has to take the frame the
+// pump is writing to it when another connection takes the terminal over.
+// One that does not (a hung link that is not closed) is shut down: the
+// new holder would otherwise wait behind it for as long as it hangs.
+const takeoverGrace = 300 * time.Millisecond
+
+// watchTakeover shuts old down if, takeoverGrace from now, the pump is
+// still writing to it what it began writing at least that long before.
+func (t *term) watchTakeover(old *conn) {
+	time.AfterFunc(takeoverGrace, func() {
+		t.mu.Lock()
+		stuck := t.writingTo == old && time.Since(t.writeSince) >= takeoverGrace
+		t.mu.Unlock()
+		if stuck {
+			t.logf("the previous holder took no frame for %v after a takeover: its connection is shut down", takeoverGrace)
+			old.abort()
+		}
+	})
 }
 
 // writeInput queues INPUT for the child; a writer goroutine, started with
