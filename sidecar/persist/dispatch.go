@@ -337,7 +337,7 @@ func (s *Server) attach(c *conn, body []byte) {
 	t.queueCtlLocked(c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: off, Lost: lost})
 	t.sent = off
 	if lost > 0 {
-		t.queueCtlLocked(c, proto.TypeSnapshot, t.snapshotLocked())
+		t.ctl = append(t.ctl, ctlFrame{to: c, render: t.snapshotTailLocked().frame})
 		t.sent = t.j.end
 	}
 	t.acked = t.sent

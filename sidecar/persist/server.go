@@ -241,7 +241,7 @@ func (c *conn) abort() {
 }
 
 func (c *conn) writeJSON(typ proto.Type, v any) {
-	c.write(proto.AppendFrame(nil, typ, proto.Marshal(v)))
+	c.write(checkedFrame("", typ, v))
 }
 
 func (c *conn) errorf(id, format string, args ...any) {

@@ -102,13 +102,16 @@ type term struct {
 type ctlFrame struct {
 	to  *conn
 	buf []byte
+	// render, if set, makes buf: the pump calls it without t.mu (a
+	// SNAPSHOT, whose rendering takes long).
+	render func() []byte
 }
 
 func (t *term) queueCtlLocked(to *conn, typ proto.Type, v any) {
 	if to == nil {
 		return
 	}
-	t.ctl = append(t.ctl, ctlFrame{to: to, buf: proto.AppendFrame(nil, typ, proto.Marshal(v))})
+	t.ctl = append(t.ctl, ctlFrame{to: to, buf: checkedFrame(t.id, typ, v)})
 	t.cond.Broadcast()
 }
 
@@ -302,6 +305,11 @@ func (t *term) pump() {
 			f := t.ctl[0]
 			t.ctl[0] = ctlFrame{}
 			t.ctl = t.ctl[1:]
+			if f.render != nil {
+				t.mu.Unlock()
+				f.buf = f.render()
+				t.mu.Lock()
+			}
 			t.writeLocked(f.to, f.buf)
 			continue
 		}
