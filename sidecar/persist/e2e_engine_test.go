@@ -176,3 +176,58 @@ func TestSnapshotCutToFitAFrame(t *testing.T) {
 	// The stream is still sound: the host is answered.
 	list(t, h2)
 }
+
+// Once a terminal's EXIT was delivered, its journal is cut to the tail
+// that a host that died before reading it may miss: a host that attaches
+// from the start finds the rest gone.
+func TestFinishedJournalShrinks(t *testing.T) {
+	s := newServer(t)
+	h1 := s.host()
+	h1.Open(proto.Open{TerminalID: "f", Cols: 80, Rows: 24, Cmd: "seq", Args: []string{"1", "450000"}})
+	h1.WaitControl(proto.TypeExit, "f")
+	produced := len(h1.Now().Output("f"))
+	if produced != len(numberedLines(450000)) || produced > 4<<20 {
+		t.Fatalf("produced %d bytes: the test wants all of them in the 4 MiB journal", produced)
+	}
+	h2 := s.host()
+	h2.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "f", Offset: 0})
+	at := h2.WaitControl(proto.TypeAttached, "f")
+	lost, _ := at.Fields["lost"].(float64)
+	if kept := produced - int(lost); lost == 0 || kept > 5<<19 {
+		t.Fatalf("ATTACHED %s after the EXIT: %d of %d bytes kept, want at most %d", at.Raw, kept, produced, 5<<19)
+	}
+	h2.WaitControl(proto.TypeExit, "f")
+}
+
+// The time an exited, unread terminal is kept runs from its latest
+// detach, not its first.
+func TestKeepExitedRestartsAtEachDetach(t *testing.T) {
+	const keep = 2 * time.Second
+	s := newServer(t)
+	h := s.host("--keep-exited", keep.String())
+	zero := uint64(0)
+	// No credit: the EXIT waits behind the unsent output, unread.
+	h.Open(proto.Open{TerminalID: "k", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo ready"}, Credit: &zero})
+	listUntil(t, h, "the exit", func(l proto.Listed) bool { e, _ := entry(l, "k"); return e.Exited })
+	detach := func() time.Time {
+		before := len(h.Now().Frames)
+		h.SendJSON(proto.TypeDetach, proto.Close{TerminalID: "k"})
+		h.MustUntil("DETACHED", func(s hosttest.Snapshot) bool {
+			_, ok := controlAfter(s, before, proto.TypeDetached, "k")
+			return ok
+		})
+		return time.Now() // the server's clock started before this
+	}
+	first := detach()
+	time.Sleep(keep / 2) // the test is about time: half the keep passes
+	before := len(h.Now().Frames)
+	h.SendJSON(proto.TypeAttach, map[string]any{"terminalId": "k", "offset": 0, "credit": 0})
+	h.MustUntil("ATTACHED", func(s hosttest.Snapshot) bool { _, ok := controlAfter(s, before, proto.TypeAttached, "k"); return ok })
+	detach()
+	// Past the first detach's expiry, within the second's.
+	time.Sleep(time.Until(first.Add(keep + keep/8)))
+	if _, ok := entry(list(t, h), "k"); !ok {
+		t.Fatalf("dropped %v after its first detach, though detached again %v later", keep, keep/2)
+	}
+	listUntil(t, h, "the expiry after the second detach", func(l proto.Listed) bool { _, ok := entry(l, "k"); return !ok })
+}

@@ -241,11 +241,7 @@ func (s *Server) restore(ts termState, journal []byte) {
 	if t.exited {
 		d := until(ts.KeepAt, s.opts.KeepExited)
 		if t.exitSent {
-			t.mu.Lock()
-			t.finishedGen++
-			gen := t.finishedGen
-			t.mu.Unlock()
-			s.keepFinishedFor(t, gen, d)
+			s.keepFinishedFor(t, d)
 		} else {
 			s.keepExitedFor(t, d)
 		}

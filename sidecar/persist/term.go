@@ -74,9 +74,10 @@ type term struct {
 	exited   bool
 	exit     proto.Exit
 	exitSent bool // EXIT went to a holder: the terminal is finished
-	// finishedGen counts the EXITs sent, so that the expiry of an earlier
-	// one does not drop a terminal attached (and finished) again since.
-	finishedGen int
+	// keepGen counts the keep clocks started (at each detach of an
+	// exited terminal, at each EXIT sent), so that only the latest
+	// timer drops the terminal.
+	keepGen int
 	gone        bool // removed from the server; the pump ends
 	killer      *time.Timer
 	killAt      time.Time // when killer fires, for a live upgrade to set it again
@@ -341,8 +342,6 @@ func (t *term) pump() {
 		}
 		if h != nil && t.exited && !t.exitSent && t.sent == t.j.end {
 			t.exitSent = true
-			t.finishedGen++
-			gen := t.finishedGen
 			buf := proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(t.exit))
 			t.mu.Unlock()
 			// The id is free for an OPEN once EXIT is on its way, as in
@@ -350,9 +349,12 @@ func (t *term) pump() {
 			// the EXIT must still find it, so the terminal stays
 			// attachable, unlisted, until keep-exited passes or the id
 			// or its journal's room is wanted again.
-			t.s.keepFinished(t, gen)
+			t.s.keepFinished(t)
 			t.mu.Lock()
 			t.writeLocked(h, buf)
+			t.mu.Unlock()
+			t.s.shrinkFinished(t)
+			t.mu.Lock()
 			continue
 		}
 		if t.gone && len(t.ctl) == 0 {
