@@ -78,10 +78,10 @@ type term struct {
 	// exited terminal, at each EXIT sent), so that only the latest
 	// timer drops the terminal.
 	keepGen int
-	gone        bool // removed from the server; the pump ends
-	killer      *time.Timer
-	killAt      time.Time // when killer fires, for a live upgrade to set it again
-	keepAt      time.Time // when the latest keep-exited or keep-finished timer fires
+	gone    bool // removed from the server; the pump ends
+	killer  *time.Timer
+	killAt  time.Time // when killer fires, for a live upgrade to set it again
+	keepAt  time.Time // when the latest keep-exited or keep-finished timer fires
 
 	// Input for the child, oldest first, written by inputLoop; incond
 	// (on mu) is signalled when it changes. A chunk that a write deadline
