@@ -1,3 +1,5 @@
+//go:build unix
+
 package wire
 
 // Line is one line of a changes read (OUTPUT with "since"): its protocol
