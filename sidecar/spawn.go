@@ -50,7 +50,7 @@ func (t *terminal) whenLive(fn func(), limit int) bool {
 		}
 		t.deferred = append(t.deferred, fn)
 		t.mu.Unlock()
-	case t.state.running():
+	case t.state.Running():
 		t.mu.Unlock()
 		fn()
 	default:

@@ -15,6 +15,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
 // features is what OPENED announces: the plain sidecar's extensions and
@@ -147,7 +148,7 @@ func (s *Server) held(c *conn, id, frame string) *term {
 		return nil
 	}
 	t.mu.Lock()
-	h, finished := t.holder, t.exitSent
+	h, finished := t.holder, t.end == exitWritten
 	t.mu.Unlock()
 	if finished {
 		return nil // its EXIT was sent: as good as gone
@@ -214,7 +215,7 @@ func (s *Server) open(c *conn, body []byte) {
 	}
 	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, park: park, quota: size,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
-		holder: c, credit: unlimited, cols: o.Cols, rows: o.Rows, running: true}
+		holder: c, credit: unlimited, cols: o.Cols, rows: o.Rows, life: engine.Spawning}
 	t.cond, t.incond = sync.NewCond(&t.mu), sync.NewCond(&t.mu)
 	if o.Credit != nil {
 		t.credit = min(*o.Credit, unlimited-1)
@@ -256,7 +257,10 @@ func (s *Server) open(c *conn, body []byte) {
 		c.errorf(o.TerminalID, "%s", err.Error())
 		return
 	}
+	t.mu.Lock()
 	t.proc, t.pid = proc, proc.Pid()
+	t.enterLocked(engine.Live)
+	t.mu.Unlock()
 	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: features})
 	t.start()
 }
@@ -316,7 +320,7 @@ func (s *Server) attach(c *conn, body []byte) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.gone {
+	if t.life == engine.Gone {
 		c.errorf(id, "ATTACH refused: no terminal %q on this server", id)
 		return
 	}
@@ -326,7 +330,7 @@ func (s *Server) attach(c *conn, body []byte) {
 	}
 	// A finished terminal (its EXIT was sent) is attached again by a
 	// host that never read that EXIT: it is sent once more.
-	t.exitSent = false
+	t.end = unread
 	if old := t.holder; old != nil && old != c {
 		t.queueCtlLocked(old, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "taken over by another connection"})
 		t.watchTakeover(old)
@@ -365,7 +369,7 @@ func (s *Server) detach(c *conn, body []byte) {
 	}
 	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: d.TerminalID, Reason: "detached as asked"})
 	t.holder = nil
-	if t.exited && !t.exitSent {
+	if t.exitedLocked() && t.end == unread {
 		go s.keepExited(t)
 	}
 }
@@ -375,17 +379,17 @@ func (s *Server) list() proto.Listed {
 	out := proto.Listed{Terminals: []proto.ListedTerminal{}}
 	for _, t := range s.snapshotTerms() {
 		t.mu.Lock()
-		if t.exitSent {
+		if t.end == exitWritten {
 			t.mu.Unlock()
 			continue
 		}
 		e := proto.ListedTerminal{TerminalID: t.id, PID: t.pid, Cmd: t.cmd, Args: t.args,
 			Cols: t.cols, Rows: t.rows, Produced: t.j.end, Start: t.j.start,
-			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exited}
+			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exitedLocked()}
 		if t.park {
 			e.Detached = proto.DetachedPark
 		}
-		if t.exited {
+		if t.exitedLocked() {
 			e.ExitCode, e.Signal = t.exit.ExitCode, t.exit.Signal
 		}
 		t.mu.Unlock()

@@ -66,21 +66,19 @@ type term struct {
 	// offset of its ATTACH, advanced by every CREDIT it grants after it
 	// (a host grants credit for bytes it consumed). Bytes past it may
 	// still sit in socket and pipe buffers, or in a host that is dying.
-	acked    uint64
-	ctl      []ctlFrame // control frames to send, in order, before more output
-	cols     uint16
-	rows     uint16
-	running  bool // the child has not been reaped: signals may reach it
-	closing  bool // CLOSE was sent (SIGHUP); SIGKILL follows
-	dropping bool // shutdown: read to EOF whatever the mode
-	exited   bool
-	exit     proto.Exit
-	exitSent bool // EXIT went to a holder: the terminal is finished
+	acked uint64
+	ctl   []ctlFrame // control frames to send, in order, before more output
+	cols  uint16
+	rows  uint16
+	// life is the terminal's place in its life (engine.State), changed
+	// only by enterLocked; end is how far its end reached a host.
+	life engine.State
+	end  delivery
+	exit proto.Exit // the child's end, once life is Reaped
 	// keepGen counts the keep clocks started (at each detach of an
 	// exited terminal, at each EXIT sent), so that only the latest
 	// timer drops the terminal.
 	keepGen int
-	gone    bool // removed from the server; the pump ends
 	killer  *time.Timer
 	killAt  time.Time // when killer fires, for a live upgrade to set it again
 	keepAt  time.Time // when the latest keep-exited or keep-finished timer fires
@@ -142,13 +140,13 @@ func (t *term) evictableLocked() int {
 
 func (t *term) evictableUnpinnedLocked() int {
 	switch {
-	case t.dropping:
+	case t.s.dropping.Load():
 		return t.j.size
-	case t.closing && t.holder == nil:
+	case t.life == engine.Closing && t.holder == nil:
 		// The host asked for the end: what nobody holds may go, so
 		// that the child's last output drains and its EXIT can come.
 		return t.j.size
-	case t.closing:
+	case t.life == engine.Closing:
 		return int(t.sent - t.j.start)
 	case t.park && t.ackedLocked() >= t.j.start:
 		return int(t.ackedLocked() - t.j.start)
@@ -259,7 +257,7 @@ func (t *term) supervise() {
 		t.cond.Wait()
 	}
 	st, err := t.proc.Reap()
-	t.running = false
+	t.enterLocked(engine.Reaped)
 	if t.killer != nil {
 		t.killer.Stop()
 	}
@@ -271,7 +269,6 @@ func (t *term) supervise() {
 		t.exit.ExitCode = &code
 		t.exit.Signal = st.SignalName()
 	}
-	t.exited = true
 	close(t.reaped)
 	detached := t.holder == nil
 	t.cond.Broadcast()
@@ -342,8 +339,8 @@ func (t *term) pump() {
 			t.cond.Broadcast() // and now what this frame held
 			continue
 		}
-		if h != nil && t.exited && !t.exitSent && t.sent == t.j.end {
-			t.exitSent = true
+		if h != nil && t.exitedLocked() && t.end == unread && t.sent == t.j.end {
+			t.end = exitWritten
 			buf := proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(t.exit))
 			t.mu.Unlock()
 			// The id is free for an OPEN once EXIT is on its way, as in
@@ -359,7 +356,7 @@ func (t *term) pump() {
 			t.mu.Lock()
 			continue
 		}
-		if t.gone && len(t.ctl) == 0 {
+		if t.life == engine.Gone && len(t.ctl) == 0 {
 			t.mu.Unlock()
 			return
 		}
@@ -487,12 +484,41 @@ func (t *term) inputLoop() {
 	}
 }
 
+// enterLocked moves t to state to, the lifecycle's one mover; a move
+// it does not have is refused (and logged, but for a second CLOSE).
+func (t *term) enterLocked(to engine.State) error {
+	err := engine.Move(&t.life, to, t.id)
+	if err != nil && to != engine.Closing {
+		t.s.logf("%v", err)
+	}
+	return err
+}
+
+// exitedLocked reports whether the child was reaped (or never adopted).
+func (t *term) exitedLocked() bool { return t.life == engine.Reaped || t.life == engine.Gone }
+
+// delivery is how far a terminal's end has reached a host: the part of
+// its state only the persistent server has, beside engine.State. It
+// moves unread -> exitWritten when the pump writes the EXIT, and back
+// when a host attaches to a finished terminal (it missed that EXIT, which
+// is written again). Whether a host holds the terminal is term.holder.
+type delivery uint8
+
+const (
+	// unread: no EXIT was written; the child may still run.
+	unread delivery = iota
+	// exitWritten: the EXIT was written to the holder. The terminal is
+	// finished: unlisted, its id free, kept only for a host that died
+	// before reading it.
+	exitWritten
+)
+
 // ifRunning runs fn under mu if the child has not been reaped, so that no
 // signal reaches a pid that may be someone else's by now.
 func (t *term) ifRunning(fn func()) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.running {
+	if !t.life.Running() {
 		return false
 	}
 	fn()
@@ -503,10 +529,9 @@ func (t *term) ifRunning(fn func()) bool {
 // output still drains to the holder.
 func (t *term) close() {
 	t.ifRunning(func() {
-		if t.closing {
-			return
+		if t.enterLocked(engine.Closing) != nil {
+			return // closing already
 		}
-		t.closing = true
 		// As in the plain sidecar, CLOSE lifts the credit so that the
 		// output drains to the end (and, in park mode, stops waiting
 		// for acknowledgements: the host wants the terminal gone).
