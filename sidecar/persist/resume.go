@@ -73,15 +73,12 @@ func (s *Server) restore(ts termState, journal []byte) {
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(ts.Quota),
 		sent: ts.Sent, acked: ts.Acked, credit: ts.Credit, cols: ts.Cols, rows: ts.Rows,
 		life: restoredLife(ts), exit: ts.Exit,
-		readEnded: ts.ReadEnded, inq: ts.Input}
+		readEnded: ts.ReadEnded, input: engine.NewInputQueue(&s.input)}
 	if ts.ExitSent {
 		t.end = exitWritten
 	}
-	t.cond, t.incond = sync.NewCond(&t.mu), sync.NewCond(&t.mu)
-	for _, b := range t.inq {
-		t.inBytes += len(b)
-	}
-	s.input.Add(t.inBytes)
+	t.cond = sync.NewCond(&t.mu)
+	t.input.Restore(ts.Input)
 	t.j.start, t.j.end = ts.Start, ts.Start
 	t.j.append(journal)
 	if ts.Running {
@@ -123,8 +120,10 @@ func (s *Server) restore(ts termState, journal []byte) {
 		close(t.reaped)
 	}
 	go t.pump()
-	if len(t.inq) > 0 && !t.readEnded {
-		t.inStart.Do(func() { go t.inputLoop() })
+	if t.readEnded {
+		t.input.Discard()
+	} else {
+		t.startInput() // and the writer at once if input was handed over
 	}
 	until := func(at time.Time, d time.Duration) time.Duration {
 		if at.IsZero() {

@@ -59,7 +59,7 @@ type Server struct {
 	stopOnce sync.Once
 
 	// input counts the INPUT bytes queued for all terminals.
-	input engine.Budget
+	input engine.InputBudget
 	// dropping says the server is stopping: every journal reads to its
 	// end, whatever its mode.
 	dropping atomic.Bool

@@ -33,15 +33,16 @@ const (
 // below it; cond is signalled on every change the reader, the pump or
 // the supervisor may wait for.
 type term struct {
-	id      string
-	s       *Server
-	proc    *ptyhost.Process
-	pid     int
-	cmd     string
-	args    []string
-	park    bool // detached mode "park" (else "ring")
-	quota   int  // journal bytes reserved in the server's total
-	inStart sync.Once
+	id   string
+	s    *Server
+	proc *ptyhost.Process
+	// input is what the host typed and the child has not read yet.
+	input *engine.InputQueue
+	pid   int
+	cmd   string
+	args  []string
+	park  bool // detached mode "park" (else "ring")
+	quota int  // journal bytes reserved in the server's total
 
 	readDone chan struct{} // the reader saw EOF
 	reaped   chan struct{} // the child was reaped
@@ -83,17 +84,10 @@ type term struct {
 	killAt  time.Time // when killer fires, for a live upgrade to set it again
 	keepAt  time.Time // when the latest keep-exited or keep-finished timer fires
 
-	// Input for the child, oldest first, written by inputLoop; incond
-	// (on mu) is signalled when it changes. A chunk that a write deadline
-	// interrupted goes back to the front with what was not written.
-	inq       [][]byte
-	incond    *sync.Cond
-	inBytes   int  // bytes in inq and in the write in progress, counted in Server.input
-	inWriting bool // inputLoop is inside a PTY write
 	reading   bool // readLoop is inside a PTY read
 	readEnded bool // readLoop saw the end of the PTY (readDone is closed)
 	// frozen stops the reader and the input writer at a point where
-	// every byte is either in the journal or in inq, and keeps the
+	// every byte is either in the journal or in input, and keeps the
 	// supervisor from reaping: the state of a live upgrade (upgrade.go).
 	frozen bool
 }
@@ -118,6 +112,7 @@ func (t *term) queueCtlLocked(to *conn, typ proto.Type, v any) {
 
 // start launches the reader, the supervisor and the pump.
 func (t *term) start() {
+	t.startInput()
 	go t.readLoop()
 	go t.supervise()
 	go t.pump()
@@ -199,10 +194,9 @@ func (t *term) readLoop() {
 	defer func() {
 		t.mu.Lock()
 		t.readEnded = true
-		t.dropInputLocked()
 		t.cond.Broadcast()
-		t.incond.Broadcast()
 		t.mu.Unlock()
+		t.input.Discard() // input has nowhere to go now
 		close(t.readDone)
 	}()
 	for {
@@ -394,94 +388,49 @@ func (t *term) watchTakeover(old *conn) {
 	})
 }
 
-// writeInput queues INPUT for the child; a writer goroutine, started with
-// the first input, writes it to the PTY so that a child that does not read
-// holds back only this connection's later frames, and only once its queue
-// or the server's input budget is full (engine.MaxQueuedInput and
-// engine.MaxQueuedInputTotal, the plain sidecar's bounds). A frozen
-// terminal takes the input whatever the queue holds: it travels with the
-// rest of the state.
-func (t *term) writeInput(data []byte) {
-	if len(data) == 0 {
-		return
-	}
-	t.inStart.Do(func() { go t.inputLoop() })
+// writeLoop writes queued INPUT to the PTY, in order, until the PTY
+// ends: the input that did not go out at once through the queue's
+// direct write (engine.InputQueue). It starts with the first input that
+// has to wait. A write a freeze interrupted gives back what it did not
+// write, which goes first once the terminal thaws (or travels with the
+// state).
+func (t *term) writeLoop() {
 	for {
-		t.mu.Lock()
-		if t.readEnded {
+		select {
+		case <-t.input.Ready():
+		case <-t.readDone:
+			t.input.Discard()
+			return
+		}
+		chunks := t.input.Take()
+		for i, c := range chunks {
+			n, err := t.proc.Write(c)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.input.Done(n)
+				t.input.PutBack(append([][]byte{c[n:]}, chunks[i+1:]...))
+				break
+			}
+			// Another error means the PTY is gone: the reader sees its
+			// end, and the rest of the input has nowhere to go.
+			t.input.Done(len(c))
+		}
+		if len(chunks) > 0 {
+			t.input.Idle()
+			// A freeze waits for the write in flight to end, however it
+			// ended: it may have finished just before the deadline was set.
+			t.mu.Lock()
+			t.cond.Broadcast()
 			t.mu.Unlock()
-			return
 		}
-		ok, freed := true, (<-chan struct{})(nil)
-		if t.frozen {
-			t.s.input.Add(len(data))
-		} else {
-			ok, freed = t.s.input.Reserve(t.inBytes, len(data))
-		}
-		if ok {
-			t.inq = append(t.inq, data)
-			t.inBytes += len(data)
-			t.incond.Broadcast()
-			t.mu.Unlock()
-			return
-		}
-		t.mu.Unlock()
-		<-freed
 	}
 }
 
-// releaseInputLocked uncounts n input bytes written or dropped.
-func (t *term) releaseInputLocked(n int) {
-	if n > 0 {
-		t.inBytes -= n
-		t.s.input.Release(n)
-	}
-}
-
-// dropInputLocked drops the queued input of a terminal whose PTY ended:
-// it has nowhere to go.
-func (t *term) dropInputLocked() {
-	n := 0
-	for _, b := range t.inq {
-		n += len(b)
-	}
-	t.inq = nil
-	t.releaseInputLocked(n)
-	t.s.input.Wake() // a writeInput waiting for room finds readEnded
-}
-
-func (t *term) inputLoop() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for {
-		for !t.readEnded && (t.frozen || len(t.inq) == 0) {
-			t.incond.Wait()
-		}
-		if t.readEnded {
-			return
-		}
-		b := t.inq[0]
-		t.inq[0] = nil
-		t.inq = t.inq[1:]
-		t.inWriting = true
-		t.mu.Unlock()
-		n, err := t.proc.Write(b)
-		t.mu.Lock()
-		t.inWriting = false
-		// A freeze waits for the write in flight to end, however it
-		// ended: it may have finished just before the deadline was set.
-		t.cond.Broadcast()
-		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded) && !t.readEnded:
-			// A freeze interrupted the write: the rest goes first.
-			t.inq = append([][]byte{b[n:]}, t.inq...)
-			t.releaseInputLocked(n)
-			continue
-		case err != nil && !t.readEnded:
-			t.logf("input: %v", err)
-		}
-		t.releaseInputLocked(len(b))
-	}
+// startInput lets input reach the PTY: directly from the dispatch loop
+// while nothing waits, through writeLoop otherwise.
+func (t *term) startInput() {
+	proc := t.proc
+	t.input.SetTry(func(b []byte) int { n, _ := proc.TryWrite(b); return n })
+	t.input.EnableWriter(func() { go t.writeLoop() })
 }
 
 // enterLocked moves t to state to, the lifecycle's one mover; a move

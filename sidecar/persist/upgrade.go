@@ -349,8 +349,8 @@ func lockFD() int {
 const freezeBound = 5 * time.Second
 
 // freeze stops t's reader and input writer where every byte is either in
-// the journal or in inq, and keeps its supervisor from reaping. Input
-// written from now on is queued whatever the queue's length.
+// the journal or in its input queue, and keeps its supervisor from
+// reaping. Input written from now on is queued whatever the bounds.
 func (t *term) freeze() error {
 	t.mu.Lock()
 	if t.frozen {
@@ -359,10 +359,11 @@ func (t *term) freeze() error {
 	}
 	t.frozen = true
 	t.cond.Broadcast()
-	t.incond.Broadcast()
-	t.s.input.Wake() // a writeInput waiting for room queues now
 	proc := t.proc
 	t.mu.Unlock()
+	// No direct write from now on, nothing taken by the writer; INPUT
+	// is queued whatever the bounds.
+	t.input.Freeze()
 	if proc != nil {
 		// Reads and writes in progress return now; both loops then see
 		// frozen and wait. (Errors: the PTY was closed, after a reap.)
@@ -379,7 +380,7 @@ func (t *term) freeze() error {
 	defer wake.Stop()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for t.reading || t.inWriting {
+	for t.reading || t.input.Writing() {
 		if time.Now().After(deadline) {
 			// Frozen all the same: the rollback unfreezes it.
 			return fmt.Errorf("terminal %q did not stop reading and writing within %v", t.id, freezeBound)
@@ -401,8 +402,8 @@ func (t *term) unfreeze() {
 	t.mu.Lock()
 	t.frozen = false
 	t.cond.Broadcast()
-	t.incond.Broadcast()
 	t.mu.Unlock()
+	t.input.Unfreeze()
 }
 
 // state describes the frozen t.
@@ -419,11 +420,7 @@ func (t *term) state() (termState, error) {
 	if t.life == engine.Closing {
 		ts.KillAt = t.killAt
 	}
-	for _, b := range t.inq {
-		if len(b) > 0 {
-			ts.Input = append(ts.Input, b)
-		}
-	}
+	ts.Input = t.input.Queued()
 	if t.life.Running() {
 		// Not reaped (frozen terminals are not): the master is open.
 		fd, err := t.proc.MasterFD()
