@@ -88,3 +88,17 @@ func hexByte(b *strings.Builder, c byte) {
 	b.WriteByte(digits[c>>4])
 	b.WriteByte(digits[c&15])
 }
+
+// EscapeLines is EscapeControls for text that is shown line by line, such
+// as another program's stderr: each line is escaped, the newlines between
+// them are kept.
+func EscapeLines(s string) string {
+	if !needsEscape(s, false) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = EscapeControls(l)
+	}
+	return strings.Join(lines, "\n")
+}
