@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package hosttest drives the real ptyplex-sidecar binary over pipes, the
 // way a host does, for end-to-end tests and benchmarks.
 package hosttest
