@@ -24,6 +24,7 @@ build:
 test: fmt-check vet mod-check xtermjs
 	PTYPLEX_REQUIRE_XTERMJS=1 PTYPLEX_REQUIRE_SSHD=1 $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) test-node
+	scripts/first-use.sh # the documented install and first-use steps, on a fresh clone
 
 # xterm.js headless for screen's differential test (diff_test.go): npm ci
 # from the lock file, again only when the lock file changes.
