@@ -4,19 +4,15 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
-// Bounds on INPUT bytes queued for children that have not read them yet.
-// Nothing under them is ever dropped: past either bound the dispatch loop
-// waits until the queue drains, the back-pressure that hosts written for
-// the original sidecar expect (its INPUT blocked, it never answered ERROR).
+// The bounds on queued input are the engine's (engine.MaxQueuedInput,
+// engine.MaxQueuedInputTotal), the same as the persistent server's.
 const (
-	// maxQueuedInput bounds one terminal's queue. It is not smaller than
-	// proto.MaxData, so one INPUT frame always fits an empty queue.
-	maxQueuedInput = 16 << 20
-	// maxQueuedInputTotal bounds the sum over all terminals, so that many
-	// stuck children cannot take the sidecar's memory with them.
-	maxQueuedInputTotal = 64 << 20
+	maxQueuedInput      = engine.MaxQueuedInput
+	maxQueuedInputTotal = engine.MaxQueuedInputTotal
 )
 
 // inputBudget is the accounting shared by every terminal's input queue. Its

@@ -8,21 +8,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
-)
-
-// Timing of a terminal's end.
-const (
-	// closeGrace is how long a CLOSEd terminal has between SIGHUP and SIGKILL.
-	closeGrace = 3 * time.Second
-	// drainBound is how long the PTY may stay open after the child exited
-	// before the rest of its session is killed: long enough to read what is
-	// buffered, short enough that a leftover background job cannot hold
-	// the EXIT back.
-	drainBound = 100 * time.Millisecond
-	// holderRetry paces the kills of processes that keep an unthrottled PTY
-	// open; after holderAttempts the PTY is hung up from our side.
-	holderRetry    = 500 * time.Millisecond
-	holderAttempts = 4
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
 // terminal is one terminal from its OPEN until its id is free again. The
@@ -160,16 +146,7 @@ func (t *terminal) supervise() {
 		t.sc.logf("terminal %q: waiting for pid %d: %v", t.id, t.proc.Pid(), err)
 	}
 	// The child is a zombie now, so its session id is still reserved.
-	drain := time.NewTimer(drainBound)
-	select {
-	case <-t.readDone:
-		drain.Stop()
-		// Background jobs that do not hold the PTY are still ours to end.
-		t.proc.KillSession(syscall.SIGKILL, false)
-	case <-drain.C:
-		t.proc.KillSession(syscall.SIGKILL, true)
-		t.awaitReader()
-	}
+	engine.Drain(t.proc, t.readDone, t.gate.Limited, t.logf)
 	t.sc.unwatch(t.proc)
 	// Reap under mu, in the same step as entering reaped, so that a
 	// signal sent under ifLive never reaches a pid that was reaped.
@@ -219,36 +196,12 @@ func (t *terminal) finalFrame(f outFrame) outFrame {
 	return f
 }
 
-// awaitReader waits for the PTY to reach EOF after the session was killed.
-// A reader parked on credit is the host's choice and is waited for; an
-// unthrottled PTY that something we cannot find keeps open is killed again
-// and finally hung up.
-func (t *terminal) awaitReader() {
-	tick := time.NewTicker(holderRetry)
-	defer tick.Stop()
-	for attempts := 0; ; {
-		select {
-		case <-t.readDone:
-			return
-		case <-tick.C:
-			if t.gate.Limited() {
-				continue
-			}
-			attempts++
-			if attempts < holderAttempts {
-				t.proc.KillSession(syscall.SIGKILL, true)
-				continue
-			}
-			t.sc.logf("terminal %q: PTY %s still held open after the child exited; hanging it up", t.id, t.proc.TTY())
-			t.proc.Hangup()
-			<-t.readDone
-			return
-		}
-	}
+func (t *terminal) logf(format string, args ...any) {
+	t.sc.logf("terminal %q: "+format, append([]any{t.id}, args...)...)
 }
 
 // close handles CLOSE: the gate lifts so the reader can drain to EOF, the
-// process group gets SIGHUP, and SIGKILL follows after closeGrace. A
+// process group gets SIGHUP, and SIGKILL follows after engine.CloseGrace. A
 // second CLOSE, or one after the reap, only lifts the gate again.
 func (t *terminal) close() {
 	t.gate.Lift()
@@ -257,7 +210,7 @@ func (t *terminal) close() {
 			return // closing already
 		}
 		t.proc.SignalGroup(syscall.SIGHUP)
-		t.killTimer = time.AfterFunc(closeGrace, t.kill)
+		t.killTimer = time.AfterFunc(engine.CloseGrace, t.kill)
 	})
 }
 

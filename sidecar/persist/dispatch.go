@@ -1,3 +1,5 @@
+//go:build unix
+
 package persist
 
 import (
@@ -327,6 +329,7 @@ func (s *Server) attach(c *conn, body []byte) {
 	t.exitSent = false
 	if old := t.holder; old != nil && old != c {
 		t.queueCtlLocked(old, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "taken over by another connection"})
+		t.watchTakeover(old)
 	}
 	t.holder, t.credit = c, credit
 	var lost uint64
@@ -336,7 +339,7 @@ func (s *Server) attach(c *conn, body []byte) {
 	t.queueCtlLocked(c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: off, Lost: lost})
 	t.sent = off
 	if lost > 0 {
-		t.queueCtlLocked(c, proto.TypeSnapshot, t.snapshotLocked())
+		t.ctl = append(t.ctl, ctlFrame{to: c, render: t.snapshotTailLocked().frame})
 		t.sent = t.j.end
 	}
 	t.acked = t.sent

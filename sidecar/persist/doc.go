@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package persist is the persistent sidecar: a server, one per user and
 // name, that owns terminals independently of any one host connection. A
 // host connects over a private Unix socket (usually through the bridge,

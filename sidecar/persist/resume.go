@@ -1,3 +1,5 @@
+//go:build unix
+
 package persist
 
 import (
@@ -12,6 +14,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -177,6 +180,10 @@ func (s *Server) restore(ts termState, journal []byte) {
 		running: ts.Running, closing: ts.Closing, exited: ts.Exited, exit: ts.Exit, exitSent: ts.ExitSent,
 		readEnded: ts.ReadEnded, inq: ts.Input}
 	t.cond, t.incond = sync.NewCond(&t.mu), sync.NewCond(&t.mu)
+	for _, b := range t.inq {
+		t.inBytes += len(b)
+	}
+	s.input.Add(t.inBytes)
 	t.j.start, t.j.end = ts.Start, ts.Start
 	t.j.append(journal)
 	if ts.Running {
@@ -229,18 +236,14 @@ func (s *Server) restore(ts termState, journal []byte) {
 	}
 	t.mu.Lock()
 	if t.closing && t.running {
-		t.killAt = time.Now().Add(until(ts.KillAt, closeGrace))
-		t.killer = time.AfterFunc(until(ts.KillAt, closeGrace), t.kill)
+		t.killAt = time.Now().Add(until(ts.KillAt, engine.CloseGrace))
+		t.killer = time.AfterFunc(until(ts.KillAt, engine.CloseGrace), t.kill)
 	}
 	t.mu.Unlock()
 	if t.exited {
 		d := until(ts.KeepAt, s.opts.KeepExited)
 		if t.exitSent {
-			t.mu.Lock()
-			t.finishedGen++
-			gen := t.finishedGen
-			t.mu.Unlock()
-			s.keepFinishedFor(t, gen, d)
+			s.keepFinishedFor(t, d)
 		} else {
 			s.keepExitedFor(t, d)
 		}

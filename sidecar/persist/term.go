@@ -1,3 +1,5 @@
+//go:build unix
+
 package persist
 
 import (
@@ -11,23 +13,15 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
 const (
 	// readChunk is the most one PTY read takes into the journal, and the
 	// most data one OUTPUT frame carries.
 	readChunk = 64<<10 - 512
-	// closeGrace is how long a CLOSEd terminal has between SIGHUP and
-	// SIGKILL, as in the plain sidecar.
-	closeGrace = 3 * time.Second
-	// drainBound is how long the PTY may stay open after the child exited
-	// before the rest of its session is killed (see the plain sidecar).
-	drainBound = 100 * time.Millisecond
 	// unlimited is the credit of a terminal opened or attached without one.
 	unlimited = math.MaxUint64
-	// inputQueue is how many INPUT frames wait for a child that does not
-	// read before the connection's dispatch waits too.
-	inputQueue = 64
 )
 
 // Lock order: Server.mu before term.mu, never the other way round; no
@@ -63,6 +57,11 @@ type term struct {
 	// on may be evicted, whatever else says it may.
 	pin    uint64
 	pinned bool
+	// writingTo is the connection the pump is writing a frame to (or
+	// waiting in the queue of), since writeSince; nil between writes. A
+	// takeover reads it to tell a previous holder that stopped reading.
+	writingTo  *conn
+	writeSince time.Time
 	// acked is the offset up to which a host said it has the bytes: the
 	// offset of its ATTACH, advanced by every CREDIT it grants after it
 	// (a host grants credit for bytes it consumed). Bytes past it may
@@ -77,19 +76,21 @@ type term struct {
 	exited   bool
 	exit     proto.Exit
 	exitSent bool // EXIT went to a holder: the terminal is finished
-	// finishedGen counts the EXITs sent, so that the expiry of an earlier
-	// one does not drop a terminal attached (and finished) again since.
-	finishedGen int
-	gone        bool // removed from the server; the pump ends
-	killer      *time.Timer
-	killAt      time.Time // when killer fires, for a live upgrade to set it again
-	keepAt      time.Time // when the latest keep-exited or keep-finished timer fires
+	// keepGen counts the keep clocks started (at each detach of an
+	// exited terminal, at each EXIT sent), so that only the latest
+	// timer drops the terminal.
+	keepGen int
+	gone    bool // removed from the server; the pump ends
+	killer  *time.Timer
+	killAt  time.Time // when killer fires, for a live upgrade to set it again
+	keepAt  time.Time // when the latest keep-exited or keep-finished timer fires
 
 	// Input for the child, oldest first, written by inputLoop; incond
 	// (on mu) is signalled when it changes. A chunk that a write deadline
 	// interrupted goes back to the front with what was not written.
 	inq       [][]byte
 	incond    *sync.Cond
+	inBytes   int  // bytes in inq and in the write in progress, counted in Server.input
 	inWriting bool // inputLoop is inside a PTY write
 	reading   bool // readLoop is inside a PTY read
 	readEnded bool // readLoop saw the end of the PTY (readDone is closed)
@@ -104,13 +105,16 @@ type term struct {
 type ctlFrame struct {
 	to  *conn
 	buf []byte
+	// render, if set, makes buf: the pump calls it without t.mu (a
+	// SNAPSHOT, whose rendering takes long).
+	render func() []byte
 }
 
 func (t *term) queueCtlLocked(to *conn, typ proto.Type, v any) {
 	if to == nil {
 		return
 	}
-	t.ctl = append(t.ctl, ctlFrame{to: to, buf: proto.AppendFrame(nil, typ, proto.Marshal(v))})
+	t.ctl = append(t.ctl, ctlFrame{to: to, buf: checkedFrame(t.id, typ, v)})
 	t.cond.Broadcast()
 }
 
@@ -197,6 +201,7 @@ func (t *term) readLoop() {
 	defer func() {
 		t.mu.Lock()
 		t.readEnded = true
+		t.dropInputLocked()
 		t.cond.Broadcast()
 		t.incond.Broadcast()
 		t.mu.Unlock()
@@ -243,18 +248,10 @@ func (t *term) supervise() {
 	if err := t.proc.WaitExit(); err != nil {
 		t.s.logf("terminal %q: waiting for pid %d: %v", t.id, t.pid, err)
 	}
-	drain := time.NewTimer(drainBound)
-	select {
-	case <-t.readDone:
-		drain.Stop()
-		t.proc.KillSession(syscall.SIGKILL, false)
-	case <-drain.C:
-		t.proc.KillSession(syscall.SIGKILL, true)
-		// A reader waiting for journal room (park mode, or a holder that
-		// grants no credit) is the host's choice and is waited for; the
-		// child is a zombie meanwhile and holds nothing but its pid.
-		<-t.readDone
-	}
+	// A reader waiting for journal room (park mode, or a holder that
+	// grants no credit) is the host's choice and is waited for; the
+	// child is a zombie meanwhile and holds nothing but its pid.
+	engine.Drain(t.proc, t.readDone, t.waitsForRoom, t.logf)
 	t.mu.Lock()
 	// A frozen terminal's child is handed over unreaped: the next image
 	// of this process adopts its pid and reaps it.
@@ -285,6 +282,18 @@ func (t *term) supervise() {
 	}
 }
 
+// waitsForRoom reports whether the reader is held back by the host (no
+// room in the journal) rather than reading the PTY.
+func (t *term) waitsForRoom() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.reading && !t.readEnded && !t.frozen
+}
+
+func (t *term) logf(format string, args ...any) {
+	t.s.logf("terminal %q: "+format, append([]any{t.id}, args...)...)
+}
+
 // pump is the one sender of the terminal's frames: control frames in the
 // order they were queued, OUTPUT from the journal to the holder within
 // its credit, and EXIT once everything before it was sent.
@@ -299,9 +308,12 @@ func (t *term) pump() {
 			f := t.ctl[0]
 			t.ctl[0] = ctlFrame{}
 			t.ctl = t.ctl[1:]
-			t.mu.Unlock()
-			f.to.write(f.buf)
-			t.mu.Lock()
+			if f.render != nil {
+				t.mu.Unlock()
+				f.buf = f.render()
+				t.mu.Lock()
+			}
+			t.writeLocked(f.to, f.buf)
 			continue
 		}
 		h := t.holder
@@ -324,9 +336,7 @@ func (t *term) pump() {
 				t.credit -= n
 			}
 			t.cond.Broadcast() // the reader may evict what was sent before
-			t.mu.Unlock()
-			h.write(frame...)
-			t.mu.Lock()
+			t.writeLocked(h, frame...)
 			t.pinned = false
 			clear(frame)
 			t.cond.Broadcast() // and now what this frame held
@@ -334,8 +344,6 @@ func (t *term) pump() {
 		}
 		if h != nil && t.exited && !t.exitSent && t.sent == t.j.end {
 			t.exitSent = true
-			t.finishedGen++
-			gen := t.finishedGen
 			buf := proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(t.exit))
 			t.mu.Unlock()
 			// The id is free for an OPEN once EXIT is on its way, as in
@@ -343,8 +351,11 @@ func (t *term) pump() {
 			// the EXIT must still find it, so the terminal stays
 			// attachable, unlisted, until keep-exited passes or the id
 			// or its journal's room is wanted again.
-			t.s.keepFinished(t, gen)
-			h.write(buf)
+			t.s.keepFinished(t)
+			t.mu.Lock()
+			t.writeLocked(h, buf)
+			t.mu.Unlock()
+			t.s.shrinkFinished(t)
 			t.mu.Lock()
 			continue
 		}
@@ -356,22 +367,90 @@ func (t *term) pump() {
 	}
 }
 
+// writeLocked writes a frame to c for the pump: t.mu is released while
+// the write is under way, and writingTo says where it is stuck if it is.
+func (t *term) writeLocked(c *conn, frame ...[]byte) {
+	t.writingTo, t.writeSince = c, time.Now()
+	t.mu.Unlock()
+	c.write(frame...)
+	t.mu.Lock()
+	t.writingTo = nil
+}
+
+// takeoverGrace is how long a previous holder has to take the frame the
+// pump is writing to it when another connection takes the terminal over.
+// One that does not (a hung link that is not closed) is shut down: the
+// new holder would otherwise wait behind it for as long as it hangs.
+const takeoverGrace = 300 * time.Millisecond
+
+// watchTakeover shuts old down if, takeoverGrace from now, the pump is
+// still writing to it what it began writing at least that long before.
+func (t *term) watchTakeover(old *conn) {
+	time.AfterFunc(takeoverGrace, func() {
+		t.mu.Lock()
+		stuck := t.writingTo == old && time.Since(t.writeSince) >= takeoverGrace
+		t.mu.Unlock()
+		if stuck {
+			t.logf("the previous holder took no frame for %v after a takeover: its connection is shut down", takeoverGrace)
+			old.abort()
+		}
+	})
+}
+
 // writeInput queues INPUT for the child; a writer goroutine, started with
 // the first input, writes it to the PTY so that a child that does not read
-// holds back only this connection's later frames, and only once the queue
-// is full. A frozen terminal takes the input whatever the queue holds: it
-// travels with the rest of the state.
+// holds back only this connection's later frames, and only once its queue
+// or the server's input budget is full (engine.MaxQueuedInput and
+// engine.MaxQueuedInputTotal, the plain sidecar's bounds). A frozen
+// terminal takes the input whatever the queue holds: it travels with the
+// rest of the state.
 func (t *term) writeInput(data []byte) {
+	if len(data) == 0 {
+		return
+	}
 	t.inStart.Do(func() { go t.inputLoop() })
-	t.mu.Lock()
-	for len(t.inq) >= inputQueue && !t.readEnded && !t.frozen {
-		t.incond.Wait()
+	for {
+		t.mu.Lock()
+		if t.readEnded {
+			t.mu.Unlock()
+			return
+		}
+		ok, freed := true, (<-chan struct{})(nil)
+		if t.frozen {
+			t.s.input.Add(len(data))
+		} else {
+			ok, freed = t.s.input.Reserve(t.inBytes, len(data))
+		}
+		if ok {
+			t.inq = append(t.inq, data)
+			t.inBytes += len(data)
+			t.incond.Broadcast()
+			t.mu.Unlock()
+			return
+		}
+		t.mu.Unlock()
+		<-freed
 	}
-	if !t.readEnded {
-		t.inq = append(t.inq, data)
-		t.incond.Broadcast()
+}
+
+// releaseInputLocked uncounts n input bytes written or dropped.
+func (t *term) releaseInputLocked(n int) {
+	if n > 0 {
+		t.inBytes -= n
+		t.s.input.Release(n)
 	}
-	t.mu.Unlock()
+}
+
+// dropInputLocked drops the queued input of a terminal whose PTY ended:
+// it has nowhere to go.
+func (t *term) dropInputLocked() {
+	n := 0
+	for _, b := range t.inq {
+		n += len(b)
+	}
+	t.inq = nil
+	t.releaseInputLocked(n)
+	t.s.input.Wake() // a writeInput waiting for room finds readEnded
 }
 
 func (t *term) inputLoop() {
@@ -388,7 +467,6 @@ func (t *term) inputLoop() {
 		t.inq[0] = nil
 		t.inq = t.inq[1:]
 		t.inWriting = true
-		t.incond.Broadcast() // room for a waiting writeInput
 		t.mu.Unlock()
 		n, err := t.proc.Write(b)
 		t.mu.Lock()
@@ -397,12 +475,15 @@ func (t *term) inputLoop() {
 		// ended: it may have finished just before the deadline was set.
 		t.cond.Broadcast()
 		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
+		case errors.Is(err, os.ErrDeadlineExceeded) && !t.readEnded:
 			// A freeze interrupted the write: the rest goes first.
 			t.inq = append([][]byte{b[n:]}, t.inq...)
-		case err != nil:
-			t.s.logf("terminal %q: input: %v", t.id, err)
+			t.releaseInputLocked(n)
+			continue
+		case err != nil && !t.readEnded:
+			t.logf("input: %v", err)
 		}
+		t.releaseInputLocked(len(b))
 	}
 }
 
@@ -434,8 +515,8 @@ func (t *term) close() {
 		}
 		t.cond.Broadcast()
 		t.proc.SignalGroup(syscall.SIGHUP)
-		t.killAt = time.Now().Add(closeGrace)
-		t.killer = time.AfterFunc(closeGrace, t.kill)
+		t.killAt = time.Now().Add(engine.CloseGrace)
+		t.killer = time.AfterFunc(engine.CloseGrace, t.kill)
 	})
 }
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 package persist
 
 import (
@@ -434,6 +436,7 @@ func (t *term) freeze() error {
 	t.frozen = true
 	t.cond.Broadcast()
 	t.incond.Broadcast()
+	t.s.input.Wake() // a writeInput waiting for room queues now
 	proc := t.proc
 	t.mu.Unlock()
 	if proc != nil {
