@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package mcpserver serves ptyplex sessions to AI agents over the Model
 // Context Protocol: `ptyplex mcp` runs it on stdio, and an MCP client
 // (Claude, Cursor, Codex, Gemini CLI, ...) gets tools to start programs in

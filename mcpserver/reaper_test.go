@@ -1,3 +1,5 @@
+//go:build unix
+
 package mcpserver_test
 
 // reaperEnv makes the test binary run as runReaper (pidreuse_test.go,

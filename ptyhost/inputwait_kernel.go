@@ -1,4 +1,4 @@
-//go:build !ptyplex_inputquiet
+//go:build unix && !ptyplex_inputquiet
 
 package ptyhost
 

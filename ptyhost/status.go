@@ -1,3 +1,5 @@
+//go:build unix
+
 package ptyhost
 
 import "golang.org/x/sys/unix"

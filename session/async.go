@@ -1,3 +1,5 @@
+//go:build unix
+
 package session
 
 // Requests that may block for long (WAIT) run on goroutines of their own

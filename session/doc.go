@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package session is the per-session daemon behind `ptyplex start`: it runs
 // one child in a PTY, keeps its screen in a terminal emulator, and answers
 // newline-delimited JSON requests on a Unix socket (INPUT, OUTPUT, STATUS,

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command ptyplex-bench measures ptyplex against same-run baselines and
 // prints one Markdown table: throughput through the sidecar against a host
 // reading the PTYs directly, keystroke echo round trips idle and under a

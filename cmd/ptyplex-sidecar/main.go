@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command ptyplex-sidecar hosts terminals for a parent process over the
 // frame protocol on stdin and stdout (see PROTOCOL.md). It needs no
 // arguments; stderr carries diagnostics only.

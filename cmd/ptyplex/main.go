@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command ptyplex runs interactive programs in a PTY behind a per-session
 // daemon and lets scripts and agents drive them: start, input, output,
 // status, wait, kill, resize, stop, debug (see README.md and PROTOCOL.md).

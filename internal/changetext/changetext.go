@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package changetext renders OUTPUT answers of changes reads in the compact
 // form agents read: one header line in @@ ... @@ that says what the answer
 // is (the cursor 1-based as row:col, the token for the next read), then

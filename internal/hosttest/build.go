@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package hosttest drives the real ptyplex-sidecar binary over pipes, the
 // way a host does, for end-to-end tests and benchmarks.
 package hosttest
@@ -40,7 +42,7 @@ func Binary(pkg string) (string, error) {
 	}
 	out := filepath.Join(buildDir, filepath.Base(pkg))
 	args := append([]string{"build", "-o", out}, buildtags.GoBuildArgs()...)
-	if raceEnabled {
+	if RaceEnabled {
 		args = append(args, "-race")
 	}
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), append(args, pkg)...)

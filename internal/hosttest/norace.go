@@ -1,5 +1,7 @@
-//go:build !race
+//go:build unix && !race
 
 package hosttest
 
-const raceEnabled = false
+// RaceEnabled says the tests run under the race detector (and so the
+// binaries they build are built with it).
+const RaceEnabled = false

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package inherited closes the descriptors a program was started with
 // beyond stdin, stdout and stderr.
 //

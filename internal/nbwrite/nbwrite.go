@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package nbwrite writes to a descriptor in the runtime's poller without
 // ever parking: for callers (a dispatch loop, a PTY reader answering a
 // waiter) that must not block on a slow peer but want small writes on

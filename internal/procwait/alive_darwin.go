@@ -1,3 +1,5 @@
+//go:build unix
+
 package procwait
 
 import "golang.org/x/sys/unix"

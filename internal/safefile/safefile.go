@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package safefile opens files that ptyplex writes at a path the user
 // names (the --pty-dump file, the MCP log, a sidecar recording), which
 // often lie in shared directories such as /tmp. Another local user may

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrInvalid is wrapped by every error Parse returns. Its text, followed
@@ -29,7 +27,7 @@ func Parse(s string) (syscall.Signal, string, error) {
 			return 0, "", fmt.Errorf("%w: %s", ErrInvalid, s)
 		}
 		sig := syscall.Signal(n)
-		name := unix.SignalName(sig)
+		name := signalName(sig)
 		if name == "" {
 			name = "SIG" + t // real-time signals have no name
 		}
@@ -38,7 +36,7 @@ func Parse(s string) (syscall.Signal, string, error) {
 	if !strings.HasPrefix(t, "SIG") {
 		t = "SIG" + t
 	}
-	sig := unix.SignalNum(t)
+	sig := signalNum(t)
 	if sig == 0 {
 		return 0, "", fmt.Errorf("%w: %s", ErrInvalid, s)
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package waitcond is the one implementation of screen waits shared by the
 // CLI (`ptyplex wait`, `ptyplex input --wait-...`) and the MCP server's
 // wait and input tools: the modes and the event-driven loop over the

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package watchdog cleans up after a terminal host that died without
 // tearing its terminals down.
 //

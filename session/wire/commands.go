@@ -1,3 +1,5 @@
+//go:build unix
+
 package wire
 
 // Command is one shell command as the session saw it through the shell's

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package wire is the session protocol apart from the daemon that serves
 // it: the request and answer types, the client calls (with their checks
 // that the socket is served by us or root), the reading of request fields

@@ -1,3 +1,5 @@
+//go:build unix
+
 package wire
 
 // ErrorCode names a kind of error answer that clients act on. The daemon

@@ -1,3 +1,5 @@
+//go:build unix
+
 package wire
 
 // ScreenshotData answers OUTPUT with "format":"png" (a ptyplex addition):

@@ -1,0 +1,132 @@
+// Command ptyplex-sidecar hosts terminals for a parent process over the
+// frame protocol on stdin and stdout (see PROTOCOL.md). It needs no
+// arguments; stderr carries diagnostics only.
+//
+// On Windows the terminals are pseudo-consoles (ConPTY). Standard input
+// and output are used as raw handles, so frames pass in binary (no text
+// mode exists below the C runtime, which Go does not use). Each
+// terminal's processes are in a job object that dies with us, which is
+// what the Unix watchdog does; --persist is not available.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"github.com/ptyplex/ptyplex/internal/version"
+	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/record"
+	"github.com/ptyplex/ptyplex/sidecar"
+	"golang.org/x/sys/windows"
+)
+
+var (
+	recordPath  = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
+	showVersion = flag.Bool("version", false, "print the version, commit, platform and PTY backend, and exit")
+	persistName = flag.String("persist", "", "not available on Windows")
+)
+
+func main() {
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: %s\n\nSpeaks the ptyplex frame protocol on stdin/stdout; see PROTOCOL.md.\n", os.Args[0])
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if *showVersion {
+		fmt.Println(version.String("ptyplex-sidecar", ptyhost.Backend()))
+		return
+	}
+	if *persistName != "" {
+		fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --persist is not supported on Windows (the persistent server needs Unix sockets and re-executes itself); see docs/platforms.md")
+		os.Exit(2)
+	}
+	dropOwnConsole()
+	sizeProcs()
+	os.Exit(run())
+}
+
+// dropOwnConsole detaches us from a console that was made for us alone.
+// A GUI host that starts us without CREATE_NO_WINDOW (node's windowsHide)
+// gets a console window for us; with our stdio on pipes we have no use
+// for it, and once no process is attached the window goes away. A
+// console shared with others (a cmd.exe we were typed into) is kept.
+func dropOwnConsole() {
+	if isConsole(windows.STD_INPUT_HANDLE) || isConsole(windows.STD_OUTPUT_HANDLE) {
+		return
+	}
+	var pids [2]uint32
+	n, _, _ := procGetConsoleProcessList.Call(uintptr(unsafe.Pointer(&pids[0])), 2)
+	if n == 1 {
+		procFreeConsole.Call()
+	}
+}
+
+var (
+	kernel32                  = windows.NewLazySystemDLL("kernel32.dll")
+	procGetConsoleProcessList = kernel32.NewProc("GetConsoleProcessList")
+	procFreeConsole           = kernel32.NewProc("FreeConsole")
+)
+
+func isConsole(std uint32) bool {
+	h, err := windows.GetStdHandle(std)
+	if err != nil || h == 0 || h == windows.InvalidHandle {
+		return false
+	}
+	var mode uint32
+	return windows.GetConsoleMode(h, &mode) == nil
+}
+
+func run() int {
+	logger := log.New(os.Stderr, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds)
+	opts := sidecar.Options{Log: logger}
+	var in io.Reader = os.Stdin
+	if *recordPath != "" {
+		if rec, err := record.Create(*recordPath); err != nil {
+			logger.Printf("not recording: %v", err)
+		} else {
+			rec.OnError = func(err error) { logger.Printf("%s: %v", *recordPath, err) }
+			defer rec.Close()
+			opts.Tap = rec.Tap
+			in = rec.WatchEOF(in)
+		}
+	}
+	sc := sidecar.New(os.Stdout, opts)
+
+	// Ctrl-C, Ctrl-Break and a closing console window shut down like the
+	// end of stdin, and say so.
+	var signalled atomic.Value
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for sig := range sigs {
+			logger.Printf("received %v: shutting down", sig)
+			signalled.CompareAndSwap(nil, fmt.Sprint(sig))
+			sc.Stop(nil)
+		}
+	}()
+
+	err := sc.Run(in)
+	code, why := 0, "the host closed stdin"
+	switch {
+	case err != nil && errors.Is(err, sidecar.ErrOutputBroken):
+		code, why = 1, fmt.Sprintf("the host stopped reading stdout: %v", err)
+	case err != nil:
+		code, why = 1, err.Error()
+	case signalled.Load() != nil:
+		why = "received " + signalled.Load().(string)
+	}
+	logger.Printf("exiting with status %d: %s", code, why)
+	return code
+}

@@ -1,0 +1,408 @@
+package ptyhost
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/windows"
+)
+
+// The tests run real programs on real pseudo-consoles: cmd.exe, and this
+// test binary in a helper role chosen by helperEnv. Under Wine they go
+// through the launcher, as the shipped binary does there.
+
+const helperEnv = "PTYHOST_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "args":
+		for _, a := range os.Args[1:] {
+			fmt.Printf("ARG[%s]\r\n", strconv.Quote(a))
+		}
+		fmt.Print("ARGS-END\r\n")
+		os.Exit(0)
+	case "code":
+		n, _ := strconv.ParseUint(os.Args[1], 0, 32)
+		windows.ExitProcess(uint32(n))
+	case "tree":
+		// Two grandchildren that would run for ever; their pids on the
+		// console; then wait to be ended.
+		for i := 0; i < 2; i++ {
+			c := exec.Command(os.Args[0])
+			c.Env = append(os.Environ(), helperEnv+"=sleep")
+			if err := c.Start(); err != nil {
+				fmt.Printf("START FAILED %v\r\n", err)
+				os.Exit(3)
+			}
+			fmt.Printf("PID %d\r\n", c.Process.Pid)
+		}
+		fmt.Print("TREE-READY\r\n")
+		select {}
+	case "sleep":
+		select {}
+	case "flood":
+		lines, _ := strconv.Atoi(os.Args[1])
+		var b bytes.Buffer
+		for i := 0; i < lines; i++ {
+			fmt.Fprintf(&b, "L%06d %s\r\n", i, strings.Repeat(string(rune('a'+i%26)), 40))
+			if b.Len() > 32<<10 {
+				os.Stdout.Write(b.Bytes())
+				b.Reset()
+			}
+		}
+		os.Stdout.Write(b.Bytes())
+		os.Exit(0)
+	}
+	os.Exit(99)
+}
+
+// reader collects a Process's output in the background until EOF.
+type reader struct {
+	p    *Process
+	ch   chan []byte
+	done chan error
+	buf  bytes.Buffer
+}
+
+func startReader(p *Process) *reader {
+	r := &reader{p: p, ch: make(chan []byte, 64), done: make(chan error, 1)}
+	go func() {
+		for {
+			b := make([]byte, 64<<10)
+			n, err := p.Read(b)
+			if n > 0 {
+				r.ch <- b[:n]
+			}
+			if err != nil {
+				close(r.ch)
+				r.done <- err
+				return
+			}
+		}
+	}()
+	return r
+}
+
+var vtSeq = regexp.MustCompile("\x1b(\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b]*(\x07|\x1b\\\\)|[@-Z\\\\-_])")
+
+// text is the output so far without VT sequences.
+func (r *reader) text() string { return vtSeq.ReplaceAllString(r.buf.String(), "") }
+
+// waitFor reads until the plain text matches re, or fails at the deadline.
+func (r *reader) waitFor(t *testing.T, re *regexp.Regexp, within time.Duration) []string {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		if m := re.FindStringSubmatch(r.text()); m != nil {
+			return m
+		}
+		select {
+		case b, ok := <-r.ch:
+			if !ok {
+				t.Fatalf("output ended before %v; got %q", re, r.text())
+			}
+			r.buf.Write(b)
+		case <-deadline:
+			t.Fatalf("no %v within %v; got %q", re, within, r.text())
+		}
+	}
+}
+
+// toEOF reads to the end of the output.
+func (r *reader) toEOF(t *testing.T, within time.Duration) string {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case b, ok := <-r.ch:
+			if !ok {
+				if err := <-r.done; err != io.EOF {
+					t.Fatalf("read: %v", err)
+				}
+				return r.text()
+			}
+			r.buf.Write(b)
+		case <-deadline:
+			t.Fatalf("no EOF within %v; got %q", within, r.text())
+		}
+	}
+}
+
+func start(t *testing.T, cfg Config) *Process {
+	t.Helper()
+	if cfg.Cols == 0 {
+		cfg.Cols, cfg.Rows = 120, 40
+	}
+	p, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func exitOf(t *testing.T, p *Process, within time.Duration) Status {
+	t.Helper()
+	done := make(chan struct{})
+	var st Status
+	var err error
+	go func() { st, err = p.ExitStatus(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(within):
+		t.Fatalf("child did not exit within %v", within)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func helper(role string, args ...string) Config {
+	self, _ := os.Executable()
+	return Config{Cmd: self, Args: args, Env: map[string]string{helperEnv: role}}
+}
+
+func TestCmdOutputAndExitCode(t *testing.T) {
+	p := start(t, Config{Cmd: "cmd.exe", Args: []string{"/c", "echo hello-from-cmd& exit 4"}})
+	r := startReader(p)
+	out := r.toEOF(t, 30*time.Second)
+	if !strings.Contains(out, "hello-from-cmd") {
+		t.Errorf("output %q lacks the echo", out)
+	}
+	if st := exitOf(t, p, 10*time.Second); st.Code != 4 || st.Signal != 0 {
+		t.Errorf("status %+v, want code 4", st)
+	}
+}
+
+func TestInteractiveCmd(t *testing.T) {
+	p := start(t, Config{Cmd: "cmd.exe", Args: []string{"/q", "/k", "prompt $G"}})
+	r := startReader(p)
+	// The answer differs from what was typed, so an echo of the input
+	// cannot pass for it.
+	if _, err := p.Write([]byte("set /a 6*7+1000\r")); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(t, regexp.MustCompile(`1042`), 30*time.Second)
+	if _, err := p.Write([]byte("exit 5\r")); err != nil {
+		t.Fatal(err)
+	}
+	r.toEOF(t, 30*time.Second)
+	if st := exitOf(t, p, 10*time.Second); st.Code != 5 {
+		t.Errorf("status %+v, want code 5", st)
+	}
+}
+
+func TestCommandLineQuoting(t *testing.T) {
+	args := []string{"plain", "two words", `quo"te`, `trail\`, `back\\"slash`, "", `a\b c\`, "tab\there"}
+	cfg := helper("args", args...)
+	p := start(t, cfg)
+	r := startReader(p)
+	out := r.toEOF(t, 30*time.Second)
+	var got []string
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if !strings.HasPrefix(line, "ARG[") || !strings.HasSuffix(line, "]") {
+			continue
+		}
+		s, err := strconv.Unquote(line[4 : len(line)-1])
+		if err != nil {
+			t.Fatalf("helper line %q: %v", line, err)
+		}
+		got = append(got, s)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(args) || len(got) != len(args) {
+		t.Errorf("child saw %q, want %q (output %q)", got, args, out)
+	}
+}
+
+func TestExitCodeUnsigned(t *testing.T) {
+	p := start(t, helper("code", "0xC0000005"))
+	startReader(p).toEOF(t, 30*time.Second)
+	if st := exitOf(t, p, 10*time.Second); st.Code != 0xC0000005 || st.Signal != 0 {
+		t.Errorf("status %+v, want code %d", st, uint32(0xC0000005))
+	}
+}
+
+// alive reports whether pid names a running process.
+func alive(pid int) bool {
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return false
+	}
+	defer windows.CloseHandle(h)
+	ev, _ := windows.WaitForSingleObject(h, 0)
+	return ev == uint32(windows.WAIT_TIMEOUT)
+}
+
+// waitGone waits for pid to end, by its handle.
+func waitGone(t *testing.T, pid int, within time.Duration) {
+	t.Helper()
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
+	if err != nil {
+		return // gone already
+	}
+	defer windows.CloseHandle(h)
+	if ev, _ := windows.WaitForSingleObject(h, uint32(within/time.Millisecond)); ev != windows.WAIT_OBJECT_0 {
+		t.Errorf("process %d still runs %v after its tree was ended", pid, within)
+	}
+}
+
+func treePids(t *testing.T, r *reader) []int {
+	t.Helper()
+	m := r.waitFor(t, regexp.MustCompile(`(?s)PID (\d+).*PID (\d+).*TREE-READY`), 30*time.Second)
+	var pids []int
+	for _, s := range m[1:] {
+		n, _ := strconv.Atoi(s)
+		if !alive(n) {
+			t.Fatalf("grandchild %d is not running", n)
+		}
+		pids = append(pids, n)
+	}
+	return pids
+}
+
+func TestHangupSignalEndsTree(t *testing.T) {
+	p := start(t, helper("tree"))
+	r := startReader(p)
+	pids := append(treePids(t, r), p.Pid())
+	if err := p.SignalGroup(syscall.SIGHUP); err != nil { // SIGHUP, as CLOSE sends
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		waitGone(t, pid, 10*time.Second)
+	}
+	if st := exitOf(t, p, 10*time.Second); st.SignalName() != "SIGHUP" || st.Code != 129 {
+		t.Errorf("status %+v (%s), want SIGHUP, code 129", st, st.SignalName())
+	}
+	r.toEOF(t, 30*time.Second)
+	if n := p.jobCount(); n != 0 {
+		t.Errorf("job still has %d processes", n)
+	}
+}
+
+func TestCloseEndsTree(t *testing.T) {
+	p := start(t, helper("tree"))
+	r := startReader(p)
+	pids := append(treePids(t, r), p.Pid())
+	p.Close()
+	for _, pid := range pids {
+		waitGone(t, pid, 10*time.Second)
+	}
+}
+
+func TestOutputDrainedBeforeEOF(t *testing.T) {
+	const lines = 3000
+	p := start(t, helper("flood", strconv.Itoa(lines)))
+	out := startReader(p).toEOF(t, 60*time.Second)
+	for i := 0; i < lines; i++ {
+		want := fmt.Sprintf("L%06d %s", i, strings.Repeat(string(rune('a'+i%26)), 40))
+		if !strings.Contains(out, want) {
+			t.Fatalf("line %d missing from %d bytes of output (last 200: %q)", i, len(out), out[max(0, len(out)-200):])
+		}
+	}
+	if st := exitOf(t, p, 10*time.Second); st.Code != 0 {
+		t.Errorf("status %+v", st)
+	}
+}
+
+func TestSigintTypesCtrlC(t *testing.T) {
+	p := start(t, Config{Cmd: "cmd.exe", Args: []string{"/q", "/k", "prompt $G"}})
+	r := startReader(p)
+	if err := p.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Signal(syscall.SIGQUIT); err == nil {
+		t.Error("SIGQUIT accepted; Windows has nothing to give it")
+	}
+	p.Write([]byte("exit 0\r"))
+	r.toEOF(t, 30*time.Second)
+	exitOf(t, p, 10*time.Second)
+}
+
+func TestResize(t *testing.T) {
+	p := start(t, Config{Cmd: "cmd.exe", Args: []string{"/c", "exit 0"}, Cols: 100, Rows: 30})
+	if c, r, _ := p.Size(); c != 100 || r != 30 {
+		t.Errorf("initial size %dx%d", c, r)
+	}
+	// What Resize hands to ConPTY (clamped), where Wine cannot apply it.
+	var seen []windows.Coord
+	real := resizeConsole
+	resizeConsole = func(h windows.Handle, c windows.Coord) error { seen = append(seen, c); return nil }
+	p.Resize(70000, 0)
+	p.Resize(132, 43)
+	resizeConsole = real
+	if fmt.Sprint(seen) != "[{32767 1} {132 43}]" {
+		t.Errorf("ResizePseudoConsole got %v", seen)
+	}
+	if c, r, _ := p.Size(); c != 132 || r != 43 {
+		t.Errorf("size after resize %dx%d", c, r)
+	}
+	err := p.Resize(90, 20)
+	switch {
+	case IsWine():
+		// Wine's ResizePseudoConsole is a stub: the error must say so
+		// and the size stays.
+		if err == nil {
+			t.Log("Wine applied ResizePseudoConsole: a newer Wine than 8?")
+		} else if c, r, _ := p.Size(); c != 132 || r != 43 {
+			t.Errorf("failed resize changed the size to %dx%d", c, r)
+		}
+	case err != nil:
+		t.Errorf("Resize: %v", err)
+	}
+	startReader(p).toEOF(t, 30*time.Second)
+}
+
+func TestEnvironCaseInsensitive(t *testing.T) {
+	t.Setenv("PtyhostMixed", "ours")
+	cfg := Config{Env: map[string]string{"PTYHOSTMIXED": "theirs", "term": "dumb"}}
+	var got []string
+	for _, kv := range cfg.environWindows() {
+		if k, _ := envName(kv); strings.EqualFold(k, "PtyhostMixed") || strings.EqualFold(k, "TERM") {
+			got = append(got, kv)
+		}
+	}
+	sort.Strings(got)
+	if fmt.Sprint(got) != "[PtyhostMixed=theirs TERM=dumb]" && fmt.Sprint(got) != "[PtyhostMixed=theirs term=dumb]" {
+		t.Errorf("merged %q", got)
+	}
+}
+
+func TestResolvePathext(t *testing.T) {
+	// Not t.TempDir: its RemoveAll fails under Wine 8 (no POSIX-style
+	// delete), and that would fail the test for Wine's sake.
+	dir, err := os.MkdirTemp("", "resolve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := filepath.Join(dir, "tool.cmd")
+	t.Cleanup(func() { os.Remove(tool); os.Remove(dir) })
+	if err := os.WriteFile(tool, []byte("@echo off\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"Path=" + dir, "PATHEXT=.EXE;.CMD"}
+	p, err := resolveWindows("tool", env, "")
+	if err != nil || !strings.EqualFold(p, filepath.Join(dir, "tool.cmd")) {
+		t.Errorf("resolve tool: %q, %v", p, err)
+	}
+	if _, err := resolveWindows("absent", env, ""); err == nil {
+		t.Error("absent program resolved")
+	}
+	if p, err := resolveWindows("cmd", os.Environ(), ""); err != nil || !strings.HasSuffix(strings.ToLower(p), `\cmd.exe`) {
+		t.Errorf("resolve cmd: %q, %v", p, err)
+	}
+}
