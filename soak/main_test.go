@@ -8,13 +8,15 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
 	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testsize"
 )
 
-var full = flag.Bool("soak", false, "run the soak tests at full size (make soak)")
+var full = flag.Bool("soak", false, "run the soak tests at full size (make soak; PTYPLEX_SOAK=1 too)")
 
-// size picks the full-size figure under -soak and the short one otherwise.
+// size picks the full-size figure under -soak or PTYPLEX_SOAK=1 and the
+// short one otherwise.
 func size[T any](short, long T) T {
-	if *full {
+	if *full || testsize.Full() {
 		return long
 	}
 	return short

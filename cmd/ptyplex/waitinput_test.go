@@ -87,14 +87,16 @@ func TestWaitInputAfterBursts(t *testing.T) {
 
 				// The input wait across the same pause: still waiting
 				// once a quiet wait begun after the first burst is over.
-				in := s.runAsync("input", "--text", "gate", "--keys", "Enter", "--wait-input", "--timeout", deadline.String())
+				// Its own bound is long: it has to outlast the steps
+				// below on a loaded machine, which it must not see end.
+				in := s.runAsync("input", "--text", "gate", "--keys", "Enter", "--wait-input", "--timeout", (6 * deadline).String())
 				s.waitText(fmt.Sprintf("round %d burst 0", prompt+1))
 				if r := s.run("wait", "--quiet-for", "200ms", "--timeout", deadline.String()); r.code != 0 {
 					t.Fatalf("round %d: wait --quiet-for: %v", n, r)
 				}
 				select {
 				case r := <-in:
-					t.Fatalf("round %d: input --wait-input returned while the program was held: %v\n%s", n, r, s.screen())
+					t.Fatalf("round %d: input --wait-input ended while the program was held: %v\n%s", n, r, s.screen())
 				default:
 				}
 				openGate(t, gate)
