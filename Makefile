@@ -127,7 +127,7 @@ $(TYPECHECK)/node_modules/.ptyplex-installed: $(TYPECHECK)/package.json $(TYPECH
 	cd $(TYPECHECK) && npm ci --no-audit --no-fund
 	touch $@
 
-NPM_PLATFORMS ?= linux-x64 linux-arm64 darwin-x64 darwin-arm64
+NPM_PLATFORMS ?= linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 win32-arm64
 npm:
 	node/scripts/build-npm.sh dist/npm $(NPM_PLATFORMS)
 

@@ -278,7 +278,9 @@ class Sidecar {
       env = this.persist ? persistEnv(this._env || process.env) : {};
       mark = '';
     }
-    const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
+    // windowsHide: no console window for the sidecar when the host is a GUI
+    // program (Electron); its stdio are these pipes either way.
+    const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env, windowsHide: true });
     // abandoned: ids whose open timed out; their late frames are answered
     // (OPENED with CLOSE) or dropped.
     // suspended: dropped and being resumed (resume.js); attempt: a
