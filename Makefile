@@ -24,6 +24,7 @@ build:
 test: fmt-check vet mod-check xtermjs
 	PTYPLEX_REQUIRE_XTERMJS=1 PTYPLEX_REQUIRE_SSHD=1 $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) test-node
+	scripts/first-use.sh # the documented install and first-use steps, on a fresh clone
 
 # xterm.js headless for screen's differential test (diff_test.go): npm ci
 # from the lock file, again only when the lock file changes.
@@ -112,7 +113,7 @@ soak-short:
 # and the benchmark against node-pty.
 test-node: build typecheck-node
 	cd node && PTYPLEX_REQUIRE_SSHD=1 PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node --test test/*.test.js test/*.test.mjs
-	node/scripts/npm-smoke.sh
+	VERSION=$(VERSION) COMMIT=$(COMMIT) node/scripts/npm-smoke.sh
 
 # index.d.ts against TypeScript programs written as for node-pty (the
 # compiler from npm, pinned by the lock file): they must compile under
@@ -129,10 +130,10 @@ $(TYPECHECK)/node_modules/.ptyplex-installed: $(TYPECHECK)/package.json $(TYPECH
 
 NPM_PLATFORMS ?= linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 win32-arm64
 npm:
-	node/scripts/build-npm.sh dist/npm $(NPM_PLATFORMS)
+	VERSION=$(VERSION) COMMIT=$(COMMIT) node/scripts/build-npm.sh dist/npm $(NPM_PLATFORMS)
 
 npm-smoke:
-	node/scripts/npm-smoke.sh
+	VERSION=$(VERSION) COMMIT=$(COMMIT) node/scripts/npm-smoke.sh
 
 # node-pty is built from source against the system's Node headers, once;
 # only the benchmarks need it (make bench's Node host rows, bench-node).

@@ -131,3 +131,23 @@ func TestOutputChangesRangeThroughMCP(t *testing.T) {
 		t.Fatalf("since with to 3:\n%s", txt)
 	}
 }
+
+// TestOutputBudgetSpentOnText: max_chars keeps the newest text and sends
+// none of the blank rows under it (a 60x24 shell after three commands
+// holds a few lines of text and many blank rows).
+func TestOutputBudgetSpentOnText(t *testing.T) {
+	t.Parallel()
+	c := connect(t)
+	s := c.shell(map[string]any{"size": "60x24"})
+	for _, w := range []string{"alpha", "bravo", "charlie"} {
+		c.typeLine(s.Session, "echo "+w)
+		c.until(s.Session, `(?m)^`+w+`\n\$ ?$`)
+	}
+	cut := ok[changes](c, "output", map[string]any{"session": s.Session, "max_chars": 50})
+	if cut.Cut == nil || !strings.HasSuffix(cut.Screen, "charlie\n$\n") || strings.Contains(cut.Screen, "\n\n") {
+		t.Errorf("max_chars 50 kept %q (cut %+v)", cut.Screen, cut.Cut)
+	}
+	if txt := text(c.call("output", map[string]any{"session": s.Session, "max_chars": 50})); strings.Contains(txt, "blank") || !strings.Contains(txt, "charlie") {
+		t.Errorf("max_chars 50 text:\n%s", txt)
+	}
+}

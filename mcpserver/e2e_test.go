@@ -32,8 +32,10 @@ func TestToolsAreListedWithSchemas(t *testing.T) {
 		if len(tool.Description) < 80 {
 			t.Errorf("tool %s: description too thin for an agent: %q", tool.Name, tool.Description)
 		}
-		if tool.InputSchema == nil || tool.OutputSchema == nil {
-			t.Errorf("tool %s: missing input or output schema", tool.Name)
+		// No output schema: tools/list goes into every agent's context
+		// (TestToolsListSize); the results are described in their text.
+		if tool.InputSchema == nil {
+			t.Errorf("tool %s: missing input schema", tool.Name)
 		}
 	}
 	slices.Sort(names)

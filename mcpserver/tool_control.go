@@ -14,14 +14,13 @@ import (
 
 var killTool = toolDef{tool: mcp.Tool{
 	Name:        "kill",
-	Title:       "Send a signal to the program",
-	Description: `Send a Unix signal to the program in a session (not to the session itself, which keeps showing the final screen and exit code until stop). Default SIGTERM. Accepts names with or without SIG (SIGINT, INT, TERM, KILL, HUP, QUIT, USR1, USR2) or numbers ("9"). To interrupt a running command in a shell or REPL, sending the Ctrl-C key with input is usually better: it goes to the foreground job, as a human's Ctrl-C would. Use {"signal":"KILL"} for a program that ignores everything else.`,
+	Description: "Send a signal to a session's program (default SIGTERM). To interrupt a command, input keys [\"Ctrl-C\"] is usually better.",
 }}
 
 // KillInput is the kill tool's arguments.
 type KillInput struct {
-	Session string `json:"session" jsonschema:"session handle from start (e.g. \"s1\") or a socket path"`
-	Signal  string `json:"signal,omitempty" jsonschema:"signal name or number, e.g. SIGTERM (default), SIGINT, KILL, 9"`
+	Session string `json:"session" jsonschema:"session handle"`
+	Signal  string `json:"signal,omitempty" jsonschema:"name or number"`
 }
 
 // KillOutput reports the signal sent.
@@ -53,14 +52,13 @@ func (s *Server) kill(ctx context.Context, in KillInput) (string, KillOutput, er
 
 var resizeTool = toolDef{tool: mcp.Tool{
 	Name:        "resize",
-	Title:       "Resize a terminal",
-	Description: `Change a session's terminal size; the program gets SIGWINCH and usually redraws (wait with quiet_ms afterwards before reading the screen). Use it when output is cut off or wrapped, or a TUI needs more room. Example: {"session":"s1","size":"132x50"}.`,
+	Description: "Change a session's terminal size; the program gets SIGWINCH and redraws (then wait quiet_ms).",
 }}
 
 // ResizeInput is the resize tool's arguments.
 type ResizeInput struct {
-	Session string `json:"session" jsonschema:"session handle from start (e.g. \"s1\") or a socket path"`
-	Size    string `json:"size" jsonschema:"new size as COLSxROWS, e.g. 120x40"`
+	Session string `json:"session" jsonschema:"session handle"`
+	Size    string `json:"size" jsonschema:"COLSxROWS"`
 }
 
 // ResizeOutput is the new size.
@@ -88,8 +86,7 @@ func (s *Server) resize(ctx context.Context, in ResizeInput) (string, ResizeOutp
 
 var stopTool = toolDef{tool: mcp.Tool{
 	Name:        "stop",
-	Title:       "End a session",
-	Description: `End a session: the program is hung up / terminated if still running, the daemon exits, and the handle becomes invalid. Call it when you are done with a program, including persistent sessions you no longer need. Read the final screen with output first if you still need it.`,
+	Description: "End a session: the program is hung up and the handle is gone; read the final screen first if you need it.",
 }}
 
 // StopOutput reports the end of a session.
@@ -119,14 +116,13 @@ func (s *Server) stop(ctx context.Context, in SessionInput) (string, StopOutput,
 
 var debugTool = toolDef{tool: mcp.Tool{
 	Name:        "debug",
-	Title:       "Terminal diagnostics",
-	Description: `Diagnostics for when a program misbehaves in the terminal: the escape sequences the emulator did not understand (possible rendering gaps), and the terminal's termios mode: "cooked" (line-buffered, the shell/REPL kind; echo on or off shows whether typed text appears, e.g. off at a password prompt) or "raw" (each key goes straight to a full-screen program). clear empties the list of unhandled sequences after reading it.`,
+	Description: "Escape sequences the emulator did not handle, and the termios mode: cooked (line editing; echo off at a password prompt) or raw.",
 }}
 
 // DebugInput is the debug tool's arguments.
 type DebugInput struct {
-	Session string `json:"session" jsonschema:"session handle from start (e.g. \"s1\") or a socket path"`
-	Clear   bool   `json:"clear,omitempty" jsonschema:"clear the unhandled-sequence list after reading it"`
+	Session string `json:"session" jsonschema:"session handle"`
+	Clear   bool   `json:"clear,omitempty" jsonschema:"empty the list after reading"`
 }
 
 // DebugOutput is the daemon's DEBUG answer.

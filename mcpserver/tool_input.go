@@ -18,36 +18,27 @@ import (
 
 var inputTool = toolDef{
 	tool: mcp.Tool{
-		Name:  "input",
-		Title: "Type into a terminal",
-		Description: `Send keystrokes to the program in a session, as if typed on its keyboard. text is sent first, then keys, in one write.
-
-text: characters to type, with C-style escapes: \n (newline) \r (carriage return: what the Enter key sends) \t \b \a \v \f \e (Escape) \\ (a backslash) and \xHH (any byte, e.g. \x03 for Ctrl-C); an unknown escape such as \z is sent unchanged. Set literal to true to send text exactly as given. Remember the JSON layer: the two characters backslash-r are written "\\r" inside a JSON string.
-
-keys: named keys, sent after text: Enter, Tab, ShiftTab, Escape (Esc), Backspace, Space, Up, Down, Left, Right, Home, End, PageUp, PageDown, Insert, Delete, F1..F12, Ctrl-A..Ctrl-Z (also Ctrl-C, Ctrl-D, Ctrl-[, Ctrl-\, Ctrl-]), Alt-<key> (sends Escape first). Add *N to repeat: "Down*3". Names are case-insensitive.
-
-Without a wait field, input returns as soon as the bytes are written. To wait for the program's reaction, give one of wait_input, wait_regex, wait_contains or wait_quiet_ms (bounded by timeout_ms, default 10000): the wait looks only at output produced after this input was written, so it never returns on the prompt that was already on the screen, and the result carries the wait's outcome and the screen, as the wait tool's does. This is the reliable way to "type a command, then wait for the prompt": {"session":"s1","text":"print(6*7)","keys":["Enter"],"wait_regex":">>> ?$"}. When you do not know what the prompt will look like, or the command prints with pauses, use wait_input: it returns once the program has reacted and is blocked reading the terminal again (a shell back at its prompt, a REPL, an editor, a y/n question): {"session":"s1","text":"make","keys":["Enter"],"wait_input":true,"timeout_ms":600000}. Matching is the wait tool's. Add since (the token of your last output read, of the last input with since, or of the last run) to get, instead of the whole screen, only the rows that changed, as output's since returns them, with a new token: one call per step of a REPL or an editor session, costing what changed.
-
-Examples: {"session":"s1","text":"ls -l","keys":["Enter"]}; {"session":"s1","keys":["Ctrl-C"]}; {"session":"s1","text":"ihello\\e:wq\\r"} (vim: insert, Escape, save and quit); {"session":"s1","keys":["Down*2","Enter"]}.`,
+		Name:        "input",
+		Description: "Type text (escapes \\r Enter, \\n, \\t, \\e Esc, \\xHH, \\\\), then keys (Enter Tab Esc Backspace Up Down Left Right Home End PageUp PageDown Delete F1..F12 Ctrl-A..Ctrl-Z Alt-X, \"Down*3\"). A wait (wait_input: it reacted and reads again, best after a command; wait_regex; wait_contains; wait_quiet_ms) sees only output after this input and returns the screen, or with since what changed.",
 	},
 	enums: map[string][]any{"cursor_keys": {"auto", "normal", "application"}},
 }
 
 // InputInput is the input tool's arguments.
 type InputInput struct {
-	Session    string   `json:"session" jsonschema:"session handle from start (e.g. \"s1\") or a socket path"`
-	Text       string   `json:"text,omitempty" jsonschema:"text to type, with C-style escapes (\\r is Enter, \\e is Escape, \\xHH any byte)"`
-	Keys       []string `json:"keys,omitempty" jsonschema:"named keys sent after text, e.g. [\"Enter\"], [\"Ctrl-C\"], [\"Up\",\"Enter\"], [\"Down*3\"]"`
-	Literal    bool     `json:"literal,omitempty" jsonschema:"send text exactly as given, without interpreting backslash escapes"`
-	CursorKeys string   `json:"cursor_keys,omitempty" jsonschema:"how to encode Up/Down/Left/Right/Home/End: auto (default: follow the terminal's mode when the session reports it, else normal), normal (ESC [ A) or application (ESC O A)"`
+	Session    string   `json:"session" jsonschema:"session handle"`
+	Text       string   `json:"text,omitempty" jsonschema:"text to type, with escapes"`
+	Keys       []string `json:"keys,omitempty" jsonschema:"key names, after text"`
+	Literal    bool     `json:"literal,omitempty" jsonschema:"text without escapes"`
+	CursorKeys string   `json:"cursor_keys,omitempty" jsonschema:"arrow key encoding"`
 	// The optional wait after the input (see waitAfterInput).
-	WaitRegex     string `json:"wait_regex,omitempty" jsonschema:"after the input, wait until this Go regular expression matches the screen, testing only output produced after the input"`
-	WaitContains  string `json:"wait_contains,omitempty" jsonschema:"after the input, wait until the screen contains this text, testing only output produced after the input"`
-	WaitQuietMs   int    `json:"wait_quiet_ms,omitempty" jsonschema:"after the input, wait until no output arrived for this many milliseconds"`
-	WaitInput     bool   `json:"wait_input,omitempty" jsonschema:"after the input, wait until the program has reacted and waits for input again (blocked reading the terminal)"`
-	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"bound of the wait in milliseconds (default 10000, max 600000); a timeout is a normal result"`
-	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"with a wait: return the plain-text screen after it (default true); false gives a one-line reply"`
-	Since         string `json:"since,omitempty" jsonschema:"with a wait: instead of the screen, return only what changed since the read with this token (as output's since), and a new token"`
+	WaitRegex     string `json:"wait_regex,omitempty" jsonschema:"then wait for this regex"`
+	WaitContains  string `json:"wait_contains,omitempty" jsonschema:"then wait for this text"`
+	WaitQuietMs   int    `json:"wait_quiet_ms,omitempty" jsonschema:"then wait for quiet ms"`
+	WaitInput     bool   `json:"wait_input,omitempty" jsonschema:"then wait until it reads input"`
+	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"wait bound (default 10000)"`
+	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"with the screen (default true)"`
+	Since         string `json:"since,omitempty" jsonschema:"token: only what changed"`
 }
 
 // InputOutput reports what was sent, and how the wait after it ended.

@@ -16,33 +16,22 @@ import (
 
 var outputTool = toolDef{
 	tool: mcp.Tool{
-		Name:  "output",
-		Title: "Read a terminal's screen",
-		Description: `Read what the terminal shows now: the screen as text, exactly as a human would see it (wide characters, full-screen programs, the alternate screen of vim/less), the cursor position and the size. Optionally include scrollback (lines that scrolled off the top).
-
-Line numbers: 1..rows are screen lines (1 = top); -1 is the scrollback line just above the screen, -N further back; 0 is the boundary. from/to select an inclusive range: {"from":-50} adds the last 50 scrollback lines before the screen; {"from_oldest":true} starts at the oldest kept line; {"to":0} returns scrollback only; {"from":5,"to":5} is line 5 alone.
-
-format "plain" (default) is text only; "ansi" keeps colours and attributes as ANSI escape sequences (use it when colour carries meaning, e.g. red errors or a highlighted menu entry). number prefixes each line with its line number and a tab. Cursor row/col are 1-based.
-
-Every result carries a token. In a long session pass the token of your last read as since: the result lists only the lines that changed since that read, each with its line number (1..rows, negative for lines that scrolled into the scrollback, which come too), the cursor, "scrolled N" when the screen moved up N lines (shift your copy up N rows, then replace the rows listed), or "unchanged". "redraw" means every row follows (the size, the format or the main/alternate screen changed). Use since after each action instead of rereading the whole screen: it costs what changed. A session keeps its last 32 tokens; an expired or foreign token is an error: read without since for a fresh one.
-
-max_chars bounds any read (with or without since, with from/to): whole lines are cut from the top, keeping the newest, and the result says what was cut and the from/to that reads it. It counts the lines' own text (each with its newline); the header, the cut note and the "N: " line numbers come on top (about 60 to 150 characters).
-
-This reads the screen once; to wait for something to appear use wait instead of calling output repeatedly.`,
+		Name:        "output",
+		Description: "Read the screen as text, the cursor and size. Lines 1..rows are the screen, -N the scrollback N lines up; from/to pick a range (to 0: scrollback only). Pass a result's token as since for only what changed (\"N: text\", \"scrolled N\": shift your copy up first, \"unchanged\"). max_chars cuts whole lines from the top, keeping the newest.",
 	},
 	enums: map[string][]any{"format": {"plain", "ansi"}},
 }
 
 // OutputInput is the output tool's arguments.
 type OutputInput struct {
-	Session    string `json:"session" jsonschema:"session handle from start (e.g. \"s1\") or a socket path"`
-	Format     string `json:"format,omitempty" jsonschema:"plain (default) or ansi (colours as escape sequences)"`
-	From       *int   `json:"from,omitempty" jsonschema:"first line, inclusive: negative = scrollback (-1 nearest the screen), 1 = top of screen (default 1)"`
-	To         *int   `json:"to,omitempty" jsonschema:"last line, inclusive (default: last screen line; 0 = scrollback only)"`
-	FromOldest bool   `json:"from_oldest,omitempty" jsonschema:"start at the oldest scrollback line (overrides from)"`
-	Number     bool   `json:"number,omitempty" jsonschema:"prefix each line with its line number and a tab"`
-	Since      string `json:"since,omitempty" jsonschema:"token of an earlier read: return only what changed since it"`
-	MaxChars   *int   `json:"max_chars,omitempty" jsonschema:"at most this many characters of lines (each counted with its newline; the header, the cut note and line numbers come on top); whole lines are cut from the top"`
+	Session    string `json:"session" jsonschema:"session handle"`
+	Format     string `json:"format,omitempty" jsonschema:"plain (default) or ansi"`
+	From       *int   `json:"from,omitempty" jsonschema:"first line"`
+	To         *int   `json:"to,omitempty" jsonschema:"last line"`
+	FromOldest bool   `json:"from_oldest,omitempty" jsonschema:"from the oldest line"`
+	Number     bool   `json:"number,omitempty" jsonschema:"number the lines"`
+	Since      string `json:"since,omitempty" jsonschema:"token: only what changed"`
+	MaxChars   *int   `json:"max_chars,omitempty" jsonschema:"most characters of lines"`
 }
 
 // Position is a 1-based screen position.

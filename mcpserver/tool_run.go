@@ -23,25 +23,16 @@ const (
 )
 
 var runTool = toolDef{tool: mcp.Tool{
-	Name:  "run",
-	Title: "Run a shell command and get its output and exit code",
-	Description: `Run one shell command in a session and get its output alone and its exit code, in one call: the command is typed at the shell's prompt, and the call returns when the shell reports that it ended. Use it for every shell command (ls, git status, make, pytest, cat a file); use input + wait instead for programs that take over the terminal or ask questions (vim, less, a python REPL, git rebase -i, ssh password prompts).
-
-The session must be bash or zsh started with shell integration: start {"command":["bash"],"shell_integration":true}. Without it, run answers an error that says so.
-
-Returns exit_code, output (the command's own output: not the prompt nor the command line, taken from the scrollback if it scrolled off the screen; plain text, every complete line ending in a newline), duration_ms, timed_out and a token: the screen as the command left it, to pass as since to the input that starts an interactive program next, so that its reply holds only what changed. The output is cut to max_chars (default 20000) from the top, keeping the end where errors and summaries are; output_cut says how many characters went.
-
-timeout_ms (default 30000, max 600000) bounds the wait. On a timeout the command keeps running: timed_out is true, output holds what it printed so far, and the next run waits for it to end before typing (or send input {"keys":["C-c"]} to interrupt it). The command runs in the session's shell, so cd, export and shell variables carry over to later runs. One line only: join several commands with ; or &&.
-
-Examples: {"session":"s1","command":"git status --short"}; {"session":"s1","command":"make test 2>&1 | tail -50","timeout_ms":300000}; {"session":"s1","command":"cd /work/project && ls"}.`,
+	Name:        "run",
+	Description: "Run one shell command line in a bash or zsh started with shell_integration; returns when it ends with exit_code, output (cut from the top to max_chars) and a token for since. After timeout_ms it keeps running (timed_out); the next run waits for it. For vim, less, REPLs, prompts: input and wait.",
 }}
 
 // RunInput is the run tool's arguments.
 type RunInput struct {
-	Session   string `json:"session" jsonschema:"session handle from start (a bash or zsh started with shell_integration)"`
-	Command   string `json:"command" jsonschema:"the shell command line to run, e.g. \"ls -l\" (one line; join commands with ; or &&)"`
-	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"stop waiting after this many milliseconds (default 30000, max 600000), leaving the command running"`
-	MaxChars  int    `json:"max_chars,omitempty" jsonschema:"most characters of output to return, cut from the top (default 20000)"`
+	Session   string `json:"session" jsonschema:"session handle"`
+	Command   string `json:"command" jsonschema:"one line"`
+	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"default 30000, max 600000"`
+	MaxChars  int    `json:"max_chars,omitempty" jsonschema:"default 20000"`
 }
 
 // RunOutput is how the command ended.

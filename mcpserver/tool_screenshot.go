@@ -12,17 +12,14 @@ import (
 
 var screenshotTool = toolDef{
 	tool: mcp.Tool{
-		Name:  "screenshot",
-		Title: "See a terminal's screen as an image",
-		Description: `Return a PNG image of what the terminal shows now, as a person would see it in a terminal window: colours (16, 256 and true colour), bold, underline, inverse (the highlighted bar of a menu), wide characters and the cursor (a block). Use it when the look carries meaning that text loses: which menu entry is selected, what is highlighted or red, how a TUI is laid out, or to attach to a bug report. To read the text, use output: it is cheaper and exact.
-
-The image is of the visible screen only (no scrollback), 9x19 pixels a cell in Go Mono (720x456 for 80x24). Characters the font lacks (CJK, emoji and most symbols) are drawn as outlined boxes of their width.`,
+		Name:        "screenshot",
+		Description: "A PNG of the visible screen (colours, inverse, cursor), when the look matters: the selected menu entry, a TUI's layout. For text, output is cheaper.",
 	},
 }
 
 // ScreenshotInput is the screenshot tool's arguments.
 type ScreenshotInput struct {
-	Session string `json:"session" jsonschema:"session handle from start (e.g. \"s1\") or a socket path"`
+	Session string `json:"session" jsonschema:"session handle"`
 }
 
 // ScreenshotOutput describes the image, which goes back as MCP image

@@ -14,31 +14,22 @@ import (
 )
 
 var startTool = toolDef{tool: mcp.Tool{
-	Name:  "start",
-	Title: "Start a program in a terminal",
-	Description: `Start an interactive program in a new pseudo-terminal (a real TTY, as if a human opened a terminal window and ran it). Use this for anything that needs a terminal or a conversation: shells, REPLs (python3, node, psql), editors (vim), pagers, git rebase -i / git add -p, debuggers, installers that prompt, TUIs, other CLI agents. For shell commands, start bash with shell_integration and use the run tool: it returns each command's output and exit code in one call.
-
-Returns a session handle (e.g. "s1") to pass to the other tools, and the session's socket path. The program keeps running in the background until you call stop, or until this MCP connection ends (unless persistent is true). After starting, call wait (e.g. {"quiet_ms":300} or a regex for the prompt) before reading the screen with output.
-
-Once the program has exited, its final screen and exit code stay readable; a finished session ends by itself after 10 minutes without any call about it (persistent ones too).
-
-The command is not run through a shell: pass ["bash","--norc"], ["python3","-q"], or ["sh","-c","make 2>&1 | less"] for shell syntax. The terminal is 80x24 unless size says otherwise; TERM is xterm-256color.
-
-Examples: {"command":["bash"],"shell_integration":true} (then run); {"command":["bash","--norc","--noprofile"]}; {"command":["python3","-q"],"size":"120x40"}; {"command":["vim","notes.txt"],"cwd":"/work/project"}.`,
+	Name:        "start",
+	Description: "Start a program in a new pseudo-terminal (shell, REPL, editor, pager, TUI). For shell commands use {\"command\":[\"bash\"],\"shell_integration\":true}, then run. Returns the session handle. Not run through a shell; 80x24. Stopped with this connection unless persistent.",
 }}
 
 // StartInput is the start tool's arguments.
 type StartInput struct {
-	Command    []string          `json:"command" jsonschema:"program and its arguments, e.g. [\"bash\",\"--norc\"]; not run through a shell"`
-	Size       string            `json:"size,omitempty" jsonschema:"terminal size as COLSxROWS, e.g. 120x40 (default 80x24)"`
-	Scrollback *int              `json:"scrollback,omitempty" jsonschema:"lines of scrollback to keep (default 10000; 0 keeps none)"`
-	Cwd        string            `json:"cwd,omitempty" jsonschema:"working directory of the program (default: the server's)"`
-	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables for the program, e.g. {\"PS1\":\"$ \"}"`
-	Persistent bool              `json:"persistent,omitempty" jsonschema:"keep the session running after this MCP connection ends (default false: it is stopped on disconnect)"`
-	Plain      bool              `json:"plain,omitempty" jsonschema:"plain-text terminal: no colours or attributes in any output (default false)"`
-	Socket     string            `json:"socket,omitempty" jsonschema:"socket path to listen on (default: a fresh private /tmp/interminai-*/socket)"`
+	Command    []string          `json:"command" jsonschema:"program and arguments"`
+	Size       string            `json:"size,omitempty" jsonschema:"COLSxROWS (default 80x24)"`
+	Scrollback *int              `json:"scrollback,omitempty" jsonschema:"lines kept (default 10000)"`
+	Cwd        string            `json:"cwd,omitempty" jsonschema:"working directory"`
+	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment"`
+	Persistent bool              `json:"persistent,omitempty" jsonschema:"outlive this connection"`
+	Plain      bool              `json:"plain,omitempty" jsonschema:"no colours"`
+	Socket     string            `json:"socket,omitempty" jsonschema:"socket path"`
 	// ShellIntegration is what makes the run tool work.
-	ShellIntegration bool `json:"shell_integration,omitempty" jsonschema:"for bash or zsh: make the shell report each command's end and exit code, so that the run tool can run commands (default false; your own rc files still run)"`
+	ShellIntegration bool `json:"shell_integration,omitempty" jsonschema:"bash/zsh: report command ends, for run"`
 }
 
 // StartOutput describes the new session.

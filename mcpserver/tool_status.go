@@ -14,13 +14,12 @@ import (
 
 var statusTool = toolDef{tool: mcp.Tool{
 	Name:        "status",
-	Title:       "Is the program still running?",
-	Description: `Report whether the program in a session is still running, its exit code once it has exited, the terminal size and how much scrollback is kept. Cheap; does not change anything (it does not consume the "new output" flag that wait uses). To block until the program exits, use wait with exit true instead of calling status in a loop.`,
+	Description: "Whether the program runs, its exit code, size, scrollback, and whether it waits for input.",
 }}
 
 // SessionInput names one session.
 type SessionInput struct {
-	Session string `json:"session" jsonschema:"session handle from start (e.g. \"s1\") or a socket path"`
+	Session string `json:"session" jsonschema:"session handle"`
 }
 
 // StatusOutput is a session's state.
@@ -70,8 +69,7 @@ func (s *Server) status(ctx context.Context, in SessionInput) (string, StatusOut
 
 var listTool = toolDef{tool: mcp.Tool{
 	Name:        "list",
-	Title:       "List terminal sessions",
-	Description: `List this user's terminal sessions, the same ones ` + "`ptyplex list`" + ` shows: those this MCP server started (with their short handle) and any other ptyplex session of this user (its handle is its socket path, usable with every tool). For each: socket, command, daemon pid, state (running, exited with its exit code, stale: the daemon is gone, or unreachable), size, age, and whether this server started it and keeps it past the connection (persistent). Use it to find a handle you lost or to check what is still running before starting more. Sessions stopped with stop are no longer listed.`,
+	Description: "This user's sessions: those started here by handle, others by socket path (also a handle), with command, pid, state (running, exited and code, stale), size and age.",
 }}
 
 // ListInput takes no arguments.

@@ -22,39 +22,22 @@ const (
 )
 
 var waitTool = toolDef{tool: mcp.Tool{
-	Name:  "wait",
-	Title: "Wait for a terminal to change",
-	Description: `Block until something happens in a session, then return (by default with the screen). Use it after input instead of sleeping or polling output: it returns the moment the condition holds. Choose one condition:
-
-- (none): any new output, or the program exits.
-- regex: a Go regular expression matches the screen text (or line N with line); see Matching below: {"regex":"\\$ ?$"} waits for a shell prompt, {"regex":">>> ?$"} for python's; "(?m)^42$" for a line that is exactly 42.
-- contains / not_contains: plain text appears on / disappears from the screen (or line N), e.g. {"contains":"Password:"} or {"not_contains":"Loading"}.
-- line alone: screen line N (1 = top) changes.
-- input: the program is waiting for you: its foreground process is blocked reading the terminal and all its output is on the screen (on Linux the kernel says so; elsewhere it falls back to 500 ms without output, and the result says "detection":"quiet"). The best wait for a prompt whose text you do not know, a command that prints with pauses (quiet_ms would return in a pause) or one that works in silence (quiet_ms would return while it still works).
-- quiet_ms: no output for that many milliseconds, counted from this call (the program has settled; good after starting a program or sending a command whose output you cannot predict).
-- exit: the program exits; returns its exit code.
-
-Always bounded by timeout_ms (default 10000, max 600000: a larger value is clamped to 600000 and the result says so; for longer waits call wait again). A timeout is a normal result with timed_out true, not an error: look at the returned screen and decide. If the program exits before the condition holds, the result has exited true and met false. Pattern conditions already true when wait starts return at once with already_met true. Conditions are checked against plain text (no colour codes).
-
-To wait for the reaction to something you type, prefer input with wait_input / wait_regex / wait_contains / wait_quiet_ms: that wait only looks at output produced after the input, so it cannot return on the old prompt.
-
-Examples: {"session":"s1","input":true}; {"session":"s1","regex":"\\$ ?$","timeout_ms":5000}; {"session":"s1","quiet_ms":300}; {"session":"s1","line":1,"contains":"READY"}; {"session":"s1","exit":true,"timeout_ms":60000}.
-
-Matching (the same in the ptyplex CLI): ` + wire.Semantics,
+	Name:        "wait",
+	Description: "Block until one condition holds; returns the screen. none: any output or the exit; regex: Go RE2 on the plain screen (or line N), lines joined by \\n without trailing blanks, no implicit (?m) (\"\\\\$ ?$\": a prompt at the bottom); contains; not_contains; line alone: it changes; input: the program waits for you; quiet_ms; exit. A timeout is a normal result.",
 }}
 
 // WaitInput is the wait tool's arguments.
 type WaitInput struct {
-	Session       string `json:"session" jsonschema:"session handle from start (e.g. \"s1\") or a socket path"`
-	Regex         string `json:"regex,omitempty" jsonschema:"wait until this Go regular expression matches the screen (or the line)"`
-	Contains      string `json:"contains,omitempty" jsonschema:"wait until the screen (or the line) contains this text"`
-	NotContains   string `json:"not_contains,omitempty" jsonschema:"wait until the screen (or the line) no longer contains this text"`
-	Line          int    `json:"line,omitempty" jsonschema:"1-based screen line to watch; alone: wait until it changes"`
-	QuietMs       int    `json:"quiet_ms,omitempty" jsonschema:"wait until there has been no output for this many milliseconds"`
-	Exit          bool   `json:"exit,omitempty" jsonschema:"wait until the program exits"`
-	Input         bool   `json:"input,omitempty" jsonschema:"wait until the program waits for input (blocked reading the terminal, its output all shown)"`
-	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"give up after this many milliseconds (default 10000, max 600000; larger values are clamped to 600000); a timeout is a normal result"`
-	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"return the plain-text screen with the result (default true)"`
+	Session       string `json:"session" jsonschema:"session handle"`
+	Regex         string `json:"regex,omitempty" jsonschema:"until this matches"`
+	Contains      string `json:"contains,omitempty" jsonschema:"until this shows"`
+	NotContains   string `json:"not_contains,omitempty" jsonschema:"until this is gone"`
+	Line          int    `json:"line,omitempty" jsonschema:"screen line (1 = top)"`
+	QuietMs       int    `json:"quiet_ms,omitempty" jsonschema:"until this many ms of quiet"`
+	Exit          bool   `json:"exit,omitempty" jsonschema:"until it exits"`
+	Input         bool   `json:"input,omitempty" jsonschema:"until it waits for input"`
+	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"default 10000, max 600000"`
+	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"with the screen (default true)"`
 }
 
 // WaitOutput is how the wait ended.

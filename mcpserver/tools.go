@@ -59,21 +59,24 @@ func addTool[In, Out any](s *Server, def toolDef, h handler[In, Out]) {
 		t.InputSchema = schema
 	}
 	name := t.Name
-	mcp.AddTool(s.mcp, &t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+	// Registered with an output of type any, so that tools/list carries no
+	// output schema: every agent pays for the list in its context before it
+	// does anything, and the result's fields are named in the result text
+	// and in mcpserver/README.md. The structured result is still sent.
+	mcp.AddTool(s.mcp, &t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out any, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				s.log.Error("panic in tool", "tool", name, "panic", r, "stack", string(debug.Stack()))
-				var zero Out
-				res, out, err = nil, zero, fmt.Errorf("internal error in tool %s: %v (the server is still running; please report this)", name, r)
+				res, out, err = nil, nil, fmt.Errorf("internal error in tool %s: %v (the server is still running; please report this)", name, r)
 			}
 		}()
-		text, out, err := h(ctx, in)
+		text, typed, err := h(ctx, in)
 		if err != nil {
-			var zero Out
-			return nil, zero, err
+			return nil, nil, err
 		}
+		out = typed
 		content := []mcp.Content{&mcp.TextContent{Text: text}}
-		if more, ok := any(out).(withContent); ok {
+		if more, ok := any(typed).(withContent); ok {
 			content = append(content, more.content()...)
 		}
 		return &mcp.CallToolResult{Content: content}, out, nil

@@ -334,3 +334,6 @@ export declare const createTerminal: typeof spawn;
 export declare function defaultSidecar(): Sidecar;
 /** The sidecar binary: $PTYPLEX_SIDECAR_PATH, the platform package, then PATH. */
 export declare function resolveSidecar(env?: NodeJS.ProcessEnv): string;
+
+/** The build the package was packed from by `make npm`: the same version and commit as its ptyplex-sidecar's --version (in a source tree: "dev", "unknown"). */
+export declare const build: { readonly version: string; readonly commit: string };

@@ -297,21 +297,3 @@ func findMoves(prev, cur []uint64, text []string) []wire.Move {
 	}
 	return moves
 }
-
-// budgetCut drops lines from the top until the rest fits in maxChars
-// characters (each line counted with its newline) and returns how many it
-// dropped and their characters. Lines are kept whole: the newest rows are
-// what a reader of a terminal needs first, and half a row misleads.
-func budgetCut(texts []string, maxChars int) (dropped, chars int) {
-	total := 0
-	for _, t := range texts {
-		total += utf8.RuneCountInString(t) + 1
-	}
-	for dropped < len(texts) && total > maxChars {
-		c := utf8.RuneCountInString(texts[dropped]) + 1
-		total -= c
-		chars += c
-		dropped++
-	}
-	return dropped, chars
-}

@@ -125,12 +125,21 @@ func (d *Daemon) output(f wire.Fields) (any, error) {
 		}
 	}
 	if maxChars > 0 {
-		if k, chars := budgetCut(texts, maxChars); k > 0 {
+		if k, chars := wire.BudgetCut(texts, maxChars); k > 0 {
 			out.Cut = &wire.Cut{Lines: k, Chars: chars, From: nums[0], To: nums[k-1]}
 			nums, texts = nums[k:], texts[k:]
 			lo = out.Cut.To + 1
 			if lo == 0 {
 				lo = 1
+			}
+		}
+		// Blank rows under the last text are not sent: the answer's "to"
+		// is its last row, and nothing of the budget goes to empty lines.
+		if b := wire.TrailingBlank(texts); b > 0 {
+			nums, texts = nums[:len(nums)-b], texts[:len(texts)-b]
+			hi = lo - 1
+			if len(nums) > 0 {
+				hi = nums[len(nums)-1]
 			}
 		}
 	}
@@ -219,7 +228,7 @@ func (d *Daemon) changesAnswer(out *wire.OutputData, since string, ansi bool, rn
 		for i, l := range lines {
 			texts[i] = l.Text
 		}
-		if k, chars := budgetCut(texts, maxChars); k > 0 {
+		if k, chars := wire.BudgetCut(texts, maxChars); k > 0 {
 			out.Cut = &wire.Cut{Lines: k, Chars: chars, From: lines[0].N, To: lines[k-1].N}
 			lines = lines[k:]
 		}

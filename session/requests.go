@@ -3,6 +3,7 @@
 package session
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -72,12 +73,9 @@ func (d *Daemon) handle(r *request) (stop bool) {
 }
 
 func (d *Daemon) input(f wire.Fields) (any, error) {
-	text, ok, err := f.Str("data")
+	text, err := inputBytes(f)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, wire.Invalidf("missing 'data' field")
 	}
 	withGen, err := f.Bool("with_gen")
 	if err != nil {
@@ -89,7 +87,7 @@ func (d *Daemon) input(f wire.Fields) (any, error) {
 	if exited {
 		return nil, wire.RequestError("Process not running")
 	}
-	n, gen, err := d.writeInput([]byte(text))
+	n, gen, err := d.writeInput(text)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return nil, wire.RequestError(fmt.Sprintf("Failed to send input: the program has not read its input for %v (%d of %d bytes sent)", inputTimeout, n, len(text)))
 	}
@@ -100,6 +98,32 @@ func (d *Daemon) input(f wire.Fields) (any, error) {
 		return wire.InputData{OutputGen: gen}, nil
 	}
 	return nil, nil
+}
+
+// inputBytes is what an INPUT types: the bytes of data_b64 when given (an
+// addition: a JSON string cannot carry bytes that are not UTF-8), else the
+// UTF-8 bytes of the data string. A client sends data beside data_b64 for
+// daemons that know only data; this one ignores it then.
+func inputBytes(f wire.Fields) ([]byte, error) {
+	b64, ok, err := f.Str("data_b64")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		b, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, wire.Invalidf("field 'data_b64' must be standard base64: %v", err)
+		}
+		return b, nil
+	}
+	text, ok, err := f.Str("data")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, wire.Invalidf("missing 'data' field")
+	}
+	return []byte(text), nil
 }
 
 // Bounds on PTY writes. Requests run one at a time, so an INPUT blocked on

@@ -8,21 +8,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
-)
-
-// Timing of a terminal's end.
-const (
-	// closeGrace is how long a CLOSEd terminal has between SIGHUP and SIGKILL.
-	closeGrace = 3 * time.Second
-	// drainBound is how long the PTY may stay open after the child exited
-	// before the rest of its session is killed: long enough to read what is
-	// buffered, short enough that a leftover background job cannot hold
-	// the EXIT back.
-	drainBound = 100 * time.Millisecond
-	// holderRetry paces the kills of processes that keep an unthrottled PTY
-	// open; after holderAttempts the PTY is hung up from our side.
-	holderRetry    = 500 * time.Millisecond
-	holderAttempts = 4
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
 // terminal is one terminal from its OPEN until its id is free again. The
@@ -32,11 +18,11 @@ type terminal struct {
 	id    string
 	proc  *ptyhost.Process // set by the spawn goroutine before t leaves spawning
 	gate  *ptyhost.Gate
-	input *inputQueue
+	input *engine.InputQueue
 	sc    *Sidecar
 
 	// Lock order: terminal.mu is taken before writer.mu and before
-	// inputBudget.mu, never while either is held, and inputBudget.mu is
+	// the input budget's mutex, never while either is held, and the input budget's mutex is
 	// the last of all (nothing else is locked under it). No goroutine
 	// holds mu while it waits for room in the writer: a host that stops
 	// reading would then stall CLOSE, signals and the reap along with it.
@@ -73,7 +59,7 @@ func newTerminal(sc *Sidecar, id string, credit *uint64) *terminal {
 	return &terminal{
 		id:          id,
 		gate:        ptyhost.NewGate(credit),
-		input:       newInputQueue(&sc.input),
+		input:       engine.NewInputQueue(&sc.input),
 		sc:          sc,
 		state:       spawning,
 		deferring:   true,
@@ -91,16 +77,16 @@ func (t *terminal) directInput() {
 	proc := t.proc
 	// An error leaves the input queued: the writer goroutine's blocking
 	// write then meets it and drops the rest, as for any failed write.
-	t.input.setTry(func(b []byte) int { n, _ := proc.TryWrite(b); return n })
+	t.input.SetTry(func(b []byte) int { n, _ := proc.TryWrite(b); return n })
 }
 
 // start launches the terminal's goroutines. OPENED must already be queued.
 // The input writer starts only once some input has to wait for the PTY
-// (see inputQueue.startWriter); until then it costs nothing.
+// (see engine.InputQueue); until then it costs nothing.
 func (t *terminal) start() {
 	go t.readLoop()
 	go t.supervise()
-	t.input.enableWriter(func() { go t.writeLoop() })
+	t.input.EnableWriter(func() { go t.writeLoop() })
 }
 
 // readLoop moves PTY output into OUTPUT frames until the PTY reports EOF.
@@ -134,20 +120,20 @@ func (t *terminal) readLoop() {
 func (t *terminal) writeLoop() {
 	for {
 		select {
-		case <-t.input.wake:
+		case <-t.input.Ready():
 		case <-t.finished:
-			t.input.discard()
+			t.input.Discard()
 			return
 		}
-		chunks := t.input.take()
+		chunks := t.input.Take()
 		for _, chunk := range chunks {
 			// A failed write means the PTY is gone; the supervisor
 			// reports the end, the rest of the input has nowhere to go.
 			t.proc.Write(chunk)
-			t.input.done(len(chunk))
+			t.input.Done(len(chunk))
 		}
 		if len(chunks) > 0 {
-			t.input.idle()
+			t.input.Idle()
 		}
 	}
 }
@@ -160,16 +146,7 @@ func (t *terminal) supervise() {
 		t.sc.logf("terminal %q: waiting for pid %d: %v", t.id, t.proc.Pid(), err)
 	}
 	// The child is a zombie now, so its session id is still reserved.
-	drain := time.NewTimer(drainBound)
-	select {
-	case <-t.readDone:
-		drain.Stop()
-		// Background jobs that do not hold the PTY are still ours to end.
-		t.proc.KillSession(syscall.SIGKILL, false)
-	case <-drain.C:
-		t.proc.KillSession(syscall.SIGKILL, true)
-		t.awaitReader()
-	}
+	engine.Drain(t.proc, t.readDone, t.gate.Limited, t.logf)
 	t.sc.unwatch(t.proc)
 	// Reap under mu, in the same step as entering reaped, so that a
 	// signal sent under ifLive never reaches a pid that was reaped.
@@ -181,7 +158,7 @@ func (t *terminal) supervise() {
 	t.mu.Unlock()
 	// Input from now on has nowhere to go: refuse it here, since a writer
 	// goroutine, which would otherwise do it, may never have started.
-	t.input.discard()
+	t.input.Discard()
 	t.proc.Close()
 
 	exit := proto.Exit{TerminalID: t.id}
@@ -219,36 +196,12 @@ func (t *terminal) finalFrame(f outFrame) outFrame {
 	return f
 }
 
-// awaitReader waits for the PTY to reach EOF after the session was killed.
-// A reader parked on credit is the host's choice and is waited for; an
-// unthrottled PTY that something we cannot find keeps open is killed again
-// and finally hung up.
-func (t *terminal) awaitReader() {
-	tick := time.NewTicker(holderRetry)
-	defer tick.Stop()
-	for attempts := 0; ; {
-		select {
-		case <-t.readDone:
-			return
-		case <-tick.C:
-			if t.gate.Limited() {
-				continue
-			}
-			attempts++
-			if attempts < holderAttempts {
-				t.proc.KillSession(syscall.SIGKILL, true)
-				continue
-			}
-			t.sc.logf("terminal %q: PTY %s still held open after the child exited; hanging it up", t.id, t.proc.TTY())
-			t.proc.Hangup()
-			<-t.readDone
-			return
-		}
-	}
+func (t *terminal) logf(format string, args ...any) {
+	t.sc.logf("terminal %q: "+format, append([]any{t.id}, args...)...)
 }
 
 // close handles CLOSE: the gate lifts so the reader can drain to EOF, the
-// process group gets SIGHUP, and SIGKILL follows after closeGrace. A
+// process group gets SIGHUP, and SIGKILL follows after engine.CloseGrace. A
 // second CLOSE, or one after the reap, only lifts the gate again.
 func (t *terminal) close() {
 	t.gate.Lift()
@@ -257,7 +210,7 @@ func (t *terminal) close() {
 			return // closing already
 		}
 		t.proc.SignalGroup(syscall.SIGHUP)
-		t.killTimer = time.AfterFunc(closeGrace, t.kill)
+		t.killTimer = time.AfterFunc(engine.CloseGrace, t.kill)
 	})
 }
 

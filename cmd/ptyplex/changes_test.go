@@ -143,6 +143,30 @@ func TestOutputBudget(t *testing.T) {
 	}
 }
 
+// TestOutputBudgetKeepsText: a budget is spent on text, never on the blank
+// rows under it: on a 40x10 screen holding two lines, a budget that fits
+// one keeps the second (the newest, beside the cursor) and sends no blank
+// rows, plain or as a changes read.
+func TestOutputBudgetKeepsText(t *testing.T) {
+	s := puppet(t, "40x10")
+	s.draw(`\033[2J\033[Hfirst line of text\nsecond line here`, "second line here")
+	want := "@@ cut 1 lines (1, 19 chars) to fit --max-chars 20; the rest: --from 1 --to 1 @@\nsecond line here\n"
+	if got := s.ok("output", "--no-color", "--max-chars", "20"); got != want {
+		t.Errorf("plain read under a budget:\n%q\nwant:\n%q", got, want)
+	}
+	ch := s.ok("output", "--changes", "--max-chars", "18")
+	if !strings.HasSuffix(ch, "\n2: second line here\n") || strings.Contains(ch, "blank") {
+		t.Errorf("changes read under a budget:\n%s", ch)
+	}
+	// A changes read after the text was cleared: the blank rows are
+	// changes, but they cost nothing, so the new text stays.
+	s.draw(`\033[2J\033[Hnew text`, "new text")
+	next := s.ok("output", "--since", token(t, ch), "--max-chars", "9")
+	if !strings.Contains(next, "\n1: new text\n") {
+		t.Errorf("changes under a budget dropped the text:\n%s", next)
+	}
+}
+
 // A daemon that does not know changes reads answers a whole screen; the
 // CLI must not print it as "only what changed".
 func TestOutputChangesAgainstOlderDaemon(t *testing.T) {
@@ -156,7 +180,7 @@ func TestOutputChangesAgainstOlderDaemon(t *testing.T) {
 	}
 	// It ignores max_chars too: the CLI cuts by the same rule.
 	r := ptyplex(t, "", "output", "--socket", d.Socket, "--no-color", "--max-chars", "6")
-	if want := "@@ cut 1 lines (1, 5 chars) to fit --max-chars 6; the rest: --from 1 --to 1 @@\nfile\n\n"; r.code != 0 || r.stdout != want {
+	if want := "@@ cut 1 lines (1, 5 chars) to fit --max-chars 6; the rest: --from 1 --to 1 @@\nfile\n"; r.code != 0 || r.stdout != want {
 		t.Errorf("--max-chars against a daemon without it: %v", r)
 	}
 }

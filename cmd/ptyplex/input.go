@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
@@ -27,10 +28,10 @@ const inputAbout = `
 Sends input to the program. --text is unescaped C-style: \n \r \t \b \a \v
 \f \e (or \E, ESC) \\ and \xHH; an unknown escape such as \z passes through
 unchanged. --text wins over stdin. Without --text, --keys or --password,
-the bytes of stdin are sent as they are. \xHH escapes that spell UTF-8
-(\xc3\xa9) send that character; a byte 80..ff outside any UTF-8 sequence
-(the socket protocol carries text) goes as the character U+00HH, as
-interminai sends it.
+the bytes of stdin are sent as they are, invalid UTF-8 included. In --text,
+\xHH escapes that spell UTF-8 (\xc3\xa9) send that character; a byte 80..ff
+outside any UTF-8 sequence goes as the character U+00HH, as interminai sends
+it (pipe the bytes on stdin to send them unchanged).
 
 --keys makes the arguments key names, sent after --text in one write:
 ` + keys.Help + `
@@ -99,9 +100,11 @@ func runInput(args []string) int {
 		return c.usageError("%v", err)
 	}
 	var data []byte
+	exact := true // stdin and --password go byte for byte; --text as interminai's \xHH
 	switch {
 	case set["text"] || *keyMode:
 		data = cescape.Unescape(*text)
+		exact = false
 		if *keyMode {
 			kb, ok := encodeKeys(c.socket, names, *cursorKeys)
 			if !ok {
@@ -123,7 +126,7 @@ func runInput(args []string) int {
 		}
 		data = b
 	}
-	req := map[string]any{"type": "INPUT", "data": wireText(data)}
+	req := inputRequest(data, exact)
 	if !waiting {
 		if !call(c.socket, req, nil) {
 			return exitFail
@@ -238,6 +241,18 @@ func encodeKeys(socket string, names []string, mode string) ([]byte, bool) {
 		return nil, false
 	}
 	return b, true
+}
+
+// inputRequest is the INPUT request that types data. Bytes that are not
+// valid UTF-8 cannot travel in the JSON string "data"; when exact they also
+// go as "data_b64", which the daemon then writes unchanged, while "data"
+// still carries wireText's spelling for a daemon that knows only "data".
+func inputRequest(data []byte, exact bool) map[string]any {
+	req := map[string]any{"type": "INPUT", "data": wireText(data)}
+	if exact && !utf8.Valid(data) {
+		req["data_b64"] = base64.StdEncoding.EncodeToString(data)
+	}
+	return req
 }
 
 // wireText turns input bytes into the JSON string INPUT carries. UTF-8 goes

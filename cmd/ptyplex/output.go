@@ -58,8 +58,9 @@ screen; it costs what changed.
 
 --max-chars N bounds a read (plain or --changes): lines are cut whole from
 the top, keeping the newest, and a "@@ cut ... @@" line says which and how
-many characters; "--from A --to B" as printed there gets them. N counts the
-lines' own text only (code points, each line with its newline): the header
+many characters; "--from A --to B" as printed there gets them. Blank lines
+cost nothing and the blank rows under the last text are not printed. N
+counts the lines' own text only (code points, each line with its newline): the header
 line, the cut line and line-number prefixes (--number, a changes read's
 "N: ") come on top, about 60 to 150 characters.
 

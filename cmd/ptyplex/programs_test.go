@@ -352,3 +352,26 @@ func childOf(t testing.TB, pid int) int {
 	}
 	return kids[0]
 }
+
+// TestInputStdinBytesExact: the bytes piped into `input` reach the program
+// unchanged, invalid UTF-8 included (a lone \xff, a sequence cut short, an
+// encoded surrogate), not re-encoded as the characters U+00HH.
+func TestInputStdinBytesExact(t *testing.T) {
+	t.Parallel()
+	const payload = "bad\xff\xfe\xc3(\xed\xa0\x80utf8\n"
+	got := filepath.Join(t.TempDir(), "got")
+	// Raw mode: no line discipline between the PTY and head.
+	s := start(t, "--", "sh", "-c", fmt.Sprintf("stty raw -echo; echo ready; head -c %d > %s; echo done", len(payload), got))
+	s.waitText("ready")
+	if r := ptyplex(t, payload, "input", "--socket", s.sock); r.code != 0 {
+		t.Fatal(r)
+	}
+	s.waitText("done")
+	b, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != payload {
+		t.Errorf("the program read % x\nwant                 % x", b, payload)
+	}
+}

@@ -37,7 +37,9 @@ before it types. Without --timeout run waits as long as the command takes.
 A shell that reports nothing (started without --shell-integration, and not
 sending OSC 133 marks itself) gets an error naming the flag, exit 1.
 The output is the screen's text: colours are dropped, tabs are spaces, and
-lines the scrollback no longer held are left out (stderr says how many).
+lines the scrollback no longer held are left out: a first line
+"@@ ptyplex run: the first N lines of the output had already left the
+scrollback ... @@" says so on stdout (and stderr repeats it).
 
 Example:
   ptyplex start --shell-integration --socket /tmp/s -- bash
@@ -64,10 +66,14 @@ func runRun(args []string) int {
 	if !call(c.socket, req, &out) {
 		return exitFail
 	}
-	fmt.Print(termfilter.EscapeBidi(out.Output)) // as output prints the screen
 	if out.LinesLost > 0 {
-		fmt.Fprintf(os.Stderr, "ptyplex run: the first %d lines of the output had already left the scrollback\n", out.LinesLost)
+		// In the output itself, where the lines are missing: a reader of
+		// stdout alone (an agent, a log) must not take the rest for all.
+		note := fmt.Sprintf("the first %d lines of the output had already left the scrollback", out.LinesLost)
+		fmt.Printf("@@ ptyplex run: %s (start the session with a larger --scrollback to keep them, or filter: | tail, | grep) @@\n", note)
+		fmt.Fprintf(os.Stderr, "ptyplex run: %s\n", note)
 	}
+	fmt.Print(termfilter.EscapeBidi(out.Output)) // as output prints the screen
 	switch {
 	case out.TimedOut:
 		what := "the command is still running"

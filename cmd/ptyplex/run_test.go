@@ -241,3 +241,20 @@ func TestRunConcurrent(t *testing.T) {
 		seen[k] = true
 	}
 }
+
+// TestRunSaysLinesLost: output longer than the scrollback loses its first
+// lines, and stdout itself says so at the place they are missing.
+func TestRunSaysLinesLost(t *testing.T) {
+	s := integratedShell(t, "bash", "--scrollback", "50", "--size", "80x10")
+	r := s.runCmd("seq 1 200")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "@@ ptyplex run: the first ") || !strings.Contains(lines[0], "lines of the output had already left the scrollback") {
+		t.Fatalf("stdout does not say that lines were lost:\n%s", r.stdout)
+	}
+	if lines[len(lines)-1] != "200" {
+		t.Errorf("the output does not end with the last line: %q", lines[len(lines)-1])
+	}
+}

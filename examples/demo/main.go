@@ -131,7 +131,8 @@ func shell(c *client.Client, p *printer) (*client.Terminal, error) {
 	}
 }
 
-// flood prints 4 MB through a 4 KiB credit window: the child runs only as
+// flood prints seq 1 500000 (3,888,895 bytes, the terminal turning each
+// newline into CRLF) through a 4 KiB credit window: the child runs only as
 // fast as we read, and we never hold more than the window.
 func flood(c *client.Client, p *printer) (*client.Terminal, error) {
 	const window = 4 << 10

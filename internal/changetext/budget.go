@@ -4,16 +4,16 @@ package changetext
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // EnforceBudget applies a max_chars budget to a plain OUTPUT answer whose
 // daemon ignored it (one that predates the field answers the whole range
-// and no "cut"), with the daemon's own rule: whole lines dropped from the
-// top until the rest fits, each counted with its newline. An answer that
-// the daemon already cut, or that fits, is left as it is. out's From/To
+// and no "cut"), with the daemon's own rule (wire.BudgetCut: whole lines
+// dropped from the top until the text of the rest fits, blank lines free,
+// and the blank lines under the last text left out). An answer that the
+// daemon already cut is left as it is. out's From/To
 // must be resolved (see the CLI's outputAnswer.resolved).
 func EnforceBudget(out *wire.OutputData, maxChars int) {
 	if maxChars <= 0 || out.Cut != nil || out.Since != "" {
@@ -27,27 +27,24 @@ func EnforceBudget(out *wire.OutputData, maxChars int) {
 	for len(texts) < len(nums) {
 		texts = append(texts, "")
 	}
-	total := 0
-	for _, t := range texts {
-		total += utf8.RuneCountInString(t) + 1
+	k, chars := wire.BudgetCut(texts, maxChars)
+	if k > 0 {
+		out.Cut = &wire.Cut{Lines: k, Chars: chars, From: nums[0], To: nums[k-1]}
+		out.From = nums[k-1] + 1
+		if out.From == 0 {
+			out.From = 1
+		}
 	}
-	k, chars := 0, 0
-	for k < len(texts) && total > maxChars {
-		c := utf8.RuneCountInString(texts[k]) + 1
-		total -= c
-		chars += c
-		k++
-	}
-	if k == 0 {
-		return
-	}
-	out.Cut = &wire.Cut{Lines: k, Chars: chars, From: nums[0], To: nums[k-1]}
-	out.From = nums[k-1] + 1
-	if out.From == 0 {
-		out.From = 1
+	rest, restNums := texts[k:], nums[k:]
+	if b := wire.TrailingBlank(rest); b > 0 {
+		rest, restNums = rest[:len(rest)-b], restNums[:len(restNums)-b]
+		out.To = out.From - 1
+		if len(restNums) > 0 {
+			out.To = restNums[len(restNums)-1]
+		}
 	}
 	out.Screen = ""
-	if rest := texts[k:]; len(rest) > 0 {
+	if len(rest) > 0 {
 		out.Screen = strings.Join(rest, "\n") + "\n"
 	}
 }

@@ -4,6 +4,7 @@ package changetext
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ptyplex/ptyplex/session/wire"
@@ -56,8 +57,15 @@ func TestEnforceBudget(t *testing.T) {
 	// An older daemon's answer: the whole range, no last newline.
 	out := wire.OutputData{Screen: "$ ls\nfile\n", From: 1, To: 3}
 	EnforceBudget(&out, 6)
-	if out.Screen != "file\n\n" || out.From != 2 || out.To != 3 || out.Cut == nil || *out.Cut != (wire.Cut{Lines: 1, Chars: 5, From: 1, To: 1}) {
+	if out.Screen != "file\n" || out.From != 2 || out.To != 2 || out.Cut == nil || *out.Cut != (wire.Cut{Lines: 1, Chars: 5, From: 1, To: 1}) {
 		t.Errorf("cut: %+v %+v", out, out.Cut)
+	}
+	// Blank rows neither push text out nor are sent: the 40x10
+	// screen with two lines of text and eight blank rows.
+	blanks := wire.OutputData{Screen: "first line of text\nsecond line here\n" + strings.Repeat("\n", 8), From: 1, To: 10}
+	EnforceBudget(&blanks, 20)
+	if blanks.Screen != "second line here\n" || blanks.From != 2 || blanks.To != 2 || blanks.Cut == nil || blanks.Cut.Lines != 1 {
+		t.Errorf("blank rows: %+v %+v", blanks, blanks.Cut)
 	}
 	// What the daemon cut, or what fits, stays.
 	fits := wire.OutputData{Screen: "a\nb\n", From: -1, To: 1}

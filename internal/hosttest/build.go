@@ -42,7 +42,7 @@ func Binary(pkg string) (string, error) {
 	}
 	out := filepath.Join(buildDir, filepath.Base(pkg))
 	args := append([]string{"build", "-o", out}, buildtags.GoBuildArgs()...)
-	if raceEnabled {
+	if RaceEnabled {
 		args = append(args, "-race")
 	}
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), append(args, pkg)...)

@@ -2,4 +2,6 @@
 
 package hosttest
 
-const raceEnabled = false
+// RaceEnabled says the tests run under the race detector (and so the
+// binaries they build are built with it).
+const RaceEnabled = false

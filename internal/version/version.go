@@ -1,7 +1,10 @@
 // Package version names the build of the ptyplex commands, for their
-// --version flags. `make release` sets Version and Commit with -ldflags -X;
-// a plain `go build` in a git checkout falls back to the commit Go records
-// in the binary.
+// --version flags. `make build`, `make npm` and `make release` set Version
+// and Commit with -ldflags -X (from git describe and git rev-parse); a
+// build without them (`go build`, `go install`) takes both from what Go
+// records in the binary: the module version (a tag, or a pseudo-version
+// made from the commit) and the VCS revision, so that it never says "dev
+// (commit unknown)" when it was built from a git checkout.
 package version
 
 import (
@@ -16,6 +19,48 @@ var (
 	Commit  = ""
 )
 
+func init() {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return
+	}
+	v, c := fromBuildInfo(info)
+	if Version == "dev" && v != "" {
+		Version = v
+	}
+	if Commit == "" {
+		Commit = c
+	}
+}
+
+// fromBuildInfo is the version and commit Go recorded: the main module's
+// version unless it is "(devel)", and vcs.revision (12 digits, "-dirty"
+// when vcs.modified says the tree had changes).
+func fromBuildInfo(info *debug.BuildInfo) (version, commit string) {
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		version = v
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return version, ""
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return version, rev
+}
+
 // String is the --version line of the command called name, built with the
 // PTY backend called backend (ptyhost.Backend(), which the mains pass in so
 // that this package links nothing of the PTY host), e.g.
@@ -28,27 +73,5 @@ func commit() string {
 	if Commit != "" {
 		return Commit
 	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	rev, dirty := "", false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "unknown"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "-dirty"
-	}
-	return rev
+	return "unknown"
 }

@@ -5,6 +5,16 @@ const { Sidecar } = require('./sidecar');
 const { Terminal } = require('./terminal');
 const { resolveSidecar } = require('./resolve');
 
+// The build the package was packed from (make npm writes lib/build.json):
+// the version and commit its ptyplex-sidecar's --version reports too. A
+// source tree has none.
+let build;
+try {
+  build = Object.freeze(require('./build.json'));
+} catch {
+  build = Object.freeze({ version: 'dev', commit: 'unknown' });
+}
+
 let shared = null;
 
 /** The Sidecar behind the module-level spawn(), created on first use. */
@@ -22,4 +32,4 @@ function spawn(file, args, options) {
 const fork = spawn;
 const createTerminal = spawn;
 
-module.exports = { spawn, fork, createTerminal, Sidecar, Terminal, defaultSidecar, resolveSidecar };
+module.exports = { spawn, fork, createTerminal, Sidecar, Terminal, defaultSidecar, resolveSidecar, build };

@@ -130,7 +130,11 @@ class Sidecar {
 
   _ask(gen) {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      let timer = null;
+      const arm = () => {
+        timer = setTimeout(expire, this.helloTimeout);
+      };
+      const expire = () => {
         gen.helloWait = null;
         reject(
           peerError(
@@ -139,7 +143,10 @@ class Sidecar {
               'or connect without the hello option',
           ),
         );
-      }, this.helloTimeout);
+      };
+      // As for opens, an install on first connect does not count.
+      if (gen.installing) gen.installing.push(arm);
+      else arm();
       gen.helloWait = {
         resolve: (h) => {
           clearTimeout(timer);
@@ -202,15 +209,22 @@ class Sidecar {
     // never got it (resume.js).
     if (this._reconnect) term._openFrame = open;
     if (this.openTimeout > 0) {
-      term._timer = setTimeout(() => {
+      const arm = () => {
         if (term._state !== 'pending' || !gen.terms.has(id)) return;
-        // The id stays reserved: a late OPENED is answered with CLOSE.
-        gen.terms.delete(id);
-        gen.abandoned.add(id);
-        this._refresh(gen);
-        term._failed(new Error(`ptyplex-sidecar did not open ${file} within ${this.openTimeout} ms`));
-      }, this.openTimeout);
-      term._timer.unref();
+        term._timer = setTimeout(() => {
+          if (term._state !== 'pending' || !gen.terms.has(id)) return;
+          // The id stays reserved: a late OPENED is answered with CLOSE.
+          gen.terms.delete(id);
+          gen.abandoned.add(id);
+          this._refresh(gen);
+          term._failed(new Error(`ptyplex-sidecar did not open ${file} within ${this.openTimeout} ms`));
+        }, this.openTimeout);
+        term._timer.unref();
+      };
+      // An install on first connect (copying binaries over ssh) takes
+      // what it takes: the open's clock starts once the sidecar is there.
+      if (gen.installing) gen.installing.push(arm);
+      else arm();
     }
     this._refresh(gen);
     return term;
@@ -278,6 +292,7 @@ class Sidecar {
       env = this.persist ? persistEnv(this._env || process.env) : {};
       mark = '';
     }
+    const installing = !!(this.transport && this._install && !this._installed);
     // windowsHide: no console window for the sidecar when the host is a GUI
     // program (Electron); its stdio are these pipes either way.
     const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env, windowsHide: true });
@@ -287,7 +302,10 @@ class Sidecar {
     // reconnect attempt not yet answering; lastRx: when it last sent us
     // bytes (the keepalive's clock).
     const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true, hello: null, helloWait: null, held: null, listWaits: [],
-      suspended: false, attempt: false, resumable: false, lastRx: Date.now(), ka: null };
+      suspended: false, attempt: false, resumable: false, lastRx: Date.now(), ka: null,
+      // installing: while the first connect installs, the timers (open,
+      // HELLO) waiting to start once it has.
+      installing: installing ? [] : null };
     let exitedResolve;
     gen.exited = new Promise((r) => (exitedResolve = r));
     const parser = new FrameParser(
@@ -354,6 +372,9 @@ class Sidecar {
         if (this._install && l.startsWith(INSTALLED_MARK)) {
           this._installed = l.slice(INSTALLED_MARK.length);
           this._log(`installed: ${this._installed}`);
+          const arms = gen.installing || [];
+          gen.installing = null;
+          for (const arm of arms) arm();
         } else {
           this._log(mark + l);
         }

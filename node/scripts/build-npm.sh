@@ -13,9 +13,25 @@ out="$(mkdir -p "$1" && cd "$1" && pwd)"
 shift
 platforms=("$@")
 [ ${#platforms[@]} -gt 0 ] || platforms=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 win32-arm64)
-version="$(node -p "require('$root/node/package.json').version")"
+# VERSION and COMMIT: what the Go binaries' --version reports (the
+# Makefile passes its own; run by hand, the same commands give the same).
+VERSION="${VERSION:-$(cd "$root" && git describe --tags --always --dirty 2>/dev/null || echo dev)}"
+COMMIT="${COMMIT:-$(cd "$root" && git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
+base="$(node -p "require('$root/node/package.json').version")"
+# The packages' version, stamped from VERSION: a release tag (v1.2.3, or
+# git describe's v1.2.3-4-gabc) is the npm version without its v; any
+# other build is a prerelease of the base version in node/package.json
+# that names the build (0.1.0-dev.g1a2b3c4d5e6f, -dirty when it was).
+if [[ "$VERSION" =~ ^v?([0-9]+\.[0-9]+\.[0-9]+.*)$ ]]; then
+	version="${BASH_REMATCH[1]}"
+else
+	version="$base-dev.g${COMMIT}"
+	[[ "$VERSION" != *-dirty ]] || version+="-dirty"
+fi
+ldflags="-s -w -X github.com/ptyplex/ptyplex/internal/version.Version=$VERSION -X github.com/ptyplex/ptyplex/internal/version.Commit=$COMMIT"
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
+echo "== version $VERSION, commit $COMMIT: npm packages $version"
 
 failed=()
 for plat in "${platforms[@]}"; do
@@ -35,7 +51,7 @@ for plat in "${platforms[@]}"; do
 	dir="$stage/$plat"
 	mkdir -p "$dir/bin"
 	echo "== $plat: GOOS=$goos GOARCH=$goarch"
-	if ! (cd "$root" && CGO_ENABLED=0 GOOS="$goos" GOARCH="$goarch" go build -trimpath -ldflags="-s -w" \
+	if ! (cd "$root" && CGO_ENABLED=0 GOOS="$goos" GOARCH="$goarch" go build -trimpath -ldflags="$ldflags" \
 		-o "$dir/bin/$exe" ./cmd/ptyplex-sidecar); then
 		echo "build-npm: ptyplex-sidecar does not build for $plat" >&2
 		failed+=("$plat")
@@ -56,7 +72,22 @@ JSON
 	printf '# @ptyplex/sidecar-%s\n\nThe `ptyplex-sidecar` binary for %s. Install `ptyplex` instead; it depends on this package.\n' "$plat" "$plat" >"$dir/README.md"
 	(cd "$dir" && npm pack --silent --pack-destination "$out" >/dev/null)
 done
-(cd "$root/node" && npm pack --silent --pack-destination "$out" >/dev/null)
+# The main package from a copy: its version, its dependencies on the
+# platform packages and lib/build.json (what require('ptyplex').build
+# reports) stamped, the source tree left as it is.
+main="$stage/main"
+mkdir -p "$main"
+(cd "$root/node" && cp -R package.json README.md index.mjs index.d.ts lib "$main/")
+node - "$main/package.json" "$version" <<'JS'
+const fs = require('fs');
+const [file, version] = process.argv.slice(2);
+const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
+pkg.version = version;
+for (const dep of Object.keys(pkg.optionalDependencies || {})) pkg.optionalDependencies[dep] = version;
+fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + '\n');
+JS
+printf '{"version": "%s", "commit": "%s"}\n' "$VERSION" "$COMMIT" >"$main/lib/build.json"
+(cd "$main" && npm pack --silent --pack-destination "$out" >/dev/null)
 ls -l "$out"
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "build-npm: no package for ${failed[*]}" >&2

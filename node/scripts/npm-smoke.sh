@@ -6,15 +6,15 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 plat="$(node -p 'process.platform + "-" + process.arch')"
-version="$(node -p "require('$here/../package.json').version")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 "$here/build-npm.sh" "$work/dist" "$plat"
 mkdir "$work/project"
 cd "$work/project"
 echo '{"name":"ptyplex-smoke","private":true}' >package.json
+# The two tarballs, whatever version build-npm.sh stamped.
 npm install --offline --no-audit --no-fund --loglevel=error \
-	"$work/dist/ptyplex-sidecar-$plat-$version.tgz" "$work/dist/ptyplex-$version.tgz"
+	"$work/dist"/ptyplex-sidecar-"$plat"-*.tgz "$(ls "$work/dist"/ptyplex-[0-9]*.tgz)"
 cp "$here/smoke.js" .
 # node by its full path: it need not live in /usr/bin or /bin.
 env -u PTYPLEX_SIDECAR_PATH PATH=/usr/bin:/bin "$(command -v node)" smoke.js

@@ -17,7 +17,11 @@ const pty = require('ptyplex');
   const exit = await new Promise((r) => term.onExit(r));
   assert.strictEqual(out, 'smoke xterm-256color 20 90\r\n');
   assert.deepStrictEqual(exit, { exitCode: 5, signal: 0 });
-  console.log(`smoke ok: ${bin}`);
+  // The package and its sidecar name the same build.
+  const line = require('child_process').execFileSync(bin, ['--version']).toString();
+  assert.ok(pty.build.version !== 'dev' && line.startsWith(`ptyplex-sidecar ${pty.build.version} (commit ${pty.build.commit},`), `${JSON.stringify(pty.build)} vs ${line}`);
+  if (process.env.PTYPLEX_EXPECT_VERSION) assert.strictEqual(`${pty.build.version} ${pty.build.commit}`, process.env.PTYPLEX_EXPECT_VERSION);
+  console.log(`smoke ok: ${bin}, ${line.trim()}`);
 })().catch((err) => {
   console.error(err);
   process.exit(1);

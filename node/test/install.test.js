@@ -81,3 +81,29 @@ test('install: checked options; a ptyplex that cannot be found, or an install th
   await assert.rejects(within(bad.handshake(), 'the handshake'), /ended before answering HELLO/);
   await waitUntil(() => bad.lines.some((l) => /^transport env: .*no ptyplex build for Plan9 mips/.test(l)), `the install's reason in the log: ${bad.lines.join('\n')}`);
 });
+
+test('install: the open timeout starts once the install finished, however long the install took', async (t) => {
+  if (!fs.existsSync(PTYPLEX)) return t.skip(`no ${PTYPLEX}: make build`);
+  // A uname that holds the install's first probe until the test lets it
+  // go, three open timeouts later.
+  const fake = tmp(t, 'ptyplex-install-');
+  const fifo = path.join(fake, 'go');
+  childProcess.execFileSync('mkfifo', [fifo]);
+  const real = childProcess.execSync('command -v uname', { shell: '/bin/sh' }).toString().trim();
+  fs.writeFileSync(
+    path.join(fake, 'uname'),
+    `#!/bin/sh\nif [ ! -e ${fake}/done ]; then : > ${fake}/started; read x < ${fifo}; : > ${fake}/done; fi\nexec ${real} "$@"\n`,
+    { mode: 0o755 },
+  );
+  const openTimeout = 300;
+  const sc = newHost(t, { transport: ['env', `PATH=${fake}:${process.env.PATH}`, 'sh', '-c'], install: { ptyplex: PTYPLEX, dir: path.join(fake, 'inst') }, openTimeout });
+  const term = sc.spawn('sh', ['-c', 'echo opened after a slow install']);
+  let failed = null;
+  term.ready.catch((err) => (failed = err));
+  await waitUntil(() => fs.existsSync(path.join(fake, 'started')), 'the install to probe uname');
+  await new Promise((r) => setTimeout(r, 3 * openTimeout));
+  fs.writeFileSync(fifo, 'go\n');
+  const r = await run(term);
+  assert.strictEqual(failed, null, `the open failed: ${failed}`);
+  assert.match(r.output, /opened after a slow install/, sc.lines.join('\n'));
+});

@@ -3,6 +3,7 @@
 package persist
 
 import (
+	"bytes"
 	"io"
 	"sync"
 )
@@ -215,11 +216,7 @@ func (j *journal) writeTo(w io.Writer) error {
 }
 
 // bytes returns a copy of everything kept (for a snapshot).
-func (j *journal) bytes() []byte {
-	b := make([]byte, j.size)
-	j.copyOut(b, j.start)
-	return b
-}
+func (j *journal) bytes() []byte { return j.copyFrom(j.start) }
 
 // allocated is the storage the journal holds, in bytes.
 func (j *journal) allocated() int {
@@ -228,4 +225,53 @@ func (j *journal) allocated() int {
 		n += len(c)
 	}
 	return n
+}
+
+// tailStart is the offset from which the kept bytes hold at most lines
+// newlines, and at most maxBytes bytes: the tail a screen with that many
+// lines (screen and scrollback) can still show something of. Bytes
+// before it only ever scroll out of such a screen.
+func (j *journal) tailStart(lines, maxBytes int) uint64 {
+	lo := j.start
+	if j.size > maxBytes {
+		lo = j.end - uint64(maxBytes)
+	}
+	off := j.end
+	for ci := len(j.chunks) - 1; ci >= 0 && off > lo; ci-- {
+		c := j.chunks[ci]
+		from, to := 0, len(c)
+		if ci == len(j.chunks)-1 {
+			to = j.tail
+		}
+		if ci == 0 {
+			from = j.head
+		}
+		// The chunk holds [off-(to-from), off).
+		base := off - uint64(to-from)
+		if base < lo {
+			from += int(lo - base)
+			base = lo
+		}
+		seg := c[from:to]
+		for len(seg) > 0 {
+			i := bytes.LastIndexByte(seg, '\n')
+			if i < 0 {
+				break
+			}
+			if lines--; lines < 0 {
+				return base + uint64(i) + 1
+			}
+			seg = seg[:i]
+		}
+		off = base
+	}
+	return lo
+}
+
+// copyFrom returns a copy of the bytes kept from offset off on.
+func (j *journal) copyFrom(off uint64) []byte {
+	off = max(off, j.start)
+	b := make([]byte, j.end-off)
+	j.copyOut(b, off)
+	return b
 }

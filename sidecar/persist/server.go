@@ -11,10 +11,12 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/session/wire"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
 // Defaults of Options.
@@ -55,6 +57,12 @@ type Server struct {
 	stopping bool
 	stopped  chan struct{} // closed once Stop began
 	stopOnce sync.Once
+
+	// input counts the INPUT bytes queued for all terminals.
+	input engine.InputBudget
+	// dropping says the server is stopping: every journal reads to its
+	// end, whatever its mode.
+	dropping atomic.Bool
 
 	ln        *net.UnixListener // what Serve accepts on
 	connGone  *sync.Cond        // on mu: a connection ended
@@ -230,8 +238,16 @@ func (c *conn) write(frame ...[]byte) {
 	}
 }
 
+// abort shuts a connection that stopped reading down: the write in
+// progress fails at once, which breaks the connection; its reader then
+// ends and its terminals are detached.
+func (c *conn) abort() {
+	c.c.SetWriteDeadline(time.Unix(1, 0))
+	c.c.CloseRead()
+}
+
 func (c *conn) writeJSON(typ proto.Type, v any) {
-	c.write(proto.AppendFrame(nil, typ, proto.Marshal(v)))
+	c.write(checkedFrame("", typ, v))
 }
 
 func (c *conn) errorf(id, format string, args ...any) {
@@ -287,7 +303,7 @@ func (s *Server) detachAll(c *conn) {
 		t.mu.Lock()
 		if t.holder == c {
 			t.holder = nil
-			if t.exited && !t.exitSent {
+			if t.exitedLocked() && t.end == unread {
 				defer s.keepExited(t)
 			}
 		}
@@ -330,25 +346,23 @@ func (s *Server) remove(t *term) {
 	}
 	s.mu.Unlock()
 	t.mu.Lock()
-	t.gone = true
-	t.cond.Broadcast()
+	t.goneLocked()
 	t.mu.Unlock()
 }
 
 // keepExited drops t, which exited while detached, once KeepExited has
-// passed without a host reading its end.
+// passed without a host reading its end. The clock starts again at every
+// detach: only the latest timer of a terminal may drop it.
 func (s *Server) keepExited(t *term) { s.keepExitedFor(t, s.opts.KeepExited) }
 
 func (s *Server) keepExitedFor(t *term, d time.Duration) {
-	t.mu.Lock()
-	t.keepAt = time.Now().Add(d)
-	t.mu.Unlock()
+	gen := t.startKeepClock(d)
 	time.AfterFunc(d, func() {
 		t.mu.Lock()
-		drop := t.holder == nil && !t.exitSent
+		drop := t.keepGen == gen && t.holder == nil && t.end == unread
 		t.mu.Unlock()
 		if drop {
-			s.logf("terminal %q: exited and unread for %v: dropped", t.id, s.opts.KeepExited)
+			s.logf("terminal %q: exited and unread for %v: dropped", t.id, d)
 			s.remove(t)
 		}
 	})
@@ -356,21 +370,60 @@ func (s *Server) keepExitedFor(t *term, d time.Duration) {
 
 // keepFinished keeps t, whose EXIT was sent, for KeepExited: a host that
 // died before reading the EXIT attaches again and gets the rest.
-func (s *Server) keepFinished(t *term, gen int) { s.keepFinishedFor(t, gen, s.opts.KeepExited) }
+func (s *Server) keepFinished(t *term) { s.keepFinishedFor(t, s.opts.KeepExited) }
 
 // keepFinishedFor is keepFinished after d; it is called without t.mu.
-func (s *Server) keepFinishedFor(t *term, gen int, d time.Duration) {
-	t.mu.Lock()
-	t.keepAt = time.Now().Add(d)
-	t.mu.Unlock()
+func (s *Server) keepFinishedFor(t *term, d time.Duration) {
+	gen := t.startKeepClock(d)
 	time.AfterFunc(d, func() {
 		t.mu.Lock()
-		drop := t.exitSent && t.finishedGen == gen
+		drop := t.end == exitWritten && t.keepGen == gen
 		t.mu.Unlock()
 		if drop {
 			s.remove(t)
 		}
 	})
+}
+
+// startKeepClock starts t's keep clock again, for d: timers started
+// before it no longer count. It returns the clock's generation.
+func (t *term) startKeepClock(d time.Duration) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.keepGen++
+	t.keepAt = time.Now().Add(d)
+	return t.keepGen
+}
+
+// finishedTail is how much of a finished terminal's journal is kept past
+// what its host acknowledged: what the connection's buffers may still
+// hold, unread, when its EXIT was written (the socket's send buffer,
+// which the kernel doubles, and a bridge's pipes). A host that died
+// before reading them attaches again and finds them; one that lost more
+// gets a SNAPSHOT. The rest of the journal, and its quota, is given back.
+const finishedTail = 2*connSendBuffer + 256<<10
+
+// shrinkFinished cuts t's journal to the tail a late host may still need
+// once its EXIT was written.
+func (s *Server) shrinkFinished(t *term) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.end != exitWritten || s.terms[t.id] != t || t.pinned {
+		return
+	}
+	keep := t.ackedLocked()
+	if t.j.end-keep < finishedTail {
+		keep = t.j.end - min(t.j.end, finishedTail)
+	}
+	if keep > t.j.start {
+		t.j.evict(int(keep - t.j.start))
+	}
+	if q := max(t.j.size, 1); q < t.quota {
+		s.reserved -= int64(t.quota - q)
+		t.quota, t.j.limit = q, q
+	}
 }
 
 // makeRoomLocked drops finished terminals (EXIT sent), oldest id first,
@@ -398,15 +451,23 @@ func (s *Server) dropLocked(t *term) {
 	delete(s.terms, t.id)
 	s.reserved -= int64(t.quota)
 	t.mu.Lock()
-	t.gone = true
-	t.cond.Broadcast()
+	t.goneLocked()
 	t.mu.Unlock()
+}
+
+// goneLocked marks t removed from the server (once; a keep timer may
+// come after a drop that made room); its pump ends.
+func (t *term) goneLocked() {
+	if t.life != engine.Gone {
+		t.enterLocked(engine.Gone)
+		t.cond.Broadcast()
+	}
 }
 
 func (t *term) isFinished() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.exitSent
+	return t.end == exitWritten
 }
 
 // Shutdown stops the server (see Stop) and closes its listener, which
@@ -437,11 +498,11 @@ func (s *Server) Stop() {
 		s.stopping = true
 		s.mu.Unlock()
 		close(s.stopped)
+		s.dropping.Store(true)
 		terms := s.snapshotTerms()
 		for _, t := range terms {
 			t.mu.Lock()
-			t.dropping = true
-			t.cond.Broadcast()
+			t.cond.Broadcast() // the reader may evict everything now
 			t.mu.Unlock()
 			t.kill()
 		}

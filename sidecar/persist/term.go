@@ -13,23 +13,15 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
 const (
 	// readChunk is the most one PTY read takes into the journal, and the
 	// most data one OUTPUT frame carries.
 	readChunk = 64<<10 - 512
-	// closeGrace is how long a CLOSEd terminal has between SIGHUP and
-	// SIGKILL, as in the plain sidecar.
-	closeGrace = 3 * time.Second
-	// drainBound is how long the PTY may stay open after the child exited
-	// before the rest of its session is killed (see the plain sidecar).
-	drainBound = 100 * time.Millisecond
 	// unlimited is the credit of a terminal opened or attached without one.
 	unlimited = math.MaxUint64
-	// inputQueue is how many INPUT frames wait for a child that does not
-	// read before the connection's dispatch waits too.
-	inputQueue = 64
 )
 
 // Lock order: Server.mu before term.mu, never the other way round; no
@@ -41,15 +33,16 @@ const (
 // below it; cond is signalled on every change the reader, the pump or
 // the supervisor may wait for.
 type term struct {
-	id      string
-	s       *Server
-	proc    *ptyhost.Process
-	pid     int
-	cmd     string
-	args    []string
-	park    bool // detached mode "park" (else "ring")
-	quota   int  // journal bytes reserved in the server's total
-	inStart sync.Once
+	id   string
+	s    *Server
+	proc *ptyhost.Process
+	// input is what the host typed and the child has not read yet.
+	input *engine.InputQueue
+	pid   int
+	cmd   string
+	args  []string
+	park  bool // detached mode "park" (else "ring")
+	quota int  // journal bytes reserved in the server's total
 
 	readDone chan struct{} // the reader saw EOF
 	reaped   chan struct{} // the child was reaped
@@ -65,38 +58,36 @@ type term struct {
 	// on may be evicted, whatever else says it may.
 	pin    uint64
 	pinned bool
+	// writingTo is the connection the pump is writing a frame to (or
+	// waiting in the queue of), since writeSince; nil between writes. A
+	// takeover reads it to tell a previous holder that stopped reading.
+	writingTo  *conn
+	writeSince time.Time
 	// acked is the offset up to which a host said it has the bytes: the
 	// offset of its ATTACH, advanced by every CREDIT it grants after it
 	// (a host grants credit for bytes it consumed). Bytes past it may
 	// still sit in socket and pipe buffers, or in a host that is dying.
-	acked    uint64
-	ctl      []ctlFrame // control frames to send, in order, before more output
-	cols     uint16
-	rows     uint16
-	running  bool // the child has not been reaped: signals may reach it
-	closing  bool // CLOSE was sent (SIGHUP); SIGKILL follows
-	dropping bool // shutdown: read to EOF whatever the mode
-	exited   bool
-	exit     proto.Exit
-	exitSent bool // EXIT went to a holder: the terminal is finished
-	// finishedGen counts the EXITs sent, so that the expiry of an earlier
-	// one does not drop a terminal attached (and finished) again since.
-	finishedGen int
-	gone        bool // removed from the server; the pump ends
-	killer      *time.Timer
-	killAt      time.Time // when killer fires, for a live upgrade to set it again
-	keepAt      time.Time // when the latest keep-exited or keep-finished timer fires
+	acked uint64
+	ctl   []ctlFrame // control frames to send, in order, before more output
+	cols  uint16
+	rows  uint16
+	// life is the terminal's place in its life (engine.State), changed
+	// only by enterLocked; end is how far its end reached a host.
+	life engine.State
+	end  delivery
+	exit proto.Exit // the child's end, once life is Reaped
+	// keepGen counts the keep clocks started (at each detach of an
+	// exited terminal, at each EXIT sent), so that only the latest
+	// timer drops the terminal.
+	keepGen int
+	killer  *time.Timer
+	killAt  time.Time // when killer fires, for a live upgrade to set it again
+	keepAt  time.Time // when the latest keep-exited or keep-finished timer fires
 
-	// Input for the child, oldest first, written by inputLoop; incond
-	// (on mu) is signalled when it changes. A chunk that a write deadline
-	// interrupted goes back to the front with what was not written.
-	inq       [][]byte
-	incond    *sync.Cond
-	inWriting bool // inputLoop is inside a PTY write
 	reading   bool // readLoop is inside a PTY read
 	readEnded bool // readLoop saw the end of the PTY (readDone is closed)
 	// frozen stops the reader and the input writer at a point where
-	// every byte is either in the journal or in inq, and keeps the
+	// every byte is either in the journal or in input, and keeps the
 	// supervisor from reaping: the state of a live upgrade (upgrade.go).
 	frozen bool
 }
@@ -106,18 +97,22 @@ type term struct {
 type ctlFrame struct {
 	to  *conn
 	buf []byte
+	// render, if set, makes buf: the pump calls it without t.mu (a
+	// SNAPSHOT, whose rendering takes long).
+	render func() []byte
 }
 
 func (t *term) queueCtlLocked(to *conn, typ proto.Type, v any) {
 	if to == nil {
 		return
 	}
-	t.ctl = append(t.ctl, ctlFrame{to: to, buf: proto.AppendFrame(nil, typ, proto.Marshal(v))})
+	t.ctl = append(t.ctl, ctlFrame{to: to, buf: checkedFrame(t.id, typ, v)})
 	t.cond.Broadcast()
 }
 
 // start launches the reader, the supervisor and the pump.
 func (t *term) start() {
+	t.startInput()
 	go t.readLoop()
 	go t.supervise()
 	go t.pump()
@@ -140,13 +135,13 @@ func (t *term) evictableLocked() int {
 
 func (t *term) evictableUnpinnedLocked() int {
 	switch {
-	case t.dropping:
+	case t.s.dropping.Load():
 		return t.j.size
-	case t.closing && t.holder == nil:
+	case t.life == engine.Closing && t.holder == nil:
 		// The host asked for the end: what nobody holds may go, so
 		// that the child's last output drains and its EXIT can come.
 		return t.j.size
-	case t.closing:
+	case t.life == engine.Closing:
 		return int(t.sent - t.j.start)
 	case t.park && t.ackedLocked() >= t.j.start:
 		return int(t.ackedLocked() - t.j.start)
@@ -200,8 +195,8 @@ func (t *term) readLoop() {
 		t.mu.Lock()
 		t.readEnded = true
 		t.cond.Broadcast()
-		t.incond.Broadcast()
 		t.mu.Unlock()
+		t.input.Discard() // input has nowhere to go now
 		close(t.readDone)
 	}()
 	for {
@@ -245,18 +240,10 @@ func (t *term) supervise() {
 	if err := t.proc.WaitExit(); err != nil {
 		t.s.logf("terminal %q: waiting for pid %d: %v", t.id, t.pid, err)
 	}
-	drain := time.NewTimer(drainBound)
-	select {
-	case <-t.readDone:
-		drain.Stop()
-		t.proc.KillSession(syscall.SIGKILL, false)
-	case <-drain.C:
-		t.proc.KillSession(syscall.SIGKILL, true)
-		// A reader waiting for journal room (park mode, or a holder that
-		// grants no credit) is the host's choice and is waited for; the
-		// child is a zombie meanwhile and holds nothing but its pid.
-		<-t.readDone
-	}
+	// A reader waiting for journal room (park mode, or a holder that
+	// grants no credit) is the host's choice and is waited for; the
+	// child is a zombie meanwhile and holds nothing but its pid.
+	engine.Drain(t.proc, t.readDone, t.waitsForRoom, t.logf)
 	t.mu.Lock()
 	// A frozen terminal's child is handed over unreaped: the next image
 	// of this process adopts its pid and reaps it.
@@ -264,7 +251,7 @@ func (t *term) supervise() {
 		t.cond.Wait()
 	}
 	st, err := t.proc.Reap()
-	t.running = false
+	t.enterLocked(engine.Reaped)
 	if t.killer != nil {
 		t.killer.Stop()
 	}
@@ -276,7 +263,6 @@ func (t *term) supervise() {
 		t.exit.ExitCode = &code
 		t.exit.Signal = st.SignalName()
 	}
-	t.exited = true
 	close(t.reaped)
 	detached := t.holder == nil
 	t.cond.Broadcast()
@@ -285,6 +271,18 @@ func (t *term) supervise() {
 	if detached {
 		t.s.keepExited(t)
 	}
+}
+
+// waitsForRoom reports whether the reader is held back by the host (no
+// room in the journal) rather than reading the PTY.
+func (t *term) waitsForRoom() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.reading && !t.readEnded && !t.frozen
+}
+
+func (t *term) logf(format string, args ...any) {
+	t.s.logf("terminal %q: "+format, append([]any{t.id}, args...)...)
 }
 
 // pump is the one sender of the terminal's frames: control frames in the
@@ -301,9 +299,12 @@ func (t *term) pump() {
 			f := t.ctl[0]
 			t.ctl[0] = ctlFrame{}
 			t.ctl = t.ctl[1:]
-			t.mu.Unlock()
-			f.to.write(f.buf)
-			t.mu.Lock()
+			if f.render != nil {
+				t.mu.Unlock()
+				f.buf = f.render()
+				t.mu.Lock()
+			}
+			t.writeLocked(f.to, f.buf)
 			continue
 		}
 		h := t.holder
@@ -326,18 +327,14 @@ func (t *term) pump() {
 				t.credit -= n
 			}
 			t.cond.Broadcast() // the reader may evict what was sent before
-			t.mu.Unlock()
-			h.write(frame...)
-			t.mu.Lock()
+			t.writeLocked(h, frame...)
 			t.pinned = false
 			clear(frame)
 			t.cond.Broadcast() // and now what this frame held
 			continue
 		}
-		if h != nil && t.exited && !t.exitSent && t.sent == t.j.end {
-			t.exitSent = true
-			t.finishedGen++
-			gen := t.finishedGen
+		if h != nil && t.exitedLocked() && t.end == unread && t.sent == t.j.end {
+			t.end = exitWritten
 			buf := proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(t.exit))
 			t.mu.Unlock()
 			// The id is free for an OPEN once EXIT is on its way, as in
@@ -345,12 +342,15 @@ func (t *term) pump() {
 			// the EXIT must still find it, so the terminal stays
 			// attachable, unlisted, until keep-exited passes or the id
 			// or its journal's room is wanted again.
-			t.s.keepFinished(t, gen)
-			h.write(buf)
+			t.s.keepFinished(t)
+			t.mu.Lock()
+			t.writeLocked(h, buf)
+			t.mu.Unlock()
+			t.s.shrinkFinished(t)
 			t.mu.Lock()
 			continue
 		}
-		if t.gone && len(t.ctl) == 0 {
+		if t.life == engine.Gone && len(t.ctl) == 0 {
 			t.mu.Unlock()
 			return
 		}
@@ -358,62 +358,116 @@ func (t *term) pump() {
 	}
 }
 
-// writeInput queues INPUT for the child; a writer goroutine, started with
-// the first input, writes it to the PTY so that a child that does not read
-// holds back only this connection's later frames, and only once the queue
-// is full. A frozen terminal takes the input whatever the queue holds: it
-// travels with the rest of the state.
-func (t *term) writeInput(data []byte) {
-	t.inStart.Do(func() { go t.inputLoop() })
-	t.mu.Lock()
-	for len(t.inq) >= inputQueue && !t.readEnded && !t.frozen {
-		t.incond.Wait()
-	}
-	if !t.readEnded {
-		t.inq = append(t.inq, data)
-		t.incond.Broadcast()
-	}
+// writeLocked writes a frame to c for the pump: t.mu is released while
+// the write is under way, and writingTo says where it is stuck if it is.
+func (t *term) writeLocked(c *conn, frame ...[]byte) {
+	t.writingTo, t.writeSince = c, time.Now()
 	t.mu.Unlock()
+	c.write(frame...)
+	t.mu.Lock()
+	t.writingTo = nil
 }
 
-func (t *term) inputLoop() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for {
-		for !t.readEnded && (t.frozen || len(t.inq) == 0) {
-			t.incond.Wait()
+// takeoverGrace is how long a previous holder has to take the frame the
+// pump is writing to it when another connection takes the terminal over.
+// One that does not (a hung link that is not closed) is shut down: the
+// new holder would otherwise wait behind it for as long as it hangs.
+const takeoverGrace = 300 * time.Millisecond
+
+// watchTakeover shuts old down if, takeoverGrace from now, the pump is
+// still writing to it what it began writing at least that long before.
+func (t *term) watchTakeover(old *conn) {
+	time.AfterFunc(takeoverGrace, func() {
+		t.mu.Lock()
+		stuck := t.writingTo == old && time.Since(t.writeSince) >= takeoverGrace
+		t.mu.Unlock()
+		if stuck {
+			t.logf("the previous holder took no frame for %v after a takeover: its connection is shut down", takeoverGrace)
+			old.abort()
 		}
-		if t.readEnded {
+	})
+}
+
+// writeLoop writes queued INPUT to the PTY, in order, until the PTY
+// ends: the input that did not go out at once through the queue's
+// direct write (engine.InputQueue). It starts with the first input that
+// has to wait. A write a freeze interrupted gives back what it did not
+// write, which goes first once the terminal thaws (or travels with the
+// state).
+func (t *term) writeLoop() {
+	for {
+		select {
+		case <-t.input.Ready():
+		case <-t.readDone:
+			t.input.Discard()
 			return
 		}
-		b := t.inq[0]
-		t.inq[0] = nil
-		t.inq = t.inq[1:]
-		t.inWriting = true
-		t.incond.Broadcast() // room for a waiting writeInput
-		t.mu.Unlock()
-		n, err := t.proc.Write(b)
-		t.mu.Lock()
-		t.inWriting = false
-		// A freeze waits for the write in flight to end, however it
-		// ended: it may have finished just before the deadline was set.
-		t.cond.Broadcast()
-		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			// A freeze interrupted the write: the rest goes first.
-			t.inq = append([][]byte{b[n:]}, t.inq...)
-		case err != nil:
-			t.s.logf("terminal %q: input: %v", t.id, err)
+		chunks := t.input.Take()
+		for i, c := range chunks {
+			n, err := t.proc.Write(c)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.input.Done(n)
+				t.input.PutBack(append([][]byte{c[n:]}, chunks[i+1:]...))
+				break
+			}
+			// Another error means the PTY is gone: the reader sees its
+			// end, and the rest of the input has nowhere to go.
+			t.input.Done(len(c))
+		}
+		if len(chunks) > 0 {
+			t.input.Idle()
+			// A freeze waits for the write in flight to end, however it
+			// ended: it may have finished just before the deadline was set.
+			t.mu.Lock()
+			t.cond.Broadcast()
+			t.mu.Unlock()
 		}
 	}
 }
+
+// startInput lets input reach the PTY: directly from the dispatch loop
+// while nothing waits, through writeLoop otherwise.
+func (t *term) startInput() {
+	proc := t.proc
+	t.input.SetTry(func(b []byte) int { n, _ := proc.TryWrite(b); return n })
+	t.input.EnableWriter(func() { go t.writeLoop() })
+}
+
+// enterLocked moves t to state to, the lifecycle's one mover; a move
+// it does not have is refused (and logged, but for a second CLOSE).
+func (t *term) enterLocked(to engine.State) error {
+	err := engine.Move(&t.life, to, t.id)
+	if err != nil && to != engine.Closing {
+		t.s.logf("%v", err)
+	}
+	return err
+}
+
+// exitedLocked reports whether the child was reaped (or never adopted).
+func (t *term) exitedLocked() bool { return t.life == engine.Reaped || t.life == engine.Gone }
+
+// delivery is how far a terminal's end has reached a host: the part of
+// its state only the persistent server has, beside engine.State. It
+// moves unread -> exitWritten when the pump writes the EXIT, and back
+// when a host attaches to a finished terminal (it missed that EXIT, which
+// is written again). Whether a host holds the terminal is term.holder.
+type delivery uint8
+
+const (
+	// unread: no EXIT was written; the child may still run.
+	unread delivery = iota
+	// exitWritten: the EXIT was written to the holder. The terminal is
+	// finished: unlisted, its id free, kept only for a host that died
+	// before reading it.
+	exitWritten
+)
 
 // ifRunning runs fn under mu if the child has not been reaped, so that no
 // signal reaches a pid that may be someone else's by now.
 func (t *term) ifRunning(fn func()) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.running {
+	if !t.life.Running() {
 		return false
 	}
 	fn()
@@ -424,10 +478,9 @@ func (t *term) ifRunning(fn func()) bool {
 // output still drains to the holder.
 func (t *term) close() {
 	t.ifRunning(func() {
-		if t.closing {
-			return
+		if t.enterLocked(engine.Closing) != nil {
+			return // closing already
 		}
-		t.closing = true
 		// As in the plain sidecar, CLOSE lifts the credit so that the
 		// output drains to the end (and, in park mode, stops waiting
 		// for acknowledgements: the host wants the terminal gone).
@@ -436,8 +489,8 @@ func (t *term) close() {
 		}
 		t.cond.Broadcast()
 		t.proc.SignalGroup(syscall.SIGHUP)
-		t.killAt = time.Now().Add(closeGrace)
-		t.killer = time.AfterFunc(closeGrace, t.kill)
+		t.killAt = time.Now().Add(engine.CloseGrace)
+		t.killer = time.AfterFunc(engine.CloseGrace, t.kill)
 	})
 }
 

@@ -1,0 +1,45 @@
+//go:build unix
+
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+)
+
+// toolsListBound is what tools/list may cost: it goes into every agent's
+// context before the agent does anything, so it must stay far below what
+// a whole task's replies cost (mcpserver/README.md has the figures).
+const toolsListBound = 8000
+
+// TestToolsListSize: the tool list, as sent (names, descriptions and
+// schemas as JSON), stays within toolsListBound characters.
+func TestToolsListSize(t *testing.T) {
+	c := connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	res, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, tool := range res.Tools {
+		b, err := json.Marshal(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := json.Marshal(tool.InputSchema)
+		out, _ := json.Marshal(tool.OutputSchema)
+		t.Logf("%-10s %5d chars (description %d, input schema %d, output schema %d)", tool.Name, len(b), len(tool.Description), len(in), len(out))
+		total += len(b)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tools/list result: %d characters (tools alone %d)", len(b), total)
+	if len(b) > toolsListBound {
+		t.Errorf("tools/list is %d characters, over the bound of %d", len(b), toolsListBound)
+	}
+}

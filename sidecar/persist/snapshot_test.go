@@ -1,0 +1,140 @@
+//go:build unix
+
+package persist
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// The tail a snapshot is rendered from holds the last lines only, within
+// the byte bound, wherever the chunks of the journal split them.
+func TestJournalTailStart(t *testing.T) {
+	j := newJournal(1 << 20)
+	all := numbered(0, 900000) // 9-byte lines, across many chunks
+	j.append(all)
+	for _, c := range []struct{ lines, max, want int }{
+		{0, 1 << 20, 0},           // the last line ends in a newline: nothing after it
+		{1, 1 << 20, 9},           // one whole line
+		{10000, 1 << 20, 90000},   // across chunks
+		{10000, 1000, 1000},       // the byte bound first
+		{200000, 1 << 20, 900000}, // more lines than kept: everything
+	} {
+		off := j.tailStart(c.lines, c.max)
+		if got := int(j.end - off); got != c.want {
+			t.Errorf("tailStart(%d, %d) keeps %d bytes, want %d", c.lines, c.max, got, c.want)
+		}
+	}
+	j.evict(12345) // the oldest chunk part-used
+	if off := j.tailStart(1<<30, 1<<30); off != j.start {
+		t.Errorf("tailStart of everything = %d, want the start %d", off, j.start)
+	}
+}
+
+// frames reads the frames of a raw connection into a channel.
+func frames(t *testing.T, c net.Conn) <-chan proto.Frame {
+	ch := make(chan proto.Frame, 1024)
+	go func() {
+		defer close(ch)
+		r := proto.NewReader(c)
+		for {
+			f, err := r.ReadFrame()
+			if err != nil {
+				return
+			}
+			ch <- f
+		}
+	}()
+	return ch
+}
+
+// next returns the first frame of type typ from ch, failing after a
+// generous bound (it is about whether the frame comes, not how soon).
+func next(t *testing.T, ch <-chan proto.Frame, typ proto.Type) proto.Frame {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case f, ok := <-ch:
+			if !ok {
+				t.Fatalf("connection ended before %v", typ)
+			}
+			if f.Type == typ {
+				return f
+			}
+		case <-deadline:
+			t.Fatalf("no %v", typ)
+		}
+	}
+}
+
+func send(t *testing.T, c net.Conn, typ proto.Type, v any) {
+	t.Helper()
+	if _, err := c.Write(proto.AppendFrame(nil, typ, proto.Marshal(v))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// While a snapshot is being rendered, the terminal is not locked: the
+// ATTACH it answers is answered, and a LIST from another connection too.
+// (The rendering is held up by the test until both answers came.)
+func TestSnapshotRenderedOutsideTheLock(t *testing.T) {
+	s := New(Options{})
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(t.TempDir(), "s"), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(s.Shutdown)
+	dial := func() (net.Conn, <-chan proto.Frame) {
+		c, err := net.Dial("unix", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c, frames(t, c)
+	}
+	c1, f1 := dial()
+	send(t, c1, proto.TypeOpen, map[string]any{"terminalId": "s", "cols": 80, "rows": 24, "journal": 64 << 10,
+		"cmd": "/bin/sh", "args": []string{"-c", "seq 1 30000; echo done; exec sleep 1000"}})
+	var got []byte
+	for !bytes.Contains(got, []byte("done\r\n")) {
+		f := next(t, f1, proto.TypeOutput)
+		_, data, _ := proto.ParseData(f.Body)
+		got = append(got, data...)
+	}
+	rendering, release := make(chan struct{}), make(chan struct{})
+	testHookSnapshot = func() { close(rendering); <-release }
+	t.Cleanup(func() { testHookSnapshot = nil })
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	c2, f2 := dial()
+	send(t, c2, proto.TypeAttach, map[string]any{"terminalId": "s", "offset": 0})
+	if at := next(t, f2, proto.TypeAttached); !strings.Contains(string(at.Body), `"lost":`) {
+		t.Fatalf("ATTACHED %s", at.Body)
+	}
+	<-rendering
+	c3, f3 := dial()
+	send(t, c3, proto.TypeList, struct{}{})
+	var l proto.Listed
+	if err := json.Unmarshal(next(t, f3, proto.TypeListed).Body, &l); err != nil || len(l.Terminals) != 1 || !l.Terminals[0].Attached {
+		t.Fatalf("LISTED while the snapshot is rendered: %+v, %v", l, err)
+	}
+	close(release)
+	released = true
+	var sn proto.Snapshot
+	if err := json.Unmarshal(next(t, f2, proto.TypeSnapshot).Body, &sn); err != nil || !strings.Contains(sn.Data, "done") {
+		t.Fatalf("SNAPSHOT %+v, %v", sn, err)
+	}
+}
