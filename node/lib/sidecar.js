@@ -297,7 +297,9 @@ class Sidecar {
       mark = '';
     }
     const installing = !!(this.transport && this._install && !this._installed);
-    const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
+    // windowsHide: no console window for the sidecar when the host is a GUI
+    // program (Electron); its stdio are these pipes either way.
+    const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env, windowsHide: true });
     // abandoned: ids whose open timed out; their late frames are answered
     // (OPENED with CLOSE) or dropped.
     // suspended: dropped and being resumed (resume.js); attempt: a
