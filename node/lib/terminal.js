@@ -125,6 +125,7 @@ class Terminal {
     this._offset = 0;
     this._utf8Tail = EMPTY; // bytes of an incomplete UTF-8 character held by the decoder
     this.lost = 0;
+    this._snapshotDue = false; // an ATTACHED reported loss: its SNAPSHOT comes next, before any OUTPUT
     this._detachReason = null;
     this._onDetach = new Emitter();
     this.onDetach = this._onDetach.event;
@@ -453,6 +454,7 @@ class Terminal {
   }
 
   _output(data) {
+    this._snapshotDue = false; // a SNAPSHOT comes before output, or not at all
     if (this._paused || this._queue.length) {
       this._queue.push(data);
       this._queued += data.length;
