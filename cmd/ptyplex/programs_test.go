@@ -375,3 +375,23 @@ func TestInputStdinBytesExact(t *testing.T) {
 		t.Errorf("the program read % x\nwant                 % x", b, payload)
 	}
 }
+
+// TestInputKeysTextOrder: --text and the key names of --keys are typed in
+// the order of the command line, not text first whatever the order.
+func TestInputKeysTextOrder(t *testing.T) {
+	t.Parallel()
+	got := filepath.Join(t.TempDir(), "got")
+	const want = "\x1bA:wq\rB"
+	s := start(t, "--", "sh", "-c", fmt.Sprintf("stty raw -echo; echo ready; head -c %d > %s; echo done", len(want), got))
+	s.waitText("ready")
+	s.ok("input", "--keys", "Escape", "--text", "A:wq", "Enter", "--cursor-keys", "normal")
+	s.ok("input", "--text", "B")
+	s.waitText("done")
+	b, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != want {
+		t.Errorf("the program read %q, want %q", b, want)
+	}
+}
