@@ -74,7 +74,9 @@ func main() {
 	}
 	flag.Parse()
 	if flag.NArg() > 0 {
+		// After the usage, which is long: the last line names the mistake.
 		flag.Usage()
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: unexpected argument %q: it takes flags only (the protocol goes on stdin and stdout)\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	if *handoverFormat {
