@@ -346,6 +346,49 @@ func TestTransportStderrMarked(t *testing.T) {
 	}
 }
 
+// What the other side writes to stderr reaches the local terminal with its
+// control characters escaped: no clipboard write, title or cursor move gets
+// through.
+func TestTransportStderrEscaped(t *testing.T) {
+	pr, pw := io.Pipe()
+	got := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(pr)
+		got <- string(b)
+	}()
+	script := `printf 'a\033]52;c;aGk=\007b\033]0;title\007\r\n\342\200\242 ok\233\n' >&2; exec cat >/dev/null`
+	c, err := Start(Options{Transport: []string{"sh", "-c", script}, Stderr: pw})
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	pw.Close()
+	select {
+	case s := <-got:
+		assert.Equal(t, "transport sh: a\\e]52;c;aGk=\\ab\\e]0;title\\a\\r\ntransport sh: \u2022 ok\\x9b\n", s)
+	case <-time.After(waitBound):
+		t.Fatal("stderr not copied")
+	}
+}
+
+// A character cut between two writes arrives whole, not as two escaped
+// halves; a line cut anywhere comes out the same as in one write.
+func TestLinePrefixerSplitWrites(t *testing.T) {
+	in := "x\u2022y\x1b[2J\nz\U0001F600\n"
+	var whole strings.Builder
+	(&linePrefixer{w: &whole, prefix: "> ", start: true}).Write([]byte(in))
+	for i := 1; i < len(in); i++ {
+		var b strings.Builder
+		l := &linePrefixer{w: &b, prefix: "> ", start: true}
+		l.Write([]byte(in[:i]))
+		l.Write([]byte(in[i:]))
+		if b.String() != whole.String() {
+			t.Errorf("cut at %d: %q, want %q", i, b.String(), whole.String())
+		}
+	}
+	if want := "> x\u2022y\\e[2J\n> z\U0001F600\n"; whole.String() != want {
+		t.Errorf("%q, want %q", whole.String(), want)
+	}
+}
+
 // A transport that fails (ssh refused, host unknown) ends the handshake at
 // once with its exit status; what it said is in the log, marked.
 func TestHelloFailingTransport(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/cescape"
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -78,30 +79,43 @@ func sidecarCommand(opts Options) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// linePrefixer writes prefix at the start of every line. It holds nothing
-// back, so a partial last line still reaches w.
+// linePrefixer writes prefix at the start of every line, and the line's
+// control characters escaped (cescape.EscapeControls): the lines come from
+// the other side (ssh's messages, the remote sidecar's stderr) and must not
+// set the local terminal's title or clipboard, or move its cursor. It holds
+// back only the start of a UTF-8 character cut by the write, so a partial
+// last line still reaches w.
 type linePrefixer struct {
 	mu     sync.Mutex
 	w      io.Writer
 	prefix string
-	start  bool // the next byte begins a line
+	start  bool   // the next byte begins a line
+	cut    []byte // an incomplete UTF-8 sequence at the end of the last write
 }
 
 func (l *linePrefixer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []byte
-	for rest := p; len(rest) > 0; {
+	rest := p
+	if len(l.cut) > 0 {
+		rest = append(l.cut, p...)
+		l.cut = nil
+	}
+	for len(rest) > 0 {
 		if l.start {
 			out = append(out, l.prefix...)
 			l.start = false
 		}
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
-			out = append(out, rest...)
+			keep := incompleteTail(rest)
+			out = append(out, cescape.EscapeControls(string(rest[:len(rest)-keep]))...)
+			l.cut = append(l.cut, rest[len(rest)-keep:]...)
 			break
 		}
-		out = append(out, rest[:i+1]...)
+		out = append(out, cescape.EscapeControls(string(rest[:i]))...)
+		out = append(out, '\n')
 		rest = rest[i+1:]
 		l.start = true
 	}
@@ -109,6 +123,31 @@ func (l *linePrefixer) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// incompleteTail is the length of the start of a UTF-8 character that p
+// ends with, which the next write may complete (0 when p ends whole).
+func incompleteTail(p []byte) int {
+	for k := 1; k <= 3 && k <= len(p); k++ {
+		c := p[len(p)-k]
+		if c < 0x80 {
+			return 0
+		}
+		if c >= 0xc0 { // a leading byte: is its character cut short?
+			need := 2
+			switch {
+			case c >= 0xf0:
+				need = 4
+			case c >= 0xe0:
+				need = 3
+			}
+			if need > k {
+				return k
+			}
+			return 0
+		}
+	}
+	return 0
 }
 
 // Pid returns the process Start started: the sidecar, or the transport

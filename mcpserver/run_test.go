@@ -90,9 +90,9 @@ func TestRunToolWithoutIntegration(t *testing.T) {
 func TestTextRepliesEscapeBidi(t *testing.T) {
 	c := connect(t)
 	s := c.integrated()
-	line := "user\u202e x \u2066y\u2069 end"
-	shown := "user<U+202E> x <U+2066>y<U+2069> end"
-	bidi := func(got string) bool { return strings.ContainsFunc(got, termfilter.IsBidiControl) }
+	line := "user\u202e x \u2066y\u2069 ok\U000e0069\U000e0067 a\u2028b end"
+	shown := "user<U+202E> x <U+2066>y<U+2069> ok<U+E0069><U+E0067> a<U+2028>b end"
+	bidi := func(got string) bool { return strings.ContainsFunc(got, termfilter.IsInvisible) }
 	first := ok[changes](c, "output", map[string]any{"session": s.Session})
 	res := c.call("run", map[string]any{"session": s.Session, "command": "printf '%s\\n' '" + line + "'"})
 	if txt := text(res); bidi(txt) || !strings.Contains(txt, shown+"\n") {

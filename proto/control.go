@@ -252,3 +252,14 @@ func ParseCredit(body []byte) (Credit, error) {
 	}
 	return c, nil
 }
+
+// OpenErrorID is the id a refused OPEN is answered under: the id ParseOpen
+// read, or, for one that is present but invalid (empty, too long), the id
+// as sent, as the reference sidecar does. ok is false only for a body with
+// no id string at all, which cannot be answered.
+func OpenErrorID(o Open, body []byte) (id string, ok bool) {
+	if o.TerminalID != "" {
+		return o.TerminalID, true
+	}
+	return SentID(body)
+}

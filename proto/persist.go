@@ -1,5 +1,13 @@
 package proto
 
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
 // Frame types of the persistent sidecar (`ptyplex-sidecar --persist NAME`,
 // see PROTOCOL.md, "Persistent terminals"). They are numbered apart from
 // the other extensions and from HELLO (0x10, 0x90) so that each set can
@@ -107,4 +115,85 @@ type Upgrading struct {
 	From      string `json:"from"`
 	Terminals int    `json:"terminals"`
 	To        string `json:"to"`
+}
+
+// ParseCount reads a JSON whole number of bytes strictly: no sign, no
+// fraction, no exponent, no quotes (encoding/json would take 1e3 or
+// round 1.5 into a uint64 field's neighbourhood).
+func ParseCount(raw json.RawMessage) (uint64, error) {
+	r := bytes.TrimSpace(raw)
+	if len(r) == 0 {
+		return 0, errors.New("missing")
+	}
+	for _, b := range r {
+		if b < '0' || b > '9' {
+			return 0, fmt.Errorf("%s is not a whole number of bytes", r)
+		}
+	}
+	n, err := strconv.ParseUint(string(r), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s is out of range", r)
+	}
+	return n, nil
+}
+
+// ParseAttach decodes ATTACH strictly (see ParseCount). On an error, id is
+// the terminal id to address the refusal to (what the body names, as far
+// as it could be read).
+func ParseAttach(body []byte) (a Attach, id string, err error) {
+	var w struct {
+		TerminalID *string         `json:"terminalId"`
+		Offset     json.RawMessage `json:"offset"`
+		Credit     json.RawMessage `json:"credit"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil || w.TerminalID == nil {
+		return a, RecoverID(body), errors.New(`malformed ATTACH: want {"terminalId": ..., "offset": N}`)
+	}
+	a.TerminalID = *w.TerminalID
+	if a.Offset, err = ParseCount(w.Offset); err != nil {
+		return a, a.TerminalID, fmt.Errorf("malformed ATTACH: offset: %v (the count of bytes already received, 0 or more)", err)
+	}
+	if len(w.Credit) > 0 && string(w.Credit) != "null" {
+		n, err := ParseCount(w.Credit)
+		if err != nil {
+			return a, a.TerminalID, fmt.Errorf("malformed ATTACH: credit: %v", err)
+		}
+		a.Credit = &n
+	}
+	return a, a.TerminalID, nil
+}
+
+// OpenPersist is the part of OPEN only the persistent server reads: the
+// journal's size (0: the server's default) and the detached mode.
+type OpenPersist struct {
+	Journal uint64
+	Park    bool
+}
+
+// ParseOpenPersist decodes OPEN's persistent fields of a body ParseOpen
+// accepted; a journal must be 1..maxJournal bytes.
+func ParseOpenPersist(body []byte, maxJournal uint64) (OpenPersist, error) {
+	var x struct {
+		Journal  json.RawMessage `json:"journal"`
+		Detached *string         `json:"detached"`
+	}
+	var p OpenPersist
+	json.Unmarshal(body, &x) // ParseOpen accepted the JSON
+	if len(x.Journal) > 0 && string(x.Journal) != "null" {
+		n, err := ParseCount(x.Journal)
+		if err != nil || n < 1 || n > maxJournal {
+			return p, fmt.Errorf("malformed OPEN: journal must be a whole number of bytes in 1..%d, not %s", maxJournal, x.Journal)
+		}
+		p.Journal = n
+	}
+	if x.Detached != nil {
+		switch *x.Detached {
+		case DetachedRing:
+		case DetachedPark:
+			p.Park = true
+		default:
+			return p, fmt.Errorf("malformed OPEN: detached must be %q or %q, not %q", DetachedRing, DetachedPark, *x.Detached)
+		}
+	}
+	return p, nil
 }

@@ -1,6 +1,10 @@
 package screen
 
-import "strconv"
+import (
+	"bytes"
+	"crypto/subtle"
+	"strconv"
+)
 
 // maxMarks bounds the marks kept: the oldest go first, like scrollback.
 const maxMarks = 1000
@@ -33,6 +37,41 @@ func (s *Screen) Marks() []Mark { return append([]Mark(nil), s.marks...) }
 // new: the last MarksTotal()-seen of them.
 func (s *Screen) MarksTotal() int { return s.marksTotal }
 
+// MarkKeyParam names the OSC 133 parameter that carries the key set by
+// RequireMarkKey: "\x1b]133;D;0;ptyplex=KEY\a".
+const MarkKeyParam = "ptyplex"
+
+// RequireMarkKey makes the Screen record only the OSC 133 marks that carry
+// the parameter ptyplex=key; the others are dropped, as an unknown OSC is,
+// and counted by ForgedMarks. Any program whose output reaches the screen
+// (a file it prints, a remote host) can send a mark; only the one who knows
+// the key (a shell whose startup file holds it) can send one that counts.
+// An empty key accepts every mark, as before.
+func (s *Screen) RequireMarkKey(key string) { s.markKey = key }
+
+// ForgedMarks returns how many OSC 133 marks were dropped for lacking the
+// key RequireMarkKey set.
+func (s *Screen) ForgedMarks() int { return s.marksForged }
+
+// hasMarkKey reports whether the mark's arguments (after the kind) hold
+// ptyplex=KEY with the required key.
+func (s *Screen) hasMarkKey(a []byte) bool {
+	want := []byte(MarkKeyParam + "=")
+	ok := false
+	for len(a) > 0 {
+		p := a
+		if i := bytes.IndexByte(a, ';'); i >= 0 {
+			p, a = a[:i], a[i+1:]
+		} else {
+			a = nil
+		}
+		if v, found := bytes.CutPrefix(p, want); found && subtle.ConstantTimeCompare(v, []byte(s.markKey)) == 1 {
+			ok = true
+		}
+	}
+	return ok
+}
+
 // LineWrapped reports whether line n (numbered as for Line) continues on
 // the next line because the text wrapped there, not because of a newline.
 func (s *Screen) LineWrapped(n int) bool {
@@ -53,6 +92,11 @@ func (s *Screen) ScrolledOff() int { return s.scrolledOff }
 // Kinds other than A-D are left to recordUnhandled's caller.
 func (s *Screen) addMark(a []byte) {
 	if len(a) == 0 || a[0] < 'A' || a[0] > 'D' || (len(a) > 1 && a[1] != ';') {
+		s.recordUnhandled()
+		return
+	}
+	if s.markKey != "" && !s.hasMarkKey(a[1:]) {
+		s.marksForged++
 		s.recordUnhandled()
 		return
 	}

@@ -39,3 +39,20 @@ func TestMarksIgnoreOthers(t *testing.T) {
 		t.Errorf("unhandled %v", u)
 	}
 }
+
+// With a key required, only the marks that carry it count; the others
+// (without a key, with another, with the key's prefix) are dropped.
+func TestMarksRequireKey(t *testing.T) {
+	s := New(20, 3, Options{})
+	s.RequireMarkKey("k3y")
+	s.Write([]byte("\x1b]133;A\x07\x1b]133;D;0;ptyplex=other\x07\x1b]133;B;ptyplex=k3\x07\x1b]133;C;ptyplex=k3yy\x07" +
+		"\x1b]133;A;ptyplex=k3y\x07$ \x1b]133;D;5;ptyplex=k3y\x07\x1b]133;B;aid=1;ptyplex=k3y\x07"))
+	want := []Mark{
+		{Kind: 'A', Line: 0, Col: 0},
+		{Kind: 'D', Line: 0, Col: 2, Status: 5, HasStatus: true},
+		{Kind: 'B', Line: 0, Col: 2},
+	}
+	if got := s.Marks(); !slices.Equal(got, want) || s.MarksTotal() != 3 || s.ForgedMarks() != 4 {
+		t.Fatalf("marks %+v (total %d, forged %d); want %+v, 3, 4", got, s.MarksTotal(), s.ForgedMarks(), want)
+	}
+}

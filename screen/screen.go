@@ -127,6 +127,8 @@ type Screen struct {
 
 	marks       []Mark // shell integration marks, oldest first (marks.go)
 	marksTotal  int    // marks ever received (marks.go)
+	markKey     string // when set, the param every mark must carry (marks.go)
+	marksForged int    // marks refused for lacking markKey (marks.go)
 	scrolledOff int    // lines that ever scrolled off the top of the main screen
 }
 

@@ -45,7 +45,8 @@ type Daemon struct {
 	stopOnce   sync.Once
 	stopReq    chan *request // a STOP, or nil for a signal, handed to Serve
 	regFile    string        // our entry in the session registry (registry.go)
-	integDir   string        // shell integration's generated files, removed at teardown
+	integDir   string        // shell integration's generated files, removed at the first mark and at teardown
+	markKey    string        // the key the integration's marks carry ("" without integration)
 	// runTurn lets one RUN at a time type and wait (commands.go): two
 	// typed at the same prompt would run as one command line.
 	runTurn   chan struct{}
@@ -117,6 +118,10 @@ func New(cfg Config) (*Daemon, error) {
 		sb = -1 // the emulator's 0 means its default; ours means none
 	}
 	d.st = newState(screen.New(cfg.Cols, cfg.Rows, screen.Options{Scrollback: sb, Unhandled: cfg.DebugBuffer}))
+	// Only the shell's own marks count: the rest of the output (a file it
+	// prints, a remote host's) could otherwise end a command or fake a
+	// prompt that RUN would type into.
+	d.st.scr.RequireMarkKey(d.markKey)
 	d.register() // best effort: without it the session is only missing from list
 	go d.readPTY()
 	go d.watchExit()
@@ -255,7 +260,7 @@ func (d *Daemon) integrate(argv []string, env map[string]string) ([]string, map[
 	if err != nil {
 		return nil, nil, err
 	}
-	d.integDir = s.Dir
+	d.integDir, d.markKey = s.Dir, s.Key
 	merged := make(map[string]string, len(env)+len(s.Env))
 	for k, v := range env {
 		merged[k] = v

@@ -21,6 +21,10 @@ const exitDrainGrace = 250 * time.Millisecond
 func (d *Daemon) readPTY() {
 	defer close(d.readerDone)
 	buf := make([]byte, 64<<10)
+	// The integration's startup files hold the marks' key: once the shell
+	// sent its first mark it has read them, and they go at once, so that
+	// nothing the shell runs later can read the key out of them.
+	integFiles := d.integDir != ""
 	for {
 		n, err := d.proc.Read(buf)
 		if n > 0 {
@@ -32,6 +36,15 @@ func (d *Daemon) readPTY() {
 				d.dump.Write(buf[:n])
 			}
 			replies, due := d.st.feed(buf[:n])
+			if integFiles {
+				d.st.mu.Lock()
+				marked := d.st.cmds.any
+				d.st.mu.Unlock()
+				if marked {
+					d.removeIntegration()
+					integFiles = false
+				}
+			}
 			if len(due) > 0 {
 				answerDue(due) // before anything else: this is the wake-up's path
 				d.st.notify()

@@ -10,7 +10,7 @@ import (
 // dispatch acts on one host frame. It never waits for a spawn (spawn.go)
 // except past maxDeferred frames for one; its other waits are a full
 // writer lane (the host not reading) and a full input queue (a child not
-// reading more than maxQueuedInput): each holds everything back by design.
+// reading more than engine.MaxQueuedInput): each holds everything back by design.
 func (s *Sidecar) dispatch(f proto.Frame) {
 	switch f.Type {
 	case proto.TypeOpen:
@@ -73,18 +73,10 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 func (s *Sidecar) open(body []byte) {
 	o, err := proto.ParseOpen(body)
 	if err != nil {
-		id := o.TerminalID
-		if id == "" {
-			// An id that is present but invalid (empty, too long) is
-			// still answered, under the id as sent, as the reference
-			// sidecar does; only a body with no id string at all
-			// cannot be.
-			sent, ok := proto.SentID(body)
-			if !ok {
-				s.logf("OPEN without a recoverable terminalId dropped: %v", err)
-				return
-			}
-			id = sent
+		id, ok := proto.OpenErrorID(o, body)
+		if !ok {
+			s.logf("OPEN without a recoverable terminalId dropped: %v", err)
+			return
 		}
 		s.openFailed(id, err.Error())
 		return
@@ -123,7 +115,7 @@ func (s *Sidecar) openFailed(id, msg string) {
 // frame, which is how the host feels the back-pressure; it is logged with
 // its reason, so a stalled stream can be explained.
 func (s *Sidecar) queueInput(t *terminal, data []byte) {
-	waited := t.input.pushWait(data, t.finished, s.stop, func(why string) {
+	waited := t.input.PushWait(data, t.finished, s.stop, func(why string) {
 		s.logf("terminal %q: holding back further frames until its child reads its input: %s", t.id, why)
 	})
 	if waited > 0 {

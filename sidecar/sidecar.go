@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
 // shutdownBound caps how long shutdown waits for terminals to report EXIT
@@ -34,7 +35,7 @@ type Options struct {
 type Sidecar struct {
 	opts  Options
 	out   *writer
-	input inputBudget // INPUT queued across terminals
+	input engine.InputBudget // INPUT queued across terminals
 
 	spawnSlots chan struct{} // one token per spawn in flight (maxSpawns)
 	// beforeSpawn, if set (by in-package tests only), runs on the spawn

@@ -20,7 +20,7 @@ import (
 // and CREDIT straight into its gate (read by nobody before the child
 // runs). Neither changes the
 // order in which their effects reach the child: the dispatch loop's own
-// direct writes of INPUT (inputQueue.try) begin only once the deferred
+// direct writes of INPUT (engine.InputQueue's try) begin only once the deferred
 // actions ran, so a RESIZE sent before an INPUT still comes first.
 
 const (
@@ -50,7 +50,7 @@ func (t *terminal) whenLive(fn func(), limit int) bool {
 		}
 		t.deferred = append(t.deferred, fn)
 		t.mu.Unlock()
-	case t.state.running():
+	case t.state.Running():
 		t.mu.Unlock()
 		fn()
 	default:
@@ -174,7 +174,7 @@ func (s *Sidecar) spawnFailed(t *terminal, msg string) {
 		s.logf("%v", err)
 	}
 	// No child will read the input queue: return its bytes to the budget.
-	t.input.discard()
+	t.input.Discard()
 	s.logf("OPEN %q failed: %s", t.id, msg)
 	s.out.send(t.finalFrame(controlFrame(nil, proto.TypeError, proto.Error{TerminalID: t.id, Message: msg})), true)
 }

@@ -243,11 +243,7 @@ func controlsOf(fs []seen, id string) []proto.Type {
 	return ts
 }
 
-func queuedInput(s *Sidecar) int {
-	s.input.mu.Lock()
-	defer s.input.mu.Unlock()
-	return s.input.total
-}
+func queuedInput(s *Sidecar) int { return s.input.Total() }
 
 func ptr[T any](v T) *T { return &v }
 
@@ -271,16 +267,12 @@ func TestEndedTerminalRefusesInput(t *testing.T) {
 	}
 	h.control(proto.TypeExit, "e")
 	q := term.input
-	q.b.mu.Lock()
-	closed, up := q.closed, q.writerUp
-	q.b.mu.Unlock()
+	_, closed, up := q.Status()
 	assert.False(t, up, "a writer goroutine ran with no input")
 	assert.True(t, closed, "the input queue of a finished terminal still takes input")
 	never := make(chan struct{})
-	q.pushWait([]byte("late"), never, never, func(string) { t.Error("input to an ended terminal waited") })
-	q.b.mu.Lock()
-	pending, up := q.pending, q.writerUp
-	q.b.mu.Unlock()
+	q.PushWait([]byte("late"), never, never, func(string) { t.Error("input to an ended terminal waited") })
+	pending, _, up := q.Status()
 	assert.Zero(t, pending, "input to an ended terminal was queued")
 	assert.False(t, up, "input to an ended terminal started a writer")
 }

@@ -185,7 +185,7 @@ func TestStateNames(t *testing.T) {
 		names = append(names, s.String())
 	}
 	assert.Equal(t, []string{"spawning", "live", "closing", "reaped", "gone"}, names)
-	assert.Equal(t, "termState(9)", termState(9).String())
+	assert.Equal(t, "State(9)", termState(9).String())
 }
 
 // syncBuffer is a bytes.Buffer safe for the writer's holder and a test.

@@ -18,11 +18,11 @@ type terminal struct {
 	id    string
 	proc  *ptyhost.Process // set by the spawn goroutine before t leaves spawning
 	gate  *ptyhost.Gate
-	input *inputQueue
+	input *engine.InputQueue
 	sc    *Sidecar
 
 	// Lock order: terminal.mu is taken before writer.mu and before
-	// inputBudget.mu, never while either is held, and inputBudget.mu is
+	// the input budget's mutex, never while either is held, and the input budget's mutex is
 	// the last of all (nothing else is locked under it). No goroutine
 	// holds mu while it waits for room in the writer: a host that stops
 	// reading would then stall CLOSE, signals and the reap along with it.
@@ -59,7 +59,7 @@ func newTerminal(sc *Sidecar, id string, credit *uint64) *terminal {
 	return &terminal{
 		id:          id,
 		gate:        ptyhost.NewGate(credit),
-		input:       newInputQueue(&sc.input),
+		input:       engine.NewInputQueue(&sc.input),
 		sc:          sc,
 		state:       spawning,
 		deferring:   true,
@@ -77,16 +77,16 @@ func (t *terminal) directInput() {
 	proc := t.proc
 	// An error leaves the input queued: the writer goroutine's blocking
 	// write then meets it and drops the rest, as for any failed write.
-	t.input.setTry(func(b []byte) int { n, _ := proc.TryWrite(b); return n })
+	t.input.SetTry(func(b []byte) int { n, _ := proc.TryWrite(b); return n })
 }
 
 // start launches the terminal's goroutines. OPENED must already be queued.
 // The input writer starts only once some input has to wait for the PTY
-// (see inputQueue.startWriter); until then it costs nothing.
+// (see engine.InputQueue); until then it costs nothing.
 func (t *terminal) start() {
 	go t.readLoop()
 	go t.supervise()
-	t.input.enableWriter(func() { go t.writeLoop() })
+	t.input.EnableWriter(func() { go t.writeLoop() })
 }
 
 // readLoop moves PTY output into OUTPUT frames until the PTY reports EOF.
@@ -120,20 +120,20 @@ func (t *terminal) readLoop() {
 func (t *terminal) writeLoop() {
 	for {
 		select {
-		case <-t.input.wake:
+		case <-t.input.Ready():
 		case <-t.finished:
-			t.input.discard()
+			t.input.Discard()
 			return
 		}
-		chunks := t.input.take()
+		chunks := t.input.Take()
 		for _, chunk := range chunks {
 			// A failed write means the PTY is gone; the supervisor
 			// reports the end, the rest of the input has nowhere to go.
 			t.proc.Write(chunk)
-			t.input.done(len(chunk))
+			t.input.Done(len(chunk))
 		}
 		if len(chunks) > 0 {
-			t.input.idle()
+			t.input.Idle()
 		}
 	}
 }
@@ -158,7 +158,7 @@ func (t *terminal) supervise() {
 	t.mu.Unlock()
 	// Input from now on has nowhere to go: refuse it here, since a writer
 	// goroutine, which would otherwise do it, may never have started.
-	t.input.discard()
+	t.input.Discard()
 	t.proc.Close()
 
 	exit := proto.Exit{TerminalID: t.id}

@@ -68,7 +68,7 @@ func (f outFrame) drop() {
 // also takes over whatever an inline writer leaves past its budget. Only
 // the holder touches bw, broken and afters.
 type writer struct {
-	mu sync.Mutex // lock order: after terminal.mu, before inputBudget.mu (written at terminal.mu, terminal.go)
+	mu sync.Mutex // lock order: after terminal.mu, before the input budget's mutex (written at terminal.mu, terminal.go)
 	// Each frame taken off a lane makes room for one waiting sender: a
 	// Signal, not a Broadcast, which would wake every blocked flood reader
 	// to find the lane full again, and put them all in the run queue ahead

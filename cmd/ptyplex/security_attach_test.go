@@ -313,11 +313,11 @@ func TestSecurityOutputEscapesBidi(t *testing.T) {
 	t.Parallel()
 	// The Trojan Source example: read left to right, the comment seems
 	// to end before "admin"; the bytes say otherwise.
-	line := "access = \"user\u202e \u2066// admin\u2069\u2066\" \u202a\u202b\u202c\u202d\u2067\u2068 end"
-	shown := "access = \"user<U+202E> <U+2066>// admin<U+2069><U+2066>\" <U+202A><U+202B><U+202C><U+202D><U+2067><U+2068> end"
+	line := "access = \"user\u202e \u2066// admin\u2069\u2066\" \u202a\u202b\u202c\u202d\u2067\u2068 t\U000e0041\u2028\u2029 end"
+	shown := "access = \"user<U+202E> <U+2066>// admin<U+2069><U+2066>\" <U+202A><U+202B><U+202C><U+202D><U+2067><U+2068> t<U+E0041><U+2028><U+2029> end"
 	s := start(t, "--", "sh", "-c", "printf '%s\\n' \"$0\"; read x", line)
 	s.waitText("end")
-	bidi := func(got string) bool { return strings.ContainsFunc(got, termfilter.IsBidiControl) }
+	bidi := func(got string) bool { return strings.ContainsFunc(got, termfilter.IsInvisible) }
 	for _, args := range [][]string{{"--no-color"}, {"--color"}, {"--cursor", "both", "-n"}} {
 		out := s.ok(append([]string{"output"}, args...)...)
 		if bidi(out) || !strings.Contains(out, shown) {
@@ -365,9 +365,11 @@ func TestSecurityOutputEscapesBidi(t *testing.T) {
 // printed them as they were.
 func TestSecurityRunEscapesBidi(t *testing.T) {
 	s := integratedShell(t, "bash")
-	text := "user\u202e x \u2066y\u2069 end"
-	shown := "user<U+202E> x <U+2066>y<U+2069> end"
-	bidi := func(got string) bool { return strings.ContainsFunc(got, termfilter.IsBidiControl) }
+	// Tag characters spell ASCII no one sees; a line separator splits a
+	// line where the screen has none.
+	text := "user\u202e x \u2066y\u2069 ok\U000e0069\U000e0067 a\u2028b end"
+	shown := "user<U+202E> x <U+2066>y<U+2069> ok<U+E0069><U+E0067> a<U+2028>b end"
+	bidi := func(got string) bool { return strings.ContainsFunc(got, termfilter.IsInvisible) }
 	r := s.runCmd("printf '%s\\n' '" + text + "'")
 	if r.code != 0 || bidi(r.stdout) || r.stdout != shown+"\n" {
 		t.Errorf("run does not print the bidi controls escaped: %v", r)

@@ -12,7 +12,8 @@ import (
 // reaching the reader's terminal. It escapes the C0 controls and DEL, the
 // C1 controls (U+0080..U+009F, which some terminals take as CSI, OSC and
 // so on), the bidirectional overrides and isolates (which reorder what
-// follows on the line, making a command look like another), bytes that
+// follows on the line, making a command look like another), the tag
+// characters U+E0000..U+E007F and the separators U+2028, U+2029, bytes that
 // are not UTF-8, and the backslash itself. Everything else is kept, so
 // ordinary text, non-ASCII included, reads as it is.
 // Unescape(Escape(s)) == s for every s.
@@ -66,9 +67,12 @@ func needsEscape(s string, backslash bool) bool {
 }
 
 // isHidden reports the non-ASCII runes that act on a terminal instead of
-// showing: C1 controls, and the bidi embeddings, overrides and isolates.
+// showing: C1 controls, the bidi embeddings, overrides and isolates, the
+// tag characters (invisible, yet a language model reads the ASCII they
+// spell) and the line and paragraph separators.
 func isHidden(r rune) bool {
-	return (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+	return (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) ||
+		(r >= 0xe0000 && r <= 0xe007f) || r == 0x2028 || r == 0x2029
 }
 
 // shortEscape is the readable form of the controls Unescape knows by
@@ -83,4 +87,18 @@ func hexByte(b *strings.Builder, c byte) {
 	b.WriteString(`\x`)
 	b.WriteByte(digits[c>>4])
 	b.WriteByte(digits[c&15])
+}
+
+// EscapeLines is EscapeControls for text that is shown line by line, such
+// as another program's stderr: each line is escaped, the newlines between
+// them are kept.
+func EscapeLines(s string) string {
+	if !needsEscape(s, false) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = EscapeControls(l)
+	}
+	return strings.Join(lines, "\n")
 }

@@ -17,6 +17,8 @@ func TestEscape(t *testing.T) {
 		{"ls \u202etxt.exe", `ls \xe2\x80\xaetxt.exe`}, // right-to-left override
 		{"\u2066x\u2069", `\xe2\x81\xa6x\xe2\x81\xa9`},
 		{"bad \xff\xfe utf-8", `bad \xff\xfe utf-8`},
+		{"hi\U000e0041", `hi\xf3\xa0\x81\x81`}, // a tag character: invisible ASCII
+		{"a\u2028b\u2029", `a\xe2\x80\xa8b\xe2\x80\xa9`},
 		{"\x0b", `\v`},
 	} {
 		if got := Escape(c.in); got != c.want {

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/ptyplex/ptyplex/internal/cescape"
 )
 
 // Names are the binaries installed, in the order they are copied.
@@ -118,9 +120,15 @@ func Install(o Options) (*Result, error) {
 	// manifest. One round trip.
 	var q strings.Builder
 	q.WriteString(hashFunc)
-	fmt.Fprintf(&q, "d=%s; mkdir -p \"$d\" && cd \"$d\" || exit 3; ", dir)
+	q.WriteString(trustFuncs)
+	// New directories are the user's alone, whatever the remote umask;
+	// then every directory on the way there, by the path given and by the
+	// one it resolves to, must be beyond other users' reach, and the
+	// directories and files reused must be the user's own.
+	fmt.Fprintf(&q, "d=%s; (umask 077 && mkdir -p \"$d\") && cd \"$d\" || exit 3; "+
+		`case $d in /*) l=$d;; *) l=$OLDPWD/$d;; esac; chain "$l"; chain "$(pwd -P)"; mine . d; mine .. d; `, dir)
 	for _, n := range append(append([]string(nil), Names...), Manifest) {
-		fmt.Fprintf(&q, "if [ -e %[1]s ] || [ -L %[1]s ]; then printf '%%s %%s\\n' \"$(h %[1]s)\" %[1]s; else printf -- '- %%s\\n' %[1]s; fi; ", n)
+		fmt.Fprintf(&q, "if [ -e %[1]s ] || [ -L %[1]s ]; then mine %[1]s -; printf '%%s %%s\\n' \"$(h %[1]s)\" %[1]s; else printf -- '- %%s\\n' %[1]s; fi; ", n)
 	}
 	q.WriteString("if [ -f " + Manifest + " ]; then cat " + Manifest + "; fi")
 	out, err = run(o.Transport, q.String(), nil)
@@ -140,7 +148,7 @@ func Install(o Options) (*Result, error) {
 			copyNames = append(copyNames, n) // ours, of another build
 		default:
 			return nil, fmt.Errorf("remote install: refusing to replace %s/%s (sha256 %s): %w; move it away or install with --dir elsewhere",
-				dir, n, short(have), ErrNotOurs)
+				dir, n, cescape.EscapeControls(short(have)), ErrNotOurs)
 		}
 	}
 	if _, exists := present[Manifest]; exists && len(ours) == 0 && len(copyNames) > 0 {
@@ -193,6 +201,23 @@ func Install(o Options) (*Result, error) {
 const hashFunc = `h() { if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1" | cut -d' ' -f1; ` +
 	`elif command -v shasum >/dev/null 2>&1; then shasum -a 256 "$1" | cut -d' ' -f1; else sha256 -q "$1"; fi; }; `
 
+// trustFuncs defines the remote checks of who else could change what the
+// install reuses. mine PATH TYPE: PATH is of TYPE (d or - as ls shows it),
+// the user's, and no one else may write to it. chain PATH: PATH and every
+// directory above it belong to the user or root, and a directory others
+// may write to is sticky (as /tmp is), so that no one else can rename or
+// replace what is in it. A refusal exits 5 with a line that says why.
+const trustFuncs = `me=$(id -u); set -f; ` +
+	`bad() { printf 'refusing to use %s: %s; install with --dir in a directory of your own\n' "$1" "$2" >&2; exit 5; }; ` +
+	`mine() { x=$(ls -ldn "$1") || exit 5; set -- "$1" "$2" $x; ` +
+	`case $3 in "$2"*) ;; l*) bad "$1" "it is a symbolic link";; *) bad "$1" "it is not a $2 entry (mode $3)";; esac; ` +
+	`[ "$5" = "$me" ] || bad "$1" "it belongs to uid $5, not to you (uid $me)"; ` +
+	`case $3 in ?????w*|????????w*) bad "$1" "other users may write to it (mode $3)";; esac; }; ` +
+	`above() { x=$(ls -ldn "$1") || exit 5; set -- "$1" $x; ` +
+	`[ "$4" = "$me" ] || [ "$4" = 0 ] || bad "$1" "it belongs to uid $4, who could replace what is in it"; ` +
+	`case $2 in l*) ;; ?????w*|????????w*) case $2 in ?????????[tT]*) ;; *) bad "$1" "other users may write to it (mode $2)";; esac;; esac; }; ` +
+	`chain() { p=$1; while :; do above "$p"; [ "$p" = / ] && break; p=${p%/*}; [ -n "$p" ] || p=/; done; }; `
+
 // upload writes b to dir/name through a temporary file whose hash is
 // checked on the other side before it takes the name. Without replace the
 // final step is a hard link, which fails rather than overwrite a file that
@@ -222,7 +247,9 @@ func run(transport []string, script string, stdin []byte) ([]byte, error) {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
+		// The other side's words, escaped: a terminal showing the error
+		// must not act on sequences a hostile remote put in them.
+		msg := cescape.EscapeLines(strings.TrimSpace(errb.String()))
 		if msg == "" {
 			return nil, err
 		}

@@ -7,7 +7,9 @@
 package shellinteg
 
 import (
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,12 +70,19 @@ func Check(argv []string) error {
 
 // Setup is what Prepare made: the shell's new argv and the environment to
 // merge over the child's, and Dir, the private directory holding the
-// generated files, for the caller to remove when the session ends.
+// generated files, for the caller to remove once the shell has read them
+// (its first mark says so) and at the latest when the session ends. Key is
+// the parameter every mark of the shell carries (screen.RequireMarkKey):
+// the files hold it, the environment does not.
 type Setup struct {
 	Argv []string
 	Env  map[string]string
 	Dir  string
+	Key  string
 }
+
+// keyPlaceholder is replaced by the session's key in the startup files.
+const keyPlaceholder = "@PTYPLEX_KEY@"
 
 // Prepare writes the startup files for the shell argv runs into a fresh
 // private directory (mode 0700, files 0600) and returns how to start it.
@@ -85,6 +94,11 @@ func Prepare(argv []string, getenv func(string) (string, bool)) (Setup, error) {
 	if err != nil {
 		return Setup{}, err
 	}
+	var k [16]byte
+	if _, err := rand.Read(k[:]); err != nil {
+		return Setup{}, fmt.Errorf("shell integration: make its key: %w", err)
+	}
+	key := hex.EncodeToString(k[:])
 	dir, err := os.MkdirTemp("", "ptyplex-shell-")
 	if err != nil {
 		return Setup{}, fmt.Errorf("shell integration: create its directory: %w", err)
@@ -94,9 +108,10 @@ func Prepare(argv []string, getenv func(string) (string, bool)) (Setup, error) {
 		return Setup{}, fmt.Errorf("shell integration: %w", err)
 	}
 	write := func(file, text string) error {
+		text = strings.ReplaceAll(text, keyPlaceholder, key)
 		return os.WriteFile(filepath.Join(dir, file), []byte(text), 0o600)
 	}
-	s := Setup{Dir: dir, Env: map[string]string{}}
+	s := Setup{Dir: dir, Env: map[string]string{}, Key: key}
 	switch name {
 	case "bash":
 		rc := filepath.Join(dir, "bashrc")

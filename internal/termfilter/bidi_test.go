@@ -13,10 +13,25 @@ func TestEscapeBidi(t *testing.T) {
 		"\u2066x\u2067y\u2068z\u2069": "<U+2066>x<U+2067>y<U+2068>z<U+2069>",
 		"rtl \u200f mark \u200e":      "rtl \u200f mark \u200e",
 		"עברית":                       "עברית",
+		"hi\U000e0041\U000e007f":      "hi<U+E0041><U+E007F>",
+		"a\u2028b\u2029c":             "a<U+2028>b<U+2029>c",
 	} {
 		if got := EscapeBidi(in); got != want {
 			t.Errorf("EscapeBidi(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Tag characters go as surrogate pairs, which decode to the same rune.
+func TestEscapeBidiJSONTags(t *testing.T) {
+	in := "say \U000e0068\U000e0069 \u2028!"
+	js := EscapeBidiJSON([]byte(`"` + in + `"`))
+	if string(js) != `"say \udb40\udc68\udb40\udc69 \u2028!"` {
+		t.Errorf("EscapeBidiJSON: %s", js)
+	}
+	var back string
+	if err := json.Unmarshal(js, &back); err != nil || back != in {
+		t.Errorf("decodes to %q (%v)", back, err)
 	}
 }
 

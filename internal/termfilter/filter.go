@@ -263,8 +263,10 @@ func (h *handler) OSC(s *vtparse.Seq) {
 		return
 	}
 	switch n {
-	case 8, 133:
+	case 8:
 		h.keep(s)
+	case 133:
+		h.mark(s, rest)
 	case 0, 1, 2:
 		if h.opts.AllowTitle {
 			h.keep(s)
@@ -273,6 +275,32 @@ func (h *handler) OSC(s *vtparse.Seq) {
 		if h.opts.AllowClipboard && !clipboardRead(rest) {
 			h.keep(s)
 		}
+	}
+}
+
+// mark passes a prompt mark without the session's key (the ptyplex=
+// parameter of the shell integration's marks): the key is what tells the
+// session's own marks from forged ones, and the terminal attach writes to
+// (or a recording of it that a program could print back) must not get it.
+func (h *handler) mark(s *vtparse.Seq, args []byte) {
+	if s.Malformed || s.Truncated {
+		return
+	}
+	if !bytes.Contains(args, []byte("ptyplex=")) {
+		h.keep(s)
+		return
+	}
+	h.out = append(h.out, "\x1b]133"...)
+	for _, p := range bytes.Split(args, []byte(";")) {
+		if !bytes.HasPrefix(p, []byte("ptyplex=")) {
+			h.out = append(h.out, ';')
+			h.out = append(h.out, p...)
+		}
+	}
+	if s.BEL {
+		h.out = append(h.out, 0x07)
+	} else {
+		h.out = append(h.out, 0x1b, '\\')
 	}
 }
 

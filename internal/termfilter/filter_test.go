@@ -109,6 +109,21 @@ func TestFilterPasses(t *testing.T) {
 	}
 }
 
+// The session's key in the shell integration's marks stays in the session:
+// the marks pass without it, the rest of them as they were.
+func TestFilterStripsMarkKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"\x1b]133;A;ptyplex=0123abcd\x07$ ":       "\x1b]133;A\x07$ ",
+		"\x1b]133;D;2;ptyplex=0123abcd\x1b\\":     "\x1b]133;D;2\x1b\\",
+		"\x1b]133;A;aid=7;ptyplex=k;cl=m\x07":     "\x1b]133;A;aid=7;cl=m\x07",
+		"\x1b]133;C;ptyplex=k;ptyplex=j\x07after": "\x1b]133;C\x07after",
+	} {
+		if got := filterString(Options{}, in); got != want {
+			t.Errorf("%q came out as %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestFilterOptions(t *testing.T) {
 	clip := "\x1b]52;c;aGk=\x07"
 	title := "\x1b]2;mine\x1b\\\x1b]0;both\x07\x1b]1;icon\x07"

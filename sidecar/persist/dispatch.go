@@ -3,11 +3,6 @@
 package persist
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"strconv"
 	"sync"
 	"syscall"
 
@@ -15,6 +10,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
 // features is what OPENED announces: the plain sidecar's extensions and
@@ -41,7 +37,9 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 			return
 		}
 		if t := s.held(c, id, "INPUT"); t != nil {
-			t.writeInput(data)
+			t.input.PushWait(data, t.readDone, s.stopped, func(why string) {
+				s.logf("INPUT for terminal %q waits: %s", id, why)
+			})
 		}
 	case proto.TypeResize:
 		r, err := proto.ParseResize(f.Body)
@@ -147,7 +145,7 @@ func (s *Server) held(c *conn, id, frame string) *term {
 		return nil
 	}
 	t.mu.Lock()
-	h, finished := t.holder, t.exitSent
+	h, finished := t.holder, t.end == exitWritten
 	t.mu.Unlock()
 	if finished {
 		return nil // its EXIT was sent: as good as gone
@@ -169,53 +167,30 @@ func (t *term) queueCtl(to *conn, typ proto.Type, v any) {
 	t.mu.Unlock()
 }
 
-// openExtra is the part of OPEN only this server reads.
-type openExtra struct {
-	Journal  json.RawMessage `json:"journal"`
-	Detached *string         `json:"detached"`
-}
-
 func (s *Server) open(c *conn, body []byte) {
 	o, err := proto.ParseOpen(body)
 	if err != nil {
-		id := o.TerminalID
-		if id == "" {
-			sent, ok := proto.SentID(body)
-			if !ok {
-				s.logf("OPEN without a recoverable terminalId dropped: %v", err)
-				return
-			}
-			id = sent
+		id, ok := proto.OpenErrorID(o, body)
+		if !ok {
+			s.logf("OPEN without a recoverable terminalId dropped: %v", err)
+			return
 		}
 		c.errorf(id, "%s", err.Error())
 		return
 	}
-	var x openExtra
-	json.Unmarshal(body, &x) // ParseOpen accepted the JSON
-	size := s.opts.Journal
-	if len(x.Journal) > 0 && string(x.Journal) != "null" {
-		n, err := parseOffset(x.Journal)
-		if err != nil || n < 1 || n > MaxJournal {
-			c.errorf(o.TerminalID, "malformed OPEN: journal must be a whole number of bytes in 1..%d, not %s", MaxJournal, x.Journal)
-			return
-		}
-		size = int(n)
+	x, err := proto.ParseOpenPersist(body, MaxJournal)
+	if err != nil {
+		c.errorf(o.TerminalID, "%s", err.Error())
+		return
 	}
-	park := false
-	if x.Detached != nil {
-		switch *x.Detached {
-		case proto.DetachedRing:
-		case proto.DetachedPark:
-			park = true
-		default:
-			c.errorf(o.TerminalID, "malformed OPEN: detached must be %q or %q, not %q", proto.DetachedRing, proto.DetachedPark, *x.Detached)
-			return
-		}
+	size, park := s.opts.Journal, x.Park
+	if x.Journal > 0 {
+		size = int(x.Journal)
 	}
 	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, park: park, quota: size,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
-		holder: c, credit: unlimited, cols: o.Cols, rows: o.Rows, running: true}
-	t.cond, t.incond = sync.NewCond(&t.mu), sync.NewCond(&t.mu)
+		holder: c, credit: unlimited, cols: o.Cols, rows: o.Rows, life: engine.Spawning}
+	t.cond, t.input = sync.NewCond(&t.mu), engine.NewInputQueue(&s.input)
 	if o.Credit != nil {
 		t.credit = min(*o.Credit, unlimited-1)
 	}
@@ -256,58 +231,25 @@ func (s *Server) open(c *conn, body []byte) {
 		c.errorf(o.TerminalID, "%s", err.Error())
 		return
 	}
+	t.mu.Lock()
 	t.proc, t.pid = proc, proc.Pid()
+	t.enterLocked(engine.Live)
+	t.mu.Unlock()
 	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: features})
 	t.start()
-}
-
-// parseOffset reads a JSON whole number of bytes strictly: no sign, no
-// fraction, no exponent, no quotes.
-func parseOffset(raw json.RawMessage) (uint64, error) {
-	r := bytes.TrimSpace(raw)
-	if len(r) == 0 {
-		return 0, errors.New("missing")
-	}
-	for _, b := range r {
-		if b < '0' || b > '9' {
-			return 0, fmt.Errorf("%s is not a whole number of bytes", r)
-		}
-	}
-	n, err := strconv.ParseUint(string(r), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s is out of range", r)
-	}
-	return n, nil
-}
-
-type attachWire struct {
-	TerminalID *string         `json:"terminalId"`
-	Offset     json.RawMessage `json:"offset"`
-	Credit     json.RawMessage `json:"credit"`
 }
 
 // attach handles ATTACH: c takes the terminal over (its previous holder
 // is told DETACHED), and the pump replays from the offset asked for.
 func (s *Server) attach(c *conn, body []byte) {
-	var w attachWire
-	if err := json.Unmarshal(body, &w); err != nil || w.TerminalID == nil {
-		c.errorf(proto.RecoverID(body), "malformed ATTACH: want {\"terminalId\": ..., \"offset\": N}")
-		return
-	}
-	id := *w.TerminalID
-	off, err := parseOffset(w.Offset)
+	a, id, err := proto.ParseAttach(body)
 	if err != nil {
-		c.errorf(id, "malformed ATTACH: offset: %v (the count of bytes already received, 0 or more)", err)
+		c.errorf(id, "%s", err.Error())
 		return
 	}
-	credit := uint64(unlimited)
-	if len(w.Credit) > 0 && string(w.Credit) != "null" {
-		n, err := parseOffset(w.Credit)
-		if err != nil {
-			c.errorf(id, "malformed ATTACH: credit: %v", err)
-			return
-		}
-		credit = min(n, unlimited-1)
+	off, credit := a.Offset, uint64(unlimited)
+	if a.Credit != nil {
+		credit = min(*a.Credit, unlimited-1)
 	}
 	t := s.lookup(id)
 	if t == nil {
@@ -316,7 +258,7 @@ func (s *Server) attach(c *conn, body []byte) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.gone {
+	if t.life == engine.Gone {
 		c.errorf(id, "ATTACH refused: no terminal %q on this server", id)
 		return
 	}
@@ -326,7 +268,7 @@ func (s *Server) attach(c *conn, body []byte) {
 	}
 	// A finished terminal (its EXIT was sent) is attached again by a
 	// host that never read that EXIT: it is sent once more.
-	t.exitSent = false
+	t.end = unread
 	if old := t.holder; old != nil && old != c {
 		t.queueCtlLocked(old, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "taken over by another connection"})
 		t.watchTakeover(old)
@@ -365,7 +307,7 @@ func (s *Server) detach(c *conn, body []byte) {
 	}
 	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: d.TerminalID, Reason: "detached as asked"})
 	t.holder = nil
-	if t.exited && !t.exitSent {
+	if t.exitedLocked() && t.end == unread {
 		go s.keepExited(t)
 	}
 }
@@ -375,17 +317,17 @@ func (s *Server) list() proto.Listed {
 	out := proto.Listed{Terminals: []proto.ListedTerminal{}}
 	for _, t := range s.snapshotTerms() {
 		t.mu.Lock()
-		if t.exitSent {
+		if t.end == exitWritten {
 			t.mu.Unlock()
 			continue
 		}
 		e := proto.ListedTerminal{TerminalID: t.id, PID: t.pid, Cmd: t.cmd, Args: t.args,
 			Cols: t.cols, Rows: t.rows, Produced: t.j.end, Start: t.j.start,
-			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exited}
+			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exitedLocked()}
 		if t.park {
 			e.Detached = proto.DetachedPark
 		}
-		if t.exited {
+		if t.exitedLocked() {
 			e.ExitCode, e.Signal = t.exit.ExitCode, t.exit.Signal
 		}
 		t.mu.Unlock()

@@ -12,4 +12,10 @@
 // All state that would have to move to another process for a live upgrade
 // (PTY masters, pids, journals, offsets, credit) is in Server.terms, one
 // term each; connections hold nothing a terminal needs.
+//
+// What a terminal is apart from its journal and its holders is the plain
+// sidecar's, from package engine: the lifecycle (engine.State and its one
+// mover), the end of a child (engine.Drain: kill what is left, hang up a
+// PTY something unknown keeps open) and the input queue with its byte
+// budget and its direct write for keystrokes (engine.InputQueue).
 package persist

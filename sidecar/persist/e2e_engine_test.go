@@ -1,9 +1,12 @@
+//go:build unix
+
 package persist_test
 
 import (
 	"bytes"
-	"io"
+	"errors"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -116,18 +119,37 @@ func TestTakeoverFromHostThatStoppedReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The hung host reads nothing: once the socket's buffers are full
-	// the journal fills, and stays full while the host holds it.
-	listUntil(t, h, "the journal full behind the hung host", func(l proto.Listed) bool {
+	// the pump is stuck in a write to it, the journal fills and stays
+	// full, and the terminal's output stops (for 200 ms on end, which a
+	// pump that is only slow does not do).
+	var last uint64
+	var since time.Time
+	listUntil(t, h, "the pump stuck behind the hung host", func(l proto.Listed) bool {
 		e, ok := entry(l, "f")
-		return ok && e.Attached && e.Produced-e.Start == 256<<10
+		if !ok || !e.Attached || e.Produced-e.Start != 256<<10 || e.Produced != last {
+			last, since = e.Produced, time.Now()
+			return false
+		}
+		return time.Since(since) >= 200*time.Millisecond
 	})
 	h.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "f", Offset: 0})
 	h.WaitControl(proto.TypeAttached, "f")
 	h.WaitOutput("f", "y\r\ny\r\n")
-	// The hung connection was shut down: reading it now ends.
+	// The hung connection was shut down: reading it now ends (maybe in
+	// the middle of the frame it did not take), with no DETACHED.
 	hung.SetReadDeadline(time.Now().Add(hosttest.Timeout))
-	if _, err := io.Copy(io.Discard, hung); err != nil {
-		t.Fatalf("the hung host's connection did not end: %v", err)
+	r := proto.NewReader(hung)
+	for {
+		f, err := r.ReadFrame()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("the hung host's connection did not end: %v", err)
+		}
+		if err != nil {
+			break // the end, whole or cut
+		}
+		if f.Type == proto.TypeDetached {
+			t.Fatalf("the hung host was sent DETACHED: it was not stuck, or not shut down")
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -58,7 +59,10 @@ type Server struct {
 	stopOnce sync.Once
 
 	// input counts the INPUT bytes queued for all terminals.
-	input engine.Budget
+	input engine.InputBudget
+	// dropping says the server is stopping: every journal reads to its
+	// end, whatever its mode.
+	dropping atomic.Bool
 
 	ln        *net.UnixListener // what Serve accepts on
 	connGone  *sync.Cond        // on mu: a connection ended
@@ -299,7 +303,7 @@ func (s *Server) detachAll(c *conn) {
 		t.mu.Lock()
 		if t.holder == c {
 			t.holder = nil
-			if t.exited && !t.exitSent {
+			if t.exitedLocked() && t.end == unread {
 				defer s.keepExited(t)
 			}
 		}
@@ -342,8 +346,7 @@ func (s *Server) remove(t *term) {
 	}
 	s.mu.Unlock()
 	t.mu.Lock()
-	t.gone = true
-	t.cond.Broadcast()
+	t.goneLocked()
 	t.mu.Unlock()
 }
 
@@ -356,7 +359,7 @@ func (s *Server) keepExitedFor(t *term, d time.Duration) {
 	gen := t.startKeepClock(d)
 	time.AfterFunc(d, func() {
 		t.mu.Lock()
-		drop := t.keepGen == gen && t.holder == nil && !t.exitSent
+		drop := t.keepGen == gen && t.holder == nil && t.end == unread
 		t.mu.Unlock()
 		if drop {
 			s.logf("terminal %q: exited and unread for %v: dropped", t.id, d)
@@ -374,7 +377,7 @@ func (s *Server) keepFinishedFor(t *term, d time.Duration) {
 	gen := t.startKeepClock(d)
 	time.AfterFunc(d, func() {
 		t.mu.Lock()
-		drop := t.exitSent && t.keepGen == gen
+		drop := t.end == exitWritten && t.keepGen == gen
 		t.mu.Unlock()
 		if drop {
 			s.remove(t)
@@ -407,7 +410,7 @@ func (s *Server) shrinkFinished(t *term) {
 	defer s.mu.Unlock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.exitSent || s.terms[t.id] != t || t.pinned {
+	if t.end != exitWritten || s.terms[t.id] != t || t.pinned {
 		return
 	}
 	keep := t.ackedLocked()
@@ -448,15 +451,23 @@ func (s *Server) dropLocked(t *term) {
 	delete(s.terms, t.id)
 	s.reserved -= int64(t.quota)
 	t.mu.Lock()
-	t.gone = true
-	t.cond.Broadcast()
+	t.goneLocked()
 	t.mu.Unlock()
+}
+
+// goneLocked marks t removed from the server (once; a keep timer may
+// come after a drop that made room); its pump ends.
+func (t *term) goneLocked() {
+	if t.life != engine.Gone {
+		t.enterLocked(engine.Gone)
+		t.cond.Broadcast()
+	}
 }
 
 func (t *term) isFinished() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.exitSent
+	return t.end == exitWritten
 }
 
 // Shutdown stops the server (see Stop) and closes its listener, which
@@ -487,11 +498,11 @@ func (s *Server) Stop() {
 		s.stopping = true
 		s.mu.Unlock()
 		close(s.stopped)
+		s.dropping.Store(true)
 		terms := s.snapshotTerms()
 		for _, t := range terms {
 			t.mu.Lock()
-			t.dropping = true
-			t.cond.Broadcast()
+			t.cond.Broadcast() // the reader may evict everything now
 			t.mu.Unlock()
 			t.kill()
 		}

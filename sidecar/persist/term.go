@@ -33,15 +33,16 @@ const (
 // below it; cond is signalled on every change the reader, the pump or
 // the supervisor may wait for.
 type term struct {
-	id      string
-	s       *Server
-	proc    *ptyhost.Process
-	pid     int
-	cmd     string
-	args    []string
-	park    bool // detached mode "park" (else "ring")
-	quota   int  // journal bytes reserved in the server's total
-	inStart sync.Once
+	id   string
+	s    *Server
+	proc *ptyhost.Process
+	// input is what the host typed and the child has not read yet.
+	input *engine.InputQueue
+	pid   int
+	cmd   string
+	args  []string
+	park  bool // detached mode "park" (else "ring")
+	quota int  // journal bytes reserved in the server's total
 
 	readDone chan struct{} // the reader saw EOF
 	reaped   chan struct{} // the child was reaped
@@ -66,36 +67,27 @@ type term struct {
 	// offset of its ATTACH, advanced by every CREDIT it grants after it
 	// (a host grants credit for bytes it consumed). Bytes past it may
 	// still sit in socket and pipe buffers, or in a host that is dying.
-	acked    uint64
-	ctl      []ctlFrame // control frames to send, in order, before more output
-	cols     uint16
-	rows     uint16
-	running  bool // the child has not been reaped: signals may reach it
-	closing  bool // CLOSE was sent (SIGHUP); SIGKILL follows
-	dropping bool // shutdown: read to EOF whatever the mode
-	exited   bool
-	exit     proto.Exit
-	exitSent bool // EXIT went to a holder: the terminal is finished
+	acked uint64
+	ctl   []ctlFrame // control frames to send, in order, before more output
+	cols  uint16
+	rows  uint16
+	// life is the terminal's place in its life (engine.State), changed
+	// only by enterLocked; end is how far its end reached a host.
+	life engine.State
+	end  delivery
+	exit proto.Exit // the child's end, once life is Reaped
 	// keepGen counts the keep clocks started (at each detach of an
 	// exited terminal, at each EXIT sent), so that only the latest
 	// timer drops the terminal.
 	keepGen int
-	gone    bool // removed from the server; the pump ends
 	killer  *time.Timer
 	killAt  time.Time // when killer fires, for a live upgrade to set it again
 	keepAt  time.Time // when the latest keep-exited or keep-finished timer fires
 
-	// Input for the child, oldest first, written by inputLoop; incond
-	// (on mu) is signalled when it changes. A chunk that a write deadline
-	// interrupted goes back to the front with what was not written.
-	inq       [][]byte
-	incond    *sync.Cond
-	inBytes   int  // bytes in inq and in the write in progress, counted in Server.input
-	inWriting bool // inputLoop is inside a PTY write
 	reading   bool // readLoop is inside a PTY read
 	readEnded bool // readLoop saw the end of the PTY (readDone is closed)
 	// frozen stops the reader and the input writer at a point where
-	// every byte is either in the journal or in inq, and keeps the
+	// every byte is either in the journal or in input, and keeps the
 	// supervisor from reaping: the state of a live upgrade (upgrade.go).
 	frozen bool
 }
@@ -120,6 +112,7 @@ func (t *term) queueCtlLocked(to *conn, typ proto.Type, v any) {
 
 // start launches the reader, the supervisor and the pump.
 func (t *term) start() {
+	t.startInput()
 	go t.readLoop()
 	go t.supervise()
 	go t.pump()
@@ -142,13 +135,13 @@ func (t *term) evictableLocked() int {
 
 func (t *term) evictableUnpinnedLocked() int {
 	switch {
-	case t.dropping:
+	case t.s.dropping.Load():
 		return t.j.size
-	case t.closing && t.holder == nil:
+	case t.life == engine.Closing && t.holder == nil:
 		// The host asked for the end: what nobody holds may go, so
 		// that the child's last output drains and its EXIT can come.
 		return t.j.size
-	case t.closing:
+	case t.life == engine.Closing:
 		return int(t.sent - t.j.start)
 	case t.park && t.ackedLocked() >= t.j.start:
 		return int(t.ackedLocked() - t.j.start)
@@ -201,10 +194,9 @@ func (t *term) readLoop() {
 	defer func() {
 		t.mu.Lock()
 		t.readEnded = true
-		t.dropInputLocked()
 		t.cond.Broadcast()
-		t.incond.Broadcast()
 		t.mu.Unlock()
+		t.input.Discard() // input has nowhere to go now
 		close(t.readDone)
 	}()
 	for {
@@ -259,7 +251,7 @@ func (t *term) supervise() {
 		t.cond.Wait()
 	}
 	st, err := t.proc.Reap()
-	t.running = false
+	t.enterLocked(engine.Reaped)
 	if t.killer != nil {
 		t.killer.Stop()
 	}
@@ -271,7 +263,6 @@ func (t *term) supervise() {
 		t.exit.ExitCode = &code
 		t.exit.Signal = st.SignalName()
 	}
-	t.exited = true
 	close(t.reaped)
 	detached := t.holder == nil
 	t.cond.Broadcast()
@@ -342,8 +333,8 @@ func (t *term) pump() {
 			t.cond.Broadcast() // and now what this frame held
 			continue
 		}
-		if h != nil && t.exited && !t.exitSent && t.sent == t.j.end {
-			t.exitSent = true
+		if h != nil && t.exitedLocked() && t.end == unread && t.sent == t.j.end {
+			t.end = exitWritten
 			buf := proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(t.exit))
 			t.mu.Unlock()
 			// The id is free for an OPEN once EXIT is on its way, as in
@@ -359,7 +350,7 @@ func (t *term) pump() {
 			t.mu.Lock()
 			continue
 		}
-		if t.gone && len(t.ctl) == 0 {
+		if t.life == engine.Gone && len(t.ctl) == 0 {
 			t.mu.Unlock()
 			return
 		}
@@ -397,102 +388,86 @@ func (t *term) watchTakeover(old *conn) {
 	})
 }
 
-// writeInput queues INPUT for the child; a writer goroutine, started with
-// the first input, writes it to the PTY so that a child that does not read
-// holds back only this connection's later frames, and only once its queue
-// or the server's input budget is full (engine.MaxQueuedInput and
-// engine.MaxQueuedInputTotal, the plain sidecar's bounds). A frozen
-// terminal takes the input whatever the queue holds: it travels with the
-// rest of the state.
-func (t *term) writeInput(data []byte) {
-	if len(data) == 0 {
-		return
-	}
-	t.inStart.Do(func() { go t.inputLoop() })
+// writeLoop writes queued INPUT to the PTY, in order, until the PTY
+// ends: the input that did not go out at once through the queue's
+// direct write (engine.InputQueue). It starts with the first input that
+// has to wait. A write a freeze interrupted gives back what it did not
+// write, which goes first once the terminal thaws (or travels with the
+// state).
+func (t *term) writeLoop() {
 	for {
-		t.mu.Lock()
-		if t.readEnded {
+		select {
+		case <-t.input.Ready():
+		case <-t.readDone:
+			t.input.Discard()
+			return
+		}
+		chunks := t.input.Take()
+		for i, c := range chunks {
+			n, err := t.proc.Write(c)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.input.Done(n)
+				t.input.PutBack(append([][]byte{c[n:]}, chunks[i+1:]...))
+				break
+			}
+			// Another error means the PTY is gone: the reader sees its
+			// end, and the rest of the input has nowhere to go.
+			t.input.Done(len(c))
+		}
+		if len(chunks) > 0 {
+			t.input.Idle()
+			// A freeze waits for the write in flight to end, however it
+			// ended: it may have finished just before the deadline was set.
+			t.mu.Lock()
+			t.cond.Broadcast()
 			t.mu.Unlock()
-			return
 		}
-		ok, freed := true, (<-chan struct{})(nil)
-		if t.frozen {
-			t.s.input.Add(len(data))
-		} else {
-			ok, freed = t.s.input.Reserve(t.inBytes, len(data))
-		}
-		if ok {
-			t.inq = append(t.inq, data)
-			t.inBytes += len(data)
-			t.incond.Broadcast()
-			t.mu.Unlock()
-			return
-		}
-		t.mu.Unlock()
-		<-freed
 	}
 }
 
-// releaseInputLocked uncounts n input bytes written or dropped.
-func (t *term) releaseInputLocked(n int) {
-	if n > 0 {
-		t.inBytes -= n
-		t.s.input.Release(n)
-	}
+// startInput lets input reach the PTY: directly from the dispatch loop
+// while nothing waits, through writeLoop otherwise.
+func (t *term) startInput() {
+	proc := t.proc
+	t.input.SetTry(func(b []byte) int { n, _ := proc.TryWrite(b); return n })
+	t.input.EnableWriter(func() { go t.writeLoop() })
 }
 
-// dropInputLocked drops the queued input of a terminal whose PTY ended:
-// it has nowhere to go.
-func (t *term) dropInputLocked() {
-	n := 0
-	for _, b := range t.inq {
-		n += len(b)
+// enterLocked moves t to state to, the lifecycle's one mover; a move
+// it does not have is refused (and logged, but for a second CLOSE).
+func (t *term) enterLocked(to engine.State) error {
+	err := engine.Move(&t.life, to, t.id)
+	if err != nil && to != engine.Closing {
+		t.s.logf("%v", err)
 	}
-	t.inq = nil
-	t.releaseInputLocked(n)
-	t.s.input.Wake() // a writeInput waiting for room finds readEnded
+	return err
 }
 
-func (t *term) inputLoop() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for {
-		for !t.readEnded && (t.frozen || len(t.inq) == 0) {
-			t.incond.Wait()
-		}
-		if t.readEnded {
-			return
-		}
-		b := t.inq[0]
-		t.inq[0] = nil
-		t.inq = t.inq[1:]
-		t.inWriting = true
-		t.mu.Unlock()
-		n, err := t.proc.Write(b)
-		t.mu.Lock()
-		t.inWriting = false
-		// A freeze waits for the write in flight to end, however it
-		// ended: it may have finished just before the deadline was set.
-		t.cond.Broadcast()
-		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded) && !t.readEnded:
-			// A freeze interrupted the write: the rest goes first.
-			t.inq = append([][]byte{b[n:]}, t.inq...)
-			t.releaseInputLocked(n)
-			continue
-		case err != nil && !t.readEnded:
-			t.logf("input: %v", err)
-		}
-		t.releaseInputLocked(len(b))
-	}
-}
+// exitedLocked reports whether the child was reaped (or never adopted).
+func (t *term) exitedLocked() bool { return t.life == engine.Reaped || t.life == engine.Gone }
+
+// delivery is how far a terminal's end has reached a host: the part of
+// its state only the persistent server has, beside engine.State. It
+// moves unread -> exitWritten when the pump writes the EXIT, and back
+// when a host attaches to a finished terminal (it missed that EXIT, which
+// is written again). Whether a host holds the terminal is term.holder.
+type delivery uint8
+
+const (
+	// unread: no EXIT was written; the child may still run.
+	unread delivery = iota
+	// exitWritten: the EXIT was written to the holder. The terminal is
+	// finished: unlisted, its id free, kept only for a host that died
+	// before reading it.
+	exitWritten
+)
 
 // ifRunning runs fn under mu if the child has not been reaped, so that no
 // signal reaches a pid that may be someone else's by now.
 func (t *term) ifRunning(fn func()) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.running {
+	if !t.life.Running() {
 		return false
 	}
 	fn()
@@ -503,10 +478,9 @@ func (t *term) ifRunning(fn func()) bool {
 // output still drains to the holder.
 func (t *term) close() {
 	t.ifRunning(func() {
-		if t.closing {
-			return
+		if t.enterLocked(engine.Closing) != nil {
+			return // closing already
 		}
-		t.closing = true
 		// As in the plain sidecar, CLOSE lifts the credit so that the
 		// output drains to the end (and, in park mode, stops waiting
 		// for acknowledgements: the host wants the terminal gone).

@@ -3,7 +3,6 @@
 package persist
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,20 +36,6 @@ import (
 // JSON header and the journals, into an anonymous file; clear
 // close-on-exec on the descriptors handed over; send UPGRADING; execve.
 // If execve fails, everything is undone and the server goes on.
-
-// HandoverFormat numbers the layout of the state a server hands to its
-// next image. Two binaries with the same number can hand over to each
-// other; a server refuses to upgrade to a binary that reports another.
-const HandoverFormat = 1
-
-// HandoverBanner starts the line a binary prints for
-// --persist-handover-format: "ptyplex-persist-handover FORMAT VERSION".
-const HandoverBanner = "ptyplex-persist-handover"
-
-// HandoverLine is what --persist-handover-format prints.
-func HandoverLine() string {
-	return fmt.Sprintf("%s %d %s", HandoverBanner, HandoverFormat, version.Version)
-}
 
 // handoverCheckBound is how long the new binary has to say what it reads.
 const handoverCheckBound = 5 * time.Second
@@ -95,54 +81,6 @@ func truncate(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
-}
-
-// state is the header of the handover file; the journals follow it, in
-// the order of Terms, each End-Start bytes.
-type state struct {
-	Format     int           `json:"format"`
-	Name       string        `json:"name"`
-	From       string        `json:"from"` // the version that wrote it
-	Journal    int           `json:"journal"`
-	Total      int64         `json:"total"`
-	KeepExited time.Duration `json:"keepExited"`
-	Listener   int           `json:"listener"` // descriptor of the listening socket
-	Lock       int           `json:"lock"`     // descriptor of the flock'ed lock file, or -1
-	Terms      []termState   `json:"terms"`
-}
-
-// termState is one terminal of state: every field of term that outlives
-// the connections (all of them are closed before it is written).
-type termState struct {
-	ID    string   `json:"id"`
-	Pid   int      `json:"pid"`
-	PTS   string   `json:"pts"`
-	Cmd   string   `json:"cmd"`
-	Args  []string `json:"args,omitempty"`
-	Park  bool     `json:"park"`
-	Quota int      `json:"quota"`
-	Cols  uint16   `json:"cols"`
-	Rows  uint16   `json:"rows"`
-	// The journal holds [Start, End).
-	Start  uint64 `json:"start"`
-	End    uint64 `json:"end"`
-	Sent   uint64 `json:"sent"`
-	Acked  uint64 `json:"acked"`
-	Credit uint64 `json:"credit"`
-	// Running: not reaped; the child (maybe a zombie) is adopted by pid.
-	Running   bool       `json:"running"`
-	Closing   bool       `json:"closing"`
-	Exited    bool       `json:"exited"`
-	Exit      proto.Exit `json:"exit"`
-	ExitSent  bool       `json:"exitSent"`
-	ReadEnded bool       `json:"readEnded"`
-	// Master is the PTY master's descriptor, -1 once the child was
-	// reaped (the master is closed then).
-	Master int `json:"master"`
-	// Input is what was queued for the child and not yet written.
-	Input  [][]byte  `json:"input,omitempty"`
-	KillAt time.Time `json:"killAt,omitzero"`
-	KeepAt time.Time `json:"keepAt,omitzero"`
 }
 
 // upgrade carries out UPGRADE for c. It returns only when the upgrade was
@@ -259,26 +197,12 @@ func (s *Server) handover(c *conn, path, to string) (err error) {
 			queued += len(b)
 		}
 	}
-	hdr, err := json.Marshal(st)
-	if err != nil {
-		return err
-	}
 	sf, err := stateFile()
 	if err != nil {
 		return fmt.Errorf("state file: %w", err)
 	}
 	defer sf.Close() // reached only if we are still this image
-	w := bufio.NewWriterSize(sf, 1<<20)
-	w.Write(hdr)
-	w.WriteByte('\n')
-	for _, t := range terms {
-		// Straight from the chunks: the frozen journal does not change,
-		// and a copy would hold every journal a third time.
-		t.mu.Lock()
-		t.j.writeTo(w)
-		t.mu.Unlock()
-	}
-	if err := w.Flush(); err != nil {
+	if err := writeState(sf, st, terms); err != nil {
 		return fmt.Errorf("write the state (%d bytes of journals): %w", size, err)
 	}
 	stateFD, err := fileFD(sf)
@@ -425,8 +349,8 @@ func lockFD() int {
 const freezeBound = 5 * time.Second
 
 // freeze stops t's reader and input writer where every byte is either in
-// the journal or in inq, and keeps its supervisor from reaping. Input
-// written from now on is queued whatever the queue's length.
+// the journal or in its input queue, and keeps its supervisor from
+// reaping. Input written from now on is queued whatever the bounds.
 func (t *term) freeze() error {
 	t.mu.Lock()
 	if t.frozen {
@@ -435,10 +359,11 @@ func (t *term) freeze() error {
 	}
 	t.frozen = true
 	t.cond.Broadcast()
-	t.incond.Broadcast()
-	t.s.input.Wake() // a writeInput waiting for room queues now
 	proc := t.proc
 	t.mu.Unlock()
+	// No direct write from now on, nothing taken by the writer; INPUT
+	// is queued whatever the bounds.
+	t.input.Freeze()
 	if proc != nil {
 		// Reads and writes in progress return now; both loops then see
 		// frozen and wait. (Errors: the PTY was closed, after a reap.)
@@ -455,7 +380,7 @@ func (t *term) freeze() error {
 	defer wake.Stop()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for t.reading || t.inWriting {
+	for t.reading || t.input.Writing() {
 		if time.Now().After(deadline) {
 			// Frozen all the same: the rollback unfreezes it.
 			return fmt.Errorf("terminal %q did not stop reading and writing within %v", t.id, freezeBound)
@@ -477,8 +402,8 @@ func (t *term) unfreeze() {
 	t.mu.Lock()
 	t.frozen = false
 	t.cond.Broadcast()
-	t.incond.Broadcast()
 	t.mu.Unlock()
+	t.input.Unfreeze()
 }
 
 // state describes the frozen t.
@@ -487,20 +412,16 @@ func (t *term) state() (termState, error) {
 	defer t.mu.Unlock()
 	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Park: t.park, Quota: t.quota,
 		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit,
-		Running: t.running, Closing: t.closing, Exited: t.exited, Exit: t.exit, ExitSent: t.exitSent,
+		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
 		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt}
 	if t.proc != nil {
 		ts.PTS = t.proc.TTY()
 	}
-	if t.closing && t.running {
+	if t.life == engine.Closing {
 		ts.KillAt = t.killAt
 	}
-	for _, b := range t.inq {
-		if len(b) > 0 {
-			ts.Input = append(ts.Input, b)
-		}
-	}
-	if t.running {
+	ts.Input = t.input.Queued()
+	if t.life.Running() {
 		// Not reaped (frozen terminals are not): the master is open.
 		fd, err := t.proc.MasterFD()
 		if err != nil {

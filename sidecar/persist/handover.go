@@ -1,0 +1,208 @@
+//go:build unix
+
+package persist
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/version"
+	"github.com/ptyplex/ptyplex/proto"
+	"golang.org/x/sys/unix"
+)
+
+// The handover format: what a server hands to its next image in a live
+// upgrade (upgrade.go writes it, resume.go takes it up). Its writer and
+// its reader are side by side here, so that a change to one is seen
+// beside the other, and HandoverFormat changes with them.
+
+// HandoverFormat numbers the layout of the state a server hands to its
+// next image. Two binaries with the same number can hand over to each
+// other; a server refuses to upgrade to a binary that reports another.
+const HandoverFormat = 1
+
+// HandoverBanner starts the line a binary prints for
+// --persist-handover-format: "ptyplex-persist-handover FORMAT VERSION".
+const HandoverBanner = "ptyplex-persist-handover"
+
+// HandoverLine is what --persist-handover-format prints.
+func HandoverLine() string {
+	return fmt.Sprintf("%s %d %s", HandoverBanner, HandoverFormat, version.Version)
+}
+
+// state is the header of the handover file; the journals follow it, in
+// the order of Terms, each End-Start bytes.
+type state struct {
+	Format     int           `json:"format"`
+	Name       string        `json:"name"`
+	From       string        `json:"from"` // the version that wrote it
+	Journal    int           `json:"journal"`
+	Total      int64         `json:"total"`
+	KeepExited time.Duration `json:"keepExited"`
+	Listener   int           `json:"listener"` // descriptor of the listening socket
+	Lock       int           `json:"lock"`     // descriptor of the flock'ed lock file, or -1
+	Terms      []termState   `json:"terms"`
+}
+
+// termState is one terminal of state: every field of term that outlives
+// the connections (all of them are closed before it is written).
+type termState struct {
+	ID    string   `json:"id"`
+	Pid   int      `json:"pid"`
+	PTS   string   `json:"pts"`
+	Cmd   string   `json:"cmd"`
+	Args  []string `json:"args,omitempty"`
+	Park  bool     `json:"park"`
+	Quota int      `json:"quota"`
+	Cols  uint16   `json:"cols"`
+	Rows  uint16   `json:"rows"`
+	// The journal holds [Start, End).
+	Start  uint64 `json:"start"`
+	End    uint64 `json:"end"`
+	Sent   uint64 `json:"sent"`
+	Acked  uint64 `json:"acked"`
+	Credit uint64 `json:"credit"`
+	// Running: not reaped; the child (maybe a zombie) is adopted by pid.
+	Running   bool       `json:"running"`
+	Closing   bool       `json:"closing"`
+	Exited    bool       `json:"exited"`
+	Exit      proto.Exit `json:"exit"`
+	ExitSent  bool       `json:"exitSent"`
+	ReadEnded bool       `json:"readEnded"`
+	// Master is the PTY master's descriptor, -1 once the child was
+	// reaped (the master is closed then).
+	Master int `json:"master"`
+	// Input is what was queued for the child and not yet written.
+	Input  [][]byte  `json:"input,omitempty"`
+	KillAt time.Time `json:"killAt,omitzero"`
+	KeepAt time.Time `json:"keepAt,omitzero"`
+}
+
+// writeState writes the handover file: st's header as one line of JSON,
+// then the journals of terms (frozen, in the order of st.Terms), each
+// End-Start bytes. parseState reads it.
+func writeState(f io.Writer, st state, terms []*term) error {
+	hdr, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.Write(hdr)
+	w.WriteByte('\n')
+	for _, t := range terms {
+		// Straight from the chunks: the frozen journal does not change,
+		// and a copy would hold every journal a third time.
+		t.mu.Lock()
+		t.j.writeTo(w)
+		t.mu.Unlock()
+	}
+	return w.Flush()
+}
+
+// readState reads the state file and checks it: the format, every
+// descriptor it names, the journals' lengths. It changes nothing but
+// a listener it makes of a duplicate of the handed-over one.
+//
+// The file is mapped, not read, so that the journals are not held a third
+// time while they are copied into their rings; the caller unmaps it.
+func readState(fd int) (st state, journals [][]byte, ln *net.UnixListener, mapped []byte, err error) {
+	var fst unix.Stat_t
+	if err := unix.Fstat(fd, &fst); err != nil {
+		return st, nil, nil, nil, fmt.Errorf("the state (descriptor %d): %w", fd, err)
+	}
+	if fst.Size == 0 {
+		return st, nil, nil, nil, fmt.Errorf("the state (descriptor %d) is empty", fd)
+	}
+	all, err := unix.Mmap(fd, 0, int(fst.Size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return st, nil, nil, nil, fmt.Errorf("map the state (descriptor %d): %w", fd, err)
+	}
+	defer func() {
+		if err != nil {
+			unix.Munmap(all)
+		}
+	}()
+	st, journals, ln, err = parseState(all)
+	return st, journals, ln, all, err
+}
+
+func parseState(all []byte) (st state, journals [][]byte, ln *net.UnixListener, err error) {
+	hdr, rest, ok := bytes.Cut(all, []byte("\n"))
+	if !ok {
+		return st, nil, nil, fmt.Errorf("the state has no header (%d bytes)", len(all))
+	}
+	var probe struct {
+		Format int `json:"format"`
+	}
+	if err := json.Unmarshal(hdr, &probe); err != nil {
+		return st, nil, nil, fmt.Errorf("the state's header: %w", err)
+	}
+	if probe.Format != HandoverFormat {
+		return st, nil, nil, fmt.Errorf("the state is in handover format %d; this binary reads format %d", probe.Format, HandoverFormat)
+	}
+	if err := json.Unmarshal(hdr, &st); err != nil {
+		return st, nil, nil, fmt.Errorf("the state's header: %w", err)
+	}
+	open := func(what string, fd int) error {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			return fmt.Errorf("%s: descriptor %d: %w", what, fd, err)
+		}
+		return nil
+	}
+	if err := open("listener", st.Listener); err != nil {
+		return st, nil, nil, err
+	}
+	if st.Lock >= 0 {
+		if err := open("lock", st.Lock); err != nil {
+			return st, nil, nil, err
+		}
+	}
+	seen := map[string]bool{}
+	for _, ts := range st.Terms {
+		if ts.ID == "" || seen[ts.ID] {
+			return st, nil, nil, fmt.Errorf("terminal id %q is empty or twice in the state", ts.ID)
+		}
+		seen[ts.ID] = true
+		n := ts.End - ts.Start
+		if ts.End < ts.Start || ts.Quota < 1 || n > uint64(ts.Quota) || n > uint64(len(rest)) {
+			return st, nil, nil, fmt.Errorf("terminal %q: journal [%d, %d) of %d bytes does not fit (%d bytes left in the state)", ts.ID, ts.Start, ts.End, ts.Quota, len(rest))
+		}
+		journals = append(journals, rest[:n:n])
+		rest = rest[n:]
+		if ts.Running {
+			if ts.Pid <= 0 {
+				return st, nil, nil, fmt.Errorf("terminal %q: pid %d", ts.ID, ts.Pid)
+			}
+			if err := open(fmt.Sprintf("terminal %q's PTY master", ts.ID), ts.Master); err != nil {
+				return st, nil, nil, err
+			}
+		}
+	}
+	if len(rest) != 0 {
+		return st, nil, nil, fmt.Errorf("%d bytes after the last journal in the state", len(rest))
+	}
+	// The listener last: of all the checks only it makes something.
+	dup, err := unix.FcntlInt(uintptr(st.Listener), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return st, nil, nil, fmt.Errorf("listener: %w", err)
+	}
+	f := os.NewFile(uintptr(dup), "listener")
+	l, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		return st, nil, nil, fmt.Errorf("listener: %w", err)
+	}
+	ul, ok := l.(*net.UnixListener)
+	if !ok {
+		l.Close()
+		return st, nil, nil, fmt.Errorf("listener: descriptor %d is a %T, not a Unix socket", st.Listener, l)
+	}
+	ul.SetUnlinkOnClose(false)
+	return st, journals, ul, nil
+}
