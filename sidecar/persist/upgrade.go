@@ -115,6 +115,26 @@ func (s *Server) upgrade(c *conn, body []byte) {
 		s.upgrading = false
 		s.mu.Unlock()
 	}()
+	// A program in one of our terminals must not replace the server that
+	// holds every terminal's journal and PTY master: the binary it names
+	// would read them all. Only a program from outside may upgrade.
+	var sids []int
+	for _, t := range s.snapshotTerms() {
+		t.mu.Lock()
+		if t.pid > 0 {
+			sids = append(sids, t.pid)
+		}
+		t.mu.Unlock()
+	}
+	if pid, inside, err := insideTerminal(c.c, sids); inside || err != nil {
+		why := fmt.Sprintf("it was asked from inside one of this server's terminals (pid %d); run the upgrade from outside them", pid)
+		if err != nil {
+			why = fmt.Sprintf("cannot tell who asked: %v", err)
+		}
+		s.logf("upgrade to %s refused: %s", u.Path, why)
+		c.errorf("", "UPGRADE refused: %s", why)
+		return
+	}
 	to, err := checkHandover(u.Path)
 	if err != nil {
 		s.logf("upgrade to %s (asked by %q) refused: %v", u.Path, u.Version, err)
