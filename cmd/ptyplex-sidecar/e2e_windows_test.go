@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost"
 	"golang.org/x/sys/windows"
 )
 
@@ -58,8 +60,12 @@ func TestMain(m *testing.M) {
 	case "sleep":
 		blockForever()
 	case "flood":
+		lines := floodLines
+		if n, err := strconv.Atoi(os.Getenv("FLOOD_LINES")); err == nil {
+			lines = n
+		}
 		w := bufio.NewWriterSize(os.Stdout, 32<<10)
-		for i := 0; i < floodLines; i++ {
+		for i := 0; i < lines; i++ {
 			w.WriteString(floodLine(i) + "\r\n")
 		}
 		w.Flush()
@@ -523,4 +529,55 @@ func blockForever() {
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// TestThroughputAgainstPlainConPTY is the Windows row of the benchmark
+// (make bench-windows): one terminal's flood through the sidecar, frames
+// and all, against a plain read loop on a pseudo-console made by the
+// same backend, rounds alternating, in the same run. Under Wine the
+// ratio is what means something; the absolute figures are Wine's.
+func TestThroughputAgainstPlainConPTY(t *testing.T) {
+	if os.Getenv("PTYPLEX_BENCH") == "" {
+		t.Skip("a measurement: set PTYPLEX_BENCH=1 (make bench-windows)")
+	}
+	const lines, rounds = "40000", 5
+	env := map[string]string{roleEnv: "flood", "FLOOD_LINES": lines}
+	plain := func() float64 {
+		start := time.Now()
+		p, err := ptyhost.Start(ptyhost.Config{Cmd: selfPath(t), Env: env, Cols: 120, Rows: 40})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		buf := make([]byte, 64<<10)
+		n := 0
+		for {
+			k, err := p.Read(buf)
+			n += k
+			if err != nil {
+				break
+			}
+		}
+		return float64(n) / time.Since(start).Seconds()
+	}
+	sidecar := func() float64 {
+		h := startHost(t)
+		tm := &term{}
+		start := time.Now()
+		h.send(proto.TypeOpen, proto.Open{TerminalID: "b", Cols: 120, Rows: 40, Cmd: selfPath(t), Env: env})
+		h.collect(map[string]*term{"b": tm}, 5*time.Minute, exited(tm), nil)
+		if tm.errMsg != "" {
+			t.Fatal(tm.errMsg)
+		}
+		return float64(tm.out.Len()) / time.Since(start).Seconds()
+	}
+	var ps, ss []float64
+	for i := 0; i < rounds; i++ {
+		ps = append(ps, plain())
+		ss = append(ss, sidecar())
+	}
+	median := func(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }
+	mp, ms := median(ps), median(ss)
+	t.Logf("flood of %s lines, median of %d alternating rounds: plain ConPTY read loop %.1f MB/s, through ptyplex-sidecar %.1f MB/s: ratio %.2f (sidecar/plain)",
+		lines, rounds, mp/1e6, ms/1e6, ms/mp)
 }
