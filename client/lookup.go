@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 )
 
-// SidecarName is the executable name the client looks for.
+// SidecarName is the executable name the client looks for (with
+// ".exe" on Windows, where PATH is searched with PATHEXT).
 const SidecarName = "ptyplex-sidecar"
 
 // FindSidecar returns the sidecar executable to run: the one next to the
@@ -17,8 +18,8 @@ const SidecarName = "ptyplex-sidecar"
 func FindSidecar() (string, error) {
 	if self, err := os.Executable(); err == nil {
 		if self, err = filepath.EvalSymlinks(self); err == nil {
-			p := filepath.Join(filepath.Dir(self), SidecarName)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			p := filepath.Join(filepath.Dir(self), SidecarName+exeSuffix)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && executable(fi) {
 				return p, nil
 			}
 		}

@@ -60,6 +60,7 @@ func sidecarCommand(opts Options) (*exec.Cmd, error) {
 		}
 		cmd := exec.Command(opts.Transport[0], opts.Transport[1:]...)
 		cmd.Env = opts.Env
+		noWindow(cmd)
 		// ssh forwards the remote sidecar's stderr here as well, so the
 		// mark says which way the line came, not who wrote it.
 		cmd.Stderr = &linePrefixer{w: stderr, prefix: "transport " + filepath.Base(opts.Transport[0]) + ": ", start: true}
@@ -76,6 +77,7 @@ func sidecarCommand(opts Options) (*exec.Cmd, error) {
 	cmd := exec.Command(path, opts.Args...)
 	cmd.Env = opts.Env
 	cmd.Stderr = stderr
+	noWindow(cmd)
 	return cmd, nil
 }
 

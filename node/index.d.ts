@@ -51,7 +51,11 @@ export interface IPtyForkOptions extends IBasePtyForkOptions {
   gid?: number;
 }
 
-/** node-pty's Windows options: accepted and ignored (there is no Windows sidecar). */
+/**
+ * node-pty's Windows options: accepted. The Windows sidecar always uses
+ * ConPTY (useConpty: false, winpty, is not offered); useConptyDll and
+ * conptyInheritCursor are accepted and have no effect.
+ */
 export interface IWindowsPtyForkOptions extends IBasePtyForkOptions {
   useConpty?: boolean;
   useConptyDll?: boolean;

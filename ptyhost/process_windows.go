@@ -1,8 +1,10 @@
 package ptyhost
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -60,6 +62,14 @@ type Process struct {
 	consoleOnce sync.Once
 	consoleDone chan struct{} // closed once ClosePseudoConsole returned
 
+	// eof is closed when Read met the output pipe's end; orphaned says
+	// the pseudo-console is gone but its output pipe did not end (see
+	// orphanBound), and orphanMu orders that with the read deadline.
+	eof      chan struct{}
+	eofOnce  sync.Once
+	orphanMu sync.Mutex
+	orphaned atomic.Bool
+
 	exited    chan struct{} // closed when the child's handle signalled
 	closed    chan struct{} // closed by Close
 	closeOnce sync.Once
@@ -99,18 +109,20 @@ func Start(cfg Config) (*Process, error) {
 }
 
 func startConsole(path, cmdline, dir string, env []string, cols, rows int) (_ *Process, err error) {
-	var inR, inW, outR, outW windows.Handle
+	var inR, inW windows.Handle
 	if err := windows.CreatePipe(&inR, &inW, nil, pipeSize); err != nil {
 		return nil, fmt.Errorf("input pipe: %w", err)
 	}
-	if err := windows.CreatePipe(&outR, &outW, nil, pipeSize); err != nil {
+	out, outW, err := outputPipe()
+	if err != nil {
 		windows.CloseHandle(inR)
 		windows.CloseHandle(inW)
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
 	p := &Process{
 		in:          os.NewFile(uintptr(inW), "conpty-input"),
-		out:         os.NewFile(uintptr(outR), "conpty-output"),
+		out:         out,
+		eof:         make(chan struct{}),
 		consoleDone: make(chan struct{}),
 		exited:      make(chan struct{}),
 		closed:      make(chan struct{}),
@@ -281,6 +293,7 @@ func (p *Process) closeConsole() {
 		go func() {
 			windows.ClosePseudoConsole(p.hpc)
 			close(p.consoleDone)
+			p.watchOrphan()
 		}()
 	})
 }
@@ -296,11 +309,104 @@ func (p *Process) TTY() string { return fmt.Sprintf("conpty:%d", p.pid) }
 // pseudo-console has been closed (after the child exited and its output
 // drained, or on Hangup) and everything before was read.
 func (p *Process) Read(b []byte) (int, error) {
+	if p.orphaned.Load() {
+		return p.readRest(b)
+	}
 	n, err := p.out.Read(b)
 	if n > 0 {
 		p.lastOut.Store(time.Now().UnixNano())
+		return n, nil
+	}
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded) && p.orphaned.Load():
+		return p.readRest(b)
+	case err == io.EOF:
+		p.eofOnce.Do(func() { close(p.eof) })
 	}
 	return n, err
+}
+
+// orphanBound is how long the output pipe may stay open after the
+// pseudo-console was closed. Conhost may still write its last frame
+// after ClosePseudoConsole returns (Windows 11 24H2 no longer waits for
+// it), and its exit then ends the pipe. Under Wine the pipe was seen to
+// stay open now and then with conhost and every child gone, some handle
+// to its write end left behind; nothing of the terminal's can write to
+// it any more, so what it holds is read and the output ends there.
+const orphanBound = time.Second
+
+// watchOrphan ends the output once the pipe outlived the console by
+// orphanBound: the reader takes what is buffered, then sees EOF.
+func (p *Process) watchOrphan() {
+	select {
+	case <-p.eof:
+		return
+	case <-time.After(orphanBound):
+	}
+	p.orphanMu.Lock()
+	p.orphaned.Store(true)
+	p.out.SetReadDeadline(time.Now()) // wakes a reader blocked on the empty pipe
+	p.orphanMu.Unlock()
+}
+
+// readRest reads what the orphaned pipe still holds, without blocking,
+// and reports EOF once it is empty.
+func (p *Process) readRest(b []byte) (int, error) {
+	p.orphanMu.Lock()
+	p.out.SetReadDeadline(time.Time{})
+	p.orphanMu.Unlock()
+	var avail uint32
+	if err := peekNamedPipe(windows.Handle(p.out.Fd()), &avail); err != nil || avail == 0 {
+		return 0, io.EOF
+	}
+	n, err := p.out.Read(b[:min(len(b), int(avail))])
+	if n > 0 {
+		return n, nil
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	return 0, err
+}
+
+// outputPipe makes the pipe conhost writes the output to: a named pipe
+// whose read end is ours and overlapped, so that it is in the runtime's
+// poller and a read blocked on it can be woken (watchOrphan needs that;
+// an anonymous pipe's read can only end by data or by its end). The name
+// is unique, the pipe has one instance, made before the client end is
+// opened, and remote clients are refused.
+func outputPipe() (*os.File, windows.Handle, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, 0, err
+	}
+	name, err := windows.UTF16PtrFromString(fmt.Sprintf(`\\.\pipe\ptyplex-conpty-%d-%x`, os.Getpid(), rnd))
+	if err != nil {
+		return nil, 0, err
+	}
+	srv, err := windows.CreateNamedPipe(name,
+		windows.PIPE_ACCESS_INBOUND|windows.FILE_FLAG_OVERLAPPED|windows.FILE_FLAG_FIRST_PIPE_INSTANCE,
+		windows.PIPE_TYPE_BYTE|windows.PIPE_READMODE_BYTE|windows.PIPE_WAIT|windows.PIPE_REJECT_REMOTE_CLIENTS,
+		1, 0, pipeSize, 0, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("CreateNamedPipe: %w", err)
+	}
+	cli, err := windows.CreateFile(name, windows.GENERIC_WRITE, 0, nil, windows.OPEN_EXISTING, 0, 0)
+	if err != nil {
+		windows.CloseHandle(srv)
+		return nil, 0, fmt.Errorf("open the output pipe's write end: %w", err)
+	}
+	return os.NewFile(uintptr(srv), "conpty-output"), cli, nil
+}
+
+var procPeekNamedPipe = windows.NewLazySystemDLL("kernel32.dll").NewProc("PeekNamedPipe")
+
+// peekNamedPipe reports how many bytes the pipe h holds.
+func peekNamedPipe(h windows.Handle, avail *uint32) error {
+	if r, _, err := procPeekNamedPipe.Call(uintptr(h), 0, 0, 0, uintptr(unsafe.Pointer(avail)), 0); r == 0 {
+		return err
+	}
+	return nil
 }
 
 // Write sends input to the pseudo-console: text as UTF-8, keys as VT
@@ -313,8 +419,11 @@ func (p *Process) Write(b []byte) (int, error) { return p.in.Write(b) }
 // blocking writer, which keeps the order of the input.
 func (p *Process) TryWrite(b []byte) (int, error) { return 0, nil }
 
-// SetReadDeadline is not available for the pipes of a pseudo-console.
-func (p *Process) SetReadDeadline(t time.Time) error { return p.out.SetReadDeadline(t) }
+// SetReadDeadline is not offered on Windows: the output's deadline is
+// the backend's own, for ending an orphaned pipe (watchOrphan).
+func (p *Process) SetReadDeadline(t time.Time) error {
+	return fmt.Errorf("read deadline: %w", ErrNotSupported)
+}
 
 // SetWriteDeadline is not available for the pipes of a pseudo-console.
 func (p *Process) SetWriteDeadline(t time.Time) error { return p.in.SetWriteDeadline(t) }

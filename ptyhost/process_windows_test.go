@@ -50,9 +50,9 @@ func TestMain(m *testing.M) {
 			fmt.Printf("PID %d\r\n", c.Process.Pid)
 		}
 		fmt.Print("TREE-READY\r\n")
-		select {}
+		blockForever()
 	case "sleep":
-		select {}
+		blockForever()
 	case "flood":
 		lines, _ := strconv.Atoi(os.Args[1])
 		var b bytes.Buffer
@@ -404,5 +404,14 @@ func TestResolvePathext(t *testing.T) {
 	}
 	if p, err := resolveWindows("cmd", os.Environ(), ""); err != nil || !strings.HasSuffix(strings.ToLower(p), `\cmd.exe`) {
 		t.Errorf("resolve cmd: %q, %v", p, err)
+	}
+}
+
+// blockForever is what a helper that runs until it is killed does. Not
+// select{}: with no other goroutine the runtime would call that a
+// deadlock and end the process.
+func blockForever() {
+	for {
+		time.Sleep(time.Hour)
 	}
 }

@@ -10,10 +10,12 @@
 # start, which Wine 8 lacks; a forwarder DLL of a few KB that sends it
 # to advapi32's SystemFunction036 (RtlGenRandom, the same contract) is
 # linked here with mingw's binutils and put in the prefix's system32.
+# The prefix claims Windows 10: node.exe refuses to start on Wine's
+# default (Windows 7), and ConPTY is a Windows 10 API.
 set -eu
 cache=${PTYPLEX_WINE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ptyplex-wine}
 prefix=$cache/prefix
-ready=$prefix/.ptyplex-ready
+ready=$prefix/.ptyplex-ready-2
 if [ -f "$ready" ]; then
 	echo "$prefix"
 	exit 0
@@ -25,8 +27,10 @@ for tool in wine wineboot wineserver x86_64-w64-mingw32-as x86_64-w64-mingw32-ld
 	}
 done
 mkdir -p "$cache"
+WINEPREFIX=$prefix wineserver -k 2>/dev/null || true
 rm -rf "$prefix"
 WINEPREFIX=$prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" wineboot -i >"$cache/wineboot.log" 2>&1
+WINEPREFIX=$prefix WINEDEBUG=-all winecfg /v win10 >>"$cache/wineboot.log" 2>&1
 WINEPREFIX=$prefix wineserver -w
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -458,6 +458,22 @@ func persistRows(t *table, filter *regexp.Regexp, tmp string) {
 		t.add(row{name: "Persistent server RSS, 64 detached terminals flooding into 1 MiB journals (KiB; baseline: the journals)",
 			unit: "%.0f", scale: 1, s: s, maxRatio: ptr(1.2)})
 	}
+	if filter.MatchString("persist snapshot") {
+		var att, lst, grew series
+		measure("persist snapshot", func() (float64, float64, error) {
+			a, l, sn, g, err := snapshotLatency(*sidecarBin, tmp)
+			att = append(att, pair{sn, a})
+			lst = append(lst, pair{sn, l})
+			grew = append(grew, pair{0, float64(g)})
+			return 0, 0, err
+		})
+		t.add(row{name: "ATTACHED for a 256 MiB journal that needs a SNAPSHOT (ms from the ATTACH; baseline: the SNAPSHOT)",
+			unit: "%.1f", scale: 1, s: att, maxValue: ptr(100.0)})
+		t.add(row{name: "LISTED from another connection meanwhile (ms from the ATTACH; baseline: the SNAPSHOT)",
+			unit: "%.1f", scale: 1, s: lst, maxValue: ptr(100.0)})
+		t.add(row{name: "Server RSS growth while the SNAPSHOT is built (KiB)",
+			unit: "%.0f", scale: 1, s: grew, noRatio: true})
+	}
 	if filter.MatchString("persist reattach") {
 		s := measure("persist reattach", func() (float64, float64, error) {
 			return reattachTime(*sidecarBin, tmp, 16)
@@ -465,4 +481,116 @@ func persistRows(t *table, filter *regexp.Regexp, tmp string) {
 		t.add(row{name: "Reattach 16 terminals, start to first replayed byte of each (ms; baseline: fresh sidecar, 16 OPENs)",
 			unit: "%.1f", scale: 1, s: s})
 	}
+}
+
+// snapshotLatency fills a 256 MiB journal past its size (a detached ring
+// terminal writing 300 MB of 120-byte lines), then ATTACHes it from the
+// start, which costs a SNAPSHOT, and at once LISTs from another
+// connection. It returns how long the ATTACHED and the LISTED took and
+// how long the SNAPSHOT did (all from the ATTACH), in ms, and the
+// server's RSS growth meanwhile in KiB.
+func snapshotLatency(bin, tmp string) (attached, listed, snapshot float64, grew int, err error) {
+	env, dir := persistEnvFor(tmp)
+	defer stopServer(bin, env)
+	const journal = 256 << 20
+	lists := make(chan proto.Listed, 16)
+	onList := func(f proto.Frame) {
+		if f.Type == proto.TypeListed {
+			var l proto.Listed
+			json.Unmarshal(f.Body, &l)
+			lists <- l
+		}
+	}
+	h1, err := startBridge(bin, env, onList)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	line := strings.Repeat("x", 119)
+	h1.s.SendJSON(proto.TypeOpen, map[string]any{"terminalId": "big", "cols": 120, "rows": 40, "journal": journal,
+		"cmd": "/bin/sh", "args": []string{"-c", "yes " + line + " | head -c 300000000; exec sleep 1000"}, "credit": 0})
+	// Ending the bridge detaches the terminal: its ring journal wraps.
+	h1.s.SendJSON(proto.TypeList, struct{}{})
+	<-lists
+	h1.stop()
+	probe, err := startBridge(bin, env, onList)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	defer probe.stop()
+	var last uint64
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		probe.s.SendJSON(proto.TypeList, struct{}{})
+		l := <-lists
+		if len(l.Terminals) == 1 && l.Terminals[0].Start > 0 && l.Terminals[0].Produced == last {
+			break
+		}
+		if len(l.Terminals) == 1 {
+			last = l.Terminals[0].Produced
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, 0, 0, fmt.Errorf("the journal never filled: %+v", l)
+		}
+	}
+	pid, err := serverPid(dir)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	before, err := rssKiB(pid)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	type stamp struct {
+		typ proto.Type
+		at  time.Time
+	}
+	got := make(chan stamp, 4)
+	h2, err := startBridge(bin, env, func(f proto.Frame) {
+		switch f.Type {
+		case proto.TypeAttached, proto.TypeSnapshot, proto.TypeError:
+			got <- stamp{f.Type, time.Now()}
+		}
+	})
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	defer h2.stop()
+	var peak int
+	sampled := make(chan struct{})
+	stopSampling := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if r, err := rssKiB(pid); err == nil && r > peak {
+				peak = r
+			}
+			select {
+			case <-stopSampling:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	t0 := time.Now()
+	h2.s.SendJSON(proto.TypeAttach, map[string]any{"terminalId": "big", "offset": 0, "credit": 0})
+	probe.s.SendJSON(proto.TypeList, struct{}{})
+	<-lists
+	listed = float64(time.Since(t0)) / 1e6
+	for n := 0; n < 2; n++ {
+		select {
+		case s := <-got:
+			switch s.typ {
+			case proto.TypeAttached:
+				attached = float64(s.at.Sub(t0)) / 1e6
+			case proto.TypeSnapshot:
+				snapshot = float64(s.at.Sub(t0)) / 1e6
+			default:
+				return 0, 0, 0, 0, fmt.Errorf("ERROR for the ATTACH")
+			}
+		case <-time.After(time.Minute):
+			return 0, 0, 0, 0, fmt.Errorf("no ATTACHED and SNAPSHOT within a minute")
+		}
+	}
+	close(stopSampling)
+	<-sampled
+	return attached, listed, snapshot, peak - before, nil
 }

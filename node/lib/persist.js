@@ -12,7 +12,10 @@ const { Terminal } = require('./terminal');
 // The environment the bridge gets: only what decides where the server's
 // socket is, so that this host and `ptyplex-sidecar --persist NAME --list`
 // run from a shell find the same server. Children get theirs from OPEN.
-const PERSIST_ENV = ['PTYPLEX_RUNTIME_DIR', 'XDG_RUNTIME_DIR', 'TMPDIR'];
+// HOME and XDG_CACHE_HOME are the fallback when /tmp/ptyplex-UID is not
+// ours (another user made it first): the cache directory, as the Go
+// client and the CLI use.
+const PERSIST_ENV = ['PTYPLEX_RUNTIME_DIR', 'XDG_RUNTIME_DIR', 'TMPDIR', 'HOME', 'XDG_CACHE_HOME'];
 
 // The persistent server's features, which ATTACHED does not repeat.
 const PERSIST_FEATURES = ['signal', 'foreground', 'persist'];
@@ -158,9 +161,11 @@ const sidecarMethods = {
           }
           term._attaching = null;
           term.lost += msg.lost;
+          term._snapshotDue = msg.lost > 0;
           break;
         }
         term._attaching = null;
+        term._snapshotDue = msg.lost > 0;
         // With bytes lost, the SNAPSHOT that follows moves the offset on.
         term._offset = msg.offset;
         term.lost = msg.lost;
@@ -170,6 +175,15 @@ const sidecarMethods = {
         if (typeof msg.data !== 'string' || !isWhole(msg.offset)) {
           throw peerErr(`protocol violation by ptyplex-sidecar: a malformed SNAPSHOT for terminal ${JSON.stringify(term._id)}`);
         }
+        // Only the repaint an ATTACHED announced (bytes lost), and only
+        // one: a SNAPSHOT at any other time would replace the terminal's
+        // output and move its offset at the peer's whim. The Go client
+        // ignores them too.
+        if (!term._snapshotDue) {
+          this._log(`ignored a SNAPSHOT for terminal ${JSON.stringify(term._id)} that no ATTACHED announced`);
+          break;
+        }
+        term._snapshotDue = false;
         term._snapshot(msg);
         break;
       case T.DETACHED:

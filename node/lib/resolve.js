@@ -6,7 +6,7 @@ const fs = require('fs');
 const path = require('path');
 
 const ENV_VAR = 'PTYPLEX_SIDECAR_PATH';
-const BINARY = 'ptyplex-sidecar';
+const BINARY = process.platform === 'win32' ? 'ptyplex-sidecar.exe' : 'ptyplex-sidecar';
 
 function platformPackage(platform = process.platform, arch = process.arch) {
   return `@ptyplex/sidecar-${platform}-${arch}`;
@@ -16,7 +16,8 @@ function isExecutable(p) {
   try {
     const st = fs.statSync(p);
     if (!st.isFile()) return false;
-    fs.accessSync(p, fs.constants.X_OK);
+    // Windows has no execute bit (X_OK means F_OK there): the name says it.
+    if (process.platform !== 'win32') fs.accessSync(p, fs.constants.X_OK);
     return true;
   } catch {
     return false;
@@ -53,4 +54,4 @@ function resolveSidecar(env = process.env) {
   throw err;
 }
 
-module.exports = { resolveSidecar, platformPackage, ENV_VAR };
+module.exports = { resolveSidecar, platformPackage, ENV_VAR, BINARY };

@@ -20,6 +20,10 @@ const DEFAULT_CREDIT_WINDOW = 1 << 20;
 const DEFAULT_HELLO_TIMEOUT = 15000;
 const VERSION = require('../package.json').version;
 const FRAME_NAMES = { [T.OPENED]: 'OPENED', [T.ERROR]: 'ERROR', [T.EXIT]: 'EXIT', [T.FOREGROUND_INFO]: 'FOREGROUND', [T.HELLO_REPLY]: 'HELLO' };
+// READ_AHEAD_LIMIT bounds the bytes _awaitPid reads ahead of the event
+// loop looking for an OPENED: the credit windows of a few busy terminals.
+const READ_AHEAD_LIMIT = 8 << 20;
+
 // What _awaitPid sleeps on between reads that find nothing.
 const napper = new Int32Array(new SharedArrayBuffer(4));
 
@@ -293,7 +297,9 @@ class Sidecar {
       mark = '';
     }
     const installing = !!(this.transport && this._install && !this._installed);
-    const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
+    // windowsHide: no console window for the sidecar when the host is a GUI
+    // program (Electron); its stdio are these pipes either way.
+    const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env, windowsHide: true });
     // abandoned: ids whose open timed out; their late frames are answered
     // (OPENED with CLOSE) or dropped.
     // suspended: dropped and being resumed (resume.js); attempt: a
@@ -467,7 +473,7 @@ class Sidecar {
           // _frame reports it when the real parser gets there.
         }
       });
-      gen.peek = { scanner, seen, chunks: [], eof: false, draining: false, broken: false };
+      gen.peek = { scanner, seen, chunks: [], bytes: 0, eof: false, draining: false, broken: false };
       // setImmediate, not nextTick: a listener attached after an await
       // must not miss what was read ahead, as it would not with node-pty
       // (nothing arrives before the event loop polls). New chunks drain
@@ -478,7 +484,10 @@ class Sidecar {
     const deadline = Date.now() + limitMs;
     let nap = 0.02;
     let buf = null; // a chunk read keeps its buffer: a new one for the next
-    while (!peek.seen.has(id) && !peek.eof) {
+    // What is read ahead stays in memory until the event loop parses it:
+    // a peer that floods frames without the OPENED must not make this
+    // hold more than a bound. The pid then comes with OPENED.
+    while (!peek.seen.has(id) && !peek.eof && peek.bytes <= READ_AHEAD_LIMIT) {
       if (!buf) buf = Buffer.allocUnsafe(64 << 10);
       let n;
       try {
@@ -507,6 +516,7 @@ class Sidecar {
   // stream corrupt (the real parser reports it when it gets there).
   _stash(peek, chunk) {
     peek.chunks.push(chunk);
+    peek.bytes += chunk.length;
     if (peek.broken) return false;
     try {
       peek.scanner.push(chunk);

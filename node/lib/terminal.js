@@ -37,12 +37,19 @@ function bufferEncoding(encoding) {
 class Terminal {
   // Created by Sidecar#spawn; options are node-pty's IPtyForkOptions.
   constructor(host, id, file, args, options) {
-    // node-pty's defaults: sh, no arguments.
-    if (file === undefined || file === null || file === '') file = 'sh';
+    // node-pty's defaults: sh, no arguments; on Windows the shell that
+    // %COMSPEC% names, as LinkCode's host and cmd.exe's own children do.
+    if (file === undefined || file === null || file === '') {
+      file = process.platform === 'win32' ? process.env.COMSPEC || 'cmd.exe' : 'sh';
+    }
     if (typeof file !== 'string') throw new TypeError('file must be a string');
     if (args === undefined || args === null) args = [];
     // node-pty takes a command-line string only on Windows, and throws so here.
-    if (typeof args === 'string') throw new Error('args as a string is not supported on unix.');
+    if (typeof args === 'string') {
+      throw new Error(process.platform === 'win32'
+        ? 'args as a command-line string is not supported by ptyplex: pass an array (the sidecar quotes it by the Windows rules)'
+        : 'args as a string is not supported on unix.');
+    }
     if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) {
       throw new TypeError('args must be an array of strings');
     }
@@ -118,6 +125,7 @@ class Terminal {
     this._offset = 0;
     this._utf8Tail = EMPTY; // bytes of an incomplete UTF-8 character held by the decoder
     this.lost = 0;
+    this._snapshotDue = false; // an ATTACHED reported loss: its SNAPSHOT comes next, before any OUTPUT
     this._detachReason = null;
     this._onDetach = new Emitter();
     this.onDetach = this._onDetach.event;
@@ -446,6 +454,7 @@ class Terminal {
   }
 
   _output(data) {
+    this._snapshotDue = false; // a SNAPSHOT comes before output, or not at all
     if (this._paused || this._queue.length) {
       this._queue.push(data);
       this._queued += data.length;

@@ -4,13 +4,15 @@
 # matching one), and npm pack them and the main package into $OUT.
 #
 # Usage: build-npm.sh OUTDIR [PLATFORM...]; platforms default to
-# linux-x64 linux-arm64 darwin-x64 darwin-arm64.
+# linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 win32-arm64
+# (node's process.platform names: win32 is GOOS windows, and its binary
+# is ptyplex-sidecar.exe).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
 shift
 platforms=("$@")
-[ ${#platforms[@]} -gt 0 ] || platforms=(linux-x64 linux-arm64 darwin-x64 darwin-arm64)
+[ ${#platforms[@]} -gt 0 ] || platforms=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 win32-arm64)
 # VERSION and COMMIT: what the Go binaries' --version reports (the
 # Makefile passes its own; run by hand, the same commands give the same).
 VERSION="${VERSION:-$(cd "$root" && git describe --tags --always --dirty 2>/dev/null || echo dev)}"
@@ -40,11 +42,17 @@ for plat in "${platforms[@]}"; do
 	arm64) goarch=arm64 ;;
 	*) echo "build-npm: unknown cpu in $plat" >&2; exit 2 ;;
 	esac
+	goos="$os"
+	exe=ptyplex-sidecar
+	if [ "$os" = win32 ]; then
+		goos=windows
+		exe=ptyplex-sidecar.exe
+	fi
 	dir="$stage/$plat"
 	mkdir -p "$dir/bin"
-	echo "== $plat: GOOS=$os GOARCH=$goarch"
-	if ! (cd "$root" && CGO_ENABLED=0 GOOS="$os" GOARCH="$goarch" go build -trimpath -ldflags="$ldflags" \
-		-o "$dir/bin/ptyplex-sidecar" ./cmd/ptyplex-sidecar); then
+	echo "== $plat: GOOS=$goos GOARCH=$goarch"
+	if ! (cd "$root" && CGO_ENABLED=0 GOOS="$goos" GOARCH="$goarch" go build -trimpath -ldflags="$ldflags" \
+		-o "$dir/bin/$exe" ./cmd/ptyplex-sidecar); then
 		echo "build-npm: ptyplex-sidecar does not build for $plat" >&2
 		failed+=("$plat")
 		continue
@@ -57,7 +65,7 @@ for plat in "${platforms[@]}"; do
   "license": "MIT",
   "os": ["$os"],
   "cpu": ["$cpu"],
-  "files": ["bin/ptyplex-sidecar"],
+  "files": ["bin/$exe"],
   "preferUnplugged": true
 }
 JSON

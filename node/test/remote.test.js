@@ -107,6 +107,30 @@ for (const [mode, want] of [
   });
 }
 
+test('hostile sidecar: SNAPSHOTs no ATTACHED announced are ignored', async (t) => {
+  const sc = hostile(t, 'snapshots', { persist: true });
+  const term = sc.spawn('sh', []);
+  const r = await run(term);
+  assert.strictEqual(r.output, 'real output');
+  assert.strictEqual(term.offset, 'real output'.length);
+  assert.ok(sc.lines.some((l) => /ignored a SNAPSHOT/.test(l)), sc.lines.join('\n'));
+});
+
+test('hostile sidecar: reading the pid while frames flood in before OPENED holds a bounded read-ahead', async (t) => {
+  const sc = hostile(t, 'flood', { openTimeout: 120000 });
+  await sc.open('sh', []); // the first is served: the stand-in is up
+  const term = sc.spawn('sh', []);
+  term.on('error', () => {});
+  const before = process.memoryUsage().rss;
+  const pid = term.pid; // reads ahead, synchronously, for the OPENED
+  const grown = process.memoryUsage().rss - before;
+  t.diagnostic(`RSS grew by ${(grown / (1 << 20)).toFixed(0)} MiB while reading the pid (${pid})`);
+  assert.ok(grown < 32 << 20, `reading the pid grew RSS by ${(grown / (1 << 20)).toFixed(0)} MiB`);
+  assert.ok(pid === 0 || pid === 4242);
+  await within(term.ready, 'the OPENED after the flood', 120000);
+  assert.strictEqual(term.pid, 4242);
+});
+
 test('hostile sidecar: a 16 MiB frame trickled in keeps the event loop free', async (t) => {
   const sc = hostile(t, 'bigerror');
   const term = await sc.open('sh', []);

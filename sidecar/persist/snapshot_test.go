@@ -138,3 +138,38 @@ func TestSnapshotRenderedOutsideTheLock(t *testing.T) {
 		t.Fatalf("SNAPSHOT %+v, %v", sn, err)
 	}
 }
+
+// A keystroke for a terminal whose input queue is idle is written to the
+// PTY by the connection's reader itself: no writer goroutine is started
+// for typed input.
+func TestKeystrokesTakeTheDirectWrite(t *testing.T) {
+	s := New(Options{})
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(t.TempDir(), "s"), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(s.Shutdown)
+	c, err := net.Dial("unix", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fs := frames(t, c)
+	send(t, c, proto.TypeOpen, map[string]any{"terminalId": "k", "cols": 80, "rows": 24, "cmd": "cat"})
+	next(t, fs, proto.TypeOpened)
+	var got []byte
+	for _, key := range "hello\r" {
+		if _, err := c.Write(proto.AppendDataFrame(nil, proto.TypeInput, "k", []byte(string(key)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for !bytes.Contains(got, []byte("hello\r\nhello\r\n")) {
+		_, data, _ := proto.ParseData(next(t, fs, proto.TypeOutput).Body)
+		got = append(got, data...)
+	}
+	pending, _, writerUp := s.lookup("k").input.Status()
+	if writerUp || pending != 0 {
+		t.Fatalf("after typed input: writer goroutine started %v, %d bytes pending", writerUp, pending)
+	}
+}

@@ -110,21 +110,46 @@ func (s *Server) upgrade(c *conn, body []byte) {
 		c.errorf("", "UPGRADE refused: %s", busy)
 		return
 	}
-	defer func() {
-		s.mu.Lock()
-		s.upgrading = false
-		s.mu.Unlock()
-	}()
+	// The flag goes down before the answer: a peer that asks again as
+	// soon as it has the refusal must not find the upgrade under way.
+	msg := s.tryUpgrade(c, u)
+	s.mu.Lock()
+	s.upgrading = false
+	s.mu.Unlock()
+	c.errorf("", "%s", msg)
+}
+
+// tryUpgrade checks who asks and what it names, then hands over; it
+// returns only when the upgrade was refused or failed, with the answer.
+func (s *Server) tryUpgrade(c *conn, u proto.Upgrade) string {
+	// A program in one of our terminals must not replace the server that
+	// holds every terminal's journal and PTY master: the binary it names
+	// would read them all. Only a program from outside may upgrade.
+	var sids []int
+	for _, t := range s.snapshotTerms() {
+		t.mu.Lock()
+		if t.pid > 0 {
+			sids = append(sids, t.pid)
+		}
+		t.mu.Unlock()
+	}
+	if pid, inside, err := insideTerminal(c.c, sids); inside || err != nil {
+		why := fmt.Sprintf("it was asked from inside one of this server's terminals (pid %d); run the upgrade from outside them", pid)
+		if err != nil {
+			why = fmt.Sprintf("cannot tell who asked: %v", err)
+		}
+		s.logf("upgrade to %s refused: %s", u.Path, why)
+		return "UPGRADE refused: " + why
+	}
 	to, err := checkHandover(u.Path)
 	if err != nil {
 		s.logf("upgrade to %s (asked by %q) refused: %v", u.Path, u.Version, err)
-		c.errorf("", "UPGRADE refused: %v", err)
-		return
+		return fmt.Sprintf("UPGRADE refused: %v", err)
 	}
 	s.logf("upgrading to %s (version %s, handover format %d)", u.Path, to, HandoverFormat)
 	err = s.handover(c, u.Path, to)
 	s.logf("upgrade to %s failed, going on as before: %v", u.Path, err)
-	c.errorf("", "UPGRADE failed: %v (the server goes on as before)", err)
+	return fmt.Sprintf("UPGRADE failed: %v (the server goes on as before)", err)
 }
 
 // handover freezes the server and executes path in its place; it returns

@@ -1,0 +1,124 @@
+package client
+
+import (
+	"fmt"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// Taking the terminals back after a redial: an ATTACH each at the offset
+// already received, and their answers.
+
+// resumeWait is one terminal's ATTACH after a reconnect.
+type resumeWait struct {
+	t    *Terminal
+	lost uint64     // set from ATTACHED; SNAPSHOT then settles it
+	done chan error // capacity 1
+}
+
+// resume sends, in one go under io, an ATTACH for every live terminal
+// and then the queued frames. The server handles a connection's frames in
+// order and ATTACH takes effect at once, so the queued INPUT that follows
+// finds its terminal attached. Queued frames written before the send
+// failed are not sent again (at most once, as for any write).
+func (c *Client) resume(s *Stream, live []*Terminal) []*resumeWait {
+	r := c.rc
+	r.io.Lock()
+	defer r.io.Unlock()
+	waits := make([]*resumeWait, 0, len(live))
+	c.persist.mu.Lock()
+	if c.persist.resuming == nil {
+		c.persist.resuming = map[string]*resumeWait{}
+	}
+	for _, t := range live {
+		w := &resumeWait{t: t, done: make(chan error, 1)}
+		c.persist.resuming[t.id] = w
+		waits = append(waits, w)
+	}
+	c.persist.mu.Unlock()
+	for _, w := range waits {
+		offset, credit := w.t.win.resetCredit()
+		body := proto.Marshal(proto.Attach{TerminalID: w.t.id, Offset: offset, Credit: credit})
+		if s.Send(proto.AppendFrame(nil, proto.TypeAttach, body)) != nil {
+			// The new connection died already; the wait sees it.
+			return waits
+		}
+	}
+	for len(r.queue) > 0 {
+		if s.Send(r.queue[0]) != nil {
+			return waits
+		}
+		r.queue[0] = nil
+		r.queue = r.queue[1:]
+	}
+	r.queue, r.queued, r.down = nil, 0, false
+	return waits
+}
+
+func (c *Client) forgetResumes(waits []*resumeWait) {
+	c.persist.mu.Lock()
+	defer c.persist.mu.Unlock()
+	for _, w := range waits {
+		if c.persist.resuming[w.t.id] == w {
+			delete(c.persist.resuming, w.t.id)
+		}
+	}
+}
+
+// resumeAttached handles ATTACHED for a resume; it reports whether it was
+// one.
+func (c *Client) resumeAttached(a proto.Attached) bool {
+	c.persist.mu.Lock()
+	defer c.persist.mu.Unlock()
+	w := c.persist.resuming[a.TerminalID]
+	if w == nil {
+		return false
+	}
+	if a.Lost == 0 {
+		delete(c.persist.resuming, a.TerminalID)
+		w.done <- nil
+		return true
+	}
+	// SNAPSHOT follows, before any OUTPUT.
+	w.lost = a.Lost
+	return true
+}
+
+// resumeSnapshot handles SNAPSHOT for a resume: the repaint goes into the
+// terminal's stream, where the lost bytes would have been.
+func (c *Client) resumeSnapshot(sn proto.Snapshot) bool {
+	c.persist.mu.Lock()
+	defer c.persist.mu.Unlock()
+	w := c.persist.resuming[sn.TerminalID]
+	if w == nil {
+		return false
+	}
+	delete(c.persist.resuming, sn.TerminalID)
+	w.t.win.resync([]byte(sn.Data), sn.Offset)
+	w.done <- nil
+	return true
+}
+
+// resumeRefused handles an ERROR about a terminal being resumed: the
+// server no longer has it (it exited and was forgotten, or the server
+// was restarted). The terminal ends with the server's reason.
+func (c *Client) resumeRefused(m proto.Error) bool {
+	c.persist.mu.Lock()
+	w := c.persist.resuming[m.TerminalID]
+	if w != nil {
+		delete(c.persist.resuming, m.TerminalID)
+	}
+	c.persist.mu.Unlock()
+	if w == nil {
+		return false
+	}
+	err := fmt.Errorf("terminal %q: %w: reattaching after a reconnect: %s", m.TerminalID, ErrSidecarGone, m.Message)
+	c.mu.Lock()
+	if c.live[m.TerminalID] == w.t {
+		delete(c.live, m.TerminalID)
+	}
+	c.mu.Unlock()
+	w.t.finish(ExitStatus{Code: -1}, err)
+	w.done <- err
+	return true
+}

@@ -1,0 +1,63 @@
+package client
+
+import (
+	"fmt"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// The send path of frames about a terminal, which queue while a
+// reconnecting client is down, and the credit it grants.
+
+// sendTerm sends a frame about a terminal. While the connection is down
+// it is queued instead (cost counts against the limit); a send that fails
+// because the connection is dropping is queued too, since the failed
+// write delivered nothing (a frame cut short by the transport's death is
+// dropped whole by the other side).
+func (c *Client) sendTerm(frame []byte, cost int) error {
+	if c.rc == nil {
+		return c.stream().Send(frame)
+	}
+	r := c.rc
+	r.io.Lock()
+	defer r.io.Unlock()
+	if r.gone != nil {
+		return r.gone
+	}
+	if !r.down {
+		err := c.stream().Send(frame)
+		if err == nil || c.stopping() {
+			return err
+		}
+	}
+	limit := r.policy.QueueLimit
+	if limit < 0 || r.queued+cost > limit {
+		return fmt.Errorf("%w: %d bytes queued, %d more would pass the limit of %d (ReconnectPolicy.QueueLimit)",
+			ErrDisconnectedQueueFull, r.queued, cost, max(limit, 0))
+	}
+	r.queue = append(r.queue, frame)
+	r.queued += cost
+	return nil
+}
+
+// grant sends CREDIT for n bytes read in epoch e. One that cannot be sent
+// now is owed again; one from before a resume is dropped, because the
+// resume's ATTACH already granted it.
+func (c *Client) grant(t *Terminal, n int, e uint64) {
+	frame := proto.AppendFrame(nil, proto.TypeCredit, proto.Marshal(proto.Credit{TerminalID: t.id, Bytes: uint64(n)}))
+	if c.rc == nil {
+		// A failed grant means the sidecar is gone; the reader
+		// goroutine finishes the terminal with the reason.
+		c.stream().Send(frame)
+		return
+	}
+	r := c.rc
+	r.io.Lock()
+	defer r.io.Unlock()
+	if !t.win.current(e) {
+		return
+	}
+	if r.down || c.stream().Send(frame) != nil {
+		t.win.ungrant(n, e)
+	}
+}

