@@ -139,8 +139,12 @@ fuzz-short:
 # Soak and fault tests at full size (10,000 OPEN/CLOSE cycles, 64 MiB
 # streams, a 10 s stalled host, ...); `go test ./...` runs the short version.
 SOAKTIME ?= 60m
+# The long loops of other packages at their full size (PTYPLEX_SOAK=1,
+# internal/testsize): make test runs a short round of each.
+SOAK_LONG := ^Test(WaitInputAfterBursts|ResumeOverSSH)$$
 soak: build
 	$(GO) test -count=1 -v -timeout $(SOAKTIME) ./soak/ -soak
+	PTYPLEX_SOAK=1 $(TESTENV) $(GO) test -race -count=1 -timeout $(SOAKTIME) -run '$(SOAK_LONG)' ./cmd/ptyplex/ ./client/
 
 soak-short:
 	$(GO) test -race -count=1 -v ./soak/
@@ -197,13 +201,25 @@ COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/ptyplex/ptyplex/internal/version.Version=$(VERSION) \
 	-X github.com/ptyplex/ptyplex/internal/version.Commit=$(COMMIT)
 
-# The whole suite again with the portable backend compiled in on Linux
-# (ptyhost/backend_portable.go): the code macOS and FreeBSD run, tested
-# here. Test binaries pass the tag on to the binaries they build.
+# The portable backend compiled in on Linux (ptyhost/backend_portable.go):
+# the code macOS and FreeBSD run, tested here. It runs the tests that
+# exercise the backend: ptyhost, the sidecar and the persistent server, the
+# soak and fault tests, the client's tests of terminals' lives through the
+# sidecar, and the session CLI's tests of programs' lives (exit codes,
+# signals, stop, resize, input waits, programs). The rest of the suite does
+# not touch the backend and ran in make test. Test binaries pass the tag on
+# to the binaries they build.
 PORTABLE := -tags ptyplex_portable
-test-portable: fmt-check xtermjs
+PORTABLE_PKGS   := ./ptyhost/... ./sidecar/... ./soak/
+PORTABLE_CLIENT := ^Test(EchoRoundTrip|ExitCode|SignalDeath|OpenErrors|CreditBackpressure|RawMode|Resize|CloseEscalates|SidecarKilled|ConcurrentUse|CloseWaitsForExits|LargeWriteArrivesWhole|Persistent.*)$$
+PORTABLE_CLI    := ^Test(ExitCodes|KillSignalNamesAndNumbers|Stop.*|ProgramSignalsStartAtDefaults|Resize|StartIsReady|WaitInput(Programs|Busy)|InputToProgramThatDoesNotRead|PythonREPL|VimEditAndSave|LessPaging|RunExitCodesAndOutputBash|SecuritySidecarNotDumpable|SecurityRestartedWatchdogNotDumpable)$$
+test-portable: export PTYPLEX_TEST_OWNER := $(TEST_RUN)
+test-portable: fmt-check
 	$(GO) vet $(PORTABLE) ./...
-	PTYPLEX_REQUIRE_XTERMJS=1 PTYPLEX_REQUIRE_SSHD=1 $(GO) test -race -count=1 -timeout 30m $(PORTABLE) ./...
+	$(TESTENV) $(GO) test -race -count=1 -parallel $(TESTPARALLEL) -timeout 20m $(PORTABLE) $(PORTABLE_PKGS)
+	$(TESTENV) $(GO) test -race -count=1 -parallel $(TESTPARALLEL) -timeout 20m $(PORTABLE) -run '$(PORTABLE_CLIENT)' ./client/
+	$(TESTENV) $(GO) test -race -count=1 -parallel $(TESTPARALLEL) -timeout 20m $(PORTABLE) -run '$(PORTABLE_CLI)' ./cmd/ptyplex/
+	scripts/leftovers.sh $(TEST_RUN)
 
 # Vet and build everything for the platforms that are only built here.
 # On Windows the test files of client, sidecar and soak are left out of vet:
