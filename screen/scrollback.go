@@ -69,3 +69,21 @@ func (s *Screen) ScrollbackLen() int { return s.scroll.len() }
 
 // ScrollbackCap returns the scrollback capacity in lines.
 func (s *Screen) ScrollbackCap() int { return s.scroll.capacity }
+
+// GrowScrollback raises the scrollback capacity to n lines, keeping every
+// line it holds; a smaller n changes nothing (lines are never dropped here,
+// so the line numbers clients hold stay valid). A full ring is laid out
+// oldest first, as a ring that never wrapped is.
+func (s *Screen) GrowScrollback(n int) {
+	b := &s.scroll
+	if n <= b.capacity {
+		return
+	}
+	if b.head != 0 {
+		// Full (head only moves then): len(lines) == count == capacity.
+		b.lines = append(b.lines[b.head:b.count:b.count], b.lines[:b.head]...)
+		b.wrapped = append(b.wrapped[b.head:b.count:b.count], b.wrapped[:b.head]...)
+		b.head = 0
+	}
+	b.capacity = n
+}

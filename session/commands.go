@@ -336,6 +336,20 @@ func (d *Daemon) run(f wire.Fields, gone <-chan struct{}) (any, error) {
 	if hasBudget && maxChars < 1 {
 		return nil, wire.Invalidf("field 'max_chars' must be at least 1")
 	}
+	keep, hasKeep, err := f.Int("keep_lines")
+	if err != nil {
+		return nil, err
+	}
+	if hasKeep && (keep < 1 || keep > wire.MaxKeepLines) {
+		return nil, wire.Invalidf("field 'keep_lines' must be 1..%d", wire.MaxKeepLines)
+	}
+	if hasKeep {
+		// Output longer than the scrollback loses its first lines: the
+		// scrollback grows (and stays grown) to hold this many.
+		d.st.mu.Lock()
+		d.st.scr.GrowScrollback(keep)
+		d.st.mu.Unlock()
+	}
 	begin := time.Now()
 	var timeout <-chan time.Time
 	if hasTimeout {

@@ -196,8 +196,14 @@ func (d *Daemon) resize(f wire.Fields) (any, error) {
 		return nil, wire.RequestError(fmt.Sprintf("Invalid size: %dx%d (each must be 1..%d)", cols, rows, wire.MaxDim))
 	}
 	// Screen first, then the PTY: the child redraws on SIGWINCH, and that
-	// output must land on a screen of the new size.
+	// output must land on a screen of the new size. After the exit there is
+	// nobody to redraw: the final screen keeps the size it was drawn for,
+	// and the answer says so rather than that it resized.
 	d.st.mu.Lock()
+	if d.st.exited {
+		d.st.mu.Unlock()
+		return nil, wire.RequestError("Process not running: the program has exited, so its final screen keeps its size")
+	}
 	d.st.scr.Resize(cols, rows)
 	d.st.mu.Unlock()
 	if err := d.proc.Resize(cols, rows); err != nil {

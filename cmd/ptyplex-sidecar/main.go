@@ -29,6 +29,7 @@ import (
 var (
 	recordPath  = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
 	showVersion = flag.Bool("version", false, "print the version, commit, platform and PTY backend, and exit")
+	logExit     = flag.Bool("log-exit", false, "say on stderr why it ended after a clean end of stdin too (otherwise only a signal or an error is reported)")
 	persistName = flag.String("persist", "", "bridge stdin/stdout to this user's persistent sidecar `NAME`, starting it if none runs; its terminals outlive the connection (see docs/persist.md)")
 )
 
@@ -74,7 +75,9 @@ func main() {
 	}
 	flag.Parse()
 	if flag.NArg() > 0 {
+		// After the usage, which is long: the last line names the mistake.
 		flag.Usage()
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: unexpected argument %q: it takes flags only (the protocol goes on stdin and stdout)\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	if *handoverFormat {
@@ -145,9 +148,11 @@ func run() int {
 	}()
 
 	err = sc.Run(in)
-	// The last line on stderr always says why we end: a host that sees
-	// our stdout close can tell a shutdown it asked for from one it did
-	// not. (A SIGKILL is reported by the watchdog instead.)
+	// The last line on stderr says why we end, unless the host ended us
+	// itself by closing stdin (a clean Close says nothing, -log-exit
+	// says it anyway): a host that sees our stdout close can tell a
+	// shutdown it asked for from one it did not. (A SIGKILL is reported
+	// by the watchdog instead.)
 	code, why := 0, "the host closed stdin"
 	switch {
 	case err != nil && errors.Is(err, sidecar.ErrOutputBroken):
@@ -160,6 +165,8 @@ func run() int {
 	if wd != nil {
 		wd.Close() // an orderly goodbye, so the watchdog ends quietly
 	}
-	logger.Printf("exiting with status %d: %s", code, why)
+	if code != 0 || signalled.Load() != nil || *logExit {
+		logger.Printf("exiting with status %d: %s", code, why)
+	}
 	return code
 }

@@ -31,6 +31,7 @@ import (
 var (
 	recordPath  = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
 	showVersion = flag.Bool("version", false, "print the version, commit, platform and PTY backend, and exit")
+	logExit     = flag.Bool("log-exit", false, "say on stderr why it ended after a clean end of stdin too (otherwise only a signal or an error is reported)")
 	persistName = flag.String("persist", "", "not available on Windows")
 )
 
@@ -41,7 +42,9 @@ func main() {
 	}
 	flag.Parse()
 	if flag.NArg() > 0 {
+		// After the usage, which is long: the last line names the mistake.
 		flag.Usage()
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: unexpected argument %q: it takes flags only (the protocol goes on stdin and stdout)\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	if *showVersion {
@@ -127,6 +130,8 @@ func run() int {
 	case signalled.Load() != nil:
 		why = "received " + signalled.Load().(string)
 	}
-	logger.Printf("exiting with status %d: %s", code, why)
+	if code != 0 || signalled.Load() != nil || *logExit {
+		logger.Printf("exiting with status %d: %s", code, why)
+	}
 	return code
 }

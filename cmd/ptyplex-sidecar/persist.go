@@ -439,7 +439,7 @@ func upgrade(name string) int {
 	if pid != 0 && newPID != 0 && pid != newPID {
 		return fail("the server is pid %d now, not %d", newPID, pid)
 	}
-	fmt.Printf("upgraded persistent sidecar %s (pid %d): %d terminals, %s -> %s\n", name, newPID, up.Terminals, up.From, up.To)
+	fmt.Printf("upgraded persistent sidecar %s (pid %d): %s, %s -> %s\n", name, newPID, terminals(up.Terminals), up.From, up.To)
 	return 0
 }
 
@@ -467,4 +467,12 @@ func hello(name string, deadline time.Time) (proto.Hello, int, error) {
 			return h, pid, err
 		}
 	}
+}
+
+// terminals counts n terminals in words: "1 terminal", "3 terminals".
+func terminals(n int) string {
+	if n == 1 {
+		return "1 terminal"
+	}
+	return fmt.Sprintf("%d terminals", n)
 }

@@ -150,7 +150,7 @@ func TestOutputBudget(t *testing.T) {
 func TestOutputBudgetKeepsText(t *testing.T) {
 	s := puppet(t, "40x10")
 	s.draw(`\033[2J\033[Hfirst line of text\nsecond line here`, "second line here")
-	want := "@@ cut 1 lines (1, 19 chars) to fit --max-chars 20; the rest: --from 1 --to 1 @@\nsecond line here\n"
+	want := "@@ cut 1 line (1, 19 chars) to fit --max-chars 20; the rest: --from 1 --to 1 @@\nsecond line here\n"
 	if got := s.ok("output", "--no-color", "--max-chars", "20"); got != want {
 		t.Errorf("plain read under a budget:\n%q\nwant:\n%q", got, want)
 	}
@@ -180,7 +180,7 @@ func TestOutputChangesAgainstOlderDaemon(t *testing.T) {
 	}
 	// It ignores max_chars too: the CLI cuts by the same rule.
 	r := ptyplex(t, "", "output", "--socket", d.Socket, "--no-color", "--max-chars", "6")
-	if want := "@@ cut 1 lines (1, 5 chars) to fit --max-chars 6; the rest: --from 1 --to 1 @@\nfile\n"; r.code != 0 || r.stdout != want {
+	if want := "@@ cut 1 line (1, 5 chars) to fit --max-chars 6; the rest: --from 1 --to 1 @@\nfile\n"; r.code != 0 || r.stdout != want {
 		t.Errorf("--max-chars against a daemon without it: %v", r)
 	}
 }

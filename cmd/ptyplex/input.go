@@ -33,7 +33,8 @@ the bytes of stdin are sent as they are, invalid UTF-8 included. In --text,
 outside any UTF-8 sequence goes as the character U+00HH, as interminai sends
 it (pipe the bytes on stdin to send them unchanged).
 
---keys makes the arguments key names, sent after --text in one write:
+--keys makes the arguments key names, sent with --text in one write, in the
+order of the command line (--keys Escape --text ':wq' types Escape first):
 ` + keys.Help + `
 --cursor-keys normal|application overrides the mode the daemon reports.
 
@@ -67,14 +68,14 @@ func runInput(args []string) int {
 	c := newCLI("input", "ptyplex input --socket PATH [--text TEXT] [--keys KEY...] [--password] [--wait-input | --wait-regex RE | --wait-contains TEXT | --wait-quiet D] [--timeout D]", inputAbout, true)
 	text := c.fs.String("text", "", "`TEXT` to send, with C-style escapes (\\n \\r \\t \\e \\xHH ...)")
 	password := c.fs.Bool("password", false, "read a secret from the terminal with echo disabled and send it followed by \\r")
-	keyMode := c.fs.Bool("keys", false, "the arguments are key names (Enter Up C-c F5 Down*3 ...), sent after --text")
+	keyMode := c.fs.Bool("keys", false, "the arguments are key names (Enter Up C-c F5 Down*3 ...), sent in command-line order with --text")
 	cursorKeys := c.fs.String("cursor-keys", "auto", "arrow/Home/End encoding for --keys: auto (the program's mode), normal or application")
 	waitRegex := c.fs.String("wait-regex", "", "after the input, wait until the screen matches `RE`")
 	waitContains := c.fs.String("wait-contains", "", "after the input, wait until the screen contains `TEXT`")
 	c.fs.Bool("wait-input", false, "after the input, wait until the program reacted and waits for input again")
 	waitQuiet := c.durationVar("wait-quiet", "after the input, wait until no output arrived for `DURATION`")
 	timeout := c.durationVar("timeout", "give up waiting after `DURATION` (exit 124)")
-	names, done, code := parseInterleaved(c, args)
+	names, textAt, done, code := parseInterleaved(c, args, "text")
 	if done {
 		return code
 	}
@@ -103,10 +104,23 @@ func runInput(args []string) int {
 	exact := true // stdin and --password go byte for byte; --text as interminai's \xHH
 	switch {
 	case set["text"] || *keyMode:
-		data = cescape.Unescape(*text)
+		// Text and keys go in the order of the command line: key names
+		// before --text are typed before the text.
+		at := textAt
+		if at < 0 {
+			at = 0
+		}
 		exact = false
 		if *keyMode {
-			kb, ok := encodeKeys(c.socket, names, *cursorKeys)
+			kb, ok := encodeKeys(c.socket, names[:at], *cursorKeys)
+			if !ok {
+				return exitFail
+			}
+			data = append(data, kb...)
+		}
+		data = append(data, cescape.Unescape(*text)...)
+		if *keyMode && at < len(names) {
+			kb, ok := encodeKeys(c.socket, names[at:], *cursorKeys)
 			if !ok {
 				return exitFail
 			}
@@ -195,15 +209,20 @@ func inputWait(set map[string]bool, re, contains string, quiet, timeout time.Dur
 // parseInterleaved parses flags that may come before, between or after
 // the key names of --keys (Go's flag package stops at the first
 // non-flag); everything after "--" is a key name.
-func parseInterleaved(c *cli, args []string) (names []string, done bool, code int) {
+func parseInterleaved(c *cli, args []string, watch string) (names []string, watchAt int, done bool, code int) {
 	rest := args
+	watchAt = -1
 	for {
+		before := len(names)
 		if done, code := c.parse(rest); done {
-			return nil, true, code
+			return nil, -1, true, code
+		}
+		if watchAt < 0 && flagSet(c.fs, watch) {
+			watchAt = before // the names given before the flag
 		}
 		left := c.fs.Args()
 		if k := len(rest) - len(left); k > 0 && rest[k-1] == "--" {
-			return append(names, left...), false, exitOK
+			return append(names, left...), watchAt, false, exitOK
 		}
 		i := 0
 		for i < len(left) && !strings.HasPrefix(left[i], "-") {
@@ -211,7 +230,7 @@ func parseInterleaved(c *cli, args []string) (names []string, done bool, code in
 		}
 		names = append(names, left[:i]...)
 		if i == len(left) {
-			return names, false, exitOK
+			return names, watchAt, false, exitOK
 		}
 		rest = left[i:]
 	}

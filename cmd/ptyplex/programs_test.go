@@ -291,6 +291,23 @@ func TestResize(t *testing.T) {
 	}
 }
 
+// TestResizeAfterExit: an exited program's terminal is not resized, and
+// resize says it failed instead of reporting a new size.
+func TestResizeAfterExit(t *testing.T) {
+	t.Parallel()
+	s := start(t, "--size", "80x24", "--", "sh", "-c", "echo finished")
+	if r := s.run("wait", "--timeout", deadline.String()); r.code != 0 {
+		t.Fatalf("wait (for the exit): %v", r)
+	}
+	r := s.run("resize", "--size", "100x30")
+	if r.code == 0 || r.stdout != "" || !strings.Contains(r.stderr, "Process not running") {
+		t.Errorf("resize after the exit: %v", r)
+	}
+	if st := s.ok("status"); !strings.Contains(st, "Size: 80x24\n") {
+		t.Errorf("status after a refused resize:\n%s", st)
+	}
+}
+
 func TestDebugUnhandledAndTermios(t *testing.T) {
 	t.Parallel()
 	s := start(t, "--debug-buffer", "2", "--", "sh", "-c",
@@ -373,5 +390,25 @@ func TestInputStdinBytesExact(t *testing.T) {
 	}
 	if string(b) != payload {
 		t.Errorf("the program read % x\nwant                 % x", b, payload)
+	}
+}
+
+// TestInputKeysTextOrder: --text and the key names of --keys are typed in
+// the order of the command line, not text first whatever the order.
+func TestInputKeysTextOrder(t *testing.T) {
+	t.Parallel()
+	got := filepath.Join(t.TempDir(), "got")
+	const want = "\x1bA:wq\rB"
+	s := start(t, "--", "sh", "-c", fmt.Sprintf("stty raw -echo; echo ready; head -c %d > %s; echo done", len(want), got))
+	s.waitText("ready")
+	s.ok("input", "--keys", "Escape", "--text", "A:wq", "Enter", "--cursor-keys", "normal")
+	s.ok("input", "--text", "B")
+	s.waitText("done")
+	b, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != want {
+		t.Errorf("the program read %q, want %q", b, want)
 	}
 }

@@ -39,15 +39,18 @@ sending OSC 133 marks itself) gets an error naming the flag, exit 1.
 The output is the screen's text: colours are dropped, tabs are spaces, and
 lines the scrollback no longer held are left out: a first line
 "@@ ptyplex run: the first N lines of the output had already left the
-scrollback ... @@" says so on stdout (and stderr repeats it).
+scrollback ... @@" says so on stdout (and stderr repeats it). --keep-lines N
+keeps up to N lines (at most 1,000,000): the session's scrollback grows to N
+lines before the command is typed, and stays that large.
 
 Example:
   ptyplex start --shell-integration --socket /tmp/s -- bash
   ptyplex run --socket /tmp/s -- 'make test'; echo "status $?"`
 
 func runRun(args []string) int {
-	c := newCLI("run", "ptyplex run --socket PATH [--timeout D] -- COMMAND", runAbout, true)
+	c := newCLI("run", "ptyplex run --socket PATH [--timeout D] [--keep-lines N] -- COMMAND", runAbout, true)
 	timeout := c.durationVar("timeout", "stop waiting after `DURATION`, leaving the command running (exit 124)")
+	keep := c.fs.Int("keep-lines", 0, fmt.Sprintf("keep up to `N` lines of the output: grow the session's scrollback to N first (at most %d)", wire.MaxKeepLines))
 	if done, code := c.parse(args); done {
 		return code
 	}
@@ -58,7 +61,13 @@ func runRun(args []string) int {
 	if strings.TrimSpace(command) == "" {
 		return c.usageError("the command to run is required: ptyplex run --socket PATH -- COMMAND")
 	}
+	if *keep < 0 || *keep > wire.MaxKeepLines || flagSet(c.fs, "keep-lines") && *keep == 0 {
+		return c.usageError("invalid --keep-lines %d: expected 1..%d lines", *keep, wire.MaxKeepLines)
+	}
 	req := map[string]any{"type": "RUN", "command": command}
+	if *keep > 0 {
+		req["keep_lines"] = *keep
+	}
 	if *timeout > 0 {
 		req["timeout_ms"] = min(max(timeout.Milliseconds(), 1), wire.MaxTimeoutMS)
 	}
@@ -70,7 +79,7 @@ func runRun(args []string) int {
 		// In the output itself, where the lines are missing: a reader of
 		// stdout alone (an agent, a log) must not take the rest for all.
 		note := fmt.Sprintf("the first %d lines of the output had already left the scrollback", out.LinesLost)
-		fmt.Printf("@@ ptyplex run: %s (start the session with a larger --scrollback to keep them, or filter: | tail, | grep) @@\n", note)
+		fmt.Printf("@@ ptyplex run: %s (run --keep-lines N keeps up to N lines; or filter: | tail, | grep) @@\n", note)
 		fmt.Fprintf(os.Stderr, "ptyplex run: %s\n", note)
 	}
 	fmt.Print(termfilter.EscapeBidi(out.Output)) // as output prints the screen

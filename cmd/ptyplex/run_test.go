@@ -258,3 +258,19 @@ func TestRunSaysLinesLost(t *testing.T) {
 		t.Errorf("the output does not end with the last line: %q", lines[len(lines)-1])
 	}
 }
+
+// TestRunKeepLines: --keep-lines grows the scrollback first, so output
+// longer than the session's scrollback comes back whole, with no note.
+func TestRunKeepLines(t *testing.T) {
+	s := integratedShell(t, "bash", "--scrollback", "50", "--size", "80x10")
+	var want strings.Builder
+	for i := 1; i <= 300; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	wantRun(t, s.runCmd("seq 1 300", "--keep-lines", "400"), 0, want.String())
+	for _, bad := range []string{"0", "-1", "1000001"} {
+		if r := s.runCmd("true", "--keep-lines", bad); r.code != exitUsage || !strings.Contains(r.stderr, "--keep-lines") {
+			t.Errorf("--keep-lines %s: %v", bad, r)
+		}
+	}
+}

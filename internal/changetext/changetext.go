@@ -98,8 +98,12 @@ func redrawWhy(r string) string {
 // CutNote says what a budget left out and how to get it; changes says
 // the answer was a changes read, whose successor repeats cut screen rows.
 func CutNote(c wire.Cut, h Hints, changes bool) string {
-	s := fmt.Sprintf("@@ cut %d lines (%s, %d chars) to fit %s; the rest: %s",
-		c.Lines, span(c.From, c.To), c.Chars, h.Budget, h.Range(c.From, c.To))
+	lines := "lines"
+	if c.Lines == 1 {
+		lines = "line"
+	}
+	s := fmt.Sprintf("@@ cut %d %s (%s, %d chars) to fit %s; the rest: %s",
+		c.Lines, lines, span(c.From, c.To), c.Chars, h.Budget, h.Range(c.From, c.To))
 	if changes {
 		s += ", or " + h.Next + ", which repeats cut screen rows"
 	}

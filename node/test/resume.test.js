@@ -184,6 +184,8 @@ test('keepalive: an ssh client stopped (SIGSTOP) is detected, killed and replace
   const d = await disconnected;
   const took = Date.now() - t0;
   assert.match(d.error.message, /did not answer a PING within 1000 ms \(keepalive.timeout\)/);
+  // The transport's argv is named once, not again in the reason.
+  assert.strictEqual(d.error.message.split(JSON.stringify(sc.transport)).length - 1, 1, d.error.message);
   // interval + timeout, and the machine's slowness.
   assert.ok(took < 10000, `detected after ${took} ms`);
   await reconnected;
@@ -349,4 +351,30 @@ test('keepalive: an event loop blocked longer than the timeout does not make a l
   echo.pty.write('after the block\r');
   await waitUntil(() => echo.out.includes('after the block\r\n'), 'the echo');
   assert.strictEqual(drops, 0, sc.lines.join('\n'));
+});
+
+test('keepalive without ssh: a stopped bridge is detected, and the drop names the transport once', async (t) => {
+  const { bridge } = server(t);
+  const sc = newHost(t, { transport: bridge, reconnect: { initialDelay: 10 }, keepalive: { interval: 200, timeout: 600 } });
+  const term = sc.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat']);
+  await waitOutput(term, 'ready\r\n');
+  const pid = sc.pid;
+  t.after(() => {
+    for (const sig of ['SIGCONT', 'SIGKILL']) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // gone already: the keepalive killed it
+      }
+    }
+  });
+  const disconnected = next(sc, 'disconnected');
+  const reconnected = next(sc, 'reconnected');
+  process.kill(pid, 'SIGSTOP');
+  const d = await disconnected;
+  assert.match(d.error.message, /dropped: it sent nothing for \d+ ms and did not answer a PING within 600 ms/);
+  assert.strictEqual(d.error.message.split(JSON.stringify(sc.transport)).length - 1, 1, d.error.message);
+  await reconnected;
+  term.write('still here\r');
+  await waitOutput(term, 'still here\r\n');
 });

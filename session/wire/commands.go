@@ -68,3 +68,8 @@ type RunData struct {
 	// or "end" (it was typed and has not finished).
 	WaitingFor string `json:"waiting_for,omitempty"`
 }
+
+// MaxKeepLines bounds RUN's "keep_lines": the most lines of a command's
+// output a session's scrollback is grown to hold (about 100 MB of short
+// lines).
+const MaxKeepLines = 1_000_000
