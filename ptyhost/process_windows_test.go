@@ -415,3 +415,16 @@ func blockForever() {
 		time.Sleep(time.Hour)
 	}
 }
+
+// TestWineDetected: under Wine (make test-windows runs there, with
+// WINEPREFIX in the environment Wine passes on) the backend must know,
+// as it takes the launcher path only there.
+func TestWineDetected(t *testing.T) {
+	underWine := os.Getenv("WINEPREFIX") != ""
+	if IsWine() != underWine {
+		t.Errorf("IsWine() = %v, but WINEPREFIX is %q", IsWine(), os.Getenv("WINEPREFIX"))
+	}
+	if os.Getenv(launcherMode) == "" && useLauncher() != underWine {
+		t.Errorf("launcher path %v under Wine %v", useLauncher(), underWine)
+	}
+}
