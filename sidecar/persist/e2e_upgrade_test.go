@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/hosttest"
 	"github.com/ptyplex/ptyplex/internal/testproc"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/sidecar/persist"
 )
 
 // newUpgradeServer is newServer for the upgrade tests, which also fail on
@@ -204,13 +206,41 @@ func TestUpgradeRefused(t *testing.T) {
 		}
 		return p
 	}
-	future := script("future", "echo ptyplex-persist-handover 99 v9.9")
-	failing := script("failing", "echo no such flag >&2; exit 1")
-	stranger := script("stranger", "echo hello")
+	// A script that prints the very banner a sidecar of our format
+	// prints, and would run the real one: what it prints proves nothing.
+	ran := filepath.Join(dir, "ran-as-server")
+	banner := script("banner", fmt.Sprintf("if [ \"$1\" = --persist-handover-format ]; then echo '%s'; exit 0; fi\n: > %s\nexec %s \"$@\"",
+		persist.HandoverLine(), ran, sidecarBin))
+	gofmt, err := exec.LookPath(filepath.Join(runtime.GOROOT(), "bin", "gofmt"))
+	if err != nil {
+		t.Fatalf("a Go program that is not ours: %v", err)
+	}
+	// The real binary with its mark changed: a sidecar of another
+	// handover format, and one that says none (same lengths: the binary
+	// stays whole).
+	patched := func(name, from, to string) string {
+		b, err := os.ReadFile(sidecarBin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(from)) {
+			t.Fatalf("the sidecar binary does not contain %q", from)
+		}
+		p := filepath.Join(dir, name)
+		if err := testproc.WriteExecutable(p, bytes.ReplaceAll(b, []byte(from), []byte(to)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mark := persist.HandoverMark
+	future := patched("future", mark, strings.Replace(mark, fmt.Sprintf(":%d\x00", persist.HandoverFormat), ":9\x00", 1))
+	unmarked := patched("unmarked", mark, strings.Replace(mark, "handover", "handuver", 1))
 	for _, c := range []struct{ path, why string }{
-		{future, "reads handover format 99, this server writes format 1"},
-		{failing, "exit status 1: no such flag"},
-		{stranger, `is not a ptyplex-sidecar that can take over a persistent server: --persist-handover-format printed "hello"`},
+		{banner, "is not a ptyplex-sidecar that can take over a persistent server: it is not a Go program"},
+		{gofmt, `is not a ptyplex-sidecar that can take over a persistent server: it is the Go program "cmd/gofmt"`},
+		{future, fmt.Sprintf("reads handover format 9, this server writes format %d", persist.HandoverFormat)},
+		{unmarked, "does not say which handover format it reads"},
+		{filepath.Join(dir, "missing"), "no such file or directory"},
 	} {
 		before := len(h.Now().Frames)
 		h.SendJSON(proto.TypeUpgrade, proto.Upgrade{Path: c.path, Version: "test"})
@@ -229,6 +259,9 @@ func TestUpgradeRefused(t *testing.T) {
 		if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 || !strings.Contains(string(out), c.why) {
 			t.Errorf("--upgrade to %s: exit %d (%v), output %q; want exit 1 saying %q", c.path, code, err, out, c.why)
 		}
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the server ran a script that printed the handover banner")
 	}
 	if got := pids(t, h)["c"]; got != pid {
 		t.Fatalf("after the refusals terminal c has pid %d, want %d", got, pid)

@@ -40,3 +40,15 @@ func ExecPrevious(exeFD int, args []string) error {
 	path := fmt.Sprintf("/proc/self/fd/%d", exeFD)
 	return syscall.Exec(path, args, os.Environ())
 }
+
+// execCandidate executes the very file openCandidate verified, through
+// /proc/self/fd (what fexecve does): a file put at its path since then is
+// not what runs. The descriptor is close-on-exec, which the kernel
+// honours only once it has the new image. It returns only on failure.
+func execCandidate(f *os.File, args []string) error {
+	fd, err := fileFD(f)
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(fmt.Sprintf("/proc/self/fd/%d", fd), args, os.Environ())
+}

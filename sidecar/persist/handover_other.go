@@ -5,6 +5,7 @@ package persist
 import (
 	"errors"
 	"os"
+	"syscall"
 )
 
 // stateFile is where the handover state goes: a temporary file, unlinked
@@ -26,4 +27,12 @@ func selfExe() *os.File { return nil }
 // state over ends, and the terminals get the PTY hangup.
 func ExecPrevious(exeFD int, args []string) error {
 	return errors.New("going back to the previous binary is only supported on Linux")
+}
+
+// execCandidate executes the file at path: without /proc/self/fd (and
+// execveat) here, the file verified is not pinned, and a file put at its
+// path between the check and execve would run. (docs/security.md says
+// so.) It returns only on failure.
+func execCandidate(f *os.File, args []string) error {
+	return syscall.Exec(f.Name(), args, os.Environ())
 }

@@ -136,10 +136,12 @@ func (s *Server) restore(ts termState, journal []byte) {
 		t.killAt = time.Now().Add(until(ts.KillAt, engine.CloseGrace))
 		t.killer = time.AfterFunc(until(ts.KillAt, engine.CloseGrace), t.kill)
 	}
+	// Under the lock: the supervisor started above may reap meanwhile.
+	exited, written := t.exitedLocked(), t.end == exitWritten
 	t.mu.Unlock()
-	if t.exitedLocked() {
+	if exited {
 		d := until(ts.KeepAt, s.opts.KeepExited)
-		if t.end == exitWritten {
+		if written {
 			s.keepFinishedFor(t, d)
 		} else {
 			s.keepExitedFor(t, d)

@@ -5,6 +5,7 @@ package persist_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,5 +60,35 @@ func TestUpgradeRefusedFromInsideATerminal(t *testing.T) {
 	newPid, n := s.upgradeTo(copyBinary(t))
 	if n != 2 || newPid <= 0 {
 		t.Fatalf("the upgrade from outside: pid %d, %d terminals", newPid, n)
+	}
+}
+
+// The binary an upgrade runs is the file that was checked: once it has
+// been opened and verified, a script put at its path (renamed over it,
+// as a program that can write there would) is not what runs.
+func TestUpgradeRunsTheFileItChecked(t *testing.T) {
+	bin := copyBinary(t)
+	f, to, err := persist.OpenCandidate(bin)
+	if err != nil {
+		t.Fatalf("the real sidecar is refused: %v", err)
+	}
+	defer f.Close()
+	if to == "" {
+		t.Fatal("no version for the real sidecar")
+	}
+	swap := filepath.Join(filepath.Dir(bin), "swap")
+	if err := os.WriteFile(swap, []byte("#!/bin/sh\necho swapped-in\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(swap, bin); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := persist.OpenCandidate(bin); err == nil || !strings.Contains(err.Error(), "not a Go program") {
+		t.Fatalf("the script now at the path: %v, want a refusal", err)
+	}
+	// What the server executes: the open file, through /proc/self/fd.
+	out, err := exec.Command(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), "--persist-handover-format").CombinedOutput()
+	if err != nil || strings.Contains(string(out), "swapped-in") || !strings.HasPrefix(string(out), persist.HandoverLine()[:len(persist.HandoverBanner)]) {
+		t.Fatalf("the checked file ran as %q (%v), want the sidecar's banner", out, err)
 	}
 }

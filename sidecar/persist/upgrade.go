@@ -3,17 +3,12 @@
 package persist
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/version"
@@ -29,59 +24,15 @@ import (
 // descriptor without close-on-exec) as the new binary, which reads the
 // state this one wrote and takes up where it stopped.
 //
-// The steps (Server.upgrade): ask the new binary which handover format it
-// reads (--persist-handover-format) and refuse unless it is ours; stop
+// The steps (Server.upgrade): open the new binary once and refuse unless
+// that file proves it is a ptyplex-sidecar reading our handover format
+// (openCandidate: its build info and a compiled-in mark); stop
 // accepting; freeze every terminal (term.frozen: no reads, no input
 // writes, no reaping); end every other connection; write the state, a
 // JSON header and the journals, into an anonymous file; clear
-// close-on-exec on the descriptors handed over; send UPGRADING; execve.
+// close-on-exec on the descriptors handed over; send UPGRADING; execve
+// the file that was checked.
 // If execve fails, everything is undone and the server goes on.
-
-// handoverCheckBound is how long the new binary has to say what it reads.
-const handoverCheckBound = 5 * time.Second
-
-// checkHandover runs path --persist-handover-format and returns the
-// version it reports if its format is ours.
-func checkHandover(path string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), handoverCheckBound)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--persist-handover-format")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	// A script that leaves a child holding its stdout must not keep us.
-	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
-	if ctx.Err() != nil {
-		return "", fmt.Errorf("%s --persist-handover-format did not answer within %v", path, handoverCheckBound)
-	}
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 200 {
-			msg = msg[:200] + "..."
-		}
-		if msg != "" {
-			return "", fmt.Errorf("%s --persist-handover-format: %v: %s", path, err, msg)
-		}
-		return "", fmt.Errorf("%s --persist-handover-format: %v", path, err)
-	}
-	line, _, _ := strings.Cut(string(out), "\n")
-	f := strings.Fields(line)
-	if len(f) < 3 || f[0] != HandoverBanner {
-		return "", fmt.Errorf("%s is not a ptyplex-sidecar that can take over a persistent server: --persist-handover-format printed %q", path, truncate(line, 100))
-	}
-	n, err := strconv.Atoi(f[1])
-	if err != nil || n != HandoverFormat {
-		return "", fmt.Errorf("%s reads handover format %s, this server writes format %d", path, f[1], HandoverFormat)
-	}
-	return strings.Join(f[2:], " "), nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
-}
 
 // upgrade carries out UPGRADE for c. It returns only when the upgrade was
 // refused or failed, after telling c why; the server then goes on as
@@ -141,20 +92,22 @@ func (s *Server) tryUpgrade(c *conn, u proto.Upgrade) string {
 		s.logf("upgrade to %s refused: %s", u.Path, why)
 		return "UPGRADE refused: " + why
 	}
-	to, err := checkHandover(u.Path)
+	bin, to, err := openCandidate(u.Path)
 	if err != nil {
 		s.logf("upgrade to %s (asked by %q) refused: %v", u.Path, u.Version, err)
 		return fmt.Sprintf("UPGRADE refused: %v", err)
 	}
 	s.logf("upgrading to %s (version %s, handover format %d)", u.Path, to, HandoverFormat)
-	err = s.handover(c, u.Path, to)
+	err = s.handover(c, bin, to)
+	bin.Close()
 	s.logf("upgrade to %s failed, going on as before: %v", u.Path, err)
 	return fmt.Sprintf("UPGRADE failed: %v (the server goes on as before)", err)
 }
 
 // handover freezes the server and executes path in its place; it returns
 // only if that failed, after undoing the freeze.
-func (s *Server) handover(c *conn, path, to string) (err error) {
+func (s *Server) handover(c *conn, bin *os.File, to string) (err error) {
+	path := bin.Name()
 	s.mu.Lock()
 	ln := s.ln
 	s.mu.Unlock()
@@ -271,7 +224,7 @@ func (s *Server) handover(c *conn, path, to string) (err error) {
 		}
 		handed = append(handed, fd)
 	}
-	err = syscall.Exec(path, args, os.Environ())
+	err = execCandidate(bin, args)
 	return fmt.Errorf("execve %s: %w", path, err)
 }
 

@@ -1,0 +1,10 @@
+//go:build unix
+
+package persist
+
+// OpenCandidate is openCandidate, for the attack tests.
+var OpenCandidate = openCandidate
+
+// HandoverMark is handoverMark, for tests that make binaries of another
+// format out of the real one.
+const HandoverMark = handoverMark
