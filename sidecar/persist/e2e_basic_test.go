@@ -14,6 +14,7 @@ import (
 // A terminal outlives the host that opened it, and a new host attaching
 // at the offset the first one had reached gets exactly what it missed.
 func TestOutlivesHostAndReattaches(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h1 := s.host()
 	h1.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "stty -echo; echo first; read x; echo second $x; read y"}})
@@ -59,6 +60,7 @@ func TestOutlivesHostAndReattaches(t *testing.T) {
 // body and announces the keepalive in its HELLO answer, so that a host on
 // the far side of a transport can tell a dead connection from a quiet one.
 func TestPingThroughBridge(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h := s.host()
 	h.Send(proto.TypeHello, []byte(`{"version":"v","protocol":1,"features":["hello"]}`))
