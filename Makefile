@@ -8,23 +8,60 @@ FUZZTIME ?= 30s
 .PHONY: test-node typecheck-node npm npm-smoke bench-node node-pty xtermjs test-portable cross release portable-sidecar test-windows bench-windows
 
 .PHONY: procs
-.PHONY: all build test vet fmt-check mod-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean agent-measure
+.PHONY: all build check test test-deps vet fmt-check mod-check stress bench bench-quick fuzz fuzz-short soak soak-short demo clean agent-measure
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
-# The whole suite under the race detector, plus the static checks (gofmt,
-# vet, tidy modules) and the npm package's tests. The screen package's
-# differential test needs xterm.js (installed by the xtermjs target);
-# PTYPLEX_REQUIRE_XTERMJS makes it fail, not skip, without. The remote
-# tests need /usr/sbin/sshd (openssh-server, which .ci/run installs);
-# PTYPLEX_REQUIRE_SSHD makes them fail, not skip, without.
-test: fmt-check vet mod-check xtermjs
-	PTYPLEX_REQUIRE_XTERMJS=1 PTYPLEX_REQUIRE_SSHD=1 $(GO) test -race -count=1 -timeout 30m ./...
+# --- Tests: three tiers (docs/testing.md) ---
+#   make check  before every commit: gofmt, vet and the unit tests (the
+#               packages that need no built binary, daemon or server), -short
+#   make test   all that proves the product: the whole suite under the race
+#               detector with xterm.js and sshd, the npm package's tests and
+#               the first-use steps; installs what it drives (test-deps),
+#               prints the ten slowest tests, the number of tests and each
+#               package's coverage, and fails if it leaves a process behind
+#   .ci/run     make test, fuzz-short, the portable leg, cross builds and
+#               the Windows leg
+# The screen package's differential test needs xterm.js (the xtermjs
+# target) and the remote tests /usr/sbin/sshd; PTYPLEX_REQUIRE_XTERMJS and
+# PTYPLEX_REQUIRE_SSHD make them fail, not skip, without.
+MODULE   := github.com/ptyplex/ptyplex
+E2E_PKGS := cmd/ptyplex cmd/ptyplex-bench mcpserver client sidecar sidecar/persist soak replay examples/demo internal/sshtest internal/testproc
+CHECK_PKGS = $(filter-out $(addprefix $(MODULE)/,$(E2E_PKGS)),$(shell $(GO) list ./...))
+
+check: fmt-check vet
+	$(GO) test -short -count=1 $(CHECK_PKGS)
+
+# Every process make test starts carries this mark in its environment
+# (internal/testproc adds one per test binary); scripts/leftovers.sh fails
+# the run if any is still running after it.
+TEST_RUN := mk$(shell od -An -N6 -tx1 /dev/urandom 2>/dev/null | tr -d ' \n')
+# The end-to-end tests spend most of their time waiting on programs and
+# daemons, so more of them run at once than there are cores.
+TESTPARALLEL ?= 6
+TESTJSON     := $(BIN)/go-test.json
+# A race-built program sleeps 1 s when it exits (the race runtime's
+# atexit_sleep_ms) unless told otherwise; the test binaries set it for the
+# binaries they start (internal/testproc), this for themselves.
+TESTENV := PTYPLEX_REQUIRE_XTERMJS=1 PTYPLEX_REQUIRE_SSHD=1 GORACE="$${GORACE:-atexit_sleep_ms=20}"
+
+test: export PTYPLEX_TEST_OWNER := $(TEST_RUN)
+test: fmt-check vet mod-check xtermjs test-deps
+	@mkdir -p $(BIN)
+	$(TESTENV) $(GO) run ./scripts/testreport -o $(TESTJSON) -- \
+		$(GO) test -race -count=1 -json -cover -parallel $(TESTPARALLEL) -timeout 20m ./...
 	$(MAKE) test-node
 	scripts/first-use.sh # the documented install and first-use steps, on a fresh clone
+	scripts/leftovers.sh $(TEST_RUN)
+	@$(GO) run ./scripts/testreport -slowest 10 $(TESTJSON)
+
+# What the end-to-end tests drive: vim, less, tmux, procps, zsh and sshd,
+# installed with apt-get when missing.
+test-deps:
+	scripts/test-deps.sh
 
 # xterm.js headless for screen's differential test (diff_test.go): npm ci
 # from the lock file, again only when the lock file changes.
@@ -102,8 +139,12 @@ fuzz-short:
 # Soak and fault tests at full size (10,000 OPEN/CLOSE cycles, 64 MiB
 # streams, a 10 s stalled host, ...); `go test ./...` runs the short version.
 SOAKTIME ?= 60m
+# The long loops of other packages at their full size (PTYPLEX_SOAK=1,
+# internal/testsize): make test runs a short round of each.
+SOAK_LONG := ^Test(WaitInputAfterBursts|ResumeOverSSH)$$
 soak: build
 	$(GO) test -count=1 -v -timeout $(SOAKTIME) ./soak/ -soak
+	PTYPLEX_SOAK=1 $(TESTENV) $(GO) test -race -count=1 -timeout $(SOAKTIME) -run '$(SOAK_LONG)' ./cmd/ptyplex/ ./client/
 
 soak-short:
 	$(GO) test -race -count=1 -v ./soak/
@@ -160,13 +201,25 @@ COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/ptyplex/ptyplex/internal/version.Version=$(VERSION) \
 	-X github.com/ptyplex/ptyplex/internal/version.Commit=$(COMMIT)
 
-# The whole suite again with the portable backend compiled in on Linux
-# (ptyhost/backend_portable.go): the code macOS and FreeBSD run, tested
-# here. Test binaries pass the tag on to the binaries they build.
+# The portable backend compiled in on Linux (ptyhost/backend_portable.go):
+# the code macOS and FreeBSD run, tested here. It runs the tests that
+# exercise the backend: ptyhost, the sidecar and the persistent server, the
+# soak and fault tests, the client's tests of terminals' lives through the
+# sidecar, and the session CLI's tests of programs' lives (exit codes,
+# signals, stop, resize, input waits, programs). The rest of the suite does
+# not touch the backend and ran in make test. Test binaries pass the tag on
+# to the binaries they build.
 PORTABLE := -tags ptyplex_portable
-test-portable: fmt-check xtermjs
+PORTABLE_PKGS   := ./ptyhost/... ./sidecar/... ./soak/
+PORTABLE_CLIENT := ^Test(EchoRoundTrip|ExitCode|SignalDeath|OpenErrors|CreditBackpressure|RawMode|Resize|CloseEscalates|SidecarKilled|ConcurrentUse|CloseWaitsForExits|LargeWriteArrivesWhole|Persistent.*)$$
+PORTABLE_CLI    := ^Test(ExitCodes|KillSignalNamesAndNumbers|Stop.*|ProgramSignalsStartAtDefaults|Resize|StartIsReady|WaitInput(Programs|Busy)|InputToProgramThatDoesNotRead|PythonREPL|VimEditAndSave|LessPaging|RunExitCodesAndOutputBash|SecuritySidecarNotDumpable|SecurityRestartedWatchdogNotDumpable)$$
+test-portable: export PTYPLEX_TEST_OWNER := $(TEST_RUN)
+test-portable: fmt-check
 	$(GO) vet $(PORTABLE) ./...
-	PTYPLEX_REQUIRE_XTERMJS=1 PTYPLEX_REQUIRE_SSHD=1 $(GO) test -race -count=1 -timeout 30m $(PORTABLE) ./...
+	$(TESTENV) $(GO) test -race -count=1 -parallel $(TESTPARALLEL) -timeout 20m $(PORTABLE) $(PORTABLE_PKGS)
+	$(TESTENV) $(GO) test -race -count=1 -parallel $(TESTPARALLEL) -timeout 20m $(PORTABLE) -run '$(PORTABLE_CLIENT)' ./client/
+	$(TESTENV) $(GO) test -race -count=1 -parallel $(TESTPARALLEL) -timeout 20m $(PORTABLE) -run '$(PORTABLE_CLI)' ./cmd/ptyplex/
+	scripts/leftovers.sh $(TEST_RUN)
 
 # Vet and build everything for the platforms that are only built here.
 # On Windows the test files of client, sidecar and soak are left out of vet:

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptyplex/ptyplex/internal/testproc"
 )
 
 const waitBound = 10 * time.Second
@@ -192,7 +193,7 @@ func TestOpenErrors(t *testing.T) {
 func TestOpenTimeoutSilentSidecar(t *testing.T) {
 	// A "sidecar" that reads everything and never answers.
 	fake := filepath.Join(t.TempDir(), "silent-sidecar")
-	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755))
+	require.NoError(t, testproc.WriteExecutable(fake, []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755))
 	c, err := Start(Options{SidecarPath: fake})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -345,7 +346,7 @@ func TestSidecarKilled(t *testing.T) {
 func TestCorruptStream(t *testing.T) {
 	// A "sidecar" that answers with garbage: a zero-length frame.
 	fake := filepath.Join(t.TempDir(), "garbage-sidecar")
-	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\nprintf '\\000\\000\\000\\000\\001'\nexec cat >/dev/null\n"), 0o755))
+	require.NoError(t, testproc.WriteExecutable(fake, []byte("#!/bin/sh\nprintf '\\000\\000\\000\\000\\001'\nexec cat >/dev/null\n"), 0o755))
 	c, err := Start(Options{SidecarPath: fake})
 	require.NoError(t, err)
 	_, err = c.Open(context.Background(), OpenOptions{Cmd: "true"})
@@ -470,7 +471,7 @@ frame(0x84, json.dumps({"terminalId": tid, "message": "input queue full"}).encod
 while inp.read(65536):
     pass
 `
-	require.NoError(t, os.WriteFile(fake, []byte(script), 0o755))
+	require.NoError(t, testproc.WriteExecutable(fake, []byte(script), 0o755))
 	c, err := Start(Options{SidecarPath: fake})
 	require.NoError(t, err)
 	defer c.Close()

@@ -32,7 +32,9 @@ func runHostile(mode string) int {
 	output := func(id string, data []byte) { w.Write(proto.AppendDataFrame(nil, proto.TypeOutput, id, data)) }
 	var trickling atomic.Bool
 	var seenMu sync.Mutex
-	seen := "" // the INPUT read during a trickle
+	seen := ""                     // the INPUT read during a trickle
+	release := make(chan struct{}) // closed once seen ends in trickleRelease
+	var released sync.Once
 	for {
 		f, err := r.ReadFrame()
 		if err != nil {
@@ -60,6 +62,9 @@ func runHostile(mode string) int {
 				_, data, _ := proto.ParseData(f.Body)
 				seenMu.Lock()
 				seen += string(data)
+				if strings.HasSuffix(seen, trickleRelease) {
+					released.Do(func() { close(release) })
+				}
 				seenMu.Unlock()
 			}
 		case proto.TypeOpen:
@@ -76,15 +81,18 @@ func runHostile(mode string) int {
 				send(proto.TypeExit, proto.Exit{TerminalID: o.TerminalID, ExitCode: &code})
 				send(proto.TypeExit, proto.Exit{TerminalID: o.TerminalID, ExitCode: &code})
 			case "trickle":
-				// A 16 MiB frame, every byte of it written on its own,
-				// until the host hangs up (it should, at the header).
-				trickle(w, bigOutput(o.TerminalID))
+				// A 16 MiB frame in tiny writes until the host hangs up
+				// (it should, at the header).
+				trickle(w, bigOutput(o.TerminalID), nil)
 			case "trickle16":
 				// The same frame within the terminal's credit: the host
 				// must take all of it and stay usable while it comes.
 				// The keys terminal is opened first; while the frame
 				// trickles in from a goroutine, this loop reads on and
-				// notes the INPUT that arrived. Afterwards: the INPUT
+				// notes the INPUT that arrived. Half way the trickle
+				// holds until the test writes trickleRelease to keys, so
+				// the frame is still incomplete while the test writes,
+				// however fast or slow the machine. Afterwards: the INPUT
 				// seen during the trickle echoed to keys, then an EXIT
 				// for keys twice.
 				if o.TerminalID != "big" {
@@ -92,7 +100,7 @@ func runHostile(mode string) int {
 				}
 				trickling.Store(true)
 				go func() {
-					trickle(w, bigOutput("big"))
+					trickle(w, bigOutput("big"), func() { <-release })
 					trickling.Store(false)
 					seenMu.Lock()
 					during := seen
@@ -118,15 +126,33 @@ func bigOutput(id string) []byte {
 	return proto.AppendFrame(nil, proto.TypeOutput, body)
 }
 
-// trickle writes frame one byte at a time, each its own write(2), until a
-// write fails.
-func trickle(w io.Writer, frame []byte) {
-	for i := range frame {
-		if _, err := w.Write(frame[i : i+1]); err != nil {
+// trickle writes frame in tiny pieces, each its own write(2), until a
+// write fails: the first trickleBytes bytes (the header and the start of
+// the body) one at a time, the rest trickleChunk at a time, so that a
+// 16 MiB frame comes in tens of thousands of reads and not sixteen million
+// (which took minutes of CPU under -race on a loaded machine and could
+// outlast any bound). hold, when not nil, runs once half the frame is out.
+func trickle(w io.Writer, frame []byte, hold func()) {
+	const trickleBytes, trickleChunk = 64 << 10, 512
+	for i := 0; i < len(frame); {
+		if hold != nil && i >= len(frame)/2 {
+			hold()
+			hold = nil
+		}
+		n := 1
+		if i >= trickleBytes {
+			n = min(trickleChunk, len(frame)-i)
+		}
+		if _, err := w.Write(frame[i : i+n]); err != nil {
 			return
 		}
+		i += n
 	}
 }
+
+// trickleRelease, written to the keys terminal, lets trickle16's held
+// frame go on.
+const trickleRelease = "go;"
 
 // startHostile runs the stand-in in mode through Options.Transport.
 func startHostile(t *testing.T, mode string, hello bool) (*Client, error) {
@@ -206,6 +232,7 @@ func TestHelloMismatches(t *testing.T) {
 // TestHostileSidecar: every violation ends the connection with an error
 // that names it, promptly, and the client stays usable (calls return).
 func TestHostileSidecar(t *testing.T) {
+	t.Parallel()
 	for mode, want := range map[string]struct {
 		err  error
 		text string
@@ -243,14 +270,15 @@ func TestHostileSidecar(t *testing.T) {
 	}
 }
 
-// trickleBound bounds the tests of a 16 MiB frame written one byte at a
-// time: about 10 s on an idle 2-core machine, more under load or -race.
+// trickleBound bounds the tests of a 16 MiB frame written in tiny pieces:
+// a few seconds on an idle 2-core machine, more under load or -race.
 const trickleBound = 3 * time.Minute
 
 // A frame announced at 16 MiB for a terminal granted 4 KiB is refused at
 // its header: the connection ends while the stand-in has written a few
 // bytes of it, not after 16 MiB of them were buffered.
 func TestHostileTrickleRefusedAtHeader(t *testing.T) {
+	t.Parallel()
 	c, err := startHostile(t, "trickle", false)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
@@ -272,12 +300,14 @@ func TestHostileTrickleRefusedAtHeader(t *testing.T) {
 	t.Logf("refused %v after the OPEN", took)
 }
 
-// A 16 MiB frame within the credit, written one byte at a time (every
-// byte its own write): the client takes all of it, and while it trickles
-// in the client stays usable (writes to another terminal complete, and
-// the stand-in reads them meanwhile). The EXIT sent twice afterwards is
-// reported as the violation it is.
+// A 16 MiB frame within the credit, written in tiny pieces (every piece
+// its own write): the client takes all of it, and while it trickles in
+// the client stays usable (writes to another terminal complete, and the
+// stand-in reads them meanwhile; it holds the frame half way until the
+// last of them). The EXIT sent twice afterwards is reported as the
+// violation it is.
 func TestHostileTrickledFrame(t *testing.T) {
+	t.Parallel()
 	c, err := startHostile(t, "trickle16", false)
 	require.NoError(t, err)
 	keys := open(t, c, OpenOptions{ID: "keys", Cmd: "sh"})
@@ -304,9 +334,10 @@ func TestHostileTrickledFrame(t *testing.T) {
 		_, err := keys.Write([]byte(fmt.Sprintf("k%d;", i)))
 		require.NoError(t, err)
 		assert.Less(t, time.Since(w), time.Second, "a write during the trickle")
-		time.Sleep(20 * time.Millisecond)
 	}
 	assert.Zero(t, got.Load(), "the frame was still trickling while the writes went out")
+	_, err = keys.Write([]byte(trickleRelease))
+	require.NoError(t, err)
 	want := int64(proto.MaxFrame - 1 - 2 - len("big"))
 	select {
 	case <-c.Done():
@@ -323,7 +354,7 @@ func TestHostileTrickledFrame(t *testing.T) {
 	}
 	assert.Equal(t, want, got.Load(), "the whole frame's payload, delivered")
 	out, _ := keysOut.waitEnd(t)
-	assert.Equal(t, "during the trickle: k0;k1;k2;k3;k4;", out, "the keys written during the trickle reached the stand-in meanwhile")
+	assert.Equal(t, "during the trickle: k0;k1;k2;k3;k4;"+trickleRelease, out, "the keys written during the trickle reached the stand-in meanwhile")
 }
 
 // The transport's stderr reaches the logger line by line, marked.

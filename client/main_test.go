@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ptyplex/ptyplex/internal/buildtags"
+	"github.com/ptyplex/ptyplex/internal/testproc"
 )
 
 // sidecarBin is the real ptyplex-sidecar, built once for the whole test
@@ -20,7 +21,8 @@ func TestMain(m *testing.M) {
 		// Re-executed as a hostile stand-in sidecar (hostile_test.go).
 		os.Exit(runHostile(mode))
 	}
-	os.Exit(runTests(m))
+	finish := testproc.Start()
+	os.Exit(finish(runTests(m)))
 }
 
 func runTests(m *testing.M) int {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/sshtest"
+	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testsize"
 )
 
 // resumeBound is how long a test waits for one thing to happen. Generous:
@@ -228,7 +230,9 @@ func (r *resumeRig) openGate(t *testing.T) {
 // every stream is byte for byte what its program wrote, and the keys
 // arrived once each, in order.
 func TestResumeOverSSH(t *testing.T) {
-	rounds := 10
+	t.Parallel()
+	// 4 rounds in make test, 10 in make soak (PTYPLEX_SOAK=1).
+	rounds := testsize.Pick(4, 10)
 	if testing.Short() {
 		rounds = 3
 	}
@@ -540,7 +544,7 @@ func TestInstallOnFirstConnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(bins, SidecarName), sc, 0o755); err != nil {
+	if err := testproc.WriteExecutable(filepath.Join(bins, SidecarName), sc, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// The installer checks ptyplex's --version too; a stand-in says it.
@@ -549,7 +553,7 @@ func TestInstallOnFirstConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := strings.Replace(strings.TrimSpace(string(out)), SidecarName, "ptyplex", 1)
-	if err := os.WriteFile(filepath.Join(bins, "ptyplex"), []byte("#!/bin/sh\necho '"+line+"'\n"), 0o755); err != nil {
+	if err := testproc.WriteExecutable(filepath.Join(bins, "ptyplex"), []byte("#!/bin/sh\necho '"+line+"'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	root := filepath.Join(t.TempDir(), "remote home")

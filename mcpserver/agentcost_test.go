@@ -353,6 +353,7 @@ func lastAnswer(scr string) string {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestAgentTaskCost(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "vim")
 	requireTool(t, "python3")
 	three := agentThreeCalls(t, t.TempDir())

@@ -17,6 +17,7 @@ import (
 // pid `start` reported, and a hold on a process that exits reports it and
 // signals nobody.
 func TestHoldDaemon(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), "s")
 	l, err := net.Listen("unix", sock)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 )
 
 func TestToolsAreListedWithSchemas(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
@@ -46,6 +47,7 @@ func TestToolsAreListedWithSchemas(t *testing.T) {
 }
 
 func TestShellSession(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	s := c.shell(nil)
 
@@ -143,6 +145,7 @@ func TestShellSession(t *testing.T) {
 }
 
 func TestPythonREPL(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatal("python3 is required by this test")
 	}
@@ -183,6 +186,7 @@ func TestPythonREPL(t *testing.T) {
 }
 
 func TestWaitModes(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	s := c.shell(nil)
 
@@ -242,6 +246,7 @@ func TestWaitModes(t *testing.T) {
 }
 
 func TestKill(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	s := c.start(map[string]any{"command": []string{"sleep", "600"}})
 	c.fails("kill", map[string]any{"session": s.Session, "signal": "NOTASIGNAL"}, "Invalid signal")
@@ -258,6 +263,7 @@ func TestKill(t *testing.T) {
 }
 
 func TestErrorsAreToolErrors(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	c.fails("output", map[string]any{"session": "s99"}, `unknown session "s99"`)
 	c.fails("status", map[string]any{"session": "/nonexistent/socket"}, "No such file")
@@ -298,6 +304,7 @@ func TestErrorsAreToolErrors(t *testing.T) {
 // TestDisconnectStopsSessions: a client that goes away takes its
 // non-persistent sessions with it; persistent ones stay for the CLI.
 func TestDisconnectStopsSessions(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	temp := c.start(map[string]any{"command": []string{"sleep", "600"}})
 	keep := c.start(map[string]any{"command": []string{"sleep", "600"}, "persistent": true})
@@ -330,6 +337,7 @@ func TestDisconnectStopsSessions(t *testing.T) {
 // TestSignalStopsSessions: a client that kills the server instead of
 // closing stdin still gets its sessions stopped.
 func TestSignalStopsSessions(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	s := c.start(map[string]any{"command": []string{"sleep", "600"}})
 	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -341,6 +349,7 @@ func TestSignalStopsSessions(t *testing.T) {
 }
 
 func TestInputToolAgreesWithCLI(t *testing.T) {
+	t.Parallel()
 	// The same bytes reach the program whether typed through the MCP tool or
 	// `ptyplex input --text`: od shows them.
 	c := connect(t)
@@ -365,6 +374,7 @@ func codeOf(p *int) string {
 // TestDisconnectDuringStart: a client that sends start and leaves at once
 // must not leave a daemon running.
 func TestDisconnectDuringStart(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), "s")
 	cmd := exec.Command(bin, "mcp")
 	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testproc"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(reaperEnv) == "1" {
 		os.Exit(runReaper(os.Args[1:]))
 	}
+	finish := testproc.Start()
 	var err error
 	bin, err = hosttest.Binary("./cmd/ptyplex")
 	if err != nil {
@@ -46,7 +48,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Setenv("GORACE", "log_path="+filepath.Join(raceDir, "report"))
+	testproc.SetGorace(filepath.Join(raceDir, "report"))
 	code := m.Run()
 	reports, _ := filepath.Glob(filepath.Join(raceDir, "report*"))
 	for _, r := range reports {
@@ -54,6 +56,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "race report from a ptyplex process (%s):\n%s\n", r, b)
 		code = 1
 	}
+	code = finish(code)
 	os.RemoveAll(raceDir)
 	hosttest.Cleanup()
 	os.Exit(code)

@@ -19,6 +19,7 @@ type inputWaited struct {
 // prints after a short sleep, wait for the prompt. Before waits were tied
 // to input, 9 of 20 rounds returned at once on the old prompt.
 func TestInputWaitPythonLoop(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "python3")
 	c := connect(t)
 	s := c.start(map[string]any{"command": []string{"python3", "-q"}, "size": "100x30"})
@@ -47,6 +48,7 @@ func TestInputWaitPythonLoop(t *testing.T) {
 }
 
 func TestInputWaitArguments(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	s := c.shell(nil)
 	c.fails("input", map[string]any{"session": s.Session, "text": "x", "wait_regex": "a", "wait_quiet_ms": 10}, "choose one")

@@ -16,6 +16,7 @@ import (
 // The list tool and `ptyplex list` show the same sessions: the ones this
 // server started and one a human started with the CLI.
 func TestListMatchesCLI(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	mine := c.start(map[string]any{"command": []string{"sleep", "600"}})
 	start := exec.Command(bin, "start", "--", "sleep", "601")
@@ -83,6 +84,7 @@ func TestListMatchesCLI(t *testing.T) {
 // Sessions the server starts get its --idle-exit (default 10m), so a
 // finished one does not linger for ever.
 func TestStartedSessionsIdleExit(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	s := c.start(map[string]any{"command": []string{"sleep", "600"}})
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.PID))

@@ -13,6 +13,7 @@ import (
 // A panicking tool handler becomes a tool error and the server keeps
 // serving.
 func TestPanicInToolIsToolError(t *testing.T) {
+	t.Parallel()
 	s, err := New(Options{Binary: "/nonexistent/ptyplex"})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // parseWait: the mode each set of arguments selects, the combinations it
 // refuses, and timeouts clamped to the maximum.
 func TestParseWait(t *testing.T) {
+	t.Parallel()
 	good := []struct {
 		in   WaitInput
 		mode waitcond.Mode
@@ -64,6 +65,7 @@ func TestParseWait(t *testing.T) {
 }
 
 func TestNumberLines(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		screen   string
 		from, to int
@@ -84,6 +86,7 @@ func TestNumberLines(t *testing.T) {
 }
 
 func TestParseStarted(t *testing.T) {
+	t.Parallel()
 	s, err := parseStarted("Socket: /tmp/interminai-x/socket\nPID: 42\nAuto-generated: true\n")
 	if err != nil || s.Socket != "/tmp/interminai-x/socket" || s.PID != 42 || !s.Auto {
 		t.Fatalf("parseStarted: %+v, %v", s, err)
@@ -96,6 +99,7 @@ func TestParseStarted(t *testing.T) {
 // describe keeps a daemon error answer's code reachable by errors.Is (run
 // adds its hint by it) and its text as the daemon sent it.
 func TestDescribeKeepsCode(t *testing.T) {
+	t.Parallel()
 	err := describe("/s", wire.DaemonError{Text: "no marks (OSC 133)", Code: wire.ErrNoShellIntegration})
 	if !errors.Is(err, wire.ErrNoShellIntegration) || err.Error() != "session /s: no marks (OSC 133)" {
 		t.Errorf("describe: %q, errors.Is %v", err, errors.Is(err, wire.ErrNoShellIntegration))

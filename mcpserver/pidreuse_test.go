@@ -205,6 +205,7 @@ func (n *nsInit) next() string {
 // the bystander. Both are real: a real daemon exits, and a real process
 // holds its pid when the server acts.
 func TestStopNeverSignalsReusedPID(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		if os.Getenv("PTYPLEX_NO_ROOT_TESTS") == "1" {
 			t.Skip("PTYPLEX_NO_ROOT_TESTS=1: skipping a test that needs root to make a pid namespace and choose a pid")

@@ -42,6 +42,7 @@ func wantRan(t *testing.T, r ran, code int, output string) {
 }
 
 func TestRunTool(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	s := c.integrated()
 	run := func(args map[string]any) ran {
@@ -77,6 +78,7 @@ func TestRunTool(t *testing.T) {
 }
 
 func TestRunToolWithoutIntegration(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	s := c.shell(nil)
 	c.fails("run", map[string]any{"session": s.Session, "command": "echo hi"}, "shell_integration")
@@ -88,6 +90,7 @@ func TestRunToolWithoutIntegration(t *testing.T) {
 // client showing the text to a person cannot show one text and hold
 // another; the structured result keeps the exact text.
 func TestTextRepliesEscapeBidi(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	s := c.integrated()
 	line := "user\u202e x \u2066y\u2069 ok\U000e0069\U000e0067 a\u2028b end"
@@ -114,6 +117,7 @@ func TestTextRepliesEscapeBidi(t *testing.T) {
 // The run tool with zsh started with shell integration: exit codes,
 // output, state that carries over, and the token for the next read.
 func TestRunToolZsh(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "zsh")
 	c := connect(t)
 	home := c.t.TempDir()

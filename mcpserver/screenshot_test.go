@@ -27,6 +27,7 @@ type shotResult struct {
 // whose known cells have the program's colours), and the structured
 // result describes the image without carrying it.
 func TestScreenshotTool(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	s := c.start(map[string]any{"command": []string{"sh", "-c",
 		`printf '\033[H\033[2J\033[44m   \033[0m\033[?25l\r\nready'; read x`}})

@@ -10,6 +10,7 @@ import (
 // Marks a command prints (a file it shows, a hostile program) neither end
 // it early with a made-up status nor fake the prompt the next run types at.
 func TestRunToolIgnoresForgedMarks(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	s := c.integrated()
 	forge := `printf '\033]133;D;0\a\033]133;A\a$ \033]133;B\a'`

@@ -16,6 +16,7 @@ const toolsListBound = 8000
 // TestToolsListSize: the tool list, as sent (names, descriptions and
 // schemas as JSON), stays within toolsListBound characters.
 func TestToolsListSize(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()

@@ -21,6 +21,7 @@ type inputDetected struct {
 // returns only at the next prompt, detected by the kernel; status says
 // whether the program waits; a busy program times out.
 func TestWaitInputTools(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "python3")
 	c := connect(t)
 	prog := "import time\nn = 0\nwhile True:\n    input('ready %d> ' % n)\n    n += 1\n    for i in range(3):\n        print('burst', n, i, flush=True)\n        time.sleep(0.3)\n"

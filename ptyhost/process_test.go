@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptyplex/ptyplex/internal/testproc"
 )
 
 // readAll reads the PTY until EOF.
@@ -157,7 +159,7 @@ func TestEnvironMergesAndOrders(t *testing.T) {
 func TestRelativeCommandIsFoundInDir(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "bin"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "bin", "hello.sh"), []byte("#!/bin/sh\necho hello from $(pwd)\n"), 0o755))
+	require.NoError(t, testproc.WriteExecutable(filepath.Join(dir, "bin", "hello.sh"), []byte("#!/bin/sh\necho hello from $(pwd)\n"), 0o755))
 	out, st := run(t, Config{Cmd: "./bin/hello.sh", Dir: dir, Cols: 80, Rows: 24})
 	assert.Equal(t, "hello from "+dir+"\r\n", out)
 	assert.Equal(t, 0, st.Code)

@@ -17,6 +17,7 @@ import (
 	"github.com/ptyplex/ptyplex/record"
 
 	"github.com/ptyplex/ptyplex/internal/buildtags"
+	"github.com/ptyplex/ptyplex/internal/testproc"
 )
 
 var sidecarBin string
@@ -24,7 +25,8 @@ var sidecarBin string
 const fixtures = "../testdata/fixtures"
 
 func TestMain(m *testing.M) {
-	os.Exit(func() int {
+	finish := testproc.Start()
+	os.Exit(finish(func() int {
 		dir, err := os.MkdirTemp("", "ptyplex-replay-test-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -39,7 +41,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		return m.Run()
-	}())
+	}()))
 }
 
 func opts() Options { return Options{Sidecar: sidecarBin} }

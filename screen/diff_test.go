@@ -44,6 +44,19 @@ type diffCase struct {
 	name       string
 	cols, rows int
 	data       []byte
+	// ref, when set, is the stream the references replay instead of data:
+	// the same stream with the screen's deliberate differences spelled out
+	// as what it must show (genTwinStreams), so that their answer is the
+	// expectation.
+	ref []byte
+}
+
+// refData is the stream xterm.js and tmux replay for c.
+func (c diffCase) refData() []byte {
+	if c.ref != nil {
+		return c.ref
+	}
+	return c.data
 }
 
 // termState is what one emulator shows: plain lines with trailing blanks
@@ -115,7 +128,7 @@ func diffCases(t *testing.T) []diffCase {
 			t.Fatal(err)
 		}
 		cols, rows := goldenSize(t, golden)
-		cases = append(cases, diffCase{"golden/" + name, cols, rows, data})
+		cases = append(cases, diffCase{"golden/" + name, cols, rows, data, nil})
 	}
 	// Recorded streams that are not goldens (the reflow test's bash session).
 	extra, _ := filepath.Glob("testdata/*.bin")
@@ -124,14 +137,29 @@ func diffCases(t *testing.T) []diffCase {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cases = append(cases, diffCase{"recorded/" + strings.TrimSuffix(filepath.Base(f), ".bin"), 80, 24, data})
+		cases = append(cases, diffCase{"recorded/" + strings.TrimSuffix(filepath.Base(f), ".bin"), 80, 24, data, nil})
 	}
+	// Where the screen differs from the references on purpose, the
+	// references replay what it must show instead (refData).
+	cases = append(cases, deliberateCases...)
 	for i := 0; i < diffStreams; i++ {
 		sz := diffSizes[i%len(diffSizes)]
 		seed := int64(1000 + i)
-		cases = append(cases, diffCase{fmt.Sprintf("gen/%d/%dx%d", seed, sz[0], sz[1]), sz[0], sz[1], genStream(seed, sz[0], sz[1])})
+		ours, ref := genTwinStreams(seed, sz[0], sz[1])
+		cases = append(cases, diffCase{fmt.Sprintf("gen/%d/%dx%d", seed, sz[0], sz[1]), sz[0], sz[1], ours, ref})
 	}
 	return cases
+}
+
+// deliberateCases are the screen's chosen differences from xterm.js and
+// tmux, each with the stream that shows the references what it must do.
+// REP after SGR repeats the character, as interminai's suite requires
+// (test_csi_repeat_after_sgr); xterm.js and tmux repeat nothing there.
+var deliberateCases = []diffCase{
+	{"deliberate/rep-after-sgr", 40, 10, []byte("X\x1b[1m\x1b[3b"), []byte("X\x1b[1mXXX")},
+	{"deliberate/rep-after-sgr-reset", 40, 10, []byte("ab\x1b[31m\x1b[m\x1b[2b"), []byte("ab\x1b[31m\x1b[mbb")},
+	{"deliberate/rep-wide-after-sgr", 40, 10, []byte("中\x1b[7m\x1b[2b"), []byte("中\x1b[7m中中")},
+	{"deliberate/rep-after-sgr-at-margin", 4, 3, []byte("abcd\x1b[1m\x1b[2b"), []byte("abcd\x1b[1mdd")},
 }
 
 func oursState(c diffCase) termState {
@@ -175,7 +203,7 @@ func runXtermJS(t *testing.T, cases []diffCase) []termState {
 	go func() {
 		enc := json.NewEncoder(in)
 		for _, c := range cases {
-			req := map[string]any{"cols": c.cols, "rows": c.rows, "data": base64.StdEncoding.EncodeToString(c.data)}
+			req := map[string]any{"cols": c.cols, "rows": c.rows, "data": base64.StdEncoding.EncodeToString(c.refData())}
 			if err := enc.Encode(req); err != nil {
 				werr <- err
 				return
@@ -248,7 +276,7 @@ func runTmux(t *testing.T, cases []diffCase) []termState {
 			t.Fatal(err)
 		}
 		for n, i := range idx {
-			if err := os.WriteFile(filepath.Join(d, fmt.Sprint(n)), cases[i].data, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(d, fmt.Sprint(n)), cases[i].refData(), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -338,6 +366,9 @@ func TestDifferentialXtermJSTmux(t *testing.T) {
 			continue
 		}
 		agree++
+		if strings.HasPrefix(c.name, "deliberate/") && !ours.equal(xj[i]) {
+			t.Errorf("%s: ours vs both: %s", c.name, ours.diff(xj[i]))
+		}
 		if ours.equal(xj[i]) {
 			match++
 			continue
@@ -376,7 +407,7 @@ func TestWideEditingXtermJS(t *testing.T) {
 		if cols == 0 {
 			cols, rows = 10, 4
 		}
-		cases = append(cases, diffCase{tc.name, cols, rows, []byte(tc.in)})
+		cases = append(cases, diffCase{tc.name, cols, rows, []byte(tc.in), nil})
 	}
 	every, margins := wideEveryColumn()
 	for i, c := range every {

@@ -125,7 +125,7 @@ func wideEveryColumn() (cases []diffCase, margins []bool) {
 					}
 				}
 				in := row + "\r\n" + row + "\x1b[1;" + fmt.Sprint(c+1) + "H" + seq
-				cases = append(cases, diffCase{fmt.Sprintf("%s/shift%d/col%d", op.name, shift, c), cols, rows, []byte(in)})
+				cases = append(cases, diffCase{fmt.Sprintf("%s/shift%d/col%d", op.name, shift, c), cols, rows, []byte(in), nil})
 				margins = append(margins, op.margin)
 			}
 		}

@@ -6,6 +6,24 @@ import (
 	"strings"
 )
 
+// twinStream is a generated stream in two spellings: the one the screen
+// is fed, and the one the reference emulators (xterm.js, tmux) are fed.
+// They are the same bytes except where the screen deliberately differs
+// from the references, which is spelled out for them as what the screen
+// must show (see genStream's REP after SGR).
+type twinStream struct{ ours, ref strings.Builder }
+
+func (w *twinStream) Write(p []byte) (int, error) {
+	w.ours.Write(p)
+	return w.ref.Write(p)
+}
+
+func (w *twinStream) WriteString(s string) { w.ours.WriteString(s); w.ref.WriteString(s) }
+func (w *twinStream) WriteByte(c byte) error {
+	w.ours.WriteByte(c)
+	return w.ref.WriteByte(c)
+}
+
 // genStream builds a pseudo-random byte stream of the sequences programs
 // commonly send (text in several scripts, cursor motion, erasing,
 // insert/delete, scroll regions, SGR, save/restore, insert and autowrap
@@ -13,8 +31,19 @@ import (
 // controls or sequences in between), for the differential test. The same seed
 // always gives the same stream.
 func genStream(seed int64, cols, rows int) []byte {
+	ours, _ := genTwinStreams(seed, cols, rows)
+	return ours
+}
+
+// genTwinStreams is genStream with the references' spelling beside it.
+// The two differ only at REP after SGR: the screen keeps the character
+// across SGR (interminai's rule, which scripts written for it rely on),
+// xterm.js and tmux forget it, so their stream has the repeats written
+// out as the characters themselves, after the SGR: what the screen must
+// show.
+func genTwinStreams(seed int64, cols, rows int) (ours, ref []byte) {
 	rng := rand.New(rand.NewSource(seed))
-	var b strings.Builder
+	var b twinStream
 	words := []string{"hello", "world", "ls", "-la", "foo.go", "|", "a", "0123456789", "the quick brown fox"}
 	wide := []string{"中", "文", "日本語", "한국", "ｆｕｌｌ", "😀", "🎉"}
 	marks := []string{"e\u0301", "n\u0303", "a\u0308\u0304"}
@@ -77,11 +106,24 @@ func genStream(seed int64, cols, rows int) []byte {
 			fmt.Fprintf(&b, "x\x1b[%db", num(10))
 		default:
 			// REP with something between it and the character: it must
-			// then repeat nothing. The character may be wide or combined.
-			b.WriteString([]string{"y", "中", "e\u0301", "😀"}[rng.Intn(4)])
-			b.WriteString(between[rng.Intn(len(between))])
-			fmt.Fprintf(&b, "\x1b[%db", num(6))
+			// then repeat nothing, unless that is SGR only. The character
+			// may be wide or combined.
+			c := []string{"y", "中", "e\u0301", "😀"}[rng.Intn(4)]
+			mid := between[rng.Intn(len(between))]
+			reps := num(6)
+			b.WriteString(c + mid)
+			fmt.Fprintf(&b.ours, "\x1b[%db", reps)
+			if isSGRString(mid) {
+				b.ref.WriteString(strings.Repeat(c, reps))
+			} else {
+				fmt.Fprintf(&b.ref, "\x1b[%db", reps)
+			}
 		}
 	}
-	return []byte(b.String())
+	return []byte(b.ours.String()), []byte(b.ref.String())
+}
+
+// isSGRString tells the between-strings that are one plain SGR.
+func isSGRString(s string) bool {
+	return strings.HasPrefix(s, "\x1b[") && strings.HasSuffix(s, "m") && strings.Trim(s[2:len(s)-1], "0123456789;") == ""
 }

@@ -16,8 +16,13 @@ type vtHandler Screen
 func (h *vtHandler) Print(text []byte) { (*Screen)(h).printASCII(text) }
 func (h *vtHandler) PrintRune(r rune)  { (*Screen)(h).printRune(r) }
 
-// Execute and every dispatch clear lastPrinted: REP repeats a character
-// only when nothing came between it and the REP, as xterm and tmux do.
+// Execute and every dispatch but SGR clear lastPrinted: REP repeats a
+// character only when nothing that moves or edits came between it and the
+// REP, as xterm and tmux do. SGR is the exception: interminai keeps the
+// character across it (`X ESC[1m ESC[3b` gives XXXX, in bold), scripts
+// written for interminai rely on that, and where its suite and xterm.js
+// disagree its suite wins. SGR moves nothing, so the character's cell is
+// still the one lastGrapheme finds.
 func (h *vtHandler) Execute(c byte) {
 	s := (*Screen)(h)
 	s.lastPrinted = 0
@@ -27,7 +32,9 @@ func (h *vtHandler) Execute(c byte) {
 func (h *vtHandler) CSI(seq *vtparse.Seq) {
 	s := (*Screen)(h)
 	s.seq = seq
-	defer s.forgetPrinted()
+	if !isSGR(seq) {
+		defer s.forgetPrinted()
+	}
 	if seq.Malformed {
 		s.recordUnhandled()
 		return
@@ -55,6 +62,12 @@ func (h *vtHandler) String(seq *vtparse.Seq) {
 	s.seq = seq
 	defer s.forgetPrinted()
 	s.recordUnhandled()
+}
+
+// isSGR tells a well-formed plain SGR (CSI ... m, no private marker or
+// intermediates: CSI > 4 ; 1 m and its kin are other controls).
+func isSGR(seq *vtparse.Seq) bool {
+	return seq.Final == 'm' && seq.Private == 0 && len(seq.Inter) == 0 && !seq.Malformed
 }
 
 // forgetPrinted runs after each sequence, REP included (a second REP in a

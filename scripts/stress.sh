@@ -15,11 +15,19 @@ count=${STRESS_COUNT:-5}
 pkgs=${STRESS_PKGS:-./...}
 export PTYPLEX_SIDECAR_ROUNDS=${PTYPLEX_SIDECAR_ROUNDS:-50}
 
+# Everything the rounds start carries this mark (internal/testproc);
+# scripts/leftovers.sh fails the run if any of it outlives the rounds.
+run="st$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
+export PTYPLEX_TEST_OWNER="${PTYPLEX_TEST_OWNER:+$PTYPLEX_TEST_OWNER }$run"
+export GORACE="${GORACE:-atexit_sleep_ms=20}"
+
 hogs=()
 stop_hogs() { [ ${#hogs[@]} -eq 0 ] || kill "${hogs[@]}" 2>/dev/null || true; }
 trap stop_hogs EXIT
 for _ in $(seq "$(nproc)"); do
-	sh -c 'while :; do :; done' &
+	# Each loop also ends once this script is gone (looked at every
+	# 100,000 turns), so a killed stress run leaves no loop spinning.
+	PTYPLEX_TEST_OWNER= sh -c 'p=$PPID; i=0; while :; do i=$((i+1)); [ $((i % 100000)) -ne 0 ] || kill -0 "$p" 2>/dev/null || exit 0; done' &
 	hogs+=($!)
 done
 
@@ -30,4 +38,6 @@ status=0
 # bound every wait.
 go test -race -count="$count" -timeout 0 $pkgs || status=$?
 echo "stress: $count rounds in $(( $(date +%s) - start ))s: $([ $status -eq 0 ] && echo '0 failures' || echo FAILED)"
+stop_hogs
+scripts/leftovers.sh "$run" || status=1
 exit $status

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testproc"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,7 +56,7 @@ func TestOpenLooksUpBareCommandInChildPath(t *testing.T) {
 	h := start(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "ptyplex-hello")
-	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho found-in-path\n"), 0o755))
+	require.NoError(t, testproc.WriteExecutable(script, []byte("#!/bin/sh\necho found-in-path\n"), 0o755))
 	h.Open(proto.Open{TerminalID: "p", Cols: 80, Rows: 24, Cmd: "ptyplex-hello",
 		Env: map[string]string{"PATH": dir + ":/usr/bin:/bin"}})
 	h.WaitOutput("p", "found-in-path")

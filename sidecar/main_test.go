@@ -6,19 +6,21 @@ import (
 	"testing"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testproc"
 )
 
 // sidecarBin is the built ptyplex-sidecar every end-to-end test drives.
 var sidecarBin string
 
 func TestMain(m *testing.M) {
+	finish := testproc.Start()
 	var err error
 	sidecarBin, err = hosttest.Binary("./cmd/ptyplex-sidecar")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := finish(m.Run())
 	hosttest.Cleanup()
 	os.Exit(code)
 }

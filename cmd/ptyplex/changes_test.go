@@ -43,6 +43,7 @@ func token(t *testing.T, out string) string {
 }
 
 func TestOutputChangesOneRow(t *testing.T) {
+	t.Parallel()
 	s := puppet(t, "40x6")
 	s.draw(`\033[2J\033[Ha\nb\nc\nd`, "d")
 	full := s.ok("output", "--changes")
@@ -72,6 +73,7 @@ func TestOutputChangesOneRow(t *testing.T) {
 }
 
 func TestOutputChangesScroll(t *testing.T) {
+	t.Parallel()
 	s := puppet(t, "40x5")
 	s.draw(`\033[2J\033[Hl1\nl2\nl3\nl4\nl5`, "l5")
 	tok := token(t, s.ok("output", "--changes"))
@@ -85,6 +87,7 @@ func TestOutputChangesScroll(t *testing.T) {
 }
 
 func TestOutputChangesBadTokens(t *testing.T) {
+	t.Parallel()
 	s := puppet(t, "40x4")
 	other := puppet(t, "40x4")
 	foreign := token(t, other.ok("output", "--changes"))
@@ -117,6 +120,7 @@ func TestOutputChangesBadTokens(t *testing.T) {
 }
 
 func TestOutputBudget(t *testing.T) {
+	t.Parallel()
 	s := puppet(t, "40x5")
 	s.draw(`\033[2J\033[H1111\n2222\n3333\n4444\n5555`, "5555")
 	got := s.ok("output", "--no-color", "--max-chars", "12")
@@ -189,6 +193,7 @@ func TestOutputChangesAgainstOlderDaemon(t *testing.T) {
 // and its token counts the rows outside as not given: the next read
 // without a range sends them.
 func TestOutputChangesWithRange(t *testing.T) {
+	t.Parallel()
 	s := puppet(t, "40x6")
 	s.draw(`\033[2J\033[Ha\nb\nc\nd\ne`, "e")
 	tok := token(t, s.ok("output", "--changes"))

@@ -81,6 +81,7 @@ func (c *copyScreen) String() string { return strings.Join(c.rows, "\n") + "\n" 
 // that a copy kept from the changes reads alone always equals the whole
 // screen, and reports the characters each way returned.
 func TestOutputChangesCost(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "vim")
 	dir := t.TempDir()
 	s := start(t, "--size", "80x24", "--", "env", "PS1=$ ", "HISTFILE=/dev/null", "bash", "--norc", "--noprofile")

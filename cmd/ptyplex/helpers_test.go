@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/procwait"
+	"github.com/ptyplex/ptyplex/internal/testproc"
 
 	"github.com/ptyplex/ptyplex/internal/buildtags"
 )
@@ -34,6 +35,7 @@ var (
 const deadline = 10 * time.Second
 
 func TestMain(m *testing.M) {
+	finish := testproc.Start()
 	dir, err := os.MkdirTemp("", "ptyplex-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -46,7 +48,7 @@ func TestMain(m *testing.M) {
 		raceDir = filepath.Join(dir, "race")
 		os.Mkdir(raceDir, 0o700)
 		// Daemons run with stdio on /dev/null; race reports go to files.
-		os.Setenv("GORACE", "log_path="+filepath.Join(raceDir, "report"))
+		testproc.SetGorace(filepath.Join(raceDir, "report"))
 	}
 	build := exec.Command("go", append(args, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
@@ -63,6 +65,7 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	code = finish(code)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -14,24 +14,31 @@ import (
 func TestInputWaitNeverReturnsOnTheOldPrompt(t *testing.T) {
 	t.Parallel()
 	requireTool(t, "python3")
-	s := start(t, "--size", "100x30", "--", "python3", "-q")
-	s.waitFor("the python prompt", func(scr string) bool { return strings.Contains(scr, ">>>") })
-	stale := 0
-	for i := 1; i <= 50; i++ {
-		want := fmt.Sprint(i * 7)
-		r := s.run("input", "--text", fmt.Sprintf("import time; time.sleep(0.02); print(%d*7)", i), "--keys", "Enter",
-			"--wait-regex", `>>> ?$`, "--timeout", deadline.String())
-		if r.code != 0 || r.stdout != "Condition met on screen\n" {
-			t.Fatalf("round %d: %v", i, r)
-		}
-		lines := strings.Split(strings.TrimRight(s.screen(), "\n"), "\n")
-		if len(lines) < 2 || lines[len(lines)-2] != want || strings.TrimSpace(lines[len(lines)-1]) != ">>>" {
-			stale++
-			t.Errorf("round %d returned before the result %s and the new prompt:\n%s", i, want, strings.Join(lines, "\n"))
-		}
-	}
-	if stale > 0 {
-		t.Errorf("%d of 50 waits returned on the old prompt", stale)
+	// 50 rounds, over five sessions at once.
+	const sessions, rounds = 5, 10
+	for n := 0; n < sessions; n++ {
+		t.Run(fmt.Sprint("session", n), func(t *testing.T) {
+			t.Parallel()
+			s := start(t, "--size", "100x30", "--", "python3", "-q")
+			s.waitFor("the python prompt", func(scr string) bool { return strings.Contains(scr, ">>>") })
+			stale := 0
+			for i := 1; i <= rounds; i++ {
+				want := fmt.Sprint(i * 7)
+				r := s.run("input", "--text", fmt.Sprintf("import time; time.sleep(0.02); print(%d*7)", i), "--keys", "Enter",
+					"--wait-regex", `>>> ?$`, "--timeout", deadline.String())
+				if r.code != 0 || r.stdout != "Condition met on screen\n" {
+					t.Fatalf("round %d: %v", i, r)
+				}
+				lines := strings.Split(strings.TrimRight(s.screen(), "\n"), "\n")
+				if len(lines) < 2 || lines[len(lines)-2] != want || strings.TrimSpace(lines[len(lines)-1]) != ">>>" {
+					stale++
+					t.Errorf("round %d returned before the result %s and the new prompt:\n%s", i, want, strings.Join(lines, "\n"))
+				}
+			}
+			if stale > 0 {
+				t.Errorf("%d of %d waits returned on the old prompt", stale, rounds)
+			}
+		})
 	}
 }
 

@@ -245,11 +245,7 @@ func TestOtherUsersAreRefused(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) }) // after the session's own cleanup
 	os.Chmod(dir, 0o777)
 	nobodyBin := filepath.Join(dir, "ptyplex")
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(nobodyBin, b, 0o755)
+	copyExecutable(t, bin, nobodyBin)
 	sock := filepath.Join(dir, "shared.sock")
 	s := start(t, "--socket", sock, "--", "cat")
 	os.Chmod(sock, 0o777)

@@ -17,6 +17,7 @@ import (
 // remote install to a real sshd on 127.0.0.1: installs, does nothing the
 // second time, and refuses to replace a file it did not write.
 func TestRemoteInstall(t *testing.T) {
+	t.Parallel()
 	srv := sshtest.Start(t)
 	sidecar, err := hosttest.Binary("./cmd/ptyplex-sidecar")
 	if err != nil {
@@ -102,6 +103,7 @@ func TestRemoteInstall(t *testing.T) {
 }
 
 func TestRemoteInstallUsage(t *testing.T) {
+	t.Parallel()
 	if r := ptyplex(t, "", "remote", "install"); r.code != 2 || !strings.Contains(r.stderr, "want one [user@]host") {
 		t.Fatalf("no host: %v", r)
 	}

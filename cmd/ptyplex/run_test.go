@@ -33,12 +33,15 @@ func integratedShell(t *testing.T, shell string, extra ...string) *sess {
 	if err := os.WriteFile(filepath.Join(home, rc), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// The daemon and the shell inherit our environment: a HOME of the
-	// test's own keeps the machine's rc files out of it.
-	t.Setenv("HOME", home)
-	t.Setenv("ZDOTDIR", "")
-	os.Unsetenv("ZDOTDIR")
-	s := start(t, append(extra, "--shell-integration", "--", shell)...)
+	// The daemon and the shell get a HOME of the test's own, which keeps
+	// the machine's rc files out of it, and no ZDOTDIR.
+	env := []string{"HOME=" + home}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "ZDOTDIR=") {
+			env = append(env, kv)
+		}
+	}
+	s := startEnv(t, env, append(extra, "--shell-integration", "--", shell)...)
 	s.waitText("$")
 	return s
 }
@@ -60,6 +63,7 @@ func TestRunExitCodesAndOutputBash(t *testing.T) { testRunExitCodes(t, "bash") }
 func TestRunExitCodesAndOutputZsh(t *testing.T)  { testRunExitCodes(t, "zsh") }
 
 func testRunExitCodes(t *testing.T, shell string) {
+	t.Parallel()
 	begin := time.Now().UnixMilli()
 	s := integratedShell(t, shell)
 	wantRun(t, s.runCmd("true"), 0, "")
@@ -132,6 +136,7 @@ func testRunExitCodes(t *testing.T, shell string) {
 // A command that outlives --timeout is left running; exit 124 says so,
 // and the next run waits for it before typing.
 func TestRunTimeoutLeavesCommandRunning(t *testing.T) {
+	t.Parallel()
 	s := integratedShell(t, "bash")
 	fifo := filepath.Join(t.TempDir(), "go")
 	if err := os.WriteFile(fifo, nil, 0o600); err != nil {
@@ -174,6 +179,7 @@ func TestRunTimeoutLeavesCommandRunning(t *testing.T) {
 }
 
 func TestRunWithoutShellIntegration(t *testing.T) {
+	t.Parallel()
 	s := shell(t)
 	r := s.runCmd("echo hi")
 	if r.code != exitFail || !strings.Contains(r.stderr, "--shell-integration") {
@@ -185,6 +191,7 @@ func TestRunWithoutShellIntegration(t *testing.T) {
 }
 
 func TestRunBadInput(t *testing.T) {
+	t.Parallel()
 	s := integratedShell(t, "bash")
 	r := s.run("run", "--", "echo a\necho b")
 	if r.code != exitFail || !strings.Contains(r.stderr, "one line") {
@@ -199,6 +206,7 @@ func TestRunBadInput(t *testing.T) {
 }
 
 func TestStartShellIntegrationOtherShells(t *testing.T) {
+	t.Parallel()
 	for _, argv := range [][]string{{"sh"}, {"python3"}, {"bash", "--norc"}, {"bash", "-c", "true"}} {
 		r := ptyplex(t, "", append([]string{"start", "--shell-integration", "--"}, argv...)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, "--shell-integration") {
@@ -213,6 +221,7 @@ func TestStartShellIntegrationOtherShells(t *testing.T) {
 // A line the shell rejects (a syntax error) still ends the run, with the
 // shell's status and its message.
 func TestRunSyntaxError(t *testing.T) {
+	t.Parallel()
 	s := integratedShell(t, "bash")
 	r := s.runCmd("if then")
 	if r.code != 2 || !strings.Contains(r.stdout, "syntax error") {
@@ -223,6 +232,7 @@ func TestRunSyntaxError(t *testing.T) {
 
 // Two runs at once take turns: each gets its own command's output.
 func TestRunConcurrent(t *testing.T) {
+	t.Parallel()
 	s := integratedShell(t, "bash")
 	const n = 4
 	done := make(chan result, n)

@@ -364,6 +364,7 @@ func TestSecurityOutputEscapesBidi(t *testing.T) {
 // commands --json keeps the exact text in \u escapes. Before, both
 // printed them as they were.
 func TestSecurityRunEscapesBidi(t *testing.T) {
+	t.Parallel()
 	s := integratedShell(t, "bash")
 	// Tag characters spell ASCII no one sees; a line separator splits a
 	// line where the screen has none.

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -158,12 +159,14 @@ func TestPendingBytesBound(t *testing.T) {
 			}
 			defer c.Close()
 			c.SetDeadline(time.Now().Add(requestTimeout + 3*deadline))
+			var sentAll atomic.Bool
 			go func() {
 				for j := 0; j < 10; j++ {
 					if _, err := c.Write(chunk); err != nil {
 						return
 					}
 				}
+				sentAll.Store(true)
 			}()
 			line, err := bufio.NewReader(c).ReadString('\n')
 			kind := "other: " + line
@@ -174,6 +177,12 @@ func TestPendingBytesBound(t *testing.T) {
 				kind = "busy"
 			case strings.Contains(line, "no complete request line"):
 				kind = "timed out"
+				if !sentAll.Load() {
+					// On a loaded machine a client may not get its
+					// 10 MB out within the request timeout: the daemon
+					// held fewer bytes for it than the bound allows.
+					kind = "timed out, sent part"
+				}
 			}
 			mu.Lock()
 			answers[kind]++
@@ -183,7 +192,11 @@ func TestPendingBytesBound(t *testing.T) {
 	wg.Wait()
 	peak := peakRSS(t, s.pid)
 	t.Logf("answers %v; daemon peak RSS %d MiB before, %d MiB after", answers, before>>20, peak>>20)
-	if answers["busy"]+answers["timed out"] != clients || answers["busy"] < clients-maxPendingBytes/maxMessage {
+	// At most 6 whole 10 MB requests fit in the 64 MB: every other client
+	// that sent all of its bytes is refused.
+	part := answers["timed out, sent part"]
+	if answers["busy"]+answers["timed out"]+part != clients || answers["timed out"] > maxPendingBytes/maxMessage ||
+		answers["busy"] < clients-maxPendingBytes/maxMessage-part {
 		t.Errorf("answers: %v", answers)
 	}
 	// Measured: 166 MiB here (605 MiB with the race detector, whose

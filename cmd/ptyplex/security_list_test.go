@@ -4,7 +4,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/testproc"
 )
 
 // publicBin copies the binary under test where every user may run it (the
@@ -23,24 +24,21 @@ func publicBin(t *testing.T) string { t.Helper(); return publicCopy(t, bin) }
 // every user may read, and returns the copy's path.
 func publicCopy(t *testing.T, path string) string {
 	t.Helper()
-	dir := sharedDir(t, 0o755)
-	p := filepath.Join(dir, filepath.Base(path))
-	src, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
+	p := filepath.Join(sharedDir(t, 0o755), filepath.Base(path))
+	copyExecutable(t, path, p)
 	return p
+}
+
+// copyExecutable copies the program at src to dst (a new file), for tests
+// that then execute dst (testproc.CopyExecutable: no "text file busy").
+func copyExecutable(t *testing.T, src, dst string) {
+	t.Helper()
+	if _, err := os.Lstat(dst); err == nil {
+		t.Fatalf("%s exists already", dst)
+	}
+	if err := testproc.CopyExecutable(src, dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // asUser runs the ptyplex at path as a, with env as its whole environment.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptyplex/ptyplex/internal/testproc"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -61,7 +62,7 @@ func TestSecurityRunNotTypedIntoFakePrompt(t *testing.T) {
 	fake := filepath.Join(dir, "fake")
 	script := "#!/bin/sh\nprintf '" + strings.ReplaceAll(forgedMarks, "\x1b", `\033`) + "'\n" +
 		"IFS= read -r line\nprintf '%s\\n' \"$line\" >> " + saved + "\nexit 3\n"
-	if err := os.WriteFile(fake, []byte(script), 0o700); err != nil {
+	if err := testproc.WriteExecutable(fake, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	r := s.runCmd(fake, "--timeout", "1s")

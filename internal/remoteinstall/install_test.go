@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/testproc"
 )
 
 // local runs the "remote" side on this machine: sh -c SCRIPT is what ssh
@@ -21,7 +23,7 @@ func fakeBinaries(t *testing.T, version, tag string) string {
 	dir := t.TempDir()
 	for _, n := range Names {
 		script := fmt.Sprintf("#!/bin/sh\n# %s\necho '%s %s (commit x, %s/%s, native backend)'\n", tag, n, version, runtime.GOOS, runtime.GOARCH)
-		if err := os.WriteFile(filepath.Join(dir, n), []byte(script), 0o755); err != nil {
+		if err := testproc.WriteExecutable(filepath.Join(dir, n), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,7 +63,7 @@ func TestInstallReplacesOnlyItsOwnFiles(t *testing.T) {
 
 	// Once someone changed a file it is not ours any more.
 	edited := []byte("#!/bin/sh\necho edited by hand\n")
-	if err := os.WriteFile(filepath.Join(dir, "ptyplex"), edited, 0o755); err != nil {
+	if err := testproc.WriteExecutable(filepath.Join(dir, "ptyplex"), edited, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Install(Options{Transport: local, Dir: root, LocalDir: a, Version: "v1.0.0"})

@@ -149,7 +149,12 @@ func New(dir string, logf func(format string, args ...any)) (*Server, error) {
 			"LogLevel ERROR",
 			// The children of a test's sessions see the test's PATH, so
 			// that binaries it built are found by name on the other side.
-			"SetEnv PATH=" + os.Getenv("PATH"),
+			// SHLVL=1 keeps the user's ~/.bashrc out: bash reads it for
+			// a command from sshd only as a top-level shell, and what a
+			// machine's rc file does (one here ran `pyenv rehash`, which
+			// waits up to a minute for a lock other sessions hold) is no
+			// part of what the tests check.
+			"SetEnv PATH=" + os.Getenv("PATH") + " SHLVL=1",
 			"",
 		}, "\n")
 		if err := os.WriteFile(config, []byte(conf), 0o600); err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testproc"
 	"github.com/ptyplex/ptyplex/proto"
 )
 
@@ -40,7 +41,7 @@ func copyBinary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	p := filepath.Join(t.TempDir(), "ptyplex-sidecar-new")
-	if err := os.WriteFile(p, b, 0o755); err != nil {
+	if err := testproc.WriteExecutable(p, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -198,7 +199,7 @@ func TestUpgradeRefused(t *testing.T) {
 	dir := t.TempDir()
 	script := func(name, body string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		if err := testproc.WriteExecutable(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		return p

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# scripts/leftovers.sh TOKEN: fail when processes of a test run are still
+# running after it. `make test` marks everything it starts with TOKEN in
+# PTYPLEX_TEST_OWNER (inherited by every child, including daemons that
+# detach into their own sessions; internal/testproc adds a token per test
+# binary). Processes still shutting down get a few seconds; the rest are
+# listed, killed, and the run fails. Without /proc there is nothing to do.
+set -uo pipefail
+tok=${1:?usage: leftovers.sh TOKEN}
+# Our own children (tr, sleep) must not carry the mark.
+unset PTYPLEX_TEST_OWNER
+[ -r /proc/self/environ ] || exit 0
+
+case $tok in *[!A-Za-z0-9_-]*) echo "leftovers: bad token $tok" >&2; exit 2 ;; esac
+
+scan() {
+	grep -lzsE "^PTYPLEX_TEST_OWNER=(.* )?$tok( .*)?\$" /proc/[0-9]*/environ | sed 's|^/proc/||; s|/environ$||'
+}
+
+left=$(scan)
+for _ in $(seq 50); do
+	[ -z "$left" ] && exit 0
+	sleep 0.1
+	left=$(scan)
+done
+echo "leftovers: these processes of the test run are still running after it (killing them):" >&2
+for p in $left; do
+	echo "  $(ps -o pid=,ppid=,etime=,args= -p "$p" 2>/dev/null || echo "$p (gone)")" >&2
+done
+for p in $left; do kill -KILL "$p" 2>/dev/null; done
+exit 1
