@@ -38,6 +38,14 @@ const FeaturePersist = "persist"
 // FeatureUpgrade is listed by a persistent server that serves UPGRADE.
 const FeatureUpgrade = "upgrade"
 
+// PersistFeatures is what the persistent server's OPENED announces: the
+// plain sidecar's extensions and its own frames.
+var PersistFeatures = append(append([]string(nil), Features...), FeaturePersist, FeatureUpgrade)
+
+// PersistHelloFeatures is what its HELLO answer announces: those and the
+// keepalive (PING is answered on any connection).
+var PersistHelloFeatures = append(append([]string(nil), PersistFeatures...), FeatureKeepalive)
+
 // Detached modes of a persistent terminal (OPEN's "detached").
 const (
 	DetachedRing = "ring" // keep reading while nobody holds it; the oldest bytes fall out

@@ -12,14 +12,6 @@ import (
 	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
-// features is what OPENED announces: the plain sidecar's extensions and
-// this server's frames.
-var features = append(append([]string(nil), proto.Features...), proto.FeaturePersist, proto.FeatureUpgrade)
-
-// helloFeatures is what the HELLO answer announces: features and the
-// keepalive (PING is answered on any connection).
-var helloFeatures = append(append([]string(nil), features...), proto.FeatureKeepalive)
-
 // dispatch acts on one frame from c. Frames about a terminal that does
 // not exist are dropped as the plain sidecar drops them, except the new
 // frames, whose senders know to expect an answer; frames about a
@@ -140,7 +132,7 @@ func (s *Server) signalRefused(c *conn, id string, err error) {
 // helloReply answers HELLO like the plain sidecar, with persist among the
 // features: a host that asks learns it reached a persistent one.
 func (s *Server) helloReply(c *conn) {
-	c.writeJSON(proto.TypeHelloReply, proto.SidecarHello(version.Version, helloFeatures))
+	c.writeJSON(proto.TypeHelloReply, proto.SidecarHello(version.Version, proto.PersistHelloFeatures))
 }
 
 // held returns the terminal id if c holds it. A terminal that does not
@@ -233,7 +225,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	t.proc, t.pid = proc, proc.Pid()
 	t.enterLocked(engine.Live)
 	t.mu.Unlock()
-	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: features})
+	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: proto.PersistFeatures})
 	t.start()
 }
 
