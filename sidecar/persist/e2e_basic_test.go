@@ -91,3 +91,18 @@ func TestPingThroughBridge(t *testing.T) {
 		t.Fatalf("PONGs %q, want the first PING's body, then {}", pongs)
 	}
 }
+
+// Frames of unknown types are dropped, as the seed protocol asks: the PING
+// behind them is the only frame answered.
+func TestUnknownFramesIgnored(t *testing.T) {
+	s := newServer(t)
+	h := s.host()
+	h.Send(proto.Type(0x3f), []byte(`{"terminalId":"a"}`))
+	h.Send(proto.Type(0x7e), nil)
+	h.Send(proto.TypeOutput, []byte("x")) // the server's own type, from a host
+	h.Send(proto.TypePing, []byte(`{"seq":1}`))
+	snap := h.MustUntil("a PONG", func(s hosttest.Snapshot) bool { return len(s.Frames) > 0 })
+	if len(snap.Frames) != 1 || snap.Frames[0].Type != proto.TypePong {
+		t.Fatalf("only the PING is to be answered; got %v", snap.Frames)
+	}
+}
