@@ -153,7 +153,7 @@ soak-short:
 # built sidecar, the per-platform packages and their offline install test,
 # and the benchmark against node-pty.
 test-node: build typecheck-node
-	cd node && PTYPLEX_REQUIRE_SSHD=1 PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node --test test/*.test.js test/*.test.mjs
+	cd node && PTYPLEX_REQUIRE_SSHD=1 PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node --test --test-concurrency=4 test/*.test.js test/*.test.mjs
 	VERSION=$(VERSION) COMMIT=$(COMMIT) node/scripts/npm-smoke.sh
 
 # index.d.ts against TypeScript programs written as for node-pty (the

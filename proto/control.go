@@ -99,6 +99,10 @@ type openWire struct {
 	Env        map[string]string `json:"env"`
 	UTF8       *bool             `json:"utf8"`
 	Credit     json.RawMessage   `json:"credit"`
+	// The persistent server's fields, kept raw for OpenRequest.Persist:
+	// the plain sidecar ignores them, so they must never fail ParseOpen.
+	Journal  json.RawMessage `json:"journal"`
+	Detached json.RawMessage `json:"detached"`
 }
 
 // ParseOpen decodes and validates an OPEN body. When the body is malformed
@@ -106,8 +110,13 @@ type openWire struct {
 // can answer with an ERROR frame for it), together with a non-nil error.
 func ParseOpen(body []byte) (Open, error) {
 	var w openWire
+	return parseOpen(body, &w)
+}
+
+// parseOpen is ParseOpen leaving the raw body in w, for Decode.
+func parseOpen(body []byte, w *openWire) (Open, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&w); err != nil {
+	if err := dec.Decode(w); err != nil {
 		return Open{TerminalID: RecoverID(body)}, fmt.Errorf("malformed OPEN: %w", err)
 	}
 	if dec.More() {

@@ -6,7 +6,12 @@
 // ([u16 id length][id][raw bytes]); every other body is a compact JSON
 // object with camelCase keys.
 //
-// The package knows nothing about PTYs or processes. A decoding error means
+// The package knows nothing about PTYs or processes. A framing error means
 // the stream is corrupt: the protocol has no way to resynchronise, so callers
-// stop reading and tear down.
+// stop reading and tear down. A well-framed body that is malformed is only
+// that frame's fault: Decode turns a host frame into its typed message
+// (Msg), or into a *DecodeError naming the frame type and the terminal id
+// the body named, and each server decides from those whether to answer
+// with an ERROR, log or drop; both servers' dispatch is a type switch over
+// Decode's messages, so a frame is parsed in one place only.
 package proto

@@ -7,6 +7,8 @@ package proto
 func init() {
 	Features = withoutForeground(Features)
 	HelloFeatures = withoutForeground(HelloFeatures)
+	PersistFeatures = withoutForeground(PersistFeatures)
+	PersistHelloFeatures = withoutForeground(PersistHelloFeatures)
 }
 
 func withoutForeground(fs []string) []string {

@@ -38,6 +38,14 @@ const FeaturePersist = "persist"
 // FeatureUpgrade is listed by a persistent server that serves UPGRADE.
 const FeatureUpgrade = "upgrade"
 
+// PersistFeatures is what the persistent server's OPENED announces: the
+// plain sidecar's extensions and its own frames.
+var PersistFeatures = append(append([]string(nil), Features...), FeaturePersist, FeatureUpgrade)
+
+// PersistHelloFeatures is what its HELLO answer announces: those and the
+// keepalive (PING is answered on any connection).
+var PersistHelloFeatures = append(append([]string(nil), PersistFeatures...), FeatureKeepalive)
+
 // Detached modes of a persistent terminal (OPEN's "detached").
 const (
 	DetachedRing = "ring" // keep reading while nobody holds it; the oldest bytes fall out
@@ -170,29 +178,27 @@ type OpenPersist struct {
 	Park    bool
 }
 
-// ParseOpenPersist decodes OPEN's persistent fields of a body ParseOpen
-// accepted; a journal must be 1..maxJournal bytes.
-func ParseOpenPersist(body []byte, maxJournal uint64) (OpenPersist, error) {
-	var x struct {
-		Journal  json.RawMessage `json:"journal"`
-		Detached *string         `json:"detached"`
-	}
+// Persist validates OPEN's persistent fields, which only the persistent
+// server reads (the plain sidecar ignores them): a journal must be
+// 1..maxJournal bytes, detached "ring" or "park". A detached that is not
+// a JSON string is ignored, as it always was.
+func (o OpenRequest) Persist(maxJournal uint64) (OpenPersist, error) {
 	var p OpenPersist
-	json.Unmarshal(body, &x) // ParseOpen accepted the JSON
-	if len(x.Journal) > 0 && string(x.Journal) != "null" {
-		n, err := ParseCount(x.Journal)
+	if len(o.journal) > 0 && string(o.journal) != "null" {
+		n, err := ParseCount(o.journal)
 		if err != nil || n < 1 || n > maxJournal {
-			return p, fmt.Errorf("malformed OPEN: journal must be a whole number of bytes in 1..%d, not %s", maxJournal, x.Journal)
+			return p, fmt.Errorf("malformed OPEN: journal must be a whole number of bytes in 1..%d, not %s", maxJournal, o.journal)
 		}
 		p.Journal = n
 	}
-	if x.Detached != nil {
-		switch *x.Detached {
+	var detached *string
+	if json.Unmarshal(o.detached, &detached) == nil && detached != nil {
+		switch *detached {
 		case DetachedRing:
 		case DetachedPark:
 			p.Park = true
 		default:
-			return p, fmt.Errorf("malformed OPEN: detached must be %q or %q, not %q", DetachedRing, DetachedPark, *x.Detached)
+			return p, fmt.Errorf("malformed OPEN: detached must be %q or %q, not %q", DetachedRing, DetachedPark, *detached)
 		}
 	}
 	return p, nil

@@ -36,6 +36,8 @@ const (
 	// tmuxDeadline bounds the whole tmux replay (about 30 s on a loaded
 	// 2-core machine).
 	tmuxDeadline = 5 * time.Minute
+	// tmuxLanes is how many panes of each size replay at once.
+	tmuxLanes = 2
 )
 
 var diffSizes = [][2]int{{80, 24}, {40, 12}, {20, 6}, {132, 40}}
@@ -234,13 +236,16 @@ func runXtermJS(t *testing.T, cases []diffCase) []termState {
 	return res
 }
 
-// runTmux replays the cases in tmux, one pane per size working through
-// its streams in turn. Each stream starts from a reset pane and ends with
-// CAN (ending any unfinished sequence) and a DSR 5 query (the reset also enters and leaves the alternate screen,
+// runTmux replays the cases in tmux, tmuxLanes panes per size, each
+// working through its share of the streams in turn. Each stream starts
+// from a reset pane and ends with CAN (ending any unfinished sequence) and
+// a DSR 5 query (the reset also enters and leaves the alternate screen,
 // because tmux's RIS keeps the cursor saved by ?1049h and a later ?1049l
-// would restore the previous stream's position); the pane's script reads the answer, which tmux sends only
-// after parsing everything before it, so the capture that follows sees
-// the whole stream.
+// would restore the previous stream's position); the pane's script reads
+// the answer, which tmux sends only after parsing everything before it,
+// then captures the pane and its cursor into a file itself, so one tmux
+// command per stream is all it costs. The test waits for every pane to
+// signal its end, then reads the captures.
 func runTmux(t *testing.T, cases []diffCase) []termState {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		requireTools(t, "tmux", err)
@@ -261,16 +266,22 @@ func runTmux(t *testing.T, cases []diffCase) []termState {
 	}
 	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
 
-	bySize := map[[2]int][]int{}
+	type lane struct {
+		cols, rows, n int
+	}
+	byLane := map[lane][]int{}
+	perSize := map[[2]int]int{}
 	for i, c := range cases {
 		k := [2]int{c.cols, c.rows}
-		bySize[k] = append(bySize[k], i)
+		l := lane{c.cols, c.rows, perSize[k] % tmuxLanes}
+		perSize[k]++
+		byLane[l] = append(byLane[l], i)
 	}
 	res := make([]termState, len(cases))
 	var wg sync.WaitGroup
-	errs := make(chan error, len(bySize))
-	for k, idx := range bySize {
-		key := fmt.Sprintf("s%dx%d", k[0], k[1])
+	errs := make(chan error, len(byLane))
+	for l, idx := range byLane {
+		key := fmt.Sprintf("s%dx%d-%d", l.cols, l.rows, l.n)
 		d := filepath.Join(dir, key)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -283,43 +294,40 @@ func runTmux(t *testing.T, cases []diffCase) []termState {
 		script := fmt.Sprintf(`stty raw -echo; i=0; while [ -f %[1]s/$i ]; do
 printf '\033[?1049l\033c\033[?1049h\033[?1049l'; cat %[1]s/$i; printf '\030\033[5n'
 while IFS= read -r -s -d n rep; do case "$rep" in *'[0') break;; esac; done
-tmux -L %[2]s wait-for -S done-%[3]s; tmux -L %[2]s wait-for go-%[3]s; i=$((i+1)); done; exec sleep 600`, d, sock, key)
-		if out, err := tmux("new-session", "-d", "-s", key, "-x", fmt.Sprint(k[0]), "-y", fmt.Sprint(k[1]), script); err != nil {
+tmux -L %[2]s capture-pane -p -t %[3]s \; display-message -p -t %[3]s '#{cursor_y} #{cursor_x}' >%[1]s/$i.out
+i=$((i+1)); done; tmux -L %[2]s wait-for -S done-%[3]s; exec sleep 600`, d, sock, key)
+		if out, err := tmux("new-session", "-d", "-s", key, "-x", fmt.Sprint(l.cols), "-y", fmt.Sprint(l.rows), script); err != nil {
 			t.Fatalf("tmux new-session: %v: %s", err, out)
 		}
 		wg.Add(1)
-		go func(key string, cols, rows int, idx []int) {
+		go func(key, d string, cols, rows int, idx []int) {
 			defer wg.Done()
-			for _, i := range idx {
-				if out, err := tmux("wait-for", "done-"+key); err != nil {
-					errs <- fmt.Errorf("wait-for: %v: %s", err, out)
-					return
-				}
-				out, err := tmux("capture-pane", "-p", "-t", key, ";", "display-message", "-p", "-t", key, "#{cursor_y} #{cursor_x}")
+			if out, err := tmux("wait-for", "done-"+key); err != nil {
+				errs <- fmt.Errorf("wait-for: %v: %s", err, out)
+				return
+			}
+			for n, i := range idx {
+				b, err := os.ReadFile(filepath.Join(d, fmt.Sprint(n)+".out"))
 				if err != nil {
-					errs <- fmt.Errorf("capture: %v: %s", err, out)
+					errs <- fmt.Errorf("capture of %s: %v", cases[i].name, err)
 					return
 				}
-				lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+				lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 				var st termState
 				fmt.Sscanf(lines[len(lines)-1], "%d %d", &st.Row, &st.Col)
 				if st.Col >= cols { // tmux shows a pending wrap as one past the margin
 					st.Col = cols - 1
 				}
-				for n := 0; n < rows; n++ {
+				for r := 0; r < rows; r++ {
 					l := ""
-					if n < len(lines)-1 {
-						l = strings.TrimRight(lines[n], " ")
+					if r < len(lines)-1 {
+						l = strings.TrimRight(lines[r], " ")
 					}
 					st.Lines = append(st.Lines, l)
 				}
 				res[i] = st.normal()
-				if out, err := tmux("wait-for", "-S", "go-"+key); err != nil {
-					errs <- fmt.Errorf("wait-for -S: %v: %s", err, out)
-					return
-				}
 			}
-		}(key, k[0], k[1], idx)
+		}(key, d, l.cols, l.rows, idx)
 	}
 	wg.Wait()
 	close(errs)
@@ -334,8 +342,15 @@ func TestDifferentialXtermJSTmux(t *testing.T) {
 		t.Skip("short mode")
 	}
 	cases := diffCases(t)
-	xj := runXtermJS(t, cases)
-	tm := runTmux(t, cases)
+	// The two references replay at the same time.
+	var xj, tm []termState
+	t.Run("replay", func(t *testing.T) {
+		t.Run("xterm.js", func(t *testing.T) { t.Parallel(); xj = runXtermJS(t, cases) })
+		t.Run("tmux", func(t *testing.T) { t.Parallel(); tm = runTmux(t, cases) })
+	})
+	if xj == nil || tm == nil {
+		t.Fatal("a reference replay failed")
+	}
 
 	agree, match := 0, 0
 	var misses []string

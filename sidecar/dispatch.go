@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -11,76 +12,81 @@ import (
 // except past maxDeferred frames for one; its other waits are a full
 // writer lane (the host not reading) and a full input queue (a child not
 // reading more than engine.MaxQueuedInput): each holds everything back by design.
+// The persistent server's frames (LIST, ATTACH, ...) and unknown types
+// are dropped, so that newer hosts can still talk to us.
 func (s *Sidecar) dispatch(f proto.Frame) {
-	switch f.Type {
-	case proto.TypeOpen:
-		s.open(f.Body)
-	case proto.TypeInput:
-		id, data, err := proto.ParseData(f.Body)
-		if err != nil {
-			s.logf("INPUT: %v", err)
-			return
-		}
+	m, err := proto.Decode(f)
+	if err != nil {
+		s.malformed(err.(*proto.DecodeError))
+		return
+	}
+	switch m := m.(type) {
+	case proto.OpenRequest:
+		s.open(m.Open)
+	case proto.Input:
 		// Straight into the queue, even during the spawn: its writer
 		// starts with the child, and the bytes count against the
 		// bounds from now on.
-		if t := s.lookup(id); t != nil {
-			s.queueInput(t, data)
+		if t := s.lookup(m.TerminalID); t != nil {
+			s.queueInput(t, m.Data)
 		}
-	case proto.TypeResize:
-		r, err := proto.ParseResize(f.Body)
-		if err != nil {
-			s.logf("%v", err)
-			return
-		}
-		if t := s.lookup(r.TerminalID); t != nil {
+	case proto.Resize:
+		if t := s.lookup(m.TerminalID); t != nil {
 			s.act(t, func() {
-				if err := t.proc.Resize(int(r.Cols), int(r.Rows)); err != nil {
-					s.logf("terminal %q: resize: %v", r.TerminalID, err)
+				if err := t.proc.Resize(int(m.Cols), int(m.Rows)); err != nil {
+					s.logf("terminal %q: resize: %v", m.TerminalID, err)
 				}
 			})
 		}
-	case proto.TypeClose:
-		c, err := proto.ParseClose(f.Body)
-		if err != nil {
-			s.logf("%v", err)
-			return
-		}
-		if t := s.lookup(c.TerminalID); t != nil {
+	case proto.Close:
+		if t := s.lookup(m.TerminalID); t != nil {
 			s.act(t, t.close)
 		}
-	case proto.TypeCredit:
-		c, err := proto.ParseCredit(f.Body)
-		if err != nil {
-			s.logf("%v", err)
+	case proto.Credit:
+		// The gate exists from OPEN on; its reader starts with the child.
+		if t := s.lookup(m.TerminalID); t != nil {
+			t.gate.Grant(m.Bytes)
+		}
+	case proto.Signal:
+		s.signal(m)
+	case proto.Foreground:
+		if t := s.lookup(m.TerminalID); t != nil {
+			s.act(t, t.reportForeground)
+		}
+	case proto.Hello:
+		s.logf("host %q speaks protocol %d, features %v", m.Version, m.Protocol, m.Features)
+		s.helloReply()
+	case proto.Ping:
+		s.out.queueControl(nil, proto.TypePong, json.RawMessage(proto.PongBody(m.Body)))
+	}
+}
+
+// malformed acts on a frame that could not be decoded: a refused OPEN is
+// answered with an ERROR when it named an id, a malformed SIGNAL too when
+// its terminal is live, HELLO is answered anyway; the rest is logged.
+func (s *Sidecar) malformed(e *proto.DecodeError) {
+	switch e.Type {
+	case proto.TypeOpen:
+		if !e.HasID {
+			s.logf("OPEN without a recoverable terminalId dropped: %v", e)
 			return
 		}
-		// The gate exists from OPEN on; its reader starts with the child.
-		if t := s.lookup(c.TerminalID); t != nil {
-			t.gate.Grant(c.Bytes)
-		}
+		s.openFailed(e.ID, e.Error())
+	case proto.TypeInput:
+		s.logf("INPUT: %v", e)
+	case proto.TypeResize, proto.TypeClose, proto.TypeCredit, proto.TypeForeground:
+		s.logf("%v", e)
+	case proto.TypeSignal:
+		s.signalRefused(e.ID, e)
 	case proto.TypeHello:
-		s.hello(f.Body)
-	case proto.TypePing:
-		s.ping(f.Body)
-	default:
-		s.dispatchExtension(f)
+		s.logf("%v (answering with our own)", e)
+		s.helloReply()
 	}
 }
 
 // open handles OPEN: validate and reserve the id here, spawn beside the
 // dispatch loop (spawn.go).
-func (s *Sidecar) open(body []byte) {
-	o, err := proto.ParseOpen(body)
-	if err != nil {
-		id, ok := proto.OpenErrorID(o, body)
-		if !ok {
-			s.logf("OPEN without a recoverable terminalId dropped: %v", err)
-			return
-		}
-		s.openFailed(id, err.Error())
-		return
-	}
+func (s *Sidecar) open(o proto.Open) {
 	t, err := s.reserve(o.TerminalID, o.Credit)
 	if err != nil {
 		s.openFailed(o.TerminalID, err.Error())

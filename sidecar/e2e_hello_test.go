@@ -79,3 +79,21 @@ func TestPingAnswered(t *testing.T) {
 	sh(h, "t1", "echo after-ping")
 	h.WaitOutput("t1", "after-ping")
 }
+
+// Frames of unknown types are dropped, as the seed protocol asks, and so
+// are the persistent server's (well formed or not): the plain sidecar does
+// not serve them, and answering one would read as a server's answer. The
+// PING behind them is the only frame answered.
+func TestUnknownAndPersistFramesIgnored(t *testing.T) {
+	h := start(t)
+	h.Send(proto.Type(0x3f), []byte(`{"terminalId":"a"}`))
+	h.Send(proto.Type(0x7e), nil)
+	h.Send(proto.TypeList, nil)
+	h.Send(proto.TypeAttach, []byte(`{"terminalId":"a","offset":"x"}`))
+	h.Send(proto.TypeDetach, []byte(`{"terminalId":"a",`))
+	h.Send(proto.TypeUpgrade, []byte(`{"path":"relative"}`))
+	h.Send(proto.TypePing, []byte(`{"seq":1}`))
+	s := h.MustUntil("a PONG", func(s hosttest.Snapshot) bool { return len(s.Frames) > 0 })
+	require.Len(t, s.Frames, 1, "only the PING is answered")
+	require.Equal(t, proto.TypePong, s.Frames[0].Type)
+}

@@ -8,40 +8,27 @@ import (
 	"github.com/ptyplex/ptyplex/proto"
 )
 
-// dispatchExtension serves the frame types added after the seed protocol
-// (SIGNAL, FOREGROUND) and drops every other unknown type, so that newer
-// hosts can still talk to us.
-func (s *Sidecar) dispatchExtension(f proto.Frame) {
-	switch f.Type {
-	case proto.TypeSignal:
-		sg, err := proto.ParseSignal(f.Body)
-		if err == nil {
-			var sig syscall.Signal
-			if sig, _, err = signame.Parse(sg.Signal); err == nil {
-				if t := s.lookup(sg.TerminalID); t != nil {
-					s.act(t, func() { t.signalForeground(sig) })
-				}
-				return
-			}
-			err = fmt.Errorf("SIGNAL: %w", err)
-		}
-		s.logf("%v", err)
-		// Only a live terminal is told: an ERROR for a pending or unknown
-		// id would read as the answer to an OPEN. One whose spawn is in
-		// flight is told after its OPENED.
-		if t := s.lookup(sg.TerminalID); t != nil {
-			msg := err.Error()
-			s.act(t, func() { t.sendIfLive(proto.TypeError, proto.Error{TerminalID: t.id, Message: msg}) })
-		}
-	case proto.TypeForeground:
-		q, err := proto.ParseForeground(f.Body)
-		if err != nil {
-			s.logf("%v", err)
-			return
-		}
-		if t := s.lookup(q.TerminalID); t != nil {
-			s.act(t, t.reportForeground)
-		}
+// signal serves SIGNAL (an extension of the seed protocol).
+func (s *Sidecar) signal(m proto.Signal) {
+	sig, _, err := signame.Parse(m.Signal)
+	if err != nil {
+		s.signalRefused(m.TerminalID, fmt.Errorf("SIGNAL: %w", err))
+		return
+	}
+	if t := s.lookup(m.TerminalID); t != nil {
+		s.act(t, func() { t.signalForeground(sig) })
+	}
+}
+
+// signalRefused logs a SIGNAL that cannot be carried out and tells its
+// terminal's host. Only a live terminal is told: an ERROR for a pending
+// or unknown id would read as the answer to an OPEN. One whose spawn is
+// in flight is told after its OPENED.
+func (s *Sidecar) signalRefused(id string, err error) {
+	s.logf("%v", err)
+	if t := s.lookup(id); t != nil {
+		msg := err.Error()
+		s.act(t, func() { t.sendIfLive(proto.TypeError, proto.Error{TerminalID: t.id, Message: msg}) })
 	}
 }
 

@@ -109,6 +109,9 @@ func checkReplies(b []byte) error {
 			return fmt.Errorf("sidecar wrote a corrupt stream: %v", err)
 		}
 		var id string
+		if fr.Type == proto.TypeHelloReply || fr.Type == proto.TypePong {
+			continue // about the connection, not a terminal: no id
+		}
 		if fr.Type == proto.TypeOutput {
 			if id, _, err = proto.ParseData(fr.Body); err != nil {
 				return fmt.Errorf("bad OUTPUT body: %v", err)

@@ -126,11 +126,11 @@ func (l *lockedBuf) String() string {
 	return l.b.String()
 }
 
-func startHost(t *testing.T) *host {
+func startHost(t *testing.T, args ...string) *host {
 	t.Helper()
 	path, env := sidecarPath(t)
 	h := &host{t: t, frames: make(chan proto.Frame, 1024), readErr: make(chan error, 1), stderr: &lockedBuf{}, exited: make(chan error, 1)}
-	h.cmd = exec.Command(path)
+	h.cmd = exec.Command(path, args...)
 	h.cmd.Env = append(os.Environ(), env...)
 	h.cmd.Stderr = h.stderr
 	var err error
@@ -353,28 +353,40 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 	t.Logf("CLOSE: %d processes before, %d left; EXIT %s", len(pids), left, exitText(tm.exit))
 }
 
+// TestEndOfInputExitsCleanly: on end of input the sidecar ends its
+// terminals and exits 0. A clean end says nothing on stderr unless
+// -log-exit asks for the reason, as on Unix.
 func TestEndOfInputExitsCleanly(t *testing.T) {
-	h := startHost(t)
-	tm := &term{}
-	terms := map[string]*term{"s": tm}
-	h.send(proto.TypeOpen, proto.Open{TerminalID: "s", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "sleep"}})
-	h.collect(terms, 60*time.Second, func() bool { return tm.pid != 0 || tm.errMsg != "" }, nil)
-	h.stdin.Close()
-	h.collect(terms, 60*time.Second, exited(tm), nil)
-	select {
-	case err := <-h.exited:
-		if err != nil {
-			t.Errorf("sidecar: %v; stderr:\n%s", err, h.stderr)
-		}
-		h.exited <- err // for the cleanup
-	case <-time.After(30 * time.Second):
-		t.Fatalf("sidecar still runs after end of input; stderr:\n%s", h.stderr)
-	}
-	if !strings.Contains(h.stderr.String(), "exiting with status 0: the host closed stdin") {
-		t.Errorf("stderr does not end with the reason:\n%s", h.stderr)
-	}
-	if !waitGone(t, tm.pid, 10*time.Second) {
-		t.Errorf("child %d outlived the sidecar", tm.pid)
+	for _, logExit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("log-exit=%v", logExit), func(t *testing.T) {
+			var args []string
+			if logExit {
+				args = append(args, "-log-exit")
+			}
+			h := startHost(t, args...)
+			tm := &term{}
+			terms := map[string]*term{"s": tm}
+			h.send(proto.TypeOpen, proto.Open{TerminalID: "s", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "sleep"}})
+			h.collect(terms, 60*time.Second, func() bool { return tm.pid != 0 || tm.errMsg != "" }, nil)
+			h.stdin.Close()
+			h.collect(terms, 60*time.Second, exited(tm), nil)
+			select {
+			case err := <-h.exited:
+				if err != nil {
+					t.Errorf("sidecar: %v; stderr:\n%s", err, h.stderr)
+				}
+				h.exited <- err // for the cleanup
+			case <-time.After(30 * time.Second):
+				t.Fatalf("sidecar still runs after end of input; stderr:\n%s", h.stderr)
+			}
+			said := strings.Contains(h.stderr.String(), "exiting with status 0: the host closed stdin")
+			if said != logExit {
+				t.Errorf("with -log-exit=%v the reason was said: %v; stderr:\n%s", logExit, said, h.stderr)
+			}
+			if !waitGone(t, tm.pid, 10*time.Second) {
+				t.Errorf("child %d outlived the sidecar", tm.pid)
+			}
+		})
 	}
 }
 

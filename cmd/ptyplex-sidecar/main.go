@@ -6,11 +6,8 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -20,18 +17,12 @@ import (
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
-	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
 	"github.com/ptyplex/ptyplex/sidecar/persist"
 	"golang.org/x/sys/unix"
 )
 
-var (
-	recordPath  = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
-	showVersion = flag.Bool("version", false, "print the version, commit, platform and PTY backend, and exit")
-	logExit     = flag.Bool("log-exit", false, "say on stderr why it ended after a clean end of stdin too (otherwise only a signal or an error is reported)")
-	persistName = flag.String("persist", "", "bridge stdin/stdout to this user's persistent sidecar `NAME`, starting it if none runs; its terminals outlive the connection (see docs/persist.md)")
-)
+const persistUsage = "bridge stdin/stdout to this user's persistent sidecar `NAME`, starting it if none runs; its terminals outlive the connection (see docs/persist.md)"
 
 func main() {
 	if watchdog.IsWatchdog() {
@@ -74,12 +65,7 @@ func main() {
 		shown.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() > 0 {
-		// After the usage, which is long: the last line names the mistake.
-		flag.Usage()
-		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: unexpected argument %q: it takes flags only (the protocol goes on stdin and stdout)\n", flag.Arg(0))
-		os.Exit(2)
-	}
+	checkNoArgs()
 	if *handoverFormat {
 		fmt.Println(persist.HandoverLine())
 		return
@@ -95,7 +81,7 @@ func main() {
 }
 
 func run() int {
-	logger := log.New(os.Stderr, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds)
+	logger := newLogger()
 	growPipe(os.Stdout)
 	opts := sidecar.Options{Log: logger}
 	// The watchdog kills every terminal's processes if we die without
@@ -107,19 +93,8 @@ func run() int {
 	} else {
 		opts.Watchdog = wd
 	}
-	var in io.Reader = pollableStdin()
-	if *recordPath != "" {
-		// Recording is a bystander: if the file cannot be created or
-		// written, we say so on stderr and go on serving without it.
-		if rec, err := record.Create(*recordPath); err != nil {
-			logger.Printf("not recording: %v", err)
-		} else {
-			rec.OnError = func(err error) { logger.Printf("%s: %v", *recordPath, err) }
-			defer rec.Close()
-			opts.Tap = rec.Tap
-			in = rec.WatchEOF(in)
-		}
-	}
+	in, closeRecord := recordInto(&opts, pollableStdin(), logger)
+	defer closeRecord()
 	sc := sidecar.New(os.Stdout, opts)
 
 	// Every signal whose default action would end us silently shuts down
@@ -148,25 +123,12 @@ func run() int {
 	}()
 
 	err = sc.Run(in)
-	// The last line on stderr says why we end, unless the host ended us
-	// itself by closing stdin (a clean Close says nothing, -log-exit
-	// says it anyway): a host that sees our stdout close can tell a
-	// shutdown it asked for from one it did not. (A SIGKILL is reported
-	// by the watchdog instead.)
-	code, why := 0, "the host closed stdin"
-	switch {
-	case err != nil && errors.Is(err, sidecar.ErrOutputBroken):
-		code, why = 1, fmt.Sprintf("the host stopped reading stdout: %v", err)
-	case err != nil:
-		code, why = 1, err.Error()
-	case signalled.Load() != nil:
-		why = "received " + signalled.Load().(string)
-	}
+	sig, _ := signalled.Load().(string)
+	code, why := exitStatus(err, sig)
 	if wd != nil {
 		wd.Close() // an orderly goodbye, so the watchdog ends quietly
 	}
-	if code != 0 || signalled.Load() != nil || *logExit {
-		logger.Printf("exiting with status %d: %s", code, why)
-	}
+	// (A SIGKILL is reported by the watchdog instead.)
+	reportExit(logger, code, why, sig)
 	return code
 }

@@ -10,11 +10,8 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -23,17 +20,11 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/ptyhost"
-	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
 	"golang.org/x/sys/windows"
 )
 
-var (
-	recordPath  = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
-	showVersion = flag.Bool("version", false, "print the version, commit, platform and PTY backend, and exit")
-	logExit     = flag.Bool("log-exit", false, "say on stderr why it ended after a clean end of stdin too (otherwise only a signal or an error is reported)")
-	persistName = flag.String("persist", "", "not available on Windows")
-)
+const persistUsage = "not available on Windows"
 
 func main() {
 	flag.Usage = func() {
@@ -41,12 +32,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() > 0 {
-		// After the usage, which is long: the last line names the mistake.
-		flag.Usage()
-		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: unexpected argument %q: it takes flags only (the protocol goes on stdin and stdout)\n", flag.Arg(0))
-		os.Exit(2)
-	}
+	checkNoArgs()
 	if *showVersion {
 		fmt.Println(version.String("ptyplex-sidecar", ptyhost.Backend()))
 		return
@@ -92,19 +78,10 @@ func isConsole(std uint32) bool {
 }
 
 func run() int {
-	logger := log.New(os.Stderr, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds)
+	logger := newLogger()
 	opts := sidecar.Options{Log: logger}
-	var in io.Reader = os.Stdin
-	if *recordPath != "" {
-		if rec, err := record.Create(*recordPath); err != nil {
-			logger.Printf("not recording: %v", err)
-		} else {
-			rec.OnError = func(err error) { logger.Printf("%s: %v", *recordPath, err) }
-			defer rec.Close()
-			opts.Tap = rec.Tap
-			in = rec.WatchEOF(in)
-		}
-	}
+	in, closeRecord := recordInto(&opts, os.Stdin, logger)
+	defer closeRecord()
 	sc := sidecar.New(os.Stdout, opts)
 
 	// Ctrl-C, Ctrl-Break and a closing console window shut down like the
@@ -121,17 +98,8 @@ func run() int {
 	}()
 
 	err := sc.Run(in)
-	code, why := 0, "the host closed stdin"
-	switch {
-	case err != nil && errors.Is(err, sidecar.ErrOutputBroken):
-		code, why = 1, fmt.Sprintf("the host stopped reading stdout: %v", err)
-	case err != nil:
-		code, why = 1, err.Error()
-	case signalled.Load() != nil:
-		why = "received " + signalled.Load().(string)
-	}
-	if code != 0 || signalled.Load() != nil || *logExit {
-		logger.Printf("exiting with status %d: %s", code, why)
-	}
+	sig, _ := signalled.Load().(string)
+	code, why := exitStatus(err, sig)
+	reportExit(logger, code, why, sig)
 	return code
 }

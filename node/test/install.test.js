@@ -85,7 +85,8 @@ test('install: checked options; a ptyplex that cannot be found, or an install th
 test('install: the open timeout starts once the install finished, however long the install took', async (t) => {
   if (!fs.existsSync(PTYPLEX)) return t.skip(`no ${PTYPLEX}: make build`);
   // A uname that holds the install's first probe until the test lets it
-  // go, three open timeouts later.
+  // go, one and a half open timeouts later. The open timeout is long
+  // enough for an open on a loaded machine (300 ms was not, once).
   const fake = tmp(t, 'ptyplex-install-');
   const fifo = path.join(fake, 'go');
   childProcess.execFileSync('mkfifo', [fifo]);
@@ -95,13 +96,13 @@ test('install: the open timeout starts once the install finished, however long t
     `#!/bin/sh\nif [ ! -e ${fake}/done ]; then : > ${fake}/started; read x < ${fifo}; : > ${fake}/done; fi\nexec ${real} "$@"\n`,
     { mode: 0o755 },
   );
-  const openTimeout = 300;
+  const openTimeout = 2000;
   const sc = newHost(t, { transport: ['env', `PATH=${fake}:${process.env.PATH}`, 'sh', '-c'], install: { ptyplex: PTYPLEX, dir: path.join(fake, 'inst') }, openTimeout });
   const term = sc.spawn('sh', ['-c', 'echo opened after a slow install']);
   let failed = null;
   term.ready.catch((err) => (failed = err));
   await waitUntil(() => fs.existsSync(path.join(fake, 'started')), 'the install to probe uname');
-  await new Promise((r) => setTimeout(r, 3 * openTimeout));
+  await new Promise((r) => setTimeout(r, 1.5 * openTimeout));
   fs.writeFileSync(fifo, 'go\n');
   const r = await run(term);
   assert.strictEqual(failed, null, `the open failed: ${failed}`);

@@ -71,6 +71,11 @@ async function listen(t, dir, hostKey, userKey) {
       'UsePAM no',
       'StrictModes no',
       'LogLevel ERROR',
+      // bash reads ~/.bashrc for a command from sshd only as a top-level
+      // shell: SHLVL=1 keeps the machine's rc file (one here ran pyenv's
+      // start-up, seconds per login, a minute when its lock was stale) out
+      // of every ssh command of the tests.
+      'SetEnv SHLVL=1',
       '',
     ].join('\n'),
     { mode: 0o600 },

@@ -92,7 +92,7 @@ func (r *run) add(e event) {
 			p.coverage, _ = strconv.ParseFloat(m[1], 64)
 		}
 		r.outputs[key] = append(r.outputs[key], e.Output)
-		if e.Test == "" && r.echo != nil && isResultLine(e.Output) {
+		if e.Test == "" && r.echo != nil && isResultLine(e.Output) && !strings.HasPrefix(e.Output, "\t") {
 			fmt.Fprint(r.echo, e.Output)
 		}
 	case "pass", "fail", "skip":
@@ -128,6 +128,8 @@ func (r *run) add(e event) {
 	}
 }
 
+// isResultLine tells a package's result line; with -cover a package
+// without tests has one that starts with a tab, which is not echoed.
 func isResultLine(l string) bool {
 	return strings.HasPrefix(l, "ok  \t") || strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "?   \t") ||
 		(strings.HasPrefix(l, "\t") && strings.Contains(l, "coverage:"))

@@ -4,7 +4,6 @@ package persist
 
 import (
 	"sync"
-	"syscall"
 
 	"github.com/ptyplex/ptyplex/internal/signame"
 	"github.com/ptyplex/ptyplex/internal/version"
@@ -13,99 +12,65 @@ import (
 	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
-// features is what OPENED announces: the plain sidecar's extensions and
-// this server's frames.
-var features = append(append([]string(nil), proto.Features...), proto.FeaturePersist, proto.FeatureUpgrade)
-
-// helloFeatures is what the HELLO answer announces: features and the
-// keepalive (PING is answered on any connection).
-var helloFeatures = append(append([]string(nil), features...), proto.FeatureKeepalive)
-
 // dispatch acts on one frame from c. Frames about a terminal that does
 // not exist are dropped as the plain sidecar drops them, except the new
 // frames, whose senders know to expect an answer; frames about a
 // terminal another connection holds get an ERROR, since acting on them
 // would let two hosts type into one shell.
 func (s *Server) dispatch(c *conn, f proto.Frame) {
-	switch f.Type {
-	case proto.TypeOpen:
-		s.open(c, f.Body)
-	case proto.TypeInput:
-		id, data, err := proto.ParseData(f.Body)
-		if err != nil {
-			s.logf("INPUT: %v", err)
-			return
-		}
-		if t := s.held(c, id, "INPUT"); t != nil {
-			t.input.PushWait(data, t.readDone, s.stopped, func(why string) {
-				s.logf("INPUT for terminal %q waits: %s", id, why)
+	m, err := proto.Decode(f)
+	if err != nil {
+		s.malformed(c, err.(*proto.DecodeError))
+		return
+	}
+	switch m := m.(type) {
+	case proto.OpenRequest:
+		s.open(c, m)
+	case proto.Input:
+		if t := s.held(c, m.TerminalID, "INPUT"); t != nil {
+			t.input.PushWait(m.Data, t.readDone, s.stopped, func(why string) {
+				s.logf("INPUT for terminal %q waits: %s", m.TerminalID, why)
 			})
 		}
-	case proto.TypeResize:
-		r, err := proto.ParseResize(f.Body)
-		if err != nil {
-			s.logf("%v", err)
-			return
-		}
-		if t := s.held(c, r.TerminalID, "RESIZE"); t != nil {
+	case proto.Resize:
+		if t := s.held(c, m.TerminalID, "RESIZE"); t != nil {
 			t.ifRunning(func() {
-				if err := t.proc.Resize(int(r.Cols), int(r.Rows)); err != nil {
+				if err := t.proc.Resize(int(m.Cols), int(m.Rows)); err != nil {
 					s.logf("terminal %q: resize: %v", t.id, err)
 				}
-				t.cols, t.rows = r.Cols, r.Rows
+				t.cols, t.rows = m.Cols, m.Rows
 			})
 		}
-	case proto.TypeClose:
-		cl, err := proto.ParseClose(f.Body)
-		if err != nil {
-			s.logf("%v", err)
-			return
-		}
-		if t := s.held(c, cl.TerminalID, "CLOSE"); t != nil {
+	case proto.Close:
+		if t := s.held(c, m.TerminalID, "CLOSE"); t != nil {
 			t.close()
 		}
-	case proto.TypeCredit:
-		cr, err := proto.ParseCredit(f.Body)
-		if err != nil {
-			s.logf("%v", err)
-			return
-		}
+	case proto.Credit:
 		// A CREDIT that crossed a takeover is normal: dropped quietly.
-		if t := s.lookup(cr.TerminalID); t != nil {
+		if t := s.lookup(m.TerminalID); t != nil {
 			t.mu.Lock()
 			if t.holder == c && t.credit != unlimited {
-				t.credit = min(t.credit+cr.Bytes, unlimited-1)
-				t.acked = min(t.acked+cr.Bytes, t.sent)
+				t.credit = min(t.credit+m.Bytes, unlimited-1)
+				t.acked = min(t.acked+m.Bytes, t.sent)
 				t.cond.Broadcast()
 			}
 			t.mu.Unlock()
 		}
-	case proto.TypeSignal:
-		sg, err := proto.ParseSignal(f.Body)
-		var sig syscall.Signal
-		if err == nil {
-			sig, _, err = signame.Parse(sg.Signal)
-		}
-		t := s.held(c, sg.TerminalID, "SIGNAL")
-		if t == nil {
-			return
-		}
+	case proto.Signal:
+		sig, _, err := signame.Parse(m.Signal)
 		if err != nil {
-			t.queueCtl(c, proto.TypeError, proto.Error{TerminalID: t.id, Message: "SIGNAL: " + err.Error()})
+			s.signalRefused(c, m.TerminalID, err)
 			return
 		}
-		t.ifRunning(func() {
-			if err := t.proc.SignalForeground(sig); err != nil {
-				s.logf("terminal %q: %v", t.id, err)
-			}
-		})
-	case proto.TypeForeground:
-		q, err := proto.ParseForeground(f.Body)
-		if err != nil {
-			s.logf("%v", err)
-			return
+		if t := s.held(c, m.TerminalID, "SIGNAL"); t != nil {
+			t.ifRunning(func() {
+				if err := t.proc.SignalForeground(sig); err != nil {
+					s.logf("terminal %q: %v", t.id, err)
+				}
+			})
 		}
-		if t := s.held(c, q.TerminalID, "FOREGROUND"); t != nil {
+	case proto.Foreground:
+		if t := s.held(c, m.TerminalID, "FOREGROUND"); t != nil {
 			info := proto.ForegroundInfo{TerminalID: t.id}
 			if t.ifRunning(func() {
 				pgrp, name, err := t.proc.ForegroundProcess()
@@ -116,24 +81,58 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 				t.queueCtl(c, proto.TypeForegroundInfo, info)
 			}
 		}
-	case proto.TypeHello:
-		// Answered like the plain sidecar, with persist among the
-		// features: a host that asks learns it reached a persistent one.
-		if h, err := proto.ParseHello(f.Body); err != nil {
-			s.logf("%v (answering with our own)", err)
-		} else {
-			s.logf("host %q speaks protocol %d", h.Version, h.Protocol)
-		}
-		c.writeJSON(proto.TypeHelloReply, proto.SidecarHello(version.Version, helloFeatures))
-	case proto.TypePing:
-		c.write(proto.AppendFrame(nil, proto.TypePong, proto.PongBody(f.Body)))
-	case proto.TypeList:
+	case proto.Hello:
+		s.logf("host %q speaks protocol %d", m.Version, m.Protocol)
+		s.helloReply(c)
+	case proto.Ping:
+		c.write(proto.AppendFrame(nil, proto.TypePong, proto.PongBody(m.Body)))
+	case proto.List:
 		c.writeJSON(proto.TypeListed, s.list())
-	case proto.TypeAttach:
-		s.attach(c, f.Body)
-	case proto.TypeDetach:
-		s.detach(c, f.Body)
+	case proto.Attach:
+		s.attach(c, m)
+	case proto.Detach:
+		s.detach(c, m.TerminalID)
 	}
+}
+
+// malformed acts on a frame that could not be decoded: the frames whose
+// senders expect an answer (OPEN, ATTACH, DETACH, and SIGNAL for a
+// terminal c holds) get an ERROR, HELLO is answered anyway, the rest is
+// logged as the plain sidecar logs it.
+func (s *Server) malformed(c *conn, e *proto.DecodeError) {
+	switch e.Type {
+	case proto.TypeOpen:
+		if !e.HasID {
+			s.logf("OPEN without a recoverable terminalId dropped: %v", e)
+			return
+		}
+		c.errorf(e.ID, "%s", e.Error())
+	case proto.TypeInput:
+		s.logf("INPUT: %v", e)
+	case proto.TypeResize, proto.TypeClose, proto.TypeCredit, proto.TypeForeground:
+		s.logf("%v", e)
+	case proto.TypeSignal:
+		s.signalRefused(c, e.ID, e)
+	case proto.TypeHello:
+		s.logf("%v (answering with our own)", e)
+		s.helloReply(c)
+	case proto.TypeAttach, proto.TypeDetach:
+		c.errorf(e.ID, "%s", e.Error())
+	}
+}
+
+// signalRefused tells c that a SIGNAL for a terminal it holds cannot be
+// carried out.
+func (s *Server) signalRefused(c *conn, id string, err error) {
+	if t := s.held(c, id, "SIGNAL"); t != nil {
+		t.queueCtl(c, proto.TypeError, proto.Error{TerminalID: t.id, Message: "SIGNAL: " + err.Error()})
+	}
+}
+
+// helloReply answers HELLO like the plain sidecar, with persist among the
+// features: a host that asks learns it reached a persistent one.
+func (s *Server) helloReply(c *conn) {
+	c.writeJSON(proto.TypeHelloReply, proto.SidecarHello(version.Version, proto.PersistHelloFeatures))
 }
 
 // held returns the terminal id if c holds it. A terminal that does not
@@ -167,18 +166,9 @@ func (t *term) queueCtl(to *conn, typ proto.Type, v any) {
 	t.mu.Unlock()
 }
 
-func (s *Server) open(c *conn, body []byte) {
-	o, err := proto.ParseOpen(body)
-	if err != nil {
-		id, ok := proto.OpenErrorID(o, body)
-		if !ok {
-			s.logf("OPEN without a recoverable terminalId dropped: %v", err)
-			return
-		}
-		c.errorf(id, "%s", err.Error())
-		return
-	}
-	x, err := proto.ParseOpenPersist(body, MaxJournal)
+func (s *Server) open(c *conn, m proto.OpenRequest) {
+	o := m.Open
+	x, err := m.Persist(MaxJournal)
 	if err != nil {
 		c.errorf(o.TerminalID, "%s", err.Error())
 		return
@@ -235,18 +225,14 @@ func (s *Server) open(c *conn, body []byte) {
 	t.proc, t.pid = proc, proc.Pid()
 	t.enterLocked(engine.Live)
 	t.mu.Unlock()
-	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: features})
+	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: proto.PersistFeatures})
 	t.start()
 }
 
 // attach handles ATTACH: c takes the terminal over (its previous holder
 // is told DETACHED), and the pump replays from the offset asked for.
-func (s *Server) attach(c *conn, body []byte) {
-	a, id, err := proto.ParseAttach(body)
-	if err != nil {
-		c.errorf(id, "%s", err.Error())
-		return
-	}
+func (s *Server) attach(c *conn, a proto.Attach) {
+	id := a.TerminalID
 	off, credit := a.Offset, uint64(unlimited)
 	if a.Credit != nil {
 		credit = min(*a.Credit, unlimited-1)
@@ -288,24 +274,19 @@ func (s *Server) attach(c *conn, body []byte) {
 	t.cond.Broadcast()
 }
 
-func (s *Server) detach(c *conn, body []byte) {
-	d, err := proto.ParseClose(body) // the same body: {"terminalId"}
-	if err != nil {
-		c.errorf(proto.RecoverID(body), "malformed DETACH: want {\"terminalId\": ...}")
-		return
-	}
-	t := s.lookup(d.TerminalID)
+func (s *Server) detach(c *conn, id string) {
+	t := s.lookup(id)
 	if t == nil {
-		c.errorf(d.TerminalID, "DETACH refused: no terminal %q on this server", d.TerminalID)
+		c.errorf(id, "DETACH refused: no terminal %q on this server", id)
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.holder != c {
-		c.errorf(d.TerminalID, "DETACH refused: terminal %q is not attached to this connection", d.TerminalID)
+		c.errorf(id, "DETACH refused: terminal %q is not attached to this connection", id)
 		return
 	}
-	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: d.TerminalID, Reason: "detached as asked"})
+	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "detached as asked"})
 	t.holder = nil
 	if t.exitedLocked() && t.end == unread {
 		go s.keepExited(t)

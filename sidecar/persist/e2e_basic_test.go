@@ -14,6 +14,7 @@ import (
 // A terminal outlives the host that opened it, and a new host attaching
 // at the offset the first one had reached gets exactly what it missed.
 func TestOutlivesHostAndReattaches(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h1 := s.host()
 	h1.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "stty -echo; echo first; read x; echo second $x; read y"}})
@@ -59,6 +60,7 @@ func TestOutlivesHostAndReattaches(t *testing.T) {
 // body and announces the keepalive in its HELLO answer, so that a host on
 // the far side of a transport can tell a dead connection from a quiet one.
 func TestPingThroughBridge(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h := s.host()
 	h.Send(proto.TypeHello, []byte(`{"version":"v","protocol":1,"features":["hello"]}`))
@@ -87,5 +89,20 @@ func TestPingThroughBridge(t *testing.T) {
 	}
 	if strings.Join(pongs, " ") != `{"seq":42} {}` {
 		t.Fatalf("PONGs %q, want the first PING's body, then {}", pongs)
+	}
+}
+
+// Frames of unknown types are dropped, as the seed protocol asks: the PING
+// behind them is the only frame answered.
+func TestUnknownFramesIgnored(t *testing.T) {
+	s := newServer(t)
+	h := s.host()
+	h.Send(proto.Type(0x3f), []byte(`{"terminalId":"a"}`))
+	h.Send(proto.Type(0x7e), nil)
+	h.Send(proto.TypeOutput, []byte("x")) // the server's own type, from a host
+	h.Send(proto.TypePing, []byte(`{"seq":1}`))
+	snap := h.MustUntil("a PONG", func(s hosttest.Snapshot) bool { return len(s.Frames) > 0 })
+	if len(snap.Frames) != 1 || snap.Frames[0].Type != proto.TypePong {
+		t.Fatalf("only the PING is to be answered; got %v", snap.Frames)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 // --list prints the terminals for people, --stop ends them and the server.
 func TestListAndStop(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h := s.host()
 	h.Open(proto.Open{TerminalID: "shell\x1b[2J", Cols: 100, Rows: 30, Cmd: "/bin/sh", Args: []string{"-c", "echo hi; exec sleep 1000"}})
@@ -58,6 +59,7 @@ func TestListAndStop(t *testing.T) {
 
 // Bridges started at the same moment end up with one server between them.
 func TestConcurrentStartsMakeOneServer(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	const n = 6
 	hosts := make([]*hosttest.Host, n)
@@ -88,6 +90,7 @@ func TestConcurrentStartsMakeOneServer(t *testing.T) {
 // and the server itself refuses a peer of another uid even when the
 // directory and socket are opened up to everyone.
 func TestOtherUserRefused(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		if os.Getenv("PTYPLEX_NO_ROOT_TESTS") == "1" {
 			t.Skip("PTYPLEX_NO_ROOT_TESTS=1: skipping a test that acts as a second user")

@@ -43,6 +43,7 @@ print('keeper=%d' % pid, flush=True)
 // A PTY kept open after the child exited by something that cannot be
 // found (and so not killed) is hung up, and the EXIT comes.
 func TestExitDespiteHiddenPTYHolder(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h := s.host()
 	h.Open(proto.Open{TerminalID: "k", Cols: 80, Rows: 24, Cmd: "python3", Args: []string{"-c", keeperScript}})
@@ -64,6 +65,7 @@ func TestExitDespiteHiddenPTYHolder(t *testing.T) {
 // neither another terminal's echo nor PING on the same connection: its
 // input queues within the byte budget instead of stopping the dispatch.
 func TestStuckInputDoesNotStallTheConnection(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h := s.host()
 	h.Open(proto.Open{TerminalID: "stuck", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "stty raw -echo; echo ready; exec sleep 1000"}})
@@ -106,6 +108,7 @@ func TestStuckInputDoesNotStallTheConnection(t *testing.T) {
 // wait behind the frame stuck on the way to the first, whose connection
 // is shut down.
 func TestTakeoverFromHostThatStoppedReading(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h := s.host() // starts the server
 	list(t, h)
@@ -169,6 +172,7 @@ out.flush()
 // oldest scrollback lines go) until it fits: the host gets the screen
 // and the newest lines, and the stream stays sound.
 func TestSnapshotCutToFitAFrame(t *testing.T) {
+	t.Parallel()
 	if hosttest.RaceEnabled {
 		// The race-built server renders the 16 MiB tail several times
 		// slower; the cut and the frame check run as without it, and the
@@ -203,6 +207,7 @@ func TestSnapshotCutToFitAFrame(t *testing.T) {
 // that a host that died before reading it may miss: a host that attaches
 // from the start finds the rest gone.
 func TestFinishedJournalShrinks(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h1 := s.host()
 	h1.Open(proto.Open{TerminalID: "f", Cols: 80, Rows: 24, Cmd: "seq", Args: []string{"1", "450000"}})
@@ -224,6 +229,7 @@ func TestFinishedJournalShrinks(t *testing.T) {
 // The time an exited, unread terminal is kept runs from its latest
 // detach, not its first.
 func TestKeepExitedRestartsAtEachDetach(t *testing.T) {
+	t.Parallel()
 	const keep = 2 * time.Second
 	s := newServer(t)
 	h := s.host("--keep-exited", keep.String())

@@ -15,6 +15,7 @@ import (
 // An exit while nobody holds the terminal is kept, shown by LIST, and
 // delivered after the rest of the output to the host that attaches.
 func TestExitWhileDetachedIsKept(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	// The shell exits only once the test has seen the DETACHED that ends
 	// the second host's hold: an exit while that host still held the
@@ -55,6 +56,7 @@ func TestExitWhileDetachedIsKept(t *testing.T) {
 
 // --keep-exited bounds how long an unread exit is kept.
 func TestKeepExitedExpires(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h := s.host("--keep-exited", "50ms")
 	// With no credit, nothing is sent, so the EXIT is held back behind
@@ -73,6 +75,7 @@ func TestKeepExitedExpires(t *testing.T) {
 // OPEN's journal and detached fields are checked, and the server's total
 // caps the journals.
 func TestOpenJournalFields(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h := s.host("--journal", "4096", "--journal-total", "10000")
 	for _, c := range []struct {

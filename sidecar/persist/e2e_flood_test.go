@@ -31,6 +31,7 @@ func numberedLines(n int) []byte {
 // read with CREDIT, so that bytes in flight when a host dies stay in the
 // journal: it is only 64 KiB, less than the socket and pipe buffers.
 func TestHostKilledMidFlood(t *testing.T) {
+	t.Parallel()
 	const (
 		terms  = 8
 		lines  = 60000 // about 400 KB a terminal

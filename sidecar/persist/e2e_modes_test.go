@@ -16,6 +16,7 @@ import (
 // the journal, and ATTACH says exactly how many of the requested bytes
 // are gone, then repaints with SNAPSHOT and goes on from its offset.
 func TestRingReportsLostExactly(t *testing.T) {
+	t.Parallel()
 	const journal = 8192
 	s := newServer(t)
 	h1 := s.host()
@@ -87,6 +88,7 @@ const parkHold = 10 * time.Second
 // stays blocked for parkHold with nothing dropped, and a host that comes
 // back loses nothing.
 func TestParkLosesNothing(t *testing.T) {
+	t.Parallel()
 	const journal = 64 << 10
 	s := newServer(t)
 	h1 := s.host()
@@ -129,6 +131,7 @@ func TestParkLosesNothing(t *testing.T) {
 
 // Bad input gets a clear ERROR and changes nothing.
 func TestBadAttachAndForeignInput(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h1 := s.host()
 	h1.Open(proto.Open{TerminalID: "b", Cols: 80, Rows: 24, Cmd: "/bin/cat"})

@@ -14,6 +14,7 @@ import (
 // behaviour through the bridge: RESIZE, SIGNAL, FOREGROUND, credit, CLOSE
 // and EXIT statuses, an id taken twice.
 func TestPlainHostUnderPersist(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	h := s.host()
 	h.SendJSON(proto.TypeHello, proto.Hello{Version: "test", Protocol: proto.ProtocolVersion, Features: []string{proto.FeatureHello}})

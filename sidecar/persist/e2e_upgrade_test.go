@@ -86,6 +86,7 @@ func pids(t *testing.T, h *hosttest.Host) map[string]int {
 // programs wrote, no child noticed (same pids, exit status 0), and the
 // server process is the same one, running the last binary.
 func TestUpgradeMidFlood(t *testing.T) {
+	t.Parallel()
 	const (
 		terms    = 8
 		lines    = 40000 // about 250 KB a terminal
@@ -189,6 +190,7 @@ func TestUpgradeMidFlood(t *testing.T) {
 // frame and through --upgrade, and the server goes on untouched: the same
 // terminal, the same pid, the same connection, and it still echoes.
 func TestUpgradeRefused(t *testing.T) {
+	t.Parallel()
 	s := newUpgradeServer(t)
 	if out, err := s.run("--upgrade"); err == nil || !strings.Contains(out, `no persistent sidecar "t" is running`) {
 		t.Fatalf("--upgrade without a server: %v, %q", err, out)
@@ -274,6 +276,7 @@ func TestUpgradeRefused(t *testing.T) {
 // takes, crosses an upgrade: it is in the journal's output exactly once
 // after the child starts reading.
 func TestUpgradeKeepsQueuedInput(t *testing.T) {
+	t.Parallel()
 	s := newUpgradeServer(t)
 	bin := copyBinary(t)
 	goFile := filepath.Join(t.TempDir(), "go")
@@ -320,6 +323,7 @@ func TestUpgradeKeepsQueuedInput(t *testing.T) {
 // the upgrade, and one whose child exited while its reader waited for
 // journal room, so that the new image adopts it as a zombie.
 func TestUpgradeKeepsExits(t *testing.T) {
+	t.Parallel()
 	s := newUpgradeServer(t)
 	bin := copyBinary(t)
 	h := s.host()

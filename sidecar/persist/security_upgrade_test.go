@@ -21,6 +21,7 @@ import (
 // left the program's ancestry (forked into the background, its parent
 // gone) but not its session, and the terminals go on with the same pid.
 func TestUpgradeRefusedFromInsideATerminal(t *testing.T) {
+	t.Parallel()
 	s := newUpgradeServer(t)
 	h := s.host()
 	h.Open(proto.Open{TerminalID: "victim", Cols: 80, Rows: 24, Cmd: "/bin/cat"})

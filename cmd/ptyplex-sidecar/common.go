@@ -1,0 +1,79 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+
+	"github.com/ptyplex/ptyplex/record"
+	"github.com/ptyplex/ptyplex/sidecar"
+)
+
+// The flags every platform has; --persist's help is the platform's own
+// (persistUsage), since Windows has no persistent server.
+var (
+	recordPath  = flag.String("record", "", "write every frame in both directions to `FILE` (a fixture, see PROTOCOL.md)")
+	showVersion = flag.Bool("version", false, "print the version, commit, platform and PTY backend, and exit")
+	logExit     = flag.Bool("log-exit", false, "say on stderr why it ended after a clean end of stdin too (otherwise only a signal or an error is reported)")
+	persistName = flag.String("persist", "", persistUsage)
+)
+
+// checkNoArgs ends us with status 2 when arguments follow the flags.
+func checkNoArgs() {
+	if flag.NArg() == 0 {
+		return
+	}
+	// After the usage, which is long: the last line names the mistake.
+	flag.Usage()
+	fmt.Fprintf(os.Stderr, "ptyplex-sidecar: unexpected argument %q: it takes flags only (the protocol goes on stdin and stdout)\n", flag.Arg(0))
+	os.Exit(2)
+}
+
+func newLogger() *log.Logger {
+	return log.New(os.Stderr, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds)
+}
+
+// recordInto sets up --record on opts and returns the input to read
+// frames from and a function that closes the recording. Recording is a
+// bystander: if the file cannot be created or written, we say so on
+// stderr and go on serving without it.
+func recordInto(opts *sidecar.Options, in io.Reader, logger *log.Logger) (io.Reader, func()) {
+	if *recordPath == "" {
+		return in, func() {}
+	}
+	rec, err := record.Create(*recordPath)
+	if err != nil {
+		logger.Printf("not recording: %v", err)
+		return in, func() {}
+	}
+	rec.OnError = func(err error) { logger.Printf("%s: %v", *recordPath, err) }
+	opts.Tap = rec.Tap
+	return rec.WatchEOF(in), func() { rec.Close() }
+}
+
+// exitStatus turns how Run ended into our exit status and its reason.
+// signalled names the signal that asked us to stop, or is empty.
+func exitStatus(err error, signalled string) (int, string) {
+	switch {
+	case err != nil && errors.Is(err, sidecar.ErrOutputBroken):
+		return 1, fmt.Sprintf("the host stopped reading stdout: %v", err)
+	case err != nil:
+		return 1, err.Error()
+	case signalled != "":
+		return 0, "received " + signalled
+	}
+	return 0, "the host closed stdin"
+}
+
+// reportExit writes the last line on stderr, which says why we end,
+// unless the host ended us itself by closing stdin (a clean Close says
+// nothing, -log-exit says it anyway): a host that sees our stdout close
+// can tell a shutdown it asked for from one it did not.
+func reportExit(logger *log.Logger, code int, why, signalled string) {
+	if code != 0 || signalled != "" || *logExit {
+		logger.Printf("exiting with status %d: %s", code, why)
+	}
+}

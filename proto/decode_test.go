@@ -1,0 +1,183 @@
+package proto
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecodeEveryType(t *testing.T) {
+	u16 := func(n uint64) *uint64 { return &n }
+	input, err := DataBody("a", []byte("ls\r"))
+	require.NoError(t, err)
+	cases := []struct {
+		name string
+		f    Frame
+		want Msg
+	}{
+		{"open", Frame{TypeOpen, []byte(`{"terminalId":"a","cols":80,"rows":24,"cmd":"sh","credit":5,"utf8":true}`)},
+			OpenRequest{Open: Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "sh", Credit: u16(5), UTF8: true}}},
+		{"input", Frame{TypeInput, input}, Input{TerminalID: "a", Data: []byte("ls\r")}},
+		{"input empty", Frame{TypeInput, []byte{1, 0, 'a'}}, Input{TerminalID: "a", Data: []byte{}}},
+		{"resize", Frame{TypeResize, []byte(`{"terminalId":"a","cols":100,"rows":30}`)}, Resize{TerminalID: "a", Cols: 100, Rows: 30}},
+		{"close", Frame{TypeClose, []byte(`{"terminalId":"a"}`)}, Close{TerminalID: "a"}},
+		{"credit", Frame{TypeCredit, []byte(`{"terminalId":"a","bytes":4096}`)}, Credit{TerminalID: "a", Bytes: 4096}},
+		{"signal name", Frame{TypeSignal, []byte(`{"terminalId":"a","signal":"INT"}`)}, Signal{TerminalID: "a", Signal: "INT"}},
+		{"signal number", Frame{TypeSignal, []byte(`{"terminalId":"a","signal":2}`)}, Signal{TerminalID: "a", Signal: "2"}},
+		{"foreground", Frame{TypeForeground, []byte(`{"terminalId":"a"}`)}, Foreground{TerminalID: "a"}},
+		{"hello", Frame{TypeHello, []byte(`{"version":"v","protocol":1,"features":["x"]}`)}, Hello{Version: "v", Protocol: 1, Features: []string{"x"}}},
+		{"ping", Frame{TypePing, []byte(`{"n":1}`)}, Ping{Body: []byte(`{"n":1}`)}},
+		{"list", Frame{TypeList, nil}, List{}},
+		{"attach", Frame{TypeAttach, []byte(`{"terminalId":"a","offset":10,"credit":7}`)}, Attach{TerminalID: "a", Offset: 10, Credit: u16(7)}},
+		{"detach", Frame{TypeDetach, []byte(`{"terminalId":"a"}`)}, Detach{TerminalID: "a"}},
+		{"stop", Frame{TypeStop, nil}, Stop{}},
+		{"upgrade", Frame{TypeUpgrade, []byte(`{"path":"/usr/bin/x","version":"2"}`)}, Upgrade{Path: "/usr/bin/x", Version: "2"}},
+		{"unknown", Frame{0x3f, []byte("anything")}, Unknown{Type: 0x3f}},
+		{"unknown sidecar-bound", Frame{TypeOutput, []byte("x")}, Unknown{Type: TypeOutput}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := Decode(c.f)
+			require.NoError(t, err)
+			if o, ok := m.(OpenRequest); ok {
+				o.journal, o.detached = nil, nil // compared through Persist below
+				m = o
+			}
+			assert.Equal(t, c.want, m)
+			assert.Equal(t, c.f.Type, m.FrameType())
+		})
+	}
+}
+
+func TestDecodeMalformed(t *testing.T) {
+	long := make([]byte, MaxID+1)
+	for i := range long {
+		long[i] = 'x'
+	}
+	cases := []struct {
+		name  string
+		f     Frame
+		id    string
+		hasID bool
+		msg   string
+	}{
+		{"open not json", Frame{TypeOpen, []byte(`{"terminalId":"a","cols":`)}, "a", true, "malformed OPEN: unexpected EOF"},
+		{"open trailing", Frame{TypeOpen, []byte(`{"terminalId":"a","cols":1,"rows":1,"cmd":"sh"} x`)}, "a", true, "malformed OPEN: trailing data after the JSON object"},
+		{"open no id", Frame{TypeOpen, []byte(`{"cols":1,"rows":1,"cmd":"sh"}`)}, "", false, "malformed OPEN: missing terminalId"},
+		{"open empty id", Frame{TypeOpen, []byte(`{"terminalId":"","cols":1,"rows":1,"cmd":"sh"}`)}, "", true, "malformed OPEN: terminal id is empty"},
+		{"open long id", Frame{TypeOpen, []byte(`{"terminalId":"` + string(long) + `","cols":1,"rows":1,"cmd":"sh"}`)}, string(long), true, ""},
+		{"open bad cols", Frame{TypeOpen, []byte(`{"terminalId":"a","cols":1.5,"rows":1,"cmd":"sh"}`)}, "a", true, "malformed OPEN: cols: 1.5 is not a whole number in 0..65535"},
+		{"open no cmd", Frame{TypeOpen, []byte(`{"terminalId":"a","cols":1,"rows":1}`)}, "a", true, "malformed OPEN: missing cmd"},
+		{"open bad credit", Frame{TypeOpen, []byte(`{"terminalId":"a","cols":1,"rows":1,"cmd":"sh","credit":-1}`)}, "a", true, "malformed OPEN: credit: -1 is not a whole number in 0..18446744073709551615"},
+		{"input short", Frame{TypeInput, []byte{1}}, "", false, "malformed data frame: body of 1 bytes has no id length"},
+		{"input no id", Frame{TypeInput, []byte{0, 0, 'x'}}, "", false, "malformed data frame: empty terminal id"},
+		{"resize no rows", Frame{TypeResize, []byte(`{"terminalId":"a","cols":80}`)}, "a", true, "malformed RESIZE: missing rows"},
+		{"resize not json", Frame{TypeResize, []byte(`[`)}, "", false, ""},
+		{"close not json", Frame{TypeClose, []byte(`{"terminalId":1}`)}, "", false, ""},
+		{"credit negative", Frame{TypeCredit, []byte(`{"terminalId":"a","bytes":-1}`)}, "a", true, ""},
+		{"signal missing", Frame{TypeSignal, []byte(`{"terminalId":"a"}`)}, "a", true, "malformed SIGNAL: missing signal"},
+		{"signal broken json", Frame{TypeSignal, []byte(`{"terminalId":"a","signal":`)}, "a", true, ""},
+		{"signal big number", Frame{TypeSignal, []byte(`{"terminalId":"a","signal":300}`)}, "a", true, "malformed SIGNAL: signal 300 is neither a name nor a number in 0..255"},
+		{"foreground not json", Frame{TypeForeground, []byte(`{`)}, "", false, ""},
+		{"hello not json", Frame{TypeHello, []byte(`x`)}, "", false, ""},
+		{"attach no offset", Frame{TypeAttach, []byte(`{"terminalId":"a"}`)}, "a", true, "malformed ATTACH: offset: missing (the count of bytes already received, 0 or more)"},
+		{"attach float offset", Frame{TypeAttach, []byte(`{"terminalId":"a","offset":1e3}`)}, "a", true, "malformed ATTACH: offset: 1e3 is not a whole number of bytes (the count of bytes already received, 0 or more)"},
+		{"attach bad credit", Frame{TypeAttach, []byte(`{"terminalId":"a","offset":0,"credit":"x"}`)}, "a", true, `malformed ATTACH: credit: "x" is not a whole number of bytes`},
+		{"attach broken json", Frame{TypeAttach, []byte(`{"terminalId":"a","offset":`)}, "a", true, `malformed ATTACH: want {"terminalId": ..., "offset": N}`},
+		{"detach broken json", Frame{TypeDetach, []byte(`{"terminalId":"a",`)}, "a", true, `malformed DETACH: want {"terminalId": ...}`},
+		{"detach no id", Frame{TypeDetach, []byte(`[]`)}, "", false, `malformed DETACH: want {"terminalId": ...}`},
+		{"upgrade relative", Frame{TypeUpgrade, []byte(`{"path":"bin/x"}`)}, "", false, `malformed UPGRADE: want {"path": "/absolute/path/of/the/new/binary", "version": ...}`},
+		{"upgrade not json", Frame{TypeUpgrade, nil}, "", false, `malformed UPGRADE: want {"path": "/absolute/path/of/the/new/binary", "version": ...}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := Decode(c.f)
+			require.Error(t, err)
+			assert.Nil(t, m)
+			var de *DecodeError
+			require.True(t, errors.As(err, &de))
+			assert.Equal(t, c.f.Type, de.Type)
+			assert.Equal(t, c.id, de.ID)
+			assert.Equal(t, c.hasID, de.HasID)
+			if c.msg != "" {
+				assert.Equal(t, c.msg, err.Error())
+			}
+			assert.NotNil(t, errors.Unwrap(err))
+		})
+	}
+}
+
+// Decode must say exactly what the Parse functions it stands for say, so
+// that moving a server onto it changes no ERROR's text.
+func TestDecodeErrorTextIsTheParsers(t *testing.T) {
+	body := []byte(`{"terminalId":"a","cols":"x","rows":1,"cmd":"sh"}`)
+	_, want := ParseOpen(body)
+	_, err := Decode(Frame{TypeOpen, body})
+	assert.EqualError(t, err, want.Error())
+	body = []byte(`{"terminalId":"a","signal":[]}`)
+	_, want = ParseSignal(body)
+	_, err = Decode(Frame{TypeSignal, body})
+	assert.EqualError(t, err, want.Error())
+}
+
+func TestOpenRequestPersist(t *testing.T) {
+	decode := func(body string) OpenRequest {
+		m, err := Decode(Frame{TypeOpen, []byte(body)})
+		require.NoError(t, err)
+		return m.(OpenRequest)
+	}
+	const base = `"terminalId":"a","cols":1,"rows":1,"cmd":"sh"`
+	p, err := decode(`{` + base + `}`).Persist(100)
+	require.NoError(t, err)
+	assert.Equal(t, OpenPersist{}, p)
+	p, err = decode(`{` + base + `,"journal":100,"detached":"park"}`).Persist(100)
+	require.NoError(t, err)
+	assert.Equal(t, OpenPersist{Journal: 100, Park: true}, p)
+	p, err = decode(`{` + base + `,"journal":null,"detached":"ring"}`).Persist(100)
+	require.NoError(t, err)
+	assert.Equal(t, OpenPersist{}, p)
+	// A detached that is not a string is ignored, as it always was.
+	p, err = decode(`{` + base + `,"detached":5}`).Persist(100)
+	require.NoError(t, err)
+	assert.Equal(t, OpenPersist{}, p)
+	for body, msg := range map[string]string{
+		`{` + base + `,"journal":101}`:       "malformed OPEN: journal must be a whole number of bytes in 1..100, not 101",
+		`{` + base + `,"journal":0}`:         "malformed OPEN: journal must be a whole number of bytes in 1..100, not 0",
+		`{` + base + `,"journal":"1"}`:       `malformed OPEN: journal must be a whole number of bytes in 1..100, not "1"`,
+		`{` + base + `,"detached":"float"}`:  `malformed OPEN: detached must be "ring" or "park", not "float"`,
+		`{` + base + `,"journal":1.0}`:       "malformed OPEN: journal must be a whole number of bytes in 1..100, not 1.0",
+		`{` + base + `,"detached":"PARK"}`:   `malformed OPEN: detached must be "ring" or "park", not "PARK"`,
+		`{` + base + `,"journal":-5}`:        "malformed OPEN: journal must be a whole number of bytes in 1..100, not -5",
+		`{` + base + `,"journal":{"a":1}}`:   `malformed OPEN: journal must be a whole number of bytes in 1..100, not {"a":1}`,
+		`{` + base + `,"journal":1e2}`:       "malformed OPEN: journal must be a whole number of bytes in 1..100, not 1e2",
+		`{` + base + `,"detached":""}`:       `malformed OPEN: detached must be "ring" or "park", not ""`,
+		`{` + base + `,"journal":100000000}`: "malformed OPEN: journal must be a whole number of bytes in 1..100, not 100000000",
+	} {
+		_, err := decode(body).Persist(100)
+		assert.EqualError(t, err, msg, body)
+	}
+}
+
+// FuzzDecode checks that Decode never panics, that every error is a
+// *DecodeError of the frame's type, and that a recovered id is a string
+// the body contains.
+func FuzzDecode(f *testing.F) {
+	for _, typ := range []Type{TypeOpen, TypeInput, TypeResize, TypeSignal, TypeAttach, TypeDetach, TypeUpgrade, 0x7f} {
+		f.Add(byte(typ), []byte(`{"terminalId":"a","offset":1}`))
+	}
+	f.Fuzz(func(t *testing.T, typ byte, body []byte) {
+		m, err := Decode(Frame{Type: Type(typ), Body: body})
+		if err != nil {
+			var de *DecodeError
+			if !errors.As(err, &de) || de.Type != Type(typ) || m != nil {
+				t.Fatalf("Decode(%#x, %q) = %v, %v", typ, body, m, err)
+			}
+			return
+		}
+		if m.FrameType() != Type(typ) {
+			t.Fatalf("Decode(%#x) gave a %T of type %#x", typ, m, m.FrameType())
+		}
+	})
+}
