@@ -63,3 +63,20 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+// EscapeLines keeps the newlines between lines and escapes the rest of
+// each line as EscapeControls does; text with nothing to escape comes
+// back as it is.
+func TestEscapeLines(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"nothing to escape, \\ kept", "nothing to escape, \\ kept"},
+		{"plain\nlines, \\ kept", "plain\nlines, \\ kept"},
+		{"error: \x1b]0;title\x07\nnext \x1b]52;c;aGk=\x07 line", "error: \\e]0;title\\a\nnext \\e]52;c;aGk=\\a line"},
+		{"tab\there\r\n", "tab\\there\\r\n"},
+		{"\u202eevil\n", "\\xe2\\x80\\xaeevil\n"},
+	} {
+		if got := EscapeLines(c.in); got != c.want {
+			t.Errorf("EscapeLines(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

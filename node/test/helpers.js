@@ -79,4 +79,31 @@ function alive(pid) {
   }
 }
 
-module.exports = { BIN, DEADLINE, newSidecar, within, run, waitOutput, waitUntil, alive };
+// cleanup registers fn to run after test t, the last registered first, as
+// Go's t.Cleanup does (node's t.after runs its hooks in the order they were
+// registered). So a host closes before the persistent server it used is
+// stopped, and that before the directory holding the server's socket is
+// removed: in the other order the stop finds no socket, or a host that
+// reconnects starts a new server, and the server outlives the test.
+const stacks = new WeakMap();
+function cleanup(t, fn) {
+  let stack = stacks.get(t);
+  if (!stack) {
+    stack = [];
+    stacks.set(t, stack);
+    t.after(async () => {
+      let first;
+      while (stack.length) {
+        try {
+          await stack.pop()();
+        } catch (err) {
+          first ??= err;
+        }
+      }
+      if (first) throw first;
+    });
+  }
+  stack.push(fn);
+}
+
+module.exports = { BIN, DEADLINE, newSidecar, within, run, waitOutput, waitUntil, alive, cleanup };

@@ -8,14 +8,14 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { Sidecar } = require('..');
-const { BIN, within, run, waitOutput, waitUntil } = require('./helpers');
+const { BIN, within, run, waitOutput, waitUntil, cleanup } = require('./helpers');
 const { startSshd } = require('./sshd');
 
 const PTYPLEX = path.join(path.dirname(BIN), 'ptyplex');
 
 function tmp(t, prefix) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  cleanup(t, () => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
@@ -23,7 +23,7 @@ function newHost(t, options) {
   const lines = [];
   const sc = new Sidecar({ path: BIN, logger: (l) => lines.push(l), helloTimeout: 60000, openTimeout: 60000, ...options });
   sc.lines = lines;
-  t.after(() => sc.close());
+  cleanup(t, () => sc.close());
   return sc;
 }
 
@@ -55,7 +55,7 @@ test('install with persist and reconnect, sh -c as the transport: resumed on the
   fs.mkdirSync(runtimeDir, { mode: 0o700 });
   const name = `i${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
   const env = { ...process.env, PTYPLEX_RUNTIME_DIR: runtimeDir };
-  t.after(() => childProcess.spawnSync(BIN, ['--persist', name, '--stop'], { env, stdio: 'ignore', timeout: 20000 }));
+  cleanup(t, () => childProcess.spawnSync(BIN, ['--persist', name, '--stop'], { env, stdio: 'ignore', timeout: 20000 }));
   const sc = newHost(t, { transport: ['sh', '-c'], env, persist: name, install: { dir: path.join(root, 'inst') }, reconnect: { initialDelay: 10 } });
   const term = sc.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat']);
   await waitOutput(term, 'ready\r\n');

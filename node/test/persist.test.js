@@ -7,7 +7,7 @@ const childProcess = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { BIN, within, run, waitOutput, waitUntil, alive } = require('./helpers');
+const { BIN, within, run, waitOutput, waitUntil, alive, cleanup } = require('./helpers');
 const { Sidecar } = require('..');
 
 // server gives a test its own persistent server: a private runtime
@@ -20,10 +20,10 @@ function server(t) {
     const lines = [];
     const sc = new Sidecar({ path: BIN, persist: name, env, logger: (l) => lines.push(l), ...options });
     sc.lines = lines;
-    t.after(() => sc.close());
+    cleanup(t, () => sc.close());
     return sc;
   };
-  t.after(() => {
+  cleanup(t, () => {
     childProcess.spawnSync(BIN, ['--persist', name, '--stop'], { env: { ...process.env, ...env }, stdio: 'ignore', timeout: 20000 });
     fs.rmSync(runtimeDir, { recursive: true, force: true });
   });
@@ -42,7 +42,7 @@ function numbered(k, lines) {
 test('a host SIGKILLed mid-flood, again and again: each new one attaches from the saved offsets and the streams are byte-identical', async (t) => {
   const { name, runtimeDir } = server(t);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-npmhost-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  cleanup(t, () => fs.rmSync(dir, { recursive: true, force: true }));
   const stop = path.join(dir, 'stop');
   // Each floods numbered lines until the stop file exists (looked for
   // every 1000 lines), so that every kill comes in the middle of a flood.

@@ -10,7 +10,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { Sidecar } = require('..');
-const { BIN, within, waitOutput, waitUntil } = require('./helpers');
+const { BIN, within, waitOutput, waitUntil, cleanup } = require('./helpers');
 const { startSshd } = require('./sshd');
 
 // The resume test's rounds. The issue asks for 10; a round (four ssh
@@ -25,7 +25,7 @@ const ROUNDS = Number(process.env.PTYPLEX_RESUME_ROUNDS || 3);
 function server(t) {
   const runtimeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-'));
   const name = `r${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
-  t.after(() => {
+  cleanup(t, () => {
     childProcess.spawnSync(BIN, ['--persist', name, '--stop'], { env: { ...process.env, PTYPLEX_RUNTIME_DIR: runtimeDir }, stdio: 'ignore', timeout: 20000 });
     fs.rmSync(runtimeDir, { recursive: true, force: true });
   });
@@ -38,7 +38,7 @@ function newHost(t, options) {
   const lines = [];
   const sc = new Sidecar({ logger: (l) => lines.push(l), helloTimeout: 60000, openTimeout: 60000, ...options });
   sc.lines = lines;
-  t.after(() => sc.close());
+  cleanup(t, () => sc.close());
   return sc;
 }
 
@@ -103,7 +103,7 @@ test(`resume over ssh: the ssh client SIGKILLed mid-flood 3 times a round, ${ROU
   if (!srv) return t.skip('no /usr/sbin/sshd: install openssh-server');
   const { bridge } = server(t);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-stop-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  cleanup(t, () => fs.rmSync(dir, { recursive: true, force: true }));
   const STEP = 16 << 10;
   const t0 = Date.now();
   const gaps = [];
@@ -161,14 +161,14 @@ test('keepalive: an ssh client stopped (SIGSTOP) is detected, killed and replace
   if (!srv) return t.skip('no /usr/sbin/sshd: install openssh-server');
   const { bridge } = server(t);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-stop-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  cleanup(t, () => fs.rmSync(dir, { recursive: true, force: true }));
   const stop = path.join(dir, 'stop');
   const sc = newHost(t, { transport: [...srv.ssh, ...bridge], reconnect: { initialDelay: 10 }, keepalive: { interval: 300, timeout: 1000 } });
   const f = flood(sc, 1, stop, 'utf8');
   await waitUntil(() => f.size >= 32 << 10, 'the flood to start');
   assert.ok(sc.remote.features.includes('keepalive'), JSON.stringify(sc.remote.features));
   const pid = sc.pid;
-  t.after(() => {
+  cleanup(t, () => {
     for (const sig of ['SIGCONT', 'SIGKILL']) {
       try {
         process.kill(pid, sig);
@@ -235,7 +235,7 @@ test('queue bound: input written while disconnected is held up to queueLimit byt
 test('gave up: a transport that fails after the first connection; after the attempts, gaveup, onDeath, and the terminals exit with exitCode null', async (t) => {
   const { bridge } = server(t);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-flag-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  cleanup(t, () => fs.rmSync(dir, { recursive: true, force: true }));
   const flag = path.join(dir, 'refuse');
   // Works until the flag file exists, as ssh to a host that went away.
   const transport = ['sh', '-c', 'if [ -e "$0" ]; then echo "connection refused" >&2; exit 255; fi; exec "$@"', flag, ...bridge];
@@ -298,7 +298,7 @@ test('an idle sidecar with reconnect and a fast keepalive does not hold the even
 const sc = new Sidecar({ transport: ${JSON.stringify(bridge)}, reconnect: true, keepalive: { interval: 20, timeout: 5000 } });
 sc.spawn('/bin/sh', ['-c', 'echo bye']).onExit((e) => console.log('exit', e.exitCode, sc.remote.features.includes('keepalive')));`;
   const child = childProcess.spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.after(() => child.kill('SIGKILL')); // should the test fail with it still running
+  cleanup(t, () => child.kill('SIGKILL')); // should the test fail with it still running
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   const code = await within(new Promise((resolve) => child.on('exit', resolve)), 'the script to end by itself');
@@ -359,7 +359,7 @@ test('keepalive without ssh: a stopped bridge is detected, and the drop names th
   const term = sc.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat']);
   await waitOutput(term, 'ready\r\n');
   const pid = sc.pid;
-  t.after(() => {
+  cleanup(t, () => {
     for (const sig of ['SIGCONT', 'SIGKILL']) {
       try {
         process.kill(pid, sig);
