@@ -7,8 +7,13 @@
 # listed, killed, and the run fails. Without /proc there is nothing to do.
 set -uo pipefail
 tok=${1:?usage: leftovers.sh TOKEN}
-# Our own children (tr, sleep) must not carry the mark.
-unset PTYPLEX_TEST_OWNER
+# We must not carry the mark ourselves: /proc/PID/environ shows the
+# environment a process was started with, so unsetting it is not enough
+# (this script and its subshells would still match, and kill themselves).
+# Start again without it.
+if [ -n "${PTYPLEX_TEST_OWNER+x}" ]; then
+	exec env -u PTYPLEX_TEST_OWNER bash "$0" "$@"
+fi
 [ -r /proc/self/environ ] || exit 0
 
 case $tok in *[!A-Za-z0-9_-]*) echo "leftovers: bad token $tok" >&2; exit 2 ;; esac
