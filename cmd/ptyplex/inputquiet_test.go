@@ -53,6 +53,13 @@ func TestWaitInputQuietFallback(t *testing.T) {
 		t.Fatalf("start: %v", r)
 	}
 	t.Cleanup(func() { run("stop", "--socket", sock) })
+	// The fallback cannot tell a program that has not started printing
+	// from one that waits in silence: under load python3 may take longer
+	// than 500ms to print its first line. The bursts are what this test
+	// is about, so it waits for the first before asking.
+	if r := run("wait", "--socket", sock, "--contains", "burst 0", "--timeout", deadline.String()); r.code != 0 {
+		t.Fatalf("wait for the first burst: %v", r)
+	}
 	r := run("wait", "--socket", sock, "--input", "--timeout", deadline.String())
 	if r.code != 0 || r.stdout != "Waiting for input (quiet for 500ms)\n" {
 		t.Fatalf("wait --input: %v", r)
@@ -70,12 +77,16 @@ func TestWaitInputQuietFallback(t *testing.T) {
 	} else if _, has := d["waiting_for_input"]; has {
 		t.Fatalf("STATUS says waiting_for_input though the build cannot tell: %v", st)
 	}
-	// A program printing every 100 ms is never quiet for 500 ms.
+	// A program printing every 20 ms is never quiet for 500 ms (in
+	// process, so no fork of sleep(1) under load opens a gap).
 	busy := filepath.Join(t.TempDir(), "b")
-	if r := run("start", "--socket", busy, "--", "sh", "-c", "while :; do echo tick; sleep 0.1; done"); r.code != 0 {
+	if r := run("start", "--socket", busy, "--", "python3", "-c", "import time\nwhile True:\n    print('tick', flush=True)\n    time.sleep(0.02)\n"); r.code != 0 {
 		t.Fatalf("start: %v", r)
 	}
 	t.Cleanup(func() { run("stop", "--socket", busy) })
+	if r := run("wait", "--socket", busy, "--contains", "tick", "--timeout", deadline.String()); r.code != 0 {
+		t.Fatalf("wait for the first tick: %v", r)
+	}
 	if r := run("wait", "--socket", busy, "--input", "--timeout", "1500ms"); r.code == 0 || strings.Contains(r.stdout, "Waiting for input") {
 		t.Fatalf("wait --input on a printing loop: %v", r)
 	}

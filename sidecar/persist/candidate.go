@@ -34,45 +34,82 @@ const handoverMark = "\x00ptyplex-persist-handover-format:1\x00"
 // candidateBound caps what is read of a candidate binary.
 const candidateBound = 512 << 20
 
+// candidate is a binary an upgrade may run: the open file that was
+// verified, the identity of the file it was when it was, and the bytes
+// that were verified (what execCandidate runs where it can).
+type candidate struct {
+	*os.File
+	dev, ino uint64
+	image    []byte
+}
+
 // openCandidate opens path once and verifies that open file; the upgrade
 // then executes that very file (execCandidate), so that what is at path
 // can be replaced after the check without effect. It returns the file
 // and the version the binary was built as.
-func openCandidate(path string) (*os.File, string, error) {
+func openCandidate(path string) (*candidate, string, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, "", fmt.Errorf("open %s: %w", path, err)
 	}
 	f := os.NewFile(uintptr(fd), path)
-	to, err := verifyCandidate(f, path)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, "", fmt.Errorf("stat %s: %w", path, err)
+	}
+	to, image, err := verifyCandidate(f, path)
 	if err != nil {
 		f.Close()
 		return nil, "", err
 	}
-	return f, to, nil
+	return &candidate{File: f, dev: uint64(st.Dev), ino: uint64(st.Ino), image: image}, to, nil
 }
 
-func verifyCandidate(f *os.File, path string) (string, error) {
+// descriptor is the candidate's descriptor number once it is proven to
+// still be the file that was verified: a descriptor closed by mistake
+// elsewhere in the process and its number reused would otherwise run
+// whatever that number now holds.
+func (c *candidate) descriptor() (int, error) {
+	fd, err := fileFD(c.File)
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return -1, fmt.Errorf("stat the verified %s (descriptor %d): %w", c.Name(), fd, err)
+	}
+	if uint64(st.Dev) != c.dev || uint64(st.Ino) != c.ino {
+		return -1, fmt.Errorf("descriptor %d no longer holds the verified %s", fd, c.Name())
+	}
+	return fd, nil
+}
+
+// verifyCandidate checks the open file f and returns the version it was
+// built as and its bytes.
+func verifyCandidate(f *os.File, path string) (string, []byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return "", fmt.Errorf("stat %s: %w", path, err)
+		return "", nil, fmt.Errorf("stat %s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return "", fmt.Errorf("%s is not an executable file", path)
+		return "", nil, fmt.Errorf("%s is not an executable file", path)
 	}
 	if fi.Size() > candidateBound {
-		return "", fmt.Errorf("%s is %d bytes, more than a ptyplex-sidecar (%d at most)", path, fi.Size(), candidateBound)
+		return "", nil, fmt.Errorf("%s is %d bytes, more than a ptyplex-sidecar (%d at most)", path, fi.Size(), candidateBound)
 	}
-	info, err := buildinfo.Read(f)
-	if err != nil {
-		return "", fmt.Errorf("%s is not a ptyplex-sidecar that can take over a persistent server: it is not a Go program with build information (%v)", path, err)
-	}
-	if info.Path != sidecarMainPath {
-		return "", fmt.Errorf("%s is not a ptyplex-sidecar that can take over a persistent server: it is the Go program %q, not %s", path, info.Path, sidecarMainPath)
-	}
+	// Everything below is checked on one read of the file, the bytes
+	// that execCandidate runs.
 	data, err := io.ReadAll(io.NewSectionReader(f, 0, fi.Size()))
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
+		return "", nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	info, err := buildinfo.Read(bytes.NewReader(data))
+	if err != nil {
+		return "", nil, fmt.Errorf("%s is not a ptyplex-sidecar that can take over a persistent server: it is not a Go program with build information (%v)", path, err)
+	}
+	if info.Path != sidecarMainPath {
+		return "", nil, fmt.Errorf("%s is not a ptyplex-sidecar that can take over a persistent server: it is the Go program %q, not %s", path, info.Path, sidecarMainPath)
 	}
 	if !bytes.Contains(data, []byte(handoverMark)) {
 		prefix, _, _ := strings.Cut(handoverMark, ":")
@@ -80,12 +117,12 @@ func verifyCandidate(f *os.File, path string) (string, error) {
 		if i := bytes.Index(data, []byte(prefix)); i >= 0 {
 			rest := data[i+len(prefix):]
 			if j := bytes.IndexByte(rest, 0); j > 0 && j < 12 {
-				return "", fmt.Errorf("%s reads handover format %s, this server writes format %d", path, rest[:j], HandoverFormat)
+				return "", nil, fmt.Errorf("%s reads handover format %s, this server writes format %d", path, rest[:j], HandoverFormat)
 			}
 		}
-		return "", fmt.Errorf("%s is a ptyplex-sidecar that does not say which handover format it reads (too old for a live upgrade to it)", path)
+		return "", nil, fmt.Errorf("%s is a ptyplex-sidecar that does not say which handover format it reads (too old for a live upgrade to it)", path)
 	}
-	return builtVersion(info), nil
+	return builtVersion(info), data, nil
 }
 
 // builtVersion is the version the binary says with --version: what

@@ -33,6 +33,6 @@ func ExecPrevious(exeFD int, args []string) error {
 // execveat) here, the file verified is not pinned, and a file put at its
 // path between the check and execve would run. (docs/security.md says
 // so.) It returns only on failure.
-func execCandidate(f *os.File, args []string) error {
-	return syscall.Exec(f.Name(), args, os.Environ())
+func execCandidate(c *candidate, args []string) error {
+	return syscall.Exec(c.Name(), args, os.Environ())
 }

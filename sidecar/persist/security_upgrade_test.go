@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptyplex/ptyplex/internal/testproc"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/sidecar/persist"
+	"golang.org/x/sys/unix"
 )
 
 // A program in one of the server's terminals asks for an upgrade to a
@@ -65,31 +67,139 @@ func TestUpgradeRefusedFromInsideATerminal(t *testing.T) {
 }
 
 // The binary an upgrade runs is the file that was checked: once it has
-// been opened and verified, a script put at its path (renamed over it,
-// as a program that can write there would) is not what runs.
+// been opened and verified, a script renamed over its path, or written
+// over it in place (as a program that can write there could), is not
+// what runs. The test binary runs itself as the helper execChecked,
+// which does what the server does (openCandidate, then execCandidate's
+// execve in place) in a process of its own.
 func TestUpgradeRunsTheFileItChecked(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"rename", "in-place"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			out, err, bin := runExecChecked(t, how, "sealed")
+			if err != nil || strings.Contains(out, "swapped-in") || !strings.HasPrefix(out, persist.HandoverLine()[:len(persist.HandoverBanner)]) {
+				t.Fatalf("the checked file ran as %q (%v), want the sidecar's banner", out, err)
+			}
+			// The helper left the script at the path: that is what a
+			// check of the path would have found.
+			if b, err := os.ReadFile(bin); err != nil || !strings.Contains(string(b), "swapped-in") {
+				t.Fatalf("the helper did not swap the file (%v): %.40q", err, b)
+			}
+		})
+	}
+}
+
+// Where the kernel will not run a memfd, the upgrade runs the verified
+// descriptor only if it still reads as what was checked: a file renamed
+// over the path leaves the verified one open (it runs), a file written
+// over in place is refused.
+func TestUpgradeDescriptorFallback(t *testing.T) {
+	t.Parallel()
+	t.Run("rename", func(t *testing.T) {
+		t.Parallel()
+		out, err, _ := runExecChecked(t, "rename", "descriptor")
+		if err != nil || !strings.HasPrefix(out, persist.HandoverLine()[:len(persist.HandoverBanner)]) {
+			t.Fatalf("the verified descriptor ran as %q (%v), want the sidecar's banner", out, err)
+		}
+	})
+	t.Run("in-place", func(t *testing.T) {
+		t.Parallel()
+		out, err, _ := runExecChecked(t, "in-place", "descriptor")
+		if err == nil || strings.Contains(out, "swapped-in") || !strings.Contains(out, "changed since it was checked") {
+			t.Fatalf("a verified file written over: %q (%v), want a refusal", out, err)
+		}
+	})
+}
+
+// runExecChecked runs the helper on a copy of the sidecar, swapping it
+// as how says and executing it as exec says, and returns its output, its
+// error and the copy's path.
+func runExecChecked(t *testing.T, how, exec_ string) (string, error, string) {
+	t.Helper()
 	bin := copyBinary(t)
-	f, to, err := persist.OpenCandidate(bin)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), execCheckedEnv+"="+strings.Join([]string{bin, how, exec_}, "|"))
+	out, err := cmd.CombinedOutput()
+	return string(out), err, bin
+}
+
+// execCheckedEnv names the binary execChecked verifies, swaps and runs,
+// how it swaps it and how it runs it.
+const execCheckedEnv = "PTYPLEX_TEST_EXEC_CHECKED"
+
+func init() {
+	if v := os.Getenv(execCheckedEnv); v != "" {
+		f := strings.Split(v, "|")
+		os.Exit(execChecked(f[0], f[1], f[2]))
+	}
+}
+
+// execChecked verifies the sidecar at path, puts a script at its path
+// (how: "rename" or "in-place"), makes sure a check of the path now
+// refuses it, and executes the verified candidate with
+// --persist-handover-format, as an upgrade would (exec_: "sealed" is
+// execCandidate, "descriptor" its fallback). It returns only on failure,
+// with the exit code the test sees.
+func execChecked(path, how, exec_ string) int {
+	c, to, err := persist.OpenCandidate(path)
+	if err != nil || to == "" {
+		fmt.Fprintf(os.Stderr, "the real sidecar is refused: %v (version %q)\n", err, to)
+		return 2
+	}
+	script := []byte("#!/bin/sh\necho swapped-in\n")
+	switch how {
+	case "rename":
+		swap := filepath.Join(filepath.Dir(path), "swap")
+		if err := os.WriteFile(swap, script, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		err = os.Rename(swap, path)
+	case "in-place":
+		err = os.WriteFile(path, script, 0o755)
+	}
 	if err != nil {
-		t.Fatalf("the real sidecar is refused: %v", err)
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
-	defer f.Close()
-	if to == "" {
-		t.Fatal("no version for the real sidecar")
+	if _, _, err := persist.OpenCandidate(path); err == nil || !strings.Contains(err.Error(), "not a Go program") {
+		fmt.Fprintf(os.Stderr, "the script now at the path: %v, want a refusal\n", err)
+		return 2
 	}
-	swap := filepath.Join(filepath.Dir(bin), "swap")
-	if err := os.WriteFile(swap, []byte("#!/bin/sh\necho swapped-in\n"), 0o755); err != nil {
+	args := []string{path, "--persist-handover-format"}
+	if exec_ == "sealed" {
+		err = persist.ExecCandidate(c, args)
+	} else {
+		err = persist.ExecDescriptor(c, args)
+	}
+	fmt.Fprintf(os.Stderr, "exec: %v\n", err)
+	return 3
+}
+
+// A verified candidate whose descriptor number has come to hold another
+// file (closed by mistake elsewhere and reused) is refused, not run.
+func TestUpgradeRefusesAReusedDescriptor(t *testing.T) {
+	t.Parallel()
+	c, _, err := persist.OpenCandidate(copyBinary(t))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(swap, bin); err != nil {
+	defer c.Close()
+	script := filepath.Join(t.TempDir(), "other")
+	if err := testproc.WriteExecutable(script, []byte("#!/bin/sh\necho other\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := persist.OpenCandidate(bin); err == nil || !strings.Contains(err.Error(), "not a Go program") {
-		t.Fatalf("the script now at the path: %v, want a refusal", err)
+	other, err := os.Open(script)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// What the server executes: the open file, through /proc/self/fd.
-	out, err := exec.Command(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), "--persist-handover-format").CombinedOutput()
-	if err != nil || strings.Contains(string(out), "swapped-in") || !strings.HasPrefix(string(out), persist.HandoverLine()[:len(persist.HandoverBanner)]) {
-		t.Fatalf("the checked file ran as %q (%v), want the sidecar's banner", out, err)
+	defer other.Close()
+	if err := unix.Dup2(int(other.Fd()), int(c.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	err = persist.ExecCandidate(c, []string{script})
+	if err == nil || !strings.Contains(err.Error(), "no longer holds the verified") {
+		t.Fatalf("exec of a reused descriptor: %v, want a refusal", err)
 	}
 }

@@ -106,7 +106,7 @@ func (s *Server) tryUpgrade(c *conn, u proto.Upgrade) string {
 
 // handover freezes the server and executes path in its place; it returns
 // only if that failed, after undoing the freeze.
-func (s *Server) handover(c *conn, bin *os.File, to string) (err error) {
+func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 	path := bin.Name()
 	s.mu.Lock()
 	ln := s.ln
