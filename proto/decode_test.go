@@ -1,7 +1,9 @@
 package proto
 
 import (
+	"encoding/json"
 	"errors"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +14,10 @@ func TestDecodeEveryType(t *testing.T) {
 	u16 := func(n uint64) *uint64 { return &n }
 	input, err := DataBody("a", []byte("ls\r"))
 	require.NoError(t, err)
+	// An absolute path as this platform spells it (C:\... on Windows).
+	abs, err := filepath.Abs(filepath.Join("bin", "x"))
+	require.NoError(t, err)
+	absJSON, _ := json.Marshal(abs)
 	cases := []struct {
 		name string
 		f    Frame
@@ -33,7 +39,7 @@ func TestDecodeEveryType(t *testing.T) {
 		{"attach", Frame{TypeAttach, []byte(`{"terminalId":"a","offset":10,"credit":7}`)}, Attach{TerminalID: "a", Offset: 10, Credit: u16(7)}},
 		{"detach", Frame{TypeDetach, []byte(`{"terminalId":"a"}`)}, Detach{TerminalID: "a"}},
 		{"stop", Frame{TypeStop, nil}, Stop{}},
-		{"upgrade", Frame{TypeUpgrade, []byte(`{"path":"/usr/bin/x","version":"2"}`)}, Upgrade{Path: "/usr/bin/x", Version: "2"}},
+		{"upgrade", Frame{TypeUpgrade, []byte(`{"path":` + string(absJSON) + `,"version":"2"}`)}, Upgrade{Path: abs, Version: "2"}},
 		{"unknown", Frame{0x3f, []byte("anything")}, Unknown{Type: 0x3f}},
 		{"unknown sidecar-bound", Frame{TypeOutput, []byte("x")}, Unknown{Type: TypeOutput}},
 	}
