@@ -48,11 +48,16 @@ TESTJSON     := $(BIN)/go-test.json
 # binaries they start (internal/testproc), this for themselves.
 TESTENV := PTYPLEX_REQUIRE_XTERMJS=1 PTYPLEX_REQUIRE_SSHD=1 GORACE="$${GORACE:-atexit_sleep_ms=20}"
 
+# Tests that skip under -race; make test runs them once without it.
+NORACE_TESTS := TestSnapshotCutToFitAFrame
+
 test: export PTYPLEX_TEST_OWNER := $(TEST_RUN)
 test: fmt-check vet mod-check xtermjs test-deps
 	@mkdir -p $(BIN)
 	$(TESTENV) $(GO) run ./scripts/testreport -o $(TESTJSON) -- \
 		$(GO) test -race -count=1 -json -cover -parallel $(TESTPARALLEL) -timeout 20m ./...
+	# What is too slow under the race detector (it skips there) runs once without it.
+	$(TESTENV) $(GO) test -count=1 -run '^$(NORACE_TESTS)$$' ./sidecar/persist
 	$(MAKE) test-node
 	scripts/first-use.sh # the documented install and first-use steps, on a fresh clone
 	scripts/leftovers.sh $(TEST_RUN)

@@ -177,7 +177,8 @@ func TestSnapshotCutToFitAFrame(t *testing.T) {
 		// The race-built server renders the 16 MiB tail several times
 		// slower; the cut and the frame check run as without it, and the
 		// rendering's concurrency is the internal snapshot tests' part.
-		t.Skip("a minute under the race detector")
+		// make test runs it without the race detector (NORACE_TESTS).
+		t.Skip("a minute under the race detector; make test runs it without")
 	}
 	s := newServer(t)
 	h1 := s.host()
