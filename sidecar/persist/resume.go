@@ -71,7 +71,7 @@ func Resume(opts Options, stateFD int) (*Server, *net.UnixListener, error) {
 func (s *Server) restore(ts termState, journal []byte) {
 	t := &term{id: ts.ID, s: s, pid: ts.Pid, cmd: ts.Cmd, args: ts.Args, park: ts.Park, quota: ts.Quota,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(ts.Quota),
-		sent: ts.Sent, acked: ts.Acked, credit: ts.Credit, cols: ts.Cols, rows: ts.Rows,
+		sent: ts.Sent, acked: ts.Acked, credit: engine.CreditFromWire(ts.Credit), cols: ts.Cols, rows: ts.Rows,
 		life: restoredLife(ts), exit: ts.Exit,
 		readEnded: ts.ReadEnded, input: engine.NewInputQueue(&s.input)}
 	if ts.ExitSent {

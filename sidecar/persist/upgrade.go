@@ -389,7 +389,7 @@ func (t *term) state() (termState, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Park: t.park, Quota: t.quota,
-		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit,
+		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit.Wire(),
 		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
 		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt}
 	if t.proc != nil {
