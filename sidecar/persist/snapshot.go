@@ -3,8 +3,9 @@
 package persist
 
 import (
+	"bytes"
+	"encoding/binary"
 	"strconv"
-	"strings"
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/screen"
@@ -59,60 +60,103 @@ func (t *term) snapshotTailLocked() snapshotTail {
 // testHookSnapshot, if set, is called as a snapshot's rendering begins.
 var testHookSnapshot func()
 
+// snapshotRing is the scrollback of the screen a snapshot is rendered on.
+// The tail goes in a piece at a time (snapshotPiece), and after each the
+// lines it scrolled off are taken out as text, JSON-escaped as the frame
+// will carry them: only this many lines exist as cells at any time, not
+// the whole scrollback (at 16 bytes a cell, ten or more times the text).
+const snapshotRing = 1024
+
+// snapshotPiece is how much of tail goes into the screen before the
+// scrollback is emptied: at most half the ring's worth of newlines and a
+// quarter of it of full rows of wrapped text, so that what the piece
+// scrolls off fits the ring. (A sequence that scrolls by many lines at
+// once, CSI n S, may push out more: those blank lines are missing from
+// the repaint.)
+func snapshotPiece(tail []byte, cols int) int {
+	n := min(len(tail), snapshotRing/4*max(cols, 1))
+	lines := 0
+	for i, b := range tail[:n] {
+		if b == '\n' {
+			if lines++; lines == snapshotRing/2 {
+				return i + 1
+			}
+		}
+	}
+	return n
+}
+
 // frame renders the snapshot and returns its SNAPSHOT frame. Scrollback
 // lines are left out, oldest first, until the frame fits the protocol's
-// limit; the screen always fits (its lines are a few KiB at most).
+// limit; the screen always fits (its lines are a few KiB at most). The
+// frame is built in one buffer of its exact size from the escaped lines:
+// what a rendering holds at its peak is the tail, those lines and the
+// frame.
 func (st snapshotTail) frame() []byte {
 	if testHookSnapshot != nil {
 		testHookSnapshot()
 	}
-	sc := screen.New(st.cols, st.rows, screen.Options{Scrollback: snapshotScrollback})
-	sc.Write(st.tail)
-	st.tail = nil
-	// Every line and its JSON size (as a string's contents, escaped),
-	// oldest scrollback line first.
-	var lines []string
-	for n := sc.ScrollbackLen(); n >= 1; n-- {
-		lines = append(lines, sc.Line(-n, true))
+	sc := screen.New(st.cols, st.rows, screen.Options{Scrollback: snapshotRing})
+	// Every line as the JSON string's contents, oldest scrollback line
+	// first.
+	var lines [][]byte
+	for tail := st.tail; len(tail) > 0; {
+		n := snapshotPiece(tail, st.cols)
+		sc.Write(tail[:n])
+		tail = tail[n:]
+		for n := sc.ScrollbackLen(); n >= 1; n-- {
+			lines = append(lines, jsonContents(sc.Line(-n, true)))
+		}
+		sc.DropScrollback()
+	}
+	if extra := len(lines) - snapshotScrollback; extra > 0 {
+		clear(lines[:extra])
+		lines = lines[extra:]
 	}
 	scrollback := len(lines)
 	for n := 1; n <= st.rows; n++ {
-		lines = append(lines, sc.Line(n, true))
+		lines = append(lines, jsonContents(sc.Line(n, true)))
 	}
 	row, col := sc.Cursor()
 	// Reset attributes, home the cursor and clear: the repaint draws on
 	// whatever the host's emulator shows.
-	const head = "\x1b[0m\x1b[H\x1b[2J"
-	cursor := "\x1b[" + strconv.Itoa(row+1) + ";" + strconv.Itoa(col+1) + "H"
-	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows),
-		Data: head + cursor})
-	size := 1 + len(empty)
-	sizes := make([]int, len(lines))
-	for i, l := range lines {
-		sizes[i] = jsonSize(l) + jsonSize("\r\n")
-		size += sizes[i]
+	head := jsonContents("\x1b[0m\x1b[H\x1b[2J")
+	cursor := jsonContents("\x1b[" + strconv.Itoa(row+1) + ";" + strconv.Itoa(col+1) + "H")
+	newline := jsonContents("\r\n")
+	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows)})
+	at := bytes.Index(empty, []byte(`"data":""`)) + len(`"data":"`)
+	size := 1 + len(empty) + len(head) + len(cursor) + (len(lines)-1)*len(newline)
+	for _, l := range lines {
+		size += len(l)
 	}
 	drop := 0
 	for size > proto.MaxFrame && drop < scrollback {
-		size -= sizes[drop]
+		size -= len(lines[drop]) + len(newline)
 		drop++
 	}
-	var b strings.Builder
-	b.WriteString(head)
+	if size > proto.MaxFrame {
+		return tooLarge(st.id, proto.TypeSnapshot, size-1)
+	}
+	b := make([]byte, 0, 4+size)
+	b = binary.LittleEndian.AppendUint32(b, uint32(size))
+	b = append(b, byte(proto.TypeSnapshot))
+	b = append(b, empty[:at]...)
+	b = append(b, head...)
 	for i, l := range lines[drop:] {
-		b.WriteString(l)
+		b = append(b, l...)
 		if drop+i < len(lines)-1 {
-			b.WriteString("\r\n")
+			b = append(b, newline...)
 		}
 	}
-	b.WriteString(cursor)
-	return checkedFrame(st.id, proto.TypeSnapshot, proto.Snapshot{TerminalID: st.id, Offset: st.offset,
-		Cols: uint16(st.cols), Rows: uint16(st.rows), Data: b.String()})
+	b = append(b, cursor...)
+	return append(b, empty[at:]...)
 }
 
-// jsonSize is how many bytes s takes inside a JSON string.
-func jsonSize(s string) int {
-	return len(proto.Marshal(s)) - 2
+// jsonContents is s as the contents of a JSON string: escaped, without
+// the quotes.
+func jsonContents(s string) []byte {
+	q := proto.Marshal(s)
+	return q[1 : len(q)-1]
 }
 
 // checkedFrame is the frame of type typ with v's JSON as its body, or,
@@ -122,9 +166,14 @@ func jsonSize(s string) int {
 func checkedFrame(id string, typ proto.Type, v any) []byte {
 	body := proto.Marshal(v)
 	if 1+len(body) > proto.MaxFrame {
-		body = proto.Marshal(proto.Error{TerminalID: id, Message: typ.String() + " of " + strconv.Itoa(len(body)) +
-			" bytes not sent: frames are limited to " + strconv.Itoa(proto.MaxFrame) + " bytes"})
-		typ = proto.TypeError
+		return tooLarge(id, typ, len(body))
 	}
 	return proto.AppendFrame(nil, typ, body)
+}
+
+// tooLarge is the ERROR sent about terminal id instead of a frame of type
+// typ whose body of n bytes exceeds the frame limit.
+func tooLarge(id string, typ proto.Type, n int) []byte {
+	return proto.AppendFrame(nil, proto.TypeError, proto.Marshal(proto.Error{TerminalID: id, Message: typ.String() + " of " +
+		strconv.Itoa(n) + " bytes not sent: frames are limited to " + strconv.Itoa(proto.MaxFrame) + " bytes"}))
 }

@@ -5,6 +5,7 @@ package persist
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/screen"
 )
 
 // The tail a snapshot is rendered from holds the last lines only, within
@@ -172,4 +174,68 @@ func TestKeystrokesTakeTheDirectWrite(t *testing.T) {
 	if writerUp || pending != 0 {
 		t.Fatalf("after typed input: writer goroutine started %v, %d bytes pending", writerUp, pending)
 	}
+}
+
+// The snapshot's screen holds only snapshotRing lines of scrollback as
+// cells and takes them out as text piece by piece: the repaint is the
+// same as one rendered on a screen that keeps all snapshotScrollback
+// lines, for a tail of many more lines than the ring, some of them
+// coloured, some wrapped, and more than the scrollback keeps.
+func TestSnapshotStreamedAsAWholeScreenWould(t *testing.T) {
+	for _, total := range []int{10, snapshotRing - 3, 3*snapshotRing + 17, snapshotScrollback + 2500} {
+		var tail bytes.Buffer
+		for i := 0; i < total; i++ {
+			switch i % 7 {
+			case 0:
+				fmt.Fprintf(&tail, "\x1b[3%dmline %d in colour\x1b[0m\r\n", i%8, i)
+			case 3:
+				fmt.Fprintf(&tail, "line %d wraps: %s\r\n", i, strings.Repeat("w", 150))
+			default:
+				fmt.Fprintf(&tail, "line %d\r\n", i)
+			}
+		}
+		tail.WriteString("prompt$ ")
+		st := snapshotTail{id: "s", offset: 42, cols: 80, rows: 24, tail: tail.Bytes()}
+		got := decodeSnapshot(t, st.frame())
+
+		// The reference: the whole tail into a screen that keeps all
+		// the scrollback a snapshot shows.
+		sc := screen.New(80, 24, screen.Options{Scrollback: snapshotScrollback})
+		sc.Write(tail.Bytes())
+		var want strings.Builder
+		want.WriteString("\x1b[0m\x1b[H\x1b[2J")
+		for n := sc.ScrollbackLen(); n >= 1; n-- {
+			want.WriteString(sc.Line(-n, true) + "\r\n")
+		}
+		for n := 1; n <= 24; n++ {
+			want.WriteString(sc.Line(n, true))
+			if n < 24 {
+				want.WriteString("\r\n")
+			}
+		}
+		row, col := sc.Cursor()
+		fmt.Fprintf(&want, "\x1b[%d;%dH", row+1, col+1)
+		if got.Data != want.String() {
+			t.Fatalf("%d lines: the streamed snapshot (%d bytes) differs from the whole screen's (%d bytes)", total, len(got.Data), want.Len())
+		}
+		if got.Offset != 42 || got.Cols != 80 || got.Rows != 24 || got.TerminalID != "s" {
+			t.Fatalf("%d lines: SNAPSHOT fields %+v", total, got)
+		}
+	}
+}
+
+func decodeSnapshot(t *testing.T, frame []byte) proto.Snapshot {
+	t.Helper()
+	f, err := proto.NewReader(bytes.NewReader(frame)).ReadFrame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Type != proto.TypeSnapshot {
+		t.Fatalf("%v frame: %s", f.Type, f.Body)
+	}
+	var s proto.Snapshot
+	if err := json.Unmarshal(f.Body, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
