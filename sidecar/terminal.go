@@ -137,7 +137,7 @@ func (t *terminal) start() {
 func (t *terminal) readLoop() {
 	defer close(t.readDone)
 	hdr := proto.DataHeaderSize(len(t.id))
-	room := readRoom(hdr)
+	room := engine.OutputRoom(hdr)
 	for {
 		n := t.gate.Acquire(room)
 		pb := getFrameBuf(hdr + n)
@@ -254,21 +254,9 @@ func (t *terminal) stopKillTimer() {
 	t.mu.Unlock()
 }
 
-// frameSize is the most one OUTPUT frame takes on the wire, header
-// included. Hosts read their stdout pipe 64 KiB at a time (Node, libuv
-// and most runtimes do), so a flood whose every frame is exactly one such
-// read reaches the host as whole frames, one per read: a host decoder
-// never has to join a frame from two reads, which costs naive decoders
-// (concatenate, copy out) two or three extra copies of every byte.
-const frameSize = 64 << 10
-
-// minRead is the least a reader asks for when a terminal's id is so long
-// that its header leaves less than this of frameSize.
-const minRead = 4 << 10
-
-// readRoom is how much a terminal whose frame header takes hdr bytes
-// reads from its PTY into one OUTPUT frame.
-func readRoom(hdr int) int { return max(frameSize-hdr, minRead) }
+// frameSize is the size of the pooled frame buffers: one OUTPUT frame
+// (engine.OutputFrame).
+const frameSize = engine.OutputFrame
 
 // framePool recycles OUTPUT frame buffers: readers read straight into a
 // buffer that already holds the frame header, and the writer returns it.

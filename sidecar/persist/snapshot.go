@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/screen"
@@ -62,10 +63,10 @@ var testHookSnapshot func()
 
 // snapshotRing is the scrollback of the screen a snapshot is rendered on.
 // The tail goes in a piece at a time (snapshotPiece), and after each the
-// lines it scrolled off are taken out as text, JSON-escaped as the frame
-// will carry them: only this many lines exist as cells at any time, not
-// the whole scrollback (at 16 bytes a cell, ten or more times the text).
-const snapshotRing = 1024
+// lines it scrolled off are rendered into the frame: only this many lines
+// exist as cells at any time, not the whole scrollback (at 16 bytes a
+// cell, ten or more times the text).
+const snapshotRing = 256
 
 // snapshotPiece is how much of tail goes into the screen before the
 // scrollback is emptied: at most half the ring's worth of newlines and a
@@ -88,75 +89,108 @@ func snapshotPiece(tail []byte, cols int) int {
 
 // frame renders the snapshot and returns its SNAPSHOT frame. Scrollback
 // lines are left out, oldest first, until the frame fits the protocol's
-// limit; the screen always fits (its lines are a few KiB at most). The
-// frame is built in one buffer of its exact size from the escaped lines:
-// what a rendering holds at its peak is the tail, those lines and the
-// frame.
+// limit; the screen always fits (its lines are a few KiB at most).
+//
+// The lines are rendered, JSON-escaped, straight into the frame's buffer,
+// sized for the tail at the start, and the lines cut are moved out of it
+// at the end: while the server's heap is a large journal, the collector
+// runs rarely, so everything a rendering allocates is RSS until it ends,
+// and this allocates little more than the frame and the tail it came
+// from.
 func (st snapshotTail) frame() []byte {
 	if testHookSnapshot != nil {
 		testHookSnapshot()
 	}
 	sc := screen.New(st.cols, st.rows, screen.Options{Scrollback: snapshotRing})
-	// Every line as the JSON string's contents, oldest scrollback line
-	// first.
-	var lines [][]byte
+	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows)})
+	at := bytes.Index(empty, []byte(`"data":""`)) + len(`"data":"`)
+	const newline = `\r\n` // "\r\n" in a JSON string
+	// The frame: its length (set last), type, the JSON up to the data's
+	// opening quote, then the data: reset attributes, home the cursor
+	// and clear (the repaint draws on whatever the host's emulator
+	// shows), the lines, each followed by a newline but the last, the
+	// cursor's place, and the rest of the JSON.
+	b := make([]byte, 0, 5+len(empty)+len(st.tail)+len(st.tail)/8+(st.rows+1)*st.cols)
+	b = append(b, 0, 0, 0, 0, byte(proto.TypeSnapshot))
+	b = append(b, empty[:at]...)
+	b = appendJSONContents(b, []byte("\x1b[0m\x1b[H\x1b[2J"))
+	first := len(b)
+	var starts []int // where each line begins in b, oldest scrollback line first
+	var line []byte
+	add := func(n int) {
+		starts = append(starts, len(b))
+		line = sc.AppendLine(line[:0], n, true)
+		b = appendJSONContents(b, line)
+		b = append(b, newline...)
+	}
 	for tail := st.tail; len(tail) > 0; {
 		n := snapshotPiece(tail, st.cols)
 		sc.Write(tail[:n])
 		tail = tail[n:]
 		for n := sc.ScrollbackLen(); n >= 1; n-- {
-			lines = append(lines, jsonContents(sc.Line(-n, true)))
+			add(-n)
 		}
 		sc.DropScrollback()
 	}
-	if extra := len(lines) - snapshotScrollback; extra > 0 {
-		clear(lines[:extra])
-		lines = lines[extra:]
-	}
-	scrollback := len(lines)
+	scrollback := len(starts)
 	for n := 1; n <= st.rows; n++ {
-		lines = append(lines, jsonContents(sc.Line(n, true)))
+		add(n)
 	}
+	b = b[:len(b)-len(newline)]
 	row, col := sc.Cursor()
-	// Reset attributes, home the cursor and clear: the repaint draws on
-	// whatever the host's emulator shows.
-	head := jsonContents("\x1b[0m\x1b[H\x1b[2J")
-	cursor := jsonContents("\x1b[" + strconv.Itoa(row+1) + ";" + strconv.Itoa(col+1) + "H")
-	newline := jsonContents("\r\n")
-	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows)})
-	at := bytes.Index(empty, []byte(`"data":""`)) + len(`"data":"`)
-	size := 1 + len(empty) + len(head) + len(cursor) + (len(lines)-1)*len(newline)
-	for _, l := range lines {
-		size += len(l)
-	}
-	drop := 0
-	for size > proto.MaxFrame && drop < scrollback {
-		size -= len(lines[drop]) + len(newline)
+	b = appendJSONContents(b, []byte("\x1b["+strconv.Itoa(row+1)+";"+strconv.Itoa(col+1)+"H"))
+	b = append(b, empty[at:]...)
+	// The scrollback a screen keeps, and then what fits a frame.
+	drop := max(0, scrollback-snapshotScrollback)
+	for len(b)-4-(starts[drop]-first) > proto.MaxFrame && drop < scrollback {
 		drop++
 	}
-	if size > proto.MaxFrame {
-		return tooLarge(st.id, proto.TypeSnapshot, size-1)
+	if cut := starts[drop] - first; cut > 0 {
+		b = append(b[:first], b[first+cut:]...)
 	}
-	b := make([]byte, 0, 4+size)
-	b = binary.LittleEndian.AppendUint32(b, uint32(size))
-	b = append(b, byte(proto.TypeSnapshot))
-	b = append(b, empty[:at]...)
-	b = append(b, head...)
-	for i, l := range lines[drop:] {
-		b = append(b, l...)
-		if drop+i < len(lines)-1 {
-			b = append(b, newline...)
-		}
+	if len(b)-4 > proto.MaxFrame {
+		return tooLarge(st.id, proto.TypeSnapshot, len(b)-5)
 	}
-	b = append(b, cursor...)
-	return append(b, empty[at:]...)
+	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
+	return b
 }
 
-// jsonContents is s as the contents of a JSON string: escaped, without
-// the quotes.
-func jsonContents(s string) []byte {
-	q := proto.Marshal(s)
-	return q[1 : len(q)-1]
+// appendJSONContents appends s to dst as the contents of a JSON string
+// (escaped as encoding/json does, without the quotes).
+func appendJSONContents(dst, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\':
+				dst = append(dst, c)
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return dst
 }
 
 // checkedFrame is the frame of type typ with v's JSON as its body, or,

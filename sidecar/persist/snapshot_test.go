@@ -190,6 +190,8 @@ func TestSnapshotStreamedAsAWholeScreenWould(t *testing.T) {
 				fmt.Fprintf(&tail, "\x1b[3%dmline %d in colour\x1b[0m\r\n", i%8, i)
 			case 3:
 				fmt.Fprintf(&tail, "line %d wraps: %s\r\n", i, strings.Repeat("w", 150))
+			case 5:
+				fmt.Fprintf(&tail, "line %d \"quoted\" \\ back\tslash é ☃ 中 \u2028 \xff\r\n", i)
 			default:
 				fmt.Fprintf(&tail, "line %d\r\n", i)
 			}

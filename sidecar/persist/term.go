@@ -15,9 +15,9 @@ import (
 )
 
 const (
-	// readChunk is the most one PTY read takes into the journal, and the
-	// most data one OUTPUT frame carries.
-	readChunk = 64<<10 - 512
+	// readChunk is the most one PTY read takes into the journal: an
+	// OUTPUT frame's worth (each frame carries engine.OutputRoom).
+	readChunk = engine.OutputFrame
 )
 
 // Lock order: Server.mu before term.mu, never the other way round; no
@@ -287,6 +287,7 @@ func (t *term) logf(format string, args ...any) {
 func (t *term) pump() {
 	// The OUTPUT header, written once; only its length changes.
 	hdr := make([]byte, proto.DataHeaderSize(len(t.id)))
+	room := uint64(engine.OutputRoom(len(hdr)))
 	proto.PutDataHeader(hdr, proto.TypeOutput, t.id)
 	var frame [][]byte // the header and the journal slices of a frame
 	t.mu.Lock()
@@ -310,7 +311,7 @@ func (t *term) pump() {
 			t.sent = t.j.start
 		}
 		if h != nil && t.sent < t.j.end && t.credit.Allow(1) > 0 {
-			n := uint64(t.credit.Allow(int(min(readChunk, t.j.end-t.sent))))
+			n := uint64(t.credit.Allow(int(min(room, t.j.end-t.sent))))
 			// The frame is the header and the journal's own bytes,
 			// written with no copy: pinned, they stay in the journal
 			// until the write returns, even once sent says they may go.
