@@ -261,7 +261,7 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 	t.queueCtlLocked(c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: off, Lost: lost})
 	t.sent = off
 	if lost > 0 {
-		t.ctl = append(t.ctl, ctlFrame{to: c, render: t.snapshotTailLocked().frame})
+		t.ctl = append(t.ctl, t.snapshotCtlLocked(c))
 		t.sent = t.j.end
 	}
 	t.acked = t.sent

@@ -36,16 +36,22 @@ const (
 	snapshotMaxInput = proto.MaxFrame
 )
 
-// snapshotTail is what a snapshot is rendered from: a copy of the
-// journal's tail and the size of the screen, taken under the lock.
+// snapshotTail is what a snapshot is rendered from: the journal's tail,
+// as the journal's own slices, and the size of the screen, taken under
+// the lock. The tail is pinned (term.snapPins) from then until the pump
+// has rendered it, so that nothing evicts it meanwhile: copying it would
+// cost as much memory again as the frame.
 type snapshotTail struct {
 	id         string
 	offset     uint64 // the offset the repaint stands for: the journal's end
 	cols, rows int
-	tail       []byte
+	from       uint64   // the tail's first byte, pinned
+	tail       [][]byte // the journal's bytes from from to offset
+	size       int      // their length
 }
 
-// snapshotTailLocked copies what a snapshot needs from t.
+// snapshotTailLocked pins what a snapshot needs of t and describes it;
+// the pump unpins it once the snapshot is rendered (release).
 func (t *term) snapshotTailLocked() snapshotTail {
 	cols, rows := int(t.cols), int(t.rows)
 	if cols == 0 {
@@ -54,8 +60,32 @@ func (t *term) snapshotTailLocked() snapshotTail {
 	if rows == 0 {
 		rows = 24
 	}
-	from := t.j.tailStart(rows+snapshotScrollback, snapshotMaxInput)
-	return snapshotTail{id: t.id, offset: t.j.end, cols: cols, rows: rows, tail: t.j.copyFrom(from)}
+	from := max(t.j.tailStart(rows+snapshotScrollback, snapshotMaxInput), t.j.start)
+	size := int(t.j.end - from)
+	t.snapPins = append(t.snapPins, from)
+	return snapshotTail{id: t.id, offset: t.j.end, cols: cols, rows: rows, from: from, size: size,
+		tail: t.j.appendSlices(nil, from, size)}
+}
+
+// snapshotCtlLocked is the control frame of a SNAPSHOT for c: rendered
+// by the pump without t.mu, and its tail unpinned after.
+func (t *term) snapshotCtlLocked(c *conn) ctlFrame {
+	st := t.snapshotTailLocked()
+	return ctlFrame{to: c, render: st.frame, release: func() { t.unpinLocked(st.from) }}
+}
+
+// unpinLocked drops one snapshot pin at from.
+func (t *term) unpinLocked(from uint64) {
+	for i, p := range t.snapPins {
+		if p == from {
+			t.snapPins = append(t.snapPins[:i], t.snapPins[i+1:]...)
+			break
+		}
+	}
+	if len(t.snapPins) == 0 {
+		t.snapPins = nil
+	}
+	t.cond.Broadcast() // the reader may evict again
 }
 
 // testHookSnapshot, if set, is called as a snapshot's rendering begins.
@@ -110,7 +140,7 @@ func (st snapshotTail) frame() []byte {
 	// and clear (the repaint draws on whatever the host's emulator
 	// shows), the lines, each followed by a newline but the last, the
 	// cursor's place, and the rest of the JSON.
-	b := make([]byte, 0, 5+len(empty)+len(st.tail)+len(st.tail)/8+(st.rows+1)*st.cols)
+	b := make([]byte, 0, 5+len(empty)+st.size+st.size/8+(st.rows+1)*st.cols)
 	b = append(b, 0, 0, 0, 0, byte(proto.TypeSnapshot))
 	b = append(b, empty[:at]...)
 	b = appendJSONContents(b, []byte("\x1b[0m\x1b[H\x1b[2J"))
@@ -123,14 +153,16 @@ func (st snapshotTail) frame() []byte {
 		b = appendJSONContents(b, line)
 		b = append(b, newline...)
 	}
-	for tail := st.tail; len(tail) > 0; {
-		n := snapshotPiece(tail, st.cols)
-		sc.Write(tail[:n])
-		tail = tail[n:]
-		for n := sc.ScrollbackLen(); n >= 1; n-- {
-			add(-n)
+	for _, tail := range st.tail {
+		for len(tail) > 0 {
+			n := snapshotPiece(tail, st.cols)
+			sc.Write(tail[:n])
+			tail = tail[n:]
+			for n := sc.ScrollbackLen(); n >= 1; n-- {
+				add(-n)
+			}
+			sc.DropScrollback()
 		}
-		sc.DropScrollback()
 	}
 	scrollback := len(starts)
 	for n := 1; n <= st.rows; n++ {

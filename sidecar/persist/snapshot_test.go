@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -197,7 +199,13 @@ func TestSnapshotStreamedAsAWholeScreenWould(t *testing.T) {
 			}
 		}
 		tail.WriteString("prompt$ ")
-		st := snapshotTail{id: "s", offset: 42, cols: 80, rows: 24, tail: tail.Bytes()}
+		// In slices as a journal's chunks hold it, split anywhere.
+		var slices [][]byte
+		for rest := tail.Bytes(); len(rest) > 0; {
+			n := min(len(rest), 4093)
+			slices, rest = append(slices, rest[:n]), rest[n:]
+		}
+		st := snapshotTail{id: "s", offset: 42, cols: 80, rows: 24, tail: slices, size: tail.Len()}
 		got := decodeSnapshot(t, st.frame())
 
 		// The reference: the whole tail into a screen that keeps all
@@ -240,4 +248,83 @@ func decodeSnapshot(t *testing.T, frame []byte) proto.Snapshot {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// A SNAPSHOT's tail is the journal's own bytes, pinned until it is
+// rendered: a child that goes on flooding meanwhile waits for room
+// instead of overwriting them, and the repaint is of consecutive lines.
+func TestSnapshotTailPinnedWhileRendered(t *testing.T) {
+	s := New(Options{})
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(t.TempDir(), "s"), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(s.Shutdown)
+	dial := func() (net.Conn, <-chan proto.Frame) {
+		c, err := net.Dial("unix", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c, frames(t, c)
+	}
+	const journal = 256 << 10
+	c1, f1 := dial()
+	send(t, c1, proto.TypeOpen, map[string]any{"terminalId": "f", "cols": 80, "rows": 24, "journal": journal,
+		"cmd": "seq", "args": []string{"1", "100000000"}})
+	for got := 0; got < 4*journal; {
+		_, data, _ := proto.ParseData(next(t, f1, proto.TypeOutput).Body)
+		got += len(data)
+	}
+	rendering, release := make(chan struct{}), make(chan struct{})
+	testHookSnapshot = func() { close(rendering); <-release }
+	t.Cleanup(func() { testHookSnapshot = nil })
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	c2, f2 := dial()
+	send(t, c2, proto.TypeAttach, map[string]any{"terminalId": "f", "offset": 0})
+	<-rendering
+	// The flood goes on until the reader finds no room it may take: it
+	// waits, and the journal's end stays where it is.
+	term := s.lookup("f")
+	var last uint64
+	for stable, deadline := 0, time.Now().Add(15*time.Second); stable < 20; time.Sleep(time.Millisecond) {
+		term.mu.Lock()
+		end := term.j.end
+		term.mu.Unlock()
+		if term.waitsForRoom() && end == last {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = end
+		if time.Now().After(deadline) {
+			t.Fatal("the reader never waited for room while the snapshot was rendered")
+		}
+	}
+	close(release)
+	released = true
+	var sn proto.Snapshot
+	if err := json.Unmarshal(next(t, f2, proto.TypeSnapshot).Body, &sn); err != nil {
+		t.Fatal(err)
+	}
+	plain := regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`).ReplaceAllString(sn.Data, "")
+	lines := strings.Split(strings.TrimSpace(plain), "\r\n")
+	if len(lines) < 1000 {
+		t.Fatalf("a repaint of %d lines", len(lines))
+	}
+	// The first and the last line may be cut: the ones between count up.
+	prev := -1
+	for i, l := range lines[1 : len(lines)-1] {
+		n, err := strconv.Atoi(strings.TrimSpace(l))
+		if err != nil || (prev >= 0 && n != prev+1) {
+			t.Fatalf("line %d of the repaint is %q after %d: the tail was overwritten while rendered", i+1, l, prev)
+		}
+		prev = n
+	}
 }

@@ -54,6 +54,10 @@ type term struct {
 	// on may be evicted, whatever else says it may.
 	pin    uint64
 	pinned bool
+	// snapPins are the first bytes of the tails of the SNAPSHOTs queued
+	// and not rendered yet (snapshot.go): nothing from the lowest on may
+	// be evicted either.
+	snapPins []uint64
 	// writingTo is the connection the pump is writing a frame to (or
 	// waiting in the queue of), since writeSince; nil between writes. A
 	// takeover reads it to tell a previous holder that stopped reading.
@@ -94,8 +98,9 @@ type ctlFrame struct {
 	to  *conn
 	buf []byte
 	// render, if set, makes buf: the pump calls it without t.mu (a
-	// SNAPSHOT, whose rendering takes long).
-	render func() []byte
+	// SNAPSHOT, whose rendering takes long); then release, with t.mu.
+	render  func() []byte
+	release func()
 }
 
 func (t *term) queueCtlLocked(to *conn, typ proto.Type, v any) {
@@ -123,10 +128,22 @@ func (t *term) start() {
 // nothing evictable the reader waits, and the child blocks in write(2).
 func (t *term) evictableLocked() int {
 	n := t.evictableUnpinnedLocked()
-	if t.pinned {
-		n = min(n, int(t.pin-t.j.start))
+	if floor, ok := t.pinFloorLocked(); ok {
+		n = min(n, int(floor-t.j.start))
 	}
 	return n
+}
+
+// pinFloorLocked is the lowest journal offset something still reads
+// without the lock (a frame being written, a SNAPSHOT's tail), if any.
+func (t *term) pinFloorLocked() (uint64, bool) {
+	floor, ok := t.pin, t.pinned
+	for _, p := range t.snapPins {
+		if !ok || p < floor {
+			floor, ok = p, true
+		}
+	}
+	return floor, ok
 }
 
 func (t *term) evictableUnpinnedLocked() int {
@@ -300,6 +317,9 @@ func (t *term) pump() {
 				t.mu.Unlock()
 				f.buf = f.render()
 				t.mu.Lock()
+				if f.release != nil {
+					f.release()
+				}
 			}
 			t.writeLocked(f.to, f.buf)
 			continue
