@@ -6,12 +6,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -341,20 +343,105 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 			t.Fatalf("process %d of the tree %v does not run before CLOSE", pid, pids)
 		}
 	}
-	h.send(proto.TypeClose, proto.Close{TerminalID: "tree"})
-	h.collect(terms, 60*time.Second, exited(tm), nil)
-	left := 0
+	// Everything below the sidecar, counted from the process table: the
+	// tree, and whatever the pseudo-console runs (conhost).
+	sidecarPid := h.cmd.Process.Pid
+	before := descendants(t, sidecarPid)
 	for _, pid := range pids {
-		if !waitGone(t, pid, 10*time.Second) {
-			left++
-			t.Errorf("process %d outlived CLOSE", pid)
+		if !slices.ContainsFunc(before, func(p proc) bool { return p.pid == pid }) {
+			t.Fatalf("process %d of the tree is not below the sidecar in the process table: %v", pid, names(before))
 		}
 	}
-	t.Logf("CLOSE: %d processes before, %d left; EXIT %s", len(pids), left, exitText(tm.exit))
+	h.send(proto.TypeClose, proto.Close{TerminalID: "tree"})
+	h.collect(terms, 60*time.Second, exited(tm), nil)
+	if tm.exit.Signal != "SIGHUP" {
+		t.Errorf("EXIT after CLOSE: %s, want signal SIGHUP", exitText(tm.exit))
+	}
+	left := survivors(before, 10*time.Second)
+	if len(left) > 0 {
+		t.Errorf("%d of the %d processes below the sidecar outlived CLOSE: %v", len(left), len(before), names(left))
+	}
+	noDescendants(t, sidecarPid, 10*time.Second)
+	t.Logf("CLOSE: %d processes below the sidecar before (%s), %d left; EXIT %s", len(before), names(before), len(left), exitText(tm.exit))
+}
+
+// TestBinaryStdio: stdin and stdout carry frames byte for byte. PINGs
+// whose length fields hold LF, CR and Ctrl-Z (bodies of 9, 12 and 25
+// bytes) come back as PONGs of the same bytes, and the stream stays in
+// step: a text-mode stream would turn LF into CR LF (or CR LF into LF)
+// and end its input at the Ctrl-Z. (Raw CR and LF in bodies cross both
+// ways in every test: typed "\r", cmd.exe's "\r\n".)
+func TestBinaryStdio(t *testing.T) {
+	h := startHost(t)
+	for _, n := range []int{9, 12, 25, 25, 12, 9} {
+		body := []byte(`{"s":"` + strings.Repeat("z", n-8) + `"}`)
+		if err := proto.WriteFrame(h.stdin, proto.TypePing, body); err != nil {
+			t.Fatal(err)
+		}
+		f := h.next(30 * time.Second)
+		if f.Type != proto.TypePong || !bytes.Equal(f.Body, body) {
+			t.Fatalf("PING %q (frame length %#x) answered by %v %q", body, 1+len(body), f.Type, f.Body)
+		}
+	}
+	// After all that, the stream is still in step: a terminal still runs.
+	tm := &term{}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "b", Cols: 80, Rows: 24, Cmd: "cmd.exe", Args: []string{"/c", "echo still-in-step"}})
+	h.collect(map[string]*term{"b": tm}, 60*time.Second, exited(tm), nil)
+	if !strings.Contains(tm.text(), "still-in-step") || tm.exit == nil || tm.exit.ExitCode == nil || *tm.exit.ExitCode != 0 {
+		t.Errorf("after the PINGs: output %q, EXIT %s (%s)", tm.text(), exitText(tm.exit), tm.errMsg)
+	}
+}
+
+// TestPersistRefused: --persist needs Unix sockets; on Windows the
+// sidecar says so on stderr, writes nothing on stdout and exits 2.
+func TestPersistRefused(t *testing.T) {
+	path, env := sidecarPath(t)
+	cmd := exec.Command(path, "--persist", "work")
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Errorf("--persist: %v, want exit status 2", err)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("--persist wrote %q on stdout", stdout.Bytes())
+	}
+	if !strings.Contains(stderr.String(), "--persist is not supported on Windows") {
+		t.Errorf("--persist said %q on stderr", stderr.String())
+	}
+}
+
+// TestSidecarKilledLeavesNoProcess: when the sidecar is killed (no
+// teardown of its own runs), the kernel closes its handles; the job's
+// last handle going kills the child's tree, and the pseudo-console's
+// conhost ends with its pipes. Counted from the process table.
+func TestSidecarKilledLeavesNoProcess(t *testing.T) {
+	h := startHost(t)
+	tm := &term{}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "k", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "tree"}})
+	h.collect(map[string]*term{"k": tm}, 60*time.Second, func() bool { return strings.Contains(tm.text(), "TREE-READY") || tm.exit != nil || tm.errMsg != "" }, nil)
+	if !strings.Contains(tm.text(), "TREE-READY") {
+		t.Fatalf("tree helper said %q (%s)", tm.text(), tm.errMsg)
+	}
+	before := descendants(t, h.cmd.Process.Pid)
+	if len(before) < 3 {
+		t.Fatalf("only %d processes below the sidecar: %v", len(before), names(before))
+	}
+	if err := h.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	left := survivors(before, 10*time.Second)
+	if len(left) > 0 {
+		t.Errorf("%d of the %d processes below the sidecar outlived its death: %v", len(left), len(before), names(left))
+	}
+	t.Logf("sidecar killed: %d processes below it before (%s), %d left", len(before), names(before), len(left))
 }
 
 // TestEndOfInputExitsCleanly: on end of input the sidecar ends its
-// terminals and exits 0. A clean end says nothing on stderr unless
+// terminals and exits 0, and nothing below it (the child's tree,
+// conhost) outlives it. A clean end says nothing on stderr unless
 // -log-exit asks for the reason, as on Unix.
 func TestEndOfInputExitsCleanly(t *testing.T) {
 	for _, logExit := range []bool{false, true} {
@@ -366,8 +453,13 @@ func TestEndOfInputExitsCleanly(t *testing.T) {
 			h := startHost(t, args...)
 			tm := &term{}
 			terms := map[string]*term{"s": tm}
-			h.send(proto.TypeOpen, proto.Open{TerminalID: "s", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "sleep"}})
-			h.collect(terms, 60*time.Second, func() bool { return tm.pid != 0 || tm.errMsg != "" }, nil)
+			// A child with two children of its own, all running.
+			h.send(proto.TypeOpen, proto.Open{TerminalID: "s", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "tree"}})
+			h.collect(terms, 60*time.Second, func() bool { return strings.Contains(tm.text(), "TREE-READY") || tm.exit != nil || tm.errMsg != "" }, nil)
+			if !strings.Contains(tm.text(), "TREE-READY") {
+				t.Fatalf("tree helper said %q (%s)", tm.text(), tm.errMsg)
+			}
+			before := descendants(t, h.cmd.Process.Pid)
 			h.stdin.Close()
 			h.collect(terms, 60*time.Second, exited(tm), nil)
 			select {
@@ -386,6 +478,11 @@ func TestEndOfInputExitsCleanly(t *testing.T) {
 			if !waitGone(t, tm.pid, 10*time.Second) {
 				t.Errorf("child %d outlived the sidecar", tm.pid)
 			}
+			left := survivors(before, 10*time.Second)
+			if len(left) > 0 {
+				t.Errorf("%d of the %d processes below the sidecar outlived it: %v", len(left), len(before), names(left))
+			}
+			t.Logf("end of input: %d processes below the sidecar before (%s), %d left", len(before), names(before), len(left))
 		})
 	}
 }
