@@ -78,12 +78,52 @@ for p in "${pkgs[@]}"; do
 	fi
 done
 
+# ptyplex.exe (the session CLI) does not run on Windows: it must say so at
+# start, on stderr, with exit status 1, whatever it was asked.
+echo "== ptyplex.exe says at start what it cannot do (wine)"
+GOOS=windows GOARCH=amd64 $GO build -o "$work/bin/ptyplex.exe" ./cmd/ptyplex
+cli_ok=1
+for args in "start -- cmd.exe" "list" "mcp"; do
+	rc=0
+	# shellcheck disable=SC2086 # the words of args are the arguments
+	wine "$work/bin/ptyplex.exe" $args >"$work/cli.out" 2>"$work/cli.err" </dev/null || rc=$?
+	if [ "$rc" -ne 1 ] || [ -s "$work/cli.out" ] || ! grep -q 'not supported on Windows' "$work/cli.err"; then
+		echo "ptyplex.exe $args: exit $rc, stdout $(cat "$work/cli.out"), stderr $(cat "$work/cli.err")"
+		cli_ok=
+	fi
+done
+if [ -n "$cli_ok" ]; then
+	echo "ok  ptyplex.exe: $(head -c 120 "$work/cli.err")..."
+else
+	failed+=(ptyplex.exe)
+fi
+
 echo "== node/test/win32.test.js (wine node.exe $NODE_WIN_VERSION)"
 if (cd node && PTYPLEX_SIDECAR_PATH="$PTYPLEX_SIDECAR" wine "$nodedir/package/bin/node.exe" test/win32.test.js >"$work/node.log" 2>&1); then
 	grep -E '^(not )?ok|^# (pass|fail)' "$work/node.log"
 else
 	cat "$work/node.log"
 	failed+=(node)
+fi
+
+# The packages as npm installs them on Windows: the main package and
+# @ptyplex/sidecar-win32-x64 packed by make npm's script, installed from
+# the tarballs (npm told the platform is win32/x64; --force, as --os does
+# not lift the platform check of a tarball named outright), and the smoke test
+# run by wine node.exe with no PTYPLEX_SIDECAR_PATH: the package must find
+# ptyplex-sidecar.exe in its platform package.
+echo "== npm packages for win32-x64 installed from their tarballs: node/scripts/smoke.js (wine node.exe)"
+if node/scripts/build-npm.sh "$work/npm" win32-x64 >"$work/npm-build.log" 2>&1 &&
+	mkdir "$work/project" && (cd "$work/project" &&
+	echo '{"name":"ptyplex-smoke","private":true}' >package.json &&
+	npm install --offline --force --os=win32 --cpu=x64 --no-audit --no-fund --loglevel=error \
+		"$work/npm"/ptyplex-sidecar-win32-x64-*.tgz "$(ls "$work/npm"/ptyplex-[0-9]*.tgz)" >"$work/npm-install.log" 2>&1 &&
+	cp "$root/node/scripts/smoke.js" . &&
+	env -u PTYPLEX_SIDECAR_PATH wine "$nodedir/package/bin/node.exe" smoke.js >"$work/smoke.log" 2>&1); then
+	grep 'smoke ok' "$work/smoke.log"
+else
+	cat "$work/npm-build.log" "$work/npm-install.log" "$work/smoke.log" 2>/dev/null
+	failed+=(npm-smoke)
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then

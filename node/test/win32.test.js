@@ -36,6 +36,20 @@ test('spawn cmd.exe: onData gets its output, onExit its exit code', async (t) =>
   assert.strictEqual(e.signal, 0);
 });
 
+test("node-pty's module-level spawn(): cmd.exe on the package's own sidecar", async (t) => {
+  const pty = require('..');
+  t.after(() => pty.defaultSidecar().close());
+  const term = pty.spawn('cmd.exe', ['/c', 'echo via-module-spawn %TERM%& exit 9'], {
+    name: 'xterm-256color', cols: 80, rows: 24, cwd: os.tmpdir(), env: process.env, useConpty: true, conptyInheritCursor: true,
+  });
+  const exited = run(term);
+  await within(term.ready, 'the terminal to open');
+  assert.ok(term.pid > 0, `pid ${term.pid}`);
+  const e = await exited;
+  assert.match(e.output, /via-module-spawn xterm-256color/);
+  assert.deepStrictEqual({ exitCode: e.exitCode, signal: e.signal }, { exitCode: 9, signal: 0 });
+});
+
 test('the default file is %COMSPEC%, and typed input gets its answer', async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn(undefined, [], { env: { ...process.env } });
@@ -60,7 +74,9 @@ test('kill() ends the whole tree', async (t) => {
   const exited = run(term);
   term.kill();
   const e = await exited;
-  assert.notStrictEqual(e.exitCode, undefined);
+  // The job ended by SIGHUP's meaning, reported as node-pty reports a
+  // signal death (node/README.md).
+  assert.deepStrictEqual({ exitCode: e.exitCode, signal: e.signal }, { exitCode: 0, signal: 1 });
   await waitUntil(() => pids.every(gone), `the end of processes ${pids}`);
 });
 
