@@ -102,8 +102,12 @@ mod-check:
 BENCHFLAGS ?=
 # The portable backend's sidecar is built alongside, for its rows.
 PORTABLE_SIDECAR := $(BIN)/portable/ptyplex-sidecar
+# Where Wine is installed, the Windows row (bench-windows) follows.
 bench: build portable-sidecar node-pty
 	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -portable-sidecar $(PORTABLE_SIDECAR) -svg docs/bench.svg $(BENCHFLAGS)
+	@if command -v wine >/dev/null 2>&1 && command -v x86_64-w64-mingw32-ld >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory bench-windows; \
+	else echo "make bench: no Wine here (apt-get install wine wine64 binutils-mingw-w64-x86-64), so no Windows row (make bench-windows)"; fi
 
 # The sidecar's number of Ps (GOMAXPROCS) against plain reads: 1, the CPU
 # count and twice it, rounds alternating (scripts/procs.py; docs/performance.md).

@@ -289,6 +289,25 @@ func TestInteractiveCmd(t *testing.T) {
 	}
 }
 
+// TestUTF8BackspaceErasesCharacter: utf8 is accepted on Windows and is
+// what the console does anyway: a backspace typed after a two-byte
+// character erases the whole character, never half of it.
+func TestUTF8BackspaceErasesCharacter(t *testing.T) {
+	h := startHost(t)
+	tm := &term{}
+	terms := map[string]*term{"u": tm}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "u", Cols: 100, Rows: 30, Cmd: "cmd.exe", Args: []string{"/q", "/k", "prompt $G"}, UTF8: true})
+	h.input("u", "echo [x\u00e9\x7f]\r")
+	answer := regexp.MustCompile(`(?m)^\[x\]\r?$`)
+	h.collect(terms, 60*time.Second, func() bool { return answer.MatchString(tm.text()) || tm.exit != nil }, nil)
+	if !answer.MatchString(tm.text()) {
+		t.Fatalf("no line [x] in %q", tm.text())
+	}
+	t.Logf("%q", tm.out.String())
+	h.input("u", "exit 0\r")
+	h.collect(terms, 60*time.Second, exited(tm), nil)
+}
+
 func TestUnsignedExitCode(t *testing.T) {
 	h := startHost(t)
 	tm := &term{}
@@ -410,6 +429,73 @@ func TestPersistRefused(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "--persist is not supported on Windows") {
 		t.Errorf("--persist said %q on stderr", stderr.String())
+	}
+}
+
+// TestSignalAndForegroundOnWindows: what the extensions mean on a
+// pseudo-console (PROTOCOL.md, "On Windows"): OPENED lists "signal" but
+// not "foreground", a FOREGROUND asked anyway is answered with neither pid
+// nor process, a signal with no Windows meaning gets an ERROR that says
+// so and leaves the terminal running, and SIGTERM ends the job, the
+// child's whole tree, with EXIT naming the signal.
+func TestSignalAndForegroundOnWindows(t *testing.T) {
+	h := startHost(t)
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "s", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "tree"}})
+	// next frame of type typ for "s", skipping OUTPUT (kept) on the way.
+	var out bytes.Buffer
+	next := func(typ proto.Type) proto.Frame {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			f := h.next(time.Until(deadline))
+			if f.Type == proto.TypeOutput {
+				_, data, _ := proto.ParseData(f.Body)
+				out.Write(data)
+				continue
+			}
+			if f.Type != typ {
+				t.Fatalf("got %v %s, want %v", f.Type, f.Body, typ)
+			}
+			return f
+		}
+	}
+	var o proto.Opened
+	if err := json.Unmarshal(next(proto.TypeOpened).Body, &o); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(o.Features, proto.FeatureSignal) || slices.Contains(o.Features, proto.FeatureForeground) {
+		t.Errorf("OPENED features %v: want signal without foreground", o.Features)
+	}
+	h.send(proto.TypeForeground, proto.Foreground{TerminalID: "s"})
+	var fg map[string]any
+	json.Unmarshal(next(proto.TypeForegroundInfo).Body, &fg)
+	if _, ok := fg["pid"]; ok || fg["process"] != nil || fg["terminalId"] != "s" {
+		t.Errorf("FOREGROUND answered %v, want neither pid nor process", fg)
+	}
+	h.send(proto.TypeSignal, proto.Signal{TerminalID: "s", Signal: "SIGQUIT"})
+	var e proto.Error
+	json.Unmarshal(next(proto.TypeError).Body, &e)
+	if e.TerminalID != "s" || !strings.Contains(e.Message, "not supported on Windows") {
+		t.Errorf("SIGQUIT answered %+v, want an ERROR saying it is not supported", e)
+	}
+	// Wait for the whole tree before ending it.
+	for !strings.Contains(vtSeq.ReplaceAllString(out.String(), ""), "TREE-READY") {
+		f := h.next(60 * time.Second)
+		if f.Type != proto.TypeOutput {
+			t.Fatalf("got %v %s before the tree was ready", f.Type, f.Body)
+		}
+		_, data, _ := proto.ParseData(f.Body)
+		out.Write(data)
+	}
+	before := descendants(t, h.cmd.Process.Pid)
+	h.send(proto.TypeSignal, proto.Signal{TerminalID: "s", Signal: "SIGTERM"})
+	var x proto.Exit
+	json.Unmarshal(next(proto.TypeExit).Body, &x)
+	if x.Signal != "SIGTERM" || x.ExitCode == nil || *x.ExitCode != 128+15 {
+		t.Errorf("EXIT after SIGTERM: %s, want code 143 signal SIGTERM", exitText(&x))
+	}
+	if left := survivors(before, 10*time.Second); len(left) > 0 {
+		t.Errorf("%d of the %d processes below the sidecar outlived SIGTERM: %v", len(left), len(before), names(left))
 	}
 }
 

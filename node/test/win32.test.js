@@ -50,12 +50,17 @@ test("node-pty's module-level spawn(): cmd.exe on the package's own sidecar", as
   assert.deepStrictEqual({ exitCode: e.exitCode, signal: e.signal }, { exitCode: 9, signal: 0 });
 });
 
-test('the default file is %COMSPEC%, and typed input gets its answer', async (t) => {
+test('the default file is %COMSPEC%, typed input gets its answer, SIGQUIT is refused', async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn(undefined, [], { env: { ...process.env } });
   assert.strictEqual(term.process, process.env.COMSPEC);
   term.write('set /a 6*7+1000\r');
   await waitOutput(term, '1042');
+  // A signal with no Windows meaning is refused, and the terminal runs on.
+  const refused = new Promise((resolve) => term.on('error', resolve));
+  term.kill('SIGQUIT');
+  const err = await within(refused, "the sidecar's refusal of SIGQUIT");
+  assert.match(err.message, /SIGQUIT.*not supported on Windows/);
   term.write('exit 0\r');
   const e = await run(term);
   assert.strictEqual(e.exitCode, 0);
