@@ -70,8 +70,9 @@ for p in "${pkgs[@]}"; do
 	# not what the tests are about.
 	# In the package's directory, as go test runs it (testdata, ../*.md).
 	if (cd "$p" && wine "$work/tests/$name.test.exe" -test.count=1 -test.timeout=4m -test.v >"$work/$name.log" 2>&1); then
-		grep -E '^(--- |ok|PASS|FAIL)' "$work/$name.log" | grep -v '^--- PASS' || true
-		echo "ok  $p"
+		# What was not a plain pass, and the counts the tests log.
+		grep -E '^(--- |ok|PASS|FAIL)|processes below the sidecar|16 terminals:' "$work/$name.log" | grep -v '^--- PASS' || true
+		echo "ok  $p ($(grep -c -e '--- PASS' "$work/$name.log") tests and subtests passed)"
 	else
 		cat "$work/$name.log"
 		failed+=("$p")
