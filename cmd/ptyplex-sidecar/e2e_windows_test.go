@@ -522,7 +522,7 @@ func TestSidecarKilledLeavesNoProcess(t *testing.T) {
 	if len(left) > 0 {
 		t.Errorf("%d of the %d processes below the sidecar outlived its death: %v", len(left), len(before), names(left))
 	}
-	t.Logf("sidecar killed: %d processes below it before (%s), %d left", len(before), names(before), len(left))
+	t.Logf("sidecar killed: %d processes below the sidecar before (%s), %d left", len(before), names(before), len(left))
 }
 
 // TestEndOfInputExitsCleanly: on end of input the sidecar ends its
