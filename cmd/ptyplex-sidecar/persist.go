@@ -211,6 +211,9 @@ func bridge(name string) int {
 		return 1
 	}
 	growPipe(os.Stdout)
+	if code, done := handOff(c); done {
+		return code
+	}
 	go func() {
 		// The host's stdin ends: half-close, so the server sees the end
 		// of our frames and still sends what it has queued.

@@ -15,6 +15,10 @@ import (
 	"github.com/ptyplex/ptyplex/proto"
 )
 
+// bridgeCopyEnv makes a bridge copy frames instead of handing the host's
+// descriptors to the server.
+const bridgeCopyEnv = "PTYPLEX_BRIDGE_COPY=1"
+
 // server is one persistent sidecar of a test, in a runtime directory of
 // its own, stopped when the test ends.
 type server struct {

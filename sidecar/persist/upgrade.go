@@ -84,7 +84,7 @@ func (s *Server) tryUpgrade(c *conn, u proto.Upgrade) string {
 		}
 		t.mu.Unlock()
 	}
-	if pid, inside, err := insideTerminal(c.c, sids); inside || err != nil {
+	if pid, inside, err := insideTerminal(c.peer, sids); inside || err != nil {
 		why := fmt.Sprintf("it was asked from inside one of this server's terminals (pid %d); run the upgrade from outside them", pid)
 		if err != nil {
 			why = fmt.Sprintf("cannot tell who asked: %v", err)
@@ -235,7 +235,7 @@ func (s *Server) closeConns(keep *conn) error {
 	defer s.mu.Unlock()
 	for c := range s.conns {
 		if c != keep {
-			c.c.Close()
+			c.close("the server is upgraded")
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
