@@ -31,6 +31,12 @@ const sidecarMainPath = "github.com/ptyplex/ptyplex/cmd/ptyplex-sidecar"
 // built from another with strconv.
 const handoverMark = "\x00ptyplex-persist-handover-format:1\x00"
 
+// keeperMark says, in a binary, that it takes descriptors from a keeper
+// (--resume-keeper, see keeper_linux.go): an upgrade hands over through a
+// keeper only to a binary that has it (candidate.keeper), and by
+// inheritance, as before, to one that does not (an older version).
+const keeperMark = "\x00ptyplex-persist-keeper:1\x00"
+
 // candidateBound caps what is read of a candidate binary.
 const candidateBound = 512 << 20
 
@@ -41,6 +47,7 @@ type candidate struct {
 	*os.File
 	dev, ino uint64
 	image    []byte
+	keeper   bool // it takes descriptors from a keeper
 }
 
 // openCandidate opens path once and verifies that open file; the upgrade
@@ -63,7 +70,8 @@ func openCandidate(path string) (*candidate, string, error) {
 		f.Close()
 		return nil, "", err
 	}
-	return &candidate{File: f, dev: uint64(st.Dev), ino: uint64(st.Ino), image: image}, to, nil
+	return &candidate{File: f, dev: uint64(st.Dev), ino: uint64(st.Ino), image: image,
+		keeper: bytes.Contains(image, []byte(keeperMark))}, to, nil
 }
 
 // descriptor is the candidate's descriptor number once it is proven to

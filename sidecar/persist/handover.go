@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/version"
@@ -111,7 +112,11 @@ func writeState(f io.Writer, st state, terms []*term) error {
 //
 // The file is mapped, not read, so that the journals are not held a third
 // time while they are copied into their rings; the caller unmaps it.
-func readState(fd int) (st state, journals [][]byte, ln *net.UnixListener, mapped []byte, err error) {
+//
+// remap, if not nil, gives the descriptor each number in the header
+// stands for here (by its decimal number): what came back from a keeper
+// has other numbers than the writer's.
+func readState(fd int, remap map[string]int) (st state, journals [][]byte, ln *net.UnixListener, mapped []byte, err error) {
 	var fst unix.Stat_t
 	if err := unix.Fstat(fd, &fst); err != nil {
 		return st, nil, nil, nil, fmt.Errorf("the state (descriptor %d): %w", fd, err)
@@ -128,11 +133,11 @@ func readState(fd int) (st state, journals [][]byte, ln *net.UnixListener, mappe
 			unix.Munmap(all)
 		}
 	}()
-	st, journals, ln, err = parseState(all)
+	st, journals, ln, err = parseState(all, remap)
 	return st, journals, ln, all, err
 }
 
-func parseState(all []byte) (st state, journals [][]byte, ln *net.UnixListener, err error) {
+func parseState(all []byte, remap map[string]int) (st state, journals [][]byte, ln *net.UnixListener, err error) {
 	hdr, rest, ok := bytes.Cut(all, []byte("\n"))
 	if !ok {
 		return st, nil, nil, fmt.Errorf("the state has no header (%d bytes)", len(all))
@@ -148,6 +153,31 @@ func parseState(all []byte) (st state, journals [][]byte, ln *net.UnixListener, 
 	}
 	if err := json.Unmarshal(hdr, &st); err != nil {
 		return st, nil, nil, fmt.Errorf("the state's header: %w", err)
+	}
+	if remap != nil {
+		renumber := func(what string, n *int) error {
+			fd, ok := remap[strconv.Itoa(*n)]
+			if !ok {
+				return fmt.Errorf("%s: descriptor %d was not handed over", what, *n)
+			}
+			*n = fd
+			return nil
+		}
+		if err := renumber("listener", &st.Listener); err != nil {
+			return st, nil, nil, err
+		}
+		if st.Lock >= 0 {
+			if err := renumber("lock", &st.Lock); err != nil {
+				return st, nil, nil, err
+			}
+		}
+		for i := range st.Terms {
+			if ts := &st.Terms[i]; ts.Running {
+				if err := renumber(fmt.Sprintf("terminal %q's PTY master", ts.ID), &ts.Master); err != nil {
+					return st, nil, nil, err
+				}
+			}
+		}
 	}
 	open := func(what string, fd int) error {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {

@@ -16,16 +16,18 @@ import (
 )
 
 // Resume builds the server a previous image of this process handed over
-// (see upgrade.go): stateFD is the state file it wrote. opts' Log, Name
-// and Args are used; the journal options come from the state.
+// (see upgrade.go): stateFD is the state file it wrote; remap, for
+// descriptors that came back from a keeper, the descriptor each number in
+// the state stands for (nil: inherited, the numbers are ours). opts' Log,
+// Name and Args are used; the journal options come from the state.
 //
 // Resume first reads and checks everything without changing a
 // descriptor; an error from that part means nothing was touched, and the
 // caller may hand the same state to another binary (the previous one).
 // After it, a terminal that cannot be adopted is reported exited, and
 // everything else goes on.
-func Resume(opts Options, stateFD int) (*Server, *net.UnixListener, error) {
-	st, journals, ln, mapped, err := readState(stateFD)
+func Resume(opts Options, stateFD int, remap map[string]int) (*Server, *net.UnixListener, error) {
+	st, journals, ln, mapped, err := readState(stateFD, remap)
 	if err != nil {
 		return nil, nil, err
 	}

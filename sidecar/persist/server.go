@@ -185,8 +185,10 @@ type conn struct {
 	werr   error
 	// shut says why the server itself ended the connection (a takeover
 	// of a host that stopped reading, Stop, an upgrade): the read error
-	// that follows is not the host's doing.
+	// that follows is not the host's doing. hung says it was because the
+	// host stopped reading (abort).
 	shut string
+	hung bool
 }
 
 // connSendBuffer is the socket send buffer asked for each connection.
@@ -253,7 +255,11 @@ func (c *conn) write(frame ...[]byte) {
 // progress fails at once, which breaks the connection; its reader then
 // ends and its terminals are detached.
 func (c *conn) abort(why string) {
-	c.setShut(why)
+	c.mu.Lock()
+	if c.shut == "" {
+		c.shut, c.hung = why, true
+	}
+	c.mu.Unlock()
 	c.l.stopWriting()
 	c.l.stopReading()
 }
@@ -281,10 +287,10 @@ func (c *conn) ending(rerr error) (int, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.shut != "" && c.werr == nil:
-		return 0, c.shut
+	case c.hung:
+		return 1, fmt.Sprintf("to the host: it stopped reading: %s", c.shut)
 	case c.shut != "":
-		return 1, fmt.Sprintf("to the host: %v (%s)", c.werr, c.shut)
+		return 0, c.shut
 	case c.werr != nil:
 		return 1, fmt.Sprintf("to the host: %v", c.werr)
 	case rerr == nil || rerr == io.EOF:

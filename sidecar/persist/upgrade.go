@@ -196,12 +196,10 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 		exeFD, _ = fileFD(exe)
 	}
 
-	fds := []int{lnFD, stateFD}
+	// Every descriptor the state names, by its number here.
+	fds := []int{lnFD}
 	if st.Lock >= 0 {
 		fds = append(fds, st.Lock)
-	}
-	if exeFD >= 0 {
-		fds = append(fds, exeFD)
 	}
 	for _, ts := range st.Terms {
 		if ts.Master >= 0 {
@@ -209,9 +207,40 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 		}
 	}
 	args := append([]string{path}, s.opts.Args...)
-	args = append(args, "--resume-fd", strconv.Itoa(stateFD))
-	if exeFD >= 0 {
-		args = append(args, "--resume-exe", strconv.Itoa(exeFD))
+	if keepers && bin.keeper {
+		// Through a keeper (keeper_linux.go): only its socket crosses
+		// the execve.
+		k, kerr := startKeeper(s.logf)
+		if kerr != nil {
+			return kerr
+		}
+		defer func() { // err: handover's result
+			if err != nil {
+				k.stop()
+			}
+		}()
+		tags := []string{"state"}
+		all := []int{stateFD}
+		if exeFD >= 0 {
+			tags, all = append(tags, "exe"), append(all, exeFD)
+		}
+		for _, fd := range fds {
+			tags, all = append(tags, strconv.Itoa(fd)), append(all, fd)
+		}
+		if kerr := k.give(tags, all); kerr != nil {
+			return fmt.Errorf("hand the descriptors to the keeper: %w", kerr)
+		}
+		args = append(args, "--resume-keeper", strconv.Itoa(k.fd))
+		fds = []int{k.fd}
+	} else {
+		// By inheritance: what an older binary, or a platform without
+		// /proc/PID/fd, takes.
+		fds = append(fds, stateFD)
+		args = append(args, "--resume-fd", strconv.Itoa(stateFD))
+		if exeFD >= 0 {
+			fds = append(fds, exeFD)
+			args = append(args, "--resume-exe", strconv.Itoa(exeFD))
+		}
 	}
 	// Every terminal is frozen, every connection but c is closed: say so
 	// and go. The exec closes c (close-on-exec), which is how the
