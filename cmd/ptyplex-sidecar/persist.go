@@ -202,6 +202,11 @@ func serve(name string) int {
 	return 0
 }
 
+// failResumeEnv names a file whose removal makes the next image of an
+// upgrade fail to take the state over, once: the tests' way to the road
+// back to the previous binary.
+const failResumeEnv = "PTYPLEX_TEST_FAIL_RESUME"
+
 // resumeFromKeeper takes over the state the previous image gave to its
 // keeper (see sidecar/persist/keeper_linux.go). We are non-dumpable
 // already (main's first step): the descriptors are the terminals' PTY
@@ -214,7 +219,13 @@ func resumeFromKeeper(logger *log.Logger, opts persist.Options) (*persist.Server
 		logger.Printf("cannot take the descriptors back from the keeper: %v", err)
 		return nil, nil, false
 	}
-	srv, ln, err := persist.Resume(opts, r.FDs["state"], r.FDs)
+	var srv *persist.Server
+	var ln *net.UnixListener
+	if p := os.Getenv(failResumeEnv); p != "" && os.Remove(p) == nil {
+		err = fmt.Errorf("failing once, as %s asks", failResumeEnv)
+	} else {
+		srv, ln, err = persist.Resume(opts, r.FDs["state"], r.FDs)
+	}
 	if err == nil {
 		r.Release()
 		if exe, ok := r.FDs["exe"]; ok {

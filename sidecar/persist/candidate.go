@@ -25,18 +25,6 @@ import (
 // persistent server over.
 const sidecarMainPath = "github.com/ptyplex/ptyplex/cmd/ptyplex-sidecar"
 
-// handoverMark is compiled into every binary that links this package,
-// with the format it reads between the colon and the NUL. It must say
-// HandoverFormat (TestHandoverMarkSaysTheFormat): a constant cannot be
-// built from another with strconv.
-const handoverMark = "\x00ptyplex-persist-handover-format:1\x00"
-
-// keeperMark says, in a binary, that it takes descriptors from a keeper
-// (--resume-keeper, see keeper_linux.go): an upgrade hands over through a
-// keeper only to a binary that has it (candidate.keeper), and by
-// inheritance, as before, to one that does not (an older version).
-const keeperMark = "\x00ptyplex-persist-keeper:1\x00"
-
 // candidateBound caps what is read of a candidate binary.
 const candidateBound = 512 << 20
 

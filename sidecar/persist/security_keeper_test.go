@@ -164,3 +164,52 @@ func TestUpgradeExposesNoDescriptor(t *testing.T) {
 	h2.WaitOutput("victim", "top-secret")
 	t.Logf("the racer opened: %q", out.String())
 }
+
+// A new image that cannot take the state over executes the previous
+// binary with the keeper's socket, which takes the descriptors back from
+// the keeper: the terminal goes on, same pid, same server pid, and the
+// keeper is gone afterwards.
+func TestUpgradeGoesBackThroughTheKeeper(t *testing.T) {
+	t.Parallel()
+	fail := filepath.Join(t.TempDir(), "fail-once")
+	s := newUpgradeServer(t)
+	s.env = append(s.env, "PTYPLEX_TEST_FAIL_RESUME="+fail)
+	h := s.host()
+	h.Open(proto.Open{TerminalID: "c", Cols: 80, Rows: 24, Cmd: "/bin/cat"})
+	pid := int(h.WaitControl(proto.TypeOpened, "c").Fields["pid"].(float64))
+	server := s.pid()
+	if err := os.WriteFile(fail, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newPid, n := s.upgradeTo(copyBinary(t))
+	if newPid != server || n != 1 {
+		t.Fatalf("after the upgrade: server pid %d (want %d), %d terminals", newPid, server, n)
+	}
+	if _, err := os.Stat(fail); err == nil {
+		t.Fatal("the new image did not fail (the test tests nothing)")
+	}
+	for _, want := range []string{"failing once", "going back to the previous binary", "took over 1 terminals"} {
+		if !strings.Contains(s.log(), want) {
+			t.Fatalf("the server's log does not say %q:\n%s", want, s.log())
+		}
+	}
+	h.WaitExit(hosttest.Timeout)
+	h2 := s.host()
+	if got := pids(t, h2)["c"]; got != pid {
+		t.Fatalf("terminal c has pid %d, want %d", got, pid)
+	}
+	h2.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "c", Offset: 0})
+	h2.WaitControl(proto.TypeAttached, "c")
+	h2.Input("c", "still here\n")
+	h2.WaitOutput("c", "still here\r\nstill here")
+	// The keeper was reaped: the server has no child but the terminal's.
+	waitFor(t, "the keeper gone", func() bool {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", server))
+		var kids []string
+		for _, f := range tasks {
+			b, _ := os.ReadFile(f)
+			kids = append(kids, strings.Fields(string(b))...)
+		}
+		return len(kids) == 1 && kids[0] == fmt.Sprint(pid)
+	})
+}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
-	"github.com/ptyplex/ptyplex/sidecar/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -161,8 +160,7 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 		}
 	}
 
-	st := state{Format: HandoverFormat, Name: s.opts.Name, From: version.Version, Journal: s.opts.Journal,
-		Total: s.opts.Total, KeepExited: s.opts.KeepExited, Listener: lnFD, Lock: lockFD()}
+	st := s.stateHeader(lnFD, lockFD())
 	size, queued := 0, 0
 	for _, t := range terms {
 		ts, err := t.state()
@@ -411,30 +409,4 @@ func (t *term) unfreeze() {
 	t.cond.Broadcast()
 	t.mu.Unlock()
 	t.input.Unfreeze()
-}
-
-// state describes the frozen t.
-func (t *term) state() (termState, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Park: t.park, Quota: t.quota,
-		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit,
-		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
-		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt}
-	if t.proc != nil {
-		ts.PTS = t.proc.TTY()
-	}
-	if t.life == engine.Closing {
-		ts.KillAt = t.killAt
-	}
-	ts.Input = t.input.Queued()
-	if t.life.Running() {
-		// Not reaped (frozen terminals are not): the master is open.
-		fd, err := t.proc.MasterFD()
-		if err != nil {
-			return ts, fmt.Errorf("terminal %q: PTY master: %w", t.id, err)
-		}
-		ts.Master = fd
-	}
-	return ts, nil
 }
