@@ -87,6 +87,10 @@ type ListedTerminal struct {
 	// the journal covers [start, produced).
 	Start      uint64 `json:"start"`
 	TerminalID string `json:"terminalId"`
+	// DropInMs is set for an exited terminal that nobody holds: the
+	// milliseconds left before the server drops it (--keep-exited,
+	// counted from its latest detach). Absent while it is held or runs.
+	DropInMs *int64 `json:"dropInMs,omitempty"`
 }
 
 // Listed is the body of LISTED.

@@ -178,13 +178,23 @@ func Install(o Options) (*Result, error) {
 		logf("already installed in %s", dir)
 	}
 
-	// The binaries run there and are the version we meant.
+	// The binaries run there and are the version we meant: one command for
+	// all of them, since each transport command is a login (an ssh
+	// handshake), the slowest part of an install that is already done.
+	var script strings.Builder
 	for _, n := range Names {
-		out, err := run(o.Transport, dir+"/"+n+" --version", nil)
-		if err != nil {
-			return nil, fmt.Errorf("remote install: running %s/%s --version on the other side: %w", dir, n, err)
+		fmt.Fprintf(&script, "%s/%s --version || { echo 'could not run %s --version' >&2; exit 6; }; ", dir, n, n)
+	}
+	out, err = run(o.Transport, script.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("remote install: running the binaries in %s on the other side: %w", dir, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, n := range Names {
+		line := ""
+		if i < len(lines) {
+			line = strings.TrimSpace(lines[i])
 		}
-		line := strings.TrimSpace(string(out))
 		if !strings.HasPrefix(line, n+" ") || !strings.Contains(line, goos+"/"+goarch) ||
 			(o.Version != "" && o.Version != "dev" && !strings.HasPrefix(line, n+" "+o.Version+" ")) {
 			return nil, fmt.Errorf("remote install: %s/%s --version printed %q, want %s %s for %s/%s", dir, n, line, n, o.Version, goos, goarch)

@@ -4,6 +4,7 @@ package persist
 
 import (
 	"sync"
+	"time"
 
 	"github.com/ptyplex/ptyplex/internal/signame"
 	"github.com/ptyplex/ptyplex/internal/version"
@@ -289,7 +290,7 @@ func (s *Server) detach(c *conn, id string) {
 	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "detached as asked"})
 	t.holder = nil
 	if t.exitedLocked() && t.end == unread {
-		go s.keepExited(t)
+		s.keepExitedLocked(t, s.opts.KeepExited)
 	}
 }
 
@@ -310,6 +311,10 @@ func (s *Server) list() proto.Listed {
 		}
 		if t.exitedLocked() {
 			e.ExitCode, e.Signal = t.exit.ExitCode, t.exit.Signal
+			if t.holder == nil && !t.keepAt.IsZero() {
+				left := max(time.Until(t.keepAt).Milliseconds(), 0)
+				e.DropInMs = &left
+			}
 		}
 		t.mu.Unlock()
 		out.Terminals = append(out.Terminals, e)

@@ -228,35 +228,58 @@ func TestFinishedJournalShrinks(t *testing.T) {
 }
 
 // The time an exited, unread terminal is kept runs from its latest
-// detach, not its first.
+// detach, not its first. LIST's dropInMs shows the clock, so the test
+// watches it instead of sleeping: it re-attaches once half the keep has
+// passed (the other half is the margin a loaded machine has for that),
+// and the second detach must have started the clock again.
 func TestKeepExitedRestartsAtEachDetach(t *testing.T) {
 	t.Parallel()
-	const keep = 2 * time.Second
+	const keep = 6 * time.Second
 	s := newServer(t)
 	h := s.host("--keep-exited", keep.String())
 	zero := uint64(0)
 	// No credit: the EXIT waits behind the unsent output, unread.
 	h.Open(proto.Open{TerminalID: "k", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo ready"}, Credit: &zero})
-	listUntil(t, h, "the exit", func(l proto.Listed) bool { e, _ := entry(l, "k"); return e.Exited })
-	detach := func() time.Time {
+	held := listUntil(t, h, "the exit", func(l proto.Listed) bool { e, _ := entry(l, "k"); return e.Exited })
+	if e, _ := entry(held, "k"); e.DropInMs != nil {
+		t.Fatalf("LIST gives a held terminal dropInMs=%d", *e.DropInMs)
+	}
+	detach := func() {
 		before := len(h.Now().Frames)
 		h.SendJSON(proto.TypeDetach, proto.Close{TerminalID: "k"})
 		h.MustUntil("DETACHED", func(s hosttest.Snapshot) bool {
 			_, ok := controlAfter(s, before, proto.TypeDetached, "k")
 			return ok
 		})
-		return time.Now() // the server's clock started before this
 	}
-	first := detach()
-	time.Sleep(keep / 2) // the test is about time: half the keep passes
+	dropIn := func(l proto.Listed) int64 {
+		e, ok := entry(l, "k")
+		if !ok {
+			t.Fatalf("terminal dropped; LIST: %+v", l)
+		}
+		if e.DropInMs == nil {
+			t.Fatalf("LIST of an exited, detached terminal has no dropInMs: %+v", e)
+		}
+		return *e.DropInMs
+	}
+	detach()
+	// Half the first clock runs out, as LIST tells it.
+	var first int64
+	listUntil(t, h, "half the keep to pass", func(l proto.Listed) bool {
+		first = dropIn(l)
+		if first > keep.Milliseconds() {
+			t.Fatalf("dropInMs=%d after a detach, more than the keep %v", first, keep)
+		}
+		return first <= (keep / 2).Milliseconds()
+	})
 	before := len(h.Now().Frames)
 	h.SendJSON(proto.TypeAttach, map[string]any{"terminalId": "k", "offset": 0, "credit": 0})
 	h.MustUntil("ATTACHED", func(s hosttest.Snapshot) bool { _, ok := controlAfter(s, before, proto.TypeAttached, "k"); return ok })
 	detach()
-	// Past the first detach's expiry, within the second's.
-	time.Sleep(time.Until(first.Add(keep + keep/8)))
-	if _, ok := entry(list(t, h), "k"); !ok {
-		t.Fatalf("dropped %v after its first detach, though detached again %v later", keep, keep/2)
+	// The second detach started the clock again: more is left than was
+	// left of the first clock when it was read.
+	if second := dropIn(list(t, h)); second <= first {
+		t.Fatalf("after the second detach dropInMs=%d, not more than the %d left of the first clock", second, first)
 	}
 	listUntil(t, h, "the expiry after the second detach", func(l proto.Listed) bool { _, ok := entry(l, "k"); return !ok })
 }

@@ -398,7 +398,7 @@ func (s *Server) detachAll(c *conn) {
 		if t.holder == c {
 			t.holder = nil
 			if t.exitedLocked() && t.end == unread {
-				defer s.keepExited(t)
+				s.keepExitedLocked(t, s.opts.KeepExited)
 			}
 		}
 		// Frames queued for c have nowhere to go.
@@ -450,7 +450,16 @@ func (s *Server) remove(t *term) {
 func (s *Server) keepExited(t *term) { s.keepExitedFor(t, s.opts.KeepExited) }
 
 func (s *Server) keepExitedFor(t *term, d time.Duration) {
-	gen := t.startKeepClock(d)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s.keepExitedLocked(t, d)
+}
+
+// keepExitedLocked is keepExitedFor with t.mu held: a detach starts the
+// clock before its DETACHED can be read, so a LIST that follows the
+// DETACHED shows the clock running (dropInMs).
+func (s *Server) keepExitedLocked(t *term, d time.Duration) {
+	gen := t.startKeepClockLocked(d)
 	time.AfterFunc(d, func() {
 		t.mu.Lock()
 		drop := t.keepGen == gen && t.holder == nil && t.end == unread
@@ -484,6 +493,10 @@ func (s *Server) keepFinishedFor(t *term, d time.Duration) {
 func (t *term) startKeepClock(d time.Duration) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.startKeepClockLocked(d)
+}
+
+func (t *term) startKeepClockLocked(d time.Duration) int {
 	t.keepGen++
 	t.keepAt = time.Now().Add(d)
 	return t.keepGen
