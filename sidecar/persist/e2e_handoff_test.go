@@ -326,16 +326,7 @@ func TestHandoffTakeoverFromHungHost(t *testing.T) {
 	hung.send(proto.TypeOpen, map[string]any{"terminalId": "f", "cols": 80, "rows": 24, "cmd": "yes", "journal": 256 << 10})
 	hung.next(proto.TypeOpened) // and nothing more is read
 	h := s.host()
-	var last uint64
-	var since time.Time
-	listUntil(t, h, "the pump stuck behind the hung host", func(l proto.Listed) bool {
-		e, ok := entry(l, "f")
-		if !ok || !e.Attached || e.Produced-e.Start != 256<<10 || e.Produced != last {
-			last, since = e.Produced, time.Now()
-			return false
-		}
-		return time.Since(since) >= 200*time.Millisecond
-	})
+	waitPumpStuck(t, h, "f", 256<<10)
 	h.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "f", Offset: 0})
 	h.WaitControl(proto.TypeAttached, "f")
 	h.WaitOutput("f", "y\r\ny\r\n")

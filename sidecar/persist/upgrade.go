@@ -28,9 +28,11 @@ import (
 // (openCandidate: its build info and a compiled-in mark); stop
 // accepting; freeze every terminal (term.frozen: no reads, no input
 // writes, no reaping); end every other connection; write the state, a
-// JSON header and the journals, into an anonymous file; clear
-// close-on-exec on the descriptors handed over; send UPGRADING; execve
-// the file that was checked.
+// JSON header and the journals, into an anonymous file; hand the
+// descriptors over (on Linux to a non-dumpable keeper, keeper_linux.go,
+// so that only its socket crosses the execve; else, and to a binary
+// without the keeper's mark, by clearing their close-on-exec flag); send
+// UPGRADING; execve the file that was checked.
 // If execve fails, everything is undone and the server goes on.
 
 // upgrade carries out UPGRADE for c. It returns only when the upgrade was
