@@ -27,6 +27,9 @@ type changes struct {
 	Cut    *struct {
 		Lines, Chars, From, To int
 	} `json:"cut"`
+	CutBelow *struct {
+		Lines, Chars, From, To int
+	} `json:"cut_below"`
 }
 
 func (ch changes) rows() string {
@@ -149,5 +152,25 @@ func TestOutputBudgetSpentOnText(t *testing.T) {
 	}
 	if txt := text(c.call("output", map[string]any{"session": s.Session, "max_chars": 50})); strings.Contains(txt, "blank") || !strings.Contains(txt, "charlie") {
 		t.Errorf("max_chars 50 text:\n%s", txt)
+	}
+}
+
+// TestOutputBudgetKeepsCursorRows: with the cursor above the last text,
+// max_chars keeps the rows around it and cuts the farthest on both sides,
+// named in cut and cut_below and in the text above and below the lines.
+func TestOutputBudgetKeepsCursorRows(t *testing.T) {
+	t.Parallel()
+	c := connect(t)
+	s := c.start(map[string]any{"size": "40x10", "command": []string{"sh", "-c",
+		`printf '\033[2J\033[Hline 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nstatus bar\033[3;1Hline 3 HERE'; exec sleep 600`}})
+	c.until(s.Session, `line 3 HERE`)
+	args := map[string]any{"session": s.Session, "max_chars": 30}
+	cut := ok[changes](c, "output", args)
+	if cut.Screen != "line 2\nline 3 HERE\nline 4\n" || cut.Cut == nil || cut.Cut.From != 1 || cut.Cut.To != 1 ||
+		cut.CutBelow == nil || cut.CutBelow.From != 5 || cut.CutBelow.To != 10 || cut.CutBelow.Chars != 46 {
+		t.Errorf("max_chars 30 kept %q (cut %+v, below %+v)", cut.Screen, cut.Cut, cut.CutBelow)
+	}
+	if txt := text(c.call("output", args)); !strings.HasSuffix(txt, "line 4\n@@ cut 6 lines below (5..10, 46 chars) to fit max_chars 30; the rest: {\"from\":5,\"to\":10} @@\n") {
+		t.Errorf("max_chars 30 text:\n%s", txt)
 	}
 }

@@ -19,6 +19,7 @@ type ran struct {
 	TimedOut   bool   `json:"timed_out"`
 	DurationMS int64  `json:"duration_ms"`
 	OutputCut  int    `json:"output_cut"`
+	LinesLost  int    `json:"lines_lost"`
 	Token      string `json:"token"`
 }
 
@@ -74,6 +75,38 @@ func TestRunTool(t *testing.T) {
 	out := c.call("run", map[string]any{"session": s.Session, "command": "echo $((6*7))"})
 	if txt := text(out); !strings.Contains(txt, "Exit code 0") || !strings.Contains(txt, "42") {
 		t.Fatalf("run's text: %q", txt)
+	}
+}
+
+// TestRunToolKeepLines: output longer than the scrollback loses its first
+// lines and the text says so and how to keep them; with keep_lines the
+// scrollback grows first and the whole output comes back.
+func TestRunToolKeepLines(t *testing.T) {
+	t.Parallel()
+	c := connect(t)
+	s := c.start(map[string]any{
+		"command":           []string{"bash"},
+		"shell_integration": true,
+		"size":              "80x10",
+		"scrollback":        50,
+		"env":               map[string]any{"HOME": c.t.TempDir(), "PS1": "$ ", "HISTFILE": "/dev/null"},
+	})
+	args := map[string]any{"session": s.Session, "command": "seq 1 300"}
+	res := c.call("run", args)
+	var lost ran
+	structured(t, res, &lost)
+	if txt := text(res); lost.LinesLost == 0 || !strings.Contains(txt, "left the scrollback") || !strings.Contains(txt, "keep_lines") || !strings.HasSuffix(lost.Output, "\n300\n") {
+		t.Fatalf("output longer than the scrollback: %+v\n%s", lost, txt)
+	}
+	var want strings.Builder
+	for i := 1; i <= 300; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	args["keep_lines"] = 400
+	wantRan(t, ok[ran](c, "run", args), 0, want.String())
+	for _, bad := range []int{-1, 1000001} {
+		args["keep_lines"] = bad
+		c.fails("run", args, "invalid keep_lines")
 	}
 }
 

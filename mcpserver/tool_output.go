@@ -17,7 +17,7 @@ import (
 var outputTool = toolDef{
 	tool: mcp.Tool{
 		Name:        "output",
-		Description: "Read the screen as text, the cursor and size. Lines 1..rows are the screen, -N the scrollback N lines up; from/to pick a range (to 0: scrollback only). Pass a result's token as since for only what changed (\"N: text\", \"scrolled N\": shift your copy up first, \"unchanged\"). max_chars cuts whole lines from the top, keeping the newest.",
+		Description: "Read the screen as text, the cursor and size. Lines 1..rows are the screen, -N the scrollback N lines up; from/to pick a range (to 0: scrollback only). Pass a result's token as since for only what changed (\"N: text\", \"scrolled N\": shift your copy up first, \"unchanged\"). max_chars cuts whole lines farthest from the cursor (the top on a shell).",
 	},
 	enums: map[string][]any{"format": {"plain", "ansi"}},
 }
@@ -67,6 +67,7 @@ type OutputOutput struct {
 	ScrollbackCleared bool         `json:"scrollback_cleared,omitempty"`
 	Redraw            string       `json:"redraw,omitempty" jsonschema:"resize, format or screen: every row is in changed"`
 	Cut               *wire.Cut    `json:"cut,omitempty" jsonschema:"what max_chars left out: lines, chars, and the from/to that reads them"`
+	CutBelow          *wire.Cut    `json:"cut_below,omitempty" jsonschema:"what max_chars left out under the lines returned (the rows farthest below the cursor)"`
 }
 
 // LineChange is one line of a since read.
@@ -145,14 +146,18 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 		out.Token = d.Token
 		tok = ", token " + d.Token
 	}
-	cut := ""
+	cut, below := "", ""
 	if d.Cut != nil {
 		out.Cut = d.Cut
 		cut = changetext.CutNote(*d.Cut, hints(in), false) + "\n"
 	}
-	text := fmt.Sprintf("Screen %dx%d, cursor at row %d, col %d, %s (scrollback %d/%d)%s:\n%s%s",
+	if d.CutBelow != nil {
+		out.CutBelow = d.CutBelow
+		below = changetext.CutBelowNote(*d.CutBelow, hints(in), false) + "\n"
+	}
+	text := fmt.Sprintf("Screen %dx%d, cursor at row %d, col %d, %s (scrollback %d/%d)%s:\n%s%s%s",
 		out.Size.Cols, out.Size.Rows, out.Cursor.Row, out.Cursor.Col, lines,
-		out.ScrollbackAvailable, out.ScrollbackCapacity, tok, cut, termfilter.EscapeBidi(out.Screen))
+		out.ScrollbackAvailable, out.ScrollbackCapacity, tok, cut, termfilter.EscapeBidi(out.Screen), below)
 	return text, out, nil
 }
 
@@ -165,7 +170,7 @@ func (s *Server) changesResult(in OutputInput, d wire.OutputData) (string, Outpu
 		Size:    TermSize{Cols: d.Size.Cols, Rows: d.Size.Rows},
 		Lines:   len(d.Changed), ScrollbackAvailable: d.ScrollbackAvailable, ScrollbackCapacity: d.ScrollbackCapacity,
 		Token: d.Token, Since: d.Since, Unchanged: d.Unchanged, Scrolled: d.Scrolled,
-		ScrollbackLost: d.ScrollbackLost, ScrollbackCleared: d.ScrollbackCleared, Redraw: d.Redraw, Cut: d.Cut,
+		ScrollbackLost: d.ScrollbackLost, ScrollbackCleared: d.ScrollbackCleared, Redraw: d.Redraw, Cut: d.Cut, CutBelow: d.CutBelow,
 	}
 	for _, l := range d.Changed {
 		out.Changed = append(out.Changed, LineChange{Line: l.N, Text: l.Text})

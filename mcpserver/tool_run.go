@@ -33,6 +33,7 @@ type RunInput struct {
 	Command   string `json:"command" jsonschema:"one line"`
 	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"default 30000, max 600000"`
 	MaxChars  int    `json:"max_chars,omitempty" jsonschema:"default 20000"`
+	KeepLines int    `json:"keep_lines,omitempty" jsonschema:"grow scrollback to N first"`
 }
 
 // RunOutput is how the command ended.
@@ -60,6 +61,9 @@ func (s *Server) run(ctx context.Context, in RunInput) (string, RunOutput, error
 	if in.TimeoutMs < 0 || in.MaxChars < 0 {
 		return "", RunOutput{}, fmt.Errorf("timeout_ms and max_chars must be positive")
 	}
+	if in.KeepLines < 0 || in.KeepLines > wire.MaxKeepLines {
+		return "", RunOutput{}, fmt.Errorf("invalid keep_lines %d: expected 1..%d lines", in.KeepLines, wire.MaxKeepLines)
+	}
 	timeout := defaultRunTimeout
 	if in.TimeoutMs > 0 {
 		timeout = clampMs(in.TimeoutMs, maxWaitTimeout)
@@ -68,10 +72,14 @@ func (s *Server) run(ctx context.Context, in RunInput) (string, RunOutput, error
 	if in.MaxChars > 0 {
 		maxChars = in.MaxChars
 	}
-	d, err := call[wire.RunData](ctx, t.socket, map[string]any{
+	req := map[string]any{
 		"type": "RUN", "command": in.Command,
 		"timeout_ms": timeout.Milliseconds(), "max_chars": maxChars,
-	})
+	}
+	if in.KeepLines > 0 {
+		req["keep_lines"] = in.KeepLines
+	}
+	d, err := call[wire.RunData](ctx, t.socket, req)
 	if err != nil {
 		if errors.Is(err, wire.ErrNoShellIntegration) {
 			// The daemon names the CLI's flag; here it is start's argument.
@@ -109,7 +117,7 @@ func (s *Server) run(ctx context.Context, in RunInput) (string, RunOutput, error
 		fmt.Fprintf(&b, " The first %d characters of the output were cut (max_chars %d); rerun with a filter such as | tail or | grep, or a larger max_chars.", d.OutputCut, maxChars)
 	}
 	if d.LinesLost > 0 {
-		fmt.Fprintf(&b, " %d lines of output had already left the scrollback.", d.LinesLost)
+		fmt.Fprintf(&b, " The first %d lines of output had already left the scrollback; to keep them, run again with keep_lines.", d.LinesLost)
 	}
 	if d.Output == "" && !d.TimedOut {
 		b.WriteString(" No output.")

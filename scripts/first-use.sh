@@ -5,11 +5,15 @@
 # in that order, in one bash (-eu -o pipefail), each from the clone's top
 # directory (a block that repeats an earlier one word for word runs once).
 # The blocks name the user's own module and project as the sibling
-# directories ../myhost and ../myproject: this script makes those (a Go
-# main that imports the client, an empty npm project), then checks what
-# the steps promise: the Go host builds and runs a terminal, the installed
-# npm package runs one with its bundled sidecar, and ptyplex,
-# ptyplex-sidecar and the npm package name the same version and commit.
+# directories ../myhost and ../myproject, and the remote machine as the
+# ssh host build-box: this script makes those (a Go main that imports the
+# client, an empty npm project, an sshd of its own on 127.0.0.1 with a
+# home directory of its own, reached as build-box through an ssh on the
+# steps' PATH that adds the host's config), then checks what the steps
+# promise: the Go host builds and runs a terminal, the installed npm
+# package runs one with its bundled sidecar, ptyplex, ptyplex-sidecar and
+# the npm package name the same version and commit, and ssh build-box
+# ptyplex runs the installed ptyplex from the remote PATH.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
@@ -50,6 +54,46 @@ GO
 mkdir "$work/myproject"
 echo '{"name":"myproject","private":true}' >"$work/myproject/package.json"
 
+# build-box: sshd on 127.0.0.1 with generated keys. Its sessions get a home
+# of their own (what remote install and the links write stays in $work)
+# and a PATH without this checkout's bin/, so that the remote ptyplex is
+# the one the steps link into ~/bin.
+sshd=/usr/sbin/sshd
+[ -x "$sshd" ] || { echo "first-use: docs/remote.md's steps need $sshd (make test-deps installs it)" >&2; exit 1; }
+box="$work/build-box"
+mkdir -p "$box/home" "$box/client"
+ssh-keygen -q -t ed25519 -N '' -f "$box/host_key"
+ssh-keygen -q -t ed25519 -N '' -f "$box/user_key"
+remote_path="$box/home/bin:/usr/local/bin:/usr/bin:/bin"
+sshd_pid=
+trap '[ -z "$sshd_pid" ] || kill "$sshd_pid" 2>/dev/null; rm -rf "$work"' EXIT
+for attempt in 1 2 3; do
+	# A free port; another process may take it before sshd binds it, so
+	# a start that fails is tried again on another.
+	port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+	printf '%s\n' "Port $port" "ListenAddress 127.0.0.1" "HostKey $box/host_key" \
+		"AuthorizedKeysFile $box/user_key.pub" "PidFile $box/sshd.pid" "PasswordAuthentication no" \
+		"KbdInteractiveAuthentication no" "PermitRootLogin prohibit-password" "UsePAM no" "StrictModes no" \
+		"PrintMotd no" "LogLevel ERROR" "SetEnv HOME=$box/home PATH=$remote_path SHLVL=1" >"$box/sshd_config"
+	echo "[127.0.0.1]:$port $(cat "$box/host_key.pub")" >"$box/known_hosts"
+	printf '%s\n' "Host build-box" "  HostName 127.0.0.1" "  Port $port" "  User $(id -un)" \
+		"  IdentityFile $box/user_key" "  IdentitiesOnly yes" "  UserKnownHostsFile $box/known_hosts" \
+		"  StrictHostKeyChecking yes" "  BatchMode yes" "  ConnectTimeout 10" "  LogLevel ERROR" >"$box/ssh_config"
+	printf '#!/bin/sh\nexec %s -F %s "$@"\n' "$(command -v ssh)" "$box/ssh_config" >"$box/client/ssh"
+	chmod +x "$box/client/ssh"
+	"$sshd" -D -e -f "$box/sshd_config" 2>"$box/sshd.log" &
+	sshd_pid=$!
+	for _ in $(seq 100); do
+		if "$box/client/ssh" build-box true 2>/dev/null || ! kill -0 "$sshd_pid" 2>/dev/null; then break; fi
+		sleep 0.1
+	done
+	"$box/client/ssh" build-box true 2>/dev/null && break
+	kill "$sshd_pid" 2>/dev/null || true
+	wait "$sshd_pid" 2>/dev/null || true
+	sshd_pid=
+	[ "$attempt" -lt 3 ] || { cat "$box/sshd.log" >&2; echo "first-use: could not start sshd for build-box" >&2; exit 1; }
+done
+
 # The blocks, extracted from the clone's own docs.
 steps="$work/steps.sh"
 : >"$steps"
@@ -62,7 +106,7 @@ for doc in README.md node/README.md docs/remote.md; do
 done | awk 'BEGIN { RS = "\x1e" } NF { split($0, a, "\x1f"); if (!(a[2] in seen)) { seen[a[2]] = 1; printf "echo \"== first-use: %s\"\ncd %s\n%s\n", a[1], "\"$CLONE\"", a[2] } }' >"$steps"
 n=$(grep -c '^echo "== first-use' "$steps" || true)
 [ "$n" -ge 3 ] || { echo "first-use: found $n blocks fenced \`\`\`sh norun first-use, want at least 3" >&2; exit 1; }
-(cd "$clone" && CLONE="$clone" bash -eu -o pipefail -c "source '$steps'; echo PATH=\$PATH" >"$work/out" 2>&1) || {
+(cd "$clone" && PATH="$box/client:$PATH" CLONE="$clone" bash -eu -o pipefail -c "source '$steps'; echo PATH=\$PATH" >"$work/out" 2>&1) || {
 	cat "$work/out" >&2
 	echo "first-use: a documented step failed (above)" >&2
 	exit 1
@@ -90,4 +134,7 @@ v3="$("$sidecar" --version)"
 for v in "$v1" "$v2" "$v3"; do
 	case "$v" in *" $build "*) ;; *) fail "versions differ: npm package $build; $v1 / $v2 / $v3 (npm's sidecar)" ;; esac
 done
-echo "first-use: $n documented steps passed on a fresh clone; ptyplex, ptyplex-sidecar and the npm package are $build ...)"
+remote="$("$box/client/ssh" build-box 'command -v ptyplex; ptyplex --version')"
+[ "$remote" = "$box/home/bin/ptyplex
+$v1" ] || fail "ssh build-box ptyplex is not the ptyplex the steps installed and linked: $remote"
+echo "first-use: $n documented steps passed on a fresh clone; ptyplex, ptyplex-sidecar and the npm package are $build ...), and ssh build-box ptyplex runs the one remote install put there"

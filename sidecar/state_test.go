@@ -248,7 +248,7 @@ func TestNoFrameFollowsExit(t *testing.T) {
 	const terms, asks = 8, 100
 	for i := 0; i < terms; i++ {
 		id := fmt.Sprint("x", i)
-		h.sendJSON(proto.TypeOpen, openCmd(id, "true"))
+		h.sendJSON(proto.TypeOpen, openCmd(id, trueCmd[0], trueCmd[1:]...))
 		for j := 0; j < asks; j++ {
 			h.sendJSON(proto.TypeForeground, proto.Foreground{TerminalID: id})
 			h.sendJSON(proto.TypeSignal, proto.Signal{TerminalID: id, Signal: "NOSUCH"})

@@ -6,12 +6,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -287,6 +289,25 @@ func TestInteractiveCmd(t *testing.T) {
 	}
 }
 
+// TestUTF8BackspaceErasesCharacter: utf8 is accepted on Windows and is
+// what the console does anyway: a backspace typed after a two-byte
+// character erases the whole character, never half of it.
+func TestUTF8BackspaceErasesCharacter(t *testing.T) {
+	h := startHost(t)
+	tm := &term{}
+	terms := map[string]*term{"u": tm}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "u", Cols: 100, Rows: 30, Cmd: "cmd.exe", Args: []string{"/q", "/k", "prompt $G"}, UTF8: true})
+	h.input("u", "echo [x\u00e9\x7f]\r")
+	answer := regexp.MustCompile(`(?m)^\[x\]\r?$`)
+	h.collect(terms, 60*time.Second, func() bool { return answer.MatchString(tm.text()) || tm.exit != nil }, nil)
+	if !answer.MatchString(tm.text()) {
+		t.Fatalf("no line [x] in %q", tm.text())
+	}
+	t.Logf("%q", tm.out.String())
+	h.input("u", "exit 0\r")
+	h.collect(terms, 60*time.Second, exited(tm), nil)
+}
+
 func TestUnsignedExitCode(t *testing.T) {
 	h := startHost(t)
 	tm := &term{}
@@ -341,20 +362,172 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 			t.Fatalf("process %d of the tree %v does not run before CLOSE", pid, pids)
 		}
 	}
-	h.send(proto.TypeClose, proto.Close{TerminalID: "tree"})
-	h.collect(terms, 60*time.Second, exited(tm), nil)
-	left := 0
+	// Everything below the sidecar, counted from the process table: the
+	// tree, and whatever the pseudo-console runs (conhost).
+	sidecarPid := h.cmd.Process.Pid
+	before := descendants(t, sidecarPid)
 	for _, pid := range pids {
-		if !waitGone(t, pid, 10*time.Second) {
-			left++
-			t.Errorf("process %d outlived CLOSE", pid)
+		if !slices.ContainsFunc(before, func(p proc) bool { return p.pid == pid }) {
+			t.Fatalf("process %d of the tree is not below the sidecar in the process table: %v", pid, names(before))
 		}
 	}
-	t.Logf("CLOSE: %d processes before, %d left; EXIT %s", len(pids), left, exitText(tm.exit))
+	h.send(proto.TypeClose, proto.Close{TerminalID: "tree"})
+	h.collect(terms, 60*time.Second, exited(tm), nil)
+	if tm.exit.Signal != "SIGHUP" {
+		t.Errorf("EXIT after CLOSE: %s, want signal SIGHUP", exitText(tm.exit))
+	}
+	left := survivors(before, 10*time.Second)
+	if len(left) > 0 {
+		t.Errorf("%d of the %d processes below the sidecar outlived CLOSE: %v", len(left), len(before), names(left))
+	}
+	noDescendants(t, sidecarPid, 10*time.Second)
+	t.Logf("CLOSE: %d processes below the sidecar before (%s), %d left; EXIT %s", len(before), names(before), len(left), exitText(tm.exit))
+}
+
+// TestBinaryStdio: stdin and stdout carry frames byte for byte. PINGs
+// whose length fields hold LF, CR and Ctrl-Z (bodies of 9, 12 and 25
+// bytes) come back as PONGs of the same bytes, and the stream stays in
+// step: a text-mode stream would turn LF into CR LF (or CR LF into LF)
+// and end its input at the Ctrl-Z. (Raw CR and LF in bodies cross both
+// ways in every test: typed "\r", cmd.exe's "\r\n".)
+func TestBinaryStdio(t *testing.T) {
+	h := startHost(t)
+	for _, n := range []int{9, 12, 25, 25, 12, 9} {
+		body := []byte(`{"s":"` + strings.Repeat("z", n-8) + `"}`)
+		if err := proto.WriteFrame(h.stdin, proto.TypePing, body); err != nil {
+			t.Fatal(err)
+		}
+		f := h.next(30 * time.Second)
+		if f.Type != proto.TypePong || !bytes.Equal(f.Body, body) {
+			t.Fatalf("PING %q (frame length %#x) answered by %v %q", body, 1+len(body), f.Type, f.Body)
+		}
+	}
+	// After all that, the stream is still in step: a terminal still runs.
+	tm := &term{}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "b", Cols: 80, Rows: 24, Cmd: "cmd.exe", Args: []string{"/c", "echo still-in-step"}})
+	h.collect(map[string]*term{"b": tm}, 60*time.Second, exited(tm), nil)
+	if !strings.Contains(tm.text(), "still-in-step") || tm.exit == nil || tm.exit.ExitCode == nil || *tm.exit.ExitCode != 0 {
+		t.Errorf("after the PINGs: output %q, EXIT %s (%s)", tm.text(), exitText(tm.exit), tm.errMsg)
+	}
+}
+
+// TestPersistRefused: --persist needs Unix sockets; on Windows the
+// sidecar says so on stderr, writes nothing on stdout and exits 2.
+func TestPersistRefused(t *testing.T) {
+	path, env := sidecarPath(t)
+	cmd := exec.Command(path, "--persist", "work")
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Errorf("--persist: %v, want exit status 2", err)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("--persist wrote %q on stdout", stdout.Bytes())
+	}
+	if !strings.Contains(stderr.String(), "--persist is not supported on Windows") {
+		t.Errorf("--persist said %q on stderr", stderr.String())
+	}
+}
+
+// TestSignalAndForegroundOnWindows: what the extensions mean on a
+// pseudo-console (PROTOCOL.md, "On Windows"): OPENED lists "signal" but
+// not "foreground", a FOREGROUND asked anyway is answered with neither pid
+// nor process, a signal with no Windows meaning gets an ERROR that says
+// so and leaves the terminal running, and SIGTERM ends the job, the
+// child's whole tree, with EXIT naming the signal.
+func TestSignalAndForegroundOnWindows(t *testing.T) {
+	h := startHost(t)
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "s", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "tree"}})
+	// next frame of type typ for "s", skipping OUTPUT (kept) on the way.
+	var out bytes.Buffer
+	next := func(typ proto.Type) proto.Frame {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			f := h.next(time.Until(deadline))
+			if f.Type == proto.TypeOutput {
+				_, data, _ := proto.ParseData(f.Body)
+				out.Write(data)
+				continue
+			}
+			if f.Type != typ {
+				t.Fatalf("got %v %s, want %v", f.Type, f.Body, typ)
+			}
+			return f
+		}
+	}
+	var o proto.Opened
+	if err := json.Unmarshal(next(proto.TypeOpened).Body, &o); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(o.Features, proto.FeatureSignal) || slices.Contains(o.Features, proto.FeatureForeground) {
+		t.Errorf("OPENED features %v: want signal without foreground", o.Features)
+	}
+	h.send(proto.TypeForeground, proto.Foreground{TerminalID: "s"})
+	var fg map[string]any
+	json.Unmarshal(next(proto.TypeForegroundInfo).Body, &fg)
+	if _, ok := fg["pid"]; ok || fg["process"] != nil || fg["terminalId"] != "s" {
+		t.Errorf("FOREGROUND answered %v, want neither pid nor process", fg)
+	}
+	h.send(proto.TypeSignal, proto.Signal{TerminalID: "s", Signal: "SIGQUIT"})
+	var e proto.Error
+	json.Unmarshal(next(proto.TypeError).Body, &e)
+	if e.TerminalID != "s" || !strings.Contains(e.Message, "not supported on Windows") {
+		t.Errorf("SIGQUIT answered %+v, want an ERROR saying it is not supported", e)
+	}
+	// Wait for the whole tree before ending it.
+	for !strings.Contains(vtSeq.ReplaceAllString(out.String(), ""), "TREE-READY") {
+		f := h.next(60 * time.Second)
+		if f.Type != proto.TypeOutput {
+			t.Fatalf("got %v %s before the tree was ready", f.Type, f.Body)
+		}
+		_, data, _ := proto.ParseData(f.Body)
+		out.Write(data)
+	}
+	before := descendants(t, h.cmd.Process.Pid)
+	h.send(proto.TypeSignal, proto.Signal{TerminalID: "s", Signal: "SIGTERM"})
+	var x proto.Exit
+	json.Unmarshal(next(proto.TypeExit).Body, &x)
+	if x.Signal != "SIGTERM" || x.ExitCode == nil || *x.ExitCode != 128+15 {
+		t.Errorf("EXIT after SIGTERM: %s, want code 143 signal SIGTERM", exitText(&x))
+	}
+	if left := survivors(before, 10*time.Second); len(left) > 0 {
+		t.Errorf("%d of the %d processes below the sidecar outlived SIGTERM: %v", len(left), len(before), names(left))
+	}
+}
+
+// TestSidecarKilledLeavesNoProcess: when the sidecar is killed (no
+// teardown of its own runs), the kernel closes its handles; the job's
+// last handle going kills the child's tree, and the pseudo-console's
+// conhost ends with its pipes. Counted from the process table.
+func TestSidecarKilledLeavesNoProcess(t *testing.T) {
+	h := startHost(t)
+	tm := &term{}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "k", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "tree"}})
+	h.collect(map[string]*term{"k": tm}, 60*time.Second, func() bool { return strings.Contains(tm.text(), "TREE-READY") || tm.exit != nil || tm.errMsg != "" }, nil)
+	if !strings.Contains(tm.text(), "TREE-READY") {
+		t.Fatalf("tree helper said %q (%s)", tm.text(), tm.errMsg)
+	}
+	before := descendants(t, h.cmd.Process.Pid)
+	if len(before) < 3 {
+		t.Fatalf("only %d processes below the sidecar: %v", len(before), names(before))
+	}
+	if err := h.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	left := survivors(before, 10*time.Second)
+	if len(left) > 0 {
+		t.Errorf("%d of the %d processes below the sidecar outlived its death: %v", len(left), len(before), names(left))
+	}
+	t.Logf("sidecar killed: %d processes below the sidecar before (%s), %d left", len(before), names(before), len(left))
 }
 
 // TestEndOfInputExitsCleanly: on end of input the sidecar ends its
-// terminals and exits 0. A clean end says nothing on stderr unless
+// terminals and exits 0, and nothing below it (the child's tree,
+// conhost) outlives it. A clean end says nothing on stderr unless
 // -log-exit asks for the reason, as on Unix.
 func TestEndOfInputExitsCleanly(t *testing.T) {
 	for _, logExit := range []bool{false, true} {
@@ -366,8 +539,13 @@ func TestEndOfInputExitsCleanly(t *testing.T) {
 			h := startHost(t, args...)
 			tm := &term{}
 			terms := map[string]*term{"s": tm}
-			h.send(proto.TypeOpen, proto.Open{TerminalID: "s", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "sleep"}})
-			h.collect(terms, 60*time.Second, func() bool { return tm.pid != 0 || tm.errMsg != "" }, nil)
+			// A child with two children of its own, all running.
+			h.send(proto.TypeOpen, proto.Open{TerminalID: "s", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "tree"}})
+			h.collect(terms, 60*time.Second, func() bool { return strings.Contains(tm.text(), "TREE-READY") || tm.exit != nil || tm.errMsg != "" }, nil)
+			if !strings.Contains(tm.text(), "TREE-READY") {
+				t.Fatalf("tree helper said %q (%s)", tm.text(), tm.errMsg)
+			}
+			before := descendants(t, h.cmd.Process.Pid)
 			h.stdin.Close()
 			h.collect(terms, 60*time.Second, exited(tm), nil)
 			select {
@@ -386,6 +564,11 @@ func TestEndOfInputExitsCleanly(t *testing.T) {
 			if !waitGone(t, tm.pid, 10*time.Second) {
 				t.Errorf("child %d outlived the sidecar", tm.pid)
 			}
+			left := survivors(before, 10*time.Second)
+			if len(left) > 0 {
+				t.Errorf("%d of the %d processes below the sidecar outlived it: %v", len(left), len(before), names(left))
+			}
+			t.Logf("end of input: %d processes below the sidecar before (%s), %d left", len(before), names(before), len(left))
 		})
 	}
 }

@@ -171,6 +171,30 @@ func TestOutputBudgetKeepsText(t *testing.T) {
 	}
 }
 
+// TestOutputBudgetKeepsCursorRows: with the cursor above the last text
+// (an editor's or a pager's screen), a budget keeps the rows around the
+// cursor and cuts the farthest on both sides, saying so above and below
+// the lines it sent; a changes read marks only the rows it sent as known,
+// so the next read brings the rows cut below.
+func TestOutputBudgetKeepsCursorRows(t *testing.T) {
+	s := puppet(t, "40x10")
+	s.draw(`\033[2J\033[Hline 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nstatus bar`, "status bar")
+	s.draw(`\033[3;1Hline 3 HERE`, "line 3 HERE") // the cursor ends on row 3
+	top := "@@ cut 1 line (1, 7 chars) to fit --max-chars 30; the rest: --from 1 --to 1 @@\n"
+	below := "@@ cut 6 lines below (5..10, 46 chars) to fit --max-chars 30; the rest: --from 5 --to 10 @@\n"
+	if got, want := s.ok("output", "--no-color", "--max-chars", "30"), top+"line 2\nline 3 HERE\nline 4\n"+below; got != want {
+		t.Errorf("plain read under a budget:\n%s\nwant:\n%s", got, want)
+	}
+	ch := s.ok("output", "--changes", "--max-chars", "30")
+	if !strings.Contains(ch, "\n2: line 2\n3: line 3 HERE\n4: line 4\n@@ cut 6 lines below (5..10, 46 chars)") || strings.Contains(ch, "status bar") {
+		t.Errorf("changes read under a budget:\n%s", ch)
+	}
+	next := s.ok("output", "--since", token(t, ch))
+	if !strings.Contains(next, "\n5: line 5\n") || !strings.Contains(next, "\n10: status bar\n") || strings.Contains(next, "line 2") {
+		t.Errorf("the next read brings the rows cut below, not those sent:\n%s", next)
+	}
+}
+
 // A daemon that does not know changes reads answers a whole screen; the
 // CLI must not print it as "only what changed".
 func TestOutputChangesAgainstOlderDaemon(t *testing.T) {

@@ -95,7 +95,7 @@ func runOutput(args []string) int {
 	png := addPNGFlag(c.fs)
 	changes := c.fs.Bool("changes", false, "print the compact numbered form with a token for --since (plain text unless --color is given)")
 	since := c.fs.String("since", "", "print only what changed since the read that printed this `token` (implies --changes)")
-	maxChars := c.fs.Int("max-chars", 0, "print at most `N` characters of lines, cutting from the top, and say what was cut")
+	maxChars := c.fs.Int("max-chars", 0, "print at most `N` characters of lines, cutting those farthest from the cursor (the top on a shell), and say what was cut")
 	if done, code := c.parse(args); done {
 		return code
 	}
@@ -211,6 +211,9 @@ func runOutput(args []string) int {
 		fmt.Println(changetext.CutNote(*out.Cut, hints, false))
 	}
 	fmt.Print(renderOutput(out, *cursor, number))
+	if out.CutBelow != nil {
+		fmt.Println(changetext.CutBelowNote(*out.CutBelow, hints, false))
+	}
 	return exitOK
 }
 

@@ -80,6 +80,9 @@ func Render(out wire.OutputData, h Hints) string {
 		b.WriteString(CutNote(*out.Cut, h, out.Since != "") + "\n")
 	}
 	writeLines(&b, body)
+	if out.CutBelow != nil {
+		b.WriteString(CutBelowNote(*out.CutBelow, h, out.Since != "") + "\n")
+	}
 	return b.String()
 }
 
@@ -98,12 +101,23 @@ func redrawWhy(r string) string {
 // CutNote says what a budget left out and how to get it; changes says
 // the answer was a changes read, whose successor repeats cut screen rows.
 func CutNote(c wire.Cut, h Hints, changes bool) string {
+	return cutNote(c, h, changes, "")
+}
+
+// CutBelowNote is CutNote for the lines a budget left out under the ones
+// it kept (those farther below the cursor than the kept rows are above
+// it); it goes after the lines.
+func CutBelowNote(c wire.Cut, h Hints, changes bool) string {
+	return cutNote(c, h, changes, " below")
+}
+
+func cutNote(c wire.Cut, h Hints, changes bool, where string) string {
 	lines := "lines"
 	if c.Lines == 1 {
 		lines = "line"
 	}
-	s := fmt.Sprintf("@@ cut %d %s (%s, %d chars) to fit %s; the rest: %s",
-		c.Lines, lines, span(c.From, c.To), c.Chars, h.Budget, h.Range(c.From, c.To))
+	s := fmt.Sprintf("@@ cut %d %s%s (%s, %d chars) to fit %s; the rest: %s",
+		c.Lines, lines, where, span(c.From, c.To), c.Chars, h.Budget, h.Range(c.From, c.To))
 	if changes {
 		s += ", or " + h.Next + ", which repeats cut screen rows"
 	}

@@ -54,18 +54,27 @@ func TestRender(t *testing.T) {
 }
 
 func TestEnforceBudget(t *testing.T) {
-	// An older daemon's answer: the whole range, no last newline.
-	out := wire.OutputData{Screen: "$ ls\nfile\n", From: 1, To: 3}
+	// An older daemon's answer: the whole range, no last newline; the
+	// cursor on the prompt (row 3, blank).
+	out := wire.OutputData{Screen: "$ ls\nfile\n", From: 1, To: 3, Cursor: wire.Cursor{Row: 2}}
 	EnforceBudget(&out, 6)
 	if out.Screen != "file\n" || out.From != 2 || out.To != 2 || out.Cut == nil || *out.Cut != (wire.Cut{Lines: 1, Chars: 5, From: 1, To: 1}) {
 		t.Errorf("cut: %+v %+v", out, out.Cut)
 	}
 	// Blank rows neither push text out nor are sent: the 40x10
 	// screen with two lines of text and eight blank rows.
-	blanks := wire.OutputData{Screen: "first line of text\nsecond line here\n" + strings.Repeat("\n", 8), From: 1, To: 10}
+	blanks := wire.OutputData{Screen: "first line of text\nsecond line here\n" + strings.Repeat("\n", 8), From: 1, To: 10, Cursor: wire.Cursor{Row: 1, Col: 16}}
 	EnforceBudget(&blanks, 20)
 	if blanks.Screen != "second line here\n" || blanks.From != 2 || blanks.To != 2 || blanks.Cut == nil || blanks.Cut.Lines != 1 {
 		t.Errorf("blank rows: %+v %+v", blanks, blanks.Cut)
+	}
+	// The cursor above the last text (an editor): the rows farthest from
+	// it go first, below it as well as above, and the note names both.
+	ed := wire.OutputData{Screen: "l1\nl2\nl3\nl4\nl5\nl6\nstatus\n\n", From: 1, To: 8, Cursor: wire.Cursor{Row: 2, Col: 1}}
+	EnforceBudget(&ed, 9)
+	if ed.Screen != "l2\nl3\nl4\n" || ed.From != 2 || ed.To != 4 || ed.Cut == nil || *ed.Cut != (wire.Cut{Lines: 1, Chars: 3, From: 1, To: 1}) ||
+		ed.CutBelow == nil || *ed.CutBelow != (wire.Cut{Lines: 3, Chars: 13, From: 5, To: 7}) {
+		t.Errorf("cursor above the text: %+v %+v %+v", ed, ed.Cut, ed.CutBelow)
 	}
 	// What the daemon cut, or what fits, stays.
 	fits := wire.OutputData{Screen: "a\nb\n", From: -1, To: 1}

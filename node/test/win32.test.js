@@ -36,12 +36,31 @@ test('spawn cmd.exe: onData gets its output, onExit its exit code', async (t) =>
   assert.strictEqual(e.signal, 0);
 });
 
-test('the default file is %COMSPEC%, and typed input gets its answer', async (t) => {
+test("node-pty's module-level spawn(): cmd.exe on the package's own sidecar", async (t) => {
+  const pty = require('..');
+  t.after(() => pty.defaultSidecar().close());
+  const term = pty.spawn('cmd.exe', ['/c', 'echo via-module-spawn %TERM%& exit 9'], {
+    name: 'xterm-256color', cols: 80, rows: 24, cwd: os.tmpdir(), env: process.env, useConpty: true, conptyInheritCursor: true,
+  });
+  const exited = run(term);
+  await within(term.ready, 'the terminal to open');
+  assert.ok(term.pid > 0, `pid ${term.pid}`);
+  const e = await exited;
+  assert.match(e.output, /via-module-spawn xterm-256color/);
+  assert.deepStrictEqual({ exitCode: e.exitCode, signal: e.signal }, { exitCode: 9, signal: 0 });
+});
+
+test('the default file is %COMSPEC%, typed input gets its answer, SIGQUIT is refused', async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn(undefined, [], { env: { ...process.env } });
   assert.strictEqual(term.process, process.env.COMSPEC);
   term.write('set /a 6*7+1000\r');
   await waitOutput(term, '1042');
+  // A signal with no Windows meaning is refused, and the terminal runs on.
+  const refused = new Promise((resolve) => term.on('error', resolve));
+  term.kill('SIGQUIT');
+  const err = await within(refused, "the sidecar's refusal of SIGQUIT");
+  assert.match(err.message, /SIGQUIT.*not supported on Windows/);
   term.write('exit 0\r');
   const e = await run(term);
   assert.strictEqual(e.exitCode, 0);
@@ -60,7 +79,9 @@ test('kill() ends the whole tree', async (t) => {
   const exited = run(term);
   term.kill();
   const e = await exited;
-  assert.notStrictEqual(e.exitCode, undefined);
+  // The job ended by SIGHUP's meaning, reported as node-pty reports a
+  // signal death (node/README.md).
+  assert.deepStrictEqual({ exitCode: e.exitCode, signal: e.signal }, { exitCode: 0, signal: 1 });
   await waitUntil(() => pids.every(gone), `the end of processes ${pids}`);
 });
 

@@ -36,25 +36,72 @@ type Move struct {
 	Rows int `json:"rows"`
 }
 
-// BudgetCut is the rule of a "max_chars" budget: whole lines are dropped
-// from the top until the text of the rest fits in maxChars characters
-// (code points, each line that holds text counted with its newline). It
-// returns how many lines it dropped and the characters they held. A blank
-// line costs nothing: the budget is spent on text, so blank rows below
-// the content never push the content itself out, and keeping the bottom
-// lines keeps the newest output and, on a shell, the cursor's row.
-func BudgetCut(texts []string, maxChars int) (dropped, chars int) {
+// Window is what a budget keeps of a run of lines: it drops Top lines
+// from the start (holding TopChars characters) and Bottom lines from the
+// end (BottomChars).
+type Window struct {
+	Top, TopChars       int
+	Bottom, BottomChars int
+}
+
+// BudgetWindow is the rule of a "max_chars" budget: while the text of
+// the lines left (code points, each line that holds text counted with its
+// newline) exceeds maxChars, the line farthest from the anchor (the index
+// of the cursor's line) is dropped, the top one on a tie. The lines
+// nearest the cursor are what a reader of a terminal needs first: on a
+// shell the cursor sits under the newest output, so the top goes and the
+// newest lines stay; in an editor or a pager the rows around the cursor
+// stay and both ends go. Blank lines cost nothing, and lines are kept
+// whole: half a row misleads. An anchor past either end counts as the
+// nearest end.
+func BudgetWindow(texts []string, anchor, maxChars int) Window {
+	var w Window
 	total := 0
 	for _, t := range texts {
 		total += lineCost(t)
 	}
-	for dropped < len(texts) && total > maxChars {
-		c := lineCost(texts[dropped])
+	anchor = max(0, min(anchor, len(texts)-1))
+	lo, hi := 0, len(texts)-1
+	for lo <= hi && total > maxChars {
+		if hi-anchor > anchor-lo {
+			c := lineCost(texts[hi])
+			total -= c
+			w.Bottom++
+			w.BottomChars += c
+			hi--
+			continue
+		}
+		c := lineCost(texts[lo])
 		total -= c
-		chars += c
-		dropped++
+		w.Top++
+		w.TopChars += c
+		lo++
 	}
-	return dropped, chars
+	// Blank rows left at either edge of what is kept go with the lines
+	// cut beside them, so the answer starts and ends on text and each cut
+	// names one range.
+	for w.Top > 0 && lo <= hi && Blank(texts[lo]) {
+		w.Top++
+		lo++
+	}
+	for w.Bottom > 0 && lo <= hi && Blank(texts[hi]) {
+		w.Bottom++
+		hi--
+	}
+	return w
+}
+
+// Anchor is the index in nums (line numbers in increasing order) of the
+// cursor's row, or of the last line above it; 0 when every line is
+// below it.
+func Anchor(nums []int, cursorRow int) int {
+	a := 0
+	for i, n := range nums {
+		if n <= cursorRow {
+			a = i
+		}
+	}
+	return a
 }
 
 // TrailingBlank is how many lines at the end of texts are blank.

@@ -69,8 +69,12 @@ type OutputData struct {
 	// Redraw ("resize", "format" or "screen") says every screen row is in
 	// Changed because the client's copy cannot be patched.
 	Redraw string `json:"redraw,omitempty"`
-	// Cut is what "max_chars" left out.
-	Cut *Cut `json:"cut,omitempty"`
+	// Cut is what "max_chars" left out above the lines sent; CutBelow
+	// what it left out under them (a ptyplex addition: the lines farthest
+	// from the cursor go first, so a cursor above the last text, as in an
+	// editor, keeps its rows and the bottom is cut too).
+	Cut      *Cut `json:"cut,omitempty"`
+	CutBelow *Cut `json:"cut_below,omitempty"`
 }
 
 // InputData answers an INPUT that asked "with_gen" (a ptyplex addition):

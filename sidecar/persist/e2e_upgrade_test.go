@@ -49,7 +49,7 @@ func copyBinary(t *testing.T) string {
 	return p
 }
 
-var upgradedRE = regexp.MustCompile(`^upgraded persistent sidecar t \(pid (\d+)\): (\d+) terminals?, \S+ -> \S+\n$`)
+var upgradedRE = regexp.MustCompile(`^upgraded persistent sidecar t \(pid (\d+)\): (\d+) (terminals?), \S+ -> \S+\n$`)
 
 // upgradeTo runs `BIN --persist t --upgrade` and returns the server's pid
 // and the number of terminals it reported.
@@ -66,6 +66,10 @@ func (s *server) upgradeTo(bin string) (pid, terms int) {
 	}
 	pid, _ = strconv.Atoi(m[1])
 	terms, _ = strconv.Atoi(m[2])
+	// The count and its noun agree: "1 terminal", "0 terminals".
+	if (terms == 1) != (m[3] == "terminal") {
+		s.t.Errorf("--upgrade said %q: %d %s", strings.TrimSpace(string(out)), terms, m[3])
+	}
 	return pid, terms
 }
 
