@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/internal/sshtest"
 	"github.com/ptyplex/ptyplex/proto"
 	"golang.org/x/sys/unix"
 )
@@ -221,6 +222,10 @@ func TestHandoffServerHoldsTheHostsPipes(t *testing.T) {
 				f := fds(t, pid)
 				return f[b.inPipe], f[b.outPipe]
 			}
+			handed := strings.Contains(s.log(), fmt.Sprintf("its bridge (pid %d) handed over", bridge))
+			if handed != (mode == "handoff") {
+				t.Fatalf("the server's log says the bridge handed over: %v; want %v", handed, mode == "handoff")
+			}
 			if mode == "handoff" {
 				waitFor(t, "the bridge lets the host's pipes go", func() bool {
 					in, out := holds(bridge)
@@ -409,4 +414,25 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	}
 	t.Cleanup(func() { m.Close() })
 	return m, s
+}
+
+// Over ssh the bridge is the same code: the descriptors sshd gives it
+// (pipes or a socket pair) go to the server, which then serves the host
+// through sshd directly.
+func TestHandoffOverSSH(t *testing.T) {
+	t.Parallel()
+	sshd := sshtest.Start(t)
+	s := newServer(t)
+	runtimeDir := strings.TrimPrefix(s.env[len(s.env)-1], "PTYPLEX_RUNTIME_DIR=")
+	argv := sshd.Command(false, "env PTYPLEX_RUNTIME_DIR="+runtimeDir+" "+sidecarBin+" --persist "+s.name)
+	h := hosttest.StartCmd(t, exec.Command(argv[0], argv[1:]...))
+	h.Open(proto.Open{TerminalID: "r", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo over-ssh"}})
+	h.WaitOutput("r", "over-ssh")
+	if !strings.Contains(s.log(), "handed over") {
+		t.Fatalf("the bridge over ssh did not hand its descriptors over; the server's log:\n%s", s.log())
+	}
+	h.CloseStdin()
+	if code, err := h.WaitExit(hosttest.Timeout); code != 0 || err != nil {
+		t.Fatalf("ssh after the host closed stdin: exit %d (%v); stderr:\n%s", code, err, h.Stderr())
+	}
 }

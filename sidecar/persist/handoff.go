@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,6 +74,7 @@ func (s *Server) handoff(c *conn) *conn {
 		return nil
 	}
 	c.writeJSON(proto.TypeHandedOff, struct{}{})
+	s.logf("serving a host on the stdin and stdout its bridge (pid %d) handed over", wire.PeerPID(c.peer))
 	return host
 }
 
