@@ -51,15 +51,18 @@ TESTENV := PTYPLEX_REQUIRE_XTERMJS=1 PTYPLEX_REQUIRE_SSHD=1 GORACE="$${GORACE:-a
 # Tests that skip under -race; make test runs them once without it.
 NORACE_TESTS := TestSnapshotCutToFitAFrame
 
+# A step that fails still has the run's leftovers ended and named before
+# make stops (SWEEP_ON_FAIL), as a passing run has them at its end.
+SWEEP_ON_FAIL = || { scripts/leftovers.sh $(TEST_RUN); exit 1; }
 test: export PTYPLEX_TEST_OWNER := $(TEST_RUN)
 test: fmt-check vet mod-check xtermjs test-deps
 	@mkdir -p $(BIN)
 	$(TESTENV) $(GO) run ./scripts/testreport -o $(TESTJSON) -- \
-		$(GO) test -race -count=1 -json -cover -parallel $(TESTPARALLEL) -timeout 20m ./...
+		$(GO) test -race -count=1 -json -cover -parallel $(TESTPARALLEL) -timeout 20m ./... $(SWEEP_ON_FAIL)
 	# What is too slow under the race detector (it skips there) runs once without it.
-	$(TESTENV) $(GO) test -count=1 -run '^$(NORACE_TESTS)$$' ./sidecar/persist
-	$(MAKE) test-node
-	scripts/first-use.sh # the documented install and first-use steps, on a fresh clone
+	$(TESTENV) $(GO) test -count=1 -run '^$(NORACE_TESTS)$$' ./sidecar/persist $(SWEEP_ON_FAIL)
+	$(MAKE) test-node $(SWEEP_ON_FAIL)
+	scripts/first-use.sh $(SWEEP_ON_FAIL) # the documented install and first-use steps, on a fresh clone
 	scripts/leftovers.sh $(TEST_RUN)
 	@$(GO) run ./scripts/testreport -slowest 10 $(TESTJSON)
 
