@@ -22,6 +22,11 @@ const (
 	// TypeUpgrade asks the server to re-execute itself as another binary,
 	// keeping its terminals (see PROTOCOL.md, "Live upgrade").
 	TypeUpgrade Type = 0x24
+	// TypeHandoff, from a bridge (`ptyplex-sidecar --persist NAME`),
+	// carries the host's stdin and stdout as SCM_RIGHTS: the server is to
+	// read the host's frames from the one and write its own to the other
+	// (see PROTOCOL.md, "Descriptor handoff").
+	TypeHandoff Type = 0x25
 
 	TypeListed   Type = 0xa0 // answers LIST
 	TypeAttached Type = 0xa1 // answers ATTACH, before the replayed OUTPUT
@@ -30,6 +35,14 @@ const (
 	// TypeUpgrading answers an UPGRADE the server accepted, right before
 	// it re-executes itself; the connection ends with the exec.
 	TypeUpgrading Type = 0xa4
+	// TypeHandedOff answers a HANDOFF the server took: from now on the
+	// host's frames go through the descriptors it carried, and this
+	// connection only waits for HOST_ENDED.
+	TypeHandedOff Type = 0xa5
+	// TypeHostEnded tells the bridge that the server stopped serving the
+	// host's descriptors, with the exit status and reason the bridge is
+	// to end with; the connection closes after it.
+	TypeHostEnded Type = 0xa6
 )
 
 // FeaturePersist is listed in OPENED's features by the persistent server.
@@ -38,13 +51,17 @@ const FeaturePersist = "persist"
 // FeatureUpgrade is listed by a persistent server that serves UPGRADE.
 const FeatureUpgrade = "upgrade"
 
+// FeatureHandoff is listed in the HELLO answer of a persistent server that
+// takes a host's descriptors (HANDOFF); a bridge hands them over only then.
+const FeatureHandoff = "handoff"
+
 // PersistFeatures is what the persistent server's OPENED announces: the
 // plain sidecar's extensions and its own frames.
 var PersistFeatures = append(append([]string(nil), Features...), FeaturePersist, FeatureUpgrade)
 
 // PersistHelloFeatures is what its HELLO answer announces: those and the
 // keepalive (PING is answered on any connection).
-var PersistHelloFeatures = append(append([]string(nil), PersistFeatures...), FeatureKeepalive)
+var PersistHelloFeatures = append(append([]string(nil), PersistFeatures...), FeatureKeepalive, FeatureHandoff)
 
 // Detached modes of a persistent terminal (OPEN's "detached").
 const (
@@ -127,6 +144,14 @@ type Upgrading struct {
 	From      string `json:"from"`
 	Terminals int    `json:"terminals"`
 	To        string `json:"to"`
+}
+
+// HostEnded is the body of HOST_ENDED: Code is the exit status the bridge
+// ends with, Reason (for a status other than 0) the line it writes on
+// stderr, as a bridge that copies would.
+type HostEnded struct {
+	Code   int    `json:"code"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // ParseCount reads a JSON whole number of bytes strictly: no sign, no

@@ -8,10 +8,11 @@ func TestFrameTypesDistinct(t *testing.T) {
 	types := map[string]Type{
 		"OPEN": TypeOpen, "INPUT": TypeInput, "RESIZE": TypeResize, "CLOSE": TypeClose, "CREDIT": TypeCredit,
 		"SIGNAL": TypeSignal, "FOREGROUND": TypeForeground, "HELLO": TypeHello, "PING": TypePing,
-		"LIST": TypeList, "ATTACH": TypeAttach, "DETACH": TypeDetach, "STOP": TypeStop, "UPGRADE": TypeUpgrade,
+		"LIST": TypeList, "ATTACH": TypeAttach, "DETACH": TypeDetach, "STOP": TypeStop, "UPGRADE": TypeUpgrade, "HANDOFF": TypeHandoff,
 		"OPENED": TypeOpened, "OUTPUT": TypeOutput, "EXIT": TypeExit, "ERROR": TypeError,
 		"FOREGROUND reply": TypeForegroundInfo, "HELLO reply": TypeHelloReply, "PONG": TypePong,
 		"LISTED": TypeListed, "ATTACHED": TypeAttached, "SNAPSHOT": TypeSnapshot, "DETACHED": TypeDetached, "UPGRADING": TypeUpgrading,
+		"HANDED_OFF": TypeHandedOff, "HOST_ENDED": TypeHostEnded,
 	}
 	seen := map[Type]string{}
 	for name, typ := range types {

@@ -26,6 +26,10 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
+// Buffered is how many bytes were read from the stream and not yet
+// returned as frames.
+func (r *Reader) Buffered() int { return r.r.Buffered() }
+
 // ReuseBuffer makes ReadFrame return bodies that point into the Reader's
 // own buffers, valid only until the next call. Hosts that consume each frame
 // at once (copy the output away, decode the JSON) save an allocation per

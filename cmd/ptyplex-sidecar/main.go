@@ -37,6 +37,12 @@ func main() {
 	if err := ptyhost.ForbidInspection(); err != nil {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
 	}
+	// The keeper of a live upgrade (see sidecar/persist/keeper_linux.go)
+	// takes the terminals' descriptors only now that it is non-dumpable,
+	// and its socket is an inherited descriptor the next step would close.
+	if persist.IsKeeper(os.Args[1:]) {
+		os.Exit(persist.Keep())
+	}
 	// Descriptors our caller left open must not reach the terminals'
 	// programs, nor be held open by us (see package inherited). A
 	// persistent server that re-executed itself left its own: the

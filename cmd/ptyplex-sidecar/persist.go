@@ -47,12 +47,13 @@ var (
 	handoverFormat = flag.Bool("persist-handover-format", false, "print the handover format this binary reads and its version, and exit")
 	resumeFD       = flag.Int("resume-fd", -1, "with --persist --serve: take over the state the previous image of this server left at descriptor `N`")
 	resumeExe      = flag.Int("resume-exe", -1, "with --resume-fd: the previous image's binary, open at descriptor `N`, to go back to if the state cannot be taken over")
+	resumeKeeper   = flag.Int("resume-keeper", -1, "with --persist --serve: take over the state the previous image of this server gave to the keeper whose socket is descriptor `N`")
 	// upgradeBinary names another binary than our own for --upgrade:
 	// the tests use it to offer the server binaries it must refuse.
 	upgradeBinary = flag.String("upgrade-binary", "", "with --upgrade: hand the terminals to the binary at `PATH` instead of this one")
 )
 
-var hiddenFlags = map[string]bool{"persist-handover-format": true, "resume-fd": true, "resume-exe": true, "upgrade-binary": true}
+var hiddenFlags = map[string]bool{"persist-handover-format": true, "resume-fd": true, "resume-exe": true, "resume-keeper": true, "upgrade-binary": true}
 
 // resuming reports whether we were started as the next image of a
 // persistent server, before the flags are parsed: the descriptors handed
@@ -62,8 +63,10 @@ func resuming(args []string) bool {
 		if a == "--" {
 			break
 		}
-		if a == "-resume-fd" || a == "--resume-fd" || strings.HasPrefix(a, "-resume-fd=") || strings.HasPrefix(a, "--resume-fd=") {
-			return true
+		for _, f := range []string{"resume-fd", "resume-keeper"} {
+			if a == "-"+f || a == "--"+f || strings.HasPrefix(a, "-"+f+"=") || strings.HasPrefix(a, "--"+f+"=") {
+				return true
+			}
 		}
 	}
 	return false
@@ -93,7 +96,7 @@ func serverArgs(args []string) []string {
 // not given (and none of its flags either).
 func persistMode() (code int, ok bool) {
 	if *persistName == "" {
-		if *persistStop || *persistList || *persistServe || *persistUpgrade || *resumeFD >= 0 {
+		if *persistStop || *persistList || *persistServe || *persistUpgrade || *resumeFD >= 0 || *resumeKeeper >= 0 {
 			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --stop, --list, --upgrade and --serve need --persist NAME")
 			return 2, true
 		}
@@ -127,10 +130,15 @@ func serve(name string) int {
 		Name: name, Args: serverArgs(os.Args[1:])}
 	var srv *persist.Server
 	var ln *net.UnixListener
-	if *resumeFD >= 0 {
+	if *resumeKeeper >= 0 {
+		var ok bool
+		if srv, ln, ok = resumeFromKeeper(logger, opts); !ok {
+			return 1
+		}
+	} else if *resumeFD >= 0 {
 		// We are the next image of a server that re-executed itself.
 		var err error
-		srv, ln, err = persist.Resume(opts, *resumeFD)
+		srv, ln, err = persist.Resume(opts, *resumeFD, nil)
 		if err != nil {
 			logger.Printf("cannot take over the server's state: %v", err)
 			if *resumeExe >= 0 {
@@ -194,6 +202,59 @@ func serve(name string) int {
 	return 0
 }
 
+// failResumeEnv names a file whose removal makes the next image of an
+// upgrade fail to take the state over, once: the tests' way to the road
+// back to the previous binary.
+const failResumeEnv = "PTYPLEX_TEST_FAIL_RESUME"
+
+// resumeFromKeeper takes over the state the previous image gave to its
+// keeper (see sidecar/persist/keeper_linux.go). We are non-dumpable
+// already (main's first step): the descriptors are the terminals' PTY
+// masters and their journals. If the state cannot be taken over, the
+// previous binary is executed again with the same keeper; if that fails
+// too, we end, the keeper with us, and the children get the hangup.
+func resumeFromKeeper(logger *log.Logger, opts persist.Options) (*persist.Server, *net.UnixListener, bool) {
+	r, err := persist.Reclaim(*resumeKeeper)
+	if err != nil {
+		logger.Printf("cannot take the descriptors back from the keeper: %v", err)
+		return nil, nil, false
+	}
+	var srv *persist.Server
+	var ln *net.UnixListener
+	if p := os.Getenv(failResumeEnv); p != "" && os.Remove(p) == nil {
+		err = fmt.Errorf("failing once, as %s asks", failResumeEnv)
+	} else {
+		srv, ln, err = persist.Resume(opts, r.FDs["state"], r.FDs)
+	}
+	if err == nil {
+		r.Release()
+		if exe, ok := r.FDs["exe"]; ok {
+			syscall.Close(exe)
+		}
+		// Anything else not taken over.
+		if _, err := inherited.Close(); err != nil {
+			logger.Printf("%v", err)
+		}
+		return srv, ln, true
+	}
+	logger.Printf("cannot take over the server's state: %v", err)
+	exe, ok := r.FDs["exe"]
+	if !ok {
+		return nil, nil, false
+	}
+	logger.Printf("going back to the previous binary")
+	for tag, fd := range r.FDs {
+		if tag != "exe" {
+			syscall.Close(fd)
+		}
+	}
+	args := append([]string{os.Args[0]}, opts.Args...)
+	args = append(args, "--resume-keeper", fmt.Sprint(*resumeKeeper))
+	err = persist.ExecPrevious(exe, args)
+	logger.Printf("cannot go back to the previous binary: %v", err)
+	return nil, nil, false
+}
+
 // bridge connects stdin and stdout to the server. It ends when the server
 // closes the connection, which it does once our stdin has ended (the host
 // went away) and it has detached our terminals.
@@ -211,6 +272,9 @@ func bridge(name string) int {
 		return 1
 	}
 	growPipe(os.Stdout)
+	if code, done := handOff(c); done {
+		return code
+	}
 	go func() {
 		// The host's stdin ends: half-close, so the server sees the end
 		// of our frames and still sends what it has queued.

@@ -354,7 +354,11 @@ test('keepalive: an event loop blocked longer than the timeout does not make a l
 });
 
 test('keepalive without ssh: a stopped bridge is detected, and the drop names the transport once', async (t) => {
-  const { bridge } = server(t);
+  // A bridge that handed the host's pipes to the server carries no frame,
+  // and stopping it stalls nothing: this one copies (PTYPLEX_BRIDGE_COPY),
+  // as a bridge to an older server does, and stands for a hung transport.
+  const bridge = server(t).bridge.slice();
+  bridge.splice(2, 0, 'PTYPLEX_BRIDGE_COPY=1');
   const sc = newHost(t, { transport: bridge, reconnect: { initialDelay: 10 }, keepalive: { interval: 200, timeout: 600 } });
   const term = sc.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat']);
   await waitOutput(term, 'ready\r\n');

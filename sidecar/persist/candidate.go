@@ -25,12 +25,6 @@ import (
 // persistent server over.
 const sidecarMainPath = "github.com/ptyplex/ptyplex/cmd/ptyplex-sidecar"
 
-// handoverMark is compiled into every binary that links this package,
-// with the format it reads between the colon and the NUL. It must say
-// HandoverFormat (TestHandoverMarkSaysTheFormat): a constant cannot be
-// built from another with strconv.
-const handoverMark = "\x00ptyplex-persist-handover-format:1\x00"
-
 // candidateBound caps what is read of a candidate binary.
 const candidateBound = 512 << 20
 
@@ -41,6 +35,7 @@ type candidate struct {
 	*os.File
 	dev, ino uint64
 	image    []byte
+	keeper   bool // it takes descriptors from a keeper
 }
 
 // openCandidate opens path once and verifies that open file; the upgrade
@@ -63,7 +58,8 @@ func openCandidate(path string) (*candidate, string, error) {
 		f.Close()
 		return nil, "", err
 	}
-	return &candidate{File: f, dev: uint64(st.Dev), ino: uint64(st.Ino), image: image}, to, nil
+	return &candidate{File: f, dev: uint64(st.Dev), ino: uint64(st.Ino), image: image,
+		keeper: bytes.Contains(image, []byte(keeperMark))}, to, nil
 }
 
 // descriptor is the candidate's descriptor number once it is proven to

@@ -125,16 +125,7 @@ func TestTakeoverFromHostThatStoppedReading(t *testing.T) {
 	// the pump is stuck in a write to it, the journal fills and stays
 	// full, and the terminal's output stops (for 200 ms on end, which a
 	// pump that is only slow does not do).
-	var last uint64
-	var since time.Time
-	listUntil(t, h, "the pump stuck behind the hung host", func(l proto.Listed) bool {
-		e, ok := entry(l, "f")
-		if !ok || !e.Attached || e.Produced-e.Start != 256<<10 || e.Produced != last {
-			last, since = e.Produced, time.Now()
-			return false
-		}
-		return time.Since(since) >= 200*time.Millisecond
-	})
+	waitPumpStuck(t, h, "f", 256<<10)
 	h.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "f", Offset: 0})
 	h.WaitControl(proto.TypeAttached, "f")
 	h.WaitOutput("f", "y\r\ny\r\n")

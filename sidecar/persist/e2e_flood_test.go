@@ -30,8 +30,24 @@ func numberedLines(n int) []byte {
 // journal while no host is attached, and the hosts acknowledge what they
 // read with CREDIT, so that bytes in flight when a host dies stay in the
 // journal: it is only 64 KiB, less than the socket and pipe buffers.
+//
+// Both bridges: the one that hands the host's pipes to the server, and
+// the one that copies (an older server, or PTYPLEX_BRIDGE_COPY=1).
 func TestHostKilledMidFlood(t *testing.T) {
 	t.Parallel()
+	for _, mode := range []string{"handoff", "copy"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t)
+			if mode == "copy" {
+				s.env = append(s.env, bridgeCopyEnv)
+			}
+			hostKilledMidFlood(t, s)
+		})
+	}
+}
+
+func hostKilledMidFlood(t *testing.T, s *server) {
 	const (
 		terms  = 8
 		lines  = 60000 // about 400 KB a terminal
@@ -39,7 +55,6 @@ func TestHostKilledMidFlood(t *testing.T) {
 		window = 16 << 10
 	)
 	want := numberedLines(lines)
-	s := newServer(t)
 	var got [terms]bytes.Buffer
 	done := map[string]bool{}
 	ids := make([]string, terms)

@@ -10,22 +10,43 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 	"golang.org/x/sys/unix"
 )
 
 // The handover format: what a server hands to its next image in a live
-// upgrade (upgrade.go writes it, resume.go takes it up). Its writer and
-// its reader are side by side here, so that a change to one is seen
-// beside the other, and HandoverFormat changes with them.
+// upgrade, all of it in this file, the writer beside the reader, so that
+// a change to one is seen beside the other and HandoverFormat changes
+// with them: the header (state, termState), what each terminal becomes
+// in it (term.state) and what it becomes again (termState.term,
+// restoredLife), the file (writeState, readState, parseState). How the
+// file and the descriptors it names reach the next image is apart:
+// upgrade.go and keeper_linux.go send them, handover_linux.go and
+// handover_other.go have the platform's file and exec, resume.go starts
+// the terminals it describes.
 
 // HandoverFormat numbers the layout of the state a server hands to its
 // next image. Two binaries with the same number can hand over to each
 // other; a server refuses to upgrade to a binary that reports another.
 const HandoverFormat = 1
+
+// handoverMark is compiled into every binary that links this package,
+// with the format it reads between the colon and the NUL. It must say
+// HandoverFormat (TestHandoverMarkSaysTheFormat): a constant cannot be
+// built from another with strconv.
+const handoverMark = "\x00ptyplex-persist-handover-format:1\x00"
+
+// keeperMark says, in a binary, that it takes descriptors from a keeper
+// (--resume-keeper, see keeper_linux.go): an upgrade hands over through a
+// keeper only to a binary that has it (candidate.keeper), and by
+// inheritance, as before, to one that does not (an older version).
+const keeperMark = "\x00ptyplex-persist-keeper:1\x00"
 
 // HandoverBanner starts the line a binary prints for
 // --persist-handover-format: "ptyplex-persist-handover FORMAT VERSION".
@@ -84,6 +105,13 @@ type termState struct {
 	KeepAt time.Time `json:"keepAt,omitzero"`
 }
 
+// stateHeader is the header of s's state, without its terminals; ln and
+// lock are the descriptors of the listener and the lock file (-1: none).
+func (s *Server) stateHeader(ln, lock int) state {
+	return state{Format: HandoverFormat, Name: s.opts.Name, From: version.Version, Journal: s.opts.Journal,
+		Total: s.opts.Total, KeepExited: s.opts.KeepExited, Listener: ln, Lock: lock}
+}
+
 // writeState writes the handover file: st's header as one line of JSON,
 // then the journals of terms (frozen, in the order of st.Terms), each
 // End-Start bytes. parseState reads it.
@@ -111,7 +139,11 @@ func writeState(f io.Writer, st state, terms []*term) error {
 //
 // The file is mapped, not read, so that the journals are not held a third
 // time while they are copied into their rings; the caller unmaps it.
-func readState(fd int) (st state, journals [][]byte, ln *net.UnixListener, mapped []byte, err error) {
+//
+// remap, if not nil, gives the descriptor each number in the header
+// stands for here (by its decimal number): what came back from a keeper
+// has other numbers than the writer's.
+func readState(fd int, remap map[string]int) (st state, journals [][]byte, ln *net.UnixListener, mapped []byte, err error) {
 	var fst unix.Stat_t
 	if err := unix.Fstat(fd, &fst); err != nil {
 		return st, nil, nil, nil, fmt.Errorf("the state (descriptor %d): %w", fd, err)
@@ -128,11 +160,11 @@ func readState(fd int) (st state, journals [][]byte, ln *net.UnixListener, mappe
 			unix.Munmap(all)
 		}
 	}()
-	st, journals, ln, err = parseState(all)
+	st, journals, ln, err = parseState(all, remap)
 	return st, journals, ln, all, err
 }
 
-func parseState(all []byte) (st state, journals [][]byte, ln *net.UnixListener, err error) {
+func parseState(all []byte, remap map[string]int) (st state, journals [][]byte, ln *net.UnixListener, err error) {
 	hdr, rest, ok := bytes.Cut(all, []byte("\n"))
 	if !ok {
 		return st, nil, nil, fmt.Errorf("the state has no header (%d bytes)", len(all))
@@ -148,6 +180,31 @@ func parseState(all []byte) (st state, journals [][]byte, ln *net.UnixListener, 
 	}
 	if err := json.Unmarshal(hdr, &st); err != nil {
 		return st, nil, nil, fmt.Errorf("the state's header: %w", err)
+	}
+	if remap != nil {
+		renumber := func(what string, n *int) error {
+			fd, ok := remap[strconv.Itoa(*n)]
+			if !ok {
+				return fmt.Errorf("%s: descriptor %d was not handed over", what, *n)
+			}
+			*n = fd
+			return nil
+		}
+		if err := renumber("listener", &st.Listener); err != nil {
+			return st, nil, nil, err
+		}
+		if st.Lock >= 0 {
+			if err := renumber("lock", &st.Lock); err != nil {
+				return st, nil, nil, err
+			}
+		}
+		for i := range st.Terms {
+			if ts := &st.Terms[i]; ts.Running {
+				if err := renumber(fmt.Sprintf("terminal %q's PTY master", ts.ID), &ts.Master); err != nil {
+					return st, nil, nil, err
+				}
+			}
+		}
 	}
 	open := func(what string, fd int) error {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
@@ -205,4 +262,60 @@ func parseState(all []byte) (st state, journals [][]byte, ln *net.UnixListener, 
 	}
 	ul.SetUnlinkOnClose(false)
 	return st, journals, ul, nil
+}
+
+// state describes the frozen t.
+func (t *term) state() (termState, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Park: t.park, Quota: t.quota,
+		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit,
+		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
+		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt}
+	if t.proc != nil {
+		ts.PTS = t.proc.TTY()
+	}
+	if t.life == engine.Closing {
+		ts.KillAt = t.killAt
+	}
+	ts.Input = t.input.Queued()
+	if t.life.Running() {
+		// Not reaped (frozen terminals are not): the master is open.
+		fd, err := t.proc.MasterFD()
+		if err != nil {
+			return ts, fmt.Errorf("terminal %q: PTY master: %w", t.id, err)
+		}
+		ts.Master = fd
+	}
+	return ts, nil
+}
+
+// term makes the terminal ts describes, with journal as its journal's
+// bytes; restore starts what it needs.
+func (ts termState) term(s *Server, journal []byte) *term {
+	t := &term{id: ts.ID, s: s, pid: ts.Pid, cmd: ts.Cmd, args: ts.Args, park: ts.Park, quota: ts.Quota,
+		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(ts.Quota),
+		sent: ts.Sent, acked: ts.Acked, credit: ts.Credit, cols: ts.Cols, rows: ts.Rows,
+		life: restoredLife(ts), exit: ts.Exit,
+		readEnded: ts.ReadEnded, input: engine.NewInputQueue(&s.input)}
+	if ts.ExitSent {
+		t.end = exitWritten
+	}
+	t.cond = sync.NewCond(&t.mu)
+	t.input.Restore(ts.Input)
+	t.j.start, t.j.end = ts.Start, ts.Start
+	t.j.append(journal)
+	return t
+}
+
+// restoredLife is the state of a handed-over terminal: the handover
+// format keeps the flags the state was once made of.
+func restoredLife(ts termState) engine.State {
+	switch {
+	case ts.Exited || !ts.Running:
+		return engine.Reaped
+	case ts.Closing:
+		return engine.Closing
+	}
+	return engine.Live
 }

@@ -15,6 +15,10 @@ import (
 	"github.com/ptyplex/ptyplex/proto"
 )
 
+// bridgeCopyEnv makes a bridge copy frames instead of handing the host's
+// descriptors to the server.
+const bridgeCopyEnv = "PTYPLEX_BRIDGE_COPY=1"
+
 // server is one persistent sidecar of a test, in a runtime directory of
 // its own, stopped when the test ends.
 type server struct {
@@ -102,6 +106,24 @@ func listUntil(t *testing.T, h *hosttest.Host, what string, cond func(proto.List
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// waitPumpStuck lists through h until terminal id, attached to a host
+// that reads nothing, has a full journal of size journal and produced
+// nothing for 200 ms: once the connection's buffers are full the pump is
+// stuck in a write to it (a pump that is only slow does not stop).
+func waitPumpStuck(t *testing.T, h *hosttest.Host, id string, journal uint64) {
+	t.Helper()
+	var last uint64
+	var since time.Time
+	listUntil(t, h, "the pump stuck behind the hung host", func(l proto.Listed) bool {
+		e, ok := entry(l, id)
+		if !ok || !e.Attached || e.Produced-e.Start != journal || e.Produced != last {
+			last, since = e.Produced, time.Now()
+			return false
+		}
+		return time.Since(since) >= 200*time.Millisecond
+	})
 }
 
 // waitDetached lists until terminal id is no longer attached (the server

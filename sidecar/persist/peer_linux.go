@@ -70,3 +70,10 @@ func parentOf(pid int) (int, error) {
 	}
 	return strconv.Atoi(string(f[1]))
 }
+
+// inspectable reports whether another process of our user could open our
+// descriptors through /proc/PID/fd: whether we are dumpable.
+func inspectable() bool {
+	d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	return err != nil || d != 0
+}

@@ -5,7 +5,6 @@ package persist
 import (
 	"net"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/version"
@@ -16,16 +15,18 @@ import (
 )
 
 // Resume builds the server a previous image of this process handed over
-// (see upgrade.go): stateFD is the state file it wrote. opts' Log, Name
-// and Args are used; the journal options come from the state.
+// (see upgrade.go): stateFD is the state file it wrote; remap, for
+// descriptors that came back from a keeper, the descriptor each number in
+// the state stands for (nil: inherited, the numbers are ours). opts' Log,
+// Name and Args are used; the journal options come from the state.
 //
 // Resume first reads and checks everything without changing a
 // descriptor; an error from that part means nothing was touched, and the
 // caller may hand the same state to another binary (the previous one).
 // After it, a terminal that cannot be adopted is reported exited, and
 // everything else goes on.
-func Resume(opts Options, stateFD int) (*Server, *net.UnixListener, error) {
-	st, journals, ln, mapped, err := readState(stateFD)
+func Resume(opts Options, stateFD int, remap map[string]int) (*Server, *net.UnixListener, error) {
+	st, journals, ln, mapped, err := readState(stateFD, remap)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,18 +70,7 @@ func Resume(opts Options, stateFD int) (*Server, *net.UnixListener, error) {
 // the PTY has not ended, the supervisor while the child is not reaped,
 // the input writer if input was queued, and the timers that were set.
 func (s *Server) restore(ts termState, journal []byte) {
-	t := &term{id: ts.ID, s: s, pid: ts.Pid, cmd: ts.Cmd, args: ts.Args, park: ts.Park, quota: ts.Quota,
-		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(ts.Quota),
-		sent: ts.Sent, acked: ts.Acked, credit: ts.Credit, cols: ts.Cols, rows: ts.Rows,
-		life: restoredLife(ts), exit: ts.Exit,
-		readEnded: ts.ReadEnded, input: engine.NewInputQueue(&s.input)}
-	if ts.ExitSent {
-		t.end = exitWritten
-	}
-	t.cond = sync.NewCond(&t.mu)
-	t.input.Restore(ts.Input)
-	t.j.start, t.j.end = ts.Start, ts.Start
-	t.j.append(journal)
+	t := ts.term(s, journal)
 	if ts.Running {
 		// Non-blocking already (the flag belongs to the open file, which
 		// the exec kept); made sure of, since only then does NewFile put
@@ -147,16 +137,4 @@ func (s *Server) restore(ts termState, journal []byte) {
 			s.keepExitedFor(t, d)
 		}
 	}
-}
-
-// restoredLife is the state of a handed-over terminal: the handover
-// format keeps the flags the state was once made of.
-func restoredLife(ts termState) engine.State {
-	switch {
-	case ts.Exited || !ts.Running:
-		return engine.Reaped
-	case ts.Closing:
-		return engine.Closing
-	}
-	return engine.Live
 }

@@ -166,8 +166,12 @@ func refuse(c *net.UnixConn, msg string) {
 // at once, and no byte is copied into a buffer on the way: a pump hands
 // over slices of its journal, which stay put until write returns.
 type conn struct {
-	s    *Server
-	c    *net.UnixConn
+	s *Server
+	l link
+	// peer is the socket of the process at the other end, for its
+	// credentials: the host's own, or for a host whose descriptors were
+	// handed over, its bridge's.
+	peer *net.UnixConn
 	mu   sync.Mutex
 	cond *sync.Cond // on mu: a batch was written, or the writer left
 	// queue is the frames waiting for the next batch; spare is the
@@ -176,8 +180,15 @@ type conn struct {
 	busy         bool   // a sender is writing a batch
 	taken        uint64 // batches taken off the queue
 	written      uint64 // batches written (or failed)
-	// broken is set after a failed write; later frames are dropped.
+	// broken is set after a failed write (werr); later frames are dropped.
 	broken bool
+	werr   error
+	// shut says why the server itself ended the connection (a takeover
+	// of a host that stopped reading, Stop, an upgrade): the read error
+	// that follows is not the host's doing. hung says it was because the
+	// host stopped reading (abort).
+	shut string
+	hung bool
 }
 
 // connSendBuffer is the socket send buffer asked for each connection.
@@ -188,9 +199,11 @@ type conn struct {
 // flight costs nothing.
 const connSendBuffer = 1 << 20
 
-func newConn(s *Server, nc *net.UnixConn) *conn {
-	nc.SetWriteBuffer(connSendBuffer) // best effort
-	c := &conn{s: s, c: nc}
+func newConn(s *Server, l link, peer *net.UnixConn) *conn {
+	if sl, ok := l.(*sockLink); ok {
+		sl.SetWriteBuffer(connSendBuffer) // best effort
+	}
+	c := &conn{s: s, l: l, peer: peer}
 	c.cond = sync.NewCond(&c.mu)
 	return c
 }
@@ -223,16 +236,16 @@ func (c *conn) write(frame ...[]byte) {
 		n := c.taken
 		c.mu.Unlock()
 		all := b
-		_, err := b.WriteTo(c.c)
+		err := c.l.writeBatch(&b)
 		c.mu.Lock()
 		clear(all)
 		c.spare = all[:0]
 		c.busy = false
 		c.written = n
 		if err != nil {
-			c.broken = true
+			c.broken, c.werr = true, err
 			c.queue = nil
-			c.c.CloseRead() // wake the dispatch loop so the terminals are detached
+			c.l.stopReading() // wake the dispatch loop so the terminals are detached
 		}
 		c.cond.Broadcast()
 	}
@@ -241,9 +254,49 @@ func (c *conn) write(frame ...[]byte) {
 // abort shuts a connection that stopped reading down: the write in
 // progress fails at once, which breaks the connection; its reader then
 // ends and its terminals are detached.
-func (c *conn) abort() {
-	c.c.SetWriteDeadline(time.Unix(1, 0))
-	c.c.CloseRead()
+func (c *conn) abort(why string) {
+	c.mu.Lock()
+	if c.shut == "" {
+		c.shut, c.hung = why, true
+	}
+	c.mu.Unlock()
+	c.l.stopWriting()
+	c.l.stopReading()
+}
+
+// close ends the connection from our side, for why.
+func (c *conn) close(why string) {
+	c.setShut(why)
+	c.l.Close()
+}
+
+func (c *conn) setShut(why string) {
+	c.mu.Lock()
+	if c.shut == "" {
+		c.shut = why
+	}
+	c.mu.Unlock()
+}
+
+// ending says how the connection ended, given the error that ended its
+// read loop, as the exit status and reason of a bridge: 0 when the host
+// closed its end (or the server ended the connection for a reason of its
+// own, as a bridge that copies exits 0 when the server hangs up), 1 when
+// the host stopped reading or sent what is not a frame.
+func (c *conn) ending(rerr error) (int, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.hung:
+		return 1, fmt.Sprintf("to the host: it stopped reading: %s", c.shut)
+	case c.shut != "":
+		return 0, c.shut
+	case c.werr != nil:
+		return 1, fmt.Sprintf("to the host: %v", c.werr)
+	case rerr == nil || rerr == io.EOF:
+		return 0, "the host closed stdin"
+	}
+	return 1, fmt.Sprintf("from the host: %v", rerr)
 }
 
 func (c *conn) writeJSON(typ proto.Type, v any) {
@@ -255,24 +308,59 @@ func (c *conn) errorf(id, format string, args ...any) {
 }
 
 func (s *Server) serveConn(nc *net.UnixConn) {
-	c := newConn(s, nc)
+	sl := newSockLink(nc)
+	c := newConn(s, sl, nc)
+	if !s.addConn(c) {
+		sl.Close()
+		return
+	}
+	host, _, _ := s.readFrames(c)
+	s.endConn(c)
+	if host == nil {
+		sl.Close()
+		return
+	}
+	s.serveHandedOff(c, host)
+}
+
+// addConn registers c, unless the server is stopping or upgrading.
+func (s *Server) addConn(c *conn) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	// A connection accepted just before an upgrade closed the listener
 	// is not served: it would reach terminals that are frozen, or open
 	// one that is not handed over. Its peer sees it end, as every other
 	// connection's does, and connects again.
 	if s.stopping || s.relisten != nil {
-		s.mu.Unlock()
-		nc.Close()
-		return
+		return false
 	}
 	s.conns[c] = struct{}{}
+	return true
+}
+
+// endConn lets c's terminals go on without it and forgets c.
+func (s *Server) endConn(c *conn) {
+	s.detachAll(c)
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.connGone.Broadcast()
 	s.mu.Unlock()
-	r := proto.NewReader(nc)
-	for {
+}
+
+// readFrames serves c's frames until its stream ends, and says how (see
+// conn.ending). If a bridge handed its host's descriptors over on c, it
+// stops there and returns the connection made of them instead.
+func (s *Server) readFrames(c *conn) (host *conn, code int, why string) {
+	r := proto.NewReader(c.l)
+	var rerr error
+	for first := true; ; first = false {
 		f, err := r.ReadFrame()
 		if err != nil {
-			if err != io.EOF {
+			rerr = err
+			c.mu.Lock()
+			shut := c.shut
+			c.mu.Unlock()
+			if err != io.EOF && shut == "" {
 				s.logf("connection: reading frames: %v", err)
 			}
 			break
@@ -287,14 +375,20 @@ func (s *Server) serveConn(nc *net.UnixConn) {
 			s.upgrade(c, f.Body)
 			continue
 		}
+		if sl, ok := c.l.(*sockLink); ok && first && f.Type == proto.TypeHello && r.Buffered() == 0 {
+			// A bridge's HANDOFF may come next (see sockLink).
+			sl.recvNext = true
+		}
+		if f.Type == proto.TypeHandoff {
+			if host := s.handoff(c); host != nil {
+				return host, 0, ""
+			}
+			continue
+		}
 		s.dispatch(c, f)
 	}
-	s.detachAll(c)
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.connGone.Broadcast()
-	s.mu.Unlock()
-	nc.Close()
+	code, why = c.ending(rerr)
+	return nil, code, why
 }
 
 // detachAll lets every terminal c holds go on without it.
@@ -530,7 +624,7 @@ func (s *Server) Stop() {
 		}
 		s.mu.Lock()
 		for c := range s.conns {
-			c.c.Close()
+			c.close("the server stopped")
 		}
 		s.mu.Unlock()
 	})

@@ -383,7 +383,7 @@ func (t *term) watchTakeover(old *conn) {
 		t.mu.Unlock()
 		if stuck {
 			t.logf("the previous holder took no frame for %v after a takeover: its connection is shut down", takeoverGrace)
-			old.abort()
+			old.abort("it took no frame for " + takeoverGrace.String() + " after another connection took a terminal over")
 		}
 	})
 }

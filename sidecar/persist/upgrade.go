@@ -13,7 +13,6 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
-	"github.com/ptyplex/ptyplex/sidecar/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,9 +28,11 @@ import (
 // (openCandidate: its build info and a compiled-in mark); stop
 // accepting; freeze every terminal (term.frozen: no reads, no input
 // writes, no reaping); end every other connection; write the state, a
-// JSON header and the journals, into an anonymous file; clear
-// close-on-exec on the descriptors handed over; send UPGRADING; execve
-// the file that was checked.
+// JSON header and the journals, into an anonymous file; hand the
+// descriptors over (on Linux to a non-dumpable keeper, keeper_linux.go,
+// so that only its socket crosses the execve; else, and to a binary
+// without the keeper's mark, by clearing their close-on-exec flag); send
+// UPGRADING; execve the file that was checked.
 // If execve fails, everything is undone and the server goes on.
 
 // upgrade carries out UPGRADE for c. It returns only when the upgrade was
@@ -84,7 +85,7 @@ func (s *Server) tryUpgrade(c *conn, u proto.Upgrade) string {
 		}
 		t.mu.Unlock()
 	}
-	if pid, inside, err := insideTerminal(c.c, sids); inside || err != nil {
+	if pid, inside, err := insideTerminal(c.peer, sids); inside || err != nil {
 		why := fmt.Sprintf("it was asked from inside one of this server's terminals (pid %d); run the upgrade from outside them", pid)
 		if err != nil {
 			why = fmt.Sprintf("cannot tell who asked: %v", err)
@@ -161,8 +162,7 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 		}
 	}
 
-	st := state{Format: HandoverFormat, Name: s.opts.Name, From: version.Version, Journal: s.opts.Journal,
-		Total: s.opts.Total, KeepExited: s.opts.KeepExited, Listener: lnFD, Lock: lockFD()}
+	st := s.stateHeader(lnFD, lockFD())
 	size, queued := 0, 0
 	for _, t := range terms {
 		ts, err := t.state()
@@ -196,12 +196,10 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 		exeFD, _ = fileFD(exe)
 	}
 
-	fds := []int{lnFD, stateFD}
+	// Every descriptor the state names, by its number here.
+	fds := []int{lnFD}
 	if st.Lock >= 0 {
 		fds = append(fds, st.Lock)
-	}
-	if exeFD >= 0 {
-		fds = append(fds, exeFD)
 	}
 	for _, ts := range st.Terms {
 		if ts.Master >= 0 {
@@ -209,9 +207,40 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 		}
 	}
 	args := append([]string{path}, s.opts.Args...)
-	args = append(args, "--resume-fd", strconv.Itoa(stateFD))
-	if exeFD >= 0 {
-		args = append(args, "--resume-exe", strconv.Itoa(exeFD))
+	if keepers && bin.keeper {
+		// Through a keeper (keeper_linux.go): only its socket crosses
+		// the execve.
+		k, kerr := startKeeper(s.logf)
+		if kerr != nil {
+			return kerr
+		}
+		defer func() { // err: handover's result
+			if err != nil {
+				k.stop()
+			}
+		}()
+		tags := []string{"state"}
+		all := []int{stateFD}
+		if exeFD >= 0 {
+			tags, all = append(tags, "exe"), append(all, exeFD)
+		}
+		for _, fd := range fds {
+			tags, all = append(tags, strconv.Itoa(fd)), append(all, fd)
+		}
+		if kerr := k.give(tags, all); kerr != nil {
+			return fmt.Errorf("hand the descriptors to the keeper: %w", kerr)
+		}
+		args = append(args, "--resume-keeper", strconv.Itoa(k.fd))
+		fds = []int{k.fd}
+	} else {
+		// By inheritance: what an older binary, or a platform without
+		// /proc/PID/fd, takes.
+		fds = append(fds, stateFD)
+		args = append(args, "--resume-fd", strconv.Itoa(stateFD))
+		if exeFD >= 0 {
+			fds = append(fds, exeFD)
+			args = append(args, "--resume-exe", strconv.Itoa(exeFD))
+		}
 	}
 	// Every terminal is frozen, every connection but c is closed: say so
 	// and go. The exec closes c (close-on-exec), which is how the
@@ -235,7 +264,7 @@ func (s *Server) closeConns(keep *conn) error {
 	defer s.mu.Unlock()
 	for c := range s.conns {
 		if c != keep {
-			c.c.Close()
+			c.close("the server is upgraded")
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -382,30 +411,4 @@ func (t *term) unfreeze() {
 	t.cond.Broadcast()
 	t.mu.Unlock()
 	t.input.Unfreeze()
-}
-
-// state describes the frozen t.
-func (t *term) state() (termState, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Park: t.park, Quota: t.quota,
-		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit,
-		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
-		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt}
-	if t.proc != nil {
-		ts.PTS = t.proc.TTY()
-	}
-	if t.life == engine.Closing {
-		ts.KillAt = t.killAt
-	}
-	ts.Input = t.input.Queued()
-	if t.life.Running() {
-		// Not reaped (frozen terminals are not): the master is open.
-		fd, err := t.proc.MasterFD()
-		if err != nil {
-			return ts, fmt.Errorf("terminal %q: PTY master: %w", t.id, err)
-		}
-		ts.Master = fd
-	}
-	return ts, nil
 }
