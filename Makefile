@@ -29,14 +29,14 @@ build:
 # target) and the remote tests /usr/sbin/sshd; PTYPLEX_REQUIRE_XTERMJS and
 # PTYPLEX_REQUIRE_SSHD make them fail, not skip, without.
 MODULE   := github.com/ptyplex/ptyplex
-E2E_PKGS := cmd/ptyplex cmd/ptyplex-bench mcpserver client sidecar sidecar/persist soak replay examples/demo internal/sshtest internal/testproc
+E2E_PKGS := cmd/ptyplex cmd/ptyplex-bench mcpserver client sidecar sidecar/persist soak replay examples/demo internal/testing/sshtest internal/testing/testproc
 CHECK_PKGS = $(filter-out $(addprefix $(MODULE)/,$(E2E_PKGS)),$(shell $(GO) list ./...))
 
 check: fmt-check vet
 	$(GO) test -short -count=1 $(CHECK_PKGS)
 
 # Every process make test starts carries this mark in its environment
-# (internal/testproc adds one per test binary); scripts/leftovers.sh fails
+# (internal/testing/testproc adds one per test binary); scripts/leftovers.sh fails
 # the run if any is still running after it.
 TEST_RUN := mk$(shell od -An -N6 -tx1 /dev/urandom 2>/dev/null | tr -d ' \n')
 # The end-to-end tests spend most of their time waiting on programs and
@@ -45,7 +45,7 @@ TESTPARALLEL ?= 6
 TESTJSON     := $(BIN)/go-test.json
 # A race-built program sleeps 1 s when it exits (the race runtime's
 # atexit_sleep_ms) unless told otherwise; the test binaries set it for the
-# binaries they start (internal/testproc), this for themselves.
+# binaries they start (internal/testing/testproc), this for themselves.
 TESTENV := PTYPLEX_REQUIRE_XTERMJS=1 PTYPLEX_REQUIRE_SSHD=1 GORACE="$${GORACE:-atexit_sleep_ms=20}"
 
 # Tests that skip under -race; make test runs them once without it.
@@ -133,7 +133,7 @@ portable-sidecar:
 # FUZZTIME each; crashers land in the package's testdata/fuzz/ and become
 # regression inputs of plain `go test`. fuzz-short is the CI version.
 FUZZ_TARGETS := proto:FuzzReadFrame proto:FuzzParseData proto:FuzzParseControl screen/vtparse:FuzzParse \
-	sidecar:FuzzDispatch session/wire:FuzzParseRequest screen:FuzzScreen internal/termfilter:FuzzFilter \
+	sidecar:FuzzDispatch session/wire:FuzzParseRequest screen:FuzzScreen internal/session/termfilter:FuzzFilter \
 	internal/cescape:FuzzEscape
 FUZZMINIMIZE ?= 10s
 fuzz:
@@ -152,7 +152,7 @@ fuzz-short:
 # streams, a 10 s stalled host, ...); `go test ./...` runs the short version.
 SOAKTIME ?= 60m
 # The long loops of other packages at their full size (PTYPLEX_SOAK=1,
-# internal/testsize): make test runs a short round of each.
+# internal/testing/testsize): make test runs a short round of each.
 SOAK_LONG := ^Test(WaitInputAfterBursts|ResumeOverSSH)$$
 soak: build
 	$(GO) test -count=1 -v -timeout $(SOAKTIME) ./soak/ -soak

@@ -109,6 +109,8 @@ type Client struct {
 	done chan struct{} // closed once the stream ended and every terminal was finished
 
 	persist persistState // LIST and ATTACH in flight (persist.go)
+	// upgradeWait is the UPGRADE waiting for its answer, if any (serverctl.go); under mu.
+	upgradeWait upgradeWait
 }
 
 // pendingOpen is an OPEN waiting for its OPENED or ERROR.

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 )
 
 const waitBound = 10 * time.Second

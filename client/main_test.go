@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/buildtags"
-	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/buildtags"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 )
 
 // sidecarBin is the real ptyplex-sidecar, built once for the whole test

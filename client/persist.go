@@ -226,6 +226,12 @@ func (c *Client) dispatchPersist(f proto.Frame) error {
 		p.t.snapshot = s.Data
 		p.t.win.setOffset(s.Offset)
 		c.attached(p)
+	case proto.TypeUpgrading:
+		var u proto.Upgrading
+		if err := unmarshal(f, &u); err != nil {
+			return err
+		}
+		c.upgradeAnswered(upgradeAnswer{up: &u})
 	case proto.TypeDetached:
 		var d proto.Detached
 		if err := unmarshal(f, &d); err != nil {

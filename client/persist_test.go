@@ -146,3 +146,45 @@ func TestHelloPersistentServer(t *testing.T) {
 		t.Fatalf("List after HELLO: %v", err)
 	}
 }
+
+// Stop and Upgrade speak STOP and UPGRADE: an UPGRADE the server refuses
+// comes back as a *ServerError and leaves the connection in use; Stop
+// returns once the server ended, its terminals with it.
+func TestServerStopAndRefusedUpgrade(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env := persistEnv(t, "ctl")
+	c, err := Persistent("ctl", Options{SidecarPath: sidecarBin, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	term, err := c.Open(ctx, OpenOptions{Cmd: "sleep", Args: []string{"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// /bin/sh is no ptyplex-sidecar: the server refuses to run it.
+	_, err = c.Upgrade(ctx, "/bin/sh", "0.0.0-test")
+	var se *ServerError
+	if !errors.As(err, &se) || se.Message == "" {
+		t.Fatalf("Upgrade to /bin/sh: %v (%T), want a *ServerError with the server's reason", err, err)
+	}
+	if ts, err := c.List(ctx); err != nil || len(ts) != 1 {
+		t.Fatalf("List after the refused UPGRADE: %v, %v", ts, err)
+	}
+	if err := c.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	select {
+	case <-term.Done():
+	case <-ctx.Done():
+		t.Fatal("the terminal did not end with the server")
+	}
+	if st, err := term.Wait(); err == nil && st.Signal == "" {
+		t.Fatalf("the terminal ended by itself (%+v), not by STOP", st)
+	}
+	out, _ := exec.Command(sidecarBin, "--persist", "ctl", "--list").CombinedOutput()
+	if !strings.Contains(string(out), "no persistent sidecar") {
+		t.Fatalf("--list after Stop: %s", out)
+	}
+}

@@ -187,6 +187,9 @@ func (c *Client) refused(m proto.Error) {
 	if m.TerminalID != "" && c.resumeRefused(m) {
 		return
 	}
+	if m.TerminalID == "" && c.upgradeAnswered(upgradeAnswer{err: &ServerError{Request: proto.TypeUpgrade, Message: m.Message}}) {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m.TerminalID == "" && c.helloWait != nil {

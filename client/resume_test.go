@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptyplex/ptyplex/internal/sshtest"
-	"github.com/ptyplex/ptyplex/internal/testproc"
-	"github.com/ptyplex/ptyplex/internal/testsize"
+	"github.com/ptyplex/ptyplex/internal/testing/sshtest"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/testsize"
 )
 
 // resumeBound is how long a test waits for one thing to happen. Generous:

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptyplex/ptyplex/internal/sshtest"
+	"github.com/ptyplex/ptyplex/internal/testing/sshtest"
 )
 
 // TestRemoteFigures measures a terminal through ssh to 127.0.0.1 against

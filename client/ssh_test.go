@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptyplex/ptyplex/internal/sshtest"
+	"github.com/ptyplex/ptyplex/internal/testing/sshtest"
 )
 
 // A terminal on "another machine": the real sidecar reached through a real

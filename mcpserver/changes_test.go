@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/standin"
+	"github.com/ptyplex/ptyplex/internal/testing/standin"
 )
 
 // changes mirrors the output tool's structured result of a read with since.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/standin"
+	"github.com/ptyplex/ptyplex/internal/testing/standin"
 )
 
 // TestCursorKeysFollowTheTerminalMode: with cursor_keys auto, Up is sent

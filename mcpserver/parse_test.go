@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/waitcond"
+	"github.com/ptyplex/ptyplex/internal/session/waitcond"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/termfilter"
+	"github.com/ptyplex/ptyplex/internal/session/termfilter"
 )
 
 // ran mirrors the run tool's structured result.

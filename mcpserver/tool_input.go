@@ -9,11 +9,11 @@ import (
 	"strings"
 
 	"github.com/ptyplex/ptyplex/internal/cescape"
-	"github.com/ptyplex/ptyplex/internal/keys"
+	"github.com/ptyplex/ptyplex/internal/session/keys"
 	"github.com/ptyplex/ptyplex/session/wire"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ptyplex/ptyplex/internal/waitcond"
+	"github.com/ptyplex/ptyplex/internal/session/waitcond"
 )
 
 var inputTool = toolDef{

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ptyplex/ptyplex/internal/changetext"
-	"github.com/ptyplex/ptyplex/internal/termfilter"
+	"github.com/ptyplex/ptyplex/internal/session/changetext"
+	"github.com/ptyplex/ptyplex/internal/session/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/ptyplex/ptyplex/internal/waitcond"
+	"github.com/ptyplex/ptyplex/internal/session/waitcond"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 

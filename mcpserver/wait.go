@@ -5,11 +5,11 @@ package mcpserver
 import (
 	"context"
 
-	"github.com/ptyplex/ptyplex/internal/waitcond"
+	"github.com/ptyplex/ptyplex/internal/session/waitcond"
 )
 
 // runWait performs a wait with the engine the CLI uses too (one matching
-// semantics, internal/waitcond) and words its errors for an agent.
+// semantics, internal/session/waitcond) and words its errors for an agent.
 func runWait(ctx context.Context, socket string, w waitcond.Spec) (waitcond.Outcome, error) {
 	o, err := waitcond.Run(ctx, socket, w)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 )
 
 // The tests start programs that ignore SIGHUP and background jobs that

@@ -16,8 +16,8 @@ import (
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/record"
 
-	"github.com/ptyplex/ptyplex/internal/buildtags"
-	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/buildtags"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 )
 
 var sidecarBin string

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 )
 
 // The differential and golden tests start tmux servers, which detach, and

@@ -10,7 +10,11 @@ import (
 // Anything else yields "". Plain text has trailing blanks trimmed. ANSI
 // text uses SGR only where attributes change, ESC[0m where they return
 // to default, and ends with ESC[0m if the line ends styled.
-func (s *Screen) Line(n int, ansi bool) string {
+func (s *Screen) Line(n int, ansi bool) string { return string(s.AppendLine(nil, n, ansi)) }
+
+// AppendLine appends what Line(n, ansi) returns to dst, for a caller that
+// renders many lines into a buffer of its own.
+func (s *Screen) AppendLine(dst []byte, n int, ansi bool) []byte {
 	var l []cell
 	switch {
 	case n >= 1 && n <= s.rows:
@@ -18,12 +22,12 @@ func (s *Screen) Line(n int, ansi bool) string {
 	case n <= -1 && -n <= s.scroll.len():
 		l = s.scroll.at(-n)
 	default:
-		return ""
+		return dst
 	}
 	if ansi {
-		return string(s.appendANSI(nil, l))
+		return s.appendANSI(dst, l)
 	}
-	return string(s.appendPlain(nil, l))
+	return s.appendPlain(dst, l)
 }
 
 // Text renders lines 1..rows as plain text joined by newlines.

@@ -64,6 +64,11 @@ func (b *scrollback) clear() {
 	b.head = 0
 }
 
+// DropScrollback forgets every line the scrollback holds, as ED 3 (CSI 3
+// J) does, without a byte written to the screen: for a caller that has
+// taken the lines (Line) and keeps them in a cheaper form than cells.
+func (s *Screen) DropScrollback() { s.scroll.clear() }
+
 // ScrollbackLen returns how many lines the scrollback holds.
 func (s *Screen) ScrollbackLen() int { return s.scroll.len() }
 

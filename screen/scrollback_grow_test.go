@@ -29,3 +29,23 @@ func TestGrowScrollback(t *testing.T) {
 		}
 	}
 }
+
+// TestDropScrollback: the lines go, the screen stays as it was, and the
+// ring fills again from empty.
+func TestDropScrollback(t *testing.T) {
+	s := New(10, 2, Options{Scrollback: 5})
+	for i := 1; i <= 8; i++ {
+		s.Write([]byte(fmt.Sprintf("l%d\r\n", i)))
+	}
+	s.DropScrollback()
+	if n := s.ScrollbackLen(); n != 0 {
+		t.Fatalf("%d lines kept", n)
+	}
+	if got := s.Line(1, false); got != "l8" {
+		t.Fatalf("screen row 1 is %q after the drop", got)
+	}
+	s.Write([]byte("l9\r\nl10\r\n"))
+	if n, top := s.ScrollbackLen(), s.Line(-2, false); n != 2 || top != "l8" {
+		t.Fatalf("after two more lines: %d kept, oldest %q; want 2 from l8", n, top)
+	}
+}

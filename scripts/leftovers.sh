@@ -2,7 +2,7 @@
 # scripts/leftovers.sh TOKEN: fail when processes of a test run are still
 # running after it. `make test` marks everything it starts with TOKEN in
 # PTYPLEX_TEST_OWNER (inherited by every child, including daemons that
-# detach into their own sessions; internal/testproc adds a token per test
+# detach into their own sessions; internal/testing/testproc adds a token per test
 # binary). Processes still shutting down get a few seconds; the rest are
 # listed, killed, and the run fails. Without /proc there is nothing to do.
 set -uo pipefail

@@ -15,7 +15,7 @@ count=${STRESS_COUNT:-5}
 pkgs=${STRESS_PKGS:-./...}
 export PTYPLEX_SIDECAR_ROUNDS=${PTYPLEX_SIDECAR_ROUNDS:-50}
 
-# Everything the rounds start carries this mark (internal/testproc);
+# Everything the rounds start carries this mark (internal/testing/testproc);
 # scripts/leftovers.sh fails the run if any of it outlives the rounds.
 run="st$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
 export PTYPLEX_TEST_OWNER="${PTYPLEX_TEST_OWNER:+$PTYPLEX_TEST_OWNER }$run"

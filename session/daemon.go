@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/safefile"
-	"github.com/ptyplex/ptyplex/internal/shellinteg"
+	"github.com/ptyplex/ptyplex/internal/session/shellinteg"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/screen"
 	"github.com/ptyplex/ptyplex/session/wire"

@@ -17,9 +17,10 @@
 //     cleans up its session and sends EXIT after the last OUTPUT
 //     (terminal.go). All three end when the terminal does. Where the
 //     terminal is in its life (spawning, live, closing, reaped, gone) is
-//     one state under its mutex (state.go), the one thing every signal and
-//     every late answer checks. The lifecycle, the end of a child and the
-//     input queue are package engine's, shared with the persistent server.
+//     one state under its mutex (termState), the one thing every signal
+//     and every late answer checks. The lifecycle, the end of a child,
+//     credit and the input queue are package engine's, shared with the
+//     persistent server.
 //   - Each OPEN gets a spawn goroutine (spawn.go), at most maxSpawns of them
 //     starting children at a time: it starts the child, queues OPENED and
 //     applies the frames that came for the terminal meanwhile, then ends.

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

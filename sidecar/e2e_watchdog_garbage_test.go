@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
 	"github.com/stretchr/testify/require"
 )

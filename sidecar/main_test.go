@@ -7,8 +7,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/hosttest"
-	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 )
 
 // sidecarBin is the built ptyplex-sidecar every end-to-end test drives.

@@ -3,7 +3,6 @@ package sidecar
 import (
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -17,7 +16,7 @@ import (
 type terminal struct {
 	id    string
 	proc  *ptyhost.Process // set by the spawn goroutine before t leaves spawning
-	gate  *ptyhost.Gate
+	gate  *engine.Gate
 	input *engine.InputQueue
 	sc    *Sidecar
 
@@ -28,7 +27,7 @@ type terminal struct {
 	// reading would then stall CLOSE, signals and the reap along with it.
 	// Sidecar.mu is never held together with any of these.
 	mu sync.Mutex
-	// state is the terminal's place in its life (state.go), changed only
+	// state is the terminal's place in its life (termState, engine.State), changed only
 	// by enterLocked. Signals are sent under mu while the state says the
 	// child runs, and the supervisor reaps under mu, so that no signal
 	// ever reaches a pid that was reaped.
@@ -58,7 +57,7 @@ type terminal struct {
 func newTerminal(sc *Sidecar, id string, credit *uint64) *terminal {
 	return &terminal{
 		id:          id,
-		gate:        ptyhost.NewGate(credit),
+		gate:        engine.NewGate(credit),
 		input:       engine.NewInputQueue(&sc.input),
 		sc:          sc,
 		state:       spawning,
@@ -69,6 +68,49 @@ func newTerminal(sc *Sidecar, id string, credit *uint64) *terminal {
 		exitFlushed: make(chan struct{}),
 	}
 }
+
+// termState is where a terminal is in its life: the engine's lifecycle,
+// shared with the persistent server (engine.State documents the moves).
+// It is held in terminal.state under terminal.mu and changes only through
+// enterLocked. In the plain sidecar the moves are made by: spawning ->
+// live and spawning -> reaped the spawn goroutine; live -> closing the
+// dispatch loop; -> reaped the supervisor; reaped -> gone the stream's
+// holder, as it writes EXIT (or the failed spawn's ERROR).
+type termState = engine.State
+
+const (
+	spawning = engine.Spawning
+	live     = engine.Live
+	closing  = engine.Closing
+	reaped   = engine.Reaped
+	gone     = engine.Gone
+)
+
+// canMove reports whether the lifecycle has a move from one state to the
+// other (see engine.State).
+func canMove(from, to termState) bool { return engine.CanMove(from, to) }
+
+// enterLocked moves t to state to, or refuses with an error a move the
+// lifecycle does not have (a second CLOSE, say). Entering reaped closes
+// finished, which is the same event for a child that was reaped and for a
+// spawn that failed: no process to signal, no PTY to use, no reader for
+// queued input. Called with t.mu held.
+func (t *terminal) enterLocked(to termState) error {
+	if err := engine.Move(&t.state, to, t.id); err != nil {
+		return err
+	}
+	if to == reaped {
+		close(t.finished)
+		// Nothing that waited for the spawn can still apply.
+		t.stopDeferringLocked()
+	}
+	return nil
+}
+
+// ifLive runs fn with t.mu held if t's child runs (live or closing) and
+// reports whether it did (engine.IfRunning): the supervisor reaps under
+// the same lock, so no signal reaches a pid that was reaped.
+func (t *terminal) ifLive(fn func()) bool { return engine.IfRunning(&t.mu, &t.state, fn) }
 
 // directInput lets the dispatch loop write INPUT to the PTY itself from
 // now on. Only once the frames that waited for the spawn are applied: a
@@ -95,7 +137,7 @@ func (t *terminal) start() {
 func (t *terminal) readLoop() {
 	defer close(t.readDone)
 	hdr := proto.DataHeaderSize(len(t.id))
-	room := readRoom(hdr)
+	room := engine.OutputRoom(hdr)
 	for {
 		n := t.gate.Acquire(room)
 		pb := getFrameBuf(hdr + n)
@@ -116,27 +158,9 @@ func (t *terminal) readLoop() {
 }
 
 // writeLoop copies queued INPUT to the PTY in order until the terminal
-// ends. It runs from the first input that had to queue.
-func (t *terminal) writeLoop() {
-	for {
-		select {
-		case <-t.input.Ready():
-		case <-t.finished:
-			t.input.Discard()
-			return
-		}
-		chunks := t.input.Take()
-		for _, chunk := range chunks {
-			// A failed write means the PTY is gone; the supervisor
-			// reports the end, the rest of the input has nowhere to go.
-			t.proc.Write(chunk)
-			t.input.Done(len(chunk))
-		}
-		if len(chunks) > 0 {
-			t.input.Idle()
-		}
-	}
-}
+// ends (engine.InputQueue.Drive). It runs from the first input that had
+// to queue.
+func (t *terminal) writeLoop() { t.input.Drive(t.proc.Write, t.finished, nil) }
 
 // supervise waits for the child, makes sure nothing of its session
 // survives, waits for the last output, reaps, and sends EXIT.
@@ -209,8 +233,7 @@ func (t *terminal) close() {
 		if t.enterLocked(closing) != nil {
 			return // closing already
 		}
-		t.proc.SignalGroup(syscall.SIGHUP)
-		t.killTimer = time.AfterFunc(engine.CloseGrace, t.kill)
+		t.killTimer = engine.Hangup(t.proc, t.kill)
 	})
 }
 
@@ -219,8 +242,7 @@ func (t *terminal) close() {
 func (t *terminal) kill() {
 	t.gate.Lift()
 	t.ifLive(func() {
-		t.proc.SignalGroup(syscall.SIGKILL)
-		t.proc.KillSession(syscall.SIGKILL, false)
+		engine.Kill(t.proc)
 	})
 }
 
@@ -232,21 +254,9 @@ func (t *terminal) stopKillTimer() {
 	t.mu.Unlock()
 }
 
-// frameSize is the most one OUTPUT frame takes on the wire, header
-// included. Hosts read their stdout pipe 64 KiB at a time (Node, libuv
-// and most runtimes do), so a flood whose every frame is exactly one such
-// read reaches the host as whole frames, one per read: a host decoder
-// never has to join a frame from two reads, which costs naive decoders
-// (concatenate, copy out) two or three extra copies of every byte.
-const frameSize = 64 << 10
-
-// minRead is the least a reader asks for when a terminal's id is so long
-// that its header leaves less than this of frameSize.
-const minRead = 4 << 10
-
-// readRoom is how much a terminal whose frame header takes hdr bytes
-// reads from its PTY into one OUTPUT frame.
-func readRoom(hdr int) int { return max(frameSize-hdr, minRead) }
+// frameSize is the size of the pooled frame buffers: one OUTPUT frame
+// (engine.OutputFrame).
+const frameSize = engine.OutputFrame
 
 // framePool recycles OUTPUT frame buffers: readers read straight into a
 // buffer that already holds the frame header, and the writer returns it.

@@ -6,9 +6,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/hosttest"
-	"github.com/ptyplex/ptyplex/internal/testproc"
-	"github.com/ptyplex/ptyplex/internal/testsize"
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/testsize"
 )
 
 var full = flag.Bool("soak", false, "run the soak tests at full size (make soak; PTYPLEX_SOAK=1 too)")

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptyplex/ptyplex/internal/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/stretchr/testify/require"
 )
 

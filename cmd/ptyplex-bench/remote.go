@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/client"
-	"github.com/ptyplex/ptyplex/internal/sshtest"
+	"github.com/ptyplex/ptyplex/internal/testing/sshtest"
 )
 
 // The remote rows: a terminal on a sidecar reached over ssh to 127.0.0.1,
@@ -32,7 +32,7 @@ import (
 //     (SIGSTOP), first the keepalive's detection against its timeout, then
 //     detection to the first resumed byte.
 //
-// The bench starts its own sshd (internal/sshtest); without one the rows
+// The bench starts its own sshd (internal/testing/sshtest); without one the rows
 // are skipped with a notice.
 
 // remoteEchoSamples is the keys per echo run (after 20 of warm-up).

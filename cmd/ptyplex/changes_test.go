@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/standin"
+	"github.com/ptyplex/ptyplex/internal/testing/standin"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ptyplex/ptyplex/internal/termfilter"
+	"github.com/ptyplex/ptyplex/internal/session/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )

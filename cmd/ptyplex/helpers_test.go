@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/procwait"
-	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 
-	"github.com/ptyplex/ptyplex/internal/buildtags"
+	"github.com/ptyplex/ptyplex/internal/testing/buildtags"
 )
 
 // bin is the ptyplex binary under test, built once by TestMain.

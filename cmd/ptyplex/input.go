@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ptyplex/ptyplex/internal/cescape"
-	"github.com/ptyplex/ptyplex/internal/keys"
-	"github.com/ptyplex/ptyplex/internal/waitcond"
+	"github.com/ptyplex/ptyplex/internal/session/keys"
+	"github.com/ptyplex/ptyplex/internal/session/waitcond"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/buildtags"
+	"github.com/ptyplex/ptyplex/internal/testing/buildtags"
 )
 
 // The quiet fallback of the input wait, which macOS and FreeBSD use

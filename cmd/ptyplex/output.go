@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ptyplex/ptyplex/internal/changetext"
-	"github.com/ptyplex/ptyplex/internal/termfilter"
+	"github.com/ptyplex/ptyplex/internal/session/changetext"
+	"github.com/ptyplex/ptyplex/internal/session/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 

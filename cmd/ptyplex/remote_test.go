@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/hosttest"
-	"github.com/ptyplex/ptyplex/internal/sshtest"
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testing/sshtest"
 )
 
 // remote install to a real sshd on 127.0.0.1: installs, does nothing the

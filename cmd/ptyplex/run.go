@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ptyplex/ptyplex/internal/termfilter"
+	"github.com/ptyplex/ptyplex/internal/session/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptyplex/ptyplex/internal/termfilter"
+	"github.com/ptyplex/ptyplex/internal/session/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/standin"
+	"github.com/ptyplex/ptyplex/internal/testing/standin"
 )
 
 // TestCLIAgainstNestedFieldDaemon runs every client subcommand against the

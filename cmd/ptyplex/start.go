@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/inherited"
-	"github.com/ptyplex/ptyplex/internal/shellinteg"
+	"github.com/ptyplex/ptyplex/internal/session/shellinteg"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/session"
 	"github.com/ptyplex/ptyplex/session/wire"

@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/ptyplex/ptyplex/internal/waitcond"
+	"github.com/ptyplex/ptyplex/internal/session/waitcond"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -214,7 +214,7 @@ func (o *waitOpts) waitOnce(activity bool) (w wire.WaitData, code int, ok bool) 
 	return w, exitOK, true
 }
 
-// spec is the shared wait engine's form of the options (internal/waitcond,
+// spec is the shared wait engine's form of the options (internal/session/waitcond,
 // which the MCP server uses too).
 func (o *waitOpts) spec(contains, notContains bool) waitcond.Spec {
 	sp := waitcond.Spec{Line: o.line, QuietFor: o.quietFor}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptyplex/ptyplex/internal/testsize"
+	"github.com/ptyplex/ptyplex/internal/testing/testsize"
 )
 
 // burstProgram prints five bursts 300 ms apart after each line it reads,

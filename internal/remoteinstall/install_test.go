@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 )
 
 // local runs the "remote" side on this machine: sh -c SCRIPT is what ssh

@@ -7,6 +7,6 @@
 // `ptyplex list` reads, and the text a screen wait is matched against.
 //
 // The daemon (package session) and its clients (the CLI, the MCP server,
-// internal/waitcond) both import it, so a client never links the daemon
+// internal/session/waitcond) both import it, so a client never links the daemon
 // just to speak to one.
 package wire

@@ -1,6 +1,9 @@
 // Package engine is what the plain sidecar and the persistent server
-// share about a terminal: the timing of its end, the supervision that
-// waits for its PTY to drain (and hangs up one that something we cannot
-// find keeps open), and the bounds on input queued for children that do
-// not read.
+// share about a terminal: its lifecycle (State and its one mover, Move;
+// IfRunning, the guard of every signal), the timing of its end and the
+// signals of CLOSE (Hangup, Kill), the supervision that waits for its
+// PTY to drain (and hangs up one that something we cannot find keeps
+// open), the host's CREDIT (Credit, and Gate for a reader that may read
+// only what it may send), and the input queue with its byte bounds,
+// keystroke fast path and writer goroutine (InputQueue.Drive).
 package engine

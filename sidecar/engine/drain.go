@@ -66,3 +66,20 @@ func Drain(p *ptyhost.Process, readDone <-chan struct{}, limited func() bool, lo
 		}
 	}
 }
+
+// Hangup is CLOSE's first step, the same in both servers: SIGHUP to the
+// child's process group now, and kill (which ends with Kill) after
+// CloseGrace unless the returned timer is stopped. The caller holds the
+// terminal's lock and has checked that the child runs (IfRunning).
+func Hangup(p *ptyhost.Process, kill func()) *time.Timer {
+	p.SignalGroup(syscall.SIGHUP)
+	return time.AfterFunc(CloseGrace, kill)
+}
+
+// Kill ends every process of the terminal's session at once: CLOSE's
+// grace ran out, or the server shuts down. The caller holds the
+// terminal's lock and has checked that the child runs.
+func Kill(p *ptyhost.Process) {
+	p.SignalGroup(syscall.SIGKILL)
+	p.KillSession(syscall.SIGKILL, false)
+}

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 )
@@ -372,4 +374,40 @@ func (b *InputBudget) cond() *sync.Cond {
 		b.c = sync.NewCond(&b.mu)
 	}
 	return b.c
+}
+
+// Drive is a terminal's input writer goroutine, the same in both
+// servers: it writes queued INPUT to the PTY with write, in order, until
+// ended is closed (the PTY or the child ended), then refuses the rest. A
+// write that fails with os.ErrDeadlineExceeded was interrupted by a
+// freeze (a live upgrade): what it did not write is put back, to go
+// first once the terminal thaws or to travel with its state. Any other
+// error means the PTY is gone: whoever watches the terminal's end
+// reports it, and the rest of the input has nowhere to go. afterBatch,
+// if set, runs after each batch written.
+func (q *InputQueue) Drive(write func([]byte) (int, error), ended <-chan struct{}, afterBatch func()) {
+	for {
+		select {
+		case <-q.Ready():
+		case <-ended:
+			q.Discard()
+			return
+		}
+		chunks := q.Take()
+		for i, c := range chunks {
+			n, err := write(c)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				q.Done(n)
+				q.PutBack(append([][]byte{c[n:]}, chunks[i+1:]...))
+				break
+			}
+			q.Done(len(c))
+		}
+		if len(chunks) > 0 {
+			q.Idle()
+			if afterBatch != nil {
+				afterBatch()
+			}
+		}
+	}
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // State is where a terminal is in its life, the same in both servers. It
 // is held under the terminal's lock and changes only through Move, along
@@ -83,4 +86,19 @@ func Move(s *State, to State, id string) error {
 	}
 	*s = to
 	return nil
+}
+
+// IfRunning runs fn with mu held if *s says the child runs (Live or
+// Closing), and reports whether it did. It is the one check that keeps
+// signals and queries away from a child that was reaped, whose process
+// ids may belong to someone else by then: both servers reap under the
+// same lock (mu guards *s).
+func IfRunning(mu sync.Locker, s *State, fn func()) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	if !s.Running() {
+		return false
+	}
+	fn()
+	return true
 }

@@ -50,8 +50,8 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		// A CREDIT that crossed a takeover is normal: dropped quietly.
 		if t := s.lookup(m.TerminalID); t != nil {
 			t.mu.Lock()
-			if t.holder == c && t.credit != unlimited {
-				t.credit = min(t.credit+m.Bytes, unlimited-1)
+			if t.holder == c && t.credit.Limited() {
+				t.credit.Grant(m.Bytes)
 				t.acked = min(t.acked+m.Bytes, t.sent)
 				t.cond.Broadcast()
 			}
@@ -180,11 +180,8 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	}
 	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, park: park, quota: size,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
-		holder: c, credit: unlimited, cols: o.Cols, rows: o.Rows, life: engine.Spawning}
+		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning}
 	t.cond, t.input = sync.NewCond(&t.mu), engine.NewInputQueue(&s.input)
-	if o.Credit != nil {
-		t.credit = min(*o.Credit, unlimited-1)
-	}
 	s.mu.Lock()
 	fits := s.makeRoomLocked(o.TerminalID, int64(size))
 	switch {
@@ -234,10 +231,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 // is told DETACHED), and the pump replays from the offset asked for.
 func (s *Server) attach(c *conn, a proto.Attach) {
 	id := a.TerminalID
-	off, credit := a.Offset, uint64(unlimited)
-	if a.Credit != nil {
-		credit = min(*a.Credit, unlimited-1)
-	}
+	off, credit := a.Offset, engine.NewCredit(a.Credit)
 	t := s.lookup(id)
 	if t == nil {
 		c.errorf(id, "ATTACH refused: no terminal %q on this server", id)
@@ -268,7 +262,7 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 	t.queueCtlLocked(c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: off, Lost: lost})
 	t.sent = off
 	if lost > 0 {
-		t.ctl = append(t.ctl, ctlFrame{to: c, render: t.snapshotTailLocked().frame})
+		t.ctl = append(t.ctl, t.snapshotCtlLocked(c))
 		t.sent = t.j.end
 	}
 	t.acked = t.sent

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptyplex/ptyplex/internal/hosttest"
-	"github.com/ptyplex/ptyplex/internal/sshtest"
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testing/sshtest"
 	"github.com/ptyplex/ptyplex/proto"
 	"golang.org/x/sys/unix"
 )

@@ -269,7 +269,7 @@ func (t *term) state() (termState, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Park: t.park, Quota: t.quota,
-		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit,
+		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit.Wire(),
 		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
 		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt}
 	if t.proc != nil {
@@ -295,7 +295,7 @@ func (t *term) state() (termState, error) {
 func (ts termState) term(s *Server, journal []byte) *term {
 	t := &term{id: ts.ID, s: s, pid: ts.Pid, cmd: ts.Cmd, args: ts.Args, park: ts.Park, quota: ts.Quota,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(ts.Quota),
-		sent: ts.Sent, acked: ts.Acked, credit: ts.Credit, cols: ts.Cols, rows: ts.Rows,
+		sent: ts.Sent, acked: ts.Acked, credit: engine.CreditFromWire(ts.Credit), cols: ts.Cols, rows: ts.Rows,
 		life: restoredLife(ts), exit: ts.Exit,
 		readEnded: ts.ReadEnded, input: engine.NewInputQueue(&s.input)}
 	if ts.ExitSent {

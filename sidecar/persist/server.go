@@ -524,6 +524,9 @@ func (s *Server) shrinkFinished(t *term) {
 	if t.j.end-keep < finishedTail {
 		keep = t.j.end - min(t.j.end, finishedTail)
 	}
+	if floor, ok := t.pinFloorLocked(); ok {
+		keep = min(keep, floor) // a SNAPSHOT's tail, not rendered yet
+	}
 	if keep > t.j.start {
 		t.j.evict(int(keep - t.j.start))
 	}

@@ -3,8 +3,10 @@
 package persist
 
 import (
+	"bytes"
+	"encoding/binary"
 	"strconv"
-	"strings"
+	"unicode/utf8"
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/screen"
@@ -34,16 +36,22 @@ const (
 	snapshotMaxInput = proto.MaxFrame
 )
 
-// snapshotTail is what a snapshot is rendered from: a copy of the
-// journal's tail and the size of the screen, taken under the lock.
+// snapshotTail is what a snapshot is rendered from: the journal's tail,
+// as the journal's own slices, and the size of the screen, taken under
+// the lock. The tail is pinned (term.snapPins) from then until the pump
+// has rendered it, so that nothing evicts it meanwhile: copying it would
+// cost as much memory again as the frame.
 type snapshotTail struct {
 	id         string
 	offset     uint64 // the offset the repaint stands for: the journal's end
 	cols, rows int
-	tail       []byte
+	from       uint64   // the tail's first byte, pinned
+	tail       [][]byte // the journal's bytes from from to offset
+	size       int      // their length
 }
 
-// snapshotTailLocked copies what a snapshot needs from t.
+// snapshotTailLocked pins what a snapshot needs of t and describes it;
+// the pump unpins it once the snapshot is rendered (release).
 func (t *term) snapshotTailLocked() snapshotTail {
 	cols, rows := int(t.cols), int(t.rows)
 	if cols == 0 {
@@ -52,67 +60,169 @@ func (t *term) snapshotTailLocked() snapshotTail {
 	if rows == 0 {
 		rows = 24
 	}
-	from := t.j.tailStart(rows+snapshotScrollback, snapshotMaxInput)
-	return snapshotTail{id: t.id, offset: t.j.end, cols: cols, rows: rows, tail: t.j.copyFrom(from)}
+	from := max(t.j.tailStart(rows+snapshotScrollback, snapshotMaxInput), t.j.start)
+	size := int(t.j.end - from)
+	t.snapPins = append(t.snapPins, from)
+	return snapshotTail{id: t.id, offset: t.j.end, cols: cols, rows: rows, from: from, size: size,
+		tail: t.j.appendSlices(nil, from, size)}
+}
+
+// snapshotCtlLocked is the control frame of a SNAPSHOT for c: rendered
+// by the pump without t.mu, and its tail unpinned after.
+func (t *term) snapshotCtlLocked(c *conn) ctlFrame {
+	st := t.snapshotTailLocked()
+	return ctlFrame{to: c, render: st.frame, release: func() { t.unpinLocked(st.from) }}
+}
+
+// unpinLocked drops one snapshot pin at from.
+func (t *term) unpinLocked(from uint64) {
+	for i, p := range t.snapPins {
+		if p == from {
+			t.snapPins = append(t.snapPins[:i], t.snapPins[i+1:]...)
+			break
+		}
+	}
+	if len(t.snapPins) == 0 {
+		t.snapPins = nil
+	}
+	t.cond.Broadcast() // the reader may evict again
 }
 
 // testHookSnapshot, if set, is called as a snapshot's rendering begins.
 var testHookSnapshot func()
 
+// snapshotRing is the scrollback of the screen a snapshot is rendered on.
+// The tail goes in a piece at a time (snapshotPiece), and after each the
+// lines it scrolled off are rendered into the frame: only this many lines
+// exist as cells at any time, not the whole scrollback (at 16 bytes a
+// cell, ten or more times the text).
+const snapshotRing = 256
+
+// snapshotPiece is how much of tail goes into the screen before the
+// scrollback is emptied: at most half the ring's worth of newlines and a
+// quarter of it of full rows of wrapped text, so that what the piece
+// scrolls off fits the ring. (A sequence that scrolls by many lines at
+// once, CSI n S, may push out more: those blank lines are missing from
+// the repaint.)
+func snapshotPiece(tail []byte, cols int) int {
+	n := min(len(tail), snapshotRing/4*max(cols, 1))
+	lines := 0
+	for i, b := range tail[:n] {
+		if b == '\n' {
+			if lines++; lines == snapshotRing/2 {
+				return i + 1
+			}
+		}
+	}
+	return n
+}
+
 // frame renders the snapshot and returns its SNAPSHOT frame. Scrollback
 // lines are left out, oldest first, until the frame fits the protocol's
 // limit; the screen always fits (its lines are a few KiB at most).
+//
+// The lines are rendered, JSON-escaped, straight into the frame's buffer,
+// sized for the tail at the start, and the lines cut are moved out of it
+// at the end: while the server's heap is a large journal, the collector
+// runs rarely, so everything a rendering allocates is RSS until it ends,
+// and this allocates little more than the frame and the tail it came
+// from.
 func (st snapshotTail) frame() []byte {
 	if testHookSnapshot != nil {
 		testHookSnapshot()
 	}
-	sc := screen.New(st.cols, st.rows, screen.Options{Scrollback: snapshotScrollback})
-	sc.Write(st.tail)
-	st.tail = nil
-	// Every line and its JSON size (as a string's contents, escaped),
-	// oldest scrollback line first.
-	var lines []string
-	for n := sc.ScrollbackLen(); n >= 1; n-- {
-		lines = append(lines, sc.Line(-n, true))
+	sc := screen.New(st.cols, st.rows, screen.Options{Scrollback: snapshotRing})
+	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows)})
+	at := bytes.Index(empty, []byte(`"data":""`)) + len(`"data":"`)
+	const newline = `\r\n` // "\r\n" in a JSON string
+	// The frame: its length (set last), type, the JSON up to the data's
+	// opening quote, then the data: reset attributes, home the cursor
+	// and clear (the repaint draws on whatever the host's emulator
+	// shows), the lines, each followed by a newline but the last, the
+	// cursor's place, and the rest of the JSON.
+	b := make([]byte, 0, 5+len(empty)+st.size+st.size/8+(st.rows+1)*st.cols)
+	b = append(b, 0, 0, 0, 0, byte(proto.TypeSnapshot))
+	b = append(b, empty[:at]...)
+	b = appendJSONContents(b, []byte("\x1b[0m\x1b[H\x1b[2J"))
+	first := len(b)
+	var starts []int // where each line begins in b, oldest scrollback line first
+	var line []byte
+	add := func(n int) {
+		starts = append(starts, len(b))
+		line = sc.AppendLine(line[:0], n, true)
+		b = appendJSONContents(b, line)
+		b = append(b, newline...)
 	}
-	scrollback := len(lines)
-	for n := 1; n <= st.rows; n++ {
-		lines = append(lines, sc.Line(n, true))
-	}
-	row, col := sc.Cursor()
-	// Reset attributes, home the cursor and clear: the repaint draws on
-	// whatever the host's emulator shows.
-	const head = "\x1b[0m\x1b[H\x1b[2J"
-	cursor := "\x1b[" + strconv.Itoa(row+1) + ";" + strconv.Itoa(col+1) + "H"
-	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows),
-		Data: head + cursor})
-	size := 1 + len(empty)
-	sizes := make([]int, len(lines))
-	for i, l := range lines {
-		sizes[i] = jsonSize(l) + jsonSize("\r\n")
-		size += sizes[i]
-	}
-	drop := 0
-	for size > proto.MaxFrame && drop < scrollback {
-		size -= sizes[drop]
-		drop++
-	}
-	var b strings.Builder
-	b.WriteString(head)
-	for i, l := range lines[drop:] {
-		b.WriteString(l)
-		if drop+i < len(lines)-1 {
-			b.WriteString("\r\n")
+	for _, tail := range st.tail {
+		for len(tail) > 0 {
+			n := snapshotPiece(tail, st.cols)
+			sc.Write(tail[:n])
+			tail = tail[n:]
+			for n := sc.ScrollbackLen(); n >= 1; n-- {
+				add(-n)
+			}
+			sc.DropScrollback()
 		}
 	}
-	b.WriteString(cursor)
-	return checkedFrame(st.id, proto.TypeSnapshot, proto.Snapshot{TerminalID: st.id, Offset: st.offset,
-		Cols: uint16(st.cols), Rows: uint16(st.rows), Data: b.String()})
+	scrollback := len(starts)
+	for n := 1; n <= st.rows; n++ {
+		add(n)
+	}
+	b = b[:len(b)-len(newline)]
+	row, col := sc.Cursor()
+	b = appendJSONContents(b, []byte("\x1b["+strconv.Itoa(row+1)+";"+strconv.Itoa(col+1)+"H"))
+	b = append(b, empty[at:]...)
+	// The scrollback a screen keeps, and then what fits a frame.
+	drop := max(0, scrollback-snapshotScrollback)
+	for len(b)-4-(starts[drop]-first) > proto.MaxFrame && drop < scrollback {
+		drop++
+	}
+	if cut := starts[drop] - first; cut > 0 {
+		b = append(b[:first], b[first+cut:]...)
+	}
+	if len(b)-4 > proto.MaxFrame {
+		return tooLarge(st.id, proto.TypeSnapshot, len(b)-5)
+	}
+	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
+	return b
 }
 
-// jsonSize is how many bytes s takes inside a JSON string.
-func jsonSize(s string) int {
-	return len(proto.Marshal(s)) - 2
+// appendJSONContents appends s to dst as the contents of a JSON string
+// (escaped as encoding/json does, without the quotes).
+func appendJSONContents(dst, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\':
+				dst = append(dst, c)
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return dst
 }
 
 // checkedFrame is the frame of type typ with v's JSON as its body, or,
@@ -122,9 +232,14 @@ func jsonSize(s string) int {
 func checkedFrame(id string, typ proto.Type, v any) []byte {
 	body := proto.Marshal(v)
 	if 1+len(body) > proto.MaxFrame {
-		body = proto.Marshal(proto.Error{TerminalID: id, Message: typ.String() + " of " + strconv.Itoa(len(body)) +
-			" bytes not sent: frames are limited to " + strconv.Itoa(proto.MaxFrame) + " bytes"})
-		typ = proto.TypeError
+		return tooLarge(id, typ, len(body))
 	}
 	return proto.AppendFrame(nil, typ, body)
+}
+
+// tooLarge is the ERROR sent about terminal id instead of a frame of type
+// typ whose body of n bytes exceeds the frame limit.
+func tooLarge(id string, typ proto.Type, n int) []byte {
+	return proto.AppendFrame(nil, proto.TypeError, proto.Marshal(proto.Error{TerminalID: id, Message: typ.String() + " of " +
+		strconv.Itoa(n) + " bytes not sent: frames are limited to " + strconv.Itoa(proto.MaxFrame) + " bytes"}))
 }

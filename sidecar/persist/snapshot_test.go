@@ -5,13 +5,17 @@ package persist
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/screen"
 )
 
 // The tail a snapshot is rendered from holds the last lines only, within
@@ -171,5 +175,156 @@ func TestKeystrokesTakeTheDirectWrite(t *testing.T) {
 	pending, _, writerUp := s.lookup("k").input.Status()
 	if writerUp || pending != 0 {
 		t.Fatalf("after typed input: writer goroutine started %v, %d bytes pending", writerUp, pending)
+	}
+}
+
+// The snapshot's screen holds only snapshotRing lines of scrollback as
+// cells and takes them out as text piece by piece: the repaint is the
+// same as one rendered on a screen that keeps all snapshotScrollback
+// lines, for a tail of many more lines than the ring, some of them
+// coloured, some wrapped, and more than the scrollback keeps.
+func TestSnapshotStreamedAsAWholeScreenWould(t *testing.T) {
+	for _, total := range []int{10, snapshotRing - 3, 3*snapshotRing + 17, snapshotScrollback + 2500} {
+		var tail bytes.Buffer
+		for i := 0; i < total; i++ {
+			switch i % 7 {
+			case 0:
+				fmt.Fprintf(&tail, "\x1b[3%dmline %d in colour\x1b[0m\r\n", i%8, i)
+			case 3:
+				fmt.Fprintf(&tail, "line %d wraps: %s\r\n", i, strings.Repeat("w", 150))
+			case 5:
+				fmt.Fprintf(&tail, "line %d \"quoted\" \\ back\tslash é ☃ 中 \u2028 \xff\r\n", i)
+			default:
+				fmt.Fprintf(&tail, "line %d\r\n", i)
+			}
+		}
+		tail.WriteString("prompt$ ")
+		// In slices as a journal's chunks hold it, split anywhere.
+		var slices [][]byte
+		for rest := tail.Bytes(); len(rest) > 0; {
+			n := min(len(rest), 4093)
+			slices, rest = append(slices, rest[:n]), rest[n:]
+		}
+		st := snapshotTail{id: "s", offset: 42, cols: 80, rows: 24, tail: slices, size: tail.Len()}
+		got := decodeSnapshot(t, st.frame())
+
+		// The reference: the whole tail into a screen that keeps all
+		// the scrollback a snapshot shows.
+		sc := screen.New(80, 24, screen.Options{Scrollback: snapshotScrollback})
+		sc.Write(tail.Bytes())
+		var want strings.Builder
+		want.WriteString("\x1b[0m\x1b[H\x1b[2J")
+		for n := sc.ScrollbackLen(); n >= 1; n-- {
+			want.WriteString(sc.Line(-n, true) + "\r\n")
+		}
+		for n := 1; n <= 24; n++ {
+			want.WriteString(sc.Line(n, true))
+			if n < 24 {
+				want.WriteString("\r\n")
+			}
+		}
+		row, col := sc.Cursor()
+		fmt.Fprintf(&want, "\x1b[%d;%dH", row+1, col+1)
+		if got.Data != want.String() {
+			t.Fatalf("%d lines: the streamed snapshot (%d bytes) differs from the whole screen's (%d bytes)", total, len(got.Data), want.Len())
+		}
+		if got.Offset != 42 || got.Cols != 80 || got.Rows != 24 || got.TerminalID != "s" {
+			t.Fatalf("%d lines: SNAPSHOT fields %+v", total, got)
+		}
+	}
+}
+
+func decodeSnapshot(t *testing.T, frame []byte) proto.Snapshot {
+	t.Helper()
+	f, err := proto.NewReader(bytes.NewReader(frame)).ReadFrame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Type != proto.TypeSnapshot {
+		t.Fatalf("%v frame: %s", f.Type, f.Body)
+	}
+	var s proto.Snapshot
+	if err := json.Unmarshal(f.Body, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A SNAPSHOT's tail is the journal's own bytes, pinned until it is
+// rendered: a child that goes on flooding meanwhile waits for room
+// instead of overwriting them, and the repaint is of consecutive lines.
+func TestSnapshotTailPinnedWhileRendered(t *testing.T) {
+	s := New(Options{})
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(t.TempDir(), "s"), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(s.Shutdown)
+	dial := func() (net.Conn, <-chan proto.Frame) {
+		c, err := net.Dial("unix", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c, frames(t, c)
+	}
+	const journal = 256 << 10
+	c1, f1 := dial()
+	send(t, c1, proto.TypeOpen, map[string]any{"terminalId": "f", "cols": 80, "rows": 24, "journal": journal,
+		"cmd": "seq", "args": []string{"1", "100000000"}})
+	for got := 0; got < 4*journal; {
+		_, data, _ := proto.ParseData(next(t, f1, proto.TypeOutput).Body)
+		got += len(data)
+	}
+	rendering, release := make(chan struct{}), make(chan struct{})
+	testHookSnapshot = func() { close(rendering); <-release }
+	t.Cleanup(func() { testHookSnapshot = nil })
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	c2, f2 := dial()
+	send(t, c2, proto.TypeAttach, map[string]any{"terminalId": "f", "offset": 0})
+	<-rendering
+	// The flood goes on until the reader finds no room it may take: it
+	// waits, and the journal's end stays where it is.
+	term := s.lookup("f")
+	var last uint64
+	for stable, deadline := 0, time.Now().Add(15*time.Second); stable < 20; time.Sleep(time.Millisecond) {
+		term.mu.Lock()
+		end := term.j.end
+		term.mu.Unlock()
+		if term.waitsForRoom() && end == last {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = end
+		if time.Now().After(deadline) {
+			t.Fatal("the reader never waited for room while the snapshot was rendered")
+		}
+	}
+	close(release)
+	released = true
+	var sn proto.Snapshot
+	if err := json.Unmarshal(next(t, f2, proto.TypeSnapshot).Body, &sn); err != nil {
+		t.Fatal(err)
+	}
+	plain := regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`).ReplaceAllString(sn.Data, "")
+	lines := strings.Split(strings.TrimSpace(plain), "\r\n")
+	if len(lines) < 1000 {
+		t.Fatalf("a repaint of %d lines", len(lines))
+	}
+	// The first and the last line may be cut: the ones between count up.
+	prev := -1
+	for i, l := range lines[1 : len(lines)-1] {
+		n, err := strconv.Atoi(strings.TrimSpace(l))
+		if err != nil || (prev >= 0 && n != prev+1) {
+			t.Fatalf("line %d of the repaint is %q after %d: the tail was overwritten while rendered", i+1, l, prev)
+		}
+		prev = n
 	}
 }

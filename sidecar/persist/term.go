@@ -5,10 +5,8 @@ package persist
 import (
 	"encoding/binary"
 	"errors"
-	"math"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -17,11 +15,9 @@ import (
 )
 
 const (
-	// readChunk is the most one PTY read takes into the journal, and the
-	// most data one OUTPUT frame carries.
-	readChunk = 64<<10 - 512
-	// unlimited is the credit of a terminal opened or attached without one.
-	unlimited = math.MaxUint64
+	// readChunk is the most one PTY read takes into the journal: an
+	// OUTPUT frame's worth (each frame carries engine.OutputRoom).
+	readChunk = engine.OutputFrame
 )
 
 // Lock order: Server.mu before term.mu, never the other way round; no
@@ -50,14 +46,18 @@ type term struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	j      *journal
-	holder *conn  // the connection this terminal's frames go to; nil when detached
-	sent   uint64 // next offset to send to holder
-	credit uint64 // bytes holder may still be sent
+	holder *conn         // the connection this terminal's frames go to; nil when detached
+	sent   uint64        // next offset to send to holder
+	credit engine.Credit // what holder may still be sent
 	// pin is the first journal byte of the frame the pump is writing,
 	// straight from the journal's chunks: while pinned, nothing from pin
 	// on may be evicted, whatever else says it may.
 	pin    uint64
 	pinned bool
+	// snapPins are the first bytes of the tails of the SNAPSHOTs queued
+	// and not rendered yet (snapshot.go): nothing from the lowest on may
+	// be evicted either.
+	snapPins []uint64
 	// writingTo is the connection the pump is writing a frame to (or
 	// waiting in the queue of), since writeSince; nil between writes. A
 	// takeover reads it to tell a previous holder that stopped reading.
@@ -98,8 +98,9 @@ type ctlFrame struct {
 	to  *conn
 	buf []byte
 	// render, if set, makes buf: the pump calls it without t.mu (a
-	// SNAPSHOT, whose rendering takes long).
-	render func() []byte
+	// SNAPSHOT, whose rendering takes long); then release, with t.mu.
+	render  func() []byte
+	release func()
 }
 
 func (t *term) queueCtlLocked(to *conn, typ proto.Type, v any) {
@@ -127,10 +128,22 @@ func (t *term) start() {
 // nothing evictable the reader waits, and the child blocks in write(2).
 func (t *term) evictableLocked() int {
 	n := t.evictableUnpinnedLocked()
-	if t.pinned {
-		n = min(n, int(t.pin-t.j.start))
+	if floor, ok := t.pinFloorLocked(); ok {
+		n = min(n, int(floor-t.j.start))
 	}
 	return n
+}
+
+// pinFloorLocked is the lowest journal offset something still reads
+// without the lock (a frame being written, a SNAPSHOT's tail), if any.
+func (t *term) pinFloorLocked() (uint64, bool) {
+	floor, ok := t.pin, t.pinned
+	for _, p := range t.snapPins {
+		if !ok || p < floor {
+			floor, ok = p, true
+		}
+	}
+	return floor, ok
 }
 
 func (t *term) evictableUnpinnedLocked() int {
@@ -156,7 +169,7 @@ func (t *term) evictableUnpinnedLocked() int {
 
 // ackedLocked is the offset up to which bytes may be dropped in park mode.
 func (t *term) ackedLocked() uint64 {
-	if t.holder != nil && t.credit == unlimited {
+	if t.holder != nil && !t.credit.Limited() {
 		return t.sent
 	}
 	return min(t.acked, t.sent)
@@ -291,6 +304,7 @@ func (t *term) logf(format string, args ...any) {
 func (t *term) pump() {
 	// The OUTPUT header, written once; only its length changes.
 	hdr := make([]byte, proto.DataHeaderSize(len(t.id)))
+	room := uint64(engine.OutputRoom(len(hdr)))
 	proto.PutDataHeader(hdr, proto.TypeOutput, t.id)
 	var frame [][]byte // the header and the journal slices of a frame
 	t.mu.Lock()
@@ -303,6 +317,9 @@ func (t *term) pump() {
 				t.mu.Unlock()
 				f.buf = f.render()
 				t.mu.Lock()
+				if f.release != nil {
+					f.release()
+				}
 			}
 			t.writeLocked(f.to, f.buf)
 			continue
@@ -313,9 +330,8 @@ func (t *term) pump() {
 			// they are gone, and the host gets what is left.
 			t.sent = t.j.start
 		}
-		if h != nil && t.sent < t.j.end && t.credit > 0 {
-			n := uint64(readChunk)
-			n = min(n, t.j.end-t.sent, t.credit)
+		if h != nil && t.sent < t.j.end && t.credit.Allow(1) > 0 {
+			n := uint64(t.credit.Allow(int(min(room, t.j.end-t.sent))))
 			// The frame is the header and the journal's own bytes,
 			// written with no copy: pinned, they stay in the journal
 			// until the write returns, even once sent says they may go.
@@ -323,9 +339,7 @@ func (t *term) pump() {
 			binary.LittleEndian.PutUint32(hdr, uint32(len(hdr)+int(n)-4))
 			t.pin, t.pinned = t.sent, true
 			t.sent += n
-			if t.credit != unlimited {
-				t.credit -= n
-			}
+			t.credit.Take(int(n))
 			t.cond.Broadcast() // the reader may evict what was sent before
 			t.writeLocked(h, frame...)
 			t.pinned = false
@@ -388,41 +402,17 @@ func (t *term) watchTakeover(old *conn) {
 	})
 }
 
-// writeLoop writes queued INPUT to the PTY, in order, until the PTY
-// ends: the input that did not go out at once through the queue's
-// direct write (engine.InputQueue). It starts with the first input that
-// has to wait. A write a freeze interrupted gives back what it did not
-// write, which goes first once the terminal thaws (or travels with the
-// state).
+// writeLoop writes queued INPUT to the PTY (engine.InputQueue.Drive):
+// the input that did not go out at once through the queue's direct
+// write. It starts with the first input that has to wait.
 func (t *term) writeLoop() {
-	for {
-		select {
-		case <-t.input.Ready():
-		case <-t.readDone:
-			t.input.Discard()
-			return
-		}
-		chunks := t.input.Take()
-		for i, c := range chunks {
-			n, err := t.proc.Write(c)
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				t.input.Done(n)
-				t.input.PutBack(append([][]byte{c[n:]}, chunks[i+1:]...))
-				break
-			}
-			// Another error means the PTY is gone: the reader sees its
-			// end, and the rest of the input has nowhere to go.
-			t.input.Done(len(c))
-		}
-		if len(chunks) > 0 {
-			t.input.Idle()
-			// A freeze waits for the write in flight to end, however it
-			// ended: it may have finished just before the deadline was set.
-			t.mu.Lock()
-			t.cond.Broadcast()
-			t.mu.Unlock()
-		}
-	}
+	t.input.Drive(t.proc.Write, t.readDone, func() {
+		// A freeze waits for the write in flight to end, however it
+		// ended: it may have finished just before the deadline was set.
+		t.mu.Lock()
+		t.cond.Broadcast()
+		t.mu.Unlock()
+	})
 }
 
 // startInput lets input reach the PTY: directly from the dispatch loop
@@ -462,17 +452,10 @@ const (
 	exitWritten
 )
 
-// ifRunning runs fn under mu if the child has not been reaped, so that no
-// signal reaches a pid that may be someone else's by now.
-func (t *term) ifRunning(fn func()) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.life.Running() {
-		return false
-	}
-	fn()
-	return true
-}
+// ifRunning runs fn under mu if the child has not been reaped
+// (engine.IfRunning), so that no signal reaches a pid that may be
+// someone else's by now.
+func (t *term) ifRunning(fn func()) bool { return engine.IfRunning(&t.mu, &t.life, fn) }
 
 // close handles CLOSE: SIGHUP now, SIGKILL after the grace period; the
 // output still drains to the holder.
@@ -485,19 +468,17 @@ func (t *term) close() {
 		// output drains to the end (and, in park mode, stops waiting
 		// for acknowledgements: the host wants the terminal gone).
 		if t.holder != nil {
-			t.credit = unlimited
+			t.credit.Lift()
 		}
 		t.cond.Broadcast()
-		t.proc.SignalGroup(syscall.SIGHUP)
 		t.killAt = time.Now().Add(engine.CloseGrace)
-		t.killer = time.AfterFunc(engine.CloseGrace, t.kill)
+		t.killer = engine.Hangup(t.proc, t.kill)
 	})
 }
 
 // kill ends every process of the terminal at once.
 func (t *term) kill() {
 	t.ifRunning(func() {
-		t.proc.SignalGroup(syscall.SIGKILL)
-		t.proc.KillSession(syscall.SIGKILL, false)
+		engine.Kill(t.proc)
 	})
 }

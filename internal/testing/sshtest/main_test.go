@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ptyplex/ptyplex/internal/testproc"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 )
 
 // sshd runs in the foreground as our child, which nothing kills when the

@@ -12,7 +12,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/ptyplex/ptyplex/internal/buildtags"
+	"github.com/ptyplex/ptyplex/internal/testing/buildtags"
 )
 
 var (

@@ -1,38 +1,31 @@
-package ptyhost
+package engine
 
-import (
-	"math"
-	"sync"
-)
+import "sync"
 
-// Gate is a byte-credit gate in front of a PTY reader: the reader asks for
-// room before each read and sizes the read to what it is granted, so a
-// throttled terminal never reads past its budget. A Gate made with no
-// budget is open and never parks. Lift opens a gate for good (used on close
-// and shutdown so a parked reader can drain to EOF).
+// Gate is a terminal's Credit in front of a reader that may read only
+// what it may send (the plain sidecar's, which has no journal to read
+// ahead into): the reader asks for room before each read and sizes the
+// read to what it is granted, so a throttled terminal never reads past
+// its budget. A Gate made with no budget is open and never parks. Lift
+// opens a gate for good (used on close and shutdown so a parked reader
+// can drain to EOF).
 type Gate struct {
-	mu      sync.Mutex
-	wake    chan struct{} // closed and replaced whenever credit arrives or the gate lifts
-	limited bool
-	budget  uint64
+	mu     sync.Mutex
+	wake   chan struct{} // closed and replaced whenever credit arrives or the gate lifts
+	credit Credit
 }
 
 // NewGate returns a gate with the given initial budget, or an open gate
 // when budget is nil.
 func NewGate(budget *uint64) *Gate {
-	g := &Gate{wake: make(chan struct{})}
-	if budget != nil {
-		g.limited = true
-		g.budget = *budget
-	}
-	return g
+	return &Gate{wake: make(chan struct{}), credit: NewCredit(budget)}
 }
 
 // Limited reports whether the gate still throttles.
 func (g *Gate) Limited() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.limited
+	return g.credit.Limited()
 }
 
 // Acquire blocks until there is credit and returns how many bytes (at most
@@ -41,15 +34,7 @@ func (g *Gate) Limited() bool {
 func (g *Gate) Acquire(max int) int {
 	for {
 		g.mu.Lock()
-		if !g.limited {
-			g.mu.Unlock()
-			return max
-		}
-		if g.budget > 0 {
-			n := max
-			if g.budget < uint64(n) {
-				n = int(g.budget)
-			}
+		if n := g.credit.Allow(max); n > 0 || max == 0 {
 			g.mu.Unlock()
 			return n
 		}
@@ -62,13 +47,7 @@ func (g *Gate) Acquire(max int) int {
 // Consume subtracts n bytes that were read from the budget.
 func (g *Gate) Consume(n int) {
 	g.mu.Lock()
-	if g.limited {
-		if uint64(n) >= g.budget {
-			g.budget = 0
-		} else {
-			g.budget -= uint64(n)
-		}
-	}
+	g.credit.Take(n)
 	g.mu.Unlock()
 }
 
@@ -77,14 +56,10 @@ func (g *Gate) Consume(n int) {
 func (g *Gate) Grant(n uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.limited || n == 0 {
+	if !g.credit.Limited() || n == 0 {
 		return
 	}
-	if g.budget > math.MaxUint64-n {
-		g.budget = math.MaxUint64
-	} else {
-		g.budget += n
-	}
+	g.credit.Grant(n)
 	g.signal()
 }
 
@@ -92,8 +67,8 @@ func (g *Gate) Grant(n uint64) {
 func (g *Gate) Lift() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.limited {
-		g.limited = false
+	if g.credit.Limited() {
+		g.credit.Lift()
 		g.signal()
 	}
 }

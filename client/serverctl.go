@@ -1,0 +1,127 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// The persistent server's own requests, beside LIST (persist.go): STOP
+// and UPGRADE. A program that manages the server (ptyplex-sidecar's
+// --stop and --upgrade) connects to its socket itself, with Connect, so
+// that no server is started by asking; these then speak to it.
+
+// ServerError is a request of the persistent server's own (not about a
+// terminal) that it refused with an ERROR frame.
+type ServerError struct {
+	Request proto.Type
+	Message string // the server's reason
+}
+
+func (e *ServerError) Error() string { return e.Message }
+
+// upgradeWait is the one UPGRADE in flight: its UPGRADING, or the ERROR
+// that refused it or says its exec failed.
+type upgradeWait chan upgradeAnswer
+
+type upgradeAnswer struct {
+	up  *proto.Upgrading
+	err error
+}
+
+// Stop asks the persistent server to end (STOP): it kills its terminals
+// and closes every connection once they have ended. Stop returns when
+// this connection ended, or with ctx's error if it did not by then.
+func (c *Client) Stop(ctx context.Context) error {
+	s := c.stream()
+	if err := s.SendJSON(proto.TypeStop, struct{}{}); err != nil {
+		return fmt.Errorf("stop: %w", err)
+	}
+	select {
+	case <-s.ReadDone():
+		if err := s.ReadErr(); err != nil {
+			return fmt.Errorf("stop: waiting for the server to end: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop: waiting for the server to end: %w", ctx.Err())
+	}
+}
+
+// Upgrade asks the persistent server to re-execute itself as the binary
+// at path, which names version (UPGRADE; docs/persist.md), keeping its
+// terminals. It returns the server's UPGRADING once the server closed
+// this connection to re-execute itself. A refusal, or an ERROR after
+// UPGRADING (the exec failed and the server went on as it was), is a
+// *ServerError; ctx bounds each of the two waits.
+//
+// The connection is of no more use afterwards: the new image listens on
+// the same socket, for a new Connect.
+func (c *Client) Upgrade(ctx context.Context, path, version string) (proto.Upgrading, error) {
+	wait := make(upgradeWait, 2)
+	c.mu.Lock()
+	if c.upgradeWait != nil {
+		c.mu.Unlock()
+		return proto.Upgrading{}, errors.New("upgrade: one is already waiting for its answer")
+	}
+	c.upgradeWait = wait
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		if c.upgradeWait == wait {
+			c.upgradeWait = nil
+		}
+		c.mu.Unlock()
+	}()
+	s := c.stream()
+	if err := s.SendJSON(proto.TypeUpgrade, proto.Upgrade{Path: path, Version: version}); err != nil {
+		return proto.Upgrading{}, fmt.Errorf("upgrade: %w", err)
+	}
+	var up proto.Upgrading
+	select {
+	case a := <-wait:
+		if a.err != nil {
+			return proto.Upgrading{}, a.err
+		}
+		up = *a.up
+	case <-s.ReadDone():
+		return proto.Upgrading{}, fmt.Errorf("upgrade: the server closed the connection before answering: %w", streamCause(s, nil))
+	case <-ctx.Done():
+		return proto.Upgrading{}, fmt.Errorf("upgrade: waiting for the server's answer: %w", ctx.Err())
+	}
+	// The exec closes this connection; an ERROR before that says it
+	// failed. A connection reset is how some kernels end it.
+	select {
+	case a := <-wait:
+		if a.err != nil {
+			return up, a.err
+		}
+		return up, fmt.Errorf("%w: a second UPGRADING", ErrProtocol)
+	case <-s.ReadDone():
+		if err := s.ReadErr(); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			return up, fmt.Errorf("upgrade: waiting for the server to re-execute itself: %w", err)
+		}
+		return up, nil
+	case <-ctx.Done():
+		return up, fmt.Errorf("upgrade: waiting for the server to re-execute itself: %w", ctx.Err())
+	}
+}
+
+// upgradeAnswered takes the server's UPGRADING, or an ERROR about no terminal
+// while an UPGRADE waits; it reports whether one did.
+func (c *Client) upgradeAnswered(a upgradeAnswer) bool {
+	c.mu.Lock()
+	wait := c.upgradeWait
+	c.mu.Unlock()
+	if wait == nil {
+		return false
+	}
+	select {
+	case wait <- a:
+	default:
+	}
+	return true
+}
