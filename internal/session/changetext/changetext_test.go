@@ -89,3 +89,94 @@ func TestEnforceBudget(t *testing.T) {
 		t.Errorf("across the boundary: %+v %+v", sb, sb.Cut)
 	}
 }
+
+func TestRenderNotes(t *testing.T) {
+	cur := wire.Cursor{Row: 0, Col: 0}
+	for _, c := range []struct {
+		name string
+		out  wire.OutputData
+		want string
+	}{
+		// A full read of an empty range says so instead of "lines 1..0".
+		{"full read, no lines", wire.OutputData{From: 1, To: 0, Size: wire.Size{Rows: 2, Cols: 10}, Cursor: cur},
+			"@@ screen 10x2, no lines, cursor 1:1 @@\n"},
+		{"redraw after a resize", wire.OutputData{Since: "t", Redraw: "resize", Cursor: cur, Token: "u"},
+			"@@ redraw (the size changed): every row follows, cursor 1:1, token u @@\n"},
+		{"redraw for the other format", wire.OutputData{Since: "t", Redraw: "format", Cursor: cur, Token: "u"},
+			"@@ redraw (the token was for the other colour format): every row follows, cursor 1:1, token u @@\n"},
+		// A reason this client does not know (a newer daemon's) is shown
+		// as the daemon named it rather than dropped.
+		{"redraw for an unknown reason", wire.OutputData{Since: "t", Redraw: "newer-reason", Cursor: cur, Token: "u"},
+			"@@ redraw (newer-reason): every row follows, cursor 1:1, token u @@\n"},
+		// The note on what went below comes after the lines, singular for
+		// one line, and a full read does not offer the next changes read.
+		{"cut below, one line, full read", wire.OutputData{Screen: "a\n", From: 1, To: 1, Size: wire.Size{Rows: 2, Cols: 10}, Cursor: cur,
+			CutBelow: &wire.Cut{Lines: 1, Chars: 4, From: 2, To: 2}},
+			"@@ screen 10x2, lines 1, cursor 1:1 @@\n1: a\n@@ cut 1 line below (2, 4 chars) to fit --max-chars 20; the rest: --from 2 --to 2 @@\n"},
+		{"cut above and below, changes read", wire.OutputData{Since: "t", Cursor: cur, Token: "u",
+			Cut:      &wire.Cut{Lines: 1, Chars: 2, From: 1, To: 1},
+			Changed:  []wire.Line{{N: 2, Text: "b"}},
+			CutBelow: &wire.Cut{Lines: 2, Chars: 6, From: 3, To: 4}},
+			"@@ rows 2 changed, cursor 1:1, token u @@\n" +
+				"@@ cut 1 line (1, 2 chars) to fit --max-chars 20; the rest: --from 1 --to 1, or the next --since read, which repeats cut screen rows @@\n" +
+				"2: b\n" +
+				"@@ cut 2 lines below (3..4, 6 chars) to fit --max-chars 20; the rest: --from 3 --to 4, or the next --since read, which repeats cut screen rows @@\n"},
+	} {
+		if got := Render(c.out, cliHints); got != c.want {
+			t.Errorf("%s:\n%s\nwant:\n%s", c.name, got, c.want)
+		}
+	}
+}
+
+func TestEnforceBudgetLeavesAlone(t *testing.T) {
+	base := wire.OutputData{Screen: "long line one\nlong line two\n", From: 1, To: 2, Cursor: wire.Cursor{Row: 1}}
+	for _, c := range []struct {
+		name   string
+		mutate func(*wire.OutputData)
+		budget int
+	}{
+		{"no budget", func(*wire.OutputData) {}, 0},
+		{"negative budget", func(*wire.OutputData) {}, -5},
+		{"already cut above", func(o *wire.OutputData) { o.Cut = &wire.Cut{Lines: 1, From: -1, To: -1} }, 3},
+		{"already cut below", func(o *wire.OutputData) { o.CutBelow = &wire.Cut{Lines: 1, From: 3, To: 3} }, 3},
+		// A changes read is the daemon's to cut; this only fixes plain reads.
+		{"changes read", func(o *wire.OutputData) { o.Since = "t" }, 3},
+	} {
+		out := base
+		c.mutate(&out)
+		want := out
+		EnforceBudget(&out, c.budget)
+		if out.Screen != want.Screen || out.From != want.From || out.To != want.To || out.Cut != want.Cut || out.CutBelow != want.CutBelow {
+			t.Errorf("%s: answer changed: %+v, want %+v", c.name, out, want)
+		}
+	}
+}
+
+func TestEnforceBudgetEdges(t *testing.T) {
+	// More text rows than the range names: the extra rows are not the
+	// range's and are neither sent nor charged.
+	extra := wire.OutputData{Screen: "a\nb\nc\nd", From: 1, To: 2, Cursor: wire.Cursor{Row: 1}}
+	EnforceBudget(&extra, 100)
+	if extra.Screen != "a\nb\n" || extra.From != 1 || extra.To != 2 || extra.Cut != nil || extra.CutBelow != nil {
+		t.Errorf("extra rows: %+v", extra)
+	}
+	// Only blank rows: nothing is sent, nothing is named cut, and the
+	// range is empty at its start.
+	blank := wire.OutputData{Screen: "\n\n\n", From: 1, To: 3}
+	EnforceBudget(&blank, 5)
+	if blank.Screen != "" || blank.From != 1 || blank.To != 0 || blank.Cut != nil || blank.CutBelow != nil {
+		t.Errorf("blank rows: %+v", blank)
+	}
+	// A budget smaller than the only line cuts it all; the empty range
+	// that is left starts after the cut, skipping the line number 0.
+	all := wire.OutputData{Screen: "scrollback line\n", From: -1, To: -1}
+	EnforceBudget(&all, 1)
+	if all.Screen != "" || all.Cut == nil || *all.Cut != (wire.Cut{Lines: 1, Chars: 16, From: -1, To: -1}) || all.From != 1 || all.To != 0 {
+		t.Errorf("all cut, in the scrollback: %+v %+v", all, all.Cut)
+	}
+	scr := wire.OutputData{Screen: "x\ny\n", From: 3, To: 4, Cursor: wire.Cursor{Row: 3}}
+	EnforceBudget(&scr, 1)
+	if scr.Screen != "" || scr.Cut == nil || scr.Cut.From != 3 || scr.Cut.To != 4 || scr.From != 5 || scr.To != 4 {
+		t.Errorf("all cut, on the screen: %+v %+v", scr, scr.Cut)
+	}
+}

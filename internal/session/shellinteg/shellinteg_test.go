@@ -57,3 +57,69 @@ func TestRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestPrepareRefusesWhatCheckRefuses(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, argv := range [][]string{{"fish"}, {"bash", "--norc"}, {"zsh", "-c", "true"}, {}} {
+		if _, err := Prepare(argv, func(string) (string, bool) { return "", false }); err == nil || !strings.Contains(err.Error(), "--shell-integration") {
+			t.Errorf("%q: %v", argv, err)
+		}
+	}
+	// Nothing is left behind for a refused shell.
+	if ents, err := os.ReadDir(tmp); err != nil || len(ents) != 0 {
+		t.Errorf("temporary directory after refusals: %v %v", ents, err)
+	}
+}
+
+func TestPrepareNoTempDir(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone")
+	t.Setenv("TMPDIR", missing)
+	_, err := Prepare([]string{"bash"}, func(string) (string, bool) { return "", false })
+	if err == nil || !strings.Contains(err.Error(), "shell integration: create its directory") || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("err %v, want one naming the directory it could not create in", err)
+	}
+}
+
+func TestPrepareKeyInFilesOnly(t *testing.T) {
+	s, err := Prepare([]string{"zsh", "-i"}, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(s.Dir)
+	if len(s.Key) != 32 || strings.Trim(s.Key, "0123456789abcdef") != "" {
+		t.Fatalf("key %q: want 32 hex digits", s.Key)
+	}
+	// Without a ZDOTDIR of the user's there is none to hand on.
+	if _, ok := s.Env["PTYPLEX_USER_ZDOTDIR"]; ok || s.Env["ZDOTDIR"] != s.Dir || len(s.Env) != 1 {
+		t.Fatalf("env %v", s.Env)
+	}
+	if strings.Join(s.Argv, " ") != "zsh -i" {
+		t.Fatalf("argv %q", s.Argv)
+	}
+	for k, v := range s.Env {
+		if strings.Contains(v, s.Key) {
+			t.Errorf("environment %s carries the key", k)
+		}
+	}
+	rc, err := os.ReadFile(filepath.Join(s.Dir, ".zshrc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rc), s.Key) || strings.Contains(string(rc), keyPlaceholder) {
+		t.Errorf(".zshrc does not carry the key in place of %s", keyPlaceholder)
+	}
+	// Each session gets its own key.
+	s2, err := Prepare([]string{"bash"}, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(s2.Dir)
+	if s2.Key == s.Key || s2.Dir == s.Dir {
+		t.Errorf("two sessions share key or directory: %s %s", s.Key, s.Dir)
+	}
+	brc, err := os.ReadFile(filepath.Join(s2.Dir, "bashrc"))
+	if err != nil || !strings.Contains(string(brc), s2.Key) || strings.Contains(string(brc), keyPlaceholder) {
+		t.Errorf("bashrc does not carry the key: %v", err)
+	}
+}

@@ -47,3 +47,12 @@ func TestEscapeBidiJSON(t *testing.T) {
 		t.Errorf("the escaped JSON decodes to %q (%v), want %q", back["screen"], err, in["screen"])
 	}
 }
+
+// JSON without the characters comes back as it was, not copied.
+func TestEscapeBidiJSONNothingToEscape(t *testing.T) {
+	js := []byte(`{"screen":"plain text \u00e9 \u2014 and \\u202e spelled out"}`)
+	out := EscapeBidiJSON(js)
+	if &out[0] != &js[0] || len(out) != len(js) {
+		t.Errorf("EscapeBidiJSON copied or changed JSON with nothing to escape: %s", out)
+	}
+}

@@ -69,6 +69,8 @@ func TestFilterDrops(t *testing.T) {
 		{"S8C1T", "\x1b G"},
 		{"UTF-8 off", "\x1b%@"},
 		{"malformed CSI", "\x1b[1?h"},
+		{"ESC with two intermediates", "\x1b(%5"},
+		{"CSI with two intermediates", "\x1b[1 !p"},
 		{"ENQ answerback", "\x05"},
 		{"NUL", "\x00"},
 		{"C1 CSI as UTF-8", "\u009b6n"[:2]},
@@ -121,6 +123,18 @@ func TestFilterStripsMarkKey(t *testing.T) {
 		if got := filterString(Options{}, in); got != want {
 			t.Errorf("%q came out as %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A mark cut short by the string cap is dropped whole: passing what was
+// kept of it could pass part of the key.
+func TestFilterDropsTruncatedMark(t *testing.T) {
+	in := "a\x1b]133;A;ptyplex=" + strings.Repeat("0123abcd", 8) + "\x07b"
+	if got := filterString(Options{MaxString: 32}, in); got != "ab" {
+		t.Errorf("%q with MaxString 32 came out as %q, want %q", in, got, "ab")
+	}
+	if got := filterString(Options{MaxString: 32}, "a\x1b]133;A\x07b"); got != "a\x1b]133;A\x07b" {
+		t.Errorf("a short mark under the same cap came out as %q", got)
 	}
 }
 
@@ -244,6 +258,30 @@ func TestWriterErrors(t *testing.T) {
 	}
 	if n, err := w.Write([]byte("text")); err == nil || n != 0 {
 		t.Errorf("a failed write reported %d, %v", n, err)
+	}
+}
+
+// A write of over a megabyte passes whole, and the Writer does not keep a
+// buffer of that size for the rest of the stream.
+func TestWriterLargeWrite(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out, Options{})
+	big := bytes.Repeat([]byte("0123456789abcde\n"), (2<<20)/16)
+	if n, err := w.Write(big); err != nil || n != len(big) {
+		t.Fatalf("Write: %d, %v", n, err)
+	}
+	if !bytes.Equal(out.Bytes(), big) {
+		t.Fatalf("2 MiB of text came out as %d bytes, changed", out.Len())
+	}
+	if w.buf != nil {
+		t.Errorf("the Writer keeps a buffer of %d bytes after the large write", cap(w.buf))
+	}
+	out.Reset()
+	if _, err := w.Write([]byte("small")); err != nil || out.String() != "small" {
+		t.Errorf("the write after: %q, %v", out.String(), err)
+	}
+	if cap(w.buf) > 1<<20 {
+		t.Errorf("a small write left a buffer of %d bytes", cap(w.buf))
 	}
 }
 
