@@ -83,7 +83,8 @@ func runHostile(mode string) int {
 			case "trickle":
 				// A 16 MiB frame in tiny writes until the host hangs up
 				// (it should, at the header).
-				trickle(w, bigOutput(o.TerminalID), nil)
+				head, payload := bigOutput(o.TerminalID)
+				trickle(w, head, payload, nil)
 			case "trickle16":
 				// The same frame within the terminal's credit: the host
 				// must take all of it and stay usable while it comes.
@@ -100,7 +101,8 @@ func runHostile(mode string) int {
 				}
 				trickling.Store(true)
 				go func() {
-					trickle(w, bigOutput("big"), func() { <-release })
+					head, payload := bigOutput("big")
+					trickle(w, head, payload, func() { <-release })
 					trickling.Store(false)
 					seenMu.Lock()
 					during := seen
@@ -120,30 +122,44 @@ func runHostile(mode string) int {
 	}
 }
 
-// bigOutput is an OUTPUT frame for id of the largest size there is.
-func bigOutput(id string) []byte {
-	body, _ := proto.DataBody(id, make([]byte, proto.MaxFrame-1-2-len(id)))
-	return proto.AppendFrame(nil, proto.TypeOutput, body)
+// bigOutput is the start of an OUTPUT frame for id of the largest size
+// there is (its header and the terminal id) and the number of payload
+// bytes that follow, all zero. The frame is never built whole: three
+// 16 MiB copies under the race detector on a loaded machine delayed its
+// first byte by seconds, which the tests then counted against the host.
+func bigOutput(id string) (head []byte, payload int) {
+	payload = proto.MaxFrame - 1 - 2 - len(id)
+	head = binary.LittleEndian.AppendUint32(nil, proto.MaxFrame)
+	head = append(head, byte(proto.TypeOutput))
+	head = binary.LittleEndian.AppendUint16(head, uint16(len(id)))
+	return append(head, id...), payload
 }
 
-// trickle writes frame in tiny pieces, each its own write(2), until a
-// write fails: the first trickleBytes bytes (the header and the start of
-// the body) one at a time, the rest trickleChunk at a time, so that a
-// 16 MiB frame comes in tens of thousands of reads and not sixteen million
-// (which took minutes of CPU under -race on a loaded machine and could
-// outlast any bound). hold, when not nil, runs once half the frame is out.
-func trickle(w io.Writer, frame []byte, hold func()) {
+// trickle writes the frame bigOutput describes in tiny pieces, each its
+// own write(2), until a write fails: the first trickleBytes bytes (the
+// header and the start of the body) one at a time, the rest trickleChunk
+// at a time, so that a 16 MiB frame comes in tens of thousands of reads
+// and not sixteen million (which took minutes of CPU under -race on a
+// loaded machine and could outlast any bound). hold, when not nil, runs
+// once half the frame is out.
+func trickle(w io.Writer, head []byte, payload int, hold func()) {
 	const trickleBytes, trickleChunk = 64 << 10, 512
-	for i := 0; i < len(frame); {
-		if hold != nil && i >= len(frame)/2 {
+	var zeros [trickleChunk]byte
+	total := len(head) + payload
+	for i := 0; i < total; {
+		if hold != nil && i >= total/2 {
 			hold()
 			hold = nil
 		}
 		n := 1
 		if i >= trickleBytes {
-			n = min(trickleChunk, len(frame)-i)
+			n = min(trickleChunk, total-i)
 		}
-		if _, err := w.Write(frame[i : i+n]); err != nil {
+		piece := zeros[:n]
+		if i < len(head) {
+			piece = head[i : i+1]
+		}
+		if _, err := w.Write(piece); err != nil {
 			return
 		}
 		i += n
@@ -261,7 +277,12 @@ func TestHostileSidecar(t *testing.T) {
 			}
 			require.ErrorIs(t, c.Err(), want.err)
 			assert.Contains(t, c.Err().Error(), want.text)
-			_, err = c.Open(ctx, OpenOptions{Cmd: "sh"})
+			// A context of its own: the first Open's may be spent by now
+			// on a loaded machine, and an Open that waited for it to
+			// expire would not be failing at once.
+			later, cancelLater := context.WithTimeout(context.Background(), waitBound)
+			defer cancelLater()
+			_, err = c.Open(later, OpenOptions{Cmd: "sh"})
 			assert.ErrorIs(t, err, ErrSidecarGone, "later opens fail at once")
 			if mode == "exittwice" {
 				assert.True(t, strings.Contains(c.Err().Error(), "which is not open"))
