@@ -252,6 +252,20 @@ func (h *handler) modes(s *vtparse.Seq, allowed map[int]bool) {
 	h.out = append(h.out, s.Final)
 }
 
+// keepOSC passes an OSC terminated: one that an ESC other than ST ended
+// (the ESC starts the next sequence) arrives without a terminator of its
+// own, and passed as it came it would swallow the text that follows it
+// in the terminal that reads our output.
+func (h *handler) keepOSC(s *vtparse.Seq) {
+	if s.Malformed || s.Truncated {
+		return
+	}
+	h.out = append(h.out, s.Raw...)
+	if !s.BEL && !bytes.HasSuffix(s.Raw, []byte("\x1b\\")) && !bytes.HasSuffix(s.Raw, []byte{0x9c}) {
+		h.out = append(h.out, 0x1b, '\\')
+	}
+}
+
 // OSC passes hyperlinks and prompt marks, and titles and clipboard writes
 // when the options allow them.
 func (h *handler) OSC(s *vtparse.Seq) {
@@ -264,16 +278,16 @@ func (h *handler) OSC(s *vtparse.Seq) {
 	}
 	switch n {
 	case 8:
-		h.keep(s)
+		h.keepOSC(s)
 	case 133:
 		h.mark(s, rest)
 	case 0, 1, 2:
 		if h.opts.AllowTitle {
-			h.keep(s)
+			h.keepOSC(s)
 		}
 	case 52:
 		if h.opts.AllowClipboard && !clipboardRead(rest) {
-			h.keep(s)
+			h.keepOSC(s)
 		}
 	}
 }
@@ -287,7 +301,7 @@ func (h *handler) mark(s *vtparse.Seq, args []byte) {
 		return
 	}
 	if !bytes.Contains(args, []byte("ptyplex=")) {
-		h.keep(s)
+		h.keepOSC(s)
 		return
 	}
 	h.out = append(h.out, "\x1b]133"...)
