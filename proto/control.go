@@ -60,6 +60,10 @@ type Opened struct {
 // not be collected. Signal names the signal that killed the child, if one
 // did; it is our addition and receivers that do not know it ignore it.
 type Exit struct {
+	// Dead (persistent server, --journal-dir) ends the replay of a
+	// terminal whose server died: the bytes before it are all that was
+	// kept, and exitCode is null unless its exit had been recorded.
+	Dead       bool   `json:"dead,omitempty"`
 	ExitCode   *int   `json:"exitCode"`
 	Signal     string `json:"signal,omitempty"`
 	TerminalID string `json:"terminalId"`

@@ -3,6 +3,7 @@ package proto
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 )
 
@@ -58,6 +59,7 @@ func (Attach) FrameType() Type      { return TypeAttach }
 func (Detach) FrameType() Type      { return TypeDetach }
 func (Stop) FrameType() Type        { return TypeStop }
 func (Upgrade) FrameType() Type     { return TypeUpgrade }
+func (Revive) FrameType() Type      { return TypeRevive }
 func (u Unknown) FrameType() Type   { return u.Type }
 
 // DecodeError is a frame Decode could not decode. Its text is the
@@ -154,6 +156,23 @@ func Decode(f Frame) (Msg, error) {
 		return Detach{TerminalID: d.TerminalID}, nil
 	case TypeStop:
 		return Stop{}, nil
+	case TypeRevive:
+		var w struct {
+			TerminalID *string         `json:"terminalId"`
+			Credit     json.RawMessage `json:"credit"`
+		}
+		if err := json.Unmarshal(f.Body, &w); err != nil || w.TerminalID == nil {
+			return fail(RecoverID(f.Body), errors.New(`malformed REVIVE: want {"terminalId": ...}`))
+		}
+		r := Revive{TerminalID: *w.TerminalID}
+		if len(w.Credit) > 0 && string(w.Credit) != "null" {
+			n, err := ParseCount(w.Credit)
+			if err != nil {
+				return fail(r.TerminalID, fmt.Errorf("malformed REVIVE: credit: %v", err))
+			}
+			r.Credit = &n
+		}
+		return r, nil
 	case TypeUpgrade:
 		var u Upgrade
 		if err := json.Unmarshal(f.Body, &u); err != nil || !filepath.IsAbs(u.Path) {

@@ -40,6 +40,8 @@ func TestDecodeEveryType(t *testing.T) {
 		{"detach", Frame{TypeDetach, []byte(`{"terminalId":"a"}`)}, Detach{TerminalID: "a"}},
 		{"stop", Frame{TypeStop, nil}, Stop{}},
 		{"upgrade", Frame{TypeUpgrade, []byte(`{"path":` + string(absJSON) + `,"version":"2"}`)}, Upgrade{Path: abs, Version: "2"}},
+		{"revive", Frame{TypeRevive, []byte(`{"terminalId":"a","credit":7}`)}, Revive{TerminalID: "a", Credit: u16(7)}},
+		{"revive unthrottled", Frame{TypeRevive, []byte(`{"terminalId":"a"}`)}, Revive{TerminalID: "a"}},
 		{"unknown", Frame{0x3f, []byte("anything")}, Unknown{Type: 0x3f}},
 		{"unknown sidecar-bound", Frame{TypeOutput, []byte("x")}, Unknown{Type: TypeOutput}},
 	}
@@ -95,6 +97,8 @@ func TestDecodeMalformed(t *testing.T) {
 		{"detach broken json", Frame{TypeDetach, []byte(`{"terminalId":"a",`)}, "a", true, `malformed DETACH: want {"terminalId": ...}`},
 		{"detach no id", Frame{TypeDetach, []byte(`[]`)}, "", false, `malformed DETACH: want {"terminalId": ...}`},
 		{"upgrade relative", Frame{TypeUpgrade, []byte(`{"path":"bin/x"}`)}, "", false, `malformed UPGRADE: want {"path": "/absolute/path/of/the/new/binary", "version": ...}`},
+		{"revive no id", Frame{TypeRevive, []byte(`{}`)}, "", false, `malformed REVIVE: want {"terminalId": ...}`},
+		{"revive bad credit", Frame{TypeRevive, []byte(`{"terminalId":"a","credit":-1}`)}, "a", true, "malformed REVIVE: credit: -1 is not a whole number of bytes"},
 		{"upgrade not json", Frame{TypeUpgrade, nil}, "", false, `malformed UPGRADE: want {"path": "/absolute/path/of/the/new/binary", "version": ...}`},
 	}
 	for _, c := range cases {

@@ -27,6 +27,11 @@ const (
 	// read the host's frames from the one and write its own to the other
 	// (see PROTOCOL.md, "Descriptor handoff").
 	TypeHandoff Type = 0x25
+	// TypeRevive asks the server to start a dead terminal's program again
+	// (a terminal a previous server ran, found in its --journal-dir): the
+	// same command, args, cwd and env, under the same id, the old screen
+	// shown first (see PROTOCOL.md, "Journals on disk").
+	TypeRevive Type = 0x2c
 
 	TypeListed   Type = 0xa0 // answers LIST
 	TypeAttached Type = 0xa1 // answers ATTACH, before the replayed OUTPUT
@@ -91,6 +96,12 @@ type ListedTerminal struct {
 	// milliseconds left before the server drops it (--keep-exited,
 	// counted from its latest detach). Absent while it is held or runs.
 	DropInMs *int64 `json:"dropInMs,omitempty"`
+	// Dead is set for a terminal a previous server ran, recovered from
+	// its --journal-dir after that server died (a crash, a reboot): its
+	// bytes can be read with ATTACH, its program started again with
+	// REVIVE. A dead terminal is also Exited; ExitCode and Signal are
+	// set only if the exit was recorded before the server died.
+	Dead bool `json:"dead,omitempty"`
 }
 
 // Listed is the body of LISTED.
@@ -128,6 +139,13 @@ type Snapshot struct {
 type Detached struct {
 	Reason     string `json:"reason"`
 	TerminalID string `json:"terminalId"`
+}
+
+// Revive is the body of REVIVE: the dead terminal to start again, and
+// the new terminal's credit as in OPEN (nil: unthrottled).
+type Revive struct {
+	Credit     *uint64 `json:"credit,omitempty"`
+	TerminalID string  `json:"terminalId"`
 }
 
 // Upgrade is the body of UPGRADE: Path is the absolute path of the binary

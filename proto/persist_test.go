@@ -8,7 +8,7 @@ func TestFrameTypesDistinct(t *testing.T) {
 	types := map[string]Type{
 		"OPEN": TypeOpen, "INPUT": TypeInput, "RESIZE": TypeResize, "CLOSE": TypeClose, "CREDIT": TypeCredit,
 		"SIGNAL": TypeSignal, "FOREGROUND": TypeForeground, "HELLO": TypeHello, "PING": TypePing,
-		"LIST": TypeList, "ATTACH": TypeAttach, "DETACH": TypeDetach, "STOP": TypeStop, "UPGRADE": TypeUpgrade, "HANDOFF": TypeHandoff,
+		"LIST": TypeList, "ATTACH": TypeAttach, "DETACH": TypeDetach, "STOP": TypeStop, "UPGRADE": TypeUpgrade, "HANDOFF": TypeHandoff, "REVIVE": TypeRevive,
 		"OPENED": TypeOpened, "OUTPUT": TypeOutput, "EXIT": TypeExit, "ERROR": TypeError,
 		"FOREGROUND reply": TypeForegroundInfo, "HELLO reply": TypeHelloReply, "PONG": TypePong,
 		"LISTED": TypeListed, "ATTACHED": TypeAttached, "SNAPSHOT": TypeSnapshot, "DETACHED": TypeDetached, "UPGRADING": TypeUpgrading,

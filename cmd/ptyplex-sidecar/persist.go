@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -27,6 +28,11 @@ var (
 	journalSize  = flag.Int("journal", persist.DefaultJournal, "with --persist: journal `BYTES` of a terminal whose OPEN names none")
 	journalTotal = flag.Int64("journal-total", persist.DefaultTotal, "with --persist: cap `BYTES` on the sum of all terminals' journals")
 	keepExited   = flag.Duration("keep-exited", persist.DefaultKeepExited, "with --persist: keep a terminal that exited while detached this `long`")
+	// --journal-dir and its two companions: journals on disk too, so that
+	// a crash of the server loses no output (see docs/persist.md).
+	journalDir    = flag.String("journal-dir", "", "with --persist: keep every terminal's journal on disk too, under `DIR` (0700, ours), so that a crash or a reboot loses no output; the next server lists the terminals dead")
+	journalDirMax = flag.Int64("journal-dir-max", persist.DefaultJournalDirMax, "with --journal-dir: bound `BYTES` on the server's files there (dead terminals' go first)")
+	journalSync   = flag.Duration("journal-sync", persist.DefaultJournalSync, "with --journal-dir: fsync the files written every `interval` (0: never)")
 	// --upgrade hands the terminals to the binary it is run as.
 	persistUpgrade = flag.Bool("upgrade", false, "with --persist: hand every terminal of the running persistent sidecar to this binary, which takes its place without the terminals noticing (see docs/persist.md)")
 )
@@ -118,7 +124,11 @@ func persistMode() (code int, ok bool) {
 func serve(name string) int {
 	logger := log.New(os.Stderr, "ptyplex-sidecar["+name+"]: ", log.LstdFlags|log.Lmicroseconds)
 	opts := persist.Options{Log: logger, Journal: *journalSize, Total: *journalTotal, KeepExited: *keepExited,
-		Name: name, Args: serverArgs(os.Args[1:])}
+		Name: name, Args: serverArgs(os.Args[1:]), JournalDir: *journalDir, JournalDirMax: *journalDirMax,
+		JournalSync: *journalSync}
+	if opts.JournalSync == 0 {
+		opts.JournalSync = -1 // never
+	}
 	var srv *persist.Server
 	var ln *net.UnixListener
 	if *resumeKeeper >= 0 {
@@ -161,6 +171,16 @@ func serve(name string) int {
 			return 1
 		}
 		srv = persist.New(opts)
+	}
+	resumed := *resumeKeeper >= 0 || *resumeFD >= 0
+	if err := srv.UseJournalDir(resumed); err != nil {
+		if !resumed {
+			logger.Printf("%v", err)
+			ln.Close()
+			return 1
+		}
+		// The terminals were handed over: they go on, unjournaled.
+		logger.Printf("%v; going on without it", err)
 	}
 	// The heap is mostly journal chunks: buffers without pointers, which
 	// cost the collector almost nothing to mark, and recycled through a
@@ -257,6 +277,15 @@ func bridge(name string) int {
 	}
 	args := []string{"--persist", name, "--serve", "--journal", fmt.Sprint(*journalSize),
 		"--journal-total", fmt.Sprint(*journalTotal), "--keep-exited", keepExited.String()}
+	if *journalDir != "" {
+		dir, err := filepath.Abs(*journalDir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: --journal-dir: %v\n", err)
+			return 1
+		}
+		args = append(args, "--journal-dir", dir, "--journal-dir-max", fmt.Sprint(*journalDirMax),
+			"--journal-sync", journalSync.String())
+	}
 	c, err := persist.Connect(name, exe, args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)

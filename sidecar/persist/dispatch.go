@@ -40,6 +40,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 					s.logf("terminal %q: resize: %v", t.id, err)
 				}
 				t.cols, t.rows = m.Cols, m.Rows
+				t.disk.resized(m.Cols, m.Rows)
 			})
 		}
 	case proto.Close:
@@ -93,6 +94,8 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		s.attach(c, m)
 	case proto.Detach:
 		s.detach(c, m.TerminalID)
+	case proto.Revive:
+		s.revive(c, m)
 	}
 }
 
@@ -117,7 +120,7 @@ func (s *Server) malformed(c *conn, e *proto.DecodeError) {
 	case proto.TypeHello:
 		s.logf("%v (answering with our own)", e)
 		s.helloReply(c)
-	case proto.TypeAttach, proto.TypeDetach:
+	case proto.TypeAttach, proto.TypeDetach, proto.TypeRevive:
 		c.errorf(e.ID, "%s", e.Error())
 	}
 }
@@ -223,6 +226,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	t.proc, t.pid = proc, proc.Pid()
 	t.enterLocked(engine.Live)
 	t.mu.Unlock()
+	t.disk = s.diskCreate(o, size, park, t.pid, nil)
 	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: proto.PersistFeatures})
 	t.start()
 }
@@ -299,7 +303,7 @@ func (s *Server) list() proto.Listed {
 		}
 		e := proto.ListedTerminal{TerminalID: t.id, PID: t.pid, Cmd: t.cmd, Args: t.args,
 			Cols: t.cols, Rows: t.rows, Produced: t.j.end, Start: t.j.start,
-			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exitedLocked()}
+			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exitedLocked(), Dead: t.dead}
 		if t.park {
 			e.Detached = proto.DetachedPark
 		}

@@ -44,6 +44,13 @@ type Options struct {
 	// with Args and the flags that pass the state on.
 	Name string
 	Args []string
+	// JournalDir, if set, keeps every journal on disk too, so that a
+	// crash of the server loses no output (diskjournal.go); the bound of
+	// this server's part of it is JournalDirMax, and the files written
+	// are fsync'd every JournalSync (0: DefaultJournalSync, <0: never).
+	JournalDir    string
+	JournalDirMax int64
+	JournalSync   time.Duration
 }
 
 // Server owns the terminals and serves connections to them.
@@ -72,6 +79,8 @@ type Server struct {
 	// (nil: end). After a successful upgrade nobody sends: the process
 	// is the new binary by then.
 	relisten chan *net.UnixListener
+	// disk is the journal directory (--journal-dir), nil without one.
+	disk *diskDir
 }
 
 // New returns a server with no terminals.
@@ -530,6 +539,8 @@ func (s *Server) shrinkFinished(t *term) {
 	if keep > t.j.start {
 		t.j.evict(int(keep - t.j.start))
 	}
+	// Its end reached a host: a crash from now on has nothing to keep.
+	t.disk.remove()
 	if q := max(t.j.size, 1); q < t.quota {
 		s.reserved -= int64(t.quota - q)
 		t.quota, t.j.limit = q, q
@@ -540,7 +551,8 @@ func (s *Server) shrinkFinished(t *term) {
 // until need more journal bytes fit in the total, and the one with id.
 // Called with s.mu held; reports whether need fits now.
 func (s *Server) makeRoomLocked(id string, need int64) bool {
-	if old := s.terms[id]; old != nil && old.isFinished() {
+	if old := s.terms[id]; old != nil && (old.isFinished() || old.dead) {
+		// A dead terminal (revive.go) gives its id to a new OPEN.
 		s.dropLocked(old)
 	}
 	if s.reserved+need <= s.opts.Total {
@@ -571,6 +583,7 @@ func (t *term) goneLocked() {
 	if t.life != engine.Gone {
 		t.enterLocked(engine.Gone)
 		t.cond.Broadcast()
+		t.disk.remove()
 	}
 }
 

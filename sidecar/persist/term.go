@@ -90,6 +90,13 @@ type term struct {
 	// every byte is either in the journal or in input, and keeps the
 	// supervisor from reaping: the state of a live upgrade (upgrade.go).
 	frozen bool
+
+	// disk is the terminal's journal on disk (--journal-dir), nil
+	// without one; the reader appends to it (diskjournal.go).
+	disk *diskStore
+	// dead says the terminal was recovered from the journal directory
+	// of a server that died: it has no child, only bytes (revive.go).
+	dead bool
 }
 
 // ctlFrame is a control frame for one connection, sent by the pump so
@@ -230,8 +237,13 @@ func (t *term) readLoop() {
 			t.cond.Wait()
 		}
 		t.reading = true
+		off := t.j.end
 		t.mu.Unlock()
 		n, err := t.proc.Read(r)
+		if n > 0 {
+			// On disk before any host can be sent it (diskjournal.go).
+			t.disk.append(r[:n], off)
+		}
 		t.mu.Lock()
 		t.reading = false
 		if n > 0 {
@@ -279,7 +291,9 @@ func (t *term) supervise() {
 	close(t.reaped)
 	detached := t.holder == nil
 	t.cond.Broadcast()
+	exit := t.exit
 	t.mu.Unlock()
+	t.disk.exited(exit)
 	t.proc.Close()
 	if detached {
 		t.s.keepExited(t)

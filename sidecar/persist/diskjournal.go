@@ -1,0 +1,692 @@
+//go:build unix
+
+package persist
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptyplex/ptyplex/proto"
+	"golang.org/x/sys/unix"
+)
+
+// --journal-dir: every terminal's journal also on disk, so that a crash
+// of the server (SIGKILL, the OOM killer, a reboot) loses no output.
+//
+// Layout: DIR/NAME/KEY/ per terminal (NAME the server's name, KEY random),
+// holding meta.json (what REVIVE needs, and the exit once known) and
+// segment files named by the offset of their first byte (%020d.seg).
+// A segment is a run of records, each a header (the payload's length and
+// a CRC-32C of length and payload, little-endian uint32s) and the payload:
+// the bytes of one PTY read. A record cut short by a crash, or one whose
+// checksum does not match, ends the segment; recovery cuts it off.
+//
+// Flush policy: the reader writes each read's bytes with one write(2)
+// before it commits them to the journal in memory, so no host is ever
+// sent a byte the file does not have, and a SIGKILL of the server loses
+// only what the kernel still held for the PTY (never read) and the one
+// read in flight. Every diskSyncDefault (--journal-sync) the files written
+// since are fsync'd: a reboot or power loss loses at most that much more.
+//
+// The directory holds everything the user's terminals printed, and their
+// environments: it is the user's alone (0700, files 0600, refused if it
+// belongs to another uid, is a symlink or is open to others).
+
+const (
+	diskRecordHeader = 8
+	// diskRecordMax is the largest payload recovery accepts: one read
+	// is at most readChunk; anything larger is a corrupt length.
+	diskRecordMax = 1 << 20
+	// DefaultJournalDirMax bounds a server's part of --journal-dir.
+	DefaultJournalDirMax = 1 << 30
+	// DefaultJournalSync is how often written journal files are fsync'd.
+	DefaultJournalSync = time.Second
+	diskMetaName       = "meta.json"
+	diskSegSuffix      = ".seg"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// diskMeta is a terminal's meta.json.
+type diskMeta struct {
+	Version   int               `json:"version"`
+	ID        string            `json:"terminalId"`
+	Cmd       string            `json:"cmd"`
+	Args      []string          `json:"args,omitempty"`
+	Cwd       *string           `json:"cwd,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	UTF8      bool              `json:"utf8,omitempty"`
+	Cols      uint16            `json:"cols"`
+	Rows      uint16            `json:"rows"`
+	Journal   int               `json:"journal"`
+	Park      bool              `json:"park,omitempty"`
+	PID       int               `json:"pid"`
+	ServerPID int               `json:"serverPid"`
+	Opened    time.Time         `json:"opened"`
+	// Exited is set once the child was reaped, with its status.
+	Exited   bool   `json:"exited,omitempty"`
+	ExitCode *int   `json:"exitCode,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+	// Dead is set when a server found this terminal's server gone.
+	Dead bool `json:"dead,omitempty"`
+}
+
+// diskDir is a server's part of --journal-dir. mu guards the set of
+// stores and the bytes they use; each store has its own lock for its
+// files, taken after diskDir.mu when both are.
+type diskDir struct {
+	path string
+	max  int64
+	logf func(string, ...any)
+
+	// onDrop, if set, is told of a dead or exited terminal whose files
+	// the bound removes, before they go: the server drops it too.
+	onDrop func(*diskStore)
+
+	mu     sync.Mutex
+	stores map[*diskStore]struct{}
+	// used is the bytes of every store's segment files; atomic, since a
+	// store changes it under its own lock, which enforce takes after mu.
+	used      atomic.Int64
+	enforcing atomic.Bool
+	done      chan struct{}
+}
+
+// openDiskDir makes sure root and root/name exist and are ours alone,
+// and starts the fsync loop.
+func openDiskDir(root, name string, max int64, every time.Duration, logf func(string, ...any)) (*diskDir, error) {
+	if !filepath.IsAbs(root) {
+		return nil, fmt.Errorf("--journal-dir %q: not an absolute path", root)
+	}
+	if err := privateDir(root); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(root, name)
+	if err := privateDir(path); err != nil {
+		return nil, err
+	}
+	if max <= 0 {
+		max = DefaultJournalDirMax
+	}
+	d := &diskDir{path: path, max: max, logf: logf, stores: map[*diskStore]struct{}{}, done: make(chan struct{})}
+	if every > 0 {
+		go d.syncLoop(every)
+	}
+	return d, nil
+}
+
+// privateDir creates dir (0700) if it is missing, and refuses it unless
+// it is a real directory of our own user that nobody else may enter.
+func privateDir(dir string) error {
+	if err := unix.Mkdir(dir, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("journal directory %s: %w", dir, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return fmt.Errorf("journal directory %s: %w", dir, err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("journal directory %s: not a directory (a symlink is refused)", dir)
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("journal directory %s: owned by uid %d, not by us (%d)", dir, st.Uid, os.Geteuid())
+	case st.Mode&0o077 != 0:
+		return fmt.Errorf("journal directory %s: mode %04o lets others in (chmod 700 it)", dir, st.Mode&0o777)
+	}
+	return nil
+}
+
+func (d *diskDir) close() { close(d.done) }
+
+func (d *diskDir) syncLoop(every time.Duration) {
+	tk := time.NewTicker(every)
+	defer tk.Stop()
+	for {
+		select {
+		case <-d.done:
+			return
+		case <-tk.C:
+		}
+		d.mu.Lock()
+		all := make([]*diskStore, 0, len(d.stores))
+		for s := range d.stores {
+			all = append(all, s)
+		}
+		d.mu.Unlock()
+		for _, s := range all {
+			s.sync()
+		}
+	}
+}
+
+// diskStore is one terminal's files. mu guards everything below it; the
+// reader appends with it, the fsync loop and the bound take it too.
+type diskStore struct {
+	d   *diskDir
+	dir string
+
+	mu     sync.Mutex
+	meta   diskMeta
+	segs   []diskSeg // oldest first; the last is appended to
+	fd     int       // the last segment, -1 when none is open
+	end    uint64    // offset after the last byte written
+	kept   int64     // payload bytes in segs
+	dirty  bool      // written since the last fsync
+	broken bool      // a write failed: nothing more is written
+	gone   bool      // removed
+	hdr    [diskRecordHeader]byte
+	// dead is set for a store a previous server left: its terminal is
+	// dead, and the bound drops it first.
+	dead bool
+}
+
+type diskSeg struct {
+	start uint64
+	size  int64 // file bytes, headers included
+	n     int64 // payload bytes
+}
+
+// segSize is the size at which a store starts a new segment: a quarter
+// of the journal, so that the files hold at most a quarter more than it.
+func (s *diskStore) segSize() int64 { return max(int64(s.meta.Journal)/4, 64<<10) }
+
+// create starts the store of a new terminal, whose journal begins at
+// offset start.
+func (d *diskDir) create(m diskMeta, start uint64) (*diskStore, error) {
+	var key [8]byte
+	rand.Read(key[:])
+	dir := filepath.Join(d.path, time.Now().UTC().Format("20060102T150405")+"-"+hex.EncodeToString(key[:]))
+	if err := unix.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("journal directory: %w", err)
+	}
+	m.Version, m.ServerPID = 1, os.Getpid()
+	s := &diskStore{d: d, dir: dir, meta: m, fd: -1, end: start}
+	if err := s.writeMeta(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	d.mu.Lock()
+	d.stores[s] = struct{}{}
+	d.mu.Unlock()
+	return s, nil
+}
+
+// writeMeta replaces meta.json (a new file renamed over the old one, so
+// that a crash leaves one or the other whole). Called with mu held, or
+// before the store is shared.
+func (s *diskStore) writeMeta() error {
+	b, err := json.Marshal(s.meta)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.dir, diskMetaName+".new")
+	if err := writeFileNoFollow(tmp, b); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(s.dir, diskMetaName)); err != nil {
+		return fmt.Errorf("journal meta: %w", err)
+	}
+	return nil
+}
+
+func writeFileNoFollow(path string, b []byte) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal file %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err != nil {
+			return fmt.Errorf("journal file %s: %w", path, err)
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// append writes p, the bytes at offset off, as one record. A failed
+// write is logged once and ends the store's writing: the terminal goes
+// on, its output is never held up by the disk.
+func (s *diskStore) append(p []byte, off uint64) {
+	if s == nil || len(p) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.broken || s.gone {
+		return
+	}
+	if off != s.end {
+		// Cannot happen: every byte comes through here in order.
+		s.failLocked(fmt.Errorf("write at offset %d, expected %d", off, s.end))
+		return
+	}
+	if s.fd < 0 || s.segs[len(s.segs)-1].size >= s.segSize() {
+		if err := s.rotateLocked(); err != nil {
+			s.failLocked(err)
+			return
+		}
+	}
+	binary.LittleEndian.PutUint32(s.hdr[0:], uint32(len(p)))
+	crc := crc32.Update(0, castagnoli, s.hdr[0:4])
+	binary.LittleEndian.PutUint32(s.hdr[4:], crc32.Update(crc, castagnoli, p))
+	want := diskRecordHeader + len(p)
+	n, err := unix.Writev(s.fd, [][]byte{s.hdr[:], p})
+	if err == nil && n < want {
+		// A short write to a regular file: the disk is full. The rest
+		// of the record is left out; recovery cuts it off.
+		err = fmt.Errorf("short write (%d of %d bytes): %w", n, want, unix.ENOSPC)
+	}
+	if n > 0 {
+		seg := &s.segs[len(s.segs)-1]
+		seg.size += int64(n)
+		s.d.addUsed(int64(n))
+	}
+	if err != nil {
+		s.failLocked(err)
+		return
+	}
+	seg := &s.segs[len(s.segs)-1]
+	seg.n += int64(len(p))
+	s.kept += int64(len(p))
+	s.end += uint64(len(p))
+	s.dirty = true
+	// The per-terminal bound: keep at least the journal's worth, in
+	// whole segments.
+	for len(s.segs) > 1 && s.kept-s.segs[0].n >= int64(s.meta.Journal) {
+		s.dropOldestLocked()
+	}
+	if s.d.overLimit() && s.d.enforcing.CompareAndSwap(false, true) {
+		go func() {
+			defer s.d.enforcing.Store(false)
+			s.d.enforce()
+		}()
+	}
+}
+
+func (s *diskStore) failLocked(err error) {
+	s.broken = true
+	s.d.logf("terminal %q: journal on disk (%s): %v; no more of its output is written there", s.meta.ID, s.dir, err)
+}
+
+// rotateLocked starts a new segment at end.
+func (s *diskStore) rotateLocked() error {
+	if s.fd >= 0 {
+		unix.Fsync(s.fd) // a segment is whole on disk before the next begins
+		unix.Close(s.fd)
+		s.fd = -1
+	}
+	name := filepath.Join(s.dir, fmt.Sprintf("%020d%s", s.end, diskSegSuffix))
+	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("new segment: %w", err)
+	}
+	s.fd = fd
+	s.segs = append(s.segs, diskSeg{start: s.end})
+	return nil
+}
+
+func (s *diskStore) segPath(g diskSeg) string {
+	return filepath.Join(s.dir, fmt.Sprintf("%020d%s", g.start, diskSegSuffix))
+}
+
+// dropOldestLocked removes the oldest segment (never the one appended to).
+func (s *diskStore) dropOldestLocked() {
+	g := s.segs[0]
+	os.Remove(s.segPath(g))
+	s.segs = s.segs[1:]
+	s.kept -= g.n
+	s.d.addUsed(-g.size)
+}
+
+func (s *diskStore) sync() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dirty && s.fd >= 0 {
+		unix.Fdatasync(s.fd)
+		s.dirty = false
+	}
+}
+
+// exited records the child's end in meta.json.
+func (s *diskStore) exited(e proto.Exit) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return
+	}
+	s.meta.Exited, s.meta.ExitCode, s.meta.Signal = true, e.ExitCode, e.Signal
+	if err := s.writeMeta(); err != nil {
+		s.d.logf("terminal %q: %v", s.meta.ID, err)
+	}
+}
+
+// resized records the terminal's new size (a REVIVE starts at it, and
+// the old screen is drawn at it).
+func (s *diskStore) resized(cols, rows uint16) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone || (s.meta.Cols == cols && s.meta.Rows == rows) {
+		return
+	}
+	s.meta.Cols, s.meta.Rows = cols, rows
+	if err := s.writeMeta(); err != nil {
+		s.d.logf("terminal %q: %v", s.meta.ID, err)
+	}
+}
+
+// remove deletes the store's files: its terminal is gone from the server.
+func (s *diskStore) remove() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.gone {
+		s.mu.Unlock()
+		return
+	}
+	s.gone = true
+	if s.fd >= 0 {
+		unix.Close(s.fd)
+		s.fd = -1
+	}
+	var size int64
+	for _, g := range s.segs {
+		size += g.size
+	}
+	s.segs = nil
+	s.mu.Unlock()
+	if err := os.RemoveAll(s.dir); err != nil {
+		s.d.logf("terminal %q: removing its journal on disk: %v", s.meta.ID, err)
+	}
+	s.d.mu.Lock()
+	delete(s.d.stores, s)
+	s.d.mu.Unlock()
+	s.d.used.Add(-size)
+}
+
+func (d *diskDir) addUsed(n int64) { d.used.Add(n) }
+
+func (d *diskDir) overLimit() bool { return d.used.Load() > d.max }
+
+// enforce keeps the directory within its bound: it removes dead
+// terminals' files, oldest opened first, then exited terminals', then
+// the oldest segments of live ones (never the one being appended to).
+// A dead or exited terminal whose files go is dropped from the server by
+// onDrop (its journal in memory went with its files).
+func (d *diskDir) enforce() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.overLimit() {
+		return
+	}
+	all := make([]*diskStore, 0, len(d.stores))
+	for s := range d.stores {
+		all = append(all, s)
+	}
+	rank := func(s *diskStore) int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch {
+		case s.dead:
+			return 0
+		case s.meta.Exited:
+			return 1
+		}
+		return 2
+	}
+	ranks := map[*diskStore]int{}
+	for _, s := range all {
+		ranks[s] = rank(s)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if ranks[all[i]] != ranks[all[j]] {
+			return ranks[all[i]] < ranks[all[j]]
+		}
+		return all[i].meta.Opened.Before(all[j].meta.Opened)
+	})
+	for _, s := range all {
+		if !d.overLimit() {
+			return
+		}
+		if ranks[s] < 2 {
+			d.mu.Unlock()
+			d.logf("terminal %q: journal directory over its %d-byte bound: its files are removed", s.meta.ID, d.max)
+			if d.onDrop != nil {
+				d.onDrop(s)
+			}
+			s.remove()
+			d.mu.Lock()
+			continue
+		}
+		s.mu.Lock()
+		for len(s.segs) > 1 && d.overLimit() {
+			s.dropOldestLocked()
+		}
+		s.mu.Unlock()
+	}
+}
+
+// recovered is a store a previous server left: its meta and the bytes
+// its segments still hold, [start, start+len(data)) of its output (at
+// most the journal's size, the newest).
+type recovered struct {
+	store *diskStore
+	start uint64
+	data  []byte
+	// cut counts the bytes of torn or corrupt records cut off.
+	cut int64
+}
+
+// recover reads every store in the directory. Each is opened again for
+// the bound's sake, appended to by nobody. A store whose meta.json
+// cannot be read is removed: without it nothing can be served.
+func (d *diskDir) recover(markDead bool) []recovered {
+	ents, err := os.ReadDir(d.path)
+	if err != nil {
+		d.logf("journal directory %s: %v", d.path, err)
+		return nil
+	}
+	var out []recovered
+	for _, e := range ents {
+		if e.Type()&os.ModeType != os.ModeDir {
+			continue // a symlink or a file is nothing of ours
+		}
+		dir := filepath.Join(d.path, e.Name())
+		r, err := d.recoverOne(dir, markDead)
+		if err != nil {
+			d.logf("journal directory: %s: %v; removed", dir, err)
+			os.RemoveAll(dir)
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].store.meta.Opened.Before(out[j].store.meta.Opened) })
+	return out
+}
+
+func readFileNoFollow(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	b := make([]byte, st.Size)
+	n, err := f.ReadAt(b, 0)
+	if err != nil && n < len(b) {
+		return nil, err
+	}
+	return b[:n], nil
+}
+
+func (d *diskDir) recoverOne(dir string, markDead bool) (recovered, error) {
+	var r recovered
+	mb, err := readFileNoFollow(filepath.Join(dir, diskMetaName))
+	if err != nil {
+		return r, fmt.Errorf("meta: %w", err)
+	}
+	s := &diskStore{d: d, dir: dir, fd: -1}
+	if err := json.Unmarshal(mb, &s.meta); err != nil || s.meta.Version != 1 || s.meta.Journal <= 0 {
+		return r, fmt.Errorf("meta: not a journal's meta.json (version 1)")
+	}
+	os.Remove(filepath.Join(dir, diskMetaName+".new"))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return r, err
+	}
+	var starts []uint64
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), diskSegSuffix)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		n, err := strconv.ParseUint(name, 10, 64)
+		if err != nil {
+			continue
+		}
+		starts = append(starts, n)
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
+	j := newJournal(s.meta.Journal)
+	first := true
+	for i, start := range starts {
+		g := diskSeg{start: start}
+		path := s.segPath(g)
+		if !first && start != s.end {
+			// A gap (a segment lost): only the newest contiguous run
+			// is served, so that offsets stay true.
+			for _, old := range s.segs {
+				os.Remove(s.segPath(old))
+			}
+			s.segs, s.kept = nil, 0
+			j = newJournal(s.meta.Journal)
+			first = true
+		}
+		if first {
+			j.start, j.end, s.end = start, start, start
+			first = false
+		}
+		b, err := readFileNoFollow(path)
+		if err != nil {
+			return r, err
+		}
+		good := 0
+		for good < len(b) {
+			p, ok := parseRecord(b[good:])
+			if !ok {
+				break
+			}
+			j.append(p)
+			g.n += int64(len(p))
+			good += diskRecordHeader + len(p)
+		}
+		if good < len(b) {
+			// A torn or corrupt record: it and everything after it in
+			// this segment and in later ones is cut off, so that what is
+			// served is a prefix of what was written.
+			r.cut += int64(len(b) - good)
+			if err := os.Truncate(path, int64(good)); err != nil {
+				return r, err
+			}
+			for _, later := range starts[i+1:] {
+				if st, err := os.Lstat(s.segPath(diskSeg{start: later})); err == nil {
+					r.cut += st.Size()
+				}
+				os.Remove(s.segPath(diskSeg{start: later}))
+			}
+		}
+		g.size = int64(good)
+		s.segs = append(s.segs, g)
+		s.kept += g.n
+		s.end += uint64(g.n)
+		if good < len(b) {
+			break
+		}
+	}
+	if first {
+		j.start, j.end = 0, 0
+	}
+	if markDead && !s.meta.Dead {
+		s.meta.Dead = true
+		if err := s.writeMeta(); err != nil {
+			return r, err
+		}
+	}
+	d.mu.Lock()
+	d.stores[s] = struct{}{}
+	d.mu.Unlock()
+	for _, g := range s.segs {
+		d.used.Add(g.size)
+	}
+	s.dead = s.meta.Dead
+	r.store, r.start, r.data = s, j.start, j.bytes()
+	return r, nil
+}
+
+// parseRecord returns the payload of the record p begins with, if it is
+// whole and its checksum matches.
+func parseRecord(p []byte) ([]byte, bool) {
+	if len(p) < diskRecordHeader {
+		return nil, false
+	}
+	n := binary.LittleEndian.Uint32(p)
+	if n == 0 || n > diskRecordMax || len(p) < diskRecordHeader+int(n) {
+		return nil, false
+	}
+	crc := crc32.Update(0, castagnoli, p[0:4])
+	if crc32.Update(crc, castagnoli, p[diskRecordHeader:diskRecordHeader+int(n)]) != binary.LittleEndian.Uint32(p[4:]) {
+		return nil, false
+	}
+	return p[diskRecordHeader : diskRecordHeader+int(n)], true
+}
+
+// reopen makes a recovered store of a terminal that still runs (handed
+// over by a live upgrade) the one its reader appends to again.
+func (s *diskStore) reopen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.segs) == 0 {
+		return nil // the next append starts a segment
+	}
+	fd, err := unix.Open(s.segPath(s.segs[len(s.segs)-1]), unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("journal segment: %w", err)
+	}
+	s.fd = fd
+	return nil
+}
+
+// copyMeta returns the store's meta.
+func (s *diskStore) copyMeta() diskMeta {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.meta
+}

@@ -1,0 +1,254 @@
+//go:build unix
+
+package persist
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
+)
+
+// Dead terminals: what a server that died left in --journal-dir. The next
+// server on the same directory lists each as dead (exited, no child);
+// ATTACH replays what was kept and ends with an EXIT marked dead, and
+// REVIVE starts its program again under the same id, the old screen
+// drawn first. See diskjournal.go for what is kept.
+
+// UseJournalDir opens Options.JournalDir (if set) for s. A server that
+// starts afresh takes every terminal it finds there as dead; one that
+// took over a live upgrade's state (resumed) finds the files of its own
+// terminals again and goes on writing them, and takes the rest as dead.
+// Called once, before Serve.
+func (s *Server) UseJournalDir(resumed bool) error {
+	if s.opts.JournalDir == "" {
+		return nil
+	}
+	every := s.opts.JournalSync
+	if every == 0 {
+		every = DefaultJournalSync
+	}
+	d, err := openDiskDir(s.opts.JournalDir, s.opts.Name, s.opts.JournalDirMax, every, s.logf)
+	if err != nil {
+		return err
+	}
+	d.onDrop = s.diskDropped
+	s.disk = d
+	dead := 0
+	for _, r := range d.recover(!resumed) {
+		if resumed && s.adoptStore(r) {
+			continue
+		}
+		if resumed {
+			// A store of no terminal handed over: its server died
+			// before the upgrade's; it is dead now if it was not then.
+			r.store.mu.Lock()
+			r.store.meta.Dead, r.store.dead = true, true
+			r.store.writeMeta()
+			r.store.mu.Unlock()
+		}
+		if s.addDead(r) {
+			dead++
+		}
+	}
+	s.logf("journal directory %s: %d dead terminals recovered", d.path, dead)
+	return nil
+}
+
+// adoptStore gives r's store back to the handed-over terminal it belongs
+// to (same id and pid), if there is one.
+func (s *Server) adoptStore(r recovered) bool {
+	m := r.store.copyMeta()
+	t := s.lookup(m.ID)
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pid != m.PID || t.disk != nil {
+		return false
+	}
+	if m.Dead {
+		t.dead, t.exit.Dead = true, true
+	} else if r.store.end != t.j.end {
+		// The reader writes the disk before the journal: they cannot
+		// differ, unless a write failed. The disk is written anew from
+		// the journal the upgrade handed over.
+		s.logf("terminal %q: journal on disk ends at %d, the journal at %d: written again", m.ID, r.store.end, t.j.end)
+		r.store.remove()
+		t.disk = s.diskCreateMeta(m, t.j.start, t.j.bytes())
+		return true
+	} else if err := r.store.reopen(); err != nil {
+		s.logf("terminal %q: %v", m.ID, err)
+	}
+	t.disk = r.store
+	return true
+}
+
+// diskCreate starts the journal on disk of a terminal just opened (nil
+// without a journal directory, or if it cannot be made: the terminal
+// runs anyway, and the log says why), with seed as its first bytes.
+func (s *Server) diskCreate(o proto.Open, journal int, park bool, pid int, seed []byte) *diskStore {
+	if s.disk == nil {
+		return nil
+	}
+	m := diskMeta{ID: o.TerminalID, Cmd: o.Cmd, Args: o.Args, Cwd: o.Cwd, Env: o.Env, UTF8: o.UTF8,
+		Cols: o.Cols, Rows: o.Rows, Journal: journal, Park: park, PID: pid, Opened: time.Now().UTC()}
+	return s.diskCreateMeta(m, 0, seed)
+}
+
+func (s *Server) diskCreateMeta(m diskMeta, start uint64, seed []byte) *diskStore {
+	m.Dead, m.Exited, m.ExitCode, m.Signal = false, false, nil, ""
+	st, err := s.disk.create(m, start)
+	if err != nil {
+		s.logf("terminal %q: no journal on disk: %v", m.ID, err)
+		return nil
+	}
+	st.append(seed, start)
+	return st
+}
+
+// diskDropped drops the terminal whose files the directory's bound
+// removes.
+func (s *Server) diskDropped(st *diskStore) {
+	for _, t := range s.snapshotTerms() {
+		t.mu.Lock()
+		mine := t.disk == st && (t.dead || t.exitedLocked())
+		t.mu.Unlock()
+		if mine {
+			s.remove(t)
+		}
+	}
+}
+
+// addDead makes a dead terminal of r: exited, with no child, its journal
+// what the files kept. It is kept as an exited terminal is
+// (--keep-exited from now). Reports whether it was added.
+func (s *Server) addDead(r recovered) bool {
+	m := r.store.copyMeta()
+	t := &term{id: m.ID, s: s, pid: m.PID, cmd: m.Cmd, args: m.Args, park: m.Park, quota: m.Journal,
+		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(m.Journal),
+		cols: m.Cols, rows: m.Rows, life: engine.Reaped, readEnded: true,
+		input: engine.NewInputQueue(&s.input), disk: r.store, dead: true,
+		exit: proto.Exit{TerminalID: m.ID, Dead: true, ExitCode: m.ExitCode, Signal: m.Signal}}
+	t.cond = sync.NewCond(&t.mu)
+	t.j.start, t.j.end = r.start, r.start
+	t.j.append(r.data)
+	close(t.readDone)
+	close(t.reaped)
+	t.input.Discard()
+	s.mu.Lock()
+	if old := s.terms[m.ID]; old != nil {
+		if !old.dead {
+			s.mu.Unlock()
+			s.logf("terminal %q: a dead one of the same id is in the journal directory: its files are removed", m.ID)
+			r.store.remove()
+			return false
+		}
+		// Two dead terminals of one id (the id was opened again before
+		// the crash): the newer one, recovered later, stays.
+		s.dropLocked(old)
+	}
+	if s.reserved+int64(t.quota) > s.opts.Total {
+		s.mu.Unlock()
+		s.logf("terminal %q: dead, but its journal of %d bytes is past --journal-total: its files are removed", m.ID, t.quota)
+		r.store.remove()
+		return false
+	}
+	s.terms[m.ID] = t
+	s.reserved += int64(t.quota)
+	s.mu.Unlock()
+	if r.cut > 0 {
+		s.logf("terminal %q: %d bytes of torn or corrupt records cut off its journal on disk", m.ID, r.cut)
+	}
+	go t.pump()
+	s.keepExited(t)
+	return true
+}
+
+// revive handles REVIVE: the dead terminal's program is started again,
+// with the command, args, cwd, env and size it had, under the same id;
+// the new terminal's first OUTPUT is the old one's screen (a repaint of
+// its journal's tail), after OPENED. c holds the new terminal. The dead
+// one is dropped once the new one runs; if the program cannot be
+// started, it stays and c gets an ERROR.
+func (s *Server) revive(c *conn, r proto.Revive) {
+	id := r.TerminalID
+	t := s.lookup(id)
+	if t == nil || !t.dead {
+		c.errorf(id, "REVIVE refused: no dead terminal %q on this server (LIST marks dead terminals \"dead\": true)", id)
+		return
+	}
+	t.mu.Lock()
+	if h := t.holder; h != nil && h != c {
+		t.mu.Unlock()
+		c.errorf(id, "REVIVE refused: another connection holds dead terminal %q", id)
+		return
+	}
+	st := t.snapshotTailLocked()
+	t.mu.Unlock()
+	screen := renderScreen(st)
+	t.mu.Lock()
+	t.unpinLocked(st.from)
+	t.mu.Unlock()
+	m := t.disk.copyMeta()
+	o := proto.Open{TerminalID: id, Cols: m.Cols, Rows: m.Rows, Cmd: m.Cmd, Args: m.Args, Cwd: m.Cwd,
+		Env: m.Env, Credit: r.Credit, UTF8: m.UTF8}
+	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
+		NoParentDeathSignal: true}
+	if o.Cwd != nil {
+		cfg.Dir = *o.Cwd
+	}
+	proc, err := ptyhost.Start(cfg)
+	if err != nil {
+		c.errorf(id, "REVIVE refused: starting %s again: %v", o.Cmd, err)
+		return
+	}
+	nt := &term{id: id, s: s, cmd: o.Cmd, args: o.Args, park: m.Park, quota: m.Journal,
+		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(m.Journal),
+		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
+		proc: proc, pid: proc.Pid()}
+	nt.cond, nt.input = sync.NewCond(&nt.mu), engine.NewInputQueue(&s.input)
+	nt.j.append(screen)
+	s.mu.Lock()
+	if s.stopping || s.terms[id] != t {
+		s.mu.Unlock()
+		engine.Kill(proc)
+		proc.WaitExit()
+		proc.Reap()
+		proc.Close()
+		c.errorf(id, "REVIVE refused: terminal %q changed meanwhile (or the server is stopping)", id)
+		return
+	}
+	s.dropLocked(t) // its files go with it
+	s.terms[id] = nt
+	s.reserved += int64(nt.quota)
+	s.mu.Unlock()
+	s.logf("terminal %q revived: %s, pid %d", id, o.Cmd, nt.pid)
+	nt.disk = s.diskCreate(o, m.Journal, m.Park, nt.pid, screen)
+	nt.mu.Lock()
+	nt.enterLocked(engine.Live)
+	nt.mu.Unlock()
+	nt.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: id, PID: nt.pid, Features: proto.PersistFeatures})
+	nt.start()
+}
+
+// renderScreen is the repaint of st (the SNAPSHOT's data), with the
+// attributes reset and the cursor on a new line after it, where the new
+// program's output begins.
+func renderScreen(st snapshotTail) []byte {
+	f, err := proto.NewReader(bytes.NewReader(st.frame())).ReadFrame()
+	if err != nil || f.Type != proto.TypeSnapshot {
+		return nil
+	}
+	var sn proto.Snapshot
+	if json.Unmarshal(f.Body, &sn) != nil || sn.Data == "" {
+		return nil
+	}
+	return fmt.Appendf(nil, "%s\x1b[0m\r\n", sn.Data)
+}
