@@ -1,0 +1,309 @@
+//go:build unix
+
+package persist_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// crashLostBound is what the flush policy of --journal-dir may lose of
+// a terminal's output when the server is SIGKILLed (docs/persist.md): the
+// bytes the kernel still held for the PTY, never read (at most its 64 KiB
+// flip buffers and the 4 KiB line discipline buffer), and the one read in
+// flight, not yet written (at most 64 KiB), and a line the program may
+// count as written as its write failed.
+const crashLostBound = 64<<10 + 4<<10 + 64<<10 + 10
+
+// floodLine is line i of the flood the crash tests' programs write, as
+// the terminal shows it (ONLCR).
+func floodLine(i int) string { return fmt.Sprintf("%08d\r\n", i) }
+
+// floodProgram writes floodLine(0), floodLine(1), ... until the terminal
+// is hung up, and then writes how many lines it wrote (tried to) to file.
+func floodProgram(file string) []string {
+	return []string{"-c", `trap 'echo $i > ` + file + `.tmp; mv ` + file + `.tmp ` + file + `; exit 0' HUP; i=0; while :; do printf '%08d\n' $i; i=$((i+1)); done`}
+}
+
+// checkFlood fails unless got is the flood's bytes from offset start.
+func checkFlood(t *testing.T, id string, start uint64, got []byte) {
+	t.Helper()
+	const ll = 10
+	for k := 0; k < len(got); {
+		off := start + uint64(k)
+		line := floodLine(int(off / ll))
+		i := int(off % ll)
+		n := min(len(line)-i, len(got)-k)
+		if string(got[k:k+n]) != line[i:i+n] {
+			t.Fatalf("%s: recovered byte %d (offset %d) on: %q, want %q", id, k, off, got[k:k+n], line[i:i+n])
+		}
+		k += n
+	}
+}
+
+// serverPID is the pid of the newest server in s's log.
+func serverPID(t *testing.T, s *server) int {
+	t.Helper()
+	m := servingPID.FindAllStringSubmatch(s.log(), -1)
+	if m == nil {
+		t.Fatalf("no pid in the server's log:\n%s", s.log())
+	}
+	n, _ := strconv.Atoi(m[len(m)-1][1])
+	return n
+}
+
+// killServer SIGKILLs s's newest server and waits until it is dead (a
+// zombie at most): until then a bridge could still connect to its socket.
+func killServer(t *testing.T, s *server) {
+	t.Helper()
+	pid := serverPID(t, s)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(hosttest.Timeout)
+	for {
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			return
+		}
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server pid %d still alive %v after SIGKILL", pid, hosttest.Timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// crashRounds is how many times TestJournalDirSIGKILLMidFlood kills the
+// server: 3 in make test, 20 in make soak (PTYPLEX_SOAK=1).
+func crashRounds() int {
+	if os.Getenv("PTYPLEX_SOAK") == "1" {
+		return 20
+	}
+	return 3
+}
+
+// The server is SIGKILLed in the middle of floods in three terminals,
+// again and again. After each restart on the same --journal-dir, every
+// terminal is listed dead, an ATTACH from offset 0 replays exactly the
+// flood from the journal's start (ATTACHED's lost says how much fell out
+// of the ring) and ends with an EXIT marked dead, and the bytes the
+// program wrote but nobody can replay are within crashLostBound.
+func TestJournalDirSIGKILLMidFlood(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	jdir := filepath.Join(t.TempDir(), "journals")
+	marks := t.TempDir()
+	const journal = 256 << 10
+	flags := []string{"--journal-dir", jdir, "--journal", fmt.Sprint(journal)}
+	ids := []string{"f1", "f2", "f3"}
+	rounds := crashRounds()
+	written := map[string]int{} // lines each program wrote (at most) in the previous round
+	worst := 0
+	for round := 0; round <= rounds; round++ {
+		h := s.host(flags...)
+		if round > 0 {
+			l := list(t, h)
+			for _, id := range ids {
+				e, ok := entry(l, id)
+				if !ok || !e.Dead || !e.Exited || e.Attached || e.Produced < e.Start {
+					t.Fatalf("round %d: %s after the crash: %+v (want dead)", round, id, e)
+				}
+				before := len(h.Now().Frames)
+				h.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: id, Offset: e.Start})
+				sn := h.MustUntil(id+"'s dead EXIT", func(sn hosttest.Snapshot) bool {
+					_, ok := controlAfter(sn, before, proto.TypeExit, id)
+					return ok
+				})
+				at, _ := controlAfter(sn, before, proto.TypeAttached, id)
+				ex, _ := controlAfter(sn, before, proto.TypeExit, id)
+				if at["lost"] != float64(0) || ex["dead"] != true || ex["exitCode"] != nil {
+					t.Fatalf("round %d: %s: ATTACHED %v, EXIT %v (want lost 0, dead, exitCode null)", round, id, at, ex)
+				}
+				got := sn.Outputs[id]
+				if uint64(len(got)) != e.Produced-e.Start {
+					t.Fatalf("round %d: %s: replayed %d bytes, LIST said [%d, %d)", round, id, len(got), e.Start, e.Produced)
+				}
+				checkFlood(t, id, e.Start, got)
+				lost := written[id]*10 - int(e.Produced)
+				if lost < 0 || lost > crashLostBound {
+					t.Fatalf("round %d: %s: the program wrote %d lines (%d bytes), %d recovered: %d lost, bound %d",
+						round, id, written[id], written[id]*10, e.Produced, lost, crashLostBound)
+				}
+				worst = max(worst, lost)
+			}
+		}
+		if round == rounds {
+			break
+		}
+		for _, id := range ids {
+			mark := filepath.Join(marks, fmt.Sprintf("%s.%d", id, round))
+			// The dead terminal of the same id gives its id to the OPEN.
+			h.Open(proto.Open{TerminalID: id, Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: floodProgram(mark)})
+			h.WaitControl(proto.TypeOpened, id)
+			h.SendJSON(proto.TypeDetach, proto.Close{TerminalID: id})
+		}
+		listUntil(t, h, "every flood past three journals", func(l proto.Listed) bool {
+			for _, id := range ids {
+				if e, ok := entry(l, id); !ok || e.Dead || e.Produced < 3*journal {
+					return false
+				}
+			}
+			return true
+		})
+		killServer(t, s)
+		for _, id := range ids {
+			mark := filepath.Join(marks, fmt.Sprintf("%s.%d", id, round))
+			deadline := time.Now().Add(hosttest.Timeout)
+			for {
+				b, err := os.ReadFile(mark)
+				if err == nil {
+					// $i is the last line begun: the trap may come
+					// before or after its printf.
+					i, err := strconv.Atoi(strings.TrimSpace(string(b)))
+					if err != nil {
+						t.Fatalf("%s: %q", mark, b)
+					}
+					written[id] = i + 1
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("round %d: %s got no hangup within %v of the server's death", round, id, hosttest.Timeout)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		h.WaitExit(hosttest.Timeout)
+	}
+	t.Logf("%d crashes: the most any terminal lost was %d bytes (bound %d)", rounds, worst, crashLostBound)
+}
+
+// REVIVE starts a dead shell again, with its env and cwd, and a dead
+// program with its args and cwd, each under its id, the old screen drawn
+// first; a REVIVE of a terminal that is not dead is refused.
+func TestJournalDirRevive(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	jdir := filepath.Join(t.TempDir(), "journals")
+	cwd := t.TempDir()
+	h := s.host("--journal-dir", jdir)
+	h.Open(proto.Open{TerminalID: "sh", Cols: 80, Rows: 24, Cmd: "/bin/sh", Cwd: &cwd, Env: map[string]string{"MARK": "env-ok", "PS1": "$ "}})
+	h.WaitControl(proto.TypeOpened, "sh")
+	h.Input("sh", "echo before-$MARK\n")
+	h.WaitOutput("sh", "before-env-ok\r\n")
+	h.Open(proto.Open{TerminalID: "prog", Cols: 80, Rows: 24, Cmd: "/bin/sh", Cwd: &cwd,
+		Args: []string{"-c", `echo "run in $(pwd) with [$1] [$2]"; exec cat`, "zero", "one arg", "two"}})
+	h.WaitOutput("prog", "with [one arg] [two]\r\n")
+	killServer(t, s)
+	h.WaitExit(hosttest.Timeout)
+
+	h2 := s.host("--journal-dir", jdir)
+	l := list(t, h2)
+	for _, id := range []string{"sh", "prog"} {
+		if e, ok := entry(l, id); !ok || !e.Dead {
+			t.Fatalf("%s after the crash: %+v", id, l)
+		}
+	}
+	h2.SendJSON(proto.TypeRevive, proto.Revive{TerminalID: "sh"})
+	h2.WaitControl(proto.TypeOpened, "sh")
+	h2.WaitOutput("sh", "before-env-ok") // the old screen, first
+	h2.Input("sh", "echo after-$MARK; pwd\n")
+	h2.WaitOutput("sh", "after-env-ok\r\n"+cwd+"\r\n")
+
+	h2.SendJSON(proto.TypeRevive, proto.Revive{TerminalID: "prog"})
+	h2.WaitControl(proto.TypeOpened, "prog")
+	want := "run in " + cwd + " with [one arg] [two]"
+	sn := h2.MustUntil("the program run again after its old screen", func(sn hosttest.Snapshot) bool {
+		return strings.Count(sn.Output("prog"), want) == 2
+	})
+	out := sn.Output("prog")
+	if i := strings.Index(out, want+"\r\n"); i < 0 || i+len(want) > strings.LastIndex(out, want) {
+		t.Fatalf("revived program's output %q: want the old screen, then the new run", out)
+	}
+	h2.Input("prog", "typed\n")
+	h2.WaitOutput("prog", "typed\r\ntyped\r\n") // echo, and cat
+
+	l = list(t, h2)
+	for _, id := range []string{"sh", "prog"} {
+		if e, ok := entry(l, id); !ok || e.Dead || e.Exited || !e.Attached || e.PID <= 0 {
+			t.Fatalf("%s after REVIVE: %+v", id, e)
+		}
+	}
+	h2.SendJSON(proto.TypeRevive, proto.Revive{TerminalID: "sh"})
+	if e := h2.WaitControl(proto.TypeError, "sh"); !strings.Contains(e.Raw, `no dead terminal \"sh\"`) {
+		t.Fatalf("REVIVE of a live terminal: %s", e.Raw)
+	}
+	h2.SendJSON(proto.TypeRevive, proto.Revive{TerminalID: "nope"})
+	if e := h2.WaitControl(proto.TypeError, "nope"); !strings.Contains(e.Raw, "REVIVE refused") {
+		t.Fatalf("REVIVE of no terminal: %s", e.Raw)
+	}
+}
+
+// --keep-exited drops dead terminals as it drops exited ones, and their
+// files with them.
+func TestJournalDirKeepExitedDropsDead(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	jdir := filepath.Join(t.TempDir(), "journals")
+	h := s.host("--journal-dir", jdir)
+	h.Open(proto.Open{TerminalID: "d", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo kept; exec sleep 1000"}})
+	h.WaitOutput("d", "kept\r\n")
+	killServer(t, s)
+	h.WaitExit(hosttest.Timeout)
+	stores := func() []os.DirEntry {
+		ents, err := os.ReadDir(filepath.Join(jdir, s.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ents
+	}
+	if n := len(stores()); n != 1 {
+		t.Fatalf("%d terminal directories after the crash, want 1", n)
+	}
+	h2 := s.host("--journal-dir", jdir, "--keep-exited", "300ms")
+	l := list(t, h2)
+	if e, ok := entry(l, "d"); !ok || !e.Dead || e.DropInMs == nil {
+		t.Fatalf("dead terminal: %+v", l)
+	}
+	listUntil(t, h2, "the dead terminal dropped after --keep-exited", func(l proto.Listed) bool { _, ok := entry(l, "d"); return !ok })
+	if n := len(stores()); n != 0 {
+		t.Fatalf("%d terminal directories left after the dead terminal was dropped", n)
+	}
+}
+
+// A journal directory that others may enter, or that is a symlink, is
+// refused: the server does not start, and says why in its log.
+func TestJournalDirRefusedIfNotPrivate(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	open := filepath.Join(base, "open")
+	if err := os.Mkdir(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link")
+	private := filepath.Join(base, "private")
+	os.Mkdir(private, 0o700)
+	os.Symlink(private, link)
+	for dir, want := range map[string]string{open: "lets others in", link: "a symlink is refused"} {
+		s := newServer(t)
+		h := s.host("--journal-dir", dir)
+		if code, err := h.WaitExit(hosttest.Timeout); err != nil || code == 0 {
+			t.Errorf("--journal-dir %s: the bridge ended with %d, %v (want a failure)", dir, code, err)
+		}
+		if !strings.Contains(s.log(), want) {
+			t.Errorf("--journal-dir %s: the server's log does not say %q:\n%s", dir, want, s.log())
+		}
+	}
+}
