@@ -307,3 +307,95 @@ func TestJournalDirRefusedIfNotPrivate(t *testing.T) {
 		}
 	}
 }
+
+// storeOf returns the directory of the files of terminal id in jdir.
+func storeOf(t *testing.T, jdir, id string) string {
+	t.Helper()
+	metas, _ := filepath.Glob(filepath.Join(jdir, "*", "*", "meta.json"))
+	for _, m := range metas {
+		if b, err := os.ReadFile(m); err == nil && strings.Contains(string(b), `"terminalId":"`+id+`"`) {
+			return filepath.Dir(m)
+		}
+	}
+	t.Fatalf("no files of terminal %s in %s", id, jdir)
+	return ""
+}
+
+// dirBytes is the size of the segment files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".seg") {
+			if fi, err := e.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// A record torn by the crash is cut off and the rest served; then, over
+// --journal-dir-max, the dead terminal's files go first (and it leaves
+// LIST), and a live flood keeps the directory within the bound.
+func TestJournalDirTornRecordAndBound(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	jdir := filepath.Join(t.TempDir(), "journals")
+	const max = 300 << 10
+	flags := []string{"--journal-dir", jdir, "--journal", fmt.Sprint(256 << 10), "--journal-dir-max", fmt.Sprint(max)}
+	h := s.host(flags...)
+	for _, id := range []string{"torn", "idle"} {
+		h.Open(proto.Open{TerminalID: id, Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo " + id + "-marker; exec sleep 1000"}})
+		h.WaitOutput(id, id+"-marker\r\n")
+	}
+	killServer(t, s)
+	h.WaitExit(hosttest.Timeout)
+	segs, _ := filepath.Glob(filepath.Join(storeOf(t, jdir, "torn"), "*.seg"))
+	if len(segs) != 1 {
+		t.Fatalf("segments %v", segs)
+	}
+	f, err := os.OpenFile(segs[0], os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte{200, 0, 0, 0, 9, 9, 9, 9, 'x', 'y'}) // 200 bytes announced, 2 there
+	f.Close()
+
+	h2 := s.host(flags...)
+	l := list(t, h2)
+	e, ok := entry(l, "torn")
+	if !ok || !e.Dead || e.Produced != uint64(len("torn-marker\r\n")) {
+		t.Fatalf("torn terminal: %+v", l)
+	}
+	h2.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "torn"})
+	h2.WaitControl(proto.TypeExit, "torn")
+	if got := h2.Now().Output("torn"); got != "torn-marker\r\n" {
+		t.Fatalf("torn terminal replayed %q", got)
+	}
+	if !strings.Contains(s.log(), `terminal "torn": 10 bytes of torn or corrupt records cut off`) {
+		t.Fatalf("the server's log does not report the cut:\n%s", s.log())
+	}
+
+	h2.Open(proto.Open{TerminalID: "flood", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "exec yes"}})
+	h2.WaitControl(proto.TypeOpened, "flood")
+	h2.SendJSON(proto.TypeDetach, proto.Close{TerminalID: "flood"})
+	listUntil(t, h2, "the dead terminal dropped for the bound", func(l proto.Listed) bool {
+		e, ok := entry(l, "flood")
+		_, idle := entry(l, "idle")
+		return ok && e.Produced > 2*max && !idle
+	})
+	// A write past the bound starts a pass that brings the directory
+	// back within it; while the flood goes on, the files are seen at
+	// most a record (a read) past the bound between passes.
+	deadline := time.Now().Add(hosttest.Timeout)
+	for n := dirBytes(filepath.Join(jdir, s.name)); n > max+64<<10+8; n = dirBytes(filepath.Join(jdir, s.name)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the directory holds %d bytes, bound %d", n, max)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := os.Stat(storeOf(t, jdir, "flood")); err != nil {
+		t.Fatal(err)
+	}
+}

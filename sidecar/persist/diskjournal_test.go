@@ -1,0 +1,212 @@
+//go:build unix
+
+package persist
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+func testDiskDir(t *testing.T, max int64) *diskDir {
+	t.Helper()
+	d, err := openDiskDir(filepath.Join(t.TempDir(), "j"), "srv", max, 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.close)
+	return d
+}
+
+// appendAll writes b to st in records of at most rec bytes from offset off.
+func appendAll(st *diskStore, b []byte, off uint64, rec int) {
+	for len(b) > 0 {
+		n := min(rec, len(b))
+		st.append(b[:n], off)
+		b, off = b[n:], off+uint64(n)
+	}
+}
+
+func segFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*"+diskSegSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(m)
+	return m
+}
+
+// recoverOnly reads d's directory again, as the next server would.
+func recoverOnly(t *testing.T, d *diskDir) []recovered {
+	t.Helper()
+	d2 := &diskDir{path: d.path, max: d.max, logf: t.Logf, stores: map[*diskStore]struct{}{}, done: make(chan struct{})}
+	return d2.recover(true)
+}
+
+// A torn last record (a crash in the middle of its write) is cut off,
+// and so is a record whose checksum does not match, with everything
+// after it: what is recovered is a prefix of what was written, and the
+// files are cut to it.
+func TestDiskJournalTornRecord(t *testing.T) {
+	d := testDiskDir(t, 0)
+	st, err := d.create(diskMeta{ID: "a", Cmd: "/bin/sh", Journal: 1 << 20, Opened: time.Now()}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := numbered(0, 100_000)
+	appendAll(st, data, 0, 4096)
+	segs := segFiles(t, st.dir)
+	if len(segs) != 1 {
+		t.Fatalf("%d segments, want 1", len(segs))
+	}
+	whole, _ := os.Stat(segs[0])
+	// A record cut short: its header says 4096 bytes, 100 follow.
+	torn := append([]byte{0, 16, 0, 0, 1, 2, 3, 4}, make([]byte, 100)...)
+	f, err := os.OpenFile(segs[0], os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(torn)
+	f.Close()
+	rs := recoverOnly(t, d)
+	if len(rs) != 1 || !bytes.Equal(rs[0].data, data) || rs[0].start != 0 || rs[0].cut != int64(len(torn)) {
+		t.Fatalf("after a torn record: %d recovered, %d bytes from %d, cut %d; want all %d bytes, cut %d",
+			len(rs), len(rs[0].data), rs[0].start, rs[0].cut, len(data), len(torn))
+	}
+	if fi, _ := os.Stat(segs[0]); fi.Size() != whole.Size() {
+		t.Fatalf("segment is %d bytes after recovery, want the %d of its whole records", fi.Size(), whole.Size())
+	}
+	if !rs[0].store.meta.Dead {
+		t.Fatal("a recovered store is not marked dead")
+	}
+
+	// A flipped byte in the 10th record: it and all after it go.
+	b, _ := os.ReadFile(segs[0])
+	at := 9*(diskRecordHeader+4096) + diskRecordHeader + 17
+	b[at] ^= 0xff
+	os.WriteFile(segs[0], b, 0o600)
+	rs = recoverOnly(t, d)
+	if want := data[:9*4096]; !bytes.Equal(rs[0].data, want) {
+		t.Fatalf("after a corrupt record: %d bytes recovered, want the %d before it", len(rs[0].data), len(want))
+	}
+}
+
+// A terminal's files hold at least its journal's worth of its newest
+// bytes and at most a segment more; recovery serves the newest journal's
+// worth, at their offsets.
+func TestDiskJournalPerTerminalBound(t *testing.T) {
+	d := testDiskDir(t, 0)
+	const journal = 256 << 10
+	st, err := d.create(diskMeta{ID: "a", Cmd: "/bin/sh", Journal: journal, Opened: time.Now()}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := numbered(0, 3<<20)
+	appendAll(st, data, 0, 4000)
+	var size int64
+	for _, p := range segFiles(t, st.dir) {
+		fi, _ := os.Stat(p)
+		size += fi.Size()
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", p, fi.Mode().Perm())
+		}
+	}
+	limit := int64(journal) + st.segSize() + st.segSize()/4000*diskRecordHeader + 2*(4000+diskRecordHeader)
+	if size < journal || size > limit || d.used.Load() != size {
+		t.Fatalf("files hold %d bytes (tally %d), want %d..%d", size, d.used.Load(), journal, limit)
+	}
+	rs := recoverOnly(t, d)
+	r := rs[0]
+	if r.start+uint64(len(r.data)) != uint64(len(data)) || len(r.data) != journal || !bytes.Equal(r.data, data[r.start:]) {
+		t.Fatalf("recovered %d bytes from %d, want the last %d of %d", len(r.data), r.start, journal, len(data))
+	}
+	for _, p := range []string{filepath.Dir(st.dir), st.dir} {
+		if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: mode %v, want 0700", p, fi.Mode().Perm())
+		}
+	}
+}
+
+// Over the directory's bound, dead terminals' files go first (oldest
+// opened first), then exited ones', and only then the oldest segments of
+// live terminals; the server is told of each terminal dropped.
+func TestDiskJournalDirBound(t *testing.T) {
+	const journal = 256 << 10
+	d := testDiskDir(t, 1<<30)
+	mk := func(id string, opened time.Time, n int) *diskStore {
+		st, err := d.create(diskMeta{ID: id, Cmd: "/bin/sh", Journal: journal, Opened: opened}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendAll(st, numbered(0, n), 0, 4096)
+		return st
+	}
+	now := time.Now()
+	deadOld := mk("dead-old", now.Add(-3*time.Hour), 200<<10)
+	deadNew := mk("dead-new", now.Add(-2*time.Hour), 200<<10)
+	exited := mk("exited", now.Add(-4*time.Hour), 200<<10)
+	code := 0
+	exited.exited(proto.Exit{TerminalID: "exited", ExitCode: &code})
+	live := mk("live", now.Add(-5*time.Hour), 100<<10)
+	deadOld.dead, deadNew.dead = true, true
+	var dropped []string
+	d.onDrop = func(st *diskStore) { dropped = append(dropped, st.meta.ID) }
+	used := d.used.Load()
+
+	// Room for all but the oldest dead terminal's files.
+	d.max = used - 100<<10
+	d.enforce()
+	if len(dropped) != 1 || dropped[0] != "dead-old" || exists(deadOld.dir) || !exists(deadNew.dir) {
+		t.Fatalf("dropped %v (want dead-old only)", dropped)
+	}
+	// Room for the live terminal's alone: the dead and the exited go.
+	d.max = 150 << 10
+	d.enforce()
+	if want := []string{"dead-old", "dead-new", "exited"}; len(dropped) != 3 || dropped[1] != want[1] || dropped[2] != want[2] {
+		t.Fatalf("dropped %v, want %v", dropped, want)
+	}
+	// The live terminal grows past the bound: its oldest segments go,
+	// the one being written stays, and it is not dropped.
+	// (Appends over the bound enforce it in the background: the bound
+	// is lifted while it grows, so that the test's enforce is the one.)
+	d.max = 1 << 30
+	appendAll(live, numbered(0, 400<<10), 100<<10, 4096)
+	d.max = 100 << 10
+	d.enforce()
+	if len(dropped) != 3 || !exists(live.dir) || d.used.Load() > 100<<10 || len(live.segs) == 0 {
+		t.Fatalf("live terminal over the bound: dropped %v, %d bytes used, %d segments", dropped, d.used.Load(), len(live.segs))
+	}
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+// The directory must be ours alone: one open to others, a symlink, or a
+// file is refused.
+func TestDiskJournalDirPrivate(t *testing.T) {
+	base := t.TempDir()
+	open := filepath.Join(base, "open")
+	os.Mkdir(open, 0o755)
+	os.Chmod(open, 0o755)
+	private := filepath.Join(base, "private")
+	os.Mkdir(private, 0o700)
+	link := filepath.Join(base, "link")
+	os.Symlink(private, link)
+	file := filepath.Join(base, "file")
+	os.WriteFile(file, nil, 0o600)
+	for _, dir := range []string{open, link, file, "relative/dir"} {
+		if _, err := openDiskDir(dir, "srv", 0, 0, t.Logf); err == nil {
+			t.Errorf("--journal-dir %s was taken", dir)
+		} else {
+			t.Logf("%s: %v", dir, err)
+		}
+	}
+	if _, err := openDiskDir(private, "srv", 0, 0, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+}
