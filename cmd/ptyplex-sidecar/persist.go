@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/ptyplex/ptyplex/internal/inherited"
+	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
 	"github.com/ptyplex/ptyplex/sidecar/persist"
 )
 
@@ -181,6 +182,11 @@ func serve(name string) int {
 		}
 		// The terminals were handed over: they go on, unjournaled.
 		logger.Printf("%v; going on without it", err)
+	}
+	// The watchdog kills every terminal's processes if we die without
+	// ending them (see sidecar/persist/watchdog.go).
+	if err := srv.StartWatchdog(func() (persist.Watchdog, error) { return watchdog.Start(logger.Printf) }); err != nil {
+		logger.Printf("running without a watchdog: %v", err)
 	}
 	// The heap is mostly journal chunks: buffers without pointers, which
 	// cost the collector almost nothing to mark, and recycled through a

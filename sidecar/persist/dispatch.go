@@ -227,6 +227,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	t.enterLocked(engine.Live)
 	t.mu.Unlock()
 	t.disk = s.diskCreate(o, size, park, t.pid, nil)
+	s.watch(proc)
 	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: proto.PersistFeatures})
 	t.start()
 }

@@ -20,18 +20,43 @@ import (
 // a terminal's output when the server is SIGKILLed (docs/persist.md): the
 // bytes the kernel still held for the PTY, never read (at most its 64 KiB
 // flip buffers and the 4 KiB line discipline buffer), and the one read in
-// flight, not yet written (at most 64 KiB), and a line the program may
-// count as written as its write failed.
-const crashLostBound = 64<<10 + 4<<10 + 64<<10 + 10
+// flight, not yet written (at most 64 KiB).
+const crashLostBound = 64<<10 + 4<<10 + 64<<10
+
+// floodBatch is how many lines the flood program writes between two
+// marks of how far it is going.
+const floodBatch = 100
 
 // floodLine is line i of the flood the crash tests' programs write, as
 // the terminal shows it (ONLCR).
 func floodLine(i int) string { return fmt.Sprintf("%08d\r\n", i) }
 
-// floodProgram writes floodLine(0), floodLine(1), ... until the terminal
-// is hung up, and then writes how many lines it wrote (tried to) to file.
+// floodProgram writes floodLine(0), floodLine(1), ... until it is killed.
+// Before each batch of lines it appends to file the number of lines it
+// will have written after the batch: the file's last line bounds what it
+// wrote, however it ended (the watchdog SIGKILLs it with the server).
 func floodProgram(file string) []string {
-	return []string{"-c", `trap 'echo $i > ` + file + `.tmp; mv ` + file + `.tmp ` + file + `; exit 0' HUP; i=0; while :; do printf '%08d\n' $i; i=$((i+1)); done`}
+	return []string{"-c", fmt.Sprintf(`i=0; while :; do echo $((i+%[1]d)) >> %[2]s; j=0; while [ $j -lt %[1]d ]; do printf '%%08d\n' $i; i=$((i+1)); j=$((j+1)); done; done`, floodBatch, file)}
+}
+
+// waitGone waits until pid is dead (a zombie at most).
+func waitGone(t *testing.T, pid int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(hosttest.Timeout)
+	for {
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			return
+		}
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s (pid %d) still alive after %v", what, pid, hosttest.Timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // checkFlood fails unless got is the flood's bytes from offset start.
@@ -69,21 +94,7 @@ func killServer(t *testing.T, s *server) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(hosttest.Timeout)
-	for {
-		if syscall.Kill(pid, 0) == syscall.ESRCH {
-			return
-		}
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-			if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server pid %d still alive %v after SIGKILL", pid, hosttest.Timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitGone(t, pid, "the server SIGKILLed")
 }
 
 // crashRounds is how many times TestJournalDirSIGKILLMidFlood kills the
@@ -110,7 +121,7 @@ func TestJournalDirSIGKILLMidFlood(t *testing.T) {
 	flags := []string{"--journal-dir", jdir, "--journal", fmt.Sprint(journal)}
 	ids := []string{"f1", "f2", "f3"}
 	rounds := crashRounds()
-	written := map[string]int{} // lines each program wrote (at most) in the previous round
+	written := map[string]int{} // the most lines each program can have written in the previous round
 	worst := 0
 	for round := 0; round <= rounds; round++ {
 		h := s.host(flags...)
@@ -137,10 +148,12 @@ func TestJournalDirSIGKILLMidFlood(t *testing.T) {
 					t.Fatalf("round %d: %s: replayed %d bytes, LIST said [%d, %d)", round, id, len(got), e.Start, e.Produced)
 				}
 				checkFlood(t, id, e.Start, got)
+				// written bounds what the program wrote from above, by
+				// up to a batch.
 				lost := written[id]*10 - int(e.Produced)
-				if lost < 0 || lost > crashLostBound {
-					t.Fatalf("round %d: %s: the program wrote %d lines (%d bytes), %d recovered: %d lost, bound %d",
-						round, id, written[id], written[id]*10, e.Produced, lost, crashLostBound)
+				if lost < 0 || lost > crashLostBound+floodBatch*10 {
+					t.Fatalf("round %d: %s: the program wrote at most %d lines (%d bytes), %d recovered: %d lost, bound %d",
+						round, id, written[id], written[id]*10, e.Produced, lost, crashLostBound+floodBatch*10)
 				}
 				worst = max(worst, lost)
 			}
@@ -155,7 +168,7 @@ func TestJournalDirSIGKILLMidFlood(t *testing.T) {
 			h.WaitControl(proto.TypeOpened, id)
 			h.SendJSON(proto.TypeDetach, proto.Close{TerminalID: id})
 		}
-		listUntil(t, h, "every flood past three journals", func(l proto.Listed) bool {
+		l := listUntil(t, h, "every flood past three journals", func(l proto.Listed) bool {
 			for _, id := range ids {
 				if e, ok := entry(l, id); !ok || e.Dead || e.Produced < 3*journal {
 					return false
@@ -165,29 +178,23 @@ func TestJournalDirSIGKILLMidFlood(t *testing.T) {
 		})
 		killServer(t, s)
 		for _, id := range ids {
+			// The watchdog kills the program once the server is dead;
+			// then its last mark bounds what it wrote.
+			e, _ := entry(l, id)
+			waitGone(t, e.PID, id+"'s program after its server's death")
 			mark := filepath.Join(marks, fmt.Sprintf("%s.%d", id, round))
-			deadline := time.Now().Add(hosttest.Timeout)
-			for {
-				b, err := os.ReadFile(mark)
-				if err == nil {
-					// $i is the last line begun: the trap may come
-					// before or after its printf.
-					i, err := strconv.Atoi(strings.TrimSpace(string(b)))
-					if err != nil {
-						t.Fatalf("%s: %q", mark, b)
-					}
-					written[id] = i + 1
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("round %d: %s got no hangup within %v of the server's death", round, id, hosttest.Timeout)
-				}
-				time.Sleep(10 * time.Millisecond)
+			b, err := os.ReadFile(mark)
+			lines := strings.Fields(string(b))
+			if err != nil || len(lines) == 0 {
+				t.Fatalf("%s: %v %q", mark, err, b)
+			}
+			if written[id], err = strconv.Atoi(lines[len(lines)-1]); err != nil {
+				t.Fatalf("%s: %q", mark, b)
 			}
 		}
 		h.WaitExit(hosttest.Timeout)
 	}
-	t.Logf("%d crashes: the most any terminal lost was %d bytes (bound %d)", rounds, worst, crashLostBound)
+	t.Logf("%d crashes: the most any terminal can have lost was %d bytes (bound %d, and a batch of %d lines the marks leave open)", rounds, worst, crashLostBound, floodBatch)
 }
 
 // REVIVE starts a dead shell again, with its env and cwd, and a dead
@@ -397,5 +404,30 @@ func TestJournalDirTornRecordAndBound(t *testing.T) {
 	}
 	if _, err := os.Stat(storeOf(t, jdir, "flood")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The persistent server has a watchdog: once the server is SIGKILLed, a
+// background job of a terminal that ignores the hangup is killed too.
+func TestPersistWatchdogKillsAfterServerDeath(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	h := s.host()
+	h.Open(proto.Open{TerminalID: "w", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c",
+		`trap '' HUP; sleep 1000 & echo "bg=$!"; exec sleep 1000`}})
+	sn := h.MustUntil("the background job's pid", func(sn hosttest.Snapshot) bool { return strings.Contains(sn.Output("w"), "\r\n") })
+	var bg int
+	if _, err := fmt.Sscanf(sn.Output("w"), "bg=%d", &bg); err != nil || bg <= 0 {
+		t.Fatalf("output %q", sn.Output("w"))
+	}
+	t.Cleanup(func() { syscall.Kill(bg, syscall.SIGKILL) })
+	killServer(t, s)
+	waitGone(t, bg, "a background job that ignores SIGHUP, after its server's death")
+	deadline := time.Now().Add(hosttest.Timeout)
+	for !strings.Contains(s.log(), "ended without shutting down") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watchdog did not say why it killed:\n%s", s.log())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

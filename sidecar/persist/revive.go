@@ -231,6 +231,7 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 	s.mu.Unlock()
 	s.logf("terminal %q revived: %s, pid %d", id, o.Cmd, nt.pid)
 	nt.disk = s.diskCreate(o, m.Journal, m.Park, nt.pid, screen)
+	s.watch(proc)
 	nt.mu.Lock()
 	nt.enterLocked(engine.Live)
 	nt.mu.Unlock()

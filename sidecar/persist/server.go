@@ -81,6 +81,10 @@ type Server struct {
 	relisten chan *net.UnixListener
 	// disk is the journal directory (--journal-dir), nil without one.
 	disk *diskDir
+	// wd is the watchdog (watchdog.go), nil without one; newWatchdog
+	// starts another. Both on mu.
+	wd          Watchdog
+	newWatchdog func() (Watchdog, error)
 }
 
 // New returns a server with no terminals.
@@ -643,5 +647,6 @@ func (s *Server) Stop() {
 			c.close("the server stopped")
 		}
 		s.mu.Unlock()
+		s.closeWatchdog()
 	})
 }

@@ -275,6 +275,9 @@ func (t *term) supervise() {
 	for t.frozen {
 		t.cond.Wait()
 	}
+	// Its session was killed (Drain): the watchdog has nothing to do
+	// for it any more, and must not hold its pid past the reaping.
+	t.s.unwatch(t.proc)
 	st, err := t.proc.Reap()
 	t.enterLocked(engine.Reaped)
 	if t.killer != nil {

@@ -125,7 +125,7 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 	ln.SetUnlinkOnClose(false)
 	ln.Close()
 	var handed []int // descriptors whose close-on-exec flag was cleared
-	frozen := false
+	frozen, released := false, false
 	defer func() {
 		if err == nil {
 			return
@@ -136,6 +136,11 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 		if frozen {
 			for _, t := range s.snapshotTerms() {
 				t.unfreeze()
+			}
+		}
+		if released {
+			if err := s.restartWatchdog(); err != nil {
+				s.logf("running without a watchdog: %v", err)
 			}
 		}
 		s.restoreListener(lnFD)
@@ -253,6 +258,10 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 		}
 		handed = append(handed, fd)
 	}
+	// The execve closes the watchdog's pipe: it is told goodbye first,
+	// so that it does not take that for our death (watchdog.go).
+	released = true
+	s.releaseWatchdog()
 	err = execCandidate(bin, args)
 	return fmt.Errorf("execve %s: %w", path, err)
 }
