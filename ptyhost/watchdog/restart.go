@@ -18,8 +18,9 @@ const restartInterval = time.Second
 // monitor waits for one watchdog process to exit. If it was still the
 // current one and we did not close it, it died under us: say so and start
 // a new one, which learns every terminal still announced.
-func (wd *Watchdog) monitor(cmd *exec.Cmd, w *os.File) {
+func (wd *Watchdog) monitor(cmd *exec.Cmd, w *os.File, exited chan struct{}) {
 	err := cmd.Wait()
+	close(exited)
 	wd.mu.Lock()
 	if wd.closed || wd.w != w {
 		wd.mu.Unlock()

@@ -40,6 +40,8 @@ type Watchdog struct {
 	// spawning is set while a replacement is being started without mu,
 	// so that a second restart does not start another.
 	spawning bool
+	// exited is closed once the current watchdog process was reaped.
+	exited chan struct{}
 }
 
 // Start starts this executable again in watchdog mode. The watchdog
@@ -72,8 +74,9 @@ type spawned struct {
 // installLocked makes sp the current watchdog.
 func (wd *Watchdog) installLocked(sp spawned) {
 	wd.w, wd.pid, wd.token, wd.started = sp.w, sp.cmd.Process.Pid, sp.token, time.Now()
+	wd.exited = make(chan struct{})
 	// Reaps it when it exits, and replaces it if we did not end it.
-	go wd.monitor(sp.cmd, sp.w)
+	go wd.monitor(sp.cmd, sp.w, wd.exited)
 }
 
 // spawn starts a watchdog process and hands it its pipe once it is not
@@ -176,6 +179,16 @@ func (wd *Watchdog) Close() error {
 	}
 	wd.sendLocked(goodbye + "\n")
 	return wd.w.Close()
+}
+
+// Exited is closed once the watchdog process current when it is called
+// has exited and was reaped: after Close, a caller that is about to
+// execve (the persistent server's live upgrade) waits for it, so that
+// the new image does not inherit it as a zombie it knows nothing of.
+func (wd *Watchdog) Exited() <-chan struct{} {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	return wd.exited
 }
 
 // goodbye is the last line of an orderly shutdown. A pipe that ends

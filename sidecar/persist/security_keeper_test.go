@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
 )
 
 // racer, run as the server's user, opens every descriptor of the server
@@ -202,13 +204,18 @@ func TestUpgradeGoesBackThroughTheKeeper(t *testing.T) {
 	h2.WaitControl(proto.TypeAttached, "c")
 	h2.Input("c", "still here\n")
 	h2.WaitOutput("c", "still here\r\nstill here")
-	// The keeper was reaped: the server has no child but the terminal's.
+	// The keeper was reaped: the server has no child but the terminal's
+	// and its watchdog.
 	waitFor(t, "the keeper gone", func() bool {
 		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", server))
 		var kids []string
 		for _, f := range tasks {
 			b, _ := os.ReadFile(f)
-			kids = append(kids, strings.Fields(string(b))...)
+			for _, k := range strings.Fields(string(b)) {
+				if env, _ := os.ReadFile("/proc/" + k + "/environ"); !slices.Contains(strings.Split(string(env), "\x00"), watchdog.Env+"=1") {
+					kids = append(kids, k)
+				}
+			}
 		}
 		return len(kids) == 1 && kids[0] == fmt.Sprint(pid)
 	})

@@ -2,7 +2,11 @@
 
 package persist
 
-import "github.com/ptyplex/ptyplex/ptyhost"
+import (
+	"time"
+
+	"github.com/ptyplex/ptyplex/ptyhost"
+)
 
 // The persistent server's watchdog, as the plain sidecar has one (package
 // ptyhost/watchdog): a second process that kills every process of every
@@ -26,8 +30,11 @@ type Watchdog interface {
 	// Forget retires p; called after its session was killed and before
 	// it is reaped.
 	Forget(p *ptyhost.Process)
-	// Close retires the watchdog without a kill.
+	// Close retires the watchdog; it kills what is still announced.
 	Close() error
+	// Exited is closed once the watchdog process has exited and was
+	// reaped.
+	Exited() <-chan struct{}
 }
 
 // StartWatchdog starts a watchdog with start (the caller's choice of
@@ -83,7 +90,19 @@ func (s *Server) releaseWatchdog() {
 		t.mu.Unlock()
 	}
 	wd.Close()
+	// Reaped before the execve, or the new image would have a zombie
+	// child it knows nothing of. A watchdog that does not end in time
+	// (stopped) is left behind: it kills nothing, it was told goodbye.
+	select {
+	case <-wd.Exited():
+	case <-time.After(watchdogExitWait):
+		s.logf("the watchdog did not exit within %v of its goodbye; upgrading anyway", watchdogExitWait)
+	}
 }
+
+// watchdogExitWait bounds the wait for the watchdog to end before an
+// upgrade's execve.
+const watchdogExitWait = 2 * time.Second
 
 func (s *Server) watch(p *ptyhost.Process) {
 	s.mu.Lock()
