@@ -39,8 +39,8 @@ func persistEnvFor(tmp string) (env []string, dir string) {
 }
 
 // startBridge runs `bin --persist bench` as a host would.
-func startBridge(bin string, env []string, onFrame func(proto.Frame)) (*sidecarHost, error) {
-	cmd := exec.Command(bin, "--persist", "bench")
+func startBridge(bin string, env []string, onFrame func(proto.Frame), extra ...string) (*sidecarHost, error) {
+	cmd := exec.Command(bin, append([]string{"--persist", "bench"}, extra...)...)
 	cmd.Stderr = os.Stderr
 	cmd.Env = env
 	s, err := client.StartStream(cmd, client.StreamOptions{
@@ -70,8 +70,8 @@ func (c halfCloser) Close() error { return c.CloseWrite() }
 // dialServer starts the server itself (as a bridge would, in a session
 // of its own) and connects to its Unix socket: a host that speaks to the
 // server directly, without the bridge process and its two copies.
-func dialServer(bin string, env []string, dir string, onFrame func(proto.Frame)) (*sidecarHost, error) {
-	cmd := exec.Command(bin, "--persist", "bench", "--serve")
+func dialServer(bin string, env []string, dir string, onFrame func(proto.Frame), extra ...string) (*sidecarHost, error) {
+	cmd := exec.Command(bin, append([]string{"--persist", "bench", "--serve"}, extra...)...)
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -101,18 +101,20 @@ func dialServer(bin string, env []string, dir string, onFrame func(proto.Frame))
 
 // persistThroughput is sidecarThroughputCPU through the bridge, or with
 // direct, on the server's socket; the CPU seconds are the server's and
-// the bridge's.
-func persistThroughput(bin, tmp string, f flood, n int, raw, direct bool) (float64, float64, error) {
+// the bridge's. extra are flags for the bridge (or the server).
+func persistThroughput(bin, tmp string, f flood, n int, raw, direct bool, extra ...string) (float64, float64, error) {
 	env, dir := persistEnvFor(tmp)
 	defer stopServer(bin, env)
 	got := make(map[string]int64, n)
 	exits := 0
 	var ferr error
 	all := make(chan struct{})
-	start := startBridge
+	start := func(bin string, env []string, onFrame func(proto.Frame)) (*sidecarHost, error) {
+		return startBridge(bin, env, onFrame, extra...)
+	}
 	if direct {
 		start = func(bin string, env []string, onFrame func(proto.Frame)) (*sidecarHost, error) {
-			return dialServer(bin, env, dir, onFrame)
+			return dialServer(bin, env, dir, onFrame, extra...)
 		}
 	}
 	h, err := start(bin, env, func(fr proto.Frame) {
@@ -437,6 +439,7 @@ func persistRows(t *table, filter *regexp.Regexp, tmp string) {
 				unit: "%.2f", scale: 1, s: cpu})
 		}
 	}
+	journalDirRows(t, filter, tmp)
 	if filter.MatchString("persist detached memory") {
 		var per series
 		measure("persist detached memory", func() (float64, float64, error) {
