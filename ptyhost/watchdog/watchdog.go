@@ -88,6 +88,14 @@ func spawn() (spawned, error) {
 	if err != nil {
 		return spawned{}, fmt.Errorf("watchdog: find own executable: %w", err)
 	}
+	if _, err := os.Stat(exe); err != nil {
+		// A binary run from a file that has no path (the persistent
+		// server after a live upgrade runs from a memfd) is still
+		// reachable as /proc/self/exe where there is one.
+		if _, perr := os.Stat("/proc/self/exe"); perr == nil {
+			exe = "/proc/self/exe"
+		}
+	}
 	// The watchdog starts without the announcement pipe, which it gets
 	// once it is not dumpable (see handoff.go).
 	conn, theirs, err := handoffPair()

@@ -434,3 +434,55 @@ func TestPersistWatchdogKillsAfterServerDeath(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A live upgrade keeps writing each terminal's files where the previous
+// image left off (and keeps a dead terminal dead): after a crash of the
+// new image, the bytes from before and after the upgrade are recovered
+// as one stream, and the watchdog the new image started is on duty.
+func TestJournalDirAcrossUpgrade(t *testing.T) {
+	t.Parallel()
+	s := newUpgradeServer(t)
+	jdir := filepath.Join(t.TempDir(), "journals")
+	h := s.host("--journal-dir", jdir)
+	h.Open(proto.Open{TerminalID: "old", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo old-marker; exec sleep 1000"}})
+	h.WaitOutput("old", "old-marker\r\n")
+	killServer(t, s)
+	h.WaitExit(hosttest.Timeout)
+
+	h = s.host("--journal-dir", jdir)
+	h.Open(proto.Open{TerminalID: "c", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", `stty -echo; trap '' HUP; sleep 1000 & echo "bg=$!"; exec cat`}})
+	sn := h.WaitOutput("c", "\r\n")
+	var bg int
+	if _, err := fmt.Sscanf(sn.Output("c"), "bg=%d", &bg); err != nil {
+		t.Fatalf("output %q", sn.Output("c"))
+	}
+	t.Cleanup(func() { syscall.Kill(bg, syscall.SIGKILL) })
+	h.Input("c", "before\n")
+	h.WaitOutput("c", "before\r\n")
+	if _, n := s.upgradeTo(copyBinary(t)); n != 2 {
+		t.Fatalf("upgrade handed over %d terminals, want 2", n)
+	}
+	h.WaitExit(hosttest.Timeout)
+	h2 := s.host("--journal-dir", jdir)
+	if e, ok := entry(list(t, h2), "old"); !ok || !e.Dead {
+		t.Fatalf("the dead terminal after the upgrade: %+v", e)
+	}
+	h2.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "c", Offset: uint64(len(h.Now().Output("c")))})
+	h2.WaitControl(proto.TypeAttached, "c")
+	h2.Input("c", "after\n")
+	h2.WaitOutput("c", "after\r\n")
+	killServer(t, s)
+	waitGone(t, bg, "the background job, once the upgraded server died")
+	h2.WaitExit(hosttest.Timeout)
+
+	h3 := s.host("--journal-dir", jdir)
+	e, ok := entry(list(t, h3), "c")
+	if !ok || !e.Dead || e.Start != 0 {
+		t.Fatalf("terminal c after the crash: %+v", e)
+	}
+	h3.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "c"})
+	h3.WaitControl(proto.TypeExit, "c")
+	if got, want := h3.Now().Output("c"), fmt.Sprintf("bg=%d\r\nbefore\r\nafter\r\n", bg); got != want {
+		t.Fatalf("recovered %q, want %q", got, want)
+	}
+}
