@@ -153,10 +153,10 @@ fuzz-short:
 SOAKTIME ?= 60m
 # The long loops of other packages at their full size (PTYPLEX_SOAK=1,
 # internal/testing/testsize): make test runs a short round of each.
-SOAK_LONG := ^Test(WaitInputAfterBursts|ResumeOverSSH)$$
+SOAK_LONG := ^Test(WaitInputAfterBursts|ResumeOverSSH|JournalDirSIGKILLMidFlood)$$
 soak: build
 	$(GO) test -count=1 -v -timeout $(SOAKTIME) ./soak/ -soak
-	PTYPLEX_SOAK=1 $(TESTENV) $(GO) test -race -count=1 -timeout $(SOAKTIME) -run '$(SOAK_LONG)' ./cmd/ptyplex/ ./client/
+	PTYPLEX_SOAK=1 $(TESTENV) $(GO) test -race -count=1 -timeout $(SOAKTIME) -run '$(SOAK_LONG)' ./cmd/ptyplex/ ./client/ ./sidecar/persist/
 
 soak-short:
 	$(GO) test -race -count=1 -v ./soak/

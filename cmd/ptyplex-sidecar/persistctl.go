@@ -95,6 +95,11 @@ func printList(w io.Writer, l proto.Listed) {
 		if t.Attached {
 			state = "attached"
 		}
+		if t.Dead {
+			// Left by a server that died (--journal-dir): replayable,
+			// and REVIVE starts it again.
+			state = "dead"
+		}
 		if t.Exited {
 			switch {
 			case t.Signal != "":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testing/testsize"
 	"github.com/ptyplex/ptyplex/proto"
 )
 
@@ -99,12 +101,7 @@ func killServer(t *testing.T, s *server) {
 
 // crashRounds is how many times TestJournalDirSIGKILLMidFlood kills the
 // server: 3 in make test, 20 in make soak (PTYPLEX_SOAK=1).
-func crashRounds() int {
-	if os.Getenv("PTYPLEX_SOAK") == "1" {
-		return 20
-	}
-	return 3
-}
+func crashRounds() int { return testsize.Pick(3, 20) }
 
 // The server is SIGKILLed in the middle of floods in three terminals,
 // again and again. After each restart on the same --journal-dir, every
@@ -222,6 +219,9 @@ func TestJournalDirRevive(t *testing.T) {
 		if e, ok := entry(l, id); !ok || !e.Dead {
 			t.Fatalf("%s after the crash: %+v", id, l)
 		}
+	}
+	if out, err := s.run("--list"); err != nil || !regexp.MustCompile(`(?m)^sh .* dead, exited `).MatchString(out) {
+		t.Fatalf("--list after the crash: %v\n%s", err, out)
 	}
 	h2.SendJSON(proto.TypeRevive, proto.Revive{TerminalID: "sh"})
 	h2.WaitControl(proto.TypeOpened, "sh")
