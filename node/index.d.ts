@@ -164,6 +164,8 @@ export interface PersistentTerminal {
   exited: boolean;
   exitCode?: number;
   signal?: string;
+  /** Left by a server that died (--journal-dir, docs/persist.md): attach() replays what was kept. */
+  dead?: boolean;
 }
 
 /** The terminal class (created by spawn, not directly). */
