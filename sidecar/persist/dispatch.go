@@ -222,11 +222,11 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		c.errorf(o.TerminalID, "%s", err.Error())
 		return
 	}
+	disk := s.diskCreate(o, size, park, proc.Pid(), nil)
 	t.mu.Lock()
-	t.proc, t.pid = proc, proc.Pid()
+	t.proc, t.pid, t.disk = proc, proc.Pid(), disk
 	t.enterLocked(engine.Live)
 	t.mu.Unlock()
-	t.disk = s.diskCreate(o, size, park, t.pid, nil)
 	s.watch(proc)
 	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: proto.PersistFeatures})
 	t.start()

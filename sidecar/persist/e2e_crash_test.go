@@ -486,3 +486,30 @@ func TestJournalDirAcrossUpgrade(t *testing.T) {
 		t.Fatalf("recovered %q, want %q", got, want)
 	}
 }
+
+// An orderly stop (STOP, or SIGTERM as at a shutdown) leaves the files
+// of the terminals it killed, with their exits, even for a terminal a
+// host held (whose EXIT it was sent): after it, they are dead and can be
+// revived.
+func TestJournalDirKeptOverStop(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	jdir := filepath.Join(t.TempDir(), "journals")
+	h := s.host("--journal-dir", jdir)
+	h.Open(proto.Open{TerminalID: "held", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo held-marker; exec sleep 1000"}})
+	h.WaitOutput("held", "held-marker\r\n")
+	if out, err := s.run("--stop"); err != nil {
+		t.Fatalf("--stop: %v\n%s", err, out)
+	}
+	h.WaitExit(hosttest.Timeout)
+	h2 := s.host("--journal-dir", jdir)
+	e, ok := entry(list(t, h2), "held")
+	if !ok || !e.Dead || e.Signal != "SIGKILL" || e.Produced != uint64(len("held-marker\r\n")) {
+		t.Fatalf("after the stop: %+v", e)
+	}
+	h2.SendJSON(proto.TypeRevive, proto.Revive{TerminalID: "held"})
+	h2.WaitOutput("held", "held-marker\r\n")
+	h2.MustUntil("the program run again", func(sn hosttest.Snapshot) bool {
+		return strings.Count(sn.Output("held"), "held-marker") == 2
+	})
+}

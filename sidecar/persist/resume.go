@@ -58,6 +58,7 @@ func Resume(opts Options, stateFD int, remap map[string]int) (*Server, *net.Unix
 		opts.Name = st.Name
 	}
 	s := New(opts)
+	s.resumeDisk()
 	for i, ts := range st.Terms {
 		s.restore(ts, journals[i])
 	}
@@ -71,6 +72,7 @@ func Resume(opts Options, stateFD int, remap map[string]int) (*Server, *net.Unix
 // the input writer if input was queued, and the timers that were set.
 func (s *Server) restore(ts termState, journal []byte) {
 	t := ts.term(s, journal)
+	s.adoptDisk(t) // --journal-dir: its files, before its reader runs
 	if ts.Running {
 		// Non-blocking already (the flag belongs to the open file, which
 		// the exec kept); made sure of, since only then does NewFile put

@@ -29,21 +29,17 @@ func (s *Server) UseJournalDir(resumed bool) error {
 	if s.opts.JournalDir == "" {
 		return nil
 	}
-	every := s.opts.JournalSync
-	if every == 0 {
-		every = DefaultJournalSync
-	}
-	d, err := openDiskDir(s.opts.JournalDir, s.opts.Name, s.opts.JournalDirMax, every, s.logf)
-	if err != nil {
-		return err
-	}
-	d.onDrop = s.diskDropped
-	s.disk = d
-	dead := 0
-	for _, r := range d.recover(!resumed) {
-		if resumed && s.adoptStore(r) {
-			continue
+	if s.disk == nil {
+		// Resume opened it already, to give each terminal its files
+		// back before its reader starts (resumeDisk).
+		if err := s.openDisk(!resumed); err != nil {
+			return err
 		}
+	}
+	dead := 0
+	left := s.recovered
+	s.recovered = nil
+	for _, r := range left {
 		if resumed {
 			// A store of no terminal handed over: its server died
 			// before the upgrade's; it is dead now if it was not then.
@@ -56,21 +52,54 @@ func (s *Server) UseJournalDir(resumed bool) error {
 			dead++
 		}
 	}
-	s.logf("journal directory %s: %d dead terminals recovered", d.path, dead)
+	s.logf("journal directory %s: %d dead terminals recovered", s.disk.path, dead)
 	return nil
 }
 
-// adoptStore gives r's store back to the handed-over terminal it belongs
-// to (same id and pid), if there is one.
-func (s *Server) adoptStore(r recovered) bool {
-	m := r.store.copyMeta()
-	t := s.lookup(m.ID)
-	if t == nil {
-		return false
+// openDisk opens the journal directory and reads what is in it into
+// s.recovered, marking it dead if markDead.
+func (s *Server) openDisk(markDead bool) error {
+	every := s.opts.JournalSync
+	if every == 0 {
+		every = DefaultJournalSync
 	}
+	d, err := openDiskDir(s.opts.JournalDir, s.opts.Name, s.opts.JournalDirMax, every, s.logf)
+	if err != nil {
+		return err
+	}
+	d.onDrop = s.diskDropped
+	s.disk = d
+	s.recovered = d.recover(markDead)
+	return nil
+}
+
+// resumeDisk opens the journal directory for Resume, before any
+// terminal is restored (an error is left for UseJournalDir to report).
+func (s *Server) resumeDisk() {
+	if s.opts.JournalDir != "" && s.disk == nil {
+		if err := s.openDisk(false); err != nil {
+			s.disk = nil
+		}
+	}
+}
+
+// adoptDisk gives the handed-over t, before its reader starts, the files
+// that are its own (same id and pid) from s.recovered.
+func (s *Server) adoptDisk(t *term) {
+	for i, r := range s.recovered {
+		if s.adoptStore(t, r) {
+			s.recovered = append(s.recovered[:i], s.recovered[i+1:]...)
+			return
+		}
+	}
+}
+
+// adoptStore gives r's store to t if it is t's.
+func (s *Server) adoptStore(t *term, r recovered) bool {
+	m := r.store.copyMeta()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.pid != m.PID || t.disk != nil {
+	if t.id != m.ID || t.pid != m.PID || t.disk != nil {
 		return false
 	}
 	if m.Dead {
@@ -230,9 +259,10 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 	s.reserved += int64(nt.quota)
 	s.mu.Unlock()
 	s.logf("terminal %q revived: %s, pid %d", id, o.Cmd, nt.pid)
-	nt.disk = s.diskCreate(o, m.Journal, m.Park, nt.pid, screen)
+	disk := s.diskCreate(o, m.Journal, m.Park, nt.pid, screen)
 	s.watch(proc)
 	nt.mu.Lock()
+	nt.disk = disk
 	nt.enterLocked(engine.Live)
 	nt.mu.Unlock()
 	nt.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: id, PID: nt.pid, Features: proto.PersistFeatures})

@@ -79,8 +79,10 @@ type Server struct {
 	// (nil: end). After a successful upgrade nobody sends: the process
 	// is the new binary by then.
 	relisten chan *net.UnixListener
-	// disk is the journal directory (--journal-dir), nil without one.
-	disk *diskDir
+	// disk is the journal directory (--journal-dir), nil without one;
+	// recovered, what was found in it and not yet taken (revive.go).
+	disk      *diskDir
+	recovered []recovered
 	// wd is the watchdog (watchdog.go), nil without one; newWatchdog
 	// starts another. Both on mu.
 	wd          Watchdog
@@ -544,7 +546,11 @@ func (s *Server) shrinkFinished(t *term) {
 		t.j.evict(int(keep - t.j.start))
 	}
 	// Its end reached a host: a crash from now on has nothing to keep.
-	t.disk.remove()
+	// But not at a stop (SIGTERM at a shutdown, say): what the stop
+	// killed stays on disk, with its exit, for a REVIVE after it.
+	if !s.dropping.Load() {
+		t.disk.remove()
+	}
 	if q := max(t.j.size, 1); q < t.quota {
 		s.reserved -= int64(t.quota - q)
 		t.quota, t.j.limit = q, q

@@ -237,12 +237,12 @@ func (t *term) readLoop() {
 			t.cond.Wait()
 		}
 		t.reading = true
-		off := t.j.end
+		off, disk := t.j.end, t.disk
 		t.mu.Unlock()
 		n, err := t.proc.Read(r)
 		if n > 0 {
 			// On disk before any host can be sent it (diskjournal.go).
-			t.disk.append(r[:n], off)
+			disk.append(r[:n], off)
 		}
 		t.mu.Lock()
 		t.reading = false
@@ -294,9 +294,9 @@ func (t *term) supervise() {
 	close(t.reaped)
 	detached := t.holder == nil
 	t.cond.Broadcast()
-	exit := t.exit
+	exit, disk := t.exit, t.disk
 	t.mu.Unlock()
-	t.disk.exited(exit)
+	disk.exited(exit)
 	t.proc.Close()
 	if detached {
 		t.s.keepExited(t)
