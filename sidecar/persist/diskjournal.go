@@ -353,13 +353,24 @@ func (s *diskStore) dropOldestLocked() {
 	s.d.addUsed(-g.size)
 }
 
+// sync makes what was written to the current segment durable. The
+// fsync runs on a duplicate of the descriptor, without the lock: the
+// reader's appends do not wait for the disk meanwhile, and a rotation
+// or removal cannot close the descriptor under it.
 func (s *diskStore) sync() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dirty && s.fd >= 0 {
-		unix.Fdatasync(s.fd)
-		s.dirty = false
+	if !s.dirty || s.fd < 0 {
+		s.mu.Unlock()
+		return
 	}
+	fd, err := unix.FcntlInt(uintptr(s.fd), unix.F_DUPFD_CLOEXEC, 0)
+	s.dirty = false
+	s.mu.Unlock()
+	if err != nil {
+		return
+	}
+	unix.Fdatasync(fd)
+	unix.Close(fd)
 }
 
 // exited records the child's end in meta.json.
