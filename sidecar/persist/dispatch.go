@@ -29,6 +29,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		s.open(c, m)
 	case proto.Input:
 		if t := s.held(c, m.TerminalID, "INPUT"); t != nil {
+			t.answers.learn(m.Data) // the host's colours, from its replies
 			t.input.PushWait(m.Data, t.readDone, s.stopped, func(why string) {
 				s.logf("INPUT for terminal %q waits: %s", m.TerminalID, why)
 			})
