@@ -4,7 +4,9 @@ package persist
 
 import (
 	"bytes"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/screen"
@@ -50,10 +52,24 @@ type answerer struct {
 
 	mu     sync.Mutex
 	idents *screen.Screen // nil until a query or a colour needs it
+	// answered are the replies given while detached (replyKey), by the
+	// offset where their query ended; expect, the kinds of those a
+	// holder's emulator will give again (its replay holds the query),
+	// until expectUntil (input).
+	answered    []given
+	expect      []string
+	expectUntil time.Time
 
 	outMu   sync.Mutex
 	out     []byte // replies not yet handed to the input queue
 	sending bool   // a goroutine is handing out to the input queue
+}
+
+// given is a reply the server gave: its kind, and the offset at which
+// the query it answered ended.
+type given struct {
+	end uint64
+	key string
 }
 
 // answerState is where the answers that depend on what the program drew
@@ -76,6 +92,12 @@ const (
 	// it starts (about a millisecond's parse): enough to hold a screen's
 	// repaint and the modes set at its start.
 	stateMaxInput = 256 << 10
+	// maxAnswered bounds the replies remembered for a replay.
+	maxAnswered = 256
+	// replayAnswers is how long after an ATTACH the holder's replies to
+	// replayed queries are expected: a replay takes a second or less,
+	// and its emulator answers as it parses it.
+	replayAnswers = 5 * time.Second
 )
 
 // identVersion is what XTVERSION answers.
@@ -156,12 +178,16 @@ func (a *answerer) answer(t *term, kind seqKind, seq []byte, at uint64) {
 		sc := a.identsLocked()
 		sc.Write(seq)
 		reply = sc.TakeReplies()
+		a.noteGivenLocked(reply, at+uint64(len(seq)))
 		a.mu.Unlock()
 	case seqState:
 		if a.state == nil {
 			a.state = &renderedState{}
 		}
 		reply = a.state.reply(t, seq, at)
+		a.mu.Lock()
+		a.noteGivenLocked(reply, at+uint64(len(seq)))
+		a.mu.Unlock()
 	}
 	if len(reply) > 0 {
 		a.send(t, reply)
@@ -176,32 +202,136 @@ func (a *answerer) identsLocked() *screen.Screen {
 	return a.idents
 }
 
-// learn is the INPUT hook: a holder's emulator that answers a colour
-// query sends the colour in the form of a colour set, which idents takes
-// as one, so that queries while detached answer what that emulator shows.
-// Input without ESC costs one IndexByte.
-func (a *answerer) learn(p []byte) {
-	for {
-		i := bytes.IndexByte(p, 0x1b)
-		if i < 0 {
-			return
+// input is the INPUT hook; it returns what goes on to the PTY. A holder's
+// emulator that answers a colour query sends the colour in the form of a
+// colour set, which idents takes as one, so that queries while detached
+// answer what that emulator shows. And a holder that attached at an
+// offset before queries the server answered is sent those queries in the
+// replay, and its emulator answers them again: those replies, expected
+// by their kind (attached), are taken out, so that the program gets one
+// answer to each query. Input without ESC costs one IndexByte.
+func (a *answerer) input(p []byte) []byte {
+	if bytes.IndexByte(p, 0x1b) < 0 {
+		return p
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.expect) > 0 && time.Now().After(a.expectUntil) {
+		a.expect = nil // the replay's answers are long in, or never came
+	}
+	var kept []byte // p without the replies taken out, once one was
+	last := 0       // p[last:] is not in kept yet
+	for i := 0; i < len(p); {
+		j := bytes.IndexByte(p[i:], 0x1b)
+		if j < 0 {
+			break
 		}
-		p = p[i:]
+		i += j
 		n := 1
-		if len(p) > 1 && p[1] == ']' {
-			if kind, m, complete := scanOSC(p); complete {
+		if kind, m, complete := scanOSC(p[i:]); len(p) > i+1 && p[i+1] == ']' && complete && kind == seqIdent {
+			sc := a.identsLocked()
+			sc.Write(p[i : i+m])
+			sc.TakeReplies() // a "?" typed by a person is no query to us
+		}
+		if len(a.expect) > 0 {
+			if key, m, ok := replyKey(p[i:]); ok {
 				n = m
-				if kind == seqIdent {
-					a.mu.Lock()
-					sc := a.identsLocked()
-					sc.Write(p[:m])
-					sc.TakeReplies() // a "?" typed by a person is no query to us
-					a.mu.Unlock()
+				if k := slices.Index(a.expect, key); k >= 0 {
+					a.expect = slices.Delete(a.expect, k, k+1)
+					kept = append(kept, p[last:i]...)
+					last = i + m
 				}
 			}
 		}
-		p = p[n:]
+		i += n
 	}
+	if last == 0 {
+		return p
+	}
+	return append(kept, p[last:]...)
+}
+
+// noteGiven records the replies given to a query that ended at offset end
+// (see input). Called with mu.
+func (a *answerer) noteGivenLocked(reply []byte, end uint64) {
+	for len(reply) > 0 {
+		key, n, ok := replyKey(reply)
+		if !ok {
+			return // our own replies are all known kinds
+		}
+		if len(a.answered) == maxAnswered {
+			a.answered = append(a.answered[:0], a.answered[1:]...)
+		}
+		a.answered = append(a.answered, given{end: end, key: key})
+		reply = reply[n:]
+	}
+}
+
+// attached is the ATTACH hook, with the offset the holder's replay starts
+// at: the queries answered from there on will be answered again by its
+// emulator, within replayAnswers.
+func (a *answerer) attached(from uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.expect = a.expect[:0]
+	for _, g := range a.answered {
+		if g.end > from {
+			a.expect = append(a.expect, g.key)
+		}
+	}
+	a.answered = a.answered[:0]
+	a.expectUntil = time.Now().Add(replayAnswers)
+}
+
+// replyKey reads a terminal's reply at the start of b (b[0] is ESC) and
+// says what it answers: the private marker, intermediates and final of a
+// CSI reply ("?c" DA1, ">c" DA2, "n" DSR 5, "R" or "?R" a cursor
+// position, "$y" or "?$y" DECRQM), "]" and the number of a colour OSC, or
+// "P>|" for XTVERSION. Emulators differ in the parameters, never in these.
+func replyKey(b []byte) (key string, n int, ok bool) {
+	if len(b) < 3 {
+		return "", 0, false
+	}
+	switch b[1] {
+	case '[':
+		i := 2
+		var private string
+		if b[i] == '?' || b[i] == '>' {
+			private = string(b[i])
+			i++
+		}
+		for i < len(b) && i < 64 && (b[i] >= '0' && b[i] <= '9' || b[i] == ';') {
+			i++
+		}
+		inter := ""
+		if i < len(b) && b[i] == '$' {
+			inter = "$"
+			i++
+		}
+		if i == len(b) {
+			return "", 0, false
+		}
+		key = private + inter + string(b[i])
+		switch key {
+		case "?c", ">c", "n", "R", "?R", "$y", "?$y":
+			return key, i + 1, true
+		}
+	case ']':
+		if kind, m, complete := scanOSC(b); complete && kind == seqIdent {
+			i := 2
+			for i < m && b[i] >= '0' && b[i] <= '9' {
+				i++
+			}
+			return "]" + string(b[2:i]), m, true
+		}
+	case 'P':
+		if len(b) > 4 && b[2] == '>' && b[3] == '|' {
+			if end := bytes.Index(b[:min(len(b), maxQuery)], []byte("\x1b\\")); end > 0 {
+				return "P>|", end + 2, true
+			}
+		}
+	}
+	return "", 0, false
 }
 
 // send hands reply to the terminal's input queue, in order, from a

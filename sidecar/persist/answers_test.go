@@ -107,3 +107,57 @@ func TestScanBounds(t *testing.T) {
 		t.Errorf("found %v from the rest of a query a holder answered", got)
 	}
 }
+
+// Replies are known by what they answer, whichever emulator gave them:
+// ours (the screen package's) and xterm.js's have the same keys.
+func TestReplyKeys(t *testing.T) {
+	cases := []struct{ reply, key string }{
+		{"\x1b[?62;22c", "?c"}, {"\x1b[?1;2c", "?c"},
+		{"\x1b[>1;10;0c", ">c"}, {"\x1b[>0;276;0c", ">c"},
+		{"\x1b[0n", "n"}, {"\x1b[5;12R", "R"}, {"\x1b[?5;12R", "?R"},
+		{"\x1b[?1049;1$y", "?$y"}, {"\x1b[4;2$y", "$y"},
+		{"\x1b]11;rgb:0000/0000/0000\x1b\\", "]11"}, {"\x1b]10;rgb:ffff/ffff/ffff\x07", "]10"},
+		{"\x1b]4;1;rgb:cdcd/0000/0000\x07", "]4"},
+		{"\x1bP>|ptyplex(dev)\x1b\\", "P>|"}, {"\x1bP>|xterm.js(5.5.0)\x1b\\", "P>|"},
+	}
+	for _, tc := range cases {
+		key, n, ok := replyKey([]byte(tc.reply + "tail"))
+		if !ok || key != tc.key || n != len(tc.reply) {
+			t.Errorf("replyKey(%q) = %q, %d, %v; want %q, %d", tc.reply, key, n, ok, tc.key, len(tc.reply))
+		}
+	}
+	for _, s := range []string{"\x1b[A", "\x1b[1;5C", "\x1bOP", "\x1b[200~", "\x1b]0;t\x07", "\x1b[?6"} {
+		if key, _, ok := replyKey([]byte(s)); ok {
+			t.Errorf("replyKey(%q) = %q: a key, a paste mark or a title is not a reply", s, key)
+		}
+	}
+}
+
+// A holder that attaches before queries the server answered gets them in
+// its replay, and its emulator answers again: those replies, and only
+// those, are taken out of its INPUT; keys and the replies to queries it
+// was not replayed go through.
+func TestInputTakesOutReplayedAnswers(t *testing.T) {
+	a := &answerer{}
+	a.mu.Lock()
+	a.noteGivenLocked([]byte("\x1b[?62;22c"), 10)
+	a.noteGivenLocked([]byte("\x1b[5;1R\x1b]11;rgb:0000/0000/0000\x07"), 20)
+	a.mu.Unlock()
+	a.attached(15) // replays the CPR and the colour query, not the DA1
+	in := "a\x1b[?1;2cb\x1b[3;3R\x1b[Ac\x1b]11;rgb:1010/2020/3030\x1b\\d\x1b[3;3R"
+	if got, want := string(a.input([]byte(in))), "a\x1b[?1;2cb\x1b[Acd\x1b[3;3R"; got != want {
+		t.Errorf("input %q, want %q", got, want)
+	}
+	// The holder's colour was learned all the same.
+	a.mu.Lock()
+	sc := a.identsLocked()
+	sc.Write([]byte("\x1b]11;?\x07"))
+	got := string(sc.TakeReplies())
+	a.mu.Unlock()
+	if got != "\x1b]11;rgb:1010/2020/3030\x07" {
+		t.Errorf("background after the holder's reply: %q", got)
+	}
+	if got := string(a.input([]byte("\x1b[?1;2c"))); got != "\x1b[?1;2c" {
+		t.Errorf("a reply after the expected ones: %q, want it kept", got)
+	}
+}

@@ -130,6 +130,26 @@ func TestDetachedAnswersColoursOfLastHolder(t *testing.T) {
 	}
 }
 
+// A host that attaches at an offset before a query the server answered
+// is replayed the query, and its emulator answers it again: the program
+// gets one answer, and the key typed next is what it reads next.
+func TestReplayedQueryAnsweredOnce(t *testing.T) {
+	t.Parallel()
+	h, out := detachedRun(t, "", `printf '\033[c'; IFS= read -r -d c a; report "${a#?}"; IFS= read -r -n 1 k; printf 'next=%q.' "$k"`)
+	if got := waitFile(t, out); got != "[?62;22" {
+		t.Fatalf("answer %q, want [?62;22", got)
+	}
+	h.SendJSON(proto.TypeAttach, map[string]any{"terminalId": "q", "offset": len("ready")})
+	h.WaitControl(proto.TypeAttached, "q")
+	h.WaitOutput("q", "ready\x1b[c")
+	h.Input("q", "\x1b[?1;2c") // what xterm.js answers to the replayed DA1
+	h.Input("q", "x")
+	h.WaitOutput("q", ".")
+	if got := h.Now().Output("q"); !strings.HasSuffix(got, "\x1b[cnext=x.") {
+		t.Fatalf("output %q: the program read the host's second answer before its x", got)
+	}
+}
+
 // With a holder attached nothing changes: the server does not answer,
 // the holder does. The program's first byte of input after its DA1 is
 // what the host typed.
