@@ -384,18 +384,36 @@ func scanSeq(b []byte) (kind seqKind, n int, complete bool) {
 }
 
 // scanCSI reads a CSI: ESC [, a private marker, parameters,
-// intermediates, a final byte.
+// intermediates, a final byte. Most CSIs (SGR, cursor moves) end in a
+// final byte no query has, and cost only the loop to it.
 func scanCSI(b []byte) (seqKind, int, bool) {
 	i := 2
-	var private byte
-	if i < len(b) && b[i] >= '<' && b[i] <= '?' {
-		private = b[i]
+	for i < len(b) && b[i] >= 0x20 && b[i] <= 0x3f {
 		i++
 	}
-	first, params := 0, 0 // the first parameter's value, how many there are
-	digits := false
-	for ; i < len(b); i++ {
-		c := b[i]
+	if i == len(b) {
+		if i >= 32 {
+			return seqOther, i, true // too long for a query
+		}
+		return seqOther, 1, false
+	}
+	final, n := b[i], i+1
+	if final < 0x40 || final > 0x7e {
+		return seqOther, 1, true // a control inside: not ours
+	}
+	switch final {
+	case 'c', 'n', 'p', 'q':
+	default:
+		return seqOther, n, true
+	}
+	body := b[2:i]
+	var private byte
+	if len(body) > 0 && body[0] >= '<' && body[0] <= '?' {
+		private, body = body[0], body[1:]
+	}
+	first, params, digits, j := 0, 0, false, 0
+	for ; j < len(body); j++ {
+		c := body[j]
 		if c >= '0' && c <= '9' {
 			if params == 0 {
 				first = min(first*10+int(c-'0'), 1<<20)
@@ -412,33 +430,22 @@ func scanCSI(b []byte) (seqKind, int, bool) {
 	if digits || params > 0 {
 		params++
 	}
-	var inter byte
-	ninter := 0
-	for ; i < len(b) && b[i] >= 0x20 && b[i] <= 0x2f; i++ {
-		inter = b[i]
-		ninter++
-	}
-	if i == len(b) {
-		if i >= 32 {
-			return seqOther, i, true // too long for a query
+	inter := body[j:]
+	for _, c := range inter {
+		if c > 0x2f {
+			return seqOther, n, true // a parameter after an intermediate
 		}
-		return seqOther, 1, false
-	}
-	final := b[i]
-	n := i + 1
-	if final < 0x40 || final > 0x7e {
-		return seqOther, 1, true // a control inside: not ours
 	}
 	switch {
-	case ninter == 0 && final == 'c' && (private == 0 || private == '>') && first == 0 && params <= 1:
+	case len(inter) == 0 && final == 'c' && (private == 0 || private == '>') && first == 0 && params <= 1:
 		return seqIdent, n, true // DA1, DA2
-	case ninter == 0 && final == 'q' && private == '>' && first == 0 && params <= 1:
+	case len(inter) == 0 && final == 'q' && private == '>' && first == 0 && params <= 1:
 		return seqIdent, n, true // XTVERSION
-	case ninter == 0 && final == 'n' && private == 0 && first == 5 && params == 1:
+	case len(inter) == 0 && final == 'n' && private == 0 && first == 5 && params == 1:
 		return seqIdent, n, true // DSR 5: status
-	case ninter == 0 && final == 'n' && (private == 0 || private == '?') && first == 6 && params == 1:
+	case len(inter) == 0 && final == 'n' && (private == 0 || private == '?') && first == 6 && params == 1:
 		return seqState, n, true // DSR 6: cursor position
-	case ninter == 1 && inter == '$' && final == 'p' && (private == 0 || private == '?') && params == 1:
+	case len(inter) == 1 && inter[0] == '$' && final == 'p' && (private == 0 || private == '?') && params == 1:
 		return seqState, n, true // DECRQM
 	}
 	return seqOther, n, true

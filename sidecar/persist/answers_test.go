@@ -161,3 +161,21 @@ func TestInputTakesOutReplayedAnswers(t *testing.T) {
 		t.Errorf("a reply after the expected ones: %q, want it kept", got)
 	}
 }
+
+// The reader's cost while detached: plain text (one IndexByte per read)
+// and text coloured by SGR on every word (each ESC looked at).
+func BenchmarkAnswerScan(b *testing.B) {
+	for _, tc := range []struct{ name, line string }{
+		{"plain", "the quick brown fox jumps over the lazy dog 0123456789 abcdefghijklmnopqrstuvwxyz\r\n"},
+		{"sgr", "\x1b[31mthe\x1b[m \x1b[1;32mquick\x1b[m \x1b[38;5;81mbrown\x1b[m fox \x1b[7mjumps\x1b[27m over the lazy dog\r\n"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			read := []byte(strings.Repeat(tc.line, 4096/len(tc.line)+1)[:4096])
+			a := &answerer{}
+			b.SetBytes(int64(len(read)))
+			for i := 0; i < b.N; i++ {
+				a.read(nil, read, uint64(i*len(read)), true)
+			}
+		})
+	}
+}

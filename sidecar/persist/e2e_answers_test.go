@@ -194,3 +194,28 @@ func TestDetachedVimStarts(t *testing.T) {
 	h.Input("q", "\x1b:qa!\r")
 	h.WaitControl(proto.TypeExit, "q")
 }
+
+// A real htop started with nobody attached runs, and its screen is there
+// when a host attaches.
+func TestDetachedHtopStarts(t *testing.T) {
+	t.Parallel()
+	htop, err := exec.LookPath("htop")
+	if err != nil {
+		t.Skip("no htop on this machine")
+	}
+	s := newServer(t)
+	h := s.host()
+	// DETACH right behind the OPEN: htop starts with nobody attached.
+	h.Open(proto.Open{TerminalID: "q", Cols: 100, Rows: 30, Cmd: htop})
+	h.SendJSON(proto.TypeDetach, map[string]any{"terminalId": "q"})
+	h.WaitControl(proto.TypeDetached, "q")
+	listUntil(t, h, "htop drawing detached", func(l proto.Listed) bool {
+		e, ok := entry(l, "q")
+		return ok && !e.Attached && e.Produced > 1000
+	})
+	h.SendJSON(proto.TypeAttach, map[string]any{"terminalId": "q", "offset": 0})
+	h.WaitControl(proto.TypeAttached, "q")
+	h.WaitOutput("q", "Load average")
+	h.Input("q", "q")
+	h.WaitControl(proto.TypeExit, "q")
+}
