@@ -66,9 +66,9 @@ type answerer struct {
 }
 
 // given is a reply the server gave: its kind, and the offset at which
-// the query it answered ended.
+// the query it answered began.
 type given struct {
-	end uint64
+	at  uint64
 	key string
 }
 
@@ -178,7 +178,7 @@ func (a *answerer) answer(t *term, kind seqKind, seq []byte, at uint64) {
 		sc := a.identsLocked()
 		sc.Write(seq)
 		reply = sc.TakeReplies()
-		a.noteGivenLocked(reply, at+uint64(len(seq)))
+		a.noteGivenLocked(reply, at)
 		a.mu.Unlock()
 	case seqState:
 		if a.state == nil {
@@ -186,7 +186,7 @@ func (a *answerer) answer(t *term, kind seqKind, seq []byte, at uint64) {
 		}
 		reply = a.state.reply(t, seq, at)
 		a.mu.Lock()
-		a.noteGivenLocked(reply, at+uint64(len(seq)))
+		a.noteGivenLocked(reply, at)
 		a.mu.Unlock()
 	}
 	if len(reply) > 0 {
@@ -251,9 +251,9 @@ func (a *answerer) input(p []byte) []byte {
 	return append(kept, p[last:]...)
 }
 
-// noteGiven records the replies given to a query that ended at offset end
-// (see input). Called with mu.
-func (a *answerer) noteGivenLocked(reply []byte, end uint64) {
+// noteGivenLocked records the replies given to a query that began at
+// offset at (see input).
+func (a *answerer) noteGivenLocked(reply []byte, at uint64) {
 	for len(reply) > 0 {
 		key, n, ok := replyKey(reply)
 		if !ok {
@@ -262,20 +262,21 @@ func (a *answerer) noteGivenLocked(reply []byte, end uint64) {
 		if len(a.answered) == maxAnswered {
 			a.answered = append(a.answered[:0], a.answered[1:]...)
 		}
-		a.answered = append(a.answered, given{end: end, key: key})
+		a.answered = append(a.answered, given{at: at, key: key})
 		reply = reply[n:]
 	}
 }
 
 // attached is the ATTACH hook, with the offset the holder's replay starts
-// at: the queries answered from there on will be answered again by its
-// emulator, within replayAnswers.
+// at: the answered queries that begin there or later are replayed whole,
+// and its emulator will answer them again, within replayAnswers; one cut
+// by the offset it cannot answer.
 func (a *answerer) attached(from uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.expect = a.expect[:0]
 	for _, g := range a.answered {
-		if g.end > from {
+		if g.at >= from {
 			a.expect = append(a.expect, g.key)
 		}
 	}

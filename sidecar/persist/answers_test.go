@@ -160,6 +160,15 @@ func TestInputTakesOutReplayedAnswers(t *testing.T) {
 	if got := string(a.input([]byte("\x1b[?1;2c"))); got != "\x1b[?1;2c" {
 		t.Errorf("a reply after the expected ones: %q, want it kept", got)
 	}
+	// A replay that starts inside a query: the emulator cannot answer
+	// it, and nothing is expected of it.
+	a.mu.Lock()
+	a.noteGivenLocked([]byte("\x1b[4;4R"), 30)
+	a.mu.Unlock()
+	a.attached(31)
+	if got := string(a.input([]byte("\x1b[4;4R"))); got != "\x1b[4;4R" {
+		t.Errorf("a reply to a query cut by the ATTACH offset: %q, want it kept", got)
+	}
 }
 
 // The reader's cost while detached: plain text (one IndexByte per read)
