@@ -59,6 +59,7 @@ type answerer struct {
 	answered    []given
 	expect      []string
 	expectUntil time.Time
+	heldFrom    uint64 // the offset the latest ATTACH replayed from
 
 	outMu   sync.Mutex
 	out     []byte // replies not yet handed to the input queue
@@ -170,6 +171,10 @@ func (a *answerer) scan(p []byte, at uint64, found func(kind seqKind, seq []byte
 }
 
 // answer writes the terminal's reply to seq, at offset at, to the PTY.
+// A host may have attached since the read was committed: if its replay
+// holds the query, its emulator answers, and the server does not. The
+// check and the note of the reply are made under t.mu, as an ATTACH
+// (attached) is, so that one of the two answers and only one.
 func (a *answerer) answer(t *term, kind seqKind, seq []byte, at uint64) {
 	var reply []byte
 	switch kind {
@@ -178,20 +183,24 @@ func (a *answerer) answer(t *term, kind seqKind, seq []byte, at uint64) {
 		sc := a.identsLocked()
 		sc.Write(seq)
 		reply = sc.TakeReplies()
-		a.noteGivenLocked(reply, at)
 		a.mu.Unlock()
 	case seqState:
 		if a.state == nil {
 			a.state = &renderedState{}
 		}
 		reply = a.state.reply(t, seq, at)
-		a.mu.Lock()
-		a.noteGivenLocked(reply, at)
-		a.mu.Unlock()
 	}
-	if len(reply) > 0 {
+	if len(reply) == 0 {
+		return
+	}
+	t.mu.Lock()
+	a.mu.Lock()
+	if t.holder == nil || at < a.heldFrom {
+		a.noteGivenLocked(reply, at)
 		a.send(t, reply)
 	}
+	a.mu.Unlock()
+	t.mu.Unlock()
 }
 
 // identsLocked is the screen that answers the stateless queries.
@@ -267,7 +276,7 @@ func (a *answerer) noteGivenLocked(reply []byte, at uint64) {
 	}
 }
 
-// attached is the ATTACH hook, with the offset the holder's replay starts
+// attached is the ATTACH hook, called with t.mu held, with the offset the holder's replay starts
 // at: the answered queries that begin there or later are replayed whole,
 // and its emulator will answer them again, within replayAnswers; one cut
 // by the offset it cannot answer.
@@ -282,6 +291,7 @@ func (a *answerer) attached(from uint64) {
 	}
 	a.answered = a.answered[:0]
 	a.expectUntil = time.Now().Add(replayAnswers)
+	a.heldFrom = from
 }
 
 // replyKey reads a terminal's reply at the start of b (b[0] is ESC) and
