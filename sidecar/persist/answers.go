@@ -28,9 +28,10 @@ import (
 //     program sets (OSC 4/10/11/12, and their resets), and the colours the
 //     last holder's emulator reported: a host's replies to colour queries
 //     pass through INPUT in the form of a colour set (OSC 11;rgb:... ), and
-//     idents takes them as such. Unset colours answer xterm's defaults.
+//     idents takes them as such. Unset colours answer the screen
+//     package's defaults (xterm's palette, white on black).
 //   - DSR 6 (cursor position, CSI 6 n and CSI ? 6 n) and DECRQM
-//     (CSI [?] Ps $ p) depend on what the program drew: a answerState
+//     (CSI [?] Ps $ p) depend on what the program drew: an answerState
 //     answers them (renderedState: a screen rendered from the journal's
 //     tail when the first such query comes, then fed what came after).
 //
@@ -40,8 +41,11 @@ import (
 // middle of is kept (pending) and completed by the next read; if a holder
 // attached in between, the query was sent to it whole (the replay starts
 // at an offset the host had reached), and its emulator answers: the
-// server drops its half. The reader owns pending and state; idents has a
-// lock, since INPUT is read in the connection's dispatch loop.
+// server drops its half. A host that attaches at an offset before queries
+// the server answered is replayed them and answers again: input takes
+// those second replies out of its INPUT. The reader owns pending and
+// state; mu guards the rest, which INPUT and ATTACH (in the connection's
+// dispatch loop) use too. Lock order: t.mu before mu.
 type answerer struct {
 	// pending is the start of an escape sequence the last read ended in,
 	// read while detached; pendingAt is its offset in the output.
@@ -53,7 +57,7 @@ type answerer struct {
 	mu     sync.Mutex
 	idents *screen.Screen // nil until a query or a colour needs it
 	// answered are the replies given while detached (replyKey), by the
-	// offset where their query ended; expect, the kinds of those a
+	// offset where their query began; expect, the kinds of those a
 	// holder's emulator will give again (its replay holds the query),
 	// until expectUntil (input).
 	answered    []given
@@ -148,7 +152,8 @@ func (a *answerer) scan(p []byte, at uint64, found func(kind seqKind, seq []byte
 		case kind != seqOther:
 			found(kind, a.pending[:n], a.pendingAt)
 		}
-		// A sequence that started in pending ends after its first byte.
+		// Skip what p holds of the sequence that began in pending (none
+		// of it if that ended within pending: its ESC alone, skipped).
 		p, at = p[max(n-old, 0):], at+uint64(max(n-old, 0))
 		a.pending = a.pending[:0]
 	}
