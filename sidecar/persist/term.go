@@ -97,6 +97,10 @@ type term struct {
 	// dead says the terminal was recovered from the journal directory
 	// of a server that died: it has no child, only bytes (revive.go).
 	dead bool
+
+	// answers answers the program's queries while no host holds the
+	// terminal (answers.go); the reader's, but for its own locks.
+	answers answerer
 }
 
 // ctlFrame is a control frame for one connection, sent by the pump so
@@ -246,6 +250,7 @@ func (t *term) readLoop() {
 		}
 		t.mu.Lock()
 		t.reading = false
+		at, detached := t.j.end, t.holder == nil
 		if n > 0 {
 			t.j.commit(n)
 		}
@@ -253,6 +258,9 @@ func (t *term) readLoop() {
 			t.cond.Broadcast()
 		}
 		t.mu.Unlock()
+		if n > 0 {
+			t.answers.read(t, r[:n], at, detached)
+		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return
 		}
