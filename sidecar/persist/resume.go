@@ -101,7 +101,9 @@ func (s *Server) restore(ts termState, journal []byte) {
 	s.terms[t.id] = t
 	s.reserved += int64(t.quota)
 	s.mu.Unlock()
-	if t.readEnded {
+	// Read before the reader starts: it sets readEnded when it ends.
+	readEnded := t.readEnded
+	if readEnded {
 		close(t.readDone)
 	} else {
 		go t.readLoop()
@@ -112,7 +114,7 @@ func (s *Server) restore(ts termState, journal []byte) {
 		close(t.reaped)
 	}
 	go t.pump()
-	if t.readEnded {
+	if readEnded {
 		t.input.Discard()
 	} else {
 		t.startInput() // and the writer at once if input was handed over
