@@ -40,6 +40,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 					s.logf("terminal %q: resize: %v", t.id, err)
 				}
 				t.cols, t.rows = m.Cols, m.Rows
+				t.vt.Resize(sizeOr(m.Cols, m.Rows))
 			})
 		}
 	case proto.Close:
@@ -180,7 +181,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	}
 	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, park: park, quota: size,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
-		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning}
+		vt: newTracker(o.Cols, o.Rows, size), holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning}
 	t.cond, t.input = sync.NewCond(&t.mu), engine.NewInputQueue(&s.input)
 	s.mu.Lock()
 	fits := s.makeRoomLocked(o.TerminalID, int64(size))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/screen/vtstate"
 	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
@@ -46,6 +47,7 @@ type term struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	j      *journal
+	vt     *vtstate.Tracker // the modes of what j received (modes.go)
 	holder *conn         // the connection this terminal's frames go to; nil when detached
 	sent   uint64        // next offset to send to holder
 	credit engine.Credit // what holder may still be sent
@@ -236,6 +238,7 @@ func (t *term) readLoop() {
 		t.reading = false
 		if n > 0 {
 			t.j.commit(n)
+			t.trackLocked(r[:n])
 		}
 		if n > 0 || t.frozen {
 			t.cond.Broadcast()
