@@ -48,9 +48,9 @@ type term struct {
 	cond   *sync.Cond
 	j      *journal
 	vt     *vtstate.Tracker // the modes of what j received (modes.go)
-	holder *conn         // the connection this terminal's frames go to; nil when detached
-	sent   uint64        // next offset to send to holder
-	credit engine.Credit // what holder may still be sent
+	holder *conn            // the connection this terminal's frames go to; nil when detached
+	sent   uint64           // next offset to send to holder
+	credit engine.Credit    // what holder may still be sent
 	// pin is the first journal byte of the frame the pump is writing,
 	// straight from the journal's chunks: while pinned, nothing from pin
 	// on may be evicted, whatever else says it may.
