@@ -175,9 +175,15 @@ func appendRestore(b []byte, sc *screen.Screen, final *vtstate.State, rows int) 
 		}
 	}
 	// Tab stops: as the tail left them (from the defaults, or from a
-	// tail that reached back to their first change).
+	// tail that reached back to their first change). Unchanged, they
+	// are the defaults, with the stop xterm.js (and xterm) have at the
+	// first column.
 	b = append(b, "\x1b[3g"...)
-	for _, c := range sc.TabStops() {
+	stops := sc.TabStops()
+	if !final.TabsChanged && (len(stops) == 0 || stops[0] != 0) {
+		stops = append([]int{0}, stops...)
+	}
+	for _, c := range stops {
 		b = append(b, "\x1b[1;"...)
 		b = appendInt(b, c+1)
 		b = append(b, "H\x1bH"...)
