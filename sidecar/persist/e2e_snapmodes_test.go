@@ -346,7 +346,7 @@ func snapDifferential(t *testing.T, s *server, x *xtermjs, c snapCase, dir strin
 	e, _ := entry(l, id)
 	first := strings.Index(string(whole), "\x1b[?")
 	lostModes := first >= 0 && uint64(first) < e.Start
-	t.Logf("%d bytes, journal from %d, snapshot of %d bytes; first mode set at %d: lost from the journal %v", off, e.Start, len(data), first, lostModes)
+	t.Logf("%s: %d bytes, journal from %d, snapshot of %d bytes; first mode set at %d: lost from the journal %v", c.name, off, e.Start, len(data), first, lostModes)
 
 	want := x.state(t, cols, rows, whole)
 	got := x.state(t, cols, rows, data)
