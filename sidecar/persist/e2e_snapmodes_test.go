@@ -40,8 +40,8 @@ const (
 	snapJournal = 32 << 10
 	// floodTo is how much output the programs are driven to before the
 	// snapshot: enough that the journal lost their first bytes.
-	floodTo = 2 * snapJournal
-	xtermjsDir  = "../../screen/internal/xtermjs"
+	floodTo    = 2 * snapJournal
+	xtermjsDir = "../../screen/internal/xtermjs"
 )
 
 // xtermState is what modes.js reports.

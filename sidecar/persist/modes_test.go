@@ -15,7 +15,7 @@ import (
 // from a binary without the field rebuilds the tracker from the journal.
 func TestTrackerHandedOver(t *testing.T) {
 	early := "\x1b[?1049h\x1b[?1h\x1b=\x1b[?1000h\x1b[?1006h\x1b]2;vim\x07" // before the journal's start
-	kept := "text\x1b[3;20r\x1b[1;31mmore text\x1b[?20"                    // the journal, ending mid-sequence
+	kept := "text\x1b[3;20r\x1b[1;31mmore text\x1b[?20"                     // the journal, ending mid-sequence
 	rest := "04h after the upgrade"
 	const quota = 64 << 10
 	old := newTracker(80, 24, quota)
