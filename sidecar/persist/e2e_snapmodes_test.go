@@ -234,7 +234,10 @@ func TestSnapshotModesDifferential(t *testing.T) {
 				m := d.mark()
 				d.typ("seq 1 30000\r")
 				d.after(m, "30000")
-				d.redraw("\x02r", "30000") // prefix r: refresh-client
+				d.after(m, "tmux$ ")
+				// prefix r: refresh-client, which redraws the status line
+				// too (drawn only then and when it changes).
+				d.redraw("\x02r", "[0] 0:")
 			}},
 		{name: "nano", need: "nano", cmd: "nano", args: []string{"-I", "first.txt"}, env: map[string]string{"HOME": home},
 			drive: func(d *snapDriver) {
