@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
@@ -40,7 +41,9 @@ const (
 	snapJournal = 32 << 10
 	// floodTo is how much output the programs are driven to before the
 	// snapshot: enough that the journal lost their first bytes.
-	floodTo    = 2 * snapJournal
+	floodTo = 2 * snapJournal
+	// floodRound bounds the wait for a flood key's output.
+	floodRound = 2 * time.Second
 	xtermjsDir = "../../screen/internal/xtermjs"
 )
 
@@ -141,14 +144,21 @@ func (d *snapDriver) produced(n int) {
 	d.h.MustUntil(fmt.Sprintf("%d bytes of output", n), func(s hosttest.Snapshot) bool { return len(s.Output(d.id)) >= n })
 }
 
-// flood types keys until the output reaches until bytes, waiting for
-// some output after each round (programs skip redraws while keys wait).
-func (d *snapDriver) flood(keys string, until int) {
+// flood types keys, one of them a round in turn, until the output
+// reaches until bytes, waiting for some output after each round: few
+// keys are ever queued, so that a program that skips redraws while keys
+// wait still draws, and none is left when the redraw is typed. A key
+// that draws nothing (one typed before the program reads the terminal)
+// is followed by the next after a while.
+func (d *snapDriver) flood(until int, keys ...string) {
 	d.t.Helper()
-	for d.mark() < until {
+	for i := 0; d.mark() < until; i++ {
 		m := d.mark()
-		d.typ(keys)
-		d.produced(m + 1)
+		d.typ(keys[i%len(keys)])
+		d.h.Until(floodRound, func(s hosttest.Snapshot) bool { return len(s.Output(d.id)) > m })
+		if i > 10000 {
+			d.t.Fatalf("%d rounds of %q made %d bytes of output", i, keys, d.mark())
+		}
 	}
 }
 
@@ -206,13 +216,13 @@ func TestSnapshotModesDifferential(t *testing.T) {
 			args: []string{"-u", "NONE", "-N", "-i", "NONE", "-n", "-c", "set mouse=a laststatus=2 ruler", "-o", "first.txt", "second.txt"},
 			drive: func(d *snapDriver) {
 				d.after(0, "row 1 of the second file")
-				d.flood("\x06\x06", floodTo) // page down the first window
+				d.flood(floodTo, "\x06\x06") // page down the first window
 				d.redraw("\x0c", "row 1 of the second file")
 			}},
 		{name: "less", need: "less", cmd: "less", args: []string{"big.txt"}, env: map[string]string{"LESS": ""},
 			drive: func(d *snapDriver) {
 				d.after(0, "less line 1,")
-				d.flood("     ", floodTo)
+				d.flood(floodTo, "     ")
 				d.redraw("r", "...skipping...")
 			}},
 		{name: "htop", need: "htop", cmd: "htop", args: []string{"-d", "1"}, env: map[string]string{"HOME": home},
@@ -223,32 +233,43 @@ func TestSnapshotModesDifferential(t *testing.T) {
 		{name: "mc", need: "mc", cmd: "mc", args: []string{"-u", "many", "many"}, env: map[string]string{"HOME": home},
 			drive: func(d *snapDriver) {
 				d.after(0, "file-000")
-				d.flood(strings.Repeat("\x1bOB", 20)+strings.Repeat("\x1bOA", 20), floodTo)
-				d.redraw("\x0c", "Left     File")
+				// End, Home: each a whole panel redrawn.
+				d.flood(floodTo, "\x1bOF", "\x1bOH")
+				// mc repaints line by line, without clearing: wait for
+				// the last line it repaints, the button bar.
+				d.redraw("\x0c", "Quit")
 			}},
 		{name: "tmux-shell", need: "tmux", cmd: "tmux",
 			args: []string{"-S", tmuxSock, "-f", "/dev/null", "new-session", "env PS1='tmux$ ' sh"}, env: map[string]string{"TMUX": ""},
 			drive: func(d *snapDriver) {
 				d.after(0, "tmux$ ")
-				d.flood("seq 1 300\r", floodTo)
+				for d.mark() < floodTo {
+					m := d.mark()
+					d.typ("seq 1 300\r")
+					d.after(m, "tmux$ ")
+				}
 				m := d.mark()
-				d.typ("seq 1 30000\r")
-				d.after(m, "30000")
+				d.typ("seq 1 3000\r")
+				d.after(m, "3000")
 				d.after(m, "tmux$ ")
 				// prefix r: refresh-client, which redraws the status line
 				// too (drawn only then and when it changes).
 				d.redraw("\x02r", "[0] 0:")
+				// What tmux writes after the refresh comes after all of it.
+				m = d.mark()
+				d.typ("echo done-$((6*7))\r")
+				d.after(m, "done-42")
 			}},
 		{name: "nano", need: "nano", cmd: "nano", args: []string{"-I", "first.txt"}, env: map[string]string{"HOME": home},
 			drive: func(d *snapDriver) {
 				d.after(0, "GNU nano")
-				d.flood("\x16\x16", floodTo) // ^V: next page
+				d.flood(floodTo, "\x16\x16") // ^V: next page
 				d.redraw("\x0c", "GNU nano")
 			}},
 		{name: "man", need: "man", cmd: "man", args: []string{"bash"}, env: map[string]string{"MANPAGER": "less", "PAGER": "less", "LESS": "", "MANWIDTH": "80"},
 			drive: func(d *snapDriver) {
 				d.after(0, "NAME")
-				d.flood("  ", floodTo)
+				d.flood(floodTo, "  ")
 				d.redraw("r", "...skipping...")
 			}},
 		{name: "top", need: "top", cmd: "top", args: []string{"-d", "0.2"}, env: map[string]string{"HOME": home},
@@ -267,7 +288,7 @@ func TestSnapshotModesDifferential(t *testing.T) {
 		{name: "git-log-pager", need: "git", cmd: "git", args: []string{"-C", repo, "log", "--stat"}, env: map[string]string{"GIT_PAGER": "less", "LESS": "", "PAGER": "less"},
 			drive: func(d *snapDriver) {
 				d.after(0, "commit ")
-				d.flood("  ", floodTo)
+				d.flood(floodTo, "  ")
 				d.redraw("r", "...skipping...")
 			}},
 		{name: "dialog", need: "dialog", cmd: "sh", args: []string{"-c", "seq 1 20000; exec dialog --msgbox 'hello from dialog' 10 40"}, env: map[string]string{"HOME": home},
