@@ -59,11 +59,25 @@ reports, title and window reports, mode and colour queries). The session
 answers the queries a program relies on itself, so the program still
 gets its answer, and your terminal never types one into the session.
 
+A terminal of a persistent sidecar (ptyplex-sidecar --persist NAME, see
+docs/persist.md) is reached with --persist NAME --id ID instead of
+--socket: as its holder (your keys go to the program; a host that held it
+is detached, and attaches again when it wants it back), or with --view as
+a viewer: you see its output, from the start of its journal (or a repaint
+of its screen when the journal lost bytes), and type nothing; the holder
+and any other viewers go on as before. A viewer that falls behind the
+output is shown a repaint and goes on from there. --resize applies to a
+holder only.
+
 Example:
-  ptyplex attach --socket /tmp/interminai-XXXX/socket --read-only`
+  ptyplex attach --socket /tmp/interminai-XXXX/socket --read-only
+  ptyplex attach --persist work --id build --view`
 
 func runAttach(args []string) int {
-	c := newCLI("attach", "ptyplex attach --socket PATH [--read-only] [--resize] [--detach-key KEY] [--allow-clipboard] [--allow-title]", attachAbout, true)
+	c := newCLI("attach", "ptyplex attach (--socket PATH [--read-only] | --persist NAME --id ID [--view]) [--resize] [--detach-key KEY] [--allow-clipboard] [--allow-title]", attachAbout, true)
+	persistName := c.fs.String("persist", "", "attach a terminal of the persistent sidecar `NAME` instead of a session (with --id)")
+	persistID := c.fs.String("id", "", "the persistent terminal's `ID` (with --persist)")
+	view := c.fs.Bool("view", false, "with --persist: view the terminal (its output only) instead of holding it")
 	readOnly := c.fs.Bool("read-only", false, "watch without sending keys to the program")
 	resize := c.fs.Bool("resize", false, "resize the session to this terminal, now and on every resize")
 	allowClipboard := c.fs.Bool("allow-clipboard", false, "let the program set your clipboard (OSC 52 writes; reads stay blocked)")
@@ -72,7 +86,17 @@ func runAttach(args []string) int {
 	if done, code := c.parse(args); done {
 		return code
 	}
-	if !c.needSocket() {
+	if *persistName != "" {
+		if c.socket != "" || *readOnly {
+			return c.usageError("--persist attaches a persistent terminal: it takes neither --socket nor --read-only (use --view)")
+		}
+		if err := checkPersistID(*persistID); err != nil {
+			return c.usageError("%v", err)
+		}
+	} else if *persistID != "" || *view {
+		return c.usageError("--id and --view go with --persist NAME")
+	}
+	if *persistName == "" && !c.needSocket() {
 		return exitUsage
 	}
 	if c.fs.NArg() > 0 {
@@ -81,6 +105,10 @@ func runAttach(args []string) int {
 	dk, err := keys.Encode([]string{*detachName}, false)
 	if err != nil || len(dk) != 1 {
 		return c.usageError("invalid --detach-key %q: it must be a key that sends one byte, such as C-\\ or C-]", *detachName)
+	}
+	if *persistName != "" {
+		return persistAttach{name: *persistName, id: *persistID, view: *view, resize: *resize, detachKey: dk[0],
+			filter: termfilter.Options{AllowClipboard: *allowClipboard, AllowTitle: *allowTitle}}.run()
 	}
 	if _, err := os.Stat(c.socket); err != nil {
 		var pe *os.PathError
