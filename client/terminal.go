@@ -52,8 +52,8 @@ type Terminal struct {
 
 	mu       sync.Mutex
 	view     viewState // viewers.go
-	closed   bool  // CLOSE was sent
-	inputErr error // dropped INPUT, reported by the next Write
+	closed   bool      // CLOSE was sent
+	inputErr error     // dropped INPUT, reported by the next Write
 	status   ExitStatus
 	err      error // why Wait fails, if it does
 }
