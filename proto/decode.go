@@ -36,8 +36,8 @@ type List struct{}
 // Detach is a decoded DETACH. To, when set, names the viewer the holder
 // hands the terminal over to (see ParseDetach).
 type Detach struct {
-	TerminalID string
-	To         *uint64
+	TerminalID string  `json:"terminalId"`
+	To         *uint64 `json:"to,omitempty"`
 }
 
 // Stop is a decoded STOP.
