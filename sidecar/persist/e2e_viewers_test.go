@@ -122,25 +122,42 @@ func (c *collector) wait(t *testing.T, who string) {
 // stuck; once they resume, each gets the bytes it was sent before, then
 // a SNAPSHOT that says how many it lost (> 0), then exactly the holder's
 // bytes from the SNAPSHOT's offset on, and the EXIT.
+//
+// Both bridges: the one that hands the host's pipes to the server, and
+// the one that copies (the server then writes a Unix socket).
 func TestViewersFloodWithStuckViewers(t *testing.T) {
 	t.Parallel()
-	// About 5.8 MB, well past the 4 MiB journal (the default) and the
-	// stuck viewer's pipe.
-	const lines = 750000
+	for _, mode := range []string{"handoff", "copy"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			var env []string
+			if mode == "copy" {
+				env = []string{bridgeCopyEnv}
+			}
+			viewersFlood(t, env)
+		})
+	}
+}
+
+func viewersFlood(t *testing.T, env []string) {
+	// About 4.7 MB, well past the 1 MiB journal and what the stuck
+	// viewer's pipe, or socket (2 MiB) and copying bridge, take in;
+	// pacing keeps the reading viewers within the holder's window.
+	const lines = 600000
 	const holderWindow = 256 << 10
 	s := newServer(t)
 	lister := s.host()
 	list(t, lister)
-	h := s.pipedBridge(nil)
+	h := s.pipedBridge(nil, env...)
 	h.send(proto.TypeOpen, map[string]any{"terminalId": "f", "cols": 80, "rows": 24, "cmd": "sh",
-		"args": floodAfterLine(lines), "journal": 4 << 20, "credit": holderWindow})
+		"args": floodAfterLine(lines), "journal": 1 << 20, "credit": holderWindow})
 	h.next(proto.TypeOpened)
 	progress := make(chan struct{}, 1)
 	held := collect(h, progress)
 
 	var viewers []*collector
 	for range 3 {
-		v := s.pipedBridge(nil)
+		v := s.pipedBridge(nil, env...)
 		v.send(proto.TypeAttach, viewAttach("f", 0, nil))
 		at := v.next(proto.TypeAttached)
 		var a proto.Attached
@@ -149,10 +166,10 @@ func TestViewersFloodWithStuckViewers(t *testing.T) {
 		}
 		viewers = append(viewers, collect(v, progress))
 	}
-	stuck := s.pipedBridge(nil) // read only once the flood is over
+	stuck := s.pipedBridge(nil, env...) // read only once the flood is over
 	stuck.send(proto.TypeAttach, viewAttach("f", 0, nil))
 	stuck.next(proto.TypeAttached)
-	starved := s.pipedBridge(nil) // 4 KiB of credit, no more until the flood is over
+	starved := s.pipedBridge(nil, env...) // 4 KiB of credit, no more until the flood is over
 	window := uint64(4096)
 	starved.send(proto.TypeAttach, viewAttach("f", 0, &window))
 	starved.next(proto.TypeAttached)

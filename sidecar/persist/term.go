@@ -210,6 +210,7 @@ func (t *term) readLoop() {
 		t.mu.Lock()
 		t.readEnded = true
 		t.cond.Broadcast()
+		t.views.wakeAllLocked() // the EXIT may go to them now
 		t.mu.Unlock()
 		t.input.Discard() // input has nowhere to go now
 		close(t.readDone)

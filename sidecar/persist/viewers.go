@@ -324,7 +324,9 @@ func (v *viewer) run() {
 			frames, lent = t.j.lend(append(frames, hdr), lent[:0], v.sent, n)
 			v.sent += uint64(n)
 			v.credit.Take(n)
-		case t.exitedLocked() && v.sent == t.j.end:
+		case t.exitedLocked() && v.sent == t.j.end && (t.readEnded || t.life == engine.Gone):
+			// Reaped and read to the end (a reader waiting for the
+			// holder to make room may still add to it after the reap).
 			frames = append(frames, proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(t.exit)))
 			t.removeViewerLocked(v.c, "")
 			last = true
