@@ -314,6 +314,14 @@ func makeRaw(fd int, saved *unix.Termios) error {
 // followResize resizes the session to our terminal now and on every
 // SIGWINCH, until the returned stop is called.
 func followResize(socket string) (stop func()) {
+	return followSize(func(cols, rows uint16) {
+		wire.Call(socket, map[string]any{"type": "RESIZE", "cols": int(cols), "rows": int(rows)})
+	})
+}
+
+// followSize calls resize with our terminal's size now and on every
+// SIGWINCH, until the returned stop is called.
+func followSize(resize func(cols, rows uint16)) (stop func()) {
 	winch := make(chan os.Signal, 1)
 	signal.Notify(winch, syscall.SIGWINCH)
 	done := make(chan struct{})
@@ -322,7 +330,7 @@ func followResize(socket string) (stop func()) {
 		if err != nil || ws.Col == 0 || ws.Row == 0 {
 			return
 		}
-		wire.Call(socket, map[string]any{"type": "RESIZE", "cols": int(ws.Col), "rows": int(ws.Row)})
+		resize(ws.Col, ws.Row)
 	}
 	apply()
 	go func() {

@@ -57,7 +57,7 @@ func (p persistAttach) run() int {
 		return exitFail
 	}
 	if p.resize && !p.view {
-		stop := followTerminalSize(t)
+		stop := followSize(func(cols, rows uint16) { t.Resize(cols, rows) })
 		defer stop()
 	}
 	if err := makeRaw(in, saved); err != nil {
@@ -144,32 +144,6 @@ func (p persistAttach) keys(t *client.Terminal, detached chan<- struct{}) {
 			return
 		}
 	}
-}
-
-// followTerminalSize resizes t to the user's terminal now and on every
-// SIGWINCH, until the returned stop is called.
-func followTerminalSize(t *client.Terminal) (stop func()) {
-	winch := make(chan os.Signal, 1)
-	signal.Notify(winch, syscall.SIGWINCH)
-	done := make(chan struct{})
-	apply := func() {
-		ws, err := unix.IoctlGetWinsize(int(os.Stdout.Fd()), unix.TIOCGWINSZ)
-		if err == nil && ws.Col > 0 && ws.Row > 0 {
-			t.Resize(ws.Col, ws.Row)
-		}
-	}
-	apply()
-	go func() {
-		for {
-			select {
-			case <-winch:
-				apply()
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() { signal.Stop(winch); close(done) }
 }
 
 // checkPersistID refuses a terminal id the protocol would refuse.
