@@ -202,15 +202,29 @@ type attachment struct {
 // signal comes. The stdin reader may stay blocked in read afterwards; the
 // process exits soon after.
 func (a *attachment) run(stream io.Reader) int {
-	ended := make(chan struct{})
-	go func() {
+	var send func([]byte) error // read-only attachments send nothing
+	if !a.readOnly {
+		send = func(b []byte) error { _, err := a.conn.Write(b); return err }
+	}
+	return attachLoop(func() {
 		// The program's bytes go through the filter, so that only what
 		// draws the screen reaches the user's terminal.
 		io.Copy(termfilter.NewWriter(os.Stdout, a.filter), stream)
+	}, send, a.detachKey)
+}
+
+// attachLoop runs output (which returns when the program's stream ends)
+// and sends the user's keys with send (nil: none are sent) up to the
+// detach key, until the user detaches, the stream ends or a signal comes;
+// it says which.
+func attachLoop(output func(), send func([]byte) error, detachKey byte) int {
+	ended := make(chan struct{})
+	go func() {
+		output()
 		close(ended)
 	}()
 	detached := make(chan struct{})
-	go a.keys(detached)
+	go copyKeys(detachKey, send, detached)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
 	defer signal.Stop(sigs)
@@ -224,20 +238,21 @@ func (a *attachment) run(stream io.Reader) int {
 	}
 }
 
-// keys sends stdin to the daemon up to the detach key, then closes
-// detached. Read-only attachments send nothing.
-func (a *attachment) keys(detached chan<- struct{}) {
+// copyKeys sends stdin with send up to the detach key, then closes
+// detached. A failed send ends it: the stream is gone, and attachLoop
+// hears it from the output.
+func copyKeys(detachKey byte, send func([]byte) error, detached chan<- struct{}) {
 	buf := make([]byte, 4096)
 	for {
 		n, err := os.Stdin.Read(buf)
 		b := buf[:n]
-		i := bytes.IndexByte(b, a.detachKey)
+		i := bytes.IndexByte(b, detachKey)
 		if i >= 0 {
 			b = b[:i]
 		}
-		if len(b) > 0 && !a.readOnly {
-			if _, werr := a.conn.Write(b); werr != nil {
-				return // the stream is gone; run hears it from the reader
+		if len(b) > 0 && send != nil {
+			if send(b) != nil {
+				return
 			}
 		}
 		if i >= 0 || err != nil {

@@ -3,14 +3,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/ptyplex/ptyplex/client"
@@ -96,54 +93,21 @@ func (p persistAttach) run() int {
 }
 
 // copy shows the terminal's output (its repaint first, if the journal
-// had lost bytes) and sends the user's keys, until the user detaches, the
-// terminal ends or a signal comes.
+// had lost bytes) and sends the user's keys (a viewer's go nowhere), until
+// the user detaches, the terminal ends or a signal comes.
 func (p persistAttach) copy(t *client.Terminal) int {
 	out := termfilter.NewWriter(os.Stdout, p.filter)
-	ended := make(chan struct{})
-	go func() {
+	return attachLoop(func() {
 		if _, lost, snap := t.Replay(); lost > 0 {
 			io.WriteString(out, snap)
 		}
 		io.Copy(out, t)
-		close(ended)
-	}()
-	detached := make(chan struct{})
-	go p.keys(t, detached)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
-	defer signal.Stop(sigs)
-	select {
-	case <-detached:
-		return endDetached
-	case <-ended:
-		return endStream
-	case <-sigs:
-		return endSignal
-	}
-}
-
-// keys sends stdin to the terminal up to the detach key; a viewer's keys
-// go nowhere, but the detach key.
-func (p persistAttach) keys(t *client.Terminal, detached chan<- struct{}) {
-	buf := make([]byte, 4096)
-	for {
-		n, err := os.Stdin.Read(buf)
-		b := buf[:n]
-		i := bytes.IndexByte(b, p.detachKey)
-		if i >= 0 {
-			b = b[:i]
+	}, func(b []byte) error {
+		if _, err := t.Write(b); err != nil && !errors.Is(err, client.ErrViewing) {
+			return err
 		}
-		if len(b) > 0 && !t.Viewing() {
-			if _, werr := t.Write(b); werr != nil && !errors.Is(werr, client.ErrViewing) {
-				return // the terminal ended; copy hears it from the reader
-			}
-		}
-		if i >= 0 || err != nil {
-			close(detached)
-			return
-		}
-	}
+		return nil
+	}, p.detachKey)
 }
 
 // checkPersistID refuses a terminal id the protocol would refuse.
