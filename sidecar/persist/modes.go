@@ -85,14 +85,14 @@ func (ts termState) restoreTracker(journal []byte) *vtstate.Tracker {
 // further back for the main screen's content when the alternate screen
 // is shown (to where it was entered, and the screen's worth of lines
 // before) and for tab stops set since the last reset, as far as the
-// journal and the snapshot's input bound allow. It then begins at the
+// journal and the snapshot's input bound (maxInput bytes) allow. It then begins at the
 // checkpoint at or before that point, whose state primes the screen.
-func (t *term) snapshotPlanLocked(from uint64, rows int) (start uint64, prime *vtstate.State) {
+func (t *term) snapshotPlanLocked(from uint64, rows, maxInput int) (start uint64, prime *vtstate.State) {
 	st := t.vt.State()
 	want := from
 	lo := t.j.start
-	if t.j.end-lo > snapshotMaxInput {
-		lo = t.j.end - snapshotMaxInput
+	if t.j.end-lo > uint64(maxInput) {
+		lo = t.j.end - uint64(maxInput)
 	}
 	if st.Alt && st.AltAt >= lo && st.AltAt < want {
 		want = max(t.j.linesBefore(st.AltAt, rows, lo), lo)

@@ -68,7 +68,7 @@ func TestSnapshotPlanReachesTheAltScreenEntry(t *testing.T) {
 		add("\x1b[5;1Hdrawn on the alternate screen\r\n")
 	}
 	from := tm.j.tailStart(24+snapshotScrollback, snapshotMaxInput)
-	start, prime := tm.snapshotPlanLocked(tm.j.end-100, 24)
+	start, prime := tm.snapshotPlanLocked(tm.j.end-100, 24, snapshotMaxInput)
 	if start > altAt-24*38 || prime == nil || prime.Alt {
 		t.Fatalf("plan starts at %d (alt entered at %d, tail from %d), prime %+v", start, altAt, from, prime)
 	}

@@ -52,6 +52,7 @@ type snapshotTail struct {
 	from       uint64   // the tail's first byte, pinned
 	tail       [][]byte // the journal's bytes from from to offset
 	size       int      // their length
+	lost       uint64   // for a viewer: the bytes it was skipped past (its SNAPSHOT says so)
 	// prime, if set, is the state at from, set on the screen before the
 	// tail; final is the state at offset, restored after the content.
 	prime *vtstate.State
@@ -69,7 +70,7 @@ func (t *term) snapshotTailLocked() snapshotTail {
 		rows = 24
 	}
 	from := max(t.j.tailStart(rows+snapshotScrollback, snapshotMaxInput), t.j.start)
-	from, prime := t.snapshotPlanLocked(from, rows)
+	from, prime := t.snapshotPlanLocked(from, rows, snapshotMaxInput)
 	size := int(t.j.end - from)
 	t.snapPins = append(t.snapPins, from)
 	return snapshotTail{id: t.id, offset: t.j.end, cols: cols, rows: rows, from: from, size: size,
@@ -145,11 +146,14 @@ func (st snapshotTail) frame() []byte {
 	if testHookSnapshot != nil {
 		testHookSnapshot()
 	}
+	if st.final.Rows == 0 { // a tail described without the tracker's state
+		st.final = vtstate.Initial(st.cols, st.rows)
+	}
 	sc := screen.New(st.cols, st.rows, screen.Options{Scrollback: snapshotRing})
 	if st.prime != nil {
 		sc.Write(st.prime.AppendPrime(nil))
 	}
-	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows)})
+	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows), Lost: st.lost})
 	at := bytes.Index(empty, []byte(`"data":""`)) + len(`"data":"`)
 	const newline = `\r\n` // "\r\n" in a JSON string
 	// The frame: its length (set last), type, the JSON up to the data's
