@@ -137,6 +137,11 @@ func (t *Tracker) Write(b []byte) {
 			b = b[n:]
 			continue
 		}
+		if n := t.fastSGR(b); n > 0 {
+			t.off += uint64(n)
+			b = b[n:]
+			continue
+		}
 		if len(b) > 0 {
 			t.seqAt = t.off
 			n := t.p.ParseSequence(b, t)
@@ -170,6 +175,45 @@ func skipCSI(b []byte) int {
 	}
 	if i < len(b) && ignoredFinal[b[i]] {
 		return i + 1
+	}
+	return 0
+}
+
+// fastSGR applies the SGR b starts with if it is whole in b and plain
+// (digits, ';' and ':' only, at most 32 parameters), and returns its
+// length; else 0 (the parser takes it). Full-screen programs write one
+// every few characters.
+func (t *Tracker) fastSGR(b []byte) int {
+	if len(b) < 3 || b[0] != 0x1b || b[1] != '[' {
+		return 0
+	}
+	var params [32]int
+	var sub [32]bool
+	n := 0
+	for i := 2; i < len(b); i++ {
+		switch c := b[i]; {
+		case c >= '0' && c <= '9':
+			if n == 0 {
+				n = 1
+			}
+			if v := &params[n-1]; *v < 65535 {
+				*v = *v*10 + int(c-'0')
+			}
+		case c == ';' || c == ':':
+			if n == 0 {
+				n = 1
+			}
+			if n == len(params) {
+				return 0
+			}
+			sub[n] = c == ':'
+			n++
+		case c == 'm':
+			t.st.Pen.apply(params[:n], sub[:n])
+			return i + 1
+		default:
+			return 0
+		}
 	}
 	return 0
 }

@@ -3,6 +3,8 @@ package vtstate
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -230,4 +232,31 @@ func offsets(cps []Checkpoint) []uint64 {
 		o = append(o, c.Off)
 	}
 	return o
+}
+
+// TestFastPathsAgreeWithTheParser: whole in one write, CSIs go through
+// skipCSI and fastSGR; a byte at a time, through vtparse. Both end in
+// the same state, for random sequences of parameters and finals.
+func TestFastPathsAgreeWithTheParser(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	finals := "mmmmmHJKhlr"
+	for i := 0; i < 2000; i++ {
+		var b bytes.Buffer
+		for k := r.IntN(6); k >= 0; k-- {
+			b.WriteString("\x1b[")
+			if r.IntN(8) == 0 {
+				b.WriteByte('?')
+			}
+			for p := r.IntN(7); p > 0; p-- {
+				b.WriteString(strconv.Itoa([]int{0, 1, 2, 4, 5, 7, 22, 24, 31, 38, 48, 58, 2, 5, 200, 1049, 25}[r.IntN(17)]))
+				b.WriteByte(";;;:"[r.IntN(4)])
+			}
+			b.WriteByte(finals[r.IntN(len(finals))])
+			b.WriteString("x")
+		}
+		whole, bytewise := feed(b.String(), b.Len()), feed(b.String(), 1)
+		if whole.State() != bytewise.State() {
+			t.Fatalf("%q: fast paths %+v, parser %+v", b.String(), whole.State(), bytewise.State())
+		}
+	}
 }
