@@ -214,13 +214,13 @@ func (t *term) readLoop() {
 	}()
 	for {
 		t.mu.Lock()
-		var r []byte
+		var r, r2 []byte
 		for {
 			if t.frozen {
 				t.cond.Wait()
 				continue
 			}
-			if r = t.j.reserve(readChunk); r != nil {
+			if r, r2 = t.j.reserveSpan(readChunk); r != nil {
 				break
 			}
 			if n := t.evictableLocked(); n > 0 {
@@ -231,11 +231,11 @@ func (t *term) readLoop() {
 		}
 		t.reading = true
 		t.mu.Unlock()
-		n, err := t.proc.Read(r)
+		n, err := t.proc.ReadSpan(r, r2)
 		t.mu.Lock()
 		t.reading = false
 		if n > 0 {
-			t.j.commit(n)
+			t.j.commitSpan(n, len(r))
 		}
 		if n > 0 || t.frozen {
 			t.cond.Broadcast()
@@ -365,6 +365,11 @@ func (t *term) pump() {
 			continue
 		}
 		if t.life == engine.Gone && len(t.ctl) == 0 {
+			if t.readEnded {
+				// Nobody reads the journal any more: its chunks
+				// go to other terminals' journals.
+				t.j.free()
+			}
 			t.mu.Unlock()
 			return
 		}
