@@ -212,6 +212,10 @@ func (t *term) readLoop() {
 		t.input.Discard() // input has nowhere to go now
 		close(t.readDone)
 	}()
+	// A read takes at most one OUTPUT frame's payload: a read of
+	// readChunk went out as a full frame and one of the header's few
+	// bytes, two writes for one read.
+	want := engine.OutputRoom(proto.DataHeaderSize(len(t.id)))
 	for {
 		t.mu.Lock()
 		var r, r2 []byte
@@ -220,7 +224,7 @@ func (t *term) readLoop() {
 				t.cond.Wait()
 				continue
 			}
-			if r, r2 = t.j.reserveSpan(readChunk); r != nil {
+			if r, r2 = t.j.reserveSpan(want); r != nil {
 				break
 			}
 			if n := t.evictableLocked(); n > 0 {
