@@ -29,6 +29,9 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		s.open(c, m)
 	case proto.Input:
 		if t := s.held(c, m.TerminalID, "INPUT"); t != nil {
+			// The host's colours, from its replies; its replies to queries
+			// the server answered while detached, taken out (answers.go).
+			m.Data = t.answers.input(m.Data)
 			t.input.PushWait(m.Data, t.readDone, s.stopped, func(why string) {
 				s.logf("INPUT for terminal %q waits: %s", m.TerminalID, why)
 			})
@@ -266,6 +269,7 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 		t.sent = t.j.end
 	}
 	t.acked = t.sent
+	t.answers.attached(t.sent) // the replay's queries, answered already
 	t.cond.Broadcast()
 }
 

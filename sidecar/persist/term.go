@@ -90,6 +90,10 @@ type term struct {
 	// every byte is either in the journal or in input, and keeps the
 	// supervisor from reaping: the state of a live upgrade (upgrade.go).
 	frozen bool
+
+	// answers answers the program's queries while no host holds the
+	// terminal (answers.go); the reader's, but for its own locks.
+	answers answerer
 }
 
 // ctlFrame is a control frame for one connection, sent by the pump so
@@ -238,6 +242,7 @@ func (t *term) readLoop() {
 		n, err := t.proc.ReadSpan(r, r2)
 		t.mu.Lock()
 		t.reading = false
+		at, detached := t.j.end, t.holder == nil
 		if n > 0 {
 			t.j.commitSpan(n, len(r))
 		}
@@ -245,6 +250,9 @@ func (t *term) readLoop() {
 			t.cond.Broadcast()
 		}
 		t.mu.Unlock()
+		if n > 0 {
+			t.answers.read(t, r[:n], at, detached)
+		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return
 		}
