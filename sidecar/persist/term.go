@@ -251,7 +251,12 @@ func (t *term) readLoop() {
 		}
 		t.mu.Unlock()
 		if n > 0 {
-			t.answers.read(t, r[:n], at, detached)
+			// The read may have gone on from r into r2 (ReadSpan).
+			na := min(n, len(r))
+			t.answers.read(t, r[:na], at, detached)
+			if n > na {
+				t.answers.read(t, r2[:n-na], at+uint64(na), detached)
+			}
 		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return
