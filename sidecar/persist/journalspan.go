@@ -25,6 +25,13 @@ func (j *journal) reserveSpan(want int) (a, b []byte) {
 		j.spare, j.tail = nil, 0
 	}
 	a = j.reserve(want)
+	if a == nil && j.spare != nil {
+		// Full: the reader evicts or waits, maybe for long (a
+		// detached ring, a parked journal); the spare is not kept
+		// meanwhile beside a full journal's chunks.
+		chunkPool.Put(j.spare)
+		j.spare = nil
+	}
 	if a == nil || len(a) >= want {
 		return a, nil
 	}
