@@ -83,7 +83,11 @@ func (a *chunkArena) Put(x any) {
 		a.hot = append(a.hot, c)
 		return
 	}
-	unix.Madvise(c[:], unix.MADV_DONTNEED) // best effort: only RSS
+	if !raceBuild {
+		// Best effort: only RSS. (Under the race detector the
+		// chunks are the heap's, whose memory is not ours to drop.)
+		unix.Madvise(c[:], unix.MADV_DONTNEED)
+	}
 	a.cold = append(a.cold, c)
 }
 
