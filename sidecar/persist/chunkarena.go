@@ -35,6 +35,9 @@ type chunkArena struct {
 	hot  []*[journalChunk]byte // free, memory resident
 	cold []*[journalChunk]byte // free, memory given back
 	slab []byte                // what is left of the newest slab
+	// onHeap says some chunks are the Go heap's (a mapping failed, or
+	// the race detector): their memory is not dropped on Put.
+	onHeap bool
 }
 
 const (
@@ -65,6 +68,7 @@ func (a *chunkArena) Get() any {
 		s, err := mapSlab()
 		if raceBuild || err != nil {
 			// No mapping (address space or a limit): the heap it is.
+			a.onHeap = true
 			return new([journalChunk]byte)
 		}
 		a.slab = s
@@ -83,9 +87,9 @@ func (a *chunkArena) Put(x any) {
 		a.hot = append(a.hot, c)
 		return
 	}
-	if !raceBuild {
-		// Best effort: only RSS. (Under the race detector the
-		// chunks are the heap's, whose memory is not ours to drop.)
+	if !a.onHeap {
+		// Best effort: only RSS. (Heap chunks' memory is not ours
+		// to drop.)
 		unix.Madvise(c[:], unix.MADV_DONTNEED)
 	}
 	a.cold = append(a.cold, c)
