@@ -110,7 +110,7 @@ func mapSlab() ([]byte, error) {
 		off = slabSize - r
 	}
 	// The parts before and after the aligned slab go back. unix.Munmap
-	// only takes whole mappings it made, so the raw call.
+	// only takes whole mappings it made, so MunmapPtr.
 	if off > 0 {
 		munmap(b[:off])
 	}
@@ -122,6 +122,4 @@ func mapSlab() ([]byte, error) {
 	return s, nil
 }
 
-func munmap(b []byte) {
-	unix.Syscall(unix.SYS_MUNMAP, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0)
-}
+func munmap(b []byte) { unix.MunmapPtr(unsafe.Pointer(&b[0]), uintptr(len(b))) }
