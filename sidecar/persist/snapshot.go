@@ -48,6 +48,7 @@ type snapshotTail struct {
 	from       uint64   // the tail's first byte, pinned
 	tail       [][]byte // the journal's bytes from from to offset
 	size       int      // their length
+	lost       uint64   // for a viewer: the bytes it was skipped past (its SNAPSHOT says so)
 }
 
 // snapshotTailLocked pins what a snapshot needs of t and describes it;
@@ -132,7 +133,7 @@ func (st snapshotTail) frame() []byte {
 		testHookSnapshot()
 	}
 	sc := screen.New(st.cols, st.rows, screen.Options{Scrollback: snapshotRing})
-	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows)})
+	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows), Lost: st.lost})
 	at := bytes.Index(empty, []byte(`"data":""`)) + len(`"data":"`)
 	const newline = `\r\n` // "\r\n" in a JSON string
 	// The frame: its length (set last), type, the JSON up to the data's

@@ -69,6 +69,8 @@ type term struct {
 	// still sit in socket and pipe buffers, or in a host that is dying.
 	acked uint64
 	ctl   []ctlFrame // control frames to send, in order, before more output
+	// views are the connections that view the terminal (viewers.go).
+	views viewerSet
 	cols  uint16
 	rows  uint16
 	// life is the terminal's place in its life (engine.State), changed
@@ -212,6 +214,7 @@ func (t *term) readLoop() {
 		t.mu.Lock()
 		t.readEnded = true
 		t.cond.Broadcast()
+		t.views.wakeAllLocked() // the EXIT may go to them now
 		t.mu.Unlock()
 		t.input.Discard() // input has nowhere to go now
 		close(t.readDone)
@@ -245,6 +248,7 @@ func (t *term) readLoop() {
 		at, detached := t.j.end, t.holder == nil
 		if n > 0 {
 			t.j.commitSpan(n, len(r))
+			t.views.wakeLocked()
 		}
 		if n > 0 || t.frozen {
 			t.cond.Broadcast()
@@ -294,6 +298,7 @@ func (t *term) supervise() {
 		t.exit.Signal = st.SignalName()
 	}
 	close(t.reaped)
+	t.views.wakeAllLocked() // they get the EXIT too
 	detached := t.holder == nil
 	t.cond.Broadcast()
 	t.mu.Unlock()
@@ -326,6 +331,12 @@ func (t *term) pump() {
 	var frame [][]byte // the header and the journal slices of a frame
 	t.mu.Lock()
 	for {
+		if t.pumpGatedLocked() {
+			// A viewer that became the holder is finishing its
+			// last write as a viewer.
+			t.cond.Wait()
+			continue
+		}
 		if len(t.ctl) > 0 {
 			f := t.ctl[0]
 			t.ctl[0] = ctlFrame{}
@@ -402,6 +413,7 @@ func (t *term) writeLocked(c *conn, frame ...[]byte) {
 	c.write(frame...)
 	t.mu.Lock()
 	t.writingTo = nil
+	t.signalGateLocked()
 }
 
 // takeoverGrace is how long a previous holder has to take the frame the
