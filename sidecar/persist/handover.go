@@ -103,6 +103,9 @@ type termState struct {
 	Input  [][]byte  `json:"input,omitempty"`
 	KillAt time.Time `json:"killAt,omitzero"`
 	KeepAt time.Time `json:"keepAt,omitzero"`
+	// VT is the mode tracker (modes.go); absent from older binaries'
+	// states, whose trackers are rebuilt from the journal.
+	VT *vtHandover `json:"vt,omitempty"`
 }
 
 // stateHeader is the header of s's state, without its terminals; ln and
@@ -271,7 +274,7 @@ func (t *term) state() (termState, error) {
 	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Park: t.park, Quota: t.quota,
 		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit.Wire(),
 		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
-		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt}
+		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt, VT: t.vtHandoverLocked()}
 	if t.proc != nil {
 		ts.PTS = t.proc.TTY()
 	}
@@ -305,6 +308,7 @@ func (ts termState) term(s *Server, journal []byte) *term {
 	t.input.Restore(ts.Input)
 	t.j.start, t.j.end = ts.Start, ts.Start
 	t.j.append(journal)
+	t.vt = ts.restoreTracker(journal)
 	return t
 }
 

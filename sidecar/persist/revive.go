@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/screen/vtstate"
 	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
@@ -168,6 +169,10 @@ func (s *Server) addDead(r recovered) bool {
 	t.cond = sync.NewCond(&t.mu)
 	t.j.start, t.j.end = r.start, r.start
 	t.j.append(r.data)
+	// The modes a SNAPSHOT restores, from what was kept (modes.go).
+	cols, rows := sizeOr(m.Cols, m.Rows)
+	t.vt = vtstate.Resume(vtstate.Initial(cols, rows), r.start, checkpointEvery(m.Journal), nil)
+	t.vt.Write(r.data)
 	close(t.readDone)
 	close(t.reaped)
 	t.input.Discard()
@@ -241,9 +246,10 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 	nt := &term{id: id, s: s, cmd: o.Cmd, args: o.Args, park: m.Park, quota: m.Journal,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(m.Journal),
 		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
-		proc: proc, pid: proc.Pid()}
+		proc: proc, pid: proc.Pid(), vt: newTracker(o.Cols, o.Rows, m.Journal)}
 	nt.cond, nt.input = sync.NewCond(&nt.mu), engine.NewInputQueue(&s.input)
 	nt.j.append(screen)
+	nt.trackLocked(screen) // not shared yet
 	s.mu.Lock()
 	if s.stopping || s.terms[id] != t {
 		s.mu.Unlock()

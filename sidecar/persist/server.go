@@ -416,6 +416,7 @@ func (s *Server) detachAll(c *conn) {
 				s.keepExitedLocked(t, s.opts.KeepExited)
 			}
 		}
+		t.removeViewerLocked(c, "")
 		// Frames queued for c have nowhere to go.
 		kept := t.ctl[:0]
 		for _, f := range t.ctl {
@@ -593,6 +594,7 @@ func (t *term) goneLocked() {
 	if t.life != engine.Gone {
 		t.enterLocked(engine.Gone)
 		t.cond.Broadcast()
+		t.views.wakeAllLocked()
 		t.disk.remove()
 	}
 }

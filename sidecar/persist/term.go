@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/screen/vtstate"
 	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
@@ -46,9 +47,10 @@ type term struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	j      *journal
-	holder *conn         // the connection this terminal's frames go to; nil when detached
-	sent   uint64        // next offset to send to holder
-	credit engine.Credit // what holder may still be sent
+	vt     *vtstate.Tracker // the modes of what j received (modes.go)
+	holder *conn            // the connection this terminal's frames go to; nil when detached
+	sent   uint64           // next offset to send to holder
+	credit engine.Credit    // what holder may still be sent
 	// pin is the first journal byte of the frame the pump is writing,
 	// straight from the journal's chunks: while pinned, nothing from pin
 	// on may be evicted, whatever else says it may.
@@ -69,6 +71,8 @@ type term struct {
 	// still sit in socket and pipe buffers, or in a host that is dying.
 	acked uint64
 	ctl   []ctlFrame // control frames to send, in order, before more output
+	// views are the connections that view the terminal (viewers.go).
+	views viewerSet
 	cols  uint16
 	rows  uint16
 	// life is the terminal's place in its life (engine.State), changed
@@ -219,19 +223,24 @@ func (t *term) readLoop() {
 		t.mu.Lock()
 		t.readEnded = true
 		t.cond.Broadcast()
+		t.views.wakeAllLocked() // the EXIT may go to them now
 		t.mu.Unlock()
 		t.input.Discard() // input has nowhere to go now
 		close(t.readDone)
 	}()
+	// A read takes at most one OUTPUT frame's payload: a read of
+	// readChunk went out as a full frame and one of the header's few
+	// bytes, two writes for one read.
+	want := engine.OutputRoom(proto.DataHeaderSize(len(t.id)))
 	for {
 		t.mu.Lock()
-		var r []byte
+		var r, r2 []byte
 		for {
 			if t.frozen {
 				t.cond.Wait()
 				continue
 			}
-			if r = t.j.reserve(readChunk); r != nil {
+			if r, r2 = t.j.reserveSpan(want); r != nil {
 				break
 			}
 			if n := t.evictableLocked(); n > 0 {
@@ -243,23 +252,38 @@ func (t *term) readLoop() {
 		t.reading = true
 		off, disk := t.j.end, t.disk
 		t.mu.Unlock()
-		n, err := t.proc.Read(r)
+		n, err := t.proc.ReadSpan(r, r2)
 		if n > 0 {
-			// On disk before any host can be sent it (diskjournal.go).
-			disk.append(r[:n], off)
+			// On disk before any host can be sent it (diskjournal.go):
+			// a record per region the read filled.
+			k := min(n, len(r))
+			disk.append(r[:k], off)
+			disk.append(r2[:n-k], off+uint64(k))
 		}
 		t.mu.Lock()
 		t.reading = false
 		at, detached := t.j.end, t.holder == nil
 		if n > 0 {
-			t.j.commit(n)
+			t.j.commitSpan(n, len(r))
+			// The tracker sees both parts of a read that went on into r2.
+			na := min(n, len(r))
+			t.trackLocked(r[:na])
+			if n > na {
+				t.trackLocked(r2[:n-na])
+			}
+			t.views.wakeLocked()
 		}
 		if n > 0 || t.frozen {
 			t.cond.Broadcast()
 		}
 		t.mu.Unlock()
 		if n > 0 {
-			t.answers.read(t, r[:n], at, detached)
+			// The read may have gone on from r into r2 (ReadSpan).
+			na := min(n, len(r))
+			t.answers.read(t, r[:na], at, detached)
+			if n > na {
+				t.answers.read(t, r2[:n-na], at+uint64(na), detached)
+			}
 		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return
@@ -300,6 +324,7 @@ func (t *term) supervise() {
 		t.exit.Signal = st.SignalName()
 	}
 	close(t.reaped)
+	t.views.wakeAllLocked() // they get the EXIT too
 	detached := t.holder == nil
 	t.cond.Broadcast()
 	exit, disk := t.exit, t.disk
@@ -334,6 +359,12 @@ func (t *term) pump() {
 	var frame [][]byte // the header and the journal slices of a frame
 	t.mu.Lock()
 	for {
+		if t.pumpGatedLocked() {
+			// A viewer that became the holder is finishing its
+			// last write as a viewer.
+			t.cond.Wait()
+			continue
+		}
 		if len(t.ctl) > 0 {
 			f := t.ctl[0]
 			t.ctl[0] = ctlFrame{}
@@ -390,6 +421,11 @@ func (t *term) pump() {
 			continue
 		}
 		if t.life == engine.Gone && len(t.ctl) == 0 {
+			if t.readEnded {
+				// Nobody reads the journal any more: its chunks
+				// go to other terminals' journals.
+				t.j.free()
+			}
 			t.mu.Unlock()
 			return
 		}
@@ -405,6 +441,7 @@ func (t *term) writeLocked(c *conn, frame ...[]byte) {
 	c.write(frame...)
 	t.mu.Lock()
 	t.writingTo = nil
+	t.signalGateLocked()
 }
 
 // takeoverGrace is how long a previous holder has to take the frame the
