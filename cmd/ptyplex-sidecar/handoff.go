@@ -34,8 +34,12 @@ const handOffBound = 10 * time.Second
 // the handoff (an older one), refused it, or our stdin or stdout is not
 // a pipe or a socket (a terminal's open file is shared with the user's
 // shell, and the server would put it in non-blocking mode).
+//
+// With --readopt the HELLO is sent (and its answer read) even when the
+// bridge is to copy: it is how the connection asks for re-adoption.
 func handOff(c *net.UnixConn) (code int, done bool) {
-	if os.Getenv(copyEnv) == "1" || !handOffable(0) || !handOffable(1) {
+	copyOnly := os.Getenv(copyEnv) == "1" || !handOffable(0) || !handOffable(1)
+	if copyOnly && !*readopt {
 		return 0, false
 	}
 	c.SetDeadline(time.Now().Add(handOffBound))
@@ -45,14 +49,23 @@ func handOff(c *net.UnixConn) (code int, done bool) {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar: %v\n", err)
 		return 1, true
 	}
-	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(proto.SidecarHello(version.Version, nil))); err != nil {
+	var asks []string
+	if *readopt {
+		asks = append(asks, proto.FeatureReadopt)
+	}
+	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(proto.SidecarHello(version.Version, asks))); err != nil {
 		return fail(err)
 	}
 	h, err := readUntil(r, proto.TypeHelloReply)
 	if err != nil {
 		return fail(fmt.Errorf("waiting for its HELLO: %w", err))
 	}
-	if hello, err := proto.ParseHello(h.Body); err != nil || !hello.Has(proto.FeatureHandoff) {
+	hello, err := proto.ParseHello(h.Body)
+	if *readopt && (err != nil || !hello.Has(proto.FeatureReadopt)) {
+		// An older server: OPENs of ids it has are refused as before.
+		fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --readopt: the persistent sidecar does not re-adopt terminals (an older version; --upgrade it)")
+	}
+	if copyOnly || err != nil || !hello.Has(proto.FeatureHandoff) {
 		// An older server: it sent nothing but the answer, which the
 		// host did not ask for; copy from here.
 		return keepCopying(c, br)

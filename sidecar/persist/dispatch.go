@@ -51,8 +51,9 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		if t := s.lookup(m.TerminalID); t != nil {
 			t.mu.Lock()
 			if t.holder == c && t.credit.Limited() {
-				t.credit.Grant(m.Bytes)
-				t.acked = min(t.acked+m.Bytes, t.sent)
+				n := t.payDebtLocked(c, m.Bytes)
+				t.credit.Grant(n)
+				t.acked = min(t.acked+n, t.sent)
 				t.cond.Broadcast()
 			}
 			t.mu.Unlock()
@@ -84,6 +85,9 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		}
 	case proto.Hello:
 		s.logf("host %q speaks protocol %d", m.Version, m.Protocol)
+		if m.Has(proto.FeatureReadopt) {
+			c.readopt = true // for good: a host's own later HELLO does not undo its bridge's
+		}
 		s.helloReply(c)
 	case proto.Ping:
 		c.write(proto.AppendFrame(nil, proto.TypePong, proto.PongBody(m.Body)))
@@ -180,7 +184,8 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	}
 	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, park: park, quota: size,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
-		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning}
+		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
+		orphan: orphanClock{ms: x.OrphanMs}}
 	t.cond, t.input = sync.NewCond(&t.mu), engine.NewInputQueue(&s.input)
 	s.mu.Lock()
 	fits := s.makeRoomLocked(o.TerminalID, int64(size))
@@ -190,7 +195,11 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		c.errorf(o.TerminalID, "the persistent sidecar is stopping")
 		return
 	case s.terms[o.TerminalID] != nil:
+		old := s.terms[o.TerminalID]
 		s.mu.Unlock()
+		if c.readopt && s.readopt(c, old, o, x) {
+			return
+		}
 		c.errorf(o.TerminalID, "terminal id already exists")
 		return
 	case !fits:
@@ -283,6 +292,7 @@ func (s *Server) detach(c *conn, id string) {
 	}
 	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "detached as asked"})
 	t.holder = nil
+	s.orphanedLocked(t)
 	if t.exitedLocked() && t.end == unread {
 		s.keepExitedLocked(t, s.opts.KeepExited)
 	}
@@ -299,7 +309,7 @@ func (s *Server) list() proto.Listed {
 		}
 		e := proto.ListedTerminal{TerminalID: t.id, PID: t.pid, Cmd: t.cmd, Args: t.args,
 			Cols: t.cols, Rows: t.rows, Produced: t.j.end, Start: t.j.start,
-			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exitedLocked()}
+			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exitedLocked(), OrphanInMs: t.orphanInLocked()}
 		if t.park {
 			e.Detached = proto.DetachedPark
 		}
