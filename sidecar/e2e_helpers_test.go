@@ -15,7 +15,16 @@ import (
 
 func start(t *testing.T) *hosttest.Host {
 	t.Helper()
-	return hosttest.Start(t, sidecarBin)
+	return hosttest.Start(t, sidecarBin, sidecarArgs...)
+}
+
+// plainOnly skips a test of what only a plain sidecar does when the tests
+// run through a persistent server (persistEnv), saying why.
+func plainOnly(t *testing.T, why string) {
+	t.Helper()
+	if len(sidecarArgs) > 0 {
+		t.Skipf("through --persist: %s", why)
+	}
 }
 
 // sh opens terminal id running a shell script.

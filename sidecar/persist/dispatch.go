@@ -188,6 +188,9 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		orphan: orphanClock{ms: x.OrphanMs}}
 	t.cond, t.input = sync.NewCond(&t.mu), engine.NewInputQueue(&s.input)
 	s.mu.Lock()
+	if c.readopt {
+		s.replaceLocked(o)
+	}
 	fits := s.makeRoomLocked(o.TerminalID, int64(size))
 	switch {
 	case s.stopping:

@@ -148,3 +148,33 @@ func nthControl(h *hosttest.Host, typ proto.Type, id string, n int) hosttest.Con
 	})
 	return c
 }
+
+// An OPEN of another program under a detached terminal's id replaces it:
+// the old one is closed and forgotten, the new one starts under the id.
+func TestReadoptReplacesAnotherProgram(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	h1 := s.host("--readopt")
+	h1.Open(proto.Open{TerminalID: "t3", Cols: 80, Rows: 24, Cmd: "cat"})
+	old := openedPIDOf(t, h1, "t3")
+	killHost(h1)
+	h2 := s.host("--readopt")
+	waitDetached(t, h2, "t3")
+	h2.Open(proto.Open{TerminalID: "t3", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo new program; exit 3"}})
+	op := h2.WaitControl(proto.TypeOpened, "t3")
+	if int(op.Fields["pid"].(float64)) == old || op.Fields["readopted"] != nil {
+		t.Fatalf("OPENED %s: want a new terminal, not pid %d", op.Raw, old)
+	}
+	if ex := h2.WaitControl(proto.TypeExit, "t3"); ex.Fields["exitCode"] != float64(3) {
+		t.Fatalf("EXIT %s", ex.Raw)
+	}
+	if out := h2.Now().Output("t3"); out != "new program\r\n" {
+		t.Fatalf("output %q: want only the new program's", out)
+	}
+	if !hosttest.WaitGone(old, hosttest.Timeout) {
+		t.Fatalf("the replaced terminal's cat (pid %d) still runs", old)
+	}
+	if l := list(t, h2); len(l.Terminals) != 0 {
+		t.Fatalf("LIST after the replacement: %+v", l)
+	}
+}

@@ -20,6 +20,11 @@ import (
 // it has ended. The OPEN's size is applied as a RESIZE, its credit and
 // orphanMs replace the terminal's; its command, journal and detached
 // mode are the terminal's own.
+//
+// That is for an OPEN of the same program (command and arguments): one
+// that names another program wants that program, and the detached
+// terminal under its id, which no host could reach again, is replaced:
+// closed as CLOSE closes it, and its id given to the new one at once.
 
 // readopt gives c the terminal t, which an OPEN of c named, if nobody
 // holds it; it reports whether it did (if not, the OPEN is refused as
@@ -51,6 +56,46 @@ func (s *Server) readopt(c *conn, t *term, o proto.Open, x proto.OpenPersist) bo
 	}
 	s.logf("terminal %q (pid %d): re-adopted by an OPEN", t.id, t.pid)
 	t.cond.Broadcast()
+	return true
+}
+
+// replaceLocked frees o's id, for a connection that asked for
+// re-adoption, if a terminal nobody holds has it and runs another
+// program than o names: that terminal is closed (SIGHUP, SIGKILL after
+// the grace period) and forgotten once reaped, its EXIT unsent. Called
+// with s.mu held.
+func (s *Server) replaceLocked(o proto.Open) {
+	t := s.terms[o.TerminalID]
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.holder != nil || t.life == engine.Gone || t.end == exitWritten || sameProgram(t, o) {
+		return
+	}
+	delete(s.terms, t.id)
+	s.reserved -= int64(t.quota)
+	if t.life.Running() {
+		t.closeLocked()
+	}
+	s.logf("terminal %q (pid %d): replaced by an OPEN of another program (%s)", t.id, t.pid, o.Cmd)
+	go func() {
+		<-t.reaped
+		s.remove(t) // no longer under its id: only its pump ends
+	}()
+}
+
+// sameProgram reports whether o names the program t runs.
+func sameProgram(t *term, o proto.Open) bool {
+	if t.cmd != o.Cmd || len(t.args) != len(o.Args) {
+		return false
+	}
+	for i := range t.args {
+		if t.args[i] != o.Args[i] {
+			return false
+		}
+	}
 	return true
 }
 
