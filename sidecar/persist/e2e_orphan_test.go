@@ -98,6 +98,15 @@ func TestOrphanTimeoutClosesDetachedTerminals(t *testing.T) {
 	if !hosttest.Alive(never) {
 		t.Fatalf("orphanMs -1 (pid %d) ended", never)
 	}
+	// Re-adoption does not give back a terminal the bound closed (its
+	// EXIT still unread): the same OPEN starts a new one.
+	h4 := s.host("--readopt")
+	if pid := openOrphan(t, h4, "stubborn", "trap '' HUP; while :; do sleep 1; done", ms(300)); pid == stubborn {
+		t.Fatalf("OPEN with --readopt gave back the terminal the orphan bound closed (pid %d)", pid)
+	}
+	if op := h4.WaitControl(proto.TypeOpened, "stubborn"); op.Fields["readopted"] != nil {
+		t.Fatalf("OPENED %s: want a new terminal", op.Raw)
+	}
 }
 
 // --orphan-timeout 0: no orphan bound unless an OPEN asks for one.

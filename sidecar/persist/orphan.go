@@ -34,6 +34,10 @@ type orphanClock struct {
 	ms  int64
 	gen int       // clocks started; only the latest may close the terminal
 	at  time.Time // when the running clock ends; zero while none runs
+	// closed says the bound closed the terminal: its end is the
+	// server's doing, and an OPEN that would re-adopt it gets a new
+	// terminal instead (readopt.go).
+	closed bool
 }
 
 // orphanTimeout is how long t may run with no holder; 0: for ever.
@@ -85,7 +89,7 @@ func (s *Server) orphanDue(t *term, gen int) {
 			time.AfterFunc(time.Second, func() { s.orphanDue(t, gen) })
 			return
 		}
-		t.orphan.at = time.Time{}
+		t.orphan.at, t.orphan.closed = time.Time{}, true
 		s.logf("terminal %q: no host held it for %v: closing it", t.id, s.orphanTimeout(t.orphan.ms))
 		t.closeLocked()
 	})

@@ -24,7 +24,10 @@ import (
 // That is for an OPEN of the same program (command and arguments): one
 // that names another program wants that program, and the detached
 // terminal under its id, which no host could reach again, is replaced:
-// closed as CLOSE closes it, and its id given to the new one at once.
+// closed as CLOSE closes it, and its id given to the new one at once. So
+// is a terminal that is being closed (a CLOSE before its host went) or
+// that the orphan bound closed: the host wants a terminal to work in,
+// and that one's end was not its program's doing.
 
 // readopt gives c the terminal t, which an OPEN of c named, if nobody
 // holds it; it reports whether it did (if not, the OPEN is refused as
@@ -71,7 +74,10 @@ func (s *Server) replaceLocked(o proto.Open) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.holder != nil || t.life == engine.Gone || t.end == exitWritten || sameProgram(t, o) {
+	if t.holder != nil || t.life == engine.Gone || t.end == exitWritten {
+		return
+	}
+	if sameProgram(t, o) && t.life != engine.Closing && !t.orphan.closed {
 		return
 	}
 	delete(s.terms, t.id)
@@ -79,7 +85,8 @@ func (s *Server) replaceLocked(o proto.Open) {
 	if t.life.Running() {
 		t.closeLocked()
 	}
-	s.logf("terminal %q (pid %d): replaced by an OPEN of another program (%s)", t.id, t.pid, o.Cmd)
+	s.logf("terminal %q (pid %d): replaced by an OPEN of %s (%s)", t.id, t.pid, o.Cmd,
+		map[bool]string{true: "it was closing or closed", false: "another program"}[sameProgram(t, o)])
 	go func() {
 		<-t.reaped
 		s.remove(t) // no longer under its id: only its pump ends
