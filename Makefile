@@ -161,12 +161,15 @@ fuzz-short:
 # Soak and fault tests at full size (10,000 OPEN/CLOSE cycles, 64 MiB
 # streams, a 10 s stalled host, ...); `go test ./...` runs the short version.
 SOAKTIME ?= 60m
-# The long loops of other packages at their full size (PTYPLEX_SOAK=1,
-# internal/testing/testsize): make test runs a short round of each.
+# The long loops of other packages and of the npm package's tests at their
+# full size (PTYPLEX_SOAK=1: internal/testing/testsize, node/test/helpers.js):
+# make test runs a short round of each.
 SOAK_LONG := ^Test(WaitInputAfterBursts|ResumeOverSSH)$$
 soak: build
 	$(GO) test -count=1 -v -timeout $(SOAKTIME) ./soak/ -soak
 	PTYPLEX_SOAK=1 $(TESTENV) $(GO) test -race -count=1 -timeout $(SOAKTIME) -run '$(SOAK_LONG)' ./cmd/ptyplex/ ./client/
+	# The npm package's loops at full size (node/test/helpers.js soakSize).
+	cd node && PTYPLEX_SOAK=1 PTYPLEX_REQUIRE_SSHD=1 PTYPLEX_SIDECAR_PATH=$(CURDIR)/$(BIN)/ptyplex-sidecar node --test --test-concurrency=2 test/*.test.js test/*.test.mjs
 
 soak-short:
 	$(GO) test -race -count=1 -v ./soak/

@@ -28,14 +28,16 @@ const MaxPingBody = 256
 // keepalive, which only a host that asked can use.
 var HelloFeatures = append(append([]string(nil), Features...), FeatureKeepalive)
 
-// PongBody is the body a PONG answers a PING's body with: the same JSON
-// object, or {} when the PING's body is empty, not a JSON object, or
-// longer than MaxPingBody. The answer never fails: a host that sent
-// nonsense still learns that the sidecar is alive.
+// PongBody is the body a PONG answers a PING's body with: the same bytes,
+// whitespace included, when they are a JSON object of at most MaxPingBody
+// bytes, else {} (an empty body, not JSON, not an object, longer). The
+// answer never fails: a host that sent nonsense still learns that the
+// sidecar is alive. A host may compare the PONG with what it sent byte for
+// byte, so the body must not go through an encoder (it would compact it).
 func PongBody(ping []byte) []byte {
 	t := bytes.TrimSpace(ping)
-	if len(t) == 0 || len(t) > MaxPingBody || t[0] != '{' || !json.Valid(t) {
+	if len(ping) == 0 || len(ping) > MaxPingBody || len(t) == 0 || t[0] != '{' || !json.Valid(ping) {
 		return []byte("{}")
 	}
-	return append([]byte(nil), t...)
+	return append([]byte(nil), ping...)
 }

@@ -18,8 +18,22 @@ fi
 
 case $tok in *[!A-Za-z0-9_-]*) echo "leftovers: bad token $tok" >&2; exit 2 ;; esac
 
+# Our own ancestors carry the mark when a failing step runs us (make's
+# recipe shell, `cmd || { leftovers.sh TOKEN; exit 1; }`): they are the run
+# itself, still finishing, not what it left, and killing them would turn
+# the step's exit 1 into make's "Killed".
+ancestors=" "
+p=$$
+while [ "$p" -gt 1 ] 2>/dev/null; do
+	ancestors+="$p "
+	p=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null) || break
+done
+
 scan() {
-	grep -lzsE "^PTYPLEX_TEST_OWNER=(.* )?$tok( .*)?\$" /proc/[0-9]*/environ | sed 's|^/proc/||; s|/environ$||'
+	local p
+	for p in $(grep -lzsE "^PTYPLEX_TEST_OWNER=(.* )?$tok( .*)?\$" /proc/[0-9]*/environ | sed 's|^/proc/||; s|/environ$||'); do
+		case $ancestors in *" $p "*) ;; *) echo "$p" ;; esac
+	done
 }
 
 left=$(scan)

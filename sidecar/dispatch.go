@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -57,7 +56,7 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 		s.logf("host %q speaks protocol %d, features %v", m.Version, m.Protocol, m.Features)
 		s.helloReply()
 	case proto.Ping:
-		s.out.queueControl(nil, proto.TypePong, json.RawMessage(proto.PongBody(m.Body)))
+		s.out.send(outFrame{buf: proto.AppendFrame(nil, proto.TypePong, proto.PongBody(m.Body))}, false)
 	}
 }
 

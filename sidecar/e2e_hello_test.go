@@ -52,17 +52,18 @@ func TestPingAnswered(t *testing.T) {
 	h := start(t)
 	h.Send(proto.TypeHello, []byte(`{"version":"v","protocol":1,"features":["hello"]}`))
 	h.Send(proto.TypePing, []byte(`{"seq":7}`))
+	h.Send(proto.TypePing, []byte(` { "seq" : 8,  "at":"<\u00e9>" }`+"\n"))
 	h.Send(proto.TypePing, []byte(`not json`))
 	h.Send(proto.TypePing, nil)
 	h.Send(proto.TypePing, []byte(`{"pad":"`+strings.Repeat("x", proto.MaxPingBody)+`"}`))
-	s := h.MustUntil("four PONGs", func(s hosttest.Snapshot) bool {
+	s := h.MustUntil("five PONGs", func(s hosttest.Snapshot) bool {
 		n := 0
 		for _, f := range s.Frames {
 			if f.Type == proto.TypePong {
 				n++
 			}
 		}
-		return n == 4
+		return n == 5
 	})
 	var pongs []string
 	var hello proto.Hello
@@ -76,7 +77,7 @@ func TestPingAnswered(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	assert.Equal(t, []string{`{"seq":7}`, `{}`, `{}`, `{}`}, pongs)
+	assert.Equal(t, []string{`{"seq":7}`, ` { "seq" : 8,  "at":"<\u00e9>" }` + "\n", `{}`, `{}`, `{}`}, pongs, "each PONG's body is its PING's, byte for byte")
 	assert.True(t, hello.Has(proto.FeatureKeepalive), "%v", hello.Features)
 	sh(h, "t1", "echo after-ping")
 	h.WaitOutput("t1", "after-ping")

@@ -26,10 +26,12 @@ func TestWaitInputQuietFallback(t *testing.T) {
 	if a := buildtags.GoBuildArgs(); len(a) == 2 {
 		tags += "," + a[1]
 	}
+	// Without -race even when the tests run with it: a race build of
+	// this second binary (its own link, nothing shared with the first)
+	// cost 20 to 30 s of the package's time, and the daemon's code under
+	// the race detector is what every other test here runs; this one is
+	// about what the fallback answers.
 	args := []string{"build", "-o", qbin, "-tags", tags}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
 	if b, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
 		t.Fatalf("go build -tags %s: %v\n%s", tags, err, b)
 	}

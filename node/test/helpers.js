@@ -11,6 +11,14 @@ if (!fs.existsSync(BIN)) throw new Error(`${BIN} is missing: run make build firs
 // Generous: the tests run on small, busy machines; waits end at their event.
 const DEADLINE = 30000;
 
+// soakSize picks a loop's size: the short round make test-node runs, or
+// the full one make soak runs (PTYPLEX_SOAK=1), as internal/testing/testsize
+// does for the Go tests. The short round still crosses every path the full
+// one does; the full one finds what is rare.
+function soakSize(short, full) {
+  return process.env.PTYPLEX_SOAK === '1' ? full : short;
+}
+
 function newSidecar(t, options = {}) {
   const lines = [];
   const sc = new Sidecar({ path: BIN, logger: (l) => lines.push(l), ...options });
@@ -106,4 +114,4 @@ function cleanup(t, fn) {
   stack.push(fn);
 }
 
-module.exports = { BIN, DEADLINE, newSidecar, within, run, waitOutput, waitUntil, alive, cleanup };
+module.exports = { BIN, DEADLINE, soakSize, newSidecar, within, run, waitOutput, waitUntil, alive, cleanup };

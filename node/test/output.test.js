@@ -1,16 +1,17 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
-const { newSidecar, run } = require('./helpers');
+const { newSidecar, run, soakSize } = require('./helpers');
 
 const MIB = 1 << 20;
 
 // node-pty can fire onExit before the last output (its issue #72); here
 // every byte the child wrote must have arrived when onExit fires.
-test('1 MiB then exit: all of it before onExit, 100 times', async (t) => {
+const EXIT_REPS = soakSize(24, 100);
+test(`1 MiB then exit: all of it before onExit, ${EXIT_REPS} times`, async (t) => {
   const sc = newSidecar(t);
   const script = `head -c ${MIB} /dev/zero | tr '\\0' x`;
-  const reps = 100;
+  const reps = EXIT_REPS;
   const parallel = 4;
   let next = 0;
   const worker = async () => {

@@ -7,7 +7,7 @@ const childProcess = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { BIN, within, run, waitOutput, waitUntil, alive, cleanup } = require('./helpers');
+const { BIN, within, run, waitOutput, waitUntil, alive, cleanup, soakSize } = require('./helpers');
 const { Sidecar } = require('..');
 
 // server gives a test its own persistent server: a private runtime
@@ -61,7 +61,8 @@ test('a host SIGKILLed mid-flood, again and again: each new one attaches from th
     }
   });
   const host = path.join(__dirname, 'fixtures', 'persist-host.js');
-  const ROUNDS = 10;
+  // Ten hosts killed under make soak (PTYPLEX_SOAK=1); four in make test.
+  const ROUNDS = soakSize(4, 10);
   const STEP = 64 << 10;
   for (let round = 0; round <= ROUNDS; round++) {
     const before = sizes();

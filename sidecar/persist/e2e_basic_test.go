@@ -66,14 +66,15 @@ func TestPingThroughBridge(t *testing.T) {
 	h.Send(proto.TypeHello, []byte(`{"version":"v","protocol":1,"features":["hello"]}`))
 	h.Send(proto.TypePing, []byte(`{"seq":42}`))
 	h.Send(proto.TypePing, []byte(`[1,2]`))
-	snap := h.MustUntil("two PONGs", func(s hosttest.Snapshot) bool {
+	h.Send(proto.TypePing, []byte(` {"seq": 43} `))
+	snap := h.MustUntil("three PONGs", func(s hosttest.Snapshot) bool {
 		n := 0
 		for _, f := range s.Frames {
 			if f.Type == proto.TypePong {
 				n++
 			}
 		}
-		return n == 2
+		return n == 3
 	})
 	var pongs, hellos []string
 	for _, f := range snap.Frames {
@@ -87,8 +88,8 @@ func TestPingThroughBridge(t *testing.T) {
 	if len(hellos) != 1 || !strings.Contains(hellos[0], `"keepalive"`) || !strings.Contains(hellos[0], `"persist"`) {
 		t.Fatalf("HELLO answers %q, want one announcing keepalive and persist", hellos)
 	}
-	if strings.Join(pongs, " ") != `{"seq":42} {}` {
-		t.Fatalf("PONGs %q, want the first PING's body, then {}", pongs)
+	if strings.Join(pongs, "|") != `{"seq":42}|{}| {"seq": 43} ` {
+		t.Fatalf("PONGs %q, want the first PING's body, then {}, then the third's byte for byte", pongs)
 	}
 }
 
