@@ -201,3 +201,44 @@ func TestOrphanFloodingHostKilledTenTimes(t *testing.T) {
 	})
 	t.Logf("%d terminals, all ended by SIGHUP %v after the last host was killed", len(l.Terminals), gone)
 }
+
+// A live upgrade hands each orphan clock over with what was left of it
+// (a new full one would let an orphan live on across every upgrade), and
+// the terminals it hands over with no holder get one: the upgrade ended
+// every connection.
+func TestUpgradeKeepsOrphanClocks(t *testing.T) {
+	t.Parallel()
+	s := newUpgradeServer(t)
+	bin := copyBinary(t)
+	h := s.host()
+	openOrphan(t, h, "orphan", "exec cat", ms(600000))
+	openOrphan(t, h, "held", "exec cat", ms(600000))
+	h.SendJSON(proto.TypeDetach, proto.Close{TerminalID: "orphan"})
+	h.WaitControl(proto.TypeDetached, "orphan")
+	e, _ := entry(list(t, h), "orphan")
+	if e.OrphanInMs == nil {
+		t.Fatalf("LIST after DETACH: %+v", e)
+	}
+	before, since := *e.OrphanInMs, time.Now()
+	s.upgradeTo(bin)
+	h.WaitExit(hosttest.Timeout)
+	h2 := s.host()
+	// Measured before the LIST is sent: at most the time between the two
+	// readings of the clock.
+	elapsed := time.Since(since).Milliseconds()
+	l := list(t, h2)
+	o, _ := entry(l, "orphan")
+	if o.OrphanInMs == nil || *o.OrphanInMs > before-elapsed {
+		t.Fatalf("orphan after the upgrade: %+v (%v ms left); before it %d ms were left, at least %d ms earlier", o, deref(o.OrphanInMs), before, elapsed)
+	}
+	if e, _ := entry(l, "held"); e.OrphanInMs == nil || *e.OrphanInMs > 600000 {
+		t.Fatalf("held after the upgrade, which ended its host's connection: %+v", e)
+	}
+}
+
+func deref(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
