@@ -40,15 +40,14 @@ func TestOrphanTimeoutClosesDetachedTerminals(t *testing.T) {
 	never := openOrphan(t, h1, "never", "exec cat", ms(-1))
 	// HUP ignored: only the SIGKILL after CLOSE's grace period ends it.
 	stubborn := openOrphan(t, h1, "stubborn", "trap '' HUP; while :; do sleep 1; done", ms(300))
+	// Long enough to be listed running whatever the machine's load.
+	openOrphan(t, h1, "listed", "exec cat", ms(600000))
 	h2 := s.host()
 	held := openOrphan(t, h2, "held", "exec cat", ms(1))
 	killHost(h1)
-	l := waitDetached(t, h2, "default", "never", "stubborn")
-	for id, want := range map[string]int64{"default": 400, "stubborn": 300} {
-		e, _ := entry(l, id)
-		if e.OrphanInMs == nil || *e.OrphanInMs > want || e.Exited {
-			t.Fatalf("LIST of %s after its host died: %+v, want orphanInMs in 0..%d", id, e, want)
-		}
+	l := waitDetached(t, h2, "default", "never", "stubborn", "listed")
+	if e, _ := entry(l, "listed"); e.OrphanInMs == nil || *e.OrphanInMs > 600000 || *e.OrphanInMs < 600000-hosttest.Timeout.Milliseconds() || e.Exited {
+		t.Fatalf("LIST of a terminal whose host died: %+v, want orphanInMs a little under 600000", e)
 	}
 	for _, id := range []string{"never", "held"} {
 		if e, _ := entry(l, id); e.OrphanInMs != nil {
@@ -156,22 +155,29 @@ func TestOrphanFloodingHostKilledTenTimes(t *testing.T) {
 	s := newServer(t)
 	// Longer than a run takes, so that each run re-adopts the flood the
 	// previous one left.
-	const timeout = 2 * time.Second
+	const timeout = 5 * time.Second
 	flood := "while :; do echo flooding flooding flooding flooding; done"
 	var pids []int
 	var last time.Time
 	prev := 0
 	for run := 0; run < 10; run++ {
 		h := s.host("--readopt", "--orphan-timeout", timeout.String())
+		if run > 0 && time.Since(last) >= timeout/2 {
+			t.Logf("run %d: the bridge took %v to start; t-1 need not be re-adopted", run, time.Since(last))
+		}
 		for _, id := range []string{"t-1", fmt.Sprintf("run-%d", run)} {
 			script := flood
 			if id != "t-1" {
 				script = "echo flooding; exec cat" // one flood at a time is enough load
 			}
 			h.SendJSON(proto.TypeOpen, map[string]any{"terminalId": id, "cols": 80, "rows": 24, "cmd": "/bin/sh", "args": []string{"-c", script}})
+			sentAfter := time.Since(last)
 			op := h.WaitControl(proto.TypeOpened, id)
 			pid := int(op.Fields["pid"].(float64))
-			if id == "t-1" && run > 0 && (pid != prev || op.Fields["readopted"] != true) {
+			// Sent well within the bound after the previous host was
+			// killed (so after its terminals were detached), the OPEN
+			// finds the flood still running; later, it may not.
+			if id == "t-1" && run > 0 && sentAfter < timeout/2 && (pid != prev || op.Fields["readopted"] != true) {
 				t.Fatalf("run %d: OPEN t-1 gave %s, want the flood of run %d (pid %d) re-adopted", run, op.Raw, run-1, prev)
 			}
 			if id == "t-1" {
