@@ -38,6 +38,17 @@ type orphanClock struct {
 	// server's doing, and an OPEN that would re-adopt it gets a new
 	// terminal instead (readopt.go).
 	closed bool
+	// timer is the running clock's, stopped when it no longer counts:
+	// a pending timer keeps the terminal, journal and all, in memory.
+	timer *time.Timer
+}
+
+// stop stops the running clock's timer, if any.
+func (o *orphanClock) stop() {
+	if o.timer != nil {
+		o.timer.Stop()
+		o.timer = nil
+	}
 }
 
 // orphanTimeout is how long t may run with no holder; 0: for ever.
@@ -65,10 +76,11 @@ func (s *Server) orphanedForLocked(t *term, d time.Duration) {
 	if s.orphanTimeout(t.orphan.ms) == 0 || t.holder != nil || t.life != engine.Live {
 		return
 	}
+	t.orphan.stop()
 	t.orphan.gen++
 	gen := t.orphan.gen
 	t.orphan.at = time.Now().Add(d)
-	time.AfterFunc(d, func() { s.orphanDue(t, gen) })
+	t.orphan.timer = time.AfterFunc(d, func() { s.orphanDue(t, gen) })
 }
 
 // orphanDue closes t, as CLOSE does (SIGHUP, SIGKILL after the grace
@@ -86,9 +98,10 @@ func (s *Server) orphanDue(t *term, gen int) {
 			// we look again shortly.
 			t.orphan.gen++
 			gen := t.orphan.gen
-			time.AfterFunc(time.Second, func() { s.orphanDue(t, gen) })
+			t.orphan.timer = time.AfterFunc(time.Second, func() { s.orphanDue(t, gen) })
 			return
 		}
+		t.orphan.timer = nil
 		t.orphan.at, t.orphan.closed = time.Time{}, true
 		s.logf("terminal %q: no host held it for %v: closing it", t.id, s.orphanTimeout(t.orphan.ms))
 		t.closeLocked()
@@ -97,6 +110,7 @@ func (s *Server) orphanDue(t *term, gen int) {
 
 // adoptedLocked stops t's orphan clock: a host holds it again.
 func (t *term) adoptedLocked() {
+	t.orphan.stop()
 	t.orphan.gen++
 	t.orphan.at = time.Time{}
 }

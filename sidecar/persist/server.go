@@ -582,6 +582,7 @@ func (s *Server) dropLocked(t *term) {
 func (t *term) goneLocked() {
 	if t.life != engine.Gone {
 		t.enterLocked(engine.Gone)
+		t.orphan.stop()
 		t.cond.Broadcast()
 	}
 }
