@@ -36,6 +36,14 @@
 // instead of ending. ReconnectPolicy.OnEvent reports the drop, each
 // attempt, the resume or giving up. See docs/remote.md.
 //
+// Client.Attach with AttachOptions{View: true} views a persistent terminal
+// another connection holds: its output from an offset of the caller's,
+// within the terminal's own credit window, while Write, Resize and Close
+// fail with ErrViewing. A viewer never slows the holder: one that falls
+// behind the server's journal reads the server's repaint of the screen in
+// place of the bytes it lost (Lost counts them). Terminal.HandOver gives a
+// held terminal to a viewer. See docs/persist.md.
+//
 // Underneath, a Stream is the frame level: the process, the serialised
 // writes, the one reader goroutine and how the stream ends. Client
 // dispatches on it; hosts that want the frames themselves (the module's

@@ -94,7 +94,14 @@ func (c *Client) List(ctx context.Context) ([]proto.ListedTerminal, error) {
 // Snapshot repaints the screen instead, and Offset continues after it.
 // A refusal (unknown id, offset past what was produced) is an
 // *OpenError with the server's message.
-func (c *Client) Attach(ctx context.Context, id string, offset uint64) (*Terminal, error) {
+//
+// With AttachOptions{View: true} it attaches as a viewer instead
+// (viewers.go): the output only, no takeover.
+func (c *Client) Attach(ctx context.Context, id string, offset uint64, opts ...AttachOptions) (*Terminal, error) {
+	var o AttachOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
@@ -123,11 +130,12 @@ func (c *Client) Attach(ctx context.Context, id string, offset uint64) (*Termina
 		}
 		c.mu.Unlock()
 	}
-	body := proto.Marshal(struct {
-		Credit     uint64 `json:"credit"`
-		Offset     uint64 `json:"offset"`
-		TerminalID string `json:"terminalId"`
-	}{uint64(DefaultWindow), offset, id})
+	credit := uint64(DefaultWindow)
+	a := proto.Attach{Credit: &credit, Offset: offset, TerminalID: id}
+	if o.View {
+		a.Mode = proto.AttachView
+	}
+	body := proto.Marshal(a)
 	if err := s.Send(proto.AppendFrame(nil, proto.TypeAttach, body)); err != nil {
 		forget()
 		return nil, fmt.Errorf("attach terminal %q: %w", id, err)
@@ -202,9 +210,11 @@ func (c *Client) dispatchPersist(f proto.Frame) error {
 		p := c.persist.attaching[a.TerminalID]
 		c.persist.mu.Unlock()
 		if p == nil {
+			c.liveAttached(a)
 			return nil
 		}
 		p.t.attached = a
+		p.t.viewAttached(a)
 		if a.Lost == 0 {
 			c.attached(p)
 		}
@@ -221,6 +231,7 @@ func (c *Client) dispatchPersist(f proto.Frame) error {
 		p := c.persist.attaching[s.TerminalID]
 		c.persist.mu.Unlock()
 		if p == nil {
+			c.liveSnapshot(s)
 			return nil
 		}
 		p.t.snapshot = s.Data

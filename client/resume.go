@@ -38,7 +38,7 @@ func (c *Client) resume(s *Stream, live []*Terminal) []*resumeWait {
 	c.persist.mu.Unlock()
 	for _, w := range waits {
 		offset, credit := w.t.win.resetCredit()
-		body := proto.Marshal(proto.Attach{TerminalID: w.t.id, Offset: offset, Credit: credit})
+		body := proto.Marshal(proto.Attach{TerminalID: w.t.id, Offset: offset, Credit: credit, Mode: w.t.attachMode()})
 		if s.Send(proto.AppendFrame(nil, proto.TypeAttach, body)) != nil {
 			// The new connection died already; the wait sees it.
 			return waits

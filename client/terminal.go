@@ -51,8 +51,9 @@ type Terminal struct {
 	snapshot string         // its repaint, when bytes were lost
 
 	mu       sync.Mutex
-	closed   bool  // CLOSE was sent
-	inputErr error // dropped INPUT, reported by the next Write
+	view     viewState // viewers.go
+	closed   bool      // CLOSE was sent
+	inputErr error     // dropped INPUT, reported by the next Write
 	status   ExitStatus
 	err      error // why Wait fails, if it does
 }
@@ -94,6 +95,9 @@ func (t *Terminal) Read(p []byte) (int, error) {
 // once; past ReconnectPolicy.QueueLimit it fails with an error wrapping
 // ErrDisconnectedQueueFull.
 func (t *Terminal) Write(p []byte) (int, error) {
+	if err := t.refuseViewing("write"); err != nil {
+		return 0, err
+	}
 	t.mu.Lock()
 	if err := t.inputErr; err != nil {
 		t.inputErr = nil
@@ -131,6 +135,9 @@ func (t *Terminal) Write(p []byte) (int, error) {
 // Resize changes the terminal's size. The sidecar applies it best effort
 // and reports nothing back.
 func (t *Terminal) Resize(cols, rows uint16) error {
+	if err := t.refuseViewing("resize"); err != nil {
+		return err
+	}
 	frame := proto.AppendFrame(nil, proto.TypeResize, proto.Marshal(proto.Resize{TerminalID: t.id, Cols: cols, Rows: rows}))
 	if err := t.c.sendTerm(frame, len(frame)); err != nil {
 		return fmt.Errorf("terminal %q: resize: %w", t.id, err)
@@ -144,6 +151,9 @@ func (t *Terminal) Resize(cols, rows uint16) error {
 // (and is no longer throttled). Closing twice, or after the child exited,
 // does nothing.
 func (t *Terminal) Close() error {
+	if err := t.refuseViewing("close"); err != nil {
+		return err
+	}
 	t.mu.Lock()
 	already := t.closed
 	t.closed = true

@@ -124,8 +124,23 @@ export interface Terminal extends IPty {
   readonly lost: number;
   /** Fires when this host no longer holds the terminal (taken over, detach(), the connection ended); writes then throw. */
   readonly onDetach: IEvent<IDetachEvent>;
-  /** Lets the terminal run on without this host (persistent sidecars only). */
+  /** Lets the terminal run on without this host (persistent sidecars only); a viewer stops viewing. */
   detach(): void;
+  /**
+   * True while this host only views the terminal (attach with view: true):
+   * write, resize, kill and handOver throw; false once the holder handed
+   * it over, and for terminals this host holds.
+   */
+  readonly viewing: boolean;
+  /** This viewer's number on the server (what the holder's handOver names); 0 for a holder. */
+  readonly viewer: number;
+  /**
+   * Gives the terminal, which this host holds, to the viewer numbered
+   * viewer: it goes on as the holder, and this host's onDetach fires
+   * ("handed over to viewer N"). A number that is no viewer is refused by
+   * the server (logged), and nothing changes.
+   */
+  handOver(viewer: number): void;
 }
 
 export interface IDetachEvent {
@@ -148,6 +163,24 @@ export interface AttachOptions {
   offset?: number;
   /** Output decoding (default "utf8"); null delivers Buffers. */
   encoding?: string | null;
+  /**
+   * View the terminal instead of taking it over (default false): the same
+   * output from offset, within this host's own credit, while its holder
+   * keeps it. A viewer that falls behind the server's journal gets the
+   * server's repaint of the screen in onData instead of the bytes it
+   * missed (lost counts them); it never slows the holder.
+   */
+  view?: boolean;
+}
+
+/** One viewer of a persistent terminal, as LISTED gives it. */
+export interface PersistentViewer {
+  /** Its number: what Terminal#handOver takes. */
+  viewer: number;
+  /** The offset of the next byte the server is to send it. */
+  sent: number;
+  /** Bytes it was skipped past since it attached. */
+  lost: number;
 }
 
 /** One terminal of a persistent server, as LISTED gives it. */
@@ -170,6 +203,8 @@ export interface PersistentTerminal {
   orphanInMs?: number;
   /** Exited with no host holding it: milliseconds before the server drops it (--keep-exited). */
   dropInMs?: number;
+  /** The connections that view it (attach with view: true); absent when none do. */
+  viewers?: PersistentViewer[];
 }
 
 /** The terminal class (created by spawn, not directly). */

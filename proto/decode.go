@@ -33,8 +33,12 @@ type Ping struct{ Body []byte }
 // List is a decoded LIST.
 type List struct{}
 
-// Detach is a decoded DETACH.
-type Detach struct{ TerminalID string }
+// Detach is a decoded DETACH. To, when set, names the viewer the holder
+// hands the terminal over to (see ParseDetach).
+type Detach struct {
+	TerminalID string  `json:"terminalId"`
+	To         *uint64 `json:"to,omitempty"`
+}
 
 // Stop is a decoded STOP.
 type Stop struct{}
@@ -147,11 +151,11 @@ func Decode(f Frame) (Msg, error) {
 		}
 		return a, nil
 	case TypeDetach:
-		var d Close // the same body: {"terminalId"}
-		if err := json.Unmarshal(f.Body, &d); err != nil {
-			return fail(RecoverID(f.Body), errors.New(`malformed DETACH: want {"terminalId": ...}`))
+		d, id, err := ParseDetach(f.Body)
+		if err != nil {
+			return fail(id, err)
 		}
-		return Detach{TerminalID: d.TerminalID}, nil
+		return d, nil
 	case TypeStop:
 		return Stop{}, nil
 	case TypeUpgrade:

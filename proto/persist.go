@@ -104,6 +104,9 @@ type ListedTerminal struct {
 	// orphan timeout, counted from its latest detach). Absent while it
 	// is held, when it has no orphan timeout, and once it exited.
 	OrphanInMs *int64 `json:"orphanInMs,omitempty"`
+	// Viewers are the connections that view the terminal (ATTACH with
+	// "mode":"view"), in the order they attached; absent when none do.
+	Viewers []ListedViewer `json:"viewers,omitempty"`
 }
 
 // Listed is the body of LISTED.
@@ -114,24 +117,38 @@ type Listed struct {
 // Attach is the body of ATTACH. Credit nil means unthrottled. The server
 // parses it more strictly than encoding/json would (whole numbers only).
 type Attach struct {
-	Credit     *uint64 `json:"credit,omitempty"`
-	Offset     uint64  `json:"offset"`
-	TerminalID string  `json:"terminalId"`
+	Credit *uint64 `json:"credit,omitempty"`
+	// Mode is AttachView for a viewer; "" (or AttachHold) takes the
+	// terminal as its holder, as an ATTACH without it always did.
+	Mode       string `json:"mode,omitempty"`
+	Offset     uint64 `json:"offset"`
+	TerminalID string `json:"terminalId"`
 }
 
 // Attached is the body of ATTACHED. Offset is the offset the host asked
 // for; Lost is how many of the bytes from there fell out of the journal.
 type Attached struct {
-	Lost       uint64 `json:"lost"`
+	Lost uint64 `json:"lost"`
+	// Mode is AttachView in a viewer's ATTACHED, and AttachHold in the
+	// one a viewer gets when the holder hands the terminal over to it;
+	// absent in the answer to a holder's ATTACH (as before viewers).
+	Mode       string `json:"mode,omitempty"`
 	Offset     uint64 `json:"offset"`
 	TerminalID string `json:"terminalId"`
+	// Viewer is the viewer's number on this server (a holder hands over
+	// to it by that number); absent for a holder.
+	Viewer uint64 `json:"viewer,omitempty"`
 }
 
 // Snapshot is the body of SNAPSHOT: Data repaints the screen and the
 // scrollback the journal covers, and OUTPUT continues from Offset.
 type Snapshot struct {
-	Cols       uint16 `json:"cols"`
-	Data       string `json:"data"`
+	Cols uint16 `json:"cols"`
+	Data string `json:"data"`
+	// Lost is set in a viewer's SNAPSHOT: how many bytes, from the
+	// offset it was at, it was skipped past (they left the journal
+	// before it read them). Absent in a holder's (ATTACHED says it).
+	Lost       uint64 `json:"lost,omitempty"`
 	Offset     uint64 `json:"offset"`
 	Rows       uint16 `json:"rows"`
 	TerminalID string `json:"terminalId"`
@@ -195,6 +212,7 @@ func ParseAttach(body []byte) (a Attach, id string, err error) {
 		TerminalID *string         `json:"terminalId"`
 		Offset     json.RawMessage `json:"offset"`
 		Credit     json.RawMessage `json:"credit"`
+		Mode       json.RawMessage `json:"mode"`
 	}
 	if err := json.Unmarshal(body, &w); err != nil || w.TerminalID == nil {
 		return a, RecoverID(body), errors.New(`malformed ATTACH: want {"terminalId": ..., "offset": N}`)
@@ -209,6 +227,9 @@ func ParseAttach(body []byte) (a Attach, id string, err error) {
 			return a, a.TerminalID, fmt.Errorf("malformed ATTACH: credit: %v", err)
 		}
 		a.Credit = &n
+	}
+	if a.Mode, err = parseAttachMode(w.Mode); err != nil {
+		return a, a.TerminalID, err
 	}
 	return a, a.TerminalID, nil
 }

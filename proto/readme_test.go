@@ -34,7 +34,7 @@ func TestProtocolExamplesUseWireNames(t *testing.T) {
 	bySection := map[string][]any{
 		"SIGNAL and FOREGROUND (extensions)": {Opened{}, Signal{}, Foreground{}, ForegroundInfo{}},
 		"Persistent terminals (`--persist NAME`, extension)": {Opened{}, Listed{}, Attach{}, Attached{},
-			Snapshot{}, Detached{}, Close{}, Error{}, Upgrade{}, Upgrading{}, HostEnded{}},
+			Snapshot{}, Detached{}, Close{}, Detach{}, Error{}, Upgrade{}, Upgrading{}, HostEnded{}},
 		"HELLO (extension): the handshake": {Hello{}},
 		// A PING's body is any small JSON object, echoed by the PONG;
 		// the page's example carries a sequence number.

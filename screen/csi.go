@@ -20,6 +20,10 @@ func (s *Screen) csiDispatch(final byte) {
 			s.replies = append(s.replies, replyDA2...)
 			return
 		}
+		if final == 'q' && len(p.Inter) == 0 && p.Param(0, 0) == 0 && s.version != "" {
+			s.replies = append(append(append(s.replies, "\x1bP>|"...), s.version...), "\x1b\\"...)
+			return
+		}
 		s.recordUnhandled()
 		return
 	default:

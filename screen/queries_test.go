@@ -61,3 +61,21 @@ func TestColorQueryBadInput(t *testing.T) {
 		t.Errorf("unhandled = %v, want the two bad OSCs", u)
 	}
 }
+
+// TestXTVersion: XTVERSION is answered with Options.Version as xterm does
+// (DCS > | text ST), and left unanswered (recorded) without one.
+func TestXTVersion(t *testing.T) {
+	s := New(10, 5, Options{Version: "ptyplex(1.2.3)"})
+	s.Write([]byte("\x1b[>q\x1b[>0q\x1b[>1q"))
+	if got, want := string(s.TakeReplies()), "\x1bP>|ptyplex(1.2.3)\x1b\\\x1bP>|ptyplex(1.2.3)\x1b\\"; got != want {
+		t.Errorf("replies = %q, want %q", got, want)
+	}
+	s = New(10, 5, Options{})
+	s.Write([]byte("\x1b[>q"))
+	if got := s.TakeReplies(); got != nil {
+		t.Errorf("without a version: replies = %q, want none", got)
+	}
+	if u, _ := s.Unhandled(); len(u) != 1 {
+		t.Errorf("without a version: unhandled = %v, want the query", u)
+	}
+}

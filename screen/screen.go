@@ -6,6 +6,10 @@ import "github.com/ptyplex/ptyplex/screen/vtparse"
 type Options struct {
 	Scrollback int // scrollback ring capacity in lines; 0 means 10000; negative means none
 	Unhandled  int // capacity of the unhandled-sequence ring; 0 means 10
+	// Version, if set, is the name and version XTVERSION (CSI > q)
+	// answers, as DCS > | Version ST; empty leaves the query unanswered
+	// (recorded as unhandled), as a terminal that does not implement it.
+	Version string
 }
 
 const (
@@ -123,6 +127,7 @@ type Screen struct {
 	parser  vtparse.Parser
 	seq     *vtparse.Seq // the sequence being dispatched
 	replies []byte
+	version string // what XTVERSION answers (Options.Version)
 	unknown unhandledRing
 
 	marks       []Mark // shell integration marks, oldest first (marks.go)
@@ -149,6 +154,7 @@ func New(cols, rows int, opt Options) *Screen {
 	s := &Screen{
 		cols:    cols,
 		rows:    rows,
+		version: opt.Version,
 		scroll:  scrollback{capacity: sb},
 		unknown: unhandledRing{capacity: uh},
 	}

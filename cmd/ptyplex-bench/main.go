@@ -178,6 +178,7 @@ func main() {
 	}
 	sessionRows(&t, filter, tmp)
 	persistRows(&t, filter, tmp)
+	answerRows(&t, filter, tmp)
 	remoteRows(&t, filter, tmp)
 	if filter.MatchString("screen") {
 		root, _ := os.Getwd()

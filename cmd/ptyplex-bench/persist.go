@@ -474,6 +474,7 @@ func persistRows(t *table, filter *regexp.Regexp, tmp string) {
 		t.add(row{name: "Server RSS growth while the SNAPSHOT is built (KiB; baseline: the SNAPSHOT's size)",
 			unit: "%.0f", scale: 1, s: grew, maxRatio: ptr(2.0)})
 	}
+	viewerRows(t, filter, tmp)
 	if filter.MatchString("persist reattach") {
 		s := measure("persist reattach", func() (float64, float64, error) {
 			return reattachTime(*sidecarBin, tmp, 16)

@@ -59,11 +59,25 @@ reports, title and window reports, mode and colour queries). The session
 answers the queries a program relies on itself, so the program still
 gets its answer, and your terminal never types one into the session.
 
+A terminal of a persistent sidecar (ptyplex-sidecar --persist NAME, see
+docs/persist.md) is reached with --persist NAME --id ID instead of
+--socket: as its holder (your keys go to the program; a host that held it
+is detached, and attaches again when it wants it back), or with --view as
+a viewer: you see its output, from the start of its journal (or a repaint
+of its screen when the journal lost bytes), and type nothing; the holder
+and any other viewers go on as before. A viewer that falls behind the
+output is shown a repaint and goes on from there. --resize applies to a
+holder only.
+
 Example:
-  ptyplex attach --socket /tmp/interminai-XXXX/socket --read-only`
+  ptyplex attach --socket /tmp/interminai-XXXX/socket --read-only
+  ptyplex attach --persist work --id build --view`
 
 func runAttach(args []string) int {
-	c := newCLI("attach", "ptyplex attach --socket PATH [--read-only] [--resize] [--detach-key KEY] [--allow-clipboard] [--allow-title]", attachAbout, true)
+	c := newCLI("attach", "ptyplex attach (--socket PATH [--read-only] | --persist NAME --id ID [--view]) [--resize] [--detach-key KEY] [--allow-clipboard] [--allow-title]", attachAbout, true)
+	persistName := c.fs.String("persist", "", "attach a terminal of the persistent sidecar `NAME` instead of a session (with --id)")
+	persistID := c.fs.String("id", "", "the persistent terminal's `ID` (with --persist)")
+	view := c.fs.Bool("view", false, "with --persist: view the terminal (its output only) instead of holding it")
 	readOnly := c.fs.Bool("read-only", false, "watch without sending keys to the program")
 	resize := c.fs.Bool("resize", false, "resize the session to this terminal, now and on every resize")
 	allowClipboard := c.fs.Bool("allow-clipboard", false, "let the program set your clipboard (OSC 52 writes; reads stay blocked)")
@@ -72,7 +86,17 @@ func runAttach(args []string) int {
 	if done, code := c.parse(args); done {
 		return code
 	}
-	if !c.needSocket() {
+	if *persistName != "" {
+		if c.socket != "" || *readOnly {
+			return c.usageError("--persist attaches a persistent terminal: it takes neither --socket nor --read-only (use --view)")
+		}
+		if err := checkPersistID(*persistID); err != nil {
+			return c.usageError("%v", err)
+		}
+	} else if *persistID != "" || *view {
+		return c.usageError("--id and --view go with --persist NAME")
+	}
+	if *persistName == "" && !c.needSocket() {
 		return exitUsage
 	}
 	if c.fs.NArg() > 0 {
@@ -81,6 +105,10 @@ func runAttach(args []string) int {
 	dk, err := keys.Encode([]string{*detachName}, false)
 	if err != nil || len(dk) != 1 {
 		return c.usageError("invalid --detach-key %q: it must be a key that sends one byte, such as C-\\ or C-]", *detachName)
+	}
+	if *persistName != "" {
+		return persistAttach{name: *persistName, id: *persistID, view: *view, resize: *resize, detachKey: dk[0],
+			filter: termfilter.Options{AllowClipboard: *allowClipboard, AllowTitle: *allowTitle}}.run()
 	}
 	if _, err := os.Stat(c.socket); err != nil {
 		var pe *os.PathError
@@ -174,15 +202,29 @@ type attachment struct {
 // signal comes. The stdin reader may stay blocked in read afterwards; the
 // process exits soon after.
 func (a *attachment) run(stream io.Reader) int {
-	ended := make(chan struct{})
-	go func() {
+	var send func([]byte) error // read-only attachments send nothing
+	if !a.readOnly {
+		send = func(b []byte) error { _, err := a.conn.Write(b); return err }
+	}
+	return attachLoop(func() {
 		// The program's bytes go through the filter, so that only what
 		// draws the screen reaches the user's terminal.
 		io.Copy(termfilter.NewWriter(os.Stdout, a.filter), stream)
+	}, send, a.detachKey)
+}
+
+// attachLoop runs output (which returns when the program's stream ends)
+// and sends the user's keys with send (nil: none are sent) up to the
+// detach key, until the user detaches, the stream ends or a signal comes;
+// it says which.
+func attachLoop(output func(), send func([]byte) error, detachKey byte) int {
+	ended := make(chan struct{})
+	go func() {
+		output()
 		close(ended)
 	}()
 	detached := make(chan struct{})
-	go a.keys(detached)
+	go copyKeys(detachKey, send, detached)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
 	defer signal.Stop(sigs)
@@ -196,20 +238,21 @@ func (a *attachment) run(stream io.Reader) int {
 	}
 }
 
-// keys sends stdin to the daemon up to the detach key, then closes
-// detached. Read-only attachments send nothing.
-func (a *attachment) keys(detached chan<- struct{}) {
+// copyKeys sends stdin with send up to the detach key, then closes
+// detached. A failed send ends it: the stream is gone, and attachLoop
+// hears it from the output.
+func copyKeys(detachKey byte, send func([]byte) error, detached chan<- struct{}) {
 	buf := make([]byte, 4096)
 	for {
 		n, err := os.Stdin.Read(buf)
 		b := buf[:n]
-		i := bytes.IndexByte(b, a.detachKey)
+		i := bytes.IndexByte(b, detachKey)
 		if i >= 0 {
 			b = b[:i]
 		}
-		if len(b) > 0 && !a.readOnly {
-			if _, werr := a.conn.Write(b); werr != nil {
-				return // the stream is gone; run hears it from the reader
+		if len(b) > 0 && send != nil {
+			if send(b) != nil {
+				return
 			}
 		}
 		if i >= 0 || err != nil {
@@ -286,6 +329,14 @@ func makeRaw(fd int, saved *unix.Termios) error {
 // followResize resizes the session to our terminal now and on every
 // SIGWINCH, until the returned stop is called.
 func followResize(socket string) (stop func()) {
+	return followSize(func(cols, rows uint16) {
+		wire.Call(socket, map[string]any{"type": "RESIZE", "cols": int(cols), "rows": int(rows)})
+	})
+}
+
+// followSize calls resize with our terminal's size now and on every
+// SIGWINCH, until the returned stop is called.
+func followSize(resize func(cols, rows uint16)) (stop func()) {
 	winch := make(chan os.Signal, 1)
 	signal.Notify(winch, syscall.SIGWINCH)
 	done := make(chan struct{})
@@ -294,7 +345,7 @@ func followResize(socket string) (stop func()) {
 		if err != nil || ws.Col == 0 || ws.Row == 0 {
 			return
 		}
-		wire.Call(socket, map[string]any{"type": "RESIZE", "cols": int(ws.Col), "rows": int(ws.Row)})
+		resize(ws.Col, ws.Row)
 	}
 	apply()
 	go func() {

@@ -3,7 +3,8 @@
 // new Sidecar({ persist: NAME }) the sidecar is `ptyplex-sidecar --persist
 // NAME`, a bridge to a per-user server whose terminals outlive this host.
 // This file adds what a host needs to come back to them: list(), attach()
-// by byte offset, and the frames that answer those.
+// by byte offset (as the holder, or with { view: true } as one more
+// viewer, output only), and the frames that answer those.
 
 const { T, controlFrame } = require('./frames');
 const { Emitter } = require('./events');
@@ -68,7 +69,10 @@ const sidecarMethods = {
   /**
    * Takes terminal terminalId of the persistent server over and returns it
    * as an IPty whose onData goes on from options.offset (the bytes of it
-   * received before, which the old host saved from pty.offset).
+   * received before, which the old host saved from pty.offset). With
+   * options.view it views the terminal instead: the same output, from its
+   * own offset and credit, while the holder keeps it; write, resize and
+   * kill throw until the holder hands it over (handOver).
    */
   attach(terminalId, options = {}) {
     if (!this._persistent) throw notPersistent('attach');
@@ -76,6 +80,10 @@ const sidecarMethods = {
       throw new TypeError(`ptyplex: attach needs a terminal id, a non-empty string (not ${JSON.stringify(terminalId)})`);
     }
     const offset = options.offset === undefined ? 0 : options.offset;
+    const view = options.view === undefined ? false : options.view;
+    if (typeof view !== 'boolean') {
+      throw new TypeError(`ptyplex: attach: view must be true or false (not ${JSON.stringify(view)})`);
+    }
     if (!isWhole(offset)) {
       throw new TypeError(`ptyplex: attach: offset must be a whole number of bytes (not ${JSON.stringify(offset)})`);
     }
@@ -86,13 +94,16 @@ const sidecarMethods = {
     term._file = `terminal ${JSON.stringify(terminalId)}`;
     term._attaching = { offset };
     term._offset = offset;
+    term.viewing = view;
     // Its pid comes with the LISTED asked for below: never block for it.
     term._pidWaited = true;
     gen.terms.set(terminalId, term);
     term._gen = gen;
     this._sendTo(gen, controlFrame(T.LIST, {}));
     gen.listWaits.push({ resolve: (entries) => term._listed(entries), reject: () => {} });
-    this._sendTo(gen, controlFrame(T.ATTACH, { terminalId, offset, credit: this.creditWindow }));
+    const body = { terminalId, offset, credit: this.creditWindow };
+    if (view) body.mode = 'view';
+    this._sendTo(gen, controlFrame(T.ATTACH, body));
     this._refresh(gen);
     return term;
   },
@@ -149,6 +160,15 @@ const sidecarMethods = {
     }
     switch (type) {
       case T.ATTACHED:
+        if (!term._attaching && term.viewing && msg.mode === 'hold' && isWhole(msg.offset) && isWhole(msg.lost)) {
+          // The holder handed the terminal over to this viewer: it goes
+          // on from where it was, as the holder; lost bytes, if any, are
+          // repainted by the SNAPSHOT that follows.
+          term.viewing = false;
+          term.lost += msg.lost;
+          term._snapshotDue = msg.lost > 0;
+          break;
+        }
         if (!term._attaching || !isWhole(msg.offset) || !isWhole(msg.lost)) {
           throw peerErr(`protocol violation by ptyplex-sidecar: an unasked or malformed ATTACHED for terminal ${JSON.stringify(term._id)}`);
         }
@@ -169,6 +189,8 @@ const sidecarMethods = {
         // With bytes lost, the SNAPSHOT that follows moves the offset on.
         term._offset = msg.offset;
         term.lost = msg.lost;
+        term.viewing = msg.mode === 'view';
+        term.viewer = term.viewing && isWhole(msg.viewer) ? msg.viewer : 0;
         term._opened({ pid: term._pid, features: PERSIST_FEATURES });
         break;
       case T.SNAPSHOT:
@@ -179,6 +201,12 @@ const sidecarMethods = {
         // one: a SNAPSHOT at any other time would replace the terminal's
         // output and move its offset at the peer's whim. The Go client
         // ignores them too.
+        if (!term._snapshotDue && term.viewing && !term._attaching && isWhole(msg.lost) && msg.lost > 0) {
+          // A viewer fell out of the server's journal: skipped forward.
+          term.lost += msg.lost;
+          term._snapshot(msg);
+          break;
+        }
         if (!term._snapshotDue) {
           this._log(`ignored a SNAPSHOT for terminal ${JSON.stringify(term._id)} that no ATTACHED announced`);
           break;
@@ -216,6 +244,28 @@ const terminalMethods = {
     if (this._state !== 'live' && this._state !== 'pending') return;
     if (!this._host._persistent) throw notPersistent('detach');
     this._host._sendTo(this._gen, controlFrame(T.DETACH, { terminalId: this._id }));
+  },
+
+  /**
+   * Gives the terminal, which this host holds, to its viewer number
+   * viewer (pty.viewer on the viewing host; list() shows them): it goes
+   * on as the holder, and this host's onDetach fires.
+   */
+  handOver(viewer) {
+    if (!this._host._persistent) throw notPersistent('handOver');
+    if (!Number.isSafeInteger(viewer) || viewer < 1) {
+      throw new TypeError(`ptyplex: handOver needs a viewer's number, a whole number from 1 (not ${JSON.stringify(viewer)})`);
+    }
+    this._refuseViewing('hand over');
+    if (this._state !== 'live') return;
+    this._host._sendTo(this._gen, controlFrame(T.DETACH, { terminalId: this._id, to: viewer }));
+  },
+
+  // _refuseViewing throws for what only a holder may do.
+  _refuseViewing(what) {
+    if (this.viewing) {
+      throw new Error(`ptyplex: cannot ${what} terminal ${JSON.stringify(this._id)}: this host only views it`);
+    }
   },
 
   _listed(entries) {

@@ -286,7 +286,8 @@ const sidecarMethods = {
       term._credit = credit;
       term._unacked = 0;
       term._attaching = { offset, resume: true };
-      this._sendTo(gen, controlFrame(T.ATTACH, { terminalId: term._id, offset, credit }));
+      // A viewer comes back as a viewer.
+      this._sendTo(gen, controlFrame(T.ATTACH, term.viewing ? { terminalId: term._id, offset, credit, mode: 'view' } : { terminalId: term._id, offset, credit }));
       n++;
     }
     gen.listWaits = [...lists, ...old.listWaits];

@@ -125,6 +125,9 @@ class Terminal {
     this._offset = 0;
     this._utf8Tail = EMPTY; // bytes of an incomplete UTF-8 character held by the decoder
     this.lost = 0;
+    // A persistent terminal this host views (attach with view) rather than holds, and its viewer number.
+    this.viewing = false;
+    this.viewer = 0;
     this._snapshotDue = false; // an ATTACHED reported loss: its SNAPSHOT comes next, before any OUTPUT
     this._detachReason = null;
     this._onDetach = new Emitter();
@@ -253,6 +256,7 @@ class Terminal {
     if (this._state === 'detached') {
       throw new Error(`ptyplex: cannot write to terminal ${JSON.stringify(this._id)}: this host no longer holds it (${this._detachReason})`);
     }
+    if (this.viewing) this._refuseViewing('write to');
     if (this._state === 'exited' || this._state === 'failed') return;
     const buf = typeof data === 'string' ? Buffer.from(data, this._writeEncoding) : Buffer.from(data);
     // While the connection is down the input waits for the next one, up
@@ -268,6 +272,7 @@ class Terminal {
     if (cols <= 0 || rows <= 0 || isNaN(cols) || isNaN(rows) || cols === Infinity || rows === Infinity) {
       throw new Error('resizing must be done using positive cols and rows');
     }
+    if (this.viewing) this._refuseViewing('resize');
     cols = size(cols);
     rows = size(rows);
     this.cols = cols;
@@ -288,6 +293,7 @@ class Terminal {
       this._host._log(`terminal ${this._id}: kill(${JSON.stringify(signal)}): unknown signal, ignored`);
       return;
     }
+    if (this.viewing) this._refuseViewing('kill');
     if (this._state === 'pending') {
       this._pendingKill = signal === undefined ? null : signal;
       return;

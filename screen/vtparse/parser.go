@@ -311,3 +311,39 @@ func (p *Parser) finish(final byte) *Seq {
 	}
 	return s
 }
+
+// InSequence reports whether the parser stopped inside a sequence (or a
+// UTF-8 character): the next bytes it is fed continue it.
+func (p *Parser) InSequence() bool { return p.state != stGround || p.utf8need != 0 }
+
+// ParseSequence is Parse for a reader that skips text itself and hands
+// the parser only what begins at an ESC: it takes bytes from b until the
+// parser is back outside any sequence (one byte at least), calls h for
+// what they complete as Parse does, and reports how many it took. Text
+// after the sequence is left for the caller.
+func (p *Parser) ParseSequence(b []byte, h Handler) int {
+	i := 0
+	for i < len(b) {
+		switch p.state {
+		case stGround:
+			if i > 0 && p.utf8need == 0 {
+				return i
+			}
+			p.ground(b[i], h)
+			i++
+			continue
+		case stCSIEntry, stCSIParam:
+			if n := p.csiDigits(b[i:]); n > 0 {
+				i += n
+				continue
+			}
+		case stOSCEsc, stStringEsc:
+			p.afterStringEsc(b[i], h)
+			i++
+			continue
+		}
+		p.step(b[i], h)
+		i++
+	}
+	return i
+}

@@ -94,3 +94,51 @@ func TestTooManyParams(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestParseSequence: fed from each ESC, ParseSequence reports the same
+// sequences as Parse over the whole stream, stops right after each one,
+// and resumes one split across calls.
+func TestParseSequence(t *testing.T) {
+	stream := []byte("ab\x1b[1;31mtext\x1b]0;title\x07more\x1b(0q\x1b[?1049h\x1bP1$r\x1b\\end\x1b[")
+	var whole, seqs recorder
+	var p Parser
+	p.Parse(stream, &whole)
+	var q Parser
+	for i := 0; i < len(stream); {
+		if !q.InSequence() && stream[i] != 0x1b {
+			i++
+			continue
+		}
+		// One byte at a time, to split every sequence across calls.
+		n := q.ParseSequence(stream[i:i+1], &seqs)
+		if n != 1 {
+			t.Fatalf("at %d: took %d bytes of 1", i, n)
+		}
+		i++
+	}
+	if !q.InSequence() {
+		t.Fatal("the unfinished CSI at the end is not pending")
+	}
+	onlySeqs := func(events []string) (out []string) {
+		for _, e := range events {
+			if !strings.HasPrefix(e, "print") && !strings.HasPrefix(e, "exec") {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	got, want := onlySeqs(seqs.done()), onlySeqs(whole.done())
+	if len(got) != len(want) {
+		t.Fatalf("sequences %q, want %q", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("sequence %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+	// Whole: it stops at the text after the sequence.
+	var r Parser
+	if n := r.ParseSequence([]byte("\x1b[?25lhello"), &seqs); n != len("\x1b[?25l") {
+		t.Fatalf("took %d bytes, want %d", n, len("\x1b[?25l"))
+	}
+}

@@ -29,6 +29,9 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		s.open(c, m)
 	case proto.Input:
 		if t := s.held(c, m.TerminalID, "INPUT"); t != nil {
+			// The host's colours, from its replies; its replies to queries
+			// the server answered while detached, taken out (answers.go).
+			m.Data = t.answers.input(m.Data)
 			t.input.PushWait(m.Data, t.readDone, s.stopped, func(why string) {
 				s.logf("INPUT for terminal %q waits: %s", m.TerminalID, why)
 			})
@@ -40,6 +43,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 					s.logf("terminal %q: resize: %v", t.id, err)
 				}
 				t.cols, t.rows = m.Cols, m.Rows
+				t.vt.Resize(sizeOr(m.Cols, m.Rows))
 			})
 		}
 	case proto.Close:
@@ -55,6 +59,8 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 				t.credit.Grant(n)
 				t.acked = min(t.acked+n, t.sent)
 				t.cond.Broadcast()
+			} else if t.holder != c {
+				t.creditViewerLocked(c, m.Bytes)
 			}
 			t.mu.Unlock()
 		}
@@ -94,9 +100,17 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 	case proto.List:
 		c.writeJSON(proto.TypeListed, s.list())
 	case proto.Attach:
-		s.attach(c, m)
+		if m.Mode == proto.AttachView {
+			s.attachView(c, m)
+		} else {
+			s.attach(c, m)
+		}
 	case proto.Detach:
-		s.detach(c, m.TerminalID)
+		if m.To != nil {
+			s.handOver(c, m.TerminalID, *m.To)
+		} else {
+			s.detach(c, m.TerminalID)
+		}
 	}
 }
 
@@ -149,7 +163,7 @@ func (s *Server) held(c *conn, id, frame string) *term {
 		return nil
 	}
 	t.mu.Lock()
-	h, finished := t.holder, t.end == exitWritten
+	h, finished, views := t.holder, t.end == exitWritten, t.views.find(c) != nil
 	t.mu.Unlock()
 	if finished {
 		return nil // its EXIT was sent: as good as gone
@@ -158,6 +172,9 @@ func (s *Server) held(c *conn, id, frame string) *term {
 		who := "no connection holds it (ATTACH it first)"
 		if h != nil {
 			who = "another connection holds it"
+		}
+		if views {
+			who = `this connection only views it (ATTACH without "mode":"view" takes it over)`
 		}
 		c.errorf(id, "%s refused: terminal %q is not attached to this connection: %s", frame, id, who)
 		return nil
@@ -184,7 +201,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	}
 	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, park: park, quota: size,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
-		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
+		vt: newTracker(o.Cols, o.Rows, size), holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
 		orphan: orphanClock{ms: x.OrphanMs}}
 	t.cond, t.input = sync.NewCond(&t.mu), engine.NewInputQueue(&s.input)
 	s.mu.Lock()
@@ -262,6 +279,9 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 	// A finished terminal (its EXIT was sent) is attached again by a
 	// host that never read that EXIT: it is sent once more.
 	t.end = unread
+	// A viewer that takes the terminal over stops viewing it; the pump
+	// waits for the frame it may be writing (pumpGatedLocked).
+	t.removeViewerLocked(c, "")
 	if old := t.holder; old != nil && old != c {
 		t.queueCtlLocked(old, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "taken over by another connection"})
 		t.watchTakeover(old)
@@ -278,6 +298,7 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 		t.sent = t.j.end
 	}
 	t.acked = t.sent
+	t.answers.attached(t.sent) // the replay's queries, answered already
 	t.cond.Broadcast()
 }
 
@@ -290,6 +311,9 @@ func (s *Server) detach(c *conn, id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.holder != c {
+		if t.detachViewerLocked(c) {
+			return // its goroutine writes the DETACHED
+		}
 		c.errorf(id, "DETACH refused: terminal %q is not attached to this connection", id)
 		return
 	}
@@ -316,6 +340,7 @@ func (s *Server) list() proto.Listed {
 		if t.park {
 			e.Detached = proto.DetachedPark
 		}
+		e.Viewers = t.listedViewersLocked()
 		if t.exitedLocked() {
 			e.ExitCode, e.Signal = t.exit.ExitCode, t.exit.Signal
 			if t.holder == nil && !t.keepAt.IsZero() {

@@ -33,6 +33,10 @@ type journal struct {
 	start  uint64 // offset of the oldest byte kept; also how many fell out
 	end    uint64 // bytes produced so far
 	grown  bool   // a full-size chunk was taken: no more small ones
+	// lent holds the chunks viewers are writing from without the lock
+	// (viewers.go): one that falls out meanwhile is reused only once
+	// the last of them has given it back.
+	lent map[*byte]*loan
 }
 
 const (
@@ -78,6 +82,9 @@ func (j *journal) newChunk() []byte {
 
 // release gives a chunk no byte of the journal is in back.
 func (j *journal) release(c []byte) {
+	if j.keptForLoan(c) {
+		return
+	}
 	if len(c) == journalChunk {
 		chunkPool.Put((*[journalChunk]byte)(c))
 	}

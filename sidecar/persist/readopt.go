@@ -38,6 +38,7 @@ func (s *Server) readopt(c *conn, t *term, o proto.Open, x proto.OpenPersist) bo
 	if t.holder != nil || t.life == engine.Gone || t.end == exitWritten {
 		return false
 	}
+	t.removeViewerLocked(c, "") // as an ATTACH by a viewer does
 	t.holder, t.credit = c, engine.NewCredit(o.Credit)
 	t.adoptedLocked()
 	if x.OrphanMs != 0 {
@@ -49,6 +50,7 @@ func (s *Server) readopt(c *conn, t *term, o proto.Open, x proto.OpenPersist) bo
 	t.ctl = append(t.ctl, t.repaintCtlLocked(c))
 	t.sent = t.j.end
 	t.acked = t.sent
+	t.answers.attached(t.sent) // a holder answers from now on; nothing is replayed
 	if t.life.Running() && (o.Cols != t.cols || o.Rows != t.rows) {
 		// After the repaint was rendered at the old size: the program
 		// redraws for the new one, as after any RESIZE.

@@ -413,6 +413,7 @@ func (s *Server) detachAll(c *conn) {
 				s.keepExitedLocked(t, s.opts.KeepExited)
 			}
 		}
+		t.removeViewerLocked(c, "")
 		// Frames queued for c have nowhere to go.
 		kept := t.ctl[:0]
 		for _, f := range t.ctl {
@@ -584,6 +585,7 @@ func (t *term) goneLocked() {
 		t.enterLocked(engine.Gone)
 		t.orphan.stop()
 		t.cond.Broadcast()
+		t.views.wakeAllLocked()
 	}
 }
 

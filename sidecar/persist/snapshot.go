@@ -10,17 +10,21 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/screen"
+	"github.com/ptyplex/ptyplex/screen/vtstate"
 )
 
-// A SNAPSHOT is a repaint of what the journal still holds: the scrollback
-// lines it produced, then the screen, then the cursor. It is rendered on
-// demand, only for an ATTACH that lost bytes, by feeding the journal's
-// tail into a fresh screen: that costs one parse of the tail and nothing
-// while output flows, where a screen kept up to date per terminal would
-// cost a parse of every byte and its memory all the time. The price is
-// that the screen starts blank at the tail's first byte, so state set
-// before it (colours, modes, the alternate screen) may be missing from
-// the repaint.
+// A SNAPSHOT is a repaint of what the journal still holds and of every
+// mode the terminal is in: the scrollback lines it produced, the main
+// screen, the alternate screen if it is shown, then the modes, the
+// cursor and the pen. It is rendered on demand, only for an ATTACH that
+// lost bytes, by feeding the journal's tail into a fresh screen: that
+// costs one parse of the tail and nothing while output flows, where a
+// screen kept up to date per terminal would cost a parse of every byte
+// and its memory all the time. What the tail alone would lose, the
+// modes set before it, comes from the terminal's mode tracker (modes.go):
+// the screen is primed with the state at the tail's first byte (a
+// checkpoint of the tracker), and the repaint ends with the state at its
+// last. The cells drawn before the tail are the one thing missing.
 //
 // Only the tail that the screen and its scrollback can show is copied,
 // under the terminal's lock; the parse and the rendering run in the pump,
@@ -48,6 +52,11 @@ type snapshotTail struct {
 	from       uint64   // the tail's first byte, pinned
 	tail       [][]byte // the journal's bytes from from to offset
 	size       int      // their length
+	lost       uint64   // for a viewer: the bytes it was skipped past (its SNAPSHOT says so)
+	// prime, if set, is the state at from, set on the screen before the
+	// tail; final is the state at offset, restored after the content.
+	prime *vtstate.State
+	final vtstate.State
 }
 
 // snapshotTailLocked pins what a snapshot needs of t and describes it;
@@ -61,10 +70,11 @@ func (t *term) snapshotTailLocked() snapshotTail {
 		rows = 24
 	}
 	from := max(t.j.tailStart(rows+snapshotScrollback, snapshotMaxInput), t.j.start)
+	from, prime := t.snapshotPlanLocked(from, rows, snapshotMaxInput)
 	size := int(t.j.end - from)
 	t.snapPins = append(t.snapPins, from)
 	return snapshotTail{id: t.id, offset: t.j.end, cols: cols, rows: rows, from: from, size: size,
-		tail: t.j.appendSlices(nil, from, size)}
+		tail: t.j.appendSlices(nil, from, size), prime: prime, final: t.vt.State()}
 }
 
 // snapshotCtlLocked is the control frame of a SNAPSHOT for c: rendered
@@ -87,6 +97,11 @@ func (t *term) unpinLocked(from uint64) {
 	}
 	t.cond.Broadcast() // the reader may evict again
 }
+
+// snapshotPreamble starts a repaint: the main screen shown, the default
+// pen, region, origin, wrap, insert mode and character set (those the
+// lines are drawn with), the cursor home and the screen cleared.
+const snapshotPreamble = "\x1b[?1049l\x1b[0m\x1b[r\x1b[?6l\x1b[?69l\x1b[?7h\x1b[4l\x1b(B\x0f\x1b[H\x1b[2J"
 
 // testHookSnapshot, if set, is called as a snapshot's rendering begins.
 var testHookSnapshot func()
@@ -131,25 +146,43 @@ func (st snapshotTail) frame() []byte {
 	if testHookSnapshot != nil {
 		testHookSnapshot()
 	}
+	if st.final.Rows == 0 { // a tail described without the tracker's state
+		st.final = vtstate.Initial(st.cols, st.rows)
+	}
 	sc := screen.New(st.cols, st.rows, screen.Options{Scrollback: snapshotRing})
-	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows)})
+	if st.prime != nil {
+		sc.Write(st.prime.AppendPrime(nil))
+	}
+	empty := proto.Marshal(proto.Snapshot{TerminalID: st.id, Offset: st.offset, Cols: uint16(st.cols), Rows: uint16(st.rows), Lost: st.lost})
 	at := bytes.Index(empty, []byte(`"data":""`)) + len(`"data":"`)
 	const newline = `\r\n` // "\r\n" in a JSON string
 	// The frame: its length (set last), type, the JSON up to the data's
-	// opening quote, then the data: reset attributes, home the cursor
-	// and clear (the repaint draws on whatever the host's emulator
-	// shows), the lines, each followed by a newline but the last, the
-	// cursor's place, and the rest of the JSON.
+	// opening quote, then the data: the main screen, the default modes
+	// and pen, the cursor home and the screen cleared (the repaint draws
+	// on whatever the host's emulator shows), the lines, each followed
+	// by a newline but the last, the alternate screen, the modes, the
+	// cursor and the pen (appendRestore), and the rest of the JSON.
 	b := make([]byte, 0, 5+len(empty)+st.size+st.size/8+(st.rows+1)*st.cols)
 	b = append(b, 0, 0, 0, 0, byte(proto.TypeSnapshot))
 	b = append(b, empty[:at]...)
-	b = appendJSONContents(b, []byte("\x1b[0m\x1b[H\x1b[2J"))
+	b = appendJSONContents(b, []byte(snapshotPreamble))
 	first := len(b)
 	var starts []int // where each line begins in b, oldest scrollback line first
 	var line []byte
+	// The main screen's lines come from the screen, but when the
+	// alternate screen is shown and nothing primed the screen for it:
+	// what the tail drew there is the alternate screen's (appendRestore).
+	mainShown := !st.final.Alt || sc.AltScreen()
 	add := func(n int) {
 		starts = append(starts, len(b))
-		line = sc.AppendLine(line[:0], n, true)
+		switch {
+		case n < 0:
+			line = sc.AppendLine(line[:0], n, true)
+		case mainShown:
+			line = sc.AppendScreenLine(line[:0], false, n, true)
+		default:
+			line = line[:0]
+		}
 		b = appendJSONContents(b, line)
 		b = append(b, newline...)
 	}
@@ -169,8 +202,7 @@ func (st snapshotTail) frame() []byte {
 		add(n)
 	}
 	b = b[:len(b)-len(newline)]
-	row, col := sc.Cursor()
-	b = appendJSONContents(b, []byte("\x1b["+strconv.Itoa(row+1)+";"+strconv.Itoa(col+1)+"H"))
+	b = appendJSONContents(b, appendRestore(nil, sc, &st.final, st.rows))
 	b = append(b, empty[at:]...)
 	// The scrollback a screen keeps, and then what fits a frame.
 	drop := max(0, scrollback-snapshotScrollback)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/screen"
+	"github.com/ptyplex/ptyplex/screen/vtstate"
 )
 
 // The tail a snapshot is rendered from holds the last lines only, within
@@ -205,7 +206,7 @@ func TestSnapshotStreamedAsAWholeScreenWould(t *testing.T) {
 			n := min(len(rest), 4093)
 			slices, rest = append(slices, rest[:n]), rest[n:]
 		}
-		st := snapshotTail{id: "s", offset: 42, cols: 80, rows: 24, tail: slices, size: tail.Len()}
+		st := snapshotTail{id: "s", offset: 42, cols: 80, rows: 24, tail: slices, size: tail.Len(), final: vtstate.Initial(80, 24)}
 		got := decodeSnapshot(t, st.frame())
 
 		// The reference: the whole tail into a screen that keeps all
@@ -213,7 +214,7 @@ func TestSnapshotStreamedAsAWholeScreenWould(t *testing.T) {
 		sc := screen.New(80, 24, screen.Options{Scrollback: snapshotScrollback})
 		sc.Write(tail.Bytes())
 		var want strings.Builder
-		want.WriteString("\x1b[0m\x1b[H\x1b[2J")
+		want.WriteString(snapshotPreamble)
 		for n := sc.ScrollbackLen(); n >= 1; n-- {
 			want.WriteString(sc.Line(-n, true) + "\r\n")
 		}
@@ -223,8 +224,7 @@ func TestSnapshotStreamedAsAWholeScreenWould(t *testing.T) {
 				want.WriteString("\r\n")
 			}
 		}
-		row, col := sc.Cursor()
-		fmt.Fprintf(&want, "\x1b[%d;%dH", row+1, col+1)
+		want.Write(appendRestore(nil, sc, &st.final, 24))
 		if got.Data != want.String() {
 			t.Fatalf("%d lines: the streamed snapshot (%d bytes) differs from the whole screen's (%d bytes)", total, len(got.Data), want.Len())
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
+	"github.com/ptyplex/ptyplex/screen/vtstate"
 	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
@@ -46,9 +47,10 @@ type term struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	j      *journal
-	holder *conn         // the connection this terminal's frames go to; nil when detached
-	sent   uint64        // next offset to send to holder
-	credit engine.Credit // what holder may still be sent
+	vt     *vtstate.Tracker // the modes of what j received (modes.go)
+	holder *conn            // the connection this terminal's frames go to; nil when detached
+	sent   uint64           // next offset to send to holder
+	credit engine.Credit    // what holder may still be sent
 	// pin is the first journal byte of the frame the pump is writing,
 	// straight from the journal's chunks: while pinned, nothing from pin
 	// on may be evicted, whatever else says it may.
@@ -69,6 +71,8 @@ type term struct {
 	// still sit in socket and pipe buffers, or in a host that is dying.
 	acked uint64
 	ctl   []ctlFrame // control frames to send, in order, before more output
+	// views are the connections that view the terminal (viewers.go).
+	views viewerSet
 	cols  uint16
 	rows  uint16
 	// life is the terminal's place in its life (engine.State), changed
@@ -92,6 +96,10 @@ type term struct {
 	// every byte is either in the journal or in input, and keeps the
 	// supervisor from reaping: the state of a live upgrade (upgrade.go).
 	frozen bool
+
+	// answers answers the program's queries while no host holds the
+	// terminal (answers.go); the reader's, but for its own locks.
+	answers answerer
 }
 
 // ctlFrame is a control frame for one connection, sent by the pump so
@@ -210,6 +218,7 @@ func (t *term) readLoop() {
 		t.mu.Lock()
 		t.readEnded = true
 		t.cond.Broadcast()
+		t.views.wakeAllLocked() // the EXIT may go to them now
 		t.mu.Unlock()
 		t.input.Discard() // input has nowhere to go now
 		close(t.readDone)
@@ -236,13 +245,19 @@ func (t *term) readLoop() {
 		n, err := t.proc.Read(r)
 		t.mu.Lock()
 		t.reading = false
+		at, detached := t.j.end, t.holder == nil
 		if n > 0 {
 			t.j.commit(n)
+			t.trackLocked(r[:n])
+			t.views.wakeLocked()
 		}
 		if n > 0 || t.frozen {
 			t.cond.Broadcast()
 		}
 		t.mu.Unlock()
+		if n > 0 {
+			t.answers.read(t, r[:n], at, detached)
+		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return
 		}
@@ -279,6 +294,7 @@ func (t *term) supervise() {
 		t.exit.Signal = st.SignalName()
 	}
 	close(t.reaped)
+	t.views.wakeAllLocked() // they get the EXIT too
 	detached := t.holder == nil
 	t.cond.Broadcast()
 	t.mu.Unlock()
@@ -311,6 +327,12 @@ func (t *term) pump() {
 	var frame [][]byte // the header and the journal slices of a frame
 	t.mu.Lock()
 	for {
+		if t.pumpGatedLocked() {
+			// A viewer that became the holder is finishing its
+			// last write as a viewer.
+			t.cond.Wait()
+			continue
+		}
 		if len(t.ctl) > 0 {
 			f := t.ctl[0]
 			t.ctl[0] = ctlFrame{}
@@ -382,6 +404,7 @@ func (t *term) writeLocked(c *conn, frame ...[]byte) {
 	c.write(frame...)
 	t.mu.Lock()
 	t.writingTo = nil
+	t.signalGateLocked()
 }
 
 // takeoverGrace is how long a previous holder has to take the frame the

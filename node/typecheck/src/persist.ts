@@ -53,3 +53,22 @@ export function resumingHost(log: (line: string) => void): Sidecar {
   new Sidecar({ reconnect: { attempts: 'many' } });
   return sc;
 }
+
+// A viewer of a persistent terminal, and a holder that hands it over, typed.
+export async function viewerHost(id: string): Promise<number> {
+  const sc = new Sidecar({ persist: 'editor' });
+  const view: Terminal = sc.attach(id, { view: true, encoding: 'utf8' });
+  await view.ready;
+  const n: number = view.viewer;
+  const watching: boolean = view.viewing;
+  const entries: PersistentTerminal[] = await sc.list();
+  for (const e of entries) for (const v of e.viewers ?? []) console.log(e.terminalId, v.viewer, v.sent, v.lost);
+  const held: Terminal = sc.attach(id);
+  held.handOver(n);
+  // @ts-expect-error view is true or false
+  sc.attach(id, { view: 'yes' });
+  // @ts-expect-error viewing is read-only
+  view.viewing = false;
+  await sc.close();
+  return watching ? n : 0;
+}

@@ -1,0 +1,148 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// Viewers of a persistent terminal: Attach with AttachOptions{View: true}
+// receives the terminal's output, from its own offset and within its own
+// credit window, without holding it. The holder's keys, size and credit
+// are untouched by it; a viewer that falls behind the server's journal is
+// skipped forward: Read returns the server's repaint of the screen where
+// the lost bytes would have been, and Offset jumps past them (as after a
+// reconnect that lost bytes). Lost says how many were lost in all.
+
+// ErrViewing is wrapped by the error of Write, Resize, Close and HandOver
+// on a terminal this connection only views (the server would refuse them).
+var ErrViewing = errors.New("the terminal is only viewed by this connection")
+
+// AttachOptions are Attach's options.
+type AttachOptions struct {
+	// View attaches as a viewer ("mode":"view"): the output only. The
+	// holder may hand the terminal over to it later (HandOver); an
+	// Attach without View takes it over.
+	View bool
+}
+
+// viewState is a terminal's share of viewing, under Terminal.mu.
+type viewState struct {
+	viewing bool   // this connection views the terminal, not holds it
+	number  uint64 // its viewer number on the server
+	lost    uint64 // bytes skipped since it attached
+}
+
+// Viewing reports whether this connection only views t (it attached with
+// View, and the terminal was not handed over to it since).
+func (t *Terminal) Viewing() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.view.viewing
+}
+
+// ViewerNumber is t's viewer number on the server (what the holder's
+// HandOver names), 0 if it never was a viewer.
+func (t *Terminal) ViewerNumber() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.view.number
+}
+
+// Lost is how many of the terminal's bytes this connection was skipped
+// past since Attach: those of the Attach itself (Replay) and, for a
+// viewer, those it fell behind by later. A SNAPSHOT stood in for each gap.
+func (t *Terminal) Lost() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.view.lost
+}
+
+// HandOver gives the terminal, which this connection holds, to the viewer
+// numbered viewer (on any connection): it carries on as the holder from
+// its own offset, and t finishes with an error wrapping ErrDetached once
+// the server confirms. A number that is not one of its viewers is
+// refused by the server; nothing changes then.
+func (t *Terminal) HandOver(viewer uint64) error {
+	if err := t.refuseViewing("hand over"); err != nil {
+		return err
+	}
+	body := proto.Marshal(struct {
+		TerminalID string `json:"terminalId"`
+		To         uint64 `json:"to"`
+	}{t.id, viewer})
+	frame := proto.AppendFrame(nil, proto.TypeDetach, body)
+	if err := t.c.sendTerm(frame, len(frame)); err != nil {
+		return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
+	}
+	return nil
+}
+
+// refuseViewing is the error of an operation only a holder may do, when
+// t is viewed.
+func (t *Terminal) refuseViewing(op string) error {
+	t.mu.Lock()
+	viewing := t.view.viewing
+	t.mu.Unlock()
+	if viewing {
+		return fmt.Errorf("terminal %q: %s: %w", t.id, op, ErrViewing)
+	}
+	return nil
+}
+
+// attachMode is the mode a (re)ATTACH of t asks for.
+func (t *Terminal) attachMode() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.view.viewing {
+		return proto.AttachView
+	}
+	return ""
+}
+
+// viewAttached records how an ATTACH of t was answered.
+func (t *Terminal) viewAttached(a proto.Attached) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.view.lost += a.Lost
+	switch a.Mode {
+	case proto.AttachView:
+		t.view.viewing, t.view.number = true, a.Viewer
+	default:
+		t.view.viewing = false
+	}
+}
+
+// liveAttached handles an ATTACHED for a terminal that is already live:
+// the holder handed it over to this viewer (mode "hold"). Its lost bytes,
+// if any, are repainted by the SNAPSHOT that follows.
+func (c *Client) liveAttached(a proto.Attached) bool {
+	c.mu.Lock()
+	t := c.live[a.TerminalID]
+	c.mu.Unlock()
+	if t == nil {
+		return false
+	}
+	t.viewAttached(a)
+	return true
+}
+
+// liveSnapshot handles a SNAPSHOT for a live terminal: a viewer that fell
+// out of the journal, or one handed the terminal after it had. The
+// repaint goes into the stream where the lost bytes would have been.
+func (c *Client) liveSnapshot(s proto.Snapshot) bool {
+	c.mu.Lock()
+	t := c.live[s.TerminalID]
+	c.mu.Unlock()
+	if t == nil {
+		return false
+	}
+	if s.Lost > 0 {
+		t.mu.Lock()
+		t.view.lost += s.Lost
+		t.mu.Unlock()
+	}
+	t.win.resync([]byte(s.Data), s.Offset)
+	return true
+}

@@ -1,0 +1,62 @@
+'use strict';
+// Viewers of a persistent terminal: attach(id, { view: true }) against the
+// real `ptyplex-sidecar --persist NAME` server.
+const test = require('node:test');
+const assert = require('node:assert');
+const childProcess = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { BIN, within, waitOutput, waitUntil, cleanup } = require('./helpers');
+const { Sidecar } = require('..');
+
+function server(t) {
+  const runtimeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-npmview-'));
+  const name = `v${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+  const env = { PTYPLEX_RUNTIME_DIR: runtimeDir };
+  const sidecar = () => {
+    const sc = new Sidecar({ path: BIN, persist: name, env, logger: () => {} });
+    cleanup(t, () => sc.close());
+    return sc;
+  };
+  cleanup(t, () => {
+    childProcess.spawnSync(BIN, ['--persist', name, '--stop'], { env: { ...process.env, ...env }, stdio: 'ignore', timeout: 20000 });
+    fs.rmSync(runtimeDir, { recursive: true, force: true });
+  });
+  return { sidecar };
+}
+
+test('a viewer sees what the holder sees, cannot type, and takes the terminal when the holder hands it over', async (t) => {
+  const { sidecar } = server(t);
+  const a = sidecar();
+  const held = a.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat'], {});
+  await waitOutput(held, 'ready');
+  const b = sidecar();
+  const view = b.attach(held.terminalId, { view: true });
+  const replayed = waitOutput(view, 'ready');
+  await within(view.ready, 'the viewer attached');
+  assert.strictEqual(view.viewing, true);
+  assert.ok(view.viewer > 0, `viewer number ${view.viewer}`);
+  assert.strictEqual(held.viewing, false);
+  await replayed;
+  assert.throws(() => view.write('no\n'), /only views it/);
+  assert.throws(() => view.resize(10, 10), /only views it/);
+  assert.throws(() => view.kill(), /only views it/);
+  const listed = await within(b.list(), 'LISTED');
+  const e = listed.find((x) => x.terminalId === held.terminalId);
+  assert.ok(e && e.attached && e.viewers && e.viewers.length === 1 && e.viewers[0].viewer === view.viewer, JSON.stringify(e));
+
+  const both = Promise.all([waitOutput(held, 'one'), waitOutput(view, 'one')]);
+  held.write('one\n');
+  await both;
+
+  const detached = within(new Promise((resolve) => held.onDetach(resolve)), 'the old holder detached');
+  held.handOver(view.viewer);
+  const { reason } = await detached;
+  assert.match(reason, new RegExp(`handed over to viewer ${view.viewer}`));
+  await waitUntil(() => !view.viewing, 'the viewer to become the holder');
+  const two = waitOutput(view, 'two');
+  view.write('two\n');
+  await two;
+  assert.strictEqual(view.lost, 0);
+});

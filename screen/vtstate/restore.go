@@ -1,0 +1,188 @@
+package vtstate
+
+import "strconv"
+
+// The Append methods write the sequences that bring an emulator, in
+// whatever state it was, to a part of State. They are the restoring half
+// of a SNAPSHOT (sidecar/persist/snapshot.go says in what order).
+
+func appendCSI(b []byte, private bool, n int, final byte) []byte {
+	b = append(b, 0x1b, '[')
+	if private {
+		b = append(b, '?')
+	}
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, final)
+}
+
+func appendSet(b []byte, private bool, n int, on bool) []byte {
+	if on {
+		return appendCSI(b, private, n, 'h')
+	}
+	return appendCSI(b, private, n, 'l')
+}
+
+// AppendRegion sets the scroll region (which homes the cursor).
+func (s *State) AppendRegion(b []byte) []byte {
+	if s.FullRegion() {
+		return append(b, "\x1b[r"...)
+	}
+	b = append(b, 0x1b, '[')
+	b = strconv.AppendInt(b, int64(s.Top+1), 10)
+	b = append(b, ';')
+	b = strconv.AppendInt(b, int64(s.Bottom+1), 10)
+	return append(b, 'r')
+}
+
+// AppendModes sets the modes of the screen shown: the DEC private modes
+// (origin mode among them, which homes the cursor), mouse tracking and
+// encoding, the keypad, insert and newline modes, the cursor's shape and
+// blinking, the kitty keyboard flags, modifyOtherKeys, the character
+// sets and the title. Modes whose default is the user's choice are set
+// only if the program set them.
+func (s *State) AppendModes(b []byte) []byte {
+	blink := privIndex(12)
+	for i, m := range privModes {
+		bit := uint64(1) << i
+		if i == blink || (privAlways|s.PrivateSeen)&bit == 0 {
+			continue
+		}
+		b = appendSet(b, true, m, s.Private&bit != 0)
+	}
+	// ?12 and DECSCUSR both set blinking: the later one wins.
+	blinkSeen := s.PrivateSeen&(1<<blink) != 0
+	if blinkSeen && !s.BlinkLast {
+		b = appendSet(b, true, 12, s.Private&(1<<blink) != 0)
+	}
+	if s.ShapeSeen {
+		b = append(b, 0x1b, '[')
+		b = strconv.AppendInt(b, int64(s.Shape), 10)
+		b = append(b, " q"...)
+	}
+	if blinkSeen && s.BlinkLast {
+		b = appendSet(b, true, 12, s.Private&(1<<blink) != 0)
+	}
+	// One tracking protocol and one encoding at a time: all off, then
+	// the one in force.
+	for _, m := range mouseModes {
+		b = appendSet(b, true, m, false)
+	}
+	if s.Mouse != 0 {
+		b = appendSet(b, true, s.Mouse, true)
+	}
+	for _, m := range mouseEncModes {
+		b = appendSet(b, true, m, false)
+	}
+	if s.MouseEnc != 0 {
+		b = appendSet(b, true, s.MouseEnc, true)
+	}
+	if s.Keypad {
+		b = append(b, "\x1b="...)
+	} else {
+		b = append(b, "\x1b>"...)
+	}
+	b = appendSet(b, false, 4, s.Insert)
+	b = appendSet(b, false, 20, s.Newline)
+	if s.KittySeen {
+		b = s.Kitty[s.screenIndex()].append(b)
+	}
+	if s.ModifyOtherKeys >= 0 {
+		b = append(b, "\x1b[>4;"...)
+		b = strconv.AppendInt(b, int64(s.ModifyOtherKeys), 10)
+		b = append(b, 'm')
+	}
+	b = s.AppendCharsets(b)
+	return s.AppendTitle(b)
+}
+
+// append sets the kitty keyboard flags and the stack under them: pop
+// everything, set the oldest, push the rest.
+func (k Kitty) append(b []byte) []byte {
+	b = append(b, "\x1b[<"...)
+	b = strconv.AppendInt(b, int64(len(k.Stack)+1), 10)
+	b = append(b, 'u')
+	flags := append(append([]uint8(nil), k.Stack[:k.N]...), k.Flags)
+	b = append(b, "\x1b[="...)
+	b = strconv.AppendInt(b, int64(flags[0]), 10)
+	b = append(b, ";1u"...)
+	for _, f := range flags[1:] {
+		b = append(b, "\x1b[>"...)
+		b = strconv.AppendInt(b, int64(f), 10)
+		b = append(b, 'u')
+	}
+	return b
+}
+
+// AppendCharsets designates G0-G3 and invokes the one in GL.
+func (s *State) AppendCharsets(b []byte) []byte {
+	for g, d := range s.G {
+		if d == ([2]byte{}) {
+			d = [2]byte{"()*+"[g], 'B'}
+		}
+		b = append(b, 0x1b, d[0], d[1])
+	}
+	switch s.GL {
+	case 0:
+		return append(b, 0x0f)
+	case 1:
+		return append(b, 0x0e)
+	case 2:
+		return append(b, 0x1b, 'n')
+	default:
+		return append(b, 0x1b, 'o')
+	}
+}
+
+// AppendTitle sets the title and the icon name, if the program set them.
+func (s *State) AppendTitle(b []byte) []byte {
+	osc := func(b []byte, n byte, text string) []byte {
+		b = append(b, 0x1b, ']', n, ';')
+		b = append(b, text...)
+		return append(b, 0x1b, '\\')
+	}
+	switch {
+	case s.TitleSeen && s.IconSeen && s.Title == s.Icon:
+		b = osc(b, '0', s.Title)
+	default:
+		if s.IconSeen {
+			b = osc(b, '1', s.Icon)
+		}
+		if s.TitleSeen {
+			b = osc(b, '2', s.Title)
+		}
+	}
+	return b
+}
+
+// AppendPen sets the current SGR.
+func (s *State) AppendPen(b []byte) []byte { return AppendSGR(b, s.Pen) }
+
+// AppendPrime is what a fresh emulator is fed before the stream from a
+// checkpoint in state s: the screen shown, the region, the modes and the
+// pen. The cursor is left where the last of them put it.
+func (s *State) AppendPrime(b []byte) []byte {
+	if s.Alt {
+		b = appendSet(b, true, s.AltMode, true)
+	}
+	b = s.AppendRegion(b)
+	b = s.AppendModes(b)
+	return s.AppendPen(b)
+}
+
+// AppendCursorAt moves the cursor to row, col (0-based, on the screen),
+// counting rows from the region's top in origin mode.
+func (s *State) AppendCursorAt(b []byte, row, col int) []byte {
+	if s.Private&bitOrigin != 0 {
+		row -= s.Top
+	}
+	b = append(b, 0x1b, '[')
+	b = strconv.AppendInt(b, int64(max(row, 0)+1), 10)
+	b = append(b, ';')
+	b = strconv.AppendInt(b, int64(col+1), 10)
+	return append(b, 'H')
+}
+
+// AppendCursorVisible shows or hides the cursor as s has it.
+func (s *State) AppendCursorVisible(b []byte) []byte {
+	return appendSet(b, true, 25, s.CursorVisible())
+}

@@ -1,0 +1,252 @@
+// Package vtstate keeps, for a stream of terminal output, the state a
+// terminal emulator holds besides the cells: which screen is shown and
+// where the alternate one was entered, the DEC private and ANSI modes
+// (cursor keys, keypad, origin, wrap, cursor visibility, mouse tracking
+// and encoding, focus events, bracketed paste, insert...), the cursor's
+// shape, the scroll region, the character sets, the title, the current
+// SGR, whether tab stops were changed, and the kitty keyboard flags.
+//
+// It is what a persistent terminal's SNAPSHOT needs to restore modes that
+// were set before the journal's tail (sidecar/persist). A Tracker is fed
+// every byte a program writes, so it is made to cost little: text is
+// skipped with bytes.IndexByte, and only escape sequences are parsed
+// (screen/vtparse). It keeps no cells and no cursor position: the screen
+// package renders those from the tail.
+package vtstate
+
+// The DEC private modes kept as plain on/off bits, by index. The order is
+// part of the handover format (State travels as JSON between server
+// images): append only.
+var privModes = [...]int{
+	1,    // DECCKM application cursor keys
+	5,    // DECSCNM reverse video
+	6,    // DECOM origin mode
+	7,    // DECAWM autowrap
+	8,    // DECARM autorepeat
+	12,   // cursor blink (att610)
+	25,   // DECTCEM cursor visible
+	45,   // reverse wraparound
+	69,   // DECLRMM left/right margin mode
+	1001, // highlight mouse tracking
+	1004, // focus events
+	1007, // alternate scroll
+	1034, // eightBitInput
+	1035, // numLock
+	1036, // metaSendsEscape
+	1037, // deleteIsDEL
+	1039, // altSendsEscape
+	1042, // bellIsUrgent
+	1043, // popOnBell
+	2004, // bracketed paste
+	2026, // synchronized output
+	2027, // grapheme clusters
+	2031, // colour palette updates
+	2048, // in-band resize
+	1010, // scroll to bottom on output
+	1011, // scroll to bottom on key press
+	40,   // allow 80/132
+	4,    // DECSCLM smooth scroll
+}
+
+// privIndex maps a mode number to its bit in State.Private, -1 if none.
+func privIndex(n int) int {
+	for i, m := range privModes {
+		if m == n {
+			return i
+		}
+	}
+	return -1
+}
+
+var (
+	bitOrigin  = uint64(1) << privIndex(6)
+	bitWrap    = uint64(1) << privIndex(7)
+	bitVisible = uint64(1) << privIndex(25)
+	bitLRMM    = uint64(1) << privIndex(69)
+	// privDefault: what is set in a terminal nobody changed.
+	privDefault = bitWrap | bitVisible | uint64(1)<<privIndex(8)
+	// privAlways are restored whether or not the program set them: their
+	// defaults are the same in every emulator. The others are restored
+	// only once the program set them, since their defaults are the
+	// user's choice (meta keys, blink, reverse video).
+	privAlways = uint64(1)<<privIndex(1) | bitOrigin | bitWrap | bitVisible |
+		uint64(1)<<privIndex(45) | uint64(1)<<privIndex(1004) | uint64(1)<<privIndex(2004)
+)
+
+// Mouse tracking protocols (one at a time, as in xterm and xterm.js) and
+// encodings.
+var (
+	mouseModes    = [...]int{9, 1000, 1002, 1003}
+	mouseEncModes = [...]int{1005, 1006, 1015, 1016}
+)
+
+// Color is an SGR colour: Kind says how it was given, V its value (an
+// index for Kind16 and Kind256, 0xRRGGBB for KindRGB).
+type Color struct {
+	Kind uint8  `json:"k,omitempty"`
+	V    uint32 `json:"v,omitempty"`
+}
+
+const (
+	KindDefault = iota
+	Kind16      // 30-37, 90-97 (V 0-15)
+	Kind256     // 38;5;n
+	KindRGB     // 38;2;r;g;b
+)
+
+// Pen flags.
+const (
+	Bold uint16 = 1 << iota
+	Dim
+	Italic
+	Blink
+	Inverse
+	Hidden
+	Strike
+	Overline
+)
+
+// Pen is the current SGR.
+type Pen struct {
+	Flags     uint16 `json:"f,omitempty"`
+	Underline uint8  `json:"u,omitempty"` // 0 none, 1 single, 2 double, 3 curly, 4 dotted, 5 dashed
+	FG        Color  `json:"fg,omitzero"`
+	BG        Color  `json:"bg,omitzero"`
+	UL        Color  `json:"ul,omitzero"`
+}
+
+// Kitty is one screen's kitty keyboard state: the flags in force and the
+// ones pushed under them (oldest first).
+type Kitty struct {
+	Flags uint8    `json:"f,omitempty"`
+	Stack [8]uint8 `json:"s"`
+	N     uint8    `json:"n,omitempty"`
+}
+
+// Saved is what DECSC (and ?1048, ?1049) saves besides the position: the
+// pen and the character sets, per screen as in xterm.
+type Saved struct {
+	Valid bool       `json:"valid,omitempty"`
+	Pen   Pen        `json:"pen,omitzero"`
+	G     [4][2]byte `json:"g"`
+	GL    uint8      `json:"gl,omitempty"`
+}
+
+// State is the tracked state at one offset of the stream. It is a plain
+// value (the strings are immutable): copying it is how a checkpoint is
+// taken.
+type State struct {
+	Cols int `json:"cols"`
+	Rows int `json:"rows"`
+	// Private holds the modes of privModes by bit; PrivateSeen says which
+	// of them the program set or reset.
+	Private     uint64 `json:"private"`
+	PrivateSeen uint64 `json:"privateSeen,omitempty"`
+	Mouse       int    `json:"mouse,omitempty"`    // 0 or 9, 1000, 1002, 1003
+	MouseEnc    int    `json:"mouseEnc,omitempty"` // 0 or 1005, 1006, 1015, 1016
+	Keypad      bool   `json:"keypad,omitempty"`   // DECKPAM (and ?66)
+	Insert      bool   `json:"insert,omitempty"`   // IRM (4)
+	Newline     bool   `json:"newline,omitempty"`  // LNM (20)
+	// Alt says the alternate screen is shown, entered by AltMode (47,
+	// 1047 or 1049) with the sequence that starts at offset AltAt.
+	Alt     bool   `json:"alt,omitempty"`
+	AltMode int    `json:"altMode,omitempty"`
+	AltAt   uint64 `json:"altAt,omitempty"`
+	// Shape is the last DECSCUSR parameter, ShapeSeen whether there was
+	// one; BlinkLast says ?12 came after it.
+	Shape     int  `json:"shape,omitempty"`
+	ShapeSeen bool `json:"shapeSeen,omitempty"`
+	BlinkLast bool `json:"blinkLast,omitempty"`
+	// The scroll region, 0-based and inclusive.
+	Top    int `json:"top"`
+	Bottom int `json:"bottom"`
+	// G holds the designations of G0-G3 (the intermediate and final
+	// bytes after ESC, 0 for none: ASCII); GL the set invoked into GL.
+	G  [4][2]byte `json:"g"`
+	GL uint8      `json:"gl,omitempty"`
+	// Title and icon name (OSC 0, 1, 2), and whether they were set.
+	Title     string `json:"title,omitempty"`
+	TitleSeen bool   `json:"titleSeen,omitempty"`
+	Icon      string `json:"icon,omitempty"`
+	IconSeen  bool   `json:"iconSeen,omitempty"`
+	Pen       Pen    `json:"pen,omitzero"`
+	// Saved cursors of the main and the alternate screen.
+	Saved [2]Saved `json:"saved"`
+	// Kitty keyboard flags of the main and the alternate screen, and
+	// whether the program used the protocol at all.
+	Kitty     [2]Kitty `json:"kitty"`
+	KittySeen bool     `json:"kittySeen,omitempty"`
+	// ModifyOtherKeys is xterm's modifyOtherKeys level (CSI > 4 ; n m),
+	// -1 when the program never set it.
+	ModifyOtherKeys int `json:"modifyOtherKeys"`
+	// TabsChanged says tab stops were set or cleared since the last
+	// reset, the first time at offset TabsAt.
+	TabsChanged bool   `json:"tabsChanged,omitempty"`
+	TabsAt      uint64 `json:"tabsAt,omitempty"`
+}
+
+// Initial is the state of a terminal of the given size nobody wrote to.
+func Initial(cols, rows int) State {
+	return State{Cols: cols, Rows: rows, Private: privDefault, Top: 0, Bottom: max(rows, 1) - 1, ModifyOtherKeys: -1}
+}
+
+// Mode reports a mode's state: set, and known (false for a mode the
+// tracker does not keep: a DECRQM answer would say "not recognised").
+// private selects DEC private modes (CSI ? n h) over ANSI ones (CSI n h).
+func (s *State) Mode(n int, private bool) (set, known bool) {
+	if !private {
+		switch n {
+		case 4:
+			return s.Insert, true
+		case 20:
+			return s.Newline, true
+		}
+		return false, false
+	}
+	switch n {
+	case 47, 1047, 1049:
+		return s.Alt, true
+	case 66:
+		return s.Keypad, true
+	}
+	for _, m := range mouseModes {
+		if m == n {
+			return s.Mouse == n, true
+		}
+	}
+	for _, m := range mouseEncModes {
+		if m == n {
+			return s.MouseEnc == n, true
+		}
+	}
+	if i := privIndex(n); i >= 0 {
+		return s.Private&(1<<i) != 0, true
+	}
+	return false, false
+}
+
+// CursorVisible reports DECTCEM (?25).
+func (s *State) CursorVisible() bool { return s.Private&bitVisible != 0 }
+
+// CursorShape returns the last DECSCUSR parameter (0: the emulator's
+// default).
+func (s *State) CursorShape() int { return s.Shape }
+
+// FullRegion reports whether the scroll region is the whole screen.
+func (s *State) FullRegion() bool { return s.Top == 0 && s.Bottom == s.Rows-1 }
+
+func (s *State) setPrivate(n int, on bool) {
+	i := privIndex(n)
+	if i < 0 {
+		return
+	}
+	if on {
+		s.Private |= 1 << i
+	} else {
+		s.Private &^= 1 << i
+	}
+	s.PrivateSeen |= 1 << i
+}
+
+// resetRegion makes the scroll region the whole screen.
+func (s *State) resetRegion() { s.Top, s.Bottom = 0, max(s.Rows, 1)-1 }

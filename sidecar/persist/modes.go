@@ -1,0 +1,234 @@
+//go:build unix
+
+package persist
+
+import (
+	"bytes"
+
+	"github.com/ptyplex/ptyplex/screen"
+	"github.com/ptyplex/ptyplex/screen/vtstate"
+)
+
+// Each terminal's output goes through a vtstate.Tracker as the reader
+// commits it to the journal: it keeps the modes a SNAPSHOT restores (the
+// alternate screen and where it was entered, cursor keys, keypad, mouse,
+// bracketed paste, the scroll region, charsets, title, SGR...), which
+// the journal's tail alone may no longer hold, and every so often a
+// checkpoint of them, so that a snapshot's screen can be primed with the
+// state where its tail begins. It skips text with bytes.IndexByte and
+// parses only escape sequences, so that it costs the reader little
+// (BenchmarkTrack in screen/vtstate against a plain copy).
+
+// checkpointEvery is the checkpoint interval of a journal of limit bytes:
+// about sixteen of them in a full journal, so that a tail starts at most
+// a sixteenth of the journal before where it must.
+func checkpointEvery(limit int) int { return min(max(limit/16, 4<<10), 1<<20) }
+
+func newTracker(cols, rows uint16, journal int) *vtstate.Tracker {
+	c, r := sizeOr(cols, rows)
+	return vtstate.New(c, r, checkpointEvery(journal))
+}
+
+// sizeOr is the size, or 80x24 for a terminal opened without one.
+func sizeOr(cols, rows uint16) (int, int) {
+	c, r := int(cols), int(rows)
+	if c == 0 {
+		c = 80
+	}
+	if r == 0 {
+		r = 24
+	}
+	return c, r
+}
+
+// trackLocked feeds the tracker what the reader just committed, and lets
+// it forget checkpoints the journal no longer reaches.
+func (t *term) trackLocked(b []byte) {
+	t.vt.Write(b)
+	t.vt.Forget(t.j.start)
+}
+
+// vtHandover is the tracker in the handover state (termState.VT): its
+// state, the offset from which the journal is fed to it again (a
+// sequence under way at the freeze), and its checkpoints. A state
+// without it (from a binary before it) has the tracker rebuilt from the
+// journal alone: modes set before the journal's start are lost then.
+type vtHandover struct {
+	State       vtstate.State        `json:"state"`
+	Pending     uint64               `json:"pending"`
+	Checkpoints []vtstate.Checkpoint `json:"checkpoints,omitempty"`
+}
+
+func (t *term) vtHandoverLocked() *vtHandover {
+	return &vtHandover{State: t.vt.State(), Pending: t.vt.Pending(), Checkpoints: t.vt.Checkpoints()}
+}
+
+// restoreTracker makes the tracker of the handed-over terminal ts, whose
+// journal holds journal.
+func (ts termState) restoreTracker(journal []byte) *vtstate.Tracker {
+	every := checkpointEvery(ts.Quota)
+	var vt *vtstate.Tracker
+	from := ts.Start
+	if h := ts.VT; h != nil && h.Pending >= ts.Start && h.Pending <= ts.End {
+		vt = vtstate.Resume(h.State, h.Pending, every, h.Checkpoints)
+		from = h.Pending
+	} else {
+		c, r := sizeOr(ts.Cols, ts.Rows)
+		vt = vtstate.Resume(vtstate.Initial(c, r), ts.Start, every, nil)
+	}
+	vt.Write(journal[from-ts.Start:])
+	return vt
+}
+
+// snapshotPlan is where a snapshot's tail begins and the state there.
+// The tail that screen and scrollback need begins at from; it reaches
+// further back for the main screen's content when the alternate screen
+// is shown (to where it was entered, and the screen's worth of lines
+// before) and for tab stops set since the last reset, as far as the
+// journal and the snapshot's input bound (maxInput bytes) allow. It then begins at the
+// checkpoint at or before that point, whose state primes the screen.
+func (t *term) snapshotPlanLocked(from uint64, rows, maxInput int) (start uint64, prime *vtstate.State) {
+	st := t.vt.State()
+	want := from
+	lo := t.j.start
+	if t.j.end-lo > uint64(maxInput) {
+		lo = t.j.end - uint64(maxInput)
+	}
+	if st.Alt && st.AltAt >= lo && st.AltAt < want {
+		want = max(t.j.linesBefore(st.AltAt, rows, lo), lo)
+	}
+	if st.TabsChanged && st.TabsAt >= lo && st.TabsAt < want {
+		want = st.TabsAt
+	}
+	for _, w := range []uint64{want, from} {
+		if cp, ok := t.vt.Checkpoint(w); ok && cp.Off >= lo {
+			s := cp.State
+			return cp.Off, &s
+		}
+	}
+	// No checkpoint in reach (a journal smaller than the interval, or
+	// one sequence longer than it): the tail as it is, on a screen that
+	// shows the alternate screen if it was entered before the tail.
+	if st.Alt && st.AltAt < from {
+		s := vtstate.Initial(st.Cols, st.Rows)
+		s.Alt, s.AltMode = true, st.AltMode
+		return from, &s
+	}
+	return from, nil
+}
+
+// linesBefore is the offset from which the kept bytes before end hold
+// lines newlines, not before lo.
+func (j *journal) linesBefore(end uint64, lines int, lo uint64) uint64 {
+	lo = max(lo, j.start)
+	if end <= lo {
+		return lo
+	}
+	slices := j.appendSlices(nil, lo, int(end-lo))
+	off := end
+	for i := len(slices) - 1; i >= 0; i-- {
+		seg := slices[i]
+		base := off - uint64(len(seg))
+		for {
+			k := bytes.LastIndexByte(seg, '\n')
+			if k < 0 {
+				break
+			}
+			if lines--; lines < 0 {
+				return base + uint64(k) + 1
+			}
+			seg = seg[:k]
+		}
+		off = base
+	}
+	return lo
+}
+
+// appendRestore appends what a snapshot shows after the main screen's
+// lines (drawn on whatever screen the host showed, from the home
+// position, with the default modes and pen): the alternate screen if it
+// is shown, then every mode of final, the cursor and the pen. sc is the
+// screen the tail was rendered on.
+func appendRestore(b []byte, sc *screen.Screen, final *vtstate.State, rows int) []byte {
+	alt := final.Alt
+	if alt {
+		// The main screen's saved cursor, which leaving the alternate
+		// screen restores, then the switch.
+		b = appendSavedCursor(b, sc, final, false)
+		b = append(b, "\x1b[?"...)
+		b = appendInt(b, final.AltMode)
+		b = append(b, "h\x1b[0m\x1b[H\x1b[2J"...)
+		// The rendered screen shows what the program drew since it
+		// entered the alternate screen, on the alternate screen or, if
+		// the tail began after that with nothing to prime it, the main.
+		fromAlt := sc.AltScreen()
+		var line []byte
+		for n := 1; n <= rows; n++ {
+			line = sc.AppendScreenLine(line[:0], fromAlt, n, true)
+			if len(line) == 0 {
+				continue
+			}
+			b = append(b, "\x1b["...)
+			b = appendInt(b, n)
+			b = append(b, 'H')
+			b = append(b, line...)
+		}
+	}
+	// Tab stops: as the tail left them (from the defaults, or from a
+	// tail that reached back to their first change). Unchanged, they
+	// are the defaults, with the stop xterm.js (and xterm) have at the
+	// first column.
+	b = append(b, "\x1b[3g"...)
+	stops := sc.TabStops()
+	if !final.TabsChanged && (len(stops) == 0 || stops[0] != 0) {
+		stops = append([]int{0}, stops...)
+	}
+	for _, c := range stops {
+		b = append(b, "\x1b[1;"...)
+		b = appendInt(b, c+1)
+		b = append(b, "H\x1bH"...)
+	}
+	if final.Saved[screenIndex(alt)].Valid {
+		b = appendSavedCursor(b, sc, final, alt)
+	}
+	b = final.AppendRegion(b)
+	b = final.AppendModes(b)
+	row, col := sc.Cursor()
+	b = final.AppendCursorAt(b, row, col)
+	b = final.AppendPen(b)
+	return final.AppendCursorVisible(b)
+}
+
+func screenIndex(alt bool) int {
+	if alt {
+		return 1
+	}
+	return 0
+}
+
+// appendSavedCursor saves, as DECSC does, the cursor saved on the main or
+// alternate screen: its position as the rendered screen has it, the pen
+// and character sets as the tracker has them.
+func appendSavedCursor(b []byte, sc *screen.Screen, final *vtstate.State, alt bool) []byte {
+	sv := final.Saved[screenIndex(alt)]
+	row, col, ok := sc.SavedCursor(alt)
+	if !ok {
+		row, col = 0, 0
+	}
+	s := vtstate.State{Pen: sv.Pen, G: sv.G, GL: sv.GL}
+	b = append(b, "\x1b["...)
+	b = appendInt(b, row+1)
+	b = append(b, ';')
+	b = appendInt(b, col+1)
+	b = append(b, 'H')
+	b = s.AppendPen(b)
+	b = s.AppendCharsets(b)
+	return append(b, "\x1b7"...)
+}
+
+func appendInt(b []byte, n int) []byte {
+	if n >= 10 {
+		b = appendInt(b, n/10)
+	}
+	return append(b, byte('0'+n%10))
+}
