@@ -119,8 +119,17 @@ func (p *Process) TTY() string { return p.pts }
 // b is full or nothing more is buffered, and parks only when there is no
 // byte at all. One call thus returns everything the child has written so far
 // (up to len(b)), which keeps per-chunk costs off a flooding terminal.
-func (p *Process) Read(b []byte) (int, error) {
-	if len(b) == 0 {
+func (p *Process) Read(b []byte) (int, error) { return p.ReadSpan(b, nil) }
+
+// ReadSpan is Read into a and then b, as if they were one buffer: a
+// reader whose buffer is a ring of chunks (the persistent server's
+// journal) reads past the end of one chunk into the next in one call,
+// instead of taking a short read there.
+func (p *Process) ReadSpan(a, b []byte) (int, error) {
+	if len(a) == 0 {
+		a, b = b, nil
+	}
+	if len(a) == 0 {
 		return 0, nil
 	}
 	rc, err := p.master.SyscallConn()
@@ -130,8 +139,17 @@ func (p *Process) Read(b []byte) (int, error) {
 	got := 0
 	var rerr error
 	err = rc.Read(func(fd uintptr) bool {
-		for got < len(b) {
-			n, err := unix.Read(int(fd), b[got:])
+		for {
+			buf := a
+			if got >= len(a) {
+				buf = b[got-len(a):]
+			} else {
+				buf = a[got:]
+			}
+			if len(buf) == 0 {
+				return true
+			}
+			n, err := unix.Read(int(fd), buf)
 			switch {
 			case n > 0:
 				got += n
@@ -146,7 +164,6 @@ func (p *Process) Read(b []byte) (int, error) {
 				return true
 			}
 		}
-		return true
 	})
 	if got > 0 {
 		// Report data now; a pending EOF or error shows up on the next call.

@@ -428,13 +428,13 @@ func persistRows(t *table, filter *regexp.Regexp, tmp string) {
 				return b, v, err
 			})
 			t.add(row{name: fmt.Sprintf("Throughput through --persist %s, %d terminal%s, cooked (MB/s; baseline: plain sidecar)", via, n, plural(n)),
-				unit: "%.0f", scale: 1e-6, s: s, higherBetter: true, minRatio: ptr(0.9)})
+				unit: "%.0f", scale: 1e-6, s: s, higherBetter: true, minRatio: ptr(0.95)})
 			procs := "server"
 			if !direct {
 				procs = "server and bridge"
 			}
 			t.add(row{name: fmt.Sprintf("CPU of the %s for that run (s; baseline: plain sidecar)", procs),
-				unit: "%.2f", scale: 1, s: cpu})
+				unit: "%.2f", scale: 1, s: cpu, maxRatio: ptr(1.15)})
 		}
 	}
 	if filter.MatchString("persist detached memory") {
@@ -456,7 +456,7 @@ func persistRows(t *table, filter *regexp.Regexp, tmp string) {
 			return float64(j), float64(rss), err
 		})
 		t.add(row{name: "Persistent server RSS, 64 detached terminals flooding into 1 MiB journals (KiB; baseline: the journals)",
-			unit: "%.0f", scale: 1, s: s, maxRatio: ptr(1.2)})
+			unit: "%.0f", scale: 1, s: s, maxRatio: ptr(1.15)})
 	}
 	if filter.MatchString("persist snapshot") {
 		var att, lst, grew series

@@ -3,15 +3,13 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"time"
 
+	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
 	"golang.org/x/sys/unix"
@@ -35,54 +33,40 @@ const handOffBound = 10 * time.Second
 // a pipe or a socket (a terminal's open file is shared with the user's
 // shell, and the server would put it in non-blocking mode).
 //
-// With --readopt the HELLO is sent (and its answer read) even when the
-// bridge is to copy: it is how the connection asks for re-adoption.
+// With --readopt the HELLO asks for re-adoption, and is sent (its answer
+// read) even when the bridge is to copy.
 func handOff(c *net.UnixConn) (code int, done bool) {
-	copyOnly := os.Getenv(copyEnv) == "1" || !handOffable(0) || !handOffable(1)
-	if copyOnly && !*readopt {
-		return 0, false
-	}
-	c.SetDeadline(time.Now().Add(handOffBound))
-	br := bufio.NewReader(c)
-	r := proto.NewReader(br)
 	fail := func(err error) (int, bool) {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar: %v\n", err)
 		return 1, true
 	}
+	if os.Getenv(copyEnv) == "1" || !handOffable(0) || !handOffable(1) {
+		if *readopt {
+			if err := askReadopt(c); err != nil {
+				return fail(err)
+			}
+		}
+		return 0, false
+	}
 	var asks []string
 	if *readopt {
-		asks = append(asks, proto.FeatureReadopt)
+		asks = []string{proto.FeatureReadopt}
 	}
-	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(proto.SidecarHello(version.Version, asks))); err != nil {
+	h, leftover, err := client.HandOff(c, 0, 1, client.HandOffOptions{Version: version.Version, Features: asks, Bound: handOffBound})
+	if err != nil {
 		return fail(err)
 	}
-	h, err := readUntil(r, proto.TypeHelloReply)
-	if err != nil {
-		return fail(fmt.Errorf("waiting for its HELLO: %w", err))
+	if h == nil {
+		// Not handed over (an older server, or it refused): what it
+		// sent past its answers is the host's, and we copy from here.
+		if len(leftover) > 0 {
+			if _, err := os.Stdout.Write(leftover); err != nil {
+				fmt.Fprintf(os.Stderr, "ptyplex-sidecar: to the host: %v\n", err)
+				return 1, true
+			}
+		}
+		return 0, false
 	}
-	hello, err := proto.ParseHello(h.Body)
-	if *readopt && (err != nil || !hello.Has(proto.FeatureReadopt)) {
-		// An older server: OPENs of ids it has are refused as before.
-		fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --readopt: the persistent sidecar does not re-adopt terminals (an older version; --upgrade it)")
-	}
-	if copyOnly || err != nil || !hello.Has(proto.FeatureHandoff) {
-		// An older server: it sent nothing but the answer, which the
-		// host did not ask for; copy from here.
-		return keepCopying(c, br)
-	}
-	frame := proto.AppendFrame(nil, proto.TypeHandoff, []byte("{}"))
-	if _, _, err := c.WriteMsgUnix(frame, unix.UnixRights(0, 1), nil); err != nil {
-		return fail(fmt.Errorf("handing the host's descriptors over: %w", err))
-	}
-	a, err := readUntil(r, proto.TypeHandedOff, proto.TypeError)
-	if err != nil {
-		return fail(fmt.Errorf("waiting for the answer to HANDOFF: %w", err))
-	}
-	if a.Type == proto.TypeError {
-		// Refused (its log says why): the descriptors are still ours.
-		return keepCopying(c, br)
-	}
-	c.SetDeadline(time.Time{})
 	// The server holds the host's pipes now. Ours are closed (/dev/null
 	// takes their numbers, so that nothing else is opened there): the
 	// host sees the end of its stdout when the server closes its copy,
@@ -90,57 +74,19 @@ func handOff(c *net.UnixConn) (code int, done bool) {
 	if err := releaseStdio(); err != nil {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
 	}
-	for {
-		f, err := r.ReadFrame()
-		if err != nil {
-			// The server went away without a word (an upgrade's exec,
-			// a crash): a bridge that copies ends quietly then too.
-			if err != io.EOF && !errors.Is(err, unix.ECONNRESET) {
-				fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar: %v\n", err)
-			}
-			return 0, true
+	e, err := h.Wait()
+	if err != nil {
+		// The server went away without a word (an upgrade's exec, a
+		// crash): a bridge that copies ends quietly then too.
+		if err != io.EOF {
+			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar: %v\n", err)
 		}
-		if f.Type != proto.TypeHostEnded {
-			continue
-		}
-		var e proto.HostEnded
-		if err := json.Unmarshal(f.Body, &e); err != nil {
-			return fail(fmt.Errorf("malformed HOST_ENDED: %v", err))
-		}
-		if e.Code != 0 && e.Reason != "" {
-			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %s\n", printable(e.Reason))
-		}
-		return e.Code, true
+		return 0, true
 	}
-}
-
-// keepCopying ends the handoff that did not happen: whatever the server
-// sent past its answers (nothing, as the protocol goes) is the host's.
-func keepCopying(c *net.UnixConn, br *bufio.Reader) (int, bool) {
-	c.SetDeadline(time.Time{})
-	if n := br.Buffered(); n > 0 {
-		b, _ := br.Peek(n)
-		if _, err := os.Stdout.Write(b); err != nil {
-			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: to the host: %v\n", err)
-			return 1, true
-		}
+	if e.Code != 0 && e.Reason != "" {
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %s\n", printable(e.Reason))
 	}
-	return 0, false
-}
-
-// readUntil reads frames until one of the types in want.
-func readUntil(r *proto.Reader, want ...proto.Type) (proto.Frame, error) {
-	for {
-		f, err := r.ReadFrame()
-		if err != nil {
-			return f, err
-		}
-		for _, t := range want {
-			if f.Type == t {
-				return f, nil
-			}
-		}
-	}
+	return e.Code, true
 }
 
 // handOffable reports whether descriptor fd is a pipe or a socket.
@@ -166,4 +112,31 @@ func releaseStdio() error {
 		}
 	}
 	return nil
+}
+
+// askReadopt asks for re-adoption on c, which the bridge will copy: a
+// HELLO that lists it, whose answer the host did not ask for and does
+// not get. It says on stderr when the server does not re-adopt (an older
+// one, which refuses OPENs of ids it has, as before).
+func askReadopt(c *net.UnixConn) error {
+	c.SetDeadline(time.Now().Add(handOffBound))
+	defer c.SetDeadline(time.Time{})
+	hello := proto.SidecarHello(version.Version, []string{proto.FeatureReadopt})
+	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(hello)); err != nil {
+		return err
+	}
+	r := proto.NewReader(c)
+	for {
+		f, err := r.ReadFrame()
+		if err != nil {
+			return fmt.Errorf("waiting for its HELLO: %w", err)
+		}
+		if f.Type != proto.TypeHelloReply {
+			continue // nothing else comes before it
+		}
+		if h, err := proto.ParseHello(f.Body); err != nil || !h.Has(proto.FeatureReadopt) {
+			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --readopt: the persistent sidecar does not re-adopt terminals (an older version; --upgrade it)")
+		}
+		return nil
+	}
 }

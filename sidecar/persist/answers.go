@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/screen"
+	"github.com/ptyplex/ptyplex/screen/vtstate"
 )
 
 // Answers while detached. Programs ask their terminal things and wait for
@@ -508,8 +509,8 @@ func scanOSC(b []byte) (seqKind, int, bool) {
 }
 
 // renderedState answers from a screen rendered from the journal: at the
-// first query, from the tail (what was drawn before it is lost, as in a
-// SNAPSHOT), then fed the bytes between one query and the next, so that a
+// first query, from the tail primed with the modes the tracker had where
+// it begins (the cells drawn before it are lost, as in a SNAPSHOT), then fed the bytes between one query and the next, so that a
 // program that asks often costs one parse of its output. Released when a
 // holder attaches (its screen is no longer needed, and 1,000 idle
 // terminals should not each keep one).
@@ -530,10 +531,25 @@ func (r *renderedState) reply(t *term, query []byte, at uint64) []byte {
 		at = t.j.start
 	}
 	from := r.at
+	var prime []byte
 	if r.sc == nil || r.at < t.j.start || r.at > at {
 		r.sc = screen.New(cols, rows, screen.Options{Scrollback: -1, Unhandled: 1})
 		r.cols, r.rows = cols, rows
 		from = min(max(t.j.end-min(uint64(stateMaxInput), t.j.end), t.j.start), at)
+		// Started at the tracker's checkpoint at or before the tail and
+		// primed with its state (as a SNAPSHOT's screen is, modes.go),
+		// the screen knows the modes set before the tail too: a DECRQM
+		// about a mode the program set long ago gets the true answer.
+		if t.vt != nil {
+			var st *vtstate.State
+			// Reaching back one checkpoint interval further than the
+			// tail finds the checkpoint before it, wherever it falls.
+			from, st = t.snapshotPlanLocked(from, rows, stateMaxInput+checkpointEvery(t.j.limit))
+			from = min(from, at)
+			if st != nil {
+				prime = st.AppendPrime(nil)
+			}
+		}
 	}
 	// Only this goroutine (the reader) evicts from the journal: these
 	// slices stay valid after the lock is released.
@@ -543,6 +559,7 @@ func (r *renderedState) reply(t *term, query []byte, at uint64) []byte {
 		r.sc.Resize(cols, rows)
 		r.cols, r.rows = cols, rows
 	}
+	r.sc.Write(prime)
 	for _, p := range parts {
 		r.sc.Write(p)
 	}

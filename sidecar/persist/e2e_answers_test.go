@@ -101,6 +101,20 @@ func TestDetachedAnswersCursorAndModes(t *testing.T) {
 	}
 }
 
+// A mode the program set long before its query, further back than the
+// tail the answers' screen is rendered from (stateMaxInput), is reported
+// as set: the screen starts from the mode tracker's state there.
+func TestDetachedAnswersModesSetLongBefore(t *testing.T) {
+	t.Parallel()
+	_, out := detachedRun(t, `printf '\033[?1h\033[?2004h'; head -c 400000 /dev/zero | tr '\0' x`,
+		`printf '\033[?1$p'; IFS= read -r -d y m1; printf '\033[?2004$p'; IFS= read -r -d y m2; printf '\033[?1004$p'; IFS= read -r -d y m3;`+
+			` report "${m1#?}|${m2#?}|${m3#?}"`)
+	want := `[?1;1$|[?2004;1$|[?1004;2$`
+	if got := waitFile(t, out); got != want {
+		t.Fatalf("answers %q, want %q", got, want)
+	}
+}
+
 // The colours a holder's emulator reported (its reply to a colour query,
 // which passes through INPUT) are what the server answers once that
 // holder is gone; those nobody reported are xterm's defaults.

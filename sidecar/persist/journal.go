@@ -5,7 +5,6 @@ package persist
 import (
 	"bytes"
 	"io"
-	"sync"
 )
 
 // journal keeps the newest bytes a terminal produced, addressed by their
@@ -22,6 +21,9 @@ import (
 // without the lock (no one else touches bytes past end, and only the
 // reader evicts, so the chunk it reads into stays in the journal).
 type journal struct {
+	// spare is the chunk a read spanning the end of the last one reads
+	// on into (journalspan.go), until a read reaches it; nil otherwise.
+	spare *[journalChunk]byte
 	// chunks holds the bytes kept, oldest first: from chunks[0][head] to
 	// the last chunk's [tail]. Every chunk but the last is full. Only
 	// chunks[0] may differ in size from the rest (the small first chunk).
@@ -52,8 +54,9 @@ const (
 
 // chunkPool recycles full-size chunks between journals: a flooding
 // terminal's evicted chunk is the next one it (or another) fills, so a
-// full ring costs neither page faults nor zeroing.
-var chunkPool = sync.Pool{New: func() any { return new([journalChunk]byte) }}
+// full ring costs neither page faults nor zeroing. They live outside the
+// Go heap (chunkarena.go).
+var chunkPool = newChunkArena()
 
 func newJournal(limit int) *journal {
 	return &journal{limit: max(limit, 1)}

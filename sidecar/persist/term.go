@@ -223,15 +223,19 @@ func (t *term) readLoop() {
 		t.input.Discard() // input has nowhere to go now
 		close(t.readDone)
 	}()
+	// A read takes at most one OUTPUT frame's payload: a read of
+	// readChunk went out as a full frame and one of the header's few
+	// bytes, two writes for one read.
+	want := engine.OutputRoom(proto.DataHeaderSize(len(t.id)))
 	for {
 		t.mu.Lock()
-		var r []byte
+		var r, r2 []byte
 		for {
 			if t.frozen {
 				t.cond.Wait()
 				continue
 			}
-			if r = t.j.reserve(readChunk); r != nil {
+			if r, r2 = t.j.reserveSpan(want); r != nil {
 				break
 			}
 			if n := t.evictableLocked(); n > 0 {
@@ -242,13 +246,18 @@ func (t *term) readLoop() {
 		}
 		t.reading = true
 		t.mu.Unlock()
-		n, err := t.proc.Read(r)
+		n, err := t.proc.ReadSpan(r, r2)
 		t.mu.Lock()
 		t.reading = false
 		at, detached := t.j.end, t.holder == nil
 		if n > 0 {
-			t.j.commit(n)
-			t.trackLocked(r[:n])
+			t.j.commitSpan(n, len(r))
+			// The tracker sees both parts of a read that went on into r2.
+			na := min(n, len(r))
+			t.trackLocked(r[:na])
+			if n > na {
+				t.trackLocked(r2[:n-na])
+			}
 			t.views.wakeLocked()
 		}
 		if n > 0 || t.frozen {
@@ -256,7 +265,12 @@ func (t *term) readLoop() {
 		}
 		t.mu.Unlock()
 		if n > 0 {
-			t.answers.read(t, r[:n], at, detached)
+			// The read may have gone on from r into r2 (ReadSpan).
+			na := min(n, len(r))
+			t.answers.read(t, r[:na], at, detached)
+			if n > na {
+				t.answers.read(t, r2[:n-na], at+uint64(na), detached)
+			}
 		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return
@@ -389,6 +403,11 @@ func (t *term) pump() {
 			continue
 		}
 		if t.life == engine.Gone && len(t.ctl) == 0 {
+			if t.readEnded {
+				// Nobody reads the journal any more: its chunks
+				// go to other terminals' journals.
+				t.j.free()
+			}
 			t.mu.Unlock()
 			return
 		}
