@@ -5,6 +5,7 @@ package persist_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -176,5 +177,33 @@ func TestReadoptReplacesAnotherProgram(t *testing.T) {
 	}
 	if l := list(t, h2); len(l.Terminals) != 0 {
 		t.Fatalf("LIST after the replacement: %+v", l)
+	}
+}
+
+// A bridge that copies (PTYPLEX_BRIDGE_COPY=1) asks for re-adoption with
+// a HELLO of its own, whose answer does not reach the host.
+func TestReadoptThroughACopyingBridge(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	copying := func() *hosttest.Host {
+		cmd := exec.Command(sidecarBin, "--persist", s.name, "--readopt")
+		cmd.Env = append(append([]string(nil), s.env...), bridgeCopyEnv)
+		return hosttest.StartCmd(t, cmd)
+	}
+	open := proto.Open{TerminalID: "c1", Cols: 80, Rows: 24, Cmd: "cat"}
+	h1 := copying()
+	h1.Open(open)
+	pid := openedPIDOf(t, h1, "c1")
+	killHost(h1)
+	h2 := copying()
+	waitDetached(t, h2, "c1")
+	h2.Open(open)
+	if op := h2.WaitControl(proto.TypeOpened, "c1"); int(op.Fields["pid"].(float64)) != pid || op.Fields["readopted"] != true {
+		t.Fatalf("OPENED %s, want pid %d re-adopted", op.Raw, pid)
+	}
+	for _, f := range h2.Now().Frames {
+		if f.Type == proto.TypeHelloReply {
+			t.Fatalf("the host got the bridge's HELLO answer: %s", f.Body)
+		}
 	}
 }
