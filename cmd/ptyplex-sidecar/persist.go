@@ -27,6 +27,9 @@ var (
 	journalSize  = flag.Int("journal", persist.DefaultJournal, "with --persist: journal `BYTES` of a terminal whose OPEN names none")
 	journalTotal = flag.Int64("journal-total", persist.DefaultTotal, "with --persist: cap `BYTES` on the sum of all terminals' journals")
 	keepExited   = flag.Duration("keep-exited", persist.DefaultKeepExited, "with --persist: keep a terminal that exited while detached this `long`")
+	// The orphan bound and re-adoption (sidecar/persist/orphan.go, readopt.go).
+	orphanTimeout = flag.Duration("orphan-timeout", persist.DefaultOrphanTimeout, "with --persist: close (as CLOSE does) a running terminal that no host held for this `long`, unless its OPEN says (\"orphanMs\"); 0: never")
+	readopt       = flag.Bool("readopt", false, "with --persist: an OPEN for the id of a terminal no host holds gives this host that terminal if it runs the same program (OPENED, its screen redrawn as OUTPUT, then its output), or replaces it with a new one if not, instead of refusing the id: for hosts written for the plain sidecar, which reopen their ids")
 	// --upgrade hands the terminals to the binary it is run as.
 	persistUpgrade = flag.Bool("upgrade", false, "with --persist: hand every terminal of the running persistent sidecar to this binary, which takes its place without the terminals noticing (see docs/persist.md)")
 )
@@ -87,8 +90,8 @@ func serverArgs(args []string) []string {
 // not given (and none of its flags either).
 func persistMode() (code int, ok bool) {
 	if *persistName == "" {
-		if *persistStop || *persistList || *persistServe || *persistUpgrade || *resumeFD >= 0 || *resumeKeeper >= 0 {
-			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --stop, --list, --upgrade and --serve need --persist NAME")
+		if *persistStop || *persistList || *persistServe || *persistUpgrade || *readopt || *resumeFD >= 0 || *resumeKeeper >= 0 {
+			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --stop, --list, --upgrade, --readopt and --serve need --persist NAME")
 			return 2, true
 		}
 		return 0, false
@@ -118,7 +121,10 @@ func persistMode() (code int, ok bool) {
 func serve(name string) int {
 	logger := log.New(os.Stderr, "ptyplex-sidecar["+name+"]: ", log.LstdFlags|log.Lmicroseconds)
 	opts := persist.Options{Log: logger, Journal: *journalSize, Total: *journalTotal, KeepExited: *keepExited,
-		Name: name, Args: serverArgs(os.Args[1:])}
+		OrphanTimeout: *orphanTimeout, Name: name, Args: serverArgs(os.Args[1:])}
+	if *orphanTimeout <= 0 {
+		opts.OrphanTimeout = -1 // never
+	}
 	var srv *persist.Server
 	var ln *net.UnixListener
 	if *resumeKeeper >= 0 {
@@ -256,7 +262,8 @@ func bridge(name string) int {
 		return 1
 	}
 	args := []string{"--persist", name, "--serve", "--journal", fmt.Sprint(*journalSize),
-		"--journal-total", fmt.Sprint(*journalTotal), "--keep-exited", keepExited.String()}
+		"--journal-total", fmt.Sprint(*journalTotal), "--keep-exited", keepExited.String(),
+		"--orphan-timeout", orphanTimeout.String()}
 	c, err := persist.Connect(name, exe, args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
