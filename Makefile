@@ -66,6 +66,16 @@ test: fmt-check vet mod-check xtermjs test-deps
 	scripts/leftovers.sh $(TEST_RUN)
 	@$(GO) run ./scripts/testreport -slowest 10 $(TESTJSON)
 
+# The plain sidecar's end-to-end suite with every host through
+# `ptyplex-sidecar --persist NAME --readopt`, one server for two runs in a
+# row, as a host's own smoke tests would run against it (docs/persist.md).
+# Not in make test (about 2 minutes; make test is at its 8-minute budget):
+# there sidecar/persist's TestReadopt* and TestOrphan* stand for it.
+# RUN='TestA|TestB' make test-readopt runs a part.
+.PHONY: test-readopt
+test-readopt:
+	scripts/test-readopt.sh
+
 # What the end-to-end tests drive: vim, less, tmux, procps, zsh and sshd,
 # installed with apt-get when missing.
 test-deps:

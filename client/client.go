@@ -85,6 +85,11 @@ type OpenOptions struct {
 	// them.
 	Journal  int
 	Detached string
+	// OrphanMs applies to a persistent sidecar only: how long, in
+	// milliseconds, the terminal may run with no host holding it before
+	// the server closes it; 0: the server's --orphan-timeout (default
+	// 3 h), proto.OrphanNever (-1): never.
+	OrphanMs int64
 }
 
 // Client multiplexes terminals over one sidecar.

@@ -276,12 +276,13 @@ func (c *Client) attached(p *pendingOpen) {
 
 // openBody encodes OPEN, with the persistent server's fields when set.
 func openBody(msg proto.Open, o OpenOptions) []byte {
-	if o.Journal == 0 && o.Detached == "" {
+	if o.Journal == 0 && o.Detached == "" && o.OrphanMs == 0 {
 		return proto.Marshal(msg)
 	}
 	return proto.Marshal(struct {
 		proto.Open
 		Detached string `json:"detached,omitempty"`
 		Journal  int    `json:"journal,omitempty"`
-	}{msg, o.Detached, o.Journal})
+		OrphanMs int64  `json:"orphanMs,omitempty"`
+	}{msg, o.Detached, o.Journal, o.OrphanMs})
 }

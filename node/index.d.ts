@@ -154,6 +154,8 @@ export interface IPersistForkOptions extends IPtyForkOptions {
   detached?: 'ring' | 'park';
   /** The journal's size in bytes (default the server's, 4 MiB). */
   journal?: number;
+  /** Milliseconds the terminal may run with no host holding it before the server closes it (default the server's --orphan-timeout, 3 h; -1: never). */
+  orphanMs?: number;
 }
 
 export interface AttachOptions {
@@ -197,6 +199,10 @@ export interface PersistentTerminal {
   exited: boolean;
   exitCode?: number;
   signal?: string;
+  /** Running with no host holding it: milliseconds before the server closes it (the orphan timeout). */
+  orphanInMs?: number;
+  /** Exited with no host holding it: milliseconds before the server drops it (--keep-exited). */
+  dropInMs?: number;
   /** The connections that view it (attach with view: true); absent when none do. */
   viewers?: PersistentViewer[];
   /** Left by a server that died (--journal-dir, docs/persist.md): attach() replays what was kept. */

@@ -51,9 +51,13 @@ type Credit struct {
 type Opened struct {
 	// Features lists the frame types beyond the seed protocol that this
 	// sidecar serves (FeatureSignal, ...); our addition.
-	Features   []string `json:"features,omitempty"`
-	PID        int      `json:"pid"`
-	TerminalID string   `json:"terminalId"`
+	Features []string `json:"features,omitempty"`
+	PID      int      `json:"pid"`
+	// Readopted says the persistent server gave this OPEN a terminal
+	// that was already running under its id (see FeatureReadopt); our
+	// addition, absent otherwise.
+	Readopted  bool   `json:"readopted,omitempty"`
+	TerminalID string `json:"terminalId"`
 }
 
 // Exit is the body of an EXIT frame. ExitCode is nil when the status could
@@ -107,6 +111,7 @@ type openWire struct {
 	// the plain sidecar ignores them, so they must never fail ParseOpen.
 	Journal  json.RawMessage `json:"journal"`
 	Detached json.RawMessage `json:"detached"`
+	Orphan   json.RawMessage `json:"orphanMs"`
 }
 
 // ParseOpen decodes and validates an OPEN body. When the body is malformed

@@ -19,7 +19,7 @@ type Msg interface {
 // persistent server's, which it validates with Persist.
 type OpenRequest struct {
 	Open
-	journal, detached json.RawMessage
+	journal, detached, orphan json.RawMessage
 }
 
 // Input is a decoded INPUT. Data aliases the frame's body.
@@ -99,7 +99,7 @@ func Decode(f Frame) (Msg, error) {
 			id, ok := OpenErrorID(o, f.Body)
 			return nil, &DecodeError{Type: f.Type, ID: id, HasID: ok, Err: err}
 		}
-		return OpenRequest{Open: o, journal: w.Journal, detached: w.Detached}, nil
+		return OpenRequest{Open: o, journal: w.Journal, detached: w.Detached, orphan: w.Orphan}, nil
 	case TypeInput:
 		id, data, err := ParseData(f.Body)
 		if err != nil {

@@ -60,13 +60,21 @@ const FeatureUpgrade = "upgrade"
 // takes a host's descriptors (HANDOFF); a bridge hands them over only then.
 const FeatureHandoff = "handoff"
 
+// FeatureReadopt, in a host's HELLO to the persistent server, asks that
+// an OPEN for the id of a terminal nobody holds give the host that
+// terminal (OPENED, a repaint as OUTPUT, then its live output) instead
+// of the ERROR "terminal id already exists": for hosts written for the
+// plain sidecar, which reopen their ids and know no ATTACH. The bridge
+// sends it for --readopt. The server lists it in its own HELLO answer.
+const FeatureReadopt = "readopt"
+
 // PersistFeatures is what the persistent server's OPENED announces: the
 // plain sidecar's extensions and its own frames.
 var PersistFeatures = append(append([]string(nil), Features...), FeaturePersist, FeatureUpgrade)
 
 // PersistHelloFeatures is what its HELLO answer announces: those and the
 // keepalive (PING is answered on any connection).
-var PersistHelloFeatures = append(append([]string(nil), PersistFeatures...), FeatureKeepalive, FeatureHandoff)
+var PersistHelloFeatures = append(append([]string(nil), PersistFeatures...), FeatureKeepalive, FeatureHandoff, FeatureReadopt)
 
 // Detached modes of a persistent terminal (OPEN's "detached").
 const (
@@ -96,6 +104,11 @@ type ListedTerminal struct {
 	// milliseconds left before the server drops it (--keep-exited,
 	// counted from its latest detach). Absent while it is held or runs.
 	DropInMs *int64 `json:"dropInMs,omitempty"`
+	// OrphanInMs is set for a running terminal that nobody holds: the
+	// milliseconds left before the server closes it as CLOSE does (the
+	// orphan timeout, counted from its latest detach). Absent while it
+	// is held, when it has no orphan timeout, and once it exited.
+	OrphanInMs *int64 `json:"orphanInMs,omitempty"`
 	// Viewers are the connections that view the terminal (ATTACH with
 	// "mode":"view"), in the order they attached; absent when none do.
 	Viewers []ListedViewer `json:"viewers,omitempty"`
@@ -244,7 +257,19 @@ func ParseAttach(body []byte) (a Attach, id string, err error) {
 type OpenPersist struct {
 	Journal uint64
 	Park    bool
+	// OrphanMs is OPEN's "orphanMs": how long the terminal may go
+	// without a holder before the server closes it, in milliseconds;
+	// 0 (or absent): the server's --orphan-timeout; OrphanNever: never.
+	OrphanMs int64
 }
+
+// OrphanNever is the "orphanMs" of a terminal that is never closed for
+// having no holder.
+const OrphanNever = -1
+
+// maxOrphanMs bounds "orphanMs": about 292 years, what a time.Duration
+// holds.
+const maxOrphanMs = 1<<63/1_000_000 - 1
 
 // Persist validates OPEN's persistent fields, which only the persistent
 // server reads (the plain sidecar ignores them): a journal must be
@@ -267,6 +292,15 @@ func (o OpenRequest) Persist(maxJournal uint64) (OpenPersist, error) {
 			p.Park = true
 		default:
 			return p, fmt.Errorf("malformed OPEN: detached must be %q or %q, not %q", DetachedRing, DetachedPark, *detached)
+		}
+	}
+	if r := bytes.TrimSpace(o.orphan); len(r) > 0 && string(r) != "null" {
+		if string(r) == "-1" {
+			p.OrphanMs = OrphanNever
+		} else if n, err := ParseCount(r); err != nil || n > maxOrphanMs {
+			return p, fmt.Errorf("malformed OPEN: orphanMs must be -1 (never) or a whole number of milliseconds (0: the server's default), not %s", r)
+		} else {
+			p.OrphanMs = int64(n)
 		}
 	}
 	return p, nil

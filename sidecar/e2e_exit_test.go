@@ -120,6 +120,7 @@ func TestCloseEndsBackgroundJobs(t *testing.T) {
 }
 
 func TestStdinEOFShutsDown(t *testing.T) {
+	plainOnly(t, "shutdown: the plain sidecar ends its terminals when its host goes; a persistent server keeps them")
 	h := start(t)
 	h.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "cat"})
 	sh(h, "b", `trap '' HUP TERM; echo ready; while :; do sleep 1; done`)
@@ -140,6 +141,7 @@ func TestStdinEOFShutsDown(t *testing.T) {
 
 // TestStdinEOFLogExit: with -log-exit a clean end is reported too.
 func TestStdinEOFLogExit(t *testing.T) {
+	plainOnly(t, "shutdown: the plain sidecar ends its terminals when its host goes; a persistent server keeps them")
 	h := hosttest.Start(t, sidecarBin, "-log-exit")
 	h.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "cat"})
 	openedPID(t, h, "a")
@@ -151,6 +153,7 @@ func TestStdinEOFLogExit(t *testing.T) {
 }
 
 func TestSignalShutsDown(t *testing.T) {
+	plainOnly(t, "shutdown: the plain sidecar ends its terminals when its host goes; a persistent server keeps them")
 	// Every signal whose default action is to end a process quietly.
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM} {
 		t.Run(unix.SignalName(sig), func(t *testing.T) {
@@ -170,6 +173,7 @@ func TestSignalShutsDown(t *testing.T) {
 }
 
 func TestCorruptStreamShutsDown(t *testing.T) {
+	plainOnly(t, "shutdown: the plain sidecar ends its terminals when its host goes; a persistent server keeps them")
 	cases := map[string][]byte{
 		"zero length":      {0, 0, 0, 0, 1},
 		"oversized length": {0x01, 0x00, 0x00, 0x01, 1},
@@ -213,6 +217,7 @@ func TestUnknownFramesAndIDsAreIgnored(t *testing.T) {
 }
 
 func TestBrokenStdoutShutsDown(t *testing.T) {
+	plainOnly(t, "shutdown: the plain sidecar ends its terminals when its host goes; a persistent server keeps them")
 	h := start(t)
 	sh(h, "flood", "trap '' HUP; yes")
 	pid := openedPID(t, h, "flood")
@@ -227,6 +232,7 @@ func TestBrokenStdoutShutsDown(t *testing.T) {
 // A sidecar that cannot say why it ends (SIGKILL) is reported by its
 // watchdog, on the stderr they share.
 func TestKilledSidecarIsReported(t *testing.T) {
+	plainOnly(t, "shutdown: the plain sidecar ends its terminals when its host goes; a persistent server keeps them")
 	h := start(t)
 	sh(h, "s", "echo ready; exec sleep 1000")
 	pid := openedPID(t, h, "s")

@@ -28,7 +28,7 @@ func TestInheritedDescriptorsDoNotReachTerminals(t *testing.T) {
 	pr, pw, err := os.Pipe()
 	require.NoError(t, err)
 	defer pr.Close()
-	cmd := exec.Command(sidecarBin)
+	cmd := exec.Command(sidecarBin, sidecarArgs...)
 	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, pw} // fd 7 in the sidecar
 	h := hosttest.StartCmd(t, cmd)
 	pw.Close()

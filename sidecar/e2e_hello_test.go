@@ -41,7 +41,7 @@ func TestHelloAnswered(t *testing.T) {
 		assert.NotEmpty(t, hl.Arch)
 		assert.NotEmpty(t, hl.Version)
 	}
-	h.WaitStderr(regexp.MustCompile(`HELLO: .*answering with our own`))
+	waitLog(t, h, regexp.MustCompile(`HELLO: .*answering with our own`))
 }
 
 // PING is answered with PONG carrying the PING's body, and the HELLO
@@ -88,6 +88,7 @@ func TestPingAnswered(t *testing.T) {
 // not serve them, and answering one would read as a server's answer. The
 // PING behind them is the only frame answered.
 func TestUnknownAndPersistFramesIgnored(t *testing.T) {
+	plainOnly(t, "the persistent server serves the persistent frames")
 	h := start(t)
 	h.Send(proto.Type(0x3f), []byte(`{"terminalId":"a"}`))
 	h.Send(proto.Type(0x7e), nil)

@@ -3,6 +3,8 @@
 package sidecar_test
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -15,7 +17,43 @@ import (
 
 func start(t *testing.T) *hosttest.Host {
 	t.Helper()
-	return hosttest.Start(t, sidecarBin)
+	return hosttest.Start(t, sidecarBin, sidecarArgs...)
+}
+
+// sidecarLog is what the sidecar logged so far: its stderr, or through a
+// persistent server, the server's log (NAME.log in its directory).
+func sidecarLog(h *hosttest.Host) string {
+	if len(sidecarArgs) == 0 {
+		return h.Stderr()
+	}
+	b, _ := os.ReadFile(filepath.Join(os.Getenv("PTYPLEX_RUNTIME_DIR"), "sidecar", sidecarArgs[1]+".log"))
+	return string(b)
+}
+
+// waitLog waits until the sidecar's log has a line matching re.
+func waitLog(t *testing.T, h *hosttest.Host, re *regexp.Regexp) {
+	t.Helper()
+	if len(sidecarArgs) == 0 {
+		h.WaitStderr(re)
+		return
+	}
+	// A file has no event to wait on: it is read again after a pause.
+	deadline := time.Now().Add(hosttest.Timeout)
+	for !re.MatchString(sidecarLog(h)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no line matching %q in the server's log within %v", re, hosttest.Timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// plainOnly skips a test of what only a plain sidecar does when the tests
+// run through a persistent server (persistEnv), saying why.
+func plainOnly(t *testing.T, why string) {
+	t.Helper()
+	if len(sidecarArgs) > 0 {
+		t.Skipf("through --persist: %s", why)
+	}
 }
 
 // sh opens terminal id running a shell script.

@@ -19,6 +19,7 @@ import (
 // read is refused (recording is a bystander: the sidecar says why on
 // stderr and serves without it), and the file is left as it was.
 func TestRecordRefusesReadableFile(t *testing.T) {
+	plainOnly(t, "--record is not available with --persist")
 	t.Parallel()
 	p := filepath.Join(t.TempDir(), "session.fixture")
 	require.NoError(t, os.WriteFile(p, []byte("before\n"), 0o600))

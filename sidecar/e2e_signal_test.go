@@ -17,7 +17,11 @@ func TestOpenedListsFeatures(t *testing.T) {
 	h := start(t)
 	sh(h, "f", "exit 0")
 	c := h.WaitControl(proto.TypeOpened, "f")
-	assert.ElementsMatch(t, []any{"signal", "foreground"}, c.Fields["features"], c.Raw)
+	want := []any{"signal", "foreground"}
+	if len(sidecarArgs) > 0 {
+		want = append(want, "persist", "upgrade")
+	}
+	assert.ElementsMatch(t, want, c.Fields["features"], c.Raw)
 	exitOf(t, h, "f")
 }
 

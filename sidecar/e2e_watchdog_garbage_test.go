@@ -23,6 +23,7 @@ import (
 // Now it skips the line, says so, keeps watching (the announcement that
 // ended the garbage included), and still cleans up after a real death.
 func TestWatchdogSurvivesOverlongLine(t *testing.T) {
+	plainOnly(t, "shutdown: the plain sidecar's watchdog, which ends its terminals when it dies")
 	t.Parallel()
 	requireRootForProcFD(t)
 	h := start(t)

@@ -26,6 +26,7 @@ const survivor = `(trap '' HUP; exec sleep 1000) & echo bg=$!; exec cat`
 // which knows the running terminal and cleans up after a later SIGKILL of
 // the sidecar. Before, the job outlived the sidecar.
 func TestWatchdogReplacedWhenKilled(t *testing.T) {
+	plainOnly(t, "shutdown: the plain sidecar's watchdog, which ends its terminals when it dies")
 	t.Parallel()
 	h := start(t)
 	sh(h, "a", survivor)
@@ -51,6 +52,7 @@ func TestWatchdogReplacedWhenKilled(t *testing.T) {
 // lacks this run's token, so the watchdog ignores it (and says so), and
 // still kills the job when the sidecar is SIGKILLed.
 func TestWatchdogIgnoresForgedLines(t *testing.T) {
+	plainOnly(t, "shutdown: the plain sidecar's watchdog, which ends its terminals when it dies")
 	t.Parallel()
 	requireRootForProcFD(t) // the sidecar is not dumpable
 	h := start(t)

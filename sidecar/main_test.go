@@ -14,6 +14,17 @@ import (
 // sidecarBin is the built ptyplex-sidecar every end-to-end test drives.
 var sidecarBin string
 
+// persistEnv, set to a server name, runs every host of these tests
+// through `ptyplex-sidecar --persist NAME --readopt` instead of a plain
+// sidecar: one persistent server (in $PTYPLEX_RUNTIME_DIR) serves the
+// whole run and the next, as it would serve a host's own test suite run
+// twice (make test-readopt). Tests of what only a plain sidecar does (it
+// ends with its host, its own descriptors and flags) are skipped then.
+const persistEnv = "PTYPLEX_TEST_PERSIST"
+
+// sidecarArgs are the arguments every host starts the binary with.
+var sidecarArgs []string
+
 func TestMain(m *testing.M) {
 	finish := testproc.Start()
 	var err error
@@ -21,6 +32,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if name := os.Getenv(persistEnv); name != "" {
+		sidecarArgs = []string{"--persist", name, "--readopt"}
 	}
 	code := finish(m.Run())
 	hosttest.Cleanup()

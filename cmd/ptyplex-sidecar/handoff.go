@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/internal/version"
+	"github.com/ptyplex/ptyplex/proto"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,15 +32,27 @@ const handOffBound = 10 * time.Second
 // the handoff (an older one), refused it, or our stdin or stdout is not
 // a pipe or a socket (a terminal's open file is shared with the user's
 // shell, and the server would put it in non-blocking mode).
+//
+// With --readopt the HELLO asks for re-adoption, and is sent (its answer
+// read) even when the bridge is to copy.
 func handOff(c *net.UnixConn) (code int, done bool) {
-	if os.Getenv(copyEnv) == "1" || !handOffable(0) || !handOffable(1) {
-		return 0, false
-	}
 	fail := func(err error) (int, bool) {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar: %v\n", err)
 		return 1, true
 	}
-	h, leftover, err := client.HandOff(c, 0, 1, client.HandOffOptions{Version: version.Version, Bound: handOffBound})
+	if os.Getenv(copyEnv) == "1" || !handOffable(0) || !handOffable(1) {
+		if *readopt {
+			if err := askReadopt(c); err != nil {
+				return fail(err)
+			}
+		}
+		return 0, false
+	}
+	var asks []string
+	if *readopt {
+		asks = []string{proto.FeatureReadopt}
+	}
+	h, leftover, err := client.HandOff(c, 0, 1, client.HandOffOptions{Version: version.Version, Features: asks, Bound: handOffBound})
 	if err != nil {
 		return fail(err)
 	}
@@ -99,4 +112,31 @@ func releaseStdio() error {
 		}
 	}
 	return nil
+}
+
+// askReadopt asks for re-adoption on c, which the bridge will copy: a
+// HELLO that lists it, whose answer the host did not ask for and does
+// not get. It says on stderr when the server does not re-adopt (an older
+// one, which refuses OPENs of ids it has, as before).
+func askReadopt(c *net.UnixConn) error {
+	c.SetDeadline(time.Now().Add(handOffBound))
+	defer c.SetDeadline(time.Time{})
+	hello := proto.SidecarHello(version.Version, []string{proto.FeatureReadopt})
+	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(hello)); err != nil {
+		return err
+	}
+	r := proto.NewReader(c)
+	for {
+		f, err := r.ReadFrame()
+		if err != nil {
+			return fmt.Errorf("waiting for its HELLO: %w", err)
+		}
+		if f.Type != proto.TypeHelloReply {
+			continue // nothing else comes before it
+		}
+		if h, err := proto.ParseHello(f.Body); err != nil || !h.Has(proto.FeatureReadopt) {
+			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --readopt: the persistent sidecar does not re-adopt terminals (an older version; --upgrade it)")
+		}
+		return nil
+	}
 }

@@ -34,6 +34,9 @@ var (
 	journalDir    = flag.String("journal-dir", "", "with --persist: keep every terminal's journal on disk too, under `DIR` (0700, ours), so that a crash or a reboot loses no output; the next server lists the terminals dead")
 	journalDirMax = flag.Int64("journal-dir-max", persist.DefaultJournalDirMax, "with --journal-dir: bound `BYTES` on the server's files there (dead terminals' go first)")
 	journalSync   = flag.Duration("journal-sync", persist.DefaultJournalSync, "with --journal-dir: fsync the files written every `interval` (0: never)")
+	// The orphan bound and re-adoption (sidecar/persist/orphan.go, readopt.go).
+	orphanTimeout = flag.Duration("orphan-timeout", persist.DefaultOrphanTimeout, "with --persist: close (as CLOSE does) a running terminal that no host held for this `long`, unless its OPEN says (\"orphanMs\"); 0: never")
+	readopt       = flag.Bool("readopt", false, "with --persist: an OPEN for the id of a terminal no host holds gives this host that terminal if it runs the same program (OPENED, its screen redrawn as OUTPUT, then its output), or replaces it with a new one if not, instead of refusing the id: for hosts written for the plain sidecar, which reopen their ids")
 	// --upgrade hands the terminals to the binary it is run as.
 	persistUpgrade = flag.Bool("upgrade", false, "with --persist: hand every terminal of the running persistent sidecar to this binary, which takes its place without the terminals noticing (see docs/persist.md)")
 )
@@ -94,8 +97,8 @@ func serverArgs(args []string) []string {
 // not given (and none of its flags either).
 func persistMode() (code int, ok bool) {
 	if *persistName == "" {
-		if *persistStop || *persistList || *persistServe || *persistUpgrade || *resumeFD >= 0 || *resumeKeeper >= 0 {
-			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --stop, --list, --upgrade and --serve need --persist NAME")
+		if *persistStop || *persistList || *persistServe || *persistUpgrade || *readopt || *resumeFD >= 0 || *resumeKeeper >= 0 {
+			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --stop, --list, --upgrade, --readopt and --serve need --persist NAME")
 			return 2, true
 		}
 		return 0, false
@@ -125,8 +128,11 @@ func persistMode() (code int, ok bool) {
 func serve(name string) int {
 	logger := log.New(os.Stderr, "ptyplex-sidecar["+name+"]: ", log.LstdFlags|log.Lmicroseconds)
 	opts := persist.Options{Log: logger, Journal: *journalSize, Total: *journalTotal, KeepExited: *keepExited,
-		Name: name, Args: serverArgs(os.Args[1:]), JournalDir: *journalDir, JournalDirMax: *journalDirMax,
-		JournalSync: *journalSync}
+		OrphanTimeout: *orphanTimeout, Name: name, Args: serverArgs(os.Args[1:]), JournalDir: *journalDir,
+		JournalDirMax: *journalDirMax, JournalSync: *journalSync}
+	if *orphanTimeout <= 0 {
+		opts.OrphanTimeout = -1 // never
+	}
 	if opts.JournalSync == 0 {
 		opts.JournalSync = -1 // never
 	}
@@ -282,7 +288,8 @@ func bridge(name string) int {
 		return 1
 	}
 	args := []string{"--persist", name, "--serve", "--journal", fmt.Sprint(*journalSize),
-		"--journal-total", fmt.Sprint(*journalTotal), "--keep-exited", keepExited.String()}
+		"--journal-total", fmt.Sprint(*journalTotal), "--keep-exited", keepExited.String(),
+		"--orphan-timeout", orphanTimeout.String()}
 	if *journalDir != "" {
 		dir, err := filepath.Abs(*journalDir)
 		if err != nil {

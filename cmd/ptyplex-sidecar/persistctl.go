@@ -110,6 +110,10 @@ func printList(w io.Writer, l proto.Listed) {
 				state += ", exited"
 			}
 		}
+		if t.OrphanInMs != nil {
+			// The orphan bound's clock (orphanInMs): when it closes it.
+			state += ", closed in " + (time.Duration(*t.OrphanInMs) * time.Millisecond).Round(time.Second).String()
+		}
 		cmd := strings.Join(append([]string{t.Cmd}, t.Args...), " ")
 		fmt.Fprintf(tw, "%s\t%d\t%dx%d\t%d\t%d\t%s\t%s\t%s\n", printable(t.TerminalID), t.PID, t.Cols, t.Rows,
 			t.Produced, t.Start, t.Detached, state, printable(cmd))

@@ -149,6 +149,7 @@ class Terminal {
     // while no host holds the terminal, and the size of its journal.
     if (opt.detached !== undefined) this._openBody.detached = opt.detached;
     if (opt.journal !== undefined) this._openBody.journal = opt.journal;
+    if (opt.orphanMs !== undefined) this._openBody.orphanMs = opt.orphanMs;
   }
 
   /**

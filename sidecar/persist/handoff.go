@@ -68,6 +68,7 @@ func (s *Server) handoff(c *conn) *conn {
 		return refuse("%v", err)
 	}
 	host := newConn(s, pl, c.peer)
+	host.readopt = c.readopt // the bridge's HELLO asked for its host
 	if !s.addConn(host) {
 		pl.Close()
 		c.errorf("", "HANDOFF refused: the server is stopping or upgrading")

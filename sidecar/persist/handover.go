@@ -103,6 +103,10 @@ type termState struct {
 	Input  [][]byte  `json:"input,omitempty"`
 	KillAt time.Time `json:"killAt,omitzero"`
 	KeepAt time.Time `json:"keepAt,omitzero"`
+	// OrphanMs is its OPEN's "orphanMs"; OrphanAt when its orphan clock
+	// ends (zero: none runs; a new image starts a full one).
+	OrphanMs int64     `json:"orphanMs,omitempty"`
+	OrphanAt time.Time `json:"orphanAt,omitzero"`
 	// VT is the mode tracker (modes.go); absent from older binaries'
 	// states, whose trackers are rebuilt from the journal.
 	VT *vtHandover `json:"vt,omitempty"`
@@ -274,7 +278,7 @@ func (t *term) state() (termState, error) {
 	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Park: t.park, Quota: t.quota,
 		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit.Wire(),
 		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
-		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt, VT: t.vtHandoverLocked()}
+		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt, VT: t.vtHandoverLocked(), OrphanMs: t.orphan.ms, OrphanAt: t.orphan.at}
 	if t.proc != nil {
 		ts.PTS = t.proc.TTY()
 	}

@@ -56,8 +56,9 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		if t := s.lookup(m.TerminalID); t != nil {
 			t.mu.Lock()
 			if t.holder == c && t.credit.Limited() {
-				t.credit.Grant(m.Bytes)
-				t.acked = min(t.acked+m.Bytes, t.sent)
+				n := t.payDebtLocked(c, m.Bytes)
+				t.credit.Grant(n)
+				t.acked = min(t.acked+n, t.sent)
 				t.cond.Broadcast()
 			} else if t.holder != c {
 				t.creditViewerLocked(c, m.Bytes)
@@ -91,6 +92,9 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		}
 	case proto.Hello:
 		s.logf("host %q speaks protocol %d", m.Version, m.Protocol)
+		if m.Has(proto.FeatureReadopt) {
+			c.readopt = true // for good: a host's own later HELLO does not undo its bridge's
+		}
 		s.helloReply(c)
 	case proto.Ping:
 		c.write(proto.AppendFrame(nil, proto.TypePong, proto.PongBody(m.Body)))
@@ -200,9 +204,13 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	}
 	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, park: park, quota: size,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
-		vt: newTracker(o.Cols, o.Rows, size), holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning}
+		vt: newTracker(o.Cols, o.Rows, size), holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
+		orphan: orphanClock{ms: x.OrphanMs}}
 	t.cond, t.input = sync.NewCond(&t.mu), engine.NewInputQueue(&s.input)
 	s.mu.Lock()
+	if c.readopt {
+		s.replaceLocked(o)
+	}
 	fits := s.makeRoomLocked(o.TerminalID, int64(size))
 	switch {
 	case s.stopping:
@@ -210,7 +218,11 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		c.errorf(o.TerminalID, "the persistent sidecar is stopping")
 		return
 	case s.terms[o.TerminalID] != nil:
+		old := s.terms[o.TerminalID]
 		s.mu.Unlock()
+		if c.readopt && s.readopt(c, old, o, x) {
+			return
+		}
 		c.errorf(o.TerminalID, "terminal id already exists")
 		return
 	case !fits:
@@ -312,6 +324,7 @@ func (s *Server) detach(c *conn, id string) {
 	}
 	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "detached as asked"})
 	t.holder = nil
+	s.orphanedLocked(t)
 	if t.exitedLocked() && t.end == unread {
 		s.keepExitedLocked(t, s.opts.KeepExited)
 	}
@@ -328,7 +341,7 @@ func (s *Server) list() proto.Listed {
 		}
 		e := proto.ListedTerminal{TerminalID: t.id, PID: t.pid, Cmd: t.cmd, Args: t.args,
 			Cols: t.cols, Rows: t.rows, Produced: t.j.end, Start: t.j.start,
-			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exitedLocked(), Dead: t.dead}
+			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exitedLocked(), OrphanInMs: t.orphanInLocked(), Dead: t.dead}
 		if t.park {
 			e.Detached = proto.DetachedPark
 		}

@@ -130,6 +130,9 @@ func (s *Server) restore(ts termState, journal []byte) {
 		t.killAt = time.Now().Add(until(ts.KillAt, engine.CloseGrace))
 		t.killer = time.AfterFunc(until(ts.KillAt, engine.CloseGrace), t.kill)
 	}
+	// Every connection ended with the upgrade: the orphan clock runs on.
+	t.orphan.ms = ts.OrphanMs
+	s.orphanedForLocked(t, until(ts.OrphanAt, s.orphanTimeout(ts.OrphanMs)))
 	// Under the lock: the supervisor started above may reap meanwhile.
 	exited, written := t.exitedLocked(), t.end == exitWritten
 	t.mu.Unlock()

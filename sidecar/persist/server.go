@@ -24,6 +24,7 @@ const (
 	DefaultJournal    = 4 << 20
 	DefaultTotal      = 8 << 30 // 2048 terminals at the default journal; journals are allocated as they fill
 	DefaultKeepExited = 24 * time.Hour
+	// DefaultOrphanTimeout is in orphan.go, with why it is what it is.
 	// MaxJournal bounds the journal one OPEN may ask for.
 	MaxJournal = 256 << 20
 )
@@ -39,6 +40,10 @@ type Options struct {
 	// KeepExited is how long a terminal that exited while detached is
 	// kept, with its journal, for a host to read.
 	KeepExited time.Duration
+	// OrphanTimeout is how long a running terminal may go with no holder
+	// before it is closed, unless its OPEN says ("orphanMs"); 0 means
+	// DefaultOrphanTimeout, a negative value never.
+	OrphanTimeout time.Duration
 	// Name is the server's name; Args are the flags it was started with
 	// (after the program name). A live upgrade executes the new binary
 	// with Args and the flags that pass the state on.
@@ -102,6 +107,9 @@ func New(opts Options) *Server {
 	}
 	if opts.KeepExited <= 0 {
 		opts.KeepExited = DefaultKeepExited
+	}
+	if opts.OrphanTimeout == 0 {
+		opts.OrphanTimeout = DefaultOrphanTimeout
 	}
 	s := &Server{opts: opts, terms: make(map[string]*term), conns: make(map[*conn]struct{}),
 		stopped: make(chan struct{})}
@@ -204,6 +212,9 @@ type conn struct {
 	// host stopped reading (abort).
 	shut string
 	hung bool
+	// readopt: an OPEN of the id of a terminal nobody holds re-adopts it
+	// (readopt.go). Set by a HELLO that asks, read by the dispatch loop.
+	readopt bool
 }
 
 // connSendBuffer is the socket send buffer asked for each connection.
@@ -412,6 +423,7 @@ func (s *Server) detachAll(c *conn) {
 		t.mu.Lock()
 		if t.holder == c {
 			t.holder = nil
+			s.orphanedLocked(t)
 			if t.exitedLocked() && t.end == unread {
 				s.keepExitedLocked(t, s.opts.KeepExited)
 			}
@@ -593,6 +605,7 @@ func (s *Server) dropLocked(t *term) {
 func (t *term) goneLocked() {
 	if t.life != engine.Gone {
 		t.enterLocked(engine.Gone)
+		t.orphan.stop()
 		t.cond.Broadcast()
 		t.views.wakeAllLocked()
 		t.disk.remove()

@@ -85,8 +85,10 @@ type term struct {
 	// timer drops the terminal.
 	keepGen int
 	killer  *time.Timer
-	killAt  time.Time // when killer fires, for a live upgrade to set it again
-	keepAt  time.Time // when the latest keep-exited or keep-finished timer fires
+	killAt  time.Time   // when killer fires, for a live upgrade to set it again
+	keepAt  time.Time   // when the latest keep-exited or keep-finished timer fires
+	orphan  orphanClock // closes it after long enough with no holder (orphan.go)
+	debt    readoptDebt // a re-adopting host's repaint, outside its credit (readopt.go)
 
 	reading   bool // readLoop is inside a PTY read
 	readEnded bool // readLoop saw the end of the PTY (readDone is closed)
@@ -521,21 +523,22 @@ func (t *term) ifRunning(fn func()) bool { return engine.IfRunning(&t.mu, &t.lif
 
 // close handles CLOSE: SIGHUP now, SIGKILL after the grace period; the
 // output still drains to the holder.
-func (t *term) close() {
-	t.ifRunning(func() {
-		if t.enterLocked(engine.Closing) != nil {
-			return // closing already
-		}
-		// As in the plain sidecar, CLOSE lifts the credit so that the
-		// output drains to the end (and, in park mode, stops waiting
-		// for acknowledgements: the host wants the terminal gone).
-		if t.holder != nil {
-			t.credit.Lift()
-		}
-		t.cond.Broadcast()
-		t.killAt = time.Now().Add(engine.CloseGrace)
-		t.killer = engine.Hangup(t.proc, t.kill)
-	})
+func (t *term) close() { t.ifRunning(t.closeLocked) }
+
+// closeLocked is close with t.mu held and the child running.
+func (t *term) closeLocked() {
+	if t.enterLocked(engine.Closing) != nil {
+		return // closing already
+	}
+	// As in the plain sidecar, CLOSE lifts the credit so that the
+	// output drains to the end (and, in park mode, stops waiting
+	// for acknowledgements: the host wants the terminal gone).
+	if t.holder != nil {
+		t.credit.Lift()
+	}
+	t.cond.Broadcast()
+	t.killAt = time.Now().Add(engine.CloseGrace)
+	t.killer = engine.Hangup(t.proc, t.kill)
 }
 
 // kill ends every process of the terminal at once.
