@@ -52,7 +52,11 @@ func HandOff(c *net.UnixConn, in, out int, o HandOffOptions) (*HandedOff, []byte
 		o.Bound = 10 * time.Second
 	}
 	c.SetDeadline(time.Now().Add(o.Bound))
-	br := bufio.NewReader(c)
+	// proto.NewReader reads through br itself only when br's buffer is
+	// as large as its own (bufio.NewReaderSize hands back a large enough
+	// Reader); with a smaller one it would read ahead into a buffer of
+	// its own, and leftover would miss the bytes behind the answers.
+	br := bufio.NewReaderSize(c, 64<<10)
 	r := proto.NewReader(br)
 	leftover := func() []byte {
 		c.SetDeadline(time.Time{})
