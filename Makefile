@@ -164,7 +164,7 @@ SOAKTIME ?= 60m
 # The long loops of other packages and of the npm package's tests at their
 # full size (PTYPLEX_SOAK=1: internal/testing/testsize, node/test/helpers.js):
 # make test runs a short round of each.
-SOAK_LONG := ^Test(WaitInputAfterBursts|ResumeOverSSH|JournalDirSIGKILLMidFlood)$$
+SOAK_LONG := ^Test(WaitInputAfterBursts|ResumeOverSSH|JournalDirSIGKILLMidFlood|OrphanFloodingHostKilledTenTimes|UpgradeExposesNoDescriptor)$$
 soak: build
 	$(GO) test -count=1 -v -timeout $(SOAKTIME) ./soak/ -soak
 	PTYPLEX_SOAK=1 $(TESTENV) $(GO) test -race -count=1 -timeout $(SOAKTIME) -run '$(SOAK_LONG)' ./cmd/ptyplex/ ./client/ ./sidecar/persist/
