@@ -285,7 +285,7 @@ func (s *diskStore) append(p []byte, off uint64) {
 	crc := crc32.Update(0, castagnoli, s.hdr[0:4])
 	binary.LittleEndian.PutUint32(s.hdr[4:], crc32.Update(crc, castagnoli, p))
 	want := diskRecordHeader + len(p)
-	n, err := unix.Writev(s.fd, [][]byte{s.hdr[:], p})
+	n, err := writev2(s.fd, s.hdr[:], p)
 	if err == nil && n < want {
 		// A short write to a regular file: the disk is full. The rest
 		// of the record is left out; recovery cuts it off.
@@ -369,7 +369,7 @@ func (s *diskStore) sync() {
 	if err != nil {
 		return
 	}
-	unix.Fdatasync(fd)
+	datasync(fd)
 	unix.Close(fd)
 }
 

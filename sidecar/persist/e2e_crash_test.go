@@ -18,6 +18,9 @@ import (
 	"github.com/ptyplex/ptyplex/proto"
 )
 
+// servingPID finds the pid in the server's "serving on" log lines.
+var servingPID = regexp.MustCompile(`serving on .* \(pid (\d+)\)`)
+
 // crashLostBound is what the flush policy of --journal-dir may lose of
 // a terminal's output when the server is SIGKILLed (docs/persist.md): the
 // bytes the kernel still held for the PTY, never read (at most its 64 KiB

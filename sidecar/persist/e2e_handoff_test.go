@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,8 +184,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
-
-var servingPID = regexp.MustCompile(`serving on .* \(pid (\d+)\)`)
 
 // pid is the server's pid, from its log.
 func (s *server) pid() int {
