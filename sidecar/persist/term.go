@@ -325,13 +325,15 @@ func (t *term) supervise() {
 		t.exit.ExitCode = &code
 		t.exit.Signal = st.SignalName()
 	}
+	// On disk before reaped is closed: an orderly stop waits on reaped
+	// and then exits, and the exit must be in meta.json by then (the
+	// disk store's lock nests inside t.mu, as for a RESIZE).
+	t.disk.exited(t.exit)
 	close(t.reaped)
 	t.views.wakeAllLocked() // they get the EXIT too
 	detached := t.holder == nil
 	t.cond.Broadcast()
-	exit, disk := t.exit, t.disk
 	t.mu.Unlock()
-	disk.exited(exit)
 	t.proc.Close()
 	if detached {
 		t.s.keepExited(t)
