@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ptyplex/ptyplex/client"
 	"github.com/ptyplex/ptyplex/proto"
@@ -28,7 +29,45 @@ import (
 // through a Stream, 109 and 83 through a Client terminal opened Raw, 103
 // and 64 through one with the default credit window.
 type sidecarHost struct {
-	s *client.Stream
+	s    *client.Stream
+	pong chan struct{} // a PONG arrived (see ready)
+}
+
+// handler is the Stream's Handle for h: PONGs answer ready, every other
+// frame goes to onFrame.
+func (h *sidecarHost) handler(onFrame func(proto.Frame)) func(proto.Frame) error {
+	h.pong = make(chan struct{}, 1)
+	return func(f proto.Frame) error {
+		if f.Type == proto.TypePong {
+			select {
+			case h.pong <- struct{}{}:
+			default:
+			}
+			return nil
+		}
+		onFrame(f)
+		return nil
+	}
+}
+
+// ready sends a PING and waits for its PONG: the server behind h (a
+// sidecar, or a persistent server behind its bridge) has started and reads
+// its frames. The throughput rows start their clock here, since the plain
+// reads they compare with start no server: a process's start (the Go
+// runtime, the watchdog, a bridge dialling or starting its server) is the
+// OPEN latency rows' subject, not a flood's.
+func (h *sidecarHost) ready() error {
+	if err := h.s.Send(proto.AppendFrame(nil, proto.TypePing, []byte(`{}`))); err != nil {
+		return err
+	}
+	select {
+	case <-h.pong:
+		return nil
+	case <-h.readEnded():
+		return fmt.Errorf("output ended before the PONG: %v", h.readErr())
+	case <-time.After(time.Minute):
+		return fmt.Errorf("no PONG within a minute")
+	}
 }
 
 // startSidecar runs bin and calls onFrame for every frame it writes, from
@@ -40,15 +79,17 @@ func startSidecar(bin string, onFrame func(proto.Frame)) (*sidecarHost, error) {
 	if *sidecarEnv != "" {
 		cmd.Env = append(os.Environ(), strings.Fields(*sidecarEnv)...)
 	}
+	h := &sidecarHost{}
 	s, err := client.StartStream(cmd, client.StreamOptions{
-		Handle:      func(f proto.Frame) error { onFrame(f); return nil },
+		Handle:      h.handler(onFrame),
 		ReuseBodies: true,
 		ReadBuffer:  1 << 20,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &sidecarHost{s: s}, nil
+	h.s = s
+	return h, nil
 }
 
 func (h *sidecarHost) pid() int { return h.s.Process().Pid }

@@ -43,15 +43,17 @@ func startBridge(bin string, env []string, onFrame func(proto.Frame), extra ...s
 	cmd := exec.Command(bin, append([]string{"--persist", "bench"}, extra...)...)
 	cmd.Stderr = os.Stderr
 	cmd.Env = env
+	h := &sidecarHost{}
 	s, err := client.StartStream(cmd, client.StreamOptions{
-		Handle:      func(f proto.Frame) error { onFrame(f); return nil },
+		Handle:      h.handler(onFrame),
 		ReuseBodies: true,
 		ReadBuffer:  1 << 20,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &sidecarHost{s: s}, nil
+	h.s = s
+	return h, nil
 }
 
 func stopServer(bin string, env []string) {
@@ -91,12 +93,13 @@ func dialServer(bin string, env []string, dir string, onFrame func(proto.Frame),
 			return nil, fmt.Errorf("the persistent server never listened on %s: %v", sock, err)
 		}
 	}
-	s := client.NewStream(c, halfCloser{c}, client.StreamOptions{
-		Handle:      func(f proto.Frame) error { onFrame(f); return nil },
+	h := &sidecarHost{}
+	h.s = client.NewStream(c, halfCloser{c}, client.StreamOptions{
+		Handle:      h.handler(onFrame),
 		ReuseBodies: true,
 		ReadBuffer:  1 << 20,
 	})
-	return &sidecarHost{s: s}, nil
+	return h, nil
 }
 
 // persistThroughput is sidecarThroughputCPU through the bridge, or with
@@ -136,6 +139,22 @@ func persistThroughput(bin, tmp string, f flood, n int, raw, direct bool, extra 
 	if err != nil {
 		return 0, 0, err
 	}
+	if err := h.ready(); err != nil {
+		return 0, 0, err
+	}
+	// The CPU the server and the bridge spent before the flood, starting.
+	used := func() float64 {
+		var cpu float64
+		if pid, err := serverPid(dir); err == nil {
+			cpu, _ = cpuSeconds(pid)
+		}
+		if !direct {
+			c, _ := cpuSeconds(h.pid())
+			cpu += c
+		}
+		return cpu
+	}
+	cpu0 := used()
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
 		if err := h.open(fmt.Sprint("t", i), "/bin/sh", f.script(raw)...); err != nil {
@@ -152,14 +171,7 @@ func persistThroughput(bin, tmp string, f flood, n int, raw, direct bool, extra 
 	elapsed := time.Since(t0)
 	// Every EXIT is in: the work is done; the server and the bridge
 	// are still there to be asked what it cost them.
-	var cpu float64
-	if pid, err := serverPid(dir); err == nil {
-		cpu, _ = cpuSeconds(pid)
-	}
-	if !direct {
-		c, _ := cpuSeconds(h.pid())
-		cpu += c
-	}
+	cpu := used() - cpu0
 	h.stop()
 	if ferr != nil {
 		return 0, 0, ferr
