@@ -45,6 +45,9 @@ func TestOpenEnvMergesOverSidecarEnvironment(t *testing.T) {
 	bridges := map[string][]string{"as spawned": nil}
 	if len(sidecarArgs) > 0 {
 		bridges["copying bridge"] = []string{"PTYPLEX_BRIDGE_COPY=1"}
+		// The server runs before the bridges below start, so it was not
+		// started with their environment (when this test runs first).
+		pinged(start(t))
 	}
 	for name, extra := range bridges {
 		t.Run(name, func(t *testing.T) {
@@ -65,6 +68,19 @@ func TestOpenEnvMergesOverSidecarEnvironment(t *testing.T) {
 			assert.Contains(t, h.Now().Output("b"), "inh=from-sidecar sh=old term=vt100")
 		})
 	}
+}
+
+// pinged waits until h's sidecar answered a PING: it is serving.
+func pinged(h *hosttest.Host) {
+	h.Send(proto.TypePing, []byte(`{"seq":1}`))
+	h.MustUntil("a PONG", func(s hosttest.Snapshot) bool {
+		for _, f := range s.Frames {
+			if f.Type == proto.TypePong {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 func TestOpenZeroSizeIsClampedToOne(t *testing.T) {
