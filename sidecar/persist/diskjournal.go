@@ -40,6 +40,13 @@ import (
 // only what the kernel still held for the PTY (never read) and the one
 // read in flight. Every diskSyncDefault (--journal-sync) the files written
 // since are fsync'd: a reboot or power loss loses at most that much more.
+// A segment the reader is done with is fsync'd and closed by the
+// directory's retirer goroutine, not by the reader: that fsync waits on
+// the disk (a megabyte of a 4 MiB journal's segment), and the reader
+// waiting on it was most of what --journal-dir cost a flooding terminal.
+// The next segment may then reach the disk before the last one's tail
+// does; recovery serves records only up to the first gap or torn record,
+// so what it serves is still a prefix.
 //
 // The directory holds everything the user's terminals printed, and their
 // environments: it is the user's alone (0700, files 0600, refused if it
@@ -103,7 +110,16 @@ type diskDir struct {
 	used      atomic.Int64
 	enforcing atomic.Bool
 	done      chan struct{}
+	// retired carries the descriptors of segments the reader is done
+	// with to retireLoop, which fsyncs and closes them.
+	retired chan int
 }
+
+// diskRetireBacklog is how many finished segments may wait for their
+// fsync: past it the reader does the fsync itself, so that a disk slower
+// than the output holds the output back instead of open descriptors
+// piling up.
+const diskRetireBacklog = 16
 
 // openDiskDir makes sure root and root/name exist and are ours alone,
 // and starts the fsync loop.
@@ -121,11 +137,17 @@ func openDiskDir(root, name string, max int64, every time.Duration, logf func(st
 	if max <= 0 {
 		max = DefaultJournalDirMax
 	}
-	d := &diskDir{path: path, max: max, logf: logf, stores: map[*diskStore]struct{}{}, done: make(chan struct{})}
+	d := newDiskDir(path, max, logf)
+	go d.retireLoop()
 	if every > 0 {
 		go d.syncLoop(every)
 	}
 	return d, nil
+}
+
+func newDiskDir(path string, max int64, logf func(string, ...any)) *diskDir {
+	return &diskDir{path: path, max: max, logf: logf, stores: map[*diskStore]struct{}{},
+		done: make(chan struct{}), retired: make(chan int, diskRetireBacklog)}
 }
 
 // privateDir creates dir (0700) if it is missing, and refuses it unless
@@ -150,6 +172,47 @@ func privateDir(dir string) error {
 }
 
 func (d *diskDir) close() { close(d.done) }
+
+// retireLoop fsyncs and closes finished segments, in the order they were
+// finished, until the directory is closed (then it does the same for
+// those still waiting).
+func (d *diskDir) retireLoop() {
+	for {
+		select {
+		case fd := <-d.retired:
+			retireSegment(fd)
+		case <-d.done:
+			for {
+				select {
+				case fd := <-d.retired:
+					retireSegment(fd)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func retireSegment(fd int) {
+	datasync(fd)
+	unix.Close(fd)
+}
+
+// retire hands a finished segment's descriptor to retireLoop, or, with
+// its backlog full or the directory closed, fsyncs and closes it here.
+func (d *diskDir) retire(fd int) {
+	select {
+	case <-d.done:
+	default:
+		select {
+		case d.retired <- fd:
+			return
+		default:
+		}
+	}
+	retireSegment(fd)
+}
 
 func (d *diskDir) syncLoop(every time.Duration) {
 	tk := time.NewTicker(every)
@@ -326,9 +389,9 @@ func (s *diskStore) failLocked(err error) {
 // rotateLocked starts a new segment at end.
 func (s *diskStore) rotateLocked() error {
 	if s.fd >= 0 {
-		unix.Fsync(s.fd) // a segment is whole on disk before the next begins
-		unix.Close(s.fd)
-		s.fd = -1
+		// Made durable by the retirer; sync() no longer owes it.
+		s.d.retire(s.fd)
+		s.fd, s.dirty = -1, false
 	}
 	name := filepath.Join(s.dir, fmt.Sprintf("%020d%s", s.end, diskSegSuffix))
 	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
@@ -588,18 +651,27 @@ func (d *diskDir) recoverOne(dir string, markDead bool) (recovered, error) {
 	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
 	j := newJournal(s.meta.Journal)
 	first := true
+	// cutFrom removes the segments from the i-th on: what follows a gap
+	// or a torn record is not served, so that what is served is a prefix.
+	cutFrom := func(i int) {
+		for _, later := range starts[i:] {
+			if st, err := os.Lstat(s.segPath(diskSeg{start: later})); err == nil {
+				r.cut += st.Size()
+			}
+			os.Remove(s.segPath(diskSeg{start: later}))
+		}
+	}
 	for i, start := range starts {
 		g := diskSeg{start: start}
 		path := s.segPath(g)
 		if !first && start != s.end {
-			// A gap (a segment lost): only the newest contiguous run
-			// is served, so that offsets stay true.
-			for _, old := range s.segs {
-				os.Remove(s.segPath(old))
-			}
-			s.segs, s.kept = nil, 0
-			j = newJournal(s.meta.Journal)
-			first = true
+			// A gap: a segment ends short of where the next begins.
+			// Only a power loss makes one (the oldest segments go
+			// first, and a finished segment's fsync runs behind the
+			// next one's writes): the records up to it are served,
+			// those after it are cut off like a torn record's.
+			cutFrom(i)
+			break
 		}
 		if first {
 			j.start, j.end, s.end = start, start, start
@@ -627,12 +699,7 @@ func (d *diskDir) recoverOne(dir string, markDead bool) (recovered, error) {
 			if err := os.Truncate(path, int64(good)); err != nil {
 				return r, err
 			}
-			for _, later := range starts[i+1:] {
-				if st, err := os.Lstat(s.segPath(diskSeg{start: later})); err == nil {
-					r.cut += st.Size()
-				}
-				os.Remove(s.segPath(diskSeg{start: later}))
-			}
+			cutFrom(i + 1)
 		}
 		g.size = int64(good)
 		s.segs = append(s.segs, g)

@@ -45,7 +45,7 @@ func segFiles(t *testing.T, dir string) []string {
 // recoverOnly reads d's directory again, as the next server would.
 func recoverOnly(t *testing.T, d *diskDir) []recovered {
 	t.Helper()
-	d2 := &diskDir{path: d.path, max: d.max, logf: t.Logf, stores: map[*diskStore]struct{}{}, done: make(chan struct{})}
+	d2 := newDiskDir(d.path, d.max, t.Logf)
 	return d2.recover(true)
 }
 
@@ -94,6 +94,79 @@ func TestDiskJournalTornRecord(t *testing.T) {
 	rs = recoverOnly(t, d)
 	if want := data[:9*4096]; !bytes.Equal(rs[0].data, want) {
 		t.Fatalf("after a corrupt record: %d bytes recovered, want the %d before it", len(rs[0].data), len(want))
+	}
+}
+
+// A segment that ends short of where the next begins (a power loss
+// after the next segment's writes reached the disk and before the
+// retirer's fsync of this one did) ends what is recovered there: the
+// records before the gap are served, the segments after it cut off, so
+// that what is recovered stays a prefix of what was written.
+func TestDiskJournalGapServesPrefix(t *testing.T) {
+	d := testDiskDir(t, 0)
+	st, err := d.create(diskMeta{ID: "a", Cmd: "/bin/sh", Journal: 256 << 10, Opened: time.Now()}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := numbered(0, 200<<10)
+	appendAll(st, data, 0, 4096)
+	segs := segFiles(t, st.dir)
+	if len(segs) < 3 {
+		t.Fatalf("%d segments, want 3 or more", len(segs))
+	}
+	// The second segment loses its last three records.
+	fi, err := os.Stat(segs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := fi.Size() - 3*(diskRecordHeader+4096)
+	if err := os.Truncate(segs[1], short); err != nil {
+		t.Fatal(err)
+	}
+	var later int64
+	for _, p := range segs[2:] {
+		fi, _ := os.Stat(p)
+		later += fi.Size()
+	}
+	first, _ := os.Stat(segs[0])
+	want := data[:int(first.Size()+short)/(diskRecordHeader+4096)*4096]
+	rs := recoverOnly(t, d)
+	if len(rs) != 1 || rs[0].start != 0 || !bytes.Equal(rs[0].data, want) || rs[0].cut != later {
+		t.Fatalf("after a gap: %d bytes recovered from %d, cut %d; want the first %d, cut %d", len(rs[0].data), rs[0].start, rs[0].cut, len(want), later)
+	}
+	if got := segFiles(t, st.dir); len(got) != 2 {
+		t.Fatalf("%d segment files after recovery, want the 2 before the gap", len(got))
+	}
+}
+
+// The segments a terminal is done with are fsync'd and closed by the
+// directory's retirer, not by the reader: once it has caught up, the
+// only descriptor open in the terminal's directory is the one appended to.
+func TestDiskJournalRetiresSegments(t *testing.T) {
+	d := testDiskDir(t, 0)
+	st, err := d.create(diskMeta{ID: "a", Cmd: "/bin/sh", Journal: 256 << 10, Opened: time.Now()}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(st, numbered(0, 4<<20), 0, 4096) // 64 segments
+	open := func() (n int) {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			if p, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && filepath.Dir(p) == st.dir {
+				n++
+			}
+		}
+		return n
+	}
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for open() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d descriptors open in the terminal's directory after 10 s, want 1 (the segment appended to)", open())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
