@@ -40,13 +40,17 @@ import (
 // only what the kernel still held for the PTY (never read) and the one
 // read in flight. Every diskSyncDefault (--journal-sync) the files written
 // since are fsync'd: a reboot or power loss loses at most that much more.
-// A segment the reader is done with is fsync'd and closed by the
-// directory's retirer goroutine, not by the reader: that fsync waits on
-// the disk (a megabyte of a 4 MiB journal's segment), and the reader
-// waiting on it was most of what --journal-dir cost a flooding terminal.
-// The next segment may then reach the disk before the last one's tail
-// does; recovery serves records only up to the first gap or torn record,
-// so what it serves is still a prefix.
+// A segment the reader is done with is left open, unsynced, for the
+// fsync loop's next round, like the segment being appended to: not
+// fsync'd by the reader at once. That fsync made the reader wait on the
+// disk (a megabyte of a 4 MiB journal's segment), and made the disk
+// write every byte of a flood, most of which the per-terminal bound
+// removes again within the round: a segment dropped before the round
+// is closed unsynced, and its bytes never need to reach the disk. That
+// was most of what --journal-dir cost a flooding terminal. A later
+// segment may then reach the disk before an earlier one's tail does;
+// recovery serves records only up to the first gap or torn record, so
+// what it serves is still a prefix.
 //
 // The directory holds everything the user's terminals printed, and their
 // environments: it is the user's alone (0700, files 0600, refused if it
@@ -110,16 +114,10 @@ type diskDir struct {
 	used      atomic.Int64
 	enforcing atomic.Bool
 	done      chan struct{}
-	// retired carries the descriptors of segments the reader is done
-	// with to retireLoop, which fsyncs and closes them.
-	retired chan int
+	// syncing: the fsync loop runs (--journal-sync is not 0), so that
+	// finished segments wait for it rather than being closed unsynced.
+	syncing bool
 }
-
-// diskRetireBacklog is how many finished segments may wait for their
-// fsync: past it the reader does the fsync itself, so that a disk slower
-// than the output holds the output back instead of open descriptors
-// piling up.
-const diskRetireBacklog = 16
 
 // openDiskDir makes sure root and root/name exist and are ours alone,
 // and starts the fsync loop.
@@ -138,16 +136,15 @@ func openDiskDir(root, name string, max int64, every time.Duration, logf func(st
 		max = DefaultJournalDirMax
 	}
 	d := newDiskDir(path, max, logf)
-	go d.retireLoop()
 	if every > 0 {
+		d.syncing = true
 		go d.syncLoop(every)
 	}
 	return d, nil
 }
 
 func newDiskDir(path string, max int64, logf func(string, ...any)) *diskDir {
-	return &diskDir{path: path, max: max, logf: logf, stores: map[*diskStore]struct{}{},
-		done: make(chan struct{}), retired: make(chan int, diskRetireBacklog)}
+	return &diskDir{path: path, max: max, logf: logf, stores: map[*diskStore]struct{}{}, done: make(chan struct{})}
 }
 
 // privateDir creates dir (0700) if it is missing, and refuses it unless
@@ -173,47 +170,6 @@ func privateDir(dir string) error {
 
 func (d *diskDir) close() { close(d.done) }
 
-// retireLoop fsyncs and closes finished segments, in the order they were
-// finished, until the directory is closed (then it does the same for
-// those still waiting).
-func (d *diskDir) retireLoop() {
-	for {
-		select {
-		case fd := <-d.retired:
-			retireSegment(fd)
-		case <-d.done:
-			for {
-				select {
-				case fd := <-d.retired:
-					retireSegment(fd)
-				default:
-					return
-				}
-			}
-		}
-	}
-}
-
-func retireSegment(fd int) {
-	datasync(fd)
-	unix.Close(fd)
-}
-
-// retire hands a finished segment's descriptor to retireLoop, or, with
-// its backlog full or the directory closed, fsyncs and closes it here.
-func (d *diskDir) retire(fd int) {
-	select {
-	case <-d.done:
-	default:
-		select {
-		case d.retired <- fd:
-			return
-		default:
-		}
-	}
-	retireSegment(fd)
-}
-
 func (d *diskDir) syncLoop(every time.Duration) {
 	tk := time.NewTicker(every)
 	defer tk.Stop()
@@ -223,15 +179,21 @@ func (d *diskDir) syncLoop(every time.Duration) {
 			return
 		case <-tk.C:
 		}
-		d.mu.Lock()
-		all := make([]*diskStore, 0, len(d.stores))
-		for s := range d.stores {
-			all = append(all, s)
-		}
-		d.mu.Unlock()
-		for _, s := range all {
-			s.sync()
-		}
+		d.syncAll()
+	}
+}
+
+// syncAll is a round of the fsync loop: every store's files written
+// since the last round are made durable.
+func (d *diskDir) syncAll() {
+	d.mu.Lock()
+	all := make([]*diskStore, 0, len(d.stores))
+	for s := range d.stores {
+		all = append(all, s)
+	}
+	d.mu.Unlock()
+	for _, s := range all {
+		s.sync()
 	}
 }
 
@@ -241,16 +203,20 @@ type diskStore struct {
 	d   *diskDir
 	dir string
 
-	mu     sync.Mutex
-	meta   diskMeta
-	segs   []diskSeg // oldest first; the last is appended to
-	fd     int       // the last segment, -1 when none is open
-	end    uint64    // offset after the last byte written
-	kept   int64     // payload bytes in segs
-	dirty  bool      // written since the last fsync
-	broken bool      // a write failed: nothing more is written
-	gone   bool      // removed
-	hdr    [diskRecordHeader]byte
+	mu   sync.Mutex
+	meta diskMeta
+	segs []diskSeg // oldest first; the last is appended to
+	fd   int       // the last segment, -1 when none is open
+	// unsynced holds the descriptors of finished segments (by their
+	// start) written since the last fsync: the fsync loop syncs and
+	// closes them; a segment dropped before it does is closed unsynced.
+	unsynced map[uint64]int
+	end      uint64 // offset after the last byte written
+	kept     int64  // payload bytes in segs
+	dirty    bool   // written since the last fsync
+	broken   bool   // a write failed: nothing more is written
+	gone     bool   // removed
+	hdr      [diskRecordHeader]byte
 	// dead is set for a store a previous server left: its terminal is
 	// dead, and the bound drops it first.
 	dead bool
@@ -389,8 +355,17 @@ func (s *diskStore) failLocked(err error) {
 // rotateLocked starts a new segment at end.
 func (s *diskStore) rotateLocked() error {
 	if s.fd >= 0 {
-		// Made durable by the retirer; sync() no longer owes it.
-		s.d.retire(s.fd)
+		switch {
+		case !s.dirty:
+			unix.Close(s.fd) // the fsync loop synced all of it
+		case s.d.syncing:
+			if s.unsynced == nil {
+				s.unsynced = map[uint64]int{}
+			}
+			s.unsynced[s.segs[len(s.segs)-1].start] = s.fd
+		default:
+			unix.Close(s.fd) // --journal-sync 0: never fsync'd
+		}
 		s.fd, s.dirty = -1, false
 	}
 	name := filepath.Join(s.dir, fmt.Sprintf("%020d%s", s.end, diskSegSuffix))
@@ -410,30 +385,51 @@ func (s *diskStore) segPath(g diskSeg) string {
 // dropOldestLocked removes the oldest segment (never the one appended to).
 func (s *diskStore) dropOldestLocked() {
 	g := s.segs[0]
+	if fd, ok := s.unsynced[g.start]; ok {
+		// Gone before its fsync: its bytes need never reach the disk.
+		unix.Close(fd)
+		delete(s.unsynced, g.start)
+	}
 	os.Remove(s.segPath(g))
 	s.segs = s.segs[1:]
 	s.kept -= g.n
 	s.d.addUsed(-g.size)
 }
 
-// sync makes what was written to the current segment durable. The
-// fsync runs on a duplicate of the descriptor, without the lock: the
+// sync makes what was written since the last sync durable: the finished
+// segments still kept, then the current one. The fsyncs run without the
+// lock, the current segment's on a duplicate of its descriptor: the
 // reader's appends do not wait for the disk meanwhile, and a rotation
-// or removal cannot close the descriptor under it.
+// or removal cannot close a descriptor under it (the finished ones are
+// this call's to close once taken).
 func (s *diskStore) sync() {
 	s.mu.Lock()
-	if !s.dirty || s.fd < 0 {
+	if len(s.unsynced) == 0 && (!s.dirty || s.fd < 0) {
 		s.mu.Unlock()
 		return
 	}
-	fd, err := unix.FcntlInt(uintptr(s.fd), unix.F_DUPFD_CLOEXEC, 0)
-	s.dirty = false
-	s.mu.Unlock()
-	if err != nil {
-		return
+	fds := make([]int, 0, len(s.unsynced)+1)
+	starts := make([]uint64, 0, len(s.unsynced))
+	for start := range s.unsynced {
+		starts = append(starts, start)
 	}
-	datasync(fd)
-	unix.Close(fd)
+	// Oldest first: what a power loss leaves is then more often a prefix.
+	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
+	for _, start := range starts {
+		fds = append(fds, s.unsynced[start])
+		delete(s.unsynced, start)
+	}
+	if s.dirty && s.fd >= 0 {
+		if fd, err := unix.FcntlInt(uintptr(s.fd), unix.F_DUPFD_CLOEXEC, 0); err == nil {
+			fds = append(fds, fd)
+		}
+		s.dirty = false
+	}
+	s.mu.Unlock()
+	for _, fd := range fds {
+		datasync(fd)
+		unix.Close(fd)
+	}
 }
 
 // exited records the child's end in meta.json.
@@ -483,6 +479,10 @@ func (s *diskStore) remove() {
 	if s.fd >= 0 {
 		unix.Close(s.fd)
 		s.fd = -1
+	}
+	for start, fd := range s.unsynced {
+		unix.Close(fd)
+		delete(s.unsynced, start)
 	}
 	var size int64
 	for _, g := range s.segs {
@@ -667,9 +667,9 @@ func (d *diskDir) recoverOne(dir string, markDead bool) (recovered, error) {
 		if !first && start != s.end {
 			// A gap: a segment ends short of where the next begins.
 			// Only a power loss makes one (the oldest segments go
-			// first, and a finished segment's fsync runs behind the
-			// next one's writes): the records up to it are served,
-			// those after it are cut off like a torn record's.
+			// first, and a finished segment is fsync'd with the next
+			// one, not before it is begun): the records up to it are
+			// served, those after it are cut off like a torn record's.
 			cutFrom(i)
 			break
 		}

@@ -98,8 +98,8 @@ func TestDiskJournalTornRecord(t *testing.T) {
 }
 
 // A segment that ends short of where the next begins (a power loss
-// after the next segment's writes reached the disk and before the
-// retirer's fsync of this one did) ends what is recovered there: the
+// after the next segment's writes reached the disk and before the fsync
+// loop's sync of this one did) ends what is recovered there: the
 // records before the gap are served, the segments after it cut off, so
 // that what is recovered stays a prefix of what was written.
 func TestDiskJournalGapServesPrefix(t *testing.T) {
@@ -139,16 +139,26 @@ func TestDiskJournalGapServesPrefix(t *testing.T) {
 	}
 }
 
-// The segments a terminal is done with are fsync'd and closed by the
-// directory's retirer, not by the reader: once it has caught up, the
-// only descriptor open in the terminal's directory is the one appended to.
-func TestDiskJournalRetiresSegments(t *testing.T) {
-	d := testDiskDir(t, 0)
-	st, err := d.create(diskMeta{ID: "a", Cmd: "/bin/sh", Journal: 256 << 10, Opened: time.Now()}, 0)
+// The segments a terminal is done with wait, open, for the fsync loop's
+// next round instead of being fsync'd by the reader; those the
+// per-terminal bound drops before it are closed unsynced. So the
+// descriptors open stay within the segments kept, and a round leaves
+// only the one appended to.
+func TestDiskJournalFinishedSegmentsWaitForSync(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	// A loop that never ticks in the test: its rounds are called here.
+	d, err := openDiskDir(filepath.Join(t.TempDir(), "j"), "srv", 0, time.Hour, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	appendAll(st, numbered(0, 4<<20), 0, 4096) // 64 segments
+	t.Cleanup(d.close)
+	const journal = 256 << 10
+	st, err := d.create(diskMeta{ID: "a", Cmd: "/bin/sh", Journal: journal, Opened: time.Now()}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	open := func() (n int) {
 		ents, _ := os.ReadDir("/proc/self/fd")
 		for _, e := range ents {
@@ -158,15 +168,24 @@ func TestDiskJournalRetiresSegments(t *testing.T) {
 		}
 		return n
 	}
-	if _, err := os.Stat("/proc/self/fd"); err != nil {
-		t.Skip("no /proc/self/fd here")
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for open() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d descriptors open in the terminal's directory after 10 s, want 1 (the segment appended to)", open())
+	data := numbered(0, 4<<20) // 64 segments of 64 KiB
+	kept := int(journal/st.segSize()) + 2
+	for off := 0; off < len(data); off += 256 << 10 {
+		appendAll(st, data[off:off+256<<10], uint64(off), 4096)
+		if n, segs := open(), len(segFiles(t, st.dir)); n > segs || segs > kept {
+			t.Fatalf("after %d bytes: %d descriptors open for %d segment files, want at most one a file and %d files", off+256<<10, n, segs, kept)
 		}
-		time.Sleep(10 * time.Millisecond)
+	}
+	if n := open(); n < 2 {
+		t.Fatalf("%d descriptors open before the fsync round, want the finished segments' too", n)
+	}
+	st.sync()
+	if n := open(); n != 1 {
+		t.Fatalf("%d descriptors open after an fsync round, want 1 (the segment appended to)", n)
+	}
+	rs := recoverOnly(t, d)
+	if r := rs[0]; r.start+uint64(len(r.data)) != uint64(len(data)) || !bytes.Equal(r.data, data[r.start:]) {
+		t.Fatalf("recovered %d bytes from %d, want the newest of %d", len(r.data), r.start, len(data))
 	}
 }
 
