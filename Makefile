@@ -59,16 +59,18 @@ test: fmt-check vet mod-check xtermjs test-deps
 	@mkdir -p $(BIN)
 	$(TESTENV) $(GO) run ./scripts/testreport -o $(TESTJSON) -- \
 		$(GO) test -race -count=1 -json -cover -parallel $(TESTPARALLEL) -timeout 20m ./... $(SWEEP_ON_FAIL)
-	# What is too slow under the race detector (it skips there) runs once without it.
-	$(TESTENV) $(GO) test -count=1 -run '^$(NORACE_TESTS)$$' ./sidecar/persist $(SWEEP_ON_FAIL)
-	# The npm package's tests and the documented install and first-use
-	# steps (on a fresh clone) wait on programs most of the time: they run
-	# side by side, each one's output kept apart and shown whole after.
-	@echo "make test-node & scripts/first-use.sh"
+	# The npm package's tests, the documented install and first-use steps
+	# (on a fresh clone) and what is too slow under the race detector (it
+	# skips there, and runs once without it) wait on programs or on one
+	# build most of the time: they run side by side, each one's output
+	# kept apart and shown whole after.
+	@echo "make test-node & scripts/first-use.sh & go test -run '^$(NORACE_TESTS)$$' ./sidecar/persist"
 	@( $(MAKE) test-node > $(BIN)/test-node.log 2>&1; echo $$? > $(BIN)/test-node.rc ) & \
+		( $(TESTENV) $(GO) test -count=1 -run '^$(NORACE_TESTS)$$' ./sidecar/persist > $(BIN)/norace.log 2>&1; echo $$? > $(BIN)/norace.rc ) & \
 		scripts/first-use.sh > $(BIN)/first-use.log 2>&1; fu=$$?; wait; \
 		echo "== make test-node"; cat $(BIN)/test-node.log; echo "== scripts/first-use.sh"; cat $(BIN)/first-use.log; \
-		[ $$fu -eq 0 ] && [ "$$(cat $(BIN)/test-node.rc)" = 0 ] $(SWEEP_ON_FAIL)
+		echo "== go test -run '^$(NORACE_TESTS)$$' ./sidecar/persist"; cat $(BIN)/norace.log; \
+		[ $$fu -eq 0 ] && [ "$$(cat $(BIN)/test-node.rc)" = 0 ] && [ "$$(cat $(BIN)/norace.rc)" = 0 ] $(SWEEP_ON_FAIL)
 	scripts/leftovers.sh $(TEST_RUN)
 	@$(GO) run ./scripts/testreport -slowest 10 $(TESTJSON)
 

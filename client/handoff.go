@@ -27,6 +27,9 @@ type HandOffOptions struct {
 	Version string
 	// Features are asked for in the HELLO, beside the handoff itself.
 	Features []string
+	// Env, when not empty, is sent in the HELLO as the environment the
+	// host's terminals start from (a bridge sends its own, os.Environ).
+	Env []string
 	// Bound is how long each of the server's two answers (to HELLO and
 	// to HANDOFF) may take; 10 s when 0.
 	Bound time.Duration
@@ -63,7 +66,9 @@ func HandOff(c *net.UnixConn, in, out int, o HandOffOptions) (*HandedOff, []byte
 		b, _ := br.Peek(br.Buffered())
 		return b
 	}
-	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(proto.SidecarHello(o.Version, o.Features))); err != nil {
+	hello := proto.SidecarHello(o.Version, o.Features)
+	hello.Env = o.Env
+	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(hello)); err != nil {
 		return nil, nil, err
 	}
 	h, err := readUntil(r, proto.TypeHelloReply)

@@ -173,6 +173,11 @@ export interface AttachOptions {
   view?: boolean;
 }
 
+export interface ReviveOptions {
+  /** Output decoding (default "utf8"); null delivers Buffers. */
+  encoding?: string | null;
+}
+
 /** One viewer of a persistent terminal, as LISTED gives it. */
 export interface PersistentViewer {
   /** Its number: what Terminal#handOver takes. */
@@ -205,7 +210,7 @@ export interface PersistentTerminal {
   dropInMs?: number;
   /** The connections that view it (attach with view: true); absent when none do. */
   viewers?: PersistentViewer[];
-  /** Left by a server that died (--journal-dir, docs/persist.md): attach() replays what was kept. */
+  /** Left by a server that died (--journal-dir, docs/persist.md): attach() replays what was kept, revive() starts it again. */
   dead?: boolean;
 }
 
@@ -365,6 +370,13 @@ export declare class Sidecar {
   list(): Promise<PersistentTerminal[]>;
   /** With persist: takes a terminal over; its onData goes on from options.offset. `ready` rejects with the server's refusal. */
   attach(terminalId: string, options?: AttachOptions): Terminal;
+  /**
+   * With persist: starts a dead terminal (list() marks it dead) again, its
+   * command, args, cwd, env and size in a new terminal under the same id,
+   * which this host holds; onData begins with the old screen, then the new
+   * program's output. `ready` rejects with the server's refusal.
+   */
+  revive(terminalId: string, options?: ReviveOptions): Terminal;
   /** Ends the connection; with persist the terminals go on (onDetach), else they are killed. */
   close(): Promise<void>;
 }

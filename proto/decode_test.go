@@ -34,6 +34,7 @@ func TestDecodeEveryType(t *testing.T) {
 		{"signal number", Frame{TypeSignal, []byte(`{"terminalId":"a","signal":2}`)}, Signal{TerminalID: "a", Signal: "2"}},
 		{"foreground", Frame{TypeForeground, []byte(`{"terminalId":"a"}`)}, Foreground{TerminalID: "a"}},
 		{"hello", Frame{TypeHello, []byte(`{"version":"v","protocol":1,"features":["x"]}`)}, Hello{Version: "v", Protocol: 1, Features: []string{"x"}}},
+		{"hello with env", Frame{TypeHello, []byte(`{"version":"v","protocol":1,"features":["x"],"env":["A=1","B=x=y"]}`)}, Hello{Version: "v", Protocol: 1, Features: []string{"x"}, Env: []string{"A=1", "B=x=y"}}},
 		{"ping", Frame{TypePing, []byte(`{"n":1}`)}, Ping{Body: []byte(`{"n":1}`)}},
 		{"list", Frame{TypeList, nil}, List{}},
 		{"attach", Frame{TypeAttach, []byte(`{"terminalId":"a","offset":10,"credit":7}`)}, Attach{TerminalID: "a", Offset: 10, Credit: u16(7)}},

@@ -27,12 +27,19 @@ const FeatureHello = "hello"
 // (free text, for messages); Protocol the major protocol version; Features
 // what it serves beyond the seed protocol. OS and Arch are the sidecar's
 // platform (GOOS/GOARCH), which a host may use to choose a binary.
+//
+// Env is sent only by a --persist bridge to the persistent server: the
+// bridge's own environment (NAME=value entries), which the server then
+// starts that connection's terminals from, as a plain sidecar started
+// by the same host would have (PROTOCOL.md, "The host's environment").
+// nil when absent.
 type Hello struct {
 	Version  string   `json:"version"`
 	Protocol int      `json:"protocol"`
 	Features []string `json:"features"`
 	OS       string   `json:"os,omitempty"`
 	Arch     string   `json:"arch,omitempty"`
+	Env      []string `json:"env,omitempty"`
 }
 
 // Has reports whether h announces feature f.
@@ -54,6 +61,7 @@ func ParseHello(body []byte) (Hello, error) {
 		Features []string         `json:"features"`
 		OS       string           `json:"os"`
 		Arch     string           `json:"arch"`
+		Env      []string         `json:"env"`
 	}
 	if err := json.Unmarshal(body, &w); err != nil {
 		return Hello{}, fmt.Errorf("HELLO: %w", err)
@@ -65,7 +73,7 @@ func ParseHello(body []byte) (Hello, error) {
 	if err != nil {
 		return Hello{}, fmt.Errorf("HELLO: protocol: %w", err)
 	}
-	h := Hello{Protocol: int(p), Features: w.Features, OS: w.OS, Arch: w.Arch}
+	h := Hello{Protocol: int(p), Features: w.Features, OS: w.OS, Arch: w.Arch, Env: w.Env}
 	if w.Version != nil {
 		h.Version = *w.Version
 	}

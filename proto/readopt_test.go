@@ -44,3 +44,13 @@ func TestReadoptOnTheWire(t *testing.T) {
 	assert.True(t, Hello{Features: PersistHelloFeatures}.Has(FeatureReadopt))
 	assert.NotContains(t, PersistFeatures, FeatureReadopt, "OPENED's features are the frames a terminal serves")
 }
+
+// A bridge's HELLO carries its environment; other HELLOs none, and a
+// malformed env is a malformed HELLO.
+func TestHelloEnvOnTheWire(t *testing.T) {
+	b := string(Marshal(Hello{Version: "v", Protocol: 1, Features: []string{"hello"}, Env: []string{"A=1"}}))
+	assert.Contains(t, b, `"env":["A=1"]`)
+	assert.NotContains(t, string(Marshal(SidecarHello("v", nil))), `"env"`)
+	_, err := ParseHello([]byte(`{"protocol":1,"env":"A=1"}`))
+	assert.Error(t, err)
+}

@@ -17,9 +17,14 @@ type Config struct {
 	Cmd  string   // program: a path, or a bare name looked up in the child's PATH
 	Args []string // arguments after the program name
 	Dir  string   // working directory; "" inherits ours
-	// Env is merged over our own environment: entries here win, and TERM
-	// defaults to DefaultTerm when Env does not set it.
-	Env        map[string]string
+	// Env is merged over our own environment (or BaseEnv): entries here
+	// win, and TERM defaults to DefaultTerm when Env does not set it.
+	Env map[string]string
+	// BaseEnv, when not nil, stands in for our own environment as the
+	// one Env is merged over (NAME=value entries, as os.Environ gives):
+	// the persistent server starts a terminal from the environment of
+	// the bridge its host spawned, as a plain sidecar would have had.
+	BaseEnv    []string
 	Cols, Rows int // clamped to 1..65535
 	// UTF8 sets IUTF8 on the terminal, so that the line editor of a
 	// program in cooked mode (read, cat, python's input) erases a whole
@@ -36,12 +41,13 @@ type Config struct {
 	NoParentDeathSignal bool
 }
 
-// environ builds the child's environment: ours, then TERM, then cfg.Env.
+// environ builds the child's environment: ours (or BaseEnv), then TERM,
+// then cfg.Env.
 // A name keeps the place of its first appearance and takes its last
 // value. Entries nobody overrides are passed on as they are, without
 // building a new string for each (this runs on every OPEN).
 func (c *Config) environ() []string {
-	base := os.Environ()
+	base := c.base()
 	env := make([]string, 0, len(base)+1+len(c.Env))
 	at := make(map[string]int, len(base)+1+len(c.Env)) // name → index in env
 	set := func(k, kv string) {
@@ -62,6 +68,14 @@ func (c *Config) environ() []string {
 		set(k, k+"="+v)
 	}
 	return env
+}
+
+// base is the environment cfg.Env is merged over.
+func (c *Config) base() []string {
+	if c.BaseEnv != nil {
+		return c.BaseEnv
+	}
+	return os.Environ()
 }
 
 // resolve finds the executable for cfg.Cmd, searching the PATH the child

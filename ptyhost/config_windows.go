@@ -14,7 +14,7 @@ import (
 // stays). The drive-letter entries ("=C:=C:\work") that cmd.exe keeps are
 // passed on untouched.
 func (c *Config) environWindows() []string {
-	base := os.Environ()
+	base := c.base()
 	env := make([]string, 0, len(base)+1+len(c.Env))
 	at := make(map[string]int, len(base)+1+len(c.Env))
 	set := func(k, kv string) {

@@ -154,6 +154,19 @@ func TestEnvironMergesAndOrders(t *testing.T) {
 	assert.Equal(t, 1, names["PTYPLEX_TEST_C"])
 }
 
+// BaseEnv replaces our environment as the base, whole: nothing of ours
+// that it lacks gets through, and Env and the TERM default apply over it.
+func TestEnvironOverBaseEnv(t *testing.T) {
+	t.Setenv("PTYPLEX_TEST_OURS", "ours")
+	c := Config{BaseEnv: []string{"PTYPLEX_TEST_BASE=base", "SHADOWED=old", "TERM=dumb", "PATH=/base/bin"},
+		Env: map[string]string{"SHADOWED": "new"}}
+	env := c.environ()
+	assert.Equal(t, []string{"PTYPLEX_TEST_BASE=base", "SHADOWED=new", "TERM=xterm-256color", "PATH=/base/bin"}, env)
+	// An empty base is a base too (not ours).
+	c = Config{BaseEnv: []string{}}
+	assert.Equal(t, []string{"TERM=xterm-256color"}, c.environ())
+}
+
 // TestRelativeCommandIsFoundInDir: a command with a slash but no leading
 // one is where the child looks for it, relative to its working directory.
 func TestRelativeCommandIsFoundInDir(t *testing.T) {

@@ -83,15 +83,30 @@ func TestPingAnswered(t *testing.T) {
 	h.WaitOutput("t1", "after-ping")
 }
 
-// Frames of unknown types are dropped, as the seed protocol asks, and so
-// are the persistent server's (well formed or not): the plain sidecar does
-// not serve them, and answering one would read as a server's answer. The
-// PING behind them is the only frame answered.
-func TestUnknownAndPersistFramesIgnored(t *testing.T) {
-	plainOnly(t, "the persistent server serves the persistent frames")
+// Frames of unknown types are dropped, as the seed protocol asks, by the
+// plain sidecar and the persistent server alike: no answer, no ERROR, and
+// the PING behind them is the only frame answered.
+func TestUnknownFramesIgnored(t *testing.T) {
 	h := start(t)
 	h.Send(proto.Type(0x3f), []byte(`{"terminalId":"a"}`))
 	h.Send(proto.Type(0x7e), nil)
+	h.Send(proto.Type(0x5a), []byte(`not json`))
+	h.Send(proto.TypePing, []byte(`{"seq":1}`))
+	s := h.MustUntil("a PONG", func(s hosttest.Snapshot) bool { return len(s.Frames) > 0 })
+	require.Len(t, s.Frames, 1, "only the PING is answered")
+	require.Equal(t, proto.TypePong, s.Frames[0].Type)
+	// And the stream goes on: a terminal opened after them works.
+	sh(h, "u1", "echo after-unknown")
+	h.WaitOutput("u1", "after-unknown")
+	exitOf(t, h, "u1")
+}
+
+// The persistent server's frames (well formed or not) are dropped by the
+// plain sidecar: it does not serve them, and answering one would read as
+// a server's answer. The PING behind them is the only frame answered.
+func TestPersistFramesIgnored(t *testing.T) {
+	plainOnly(t, "not a bug but what the product is: the persistent server serves LIST, ATTACH, DETACH and UPGRADE, and answers these with LISTED and ERRORs")
+	h := start(t)
 	h.Send(proto.TypeList, nil)
 	h.Send(proto.TypeAttach, []byte(`{"terminalId":"a","offset":"x"}`))
 	h.Send(proto.TypeDetach, []byte(`{"terminalId":"a",`))

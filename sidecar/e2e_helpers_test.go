@@ -37,11 +37,19 @@ func waitLog(t *testing.T, h *hosttest.Host, re *regexp.Regexp) {
 		h.WaitStderr(re)
 		return
 	}
+	waitLogCount(t, h, re, 1)
+}
+
+// waitLogCount waits until the sidecar's log has n matches of re: a
+// persistent server's log is the whole run's, so a test waiting for a
+// line of its own counts those that were there before it.
+func waitLogCount(t *testing.T, h *hosttest.Host, re *regexp.Regexp, n int) {
+	t.Helper()
 	// A file has no event to wait on: it is read again after a pause.
 	deadline := time.Now().Add(hosttest.Timeout)
-	for !re.MatchString(sidecarLog(h)) {
+	for len(re.FindAllString(sidecarLog(h), -1)) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("no line matching %q in the server's log within %v", re, hosttest.Timeout)
+			t.Fatalf("no %d lines matching %q in the sidecar's log within %v", n, re, hosttest.Timeout)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,9 +61,11 @@ func TestStuckChildDoesNotStallOthers(t *testing.T) {
 // Pasting a large block into cat gives every byte back, in order, with a
 // marker after the first MiB that used to be dropped.
 func TestLargeInputComesBackIntact(t *testing.T) {
-	// Both subtests open "cat" running the same script, and the second
-	// expects a fresh one: the plain sidecar ended the first with its host.
-	plainOnly(t, "its subtests reuse an id for the same program and expect a fresh one, where re-adoption gives them the one the previous subtest left running")
+	// Both subtests open "cat" running the same script and expect a fresh
+	// one. Each ends its own, as a tidy host does (CLOSE, then its EXIT):
+	// a host that just went would leave it to a persistent server, whose
+	// re-adoption then gives the next OPEN that one, screen and all (as
+	// documented), where the plain sidecar would have ended it.
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -74,6 +77,8 @@ func TestLargeInputComesBackIntact(t *testing.T) {
 			h := start(t)
 			// -iexten too: no byte value may be taken as a line-editing key.
 			sh(h, "cat", "stty raw -echo -iexten; echo ready; exec cat")
+			opened := h.WaitControl(proto.TypeOpened, "cat")
+			require.Nil(t, opened.Fields["readopted"], "a fresh cat: %s", opened.Raw)
 			// Raw mode turns output processing off: "\n" stays "\n".
 			h.WaitOutput("cat", "ready\n")
 			go sendInChunks(h, "cat", tc.data, 256<<10)
@@ -86,16 +91,24 @@ func TestLargeInputComesBackIntact(t *testing.T) {
 			if i := firstDiff(got, tc.data); i >= 0 {
 				t.Fatalf("echo differs from the input at byte %d of %d", i, len(tc.data))
 			}
+			h.SendJSON(proto.TypeClose, proto.Close{TerminalID: "cat"})
+			exitOf(t, h, "cat")
 		})
 	}
 }
 
 // Past a terminal's 16 MiB bound the sidecar stops reading frames (and says
 // so on stderr) instead of dropping input. Frames of other terminals wait
-// behind it; once the child reads, everything arrives intact.
+// behind it; once the child reads, everything arrives intact. Through a
+// persistent server the input waits likewise (its log says so), and
+// nothing of it is lost either.
 func TestInputPastBoundBlocksThenDrains(t *testing.T) {
-	plainOnly(t, "the server queues INPUT per terminal, so a stuck child holds back no other terminal (docs/persist.md)")
 	h := start(t)
+	persistent := len(sidecarArgs) > 0
+	// The server's log is the whole run's (and the run before's): the
+	// line to wait for is one more than it has now.
+	waitsRe := regexp.MustCompile(`INPUT for terminal "stuck" waits`)
+	waitsBefore := len(waitsRe.FindAllString(sidecarLog(h), -1))
 	fifo := filepath.Join(t.TempDir(), "go")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	const n = 20 << 20
@@ -114,13 +127,18 @@ func TestInputPastBoundBlocksThenDrains(t *testing.T) {
 		sendInChunks(h, "stuck", data, 1<<20)
 		sendInChunks(h, "other", []byte("after\n"), 64)
 	}()
-	// Until re-checks on every stderr write as well as on every frame.
-	h.MustUntil("the back-pressure line on stderr", func(hosttest.Snapshot) bool {
-		return strings.Contains(h.Stderr(), `terminal "stuck": holding back further frames`)
-	})
-	// "other"'s INPUT is behind the one being held, so it cannot have
-	// been read yet.
-	require.NotContains(t, h.Now().Output("other"), "after")
+	if persistent {
+		waitLogCount(t, h, waitsRe, waitsBefore+1)
+	} else {
+		// Until re-checks on every stderr write as well as on every frame.
+		h.MustUntil("the back-pressure line on stderr", func(hosttest.Snapshot) bool {
+			return strings.Contains(h.Stderr(), `terminal "stuck": holding back further frames`)
+		})
+		// "other"'s INPUT is behind the one being held, so it cannot
+		// have been read yet. (Not a promise of the persistent server,
+		// which may take other terminals' frames meanwhile.)
+		require.NotContains(t, h.Now().Output("other"), "after")
+	}
 
 	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 	require.NoError(t, err)
@@ -129,10 +147,16 @@ func TestInputPastBoundBlocksThenDrains(t *testing.T) {
 	h.WaitOutput("stuck", sum)
 	h.WaitOutput("other", "after")
 	<-sent
-	assert.Contains(t, h.Stderr(), `terminal "stuck": input accepted after`)
+	if !persistent {
+		assert.Contains(t, h.Stderr(), `terminal "stuck": input accepted after`)
+	}
 	for _, c := range h.Now().Controls("stuck") {
 		require.NotEqual(t, proto.TypeError, c.Type, "INPUT is never answered with ERROR: %s", c.Raw)
 	}
+	// Both end before the host does, as a tidy host's do.
+	exitOf(t, h, "stuck")
+	h.SendJSON(proto.TypeClose, proto.Close{TerminalID: "other"})
+	exitOf(t, h, "other")
 }
 
 func randomBytes(n int) []byte {

@@ -49,6 +49,7 @@ func TestSubsetThroughReadoptTwice(t *testing.T) {
 		{"TestOpenAppliesEveryField", TestOpenAppliesEveryField},
 		{"TestOpenErrorsAffectOnlyThatTerminal", TestOpenErrorsAffectOnlyThatTerminal},
 		{"TestSignalReachesTrap", TestSignalReachesTrap},
+		{"TestOpenEnvMergesOverSidecarEnvironment", TestOpenEnvMergesOverSidecarEnvironment},
 	}
 	for _, run := range []string{"run1", "run2"} {
 		t.Run(run, func(t *testing.T) {

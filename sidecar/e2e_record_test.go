@@ -18,14 +18,26 @@ import (
 // terminal, passwords included. An existing file that other users may
 // read is refused (recording is a bystander: the sidecar says why on
 // stderr and serves without it), and the file is left as it was.
+// Through --persist, --record is refused whole (a usage error, exit 2,
+// before any server is reached), and the file is left as it was too.
 func TestRecordRefusesReadableFile(t *testing.T) {
-	plainOnly(t, "--record is not available with --persist")
 	t.Parallel()
 	p := filepath.Join(t.TempDir(), "session.fixture")
 	require.NoError(t, os.WriteFile(p, []byte("before\n"), 0o600))
 	require.NoError(t, os.Chmod(p, 0o644))
 
-	h := hosttest.Start(t, sidecarBin, "--record", p)
+	h := hosttest.Start(t, sidecarBin, append([]string{"--record", p}, sidecarArgs...)...)
+	if len(sidecarArgs) > 0 {
+		h.WaitStderr(regexp.MustCompile(`--record is not available with --persist`))
+		code, err := h.WaitExit(10 * time.Second)
+		require.NoError(t, err)
+		require.Equal(t, 2, code)
+		require.Empty(t, h.Now().Frames, "nothing on stdout but frames, and no frame")
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.Equal(t, "before\n", string(b), "the file was written")
+		return
+	}
 	h.WaitStderr(regexp.MustCompile(`not recording: refusing to write to ` + regexp.QuoteMeta(p) + `: other users may read it \(mode 0644\)`))
 	sh(h, "t1", "read line; echo got $line")
 	h.WaitControl(proto.TypeOpened, "t1")

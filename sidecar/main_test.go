@@ -9,6 +9,8 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/internal/testing/testproc"
+	"github.com/ptyplex/ptyplex/session/wire"
+	"github.com/ptyplex/ptyplex/sidecar/persist"
 )
 
 // sidecarBin is the built ptyplex-sidecar every end-to-end test drives.
@@ -35,8 +37,27 @@ func TestMain(m *testing.M) {
 	}
 	if name := os.Getenv(persistEnv); name != "" {
 		sidecarArgs = []string{"--persist", name, "--readopt"}
+		spareServer(name)
 	}
 	code := finish(m.Run())
 	hosttest.Cleanup()
 	os.Exit(code)
+}
+
+// spareServer keeps the terminals of persistent server name, when one
+// runs already, from the end-of-run check: their programs carry this
+// run's mark (a terminal starts from its host's bridge's environment),
+// but they are the server's, left for the next run to re-adopt, and
+// whoever started the server ends them (make test-readopt: --stop). A
+// server started by this run's first bridge is this run's, and ends
+// with everything else of it.
+func spareServer(name string) {
+	c, err := persist.Dial(name)
+	if err != nil {
+		return // none yet
+	}
+	defer c.Close()
+	if pid := wire.PeerPID(c); pid > 0 {
+		testproc.SpareDescendantsOf(pid)
+	}
 }

@@ -33,26 +33,23 @@ const handOffBound = 10 * time.Second
 // a pipe or a socket (a terminal's open file is shared with the user's
 // shell, and the server would put it in non-blocking mode).
 //
-// With --readopt the HELLO asks for re-adoption, and is sent (its answer
-// read) even when the bridge is to copy.
+// The HELLO carries our environment, which the server starts the host's
+// terminals from (as a plain sidecar the host spawned would), and with
+// --readopt asks for re-adoption; it is sent (its answer read) even when
+// the bridge is to copy.
 func handOff(c *net.UnixConn) (code int, done bool) {
 	fail := func(err error) (int, bool) {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar: %v\n", err)
 		return 1, true
 	}
 	if os.Getenv(copyEnv) == "1" || !handOffable(0) || !handOffable(1) {
-		if *readopt {
-			if err := askReadopt(c); err != nil {
-				return fail(err)
-			}
+		if err := bridgeHello(c); err != nil {
+			return fail(err)
 		}
 		return 0, false
 	}
-	var asks []string
-	if *readopt {
-		asks = []string{proto.FeatureReadopt}
-	}
-	h, leftover, err := client.HandOff(c, 0, 1, client.HandOffOptions{Version: version.Version, Features: asks, Bound: handOffBound})
+	h, leftover, err := client.HandOff(c, 0, 1, client.HandOffOptions{Version: version.Version, Features: bridgeAsks(),
+		Env: os.Environ(), Bound: handOffBound})
 	if err != nil {
 		return fail(err)
 	}
@@ -114,14 +111,24 @@ func releaseStdio() error {
 	return nil
 }
 
-// askReadopt asks for re-adoption on c, which the bridge will copy: a
-// HELLO that lists it, whose answer the host did not ask for and does
-// not get. It says on stderr when the server does not re-adopt (an older
-// one, which refuses OPENs of ids it has, as before).
-func askReadopt(c *net.UnixConn) error {
+// bridgeAsks are the features the bridge's HELLO asks for.
+func bridgeAsks() []string {
+	if *readopt {
+		return []string{proto.FeatureReadopt}
+	}
+	return nil
+}
+
+// bridgeHello sends our HELLO on c, which the bridge will copy: our
+// environment and, with --readopt, the ask for re-adoption. Its answer
+// the host did not ask for and does not get. It says on stderr when the
+// server does not re-adopt (an older one, which refuses OPENs of ids it
+// has, as before; it ignores the environment too).
+func bridgeHello(c *net.UnixConn) error {
 	c.SetDeadline(time.Now().Add(handOffBound))
 	defer c.SetDeadline(time.Time{})
-	hello := proto.SidecarHello(version.Version, []string{proto.FeatureReadopt})
+	hello := proto.SidecarHello(version.Version, bridgeAsks())
+	hello.Env = os.Environ()
 	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(hello)); err != nil {
 		return err
 	}
@@ -134,7 +141,7 @@ func askReadopt(c *net.UnixConn) error {
 		if f.Type != proto.TypeHelloReply {
 			continue // nothing else comes before it
 		}
-		if h, err := proto.ParseHello(f.Body); err != nil || !h.Has(proto.FeatureReadopt) {
+		if h, err := proto.ParseHello(f.Body); *readopt && (err != nil || !h.Has(proto.FeatureReadopt)) {
 			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --readopt: the persistent sidecar does not re-adopt terminals (an older version; --upgrade it)")
 		}
 		return nil

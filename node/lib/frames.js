@@ -24,6 +24,7 @@ const T = Object.freeze({
   LIST: 0x20,
   ATTACH: 0x21,
   DETACH: 0x22,
+  REVIVE: 0x2c,
   LISTED: 0xa0,
   ATTACHED: 0xa1,
   SNAPSHOT: 0xa2,

@@ -4,7 +4,8 @@
 // NAME`, a bridge to a per-user server whose terminals outlive this host.
 // This file adds what a host needs to come back to them: list(), attach()
 // by byte offset (as the holder, or with { view: true } as one more
-// viewer, output only), and the frames that answer those.
+// viewer, output only), revive() of a terminal a dead server left, and
+// the frames that answer those.
 
 const { T, controlFrame } = require('./frames');
 const { Emitter } = require('./events');
@@ -104,6 +105,41 @@ const sidecarMethods = {
     const body = { terminalId, offset, credit: this.creditWindow };
     if (view) body.mode = 'view';
     this._sendTo(gen, controlFrame(T.ATTACH, body));
+    this._refresh(gen);
+    return term;
+  },
+
+  /**
+   * Starts terminal terminalId again, which a persistent server that died
+   * left behind (list() marks it dead; --journal-dir): the same command,
+   * args, cwd, env and size in a new terminal under the same id, held by
+   * this host. Its onData begins with the old terminal's screen, then the
+   * new program's output; `ready` resolves with OPENED (its new pid) and
+   * rejects with the server's refusal (no dead terminal of that id, the
+   * program cannot be started again).
+   */
+  revive(terminalId, options = {}) {
+    if (!this._persistent) throw notPersistent('revive');
+    if (typeof terminalId !== 'string' || !terminalId || Buffer.byteLength(terminalId) > 65535) {
+      throw new TypeError(`ptyplex: revive needs a terminal id, a non-empty string (not ${JSON.stringify(terminalId)})`);
+    }
+    const gen = this._start();
+    if (gen.terms.has(terminalId)) throw new Error(`ptyplex: terminal ${JSON.stringify(terminalId)} is already open on this host`);
+    const term = new Terminal(this, terminalId, 'sh', [], { encoding: options.encoding });
+    term._openBody = null;
+    term._file = `terminal ${JSON.stringify(terminalId)}`;
+    gen.terms.set(terminalId, term);
+    term._gen = gen;
+    // The server starts it at the dead terminal's size, which LISTED,
+    // answered before the REVIVE is, gives. Not its pid: that is the
+    // dead one's, and OPENED brings the new one.
+    this._sendTo(gen, controlFrame(T.LIST, {}));
+    gen.listWaits.push({ resolve: (entries) => term._revivedSize(entries), reject: () => {} });
+    // No _openFrame: a REVIVE in flight when a connection drops is not
+    // sent again (the server may have revived it already); it fails as
+    // an attach in flight does, and list() tells which happened.
+    this._sendTo(gen, controlFrame(T.REVIVE, { terminalId, credit: this.creditWindow }));
+    this._armOpenTimeout(gen, term);
     this._refresh(gen);
     return term;
   },
@@ -271,6 +307,16 @@ const terminalMethods = {
   _listed(entries) {
     const e = entries.find((x) => x.terminalId === this._id);
     if (e && Number.isInteger(e.pid) && e.pid > 0 && !this._pid) this._pid = e.pid;
+  },
+
+  // _revivedSize takes a revived terminal's size from the LISTED entry of
+  // the dead terminal it replaces.
+  _revivedSize(entries) {
+    const e = entries.find((x) => x.terminalId === this._id);
+    if (e && e.dead && Number.isInteger(e.cols) && e.cols > 0 && Number.isInteger(e.rows) && e.rows > 0) {
+      this.cols = e.cols;
+      this.rows = e.rows;
+    }
   },
 
   // _snapshot delivers the server's repaint, which stands in for the

@@ -212,26 +212,32 @@ class Sidecar {
     // Kept until OPENED: after a drop it is sent again if the server
     // never got it (resume.js).
     if (this._reconnect) term._openFrame = open;
-    if (this.openTimeout > 0) {
-      const arm = () => {
-        if (term._state !== 'pending' || !gen.terms.has(id)) return;
-        term._timer = setTimeout(() => {
-          if (term._state !== 'pending' || !gen.terms.has(id)) return;
-          // The id stays reserved: a late OPENED is answered with CLOSE.
-          gen.terms.delete(id);
-          gen.abandoned.add(id);
-          this._refresh(gen);
-          term._failed(new Error(`ptyplex-sidecar did not open ${file} within ${this.openTimeout} ms`));
-        }, this.openTimeout);
-        term._timer.unref();
-      };
-      // An install on first connect (copying binaries over ssh) takes
-      // what it takes: the open's clock starts once the sidecar is there.
-      if (gen.installing) gen.installing.push(arm);
-      else arm();
-    }
+    this._armOpenTimeout(gen, term);
     this._refresh(gen);
     return term;
+  }
+
+  // _armOpenTimeout fails term, whose OPEN (or REVIVE) was sent, if no
+  // OPENED comes within openTimeout.
+  _armOpenTimeout(gen, term) {
+    if (!(this.openTimeout > 0)) return;
+    const id = term._id;
+    const arm = () => {
+      if (term._state !== 'pending' || !gen.terms.has(id)) return;
+      term._timer = setTimeout(() => {
+        if (term._state !== 'pending' || !gen.terms.has(id)) return;
+        // The id stays reserved: a late OPENED is answered with CLOSE.
+        gen.terms.delete(id);
+        gen.abandoned.add(id);
+        this._refresh(gen);
+        term._failed(new Error(`ptyplex-sidecar did not open ${term._file} within ${this.openTimeout} ms`));
+      }, this.openTimeout);
+      term._timer.unref();
+    };
+    // An install on first connect (copying binaries over ssh) takes
+    // what it takes: the open's clock starts once the sidecar is there.
+    if (gen.installing) gen.installing.push(arm);
+    else arm();
   }
 
   /** Like spawn, but resolves once the terminal runs and rejects if it cannot start. */

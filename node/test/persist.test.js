@@ -214,3 +214,64 @@ test('ring mode: bytes that fell out of the journal are reported as lost and a S
   // After LAST the program writes nothing more: the offset is the end.
   assert.strictEqual(b.offset, (await sc2.list())[0].produced);
 });
+
+// serverPid is the pid of the newest server in the log of persistent
+// server name, under runtimeDir.
+function serverPid(runtimeDir, name) {
+  const find = (dir) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        const got = find(p);
+        if (got) return got;
+      } else if (e.name === `${name}.log`) return p;
+    }
+    return null;
+  };
+  const log = find(runtimeDir);
+  assert.ok(log, `no ${name}.log under ${runtimeDir}`);
+  const all = [...fs.readFileSync(log, 'utf8').matchAll(/serving on .* \(pid (\d+)\)/g)];
+  assert.ok(all.length, `no pid in ${log}`);
+  return Number(all[all.length - 1][1]);
+}
+
+test('revive(): after the server is SIGKILLed, a dead terminal runs again with its args and cwd, its old screen first', async (t) => {
+  const { name, runtimeDir, sidecar } = server(t);
+  const jdir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-npmrevive-'));
+  cleanup(t, () => fs.rmSync(jdir, { recursive: true, force: true }));
+  const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-npmrevive-cwd-')));
+  cleanup(t, () => fs.rmSync(cwd, { recursive: true, force: true }));
+  const args = ['--journal-dir', path.join(jdir, 'j')];
+  const sc = sidecar({ args });
+  const a = sc.spawn('/bin/sh', ['-c', 'echo "run in $(pwd) with [$1]"; exec cat', 'zero', 'one arg'], { cwd, cols: 90, rows: 20 });
+  const want = `run in ${cwd} with [one arg]`;
+  await waitOutput(a, `${want}\r\n`);
+  const pid = a.pid;
+  const spid = serverPid(runtimeDir, name);
+  process.kill(spid, 'SIGKILL');
+  await waitUntil(() => !alive(spid), 'the server SIGKILLed to be gone');
+
+  const sc2 = sidecar({ args });
+  const dead = (await sc2.list()).find((e) => e.terminalId === a.terminalId);
+  assert.ok(dead && dead.dead === true && dead.exited, JSON.stringify(dead));
+  const b = sc2.revive(a.terminalId);
+  let out = '';
+  b.onData((d) => (out += d));
+  await within(b.ready, 'OPENED');
+  assert.ok(b.pid > 0 && b.pid !== pid, `revived pid ${b.pid}, old ${pid}`);
+  assert.deepStrictEqual([b.cols, b.rows, b.viewing, b.terminalId], [90, 20, false, a.terminalId]);
+  // The old screen (a repaint: escape sequences around the old line),
+  // then the program's new run.
+  await waitUntil(() => out.split(want).length === 3, "the old screen, then the new run");
+  assert.ok(out.endsWith(`${want}\r\n`) && out.indexOf(want) < out.lastIndexOf(want), JSON.stringify(out));
+  b.write('typed\r');
+  await waitOutput(b, 'typed\r\ntyped\r\n'); // the echo, and cat's
+  const live = (await sc2.list()).find((e) => e.terminalId === a.terminalId);
+  assert.ok(live && !live.dead && !live.exited && live.attached && live.pid === b.pid, JSON.stringify(live));
+
+  // Refusals reject ready, with the server's reason; a bad id throws.
+  await assert.rejects(within(sc2.revive('nosuch').ready, 'the refusal'), /cannot start terminal "nosuch": REVIVE refused: no dead terminal "nosuch"/);
+  assert.throws(() => sc2.revive(a.terminalId), /is already open on this host/);
+  assert.throws(() => sc2.revive(''), /revive needs a terminal id/);
+  assert.throws(() => new Sidecar({ path: BIN }).revive('t1'), /needs a persistent sidecar/);
+});

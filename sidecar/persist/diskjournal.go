@@ -40,6 +40,17 @@ import (
 // only what the kernel still held for the PTY (never read) and the one
 // read in flight. Every diskSyncDefault (--journal-sync) the files written
 // since are fsync'd: a reboot or power loss loses at most that much more.
+// A segment the reader is done with is left open, unsynced, for the
+// fsync loop's next round, like the segment being appended to: not
+// fsync'd by the reader at once. That fsync made the reader wait on the
+// disk (a megabyte of a 4 MiB journal's segment), and made the disk
+// write every byte of a flood, most of which the per-terminal bound
+// removes again within the round: a segment dropped before the round
+// is closed unsynced, and its bytes never need to reach the disk. That
+// was most of what --journal-dir cost a flooding terminal. A later
+// segment may then reach the disk before an earlier one's tail does;
+// recovery serves records only up to the first gap or torn record, so
+// what it serves is still a prefix.
 //
 // The directory holds everything the user's terminals printed, and their
 // environments: it is the user's alone (0700, files 0600, refused if it
@@ -103,6 +114,9 @@ type diskDir struct {
 	used      atomic.Int64
 	enforcing atomic.Bool
 	done      chan struct{}
+	// syncing: the fsync loop runs (--journal-sync is not 0), so that
+	// finished segments wait for it rather than being closed unsynced.
+	syncing bool
 }
 
 // openDiskDir makes sure root and root/name exist and are ours alone,
@@ -121,11 +135,16 @@ func openDiskDir(root, name string, max int64, every time.Duration, logf func(st
 	if max <= 0 {
 		max = DefaultJournalDirMax
 	}
-	d := &diskDir{path: path, max: max, logf: logf, stores: map[*diskStore]struct{}{}, done: make(chan struct{})}
+	d := newDiskDir(path, max, logf)
 	if every > 0 {
+		d.syncing = true
 		go d.syncLoop(every)
 	}
 	return d, nil
+}
+
+func newDiskDir(path string, max int64, logf func(string, ...any)) *diskDir {
+	return &diskDir{path: path, max: max, logf: logf, stores: map[*diskStore]struct{}{}, done: make(chan struct{})}
 }
 
 // privateDir creates dir (0700) if it is missing, and refuses it unless
@@ -160,15 +179,21 @@ func (d *diskDir) syncLoop(every time.Duration) {
 			return
 		case <-tk.C:
 		}
-		d.mu.Lock()
-		all := make([]*diskStore, 0, len(d.stores))
-		for s := range d.stores {
-			all = append(all, s)
-		}
-		d.mu.Unlock()
-		for _, s := range all {
-			s.sync()
-		}
+		d.syncAll()
+	}
+}
+
+// syncAll is a round of the fsync loop: every store's files written
+// since the last round are made durable.
+func (d *diskDir) syncAll() {
+	d.mu.Lock()
+	all := make([]*diskStore, 0, len(d.stores))
+	for s := range d.stores {
+		all = append(all, s)
+	}
+	d.mu.Unlock()
+	for _, s := range all {
+		s.sync()
 	}
 }
 
@@ -178,16 +203,20 @@ type diskStore struct {
 	d   *diskDir
 	dir string
 
-	mu     sync.Mutex
-	meta   diskMeta
-	segs   []diskSeg // oldest first; the last is appended to
-	fd     int       // the last segment, -1 when none is open
-	end    uint64    // offset after the last byte written
-	kept   int64     // payload bytes in segs
-	dirty  bool      // written since the last fsync
-	broken bool      // a write failed: nothing more is written
-	gone   bool      // removed
-	hdr    [diskRecordHeader]byte
+	mu   sync.Mutex
+	meta diskMeta
+	segs []diskSeg // oldest first; the last is appended to
+	fd   int       // the last segment, -1 when none is open
+	// unsynced holds the descriptors of finished segments (by their
+	// start) written since the last fsync: the fsync loop syncs and
+	// closes them; a segment dropped before it does is closed unsynced.
+	unsynced map[uint64]int
+	end      uint64 // offset after the last byte written
+	kept     int64  // payload bytes in segs
+	dirty    bool   // written since the last fsync
+	broken   bool   // a write failed: nothing more is written
+	gone     bool   // removed
+	hdr      [diskRecordHeader]byte
 	// dead is set for a store a previous server left: its terminal is
 	// dead, and the bound drops it first.
 	dead bool
@@ -326,9 +355,18 @@ func (s *diskStore) failLocked(err error) {
 // rotateLocked starts a new segment at end.
 func (s *diskStore) rotateLocked() error {
 	if s.fd >= 0 {
-		unix.Fsync(s.fd) // a segment is whole on disk before the next begins
-		unix.Close(s.fd)
-		s.fd = -1
+		switch {
+		case !s.dirty:
+			unix.Close(s.fd) // the fsync loop synced all of it
+		case s.d.syncing:
+			if s.unsynced == nil {
+				s.unsynced = map[uint64]int{}
+			}
+			s.unsynced[s.segs[len(s.segs)-1].start] = s.fd
+		default:
+			unix.Close(s.fd) // --journal-sync 0: never fsync'd
+		}
+		s.fd, s.dirty = -1, false
 	}
 	name := filepath.Join(s.dir, fmt.Sprintf("%020d%s", s.end, diskSegSuffix))
 	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
@@ -347,30 +385,51 @@ func (s *diskStore) segPath(g diskSeg) string {
 // dropOldestLocked removes the oldest segment (never the one appended to).
 func (s *diskStore) dropOldestLocked() {
 	g := s.segs[0]
+	if fd, ok := s.unsynced[g.start]; ok {
+		// Gone before its fsync: its bytes need never reach the disk.
+		unix.Close(fd)
+		delete(s.unsynced, g.start)
+	}
 	os.Remove(s.segPath(g))
 	s.segs = s.segs[1:]
 	s.kept -= g.n
 	s.d.addUsed(-g.size)
 }
 
-// sync makes what was written to the current segment durable. The
-// fsync runs on a duplicate of the descriptor, without the lock: the
+// sync makes what was written since the last sync durable: the finished
+// segments still kept, then the current one. The fsyncs run without the
+// lock, the current segment's on a duplicate of its descriptor: the
 // reader's appends do not wait for the disk meanwhile, and a rotation
-// or removal cannot close the descriptor under it.
+// or removal cannot close a descriptor under it (the finished ones are
+// this call's to close once taken).
 func (s *diskStore) sync() {
 	s.mu.Lock()
-	if !s.dirty || s.fd < 0 {
+	if len(s.unsynced) == 0 && (!s.dirty || s.fd < 0) {
 		s.mu.Unlock()
 		return
 	}
-	fd, err := unix.FcntlInt(uintptr(s.fd), unix.F_DUPFD_CLOEXEC, 0)
-	s.dirty = false
-	s.mu.Unlock()
-	if err != nil {
-		return
+	fds := make([]int, 0, len(s.unsynced)+1)
+	starts := make([]uint64, 0, len(s.unsynced))
+	for start := range s.unsynced {
+		starts = append(starts, start)
 	}
-	datasync(fd)
-	unix.Close(fd)
+	// Oldest first: what a power loss leaves is then more often a prefix.
+	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
+	for _, start := range starts {
+		fds = append(fds, s.unsynced[start])
+		delete(s.unsynced, start)
+	}
+	if s.dirty && s.fd >= 0 {
+		if fd, err := unix.FcntlInt(uintptr(s.fd), unix.F_DUPFD_CLOEXEC, 0); err == nil {
+			fds = append(fds, fd)
+		}
+		s.dirty = false
+	}
+	s.mu.Unlock()
+	for _, fd := range fds {
+		datasync(fd)
+		unix.Close(fd)
+	}
 }
 
 // exited records the child's end in meta.json.
@@ -420,6 +479,10 @@ func (s *diskStore) remove() {
 	if s.fd >= 0 {
 		unix.Close(s.fd)
 		s.fd = -1
+	}
+	for start, fd := range s.unsynced {
+		unix.Close(fd)
+		delete(s.unsynced, start)
 	}
 	var size int64
 	for _, g := range s.segs {
@@ -588,18 +651,27 @@ func (d *diskDir) recoverOne(dir string, markDead bool) (recovered, error) {
 	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
 	j := newJournal(s.meta.Journal)
 	first := true
+	// cutFrom removes the segments from the i-th on: what follows a gap
+	// or a torn record is not served, so that what is served is a prefix.
+	cutFrom := func(i int) {
+		for _, later := range starts[i:] {
+			if st, err := os.Lstat(s.segPath(diskSeg{start: later})); err == nil {
+				r.cut += st.Size()
+			}
+			os.Remove(s.segPath(diskSeg{start: later}))
+		}
+	}
 	for i, start := range starts {
 		g := diskSeg{start: start}
 		path := s.segPath(g)
 		if !first && start != s.end {
-			// A gap (a segment lost): only the newest contiguous run
-			// is served, so that offsets stay true.
-			for _, old := range s.segs {
-				os.Remove(s.segPath(old))
-			}
-			s.segs, s.kept = nil, 0
-			j = newJournal(s.meta.Journal)
-			first = true
+			// A gap: a segment ends short of where the next begins.
+			// Only a power loss makes one (the oldest segments go
+			// first, and a finished segment is fsync'd with the next
+			// one, not before it is begun): the records up to it are
+			// served, those after it are cut off like a torn record's.
+			cutFrom(i)
+			break
 		}
 		if first {
 			j.start, j.end, s.end = start, start, start
@@ -627,12 +699,7 @@ func (d *diskDir) recoverOne(dir string, markDead bool) (recovered, error) {
 			if err := os.Truncate(path, int64(good)); err != nil {
 				return r, err
 			}
-			for _, later := range starts[i+1:] {
-				if st, err := os.Lstat(s.segPath(diskSeg{start: later})); err == nil {
-					r.cut += st.Size()
-				}
-				os.Remove(s.segPath(diskSeg{start: later}))
-			}
+			cutFrom(i + 1)
 		}
 		g.size = int64(good)
 		s.segs = append(s.segs, g)

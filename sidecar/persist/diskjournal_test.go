@@ -45,7 +45,7 @@ func segFiles(t *testing.T, dir string) []string {
 // recoverOnly reads d's directory again, as the next server would.
 func recoverOnly(t *testing.T, d *diskDir) []recovered {
 	t.Helper()
-	d2 := &diskDir{path: d.path, max: d.max, logf: t.Logf, stores: map[*diskStore]struct{}{}, done: make(chan struct{})}
+	d2 := newDiskDir(d.path, d.max, t.Logf)
 	return d2.recover(true)
 }
 
@@ -94,6 +94,98 @@ func TestDiskJournalTornRecord(t *testing.T) {
 	rs = recoverOnly(t, d)
 	if want := data[:9*4096]; !bytes.Equal(rs[0].data, want) {
 		t.Fatalf("after a corrupt record: %d bytes recovered, want the %d before it", len(rs[0].data), len(want))
+	}
+}
+
+// A segment that ends short of where the next begins (a power loss
+// after the next segment's writes reached the disk and before the fsync
+// loop's sync of this one did) ends what is recovered there: the
+// records before the gap are served, the segments after it cut off, so
+// that what is recovered stays a prefix of what was written.
+func TestDiskJournalGapServesPrefix(t *testing.T) {
+	d := testDiskDir(t, 0)
+	st, err := d.create(diskMeta{ID: "a", Cmd: "/bin/sh", Journal: 256 << 10, Opened: time.Now()}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := numbered(0, 200<<10)
+	appendAll(st, data, 0, 4096)
+	segs := segFiles(t, st.dir)
+	if len(segs) < 3 {
+		t.Fatalf("%d segments, want 3 or more", len(segs))
+	}
+	// The second segment loses its last three records.
+	fi, err := os.Stat(segs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := fi.Size() - 3*(diskRecordHeader+4096)
+	if err := os.Truncate(segs[1], short); err != nil {
+		t.Fatal(err)
+	}
+	var later int64
+	for _, p := range segs[2:] {
+		fi, _ := os.Stat(p)
+		later += fi.Size()
+	}
+	first, _ := os.Stat(segs[0])
+	want := data[:int(first.Size()+short)/(diskRecordHeader+4096)*4096]
+	rs := recoverOnly(t, d)
+	if len(rs) != 1 || rs[0].start != 0 || !bytes.Equal(rs[0].data, want) || rs[0].cut != later {
+		t.Fatalf("after a gap: %d bytes recovered from %d, cut %d; want the first %d, cut %d", len(rs[0].data), rs[0].start, rs[0].cut, len(want), later)
+	}
+	if got := segFiles(t, st.dir); len(got) != 2 {
+		t.Fatalf("%d segment files after recovery, want the 2 before the gap", len(got))
+	}
+}
+
+// The segments a terminal is done with wait, open, for the fsync loop's
+// next round instead of being fsync'd by the reader; those the
+// per-terminal bound drops before it are closed unsynced. So the
+// descriptors open stay within the segments kept, and a round leaves
+// only the one appended to.
+func TestDiskJournalFinishedSegmentsWaitForSync(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	// A loop that never ticks in the test: its rounds are called here.
+	d, err := openDiskDir(filepath.Join(t.TempDir(), "j"), "srv", 0, time.Hour, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.close)
+	const journal = 256 << 10
+	st, err := d.create(diskMeta{ID: "a", Cmd: "/bin/sh", Journal: journal, Opened: time.Now()}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() (n int) {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			if p, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && filepath.Dir(p) == st.dir {
+				n++
+			}
+		}
+		return n
+	}
+	data := numbered(0, 4<<20) // 64 segments of 64 KiB
+	kept := int(journal/st.segSize()) + 2
+	for off := 0; off < len(data); off += 256 << 10 {
+		appendAll(st, data[off:off+256<<10], uint64(off), 4096)
+		if n, segs := open(), len(segFiles(t, st.dir)); n > segs || segs > kept {
+			t.Fatalf("after %d bytes: %d descriptors open for %d segment files, want at most one a file and %d files", off+256<<10, n, segs, kept)
+		}
+	}
+	if n := open(); n < 2 {
+		t.Fatalf("%d descriptors open before the fsync round, want the finished segments' too", n)
+	}
+	st.sync()
+	if n := open(); n != 1 {
+		t.Fatalf("%d descriptors open after an fsync round, want 1 (the segment appended to)", n)
+	}
+	rs := recoverOnly(t, d)
+	if r := rs[0]; r.start+uint64(len(r.data)) != uint64(len(data)) || !bytes.Equal(r.data, data[r.start:]) {
+		t.Fatalf("recovered %d bytes from %d, want the newest of %d", len(r.data), r.start, len(data))
 	}
 }
 

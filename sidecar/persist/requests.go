@@ -95,6 +95,12 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		if m.Has(proto.FeatureReadopt) {
 			c.readopt = true // for good: a host's own later HELLO does not undo its bridge's
 		}
+		if len(m.Env) > 0 {
+			// The bridge's environment: its host's terminals start from it,
+			// as they would under a plain sidecar the host had spawned. A
+			// later HELLO without one (the host's own) leaves it.
+			c.env = m.Env
+		}
 		s.helloReply(c)
 	case proto.Ping:
 		c.write(proto.AppendFrame(nil, proto.TypePong, proto.PongBody(m.Body)))
@@ -235,7 +241,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	s.mu.Unlock()
 	// No parent-death signal: it would fire at a live upgrade's execve
 	// (see ptyhost.Config). The children get the PTY hangup if we die.
-	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
+	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, BaseEnv: c.env, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
 		NoParentDeathSignal: true}
 	if o.Cwd != nil {
 		cfg.Dir = *o.Cwd

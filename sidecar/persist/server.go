@@ -215,6 +215,10 @@ type conn struct {
 	// readopt: an OPEN of the id of a terminal nobody holds re-adopts it
 	// (readopt.go). Set by a HELLO that asks, read by the dispatch loop.
 	readopt bool
+	// env is the environment this connection's OPENs start from: its
+	// bridge's, from the bridge's HELLO; nil for the server's own. Set
+	// and read by the dispatch loop.
+	env []string
 }
 
 // connSendBuffer is the socket send buffer asked for each connection.

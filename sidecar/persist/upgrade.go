@@ -258,6 +258,12 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 		}
 		handed = append(handed, fd)
 	}
+	// The execve closes the descriptors of finished journal segments
+	// that wait for the fsync loop's next round (diskjournal.go): that
+	// round is now, or the new image would never sync them.
+	if s.disk != nil {
+		s.disk.syncAll()
+	}
 	// The execve closes the watchdog's pipe: it is told goodbye first,
 	// so that it does not take that for our death (watchdog.go).
 	released = true

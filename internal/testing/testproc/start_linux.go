@@ -30,7 +30,6 @@ func Start() (finish func(code int) int) {
 	tok := fmt.Sprintf("t%d.%d", os.Getpid(), time.Now().UnixNano())
 	os.Setenv(OwnerEnv, strings.TrimSpace(os.Getenv(OwnerEnv)+" "+tok))
 
-	var lifeline io.WriteCloser
 	var sweeper *exec.Cmd
 	if exe, err := os.Executable(); err == nil {
 		sweeper = exec.Command(exe)
@@ -43,7 +42,7 @@ func Start() (finish func(code int) int) {
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "testproc: no sweeper for this test binary:", err)
-			sweeper = nil
+			sweeper, lifeline = nil, nil
 		}
 	}
 	return func(code int) int {
@@ -66,10 +65,28 @@ func Start() (finish func(code int) int) {
 	}
 }
 
+// lifeline is the test binary's end of the sweeper's stdin; nil in the
+// sweeper, or when it could not be started.
+var lifeline io.WriteCloser
+
+// tellSweeper passes SpareDescendantsOf's pid on to the sweeper, as a
+// line on its stdin.
+func tellSweeper(pid int) {
+	if lifeline != nil {
+		fmt.Fprintf(lifeline, "spare %d\n", pid)
+	}
+}
+
 // sweep runs in the sweeper: it waits for the test binary to go away (its
-// end of the pipe closes), then ends what still carries tok.
+// end of the pipe closes), then ends what still carries tok. What the
+// test binary sends on the pipe meanwhile is SpareDescendantsOf's pid.
 func sweep(tok string) int {
-	io.Copy(io.Discard, os.Stdin)
+	b, _ := io.ReadAll(os.Stdin)
+	for _, line := range strings.Split(string(b), "\n") {
+		if pid, ok := strings.CutPrefix(line, "spare "); ok {
+			spareUnder, _ = strconv.Atoi(pid)
+		}
+	}
 	left := Owned(tok, os.Getpid())
 	if len(left) == 0 {
 		return 0
@@ -135,6 +152,9 @@ next:
 				continue next
 			}
 		}
+		if spareUnder > 0 && descends(pid, spareUnder) {
+			continue
+		}
 		env, err := os.ReadFile("/proc/" + n + "/environ")
 		if err != nil {
 			continue // gone, or not ours to read
@@ -148,6 +168,30 @@ next:
 	}
 	sort.Ints(pids)
 	return pids
+}
+
+// descends reports whether pid is under ancestor (a child, a child's
+// child, ...), following parents in /proc until init or one unreadable.
+func descends(pid, ancestor int) bool {
+	for pid > 1 {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and ')'.
+		i := bytes.LastIndexByte(b, ')')
+		f := strings.Fields(string(b[i+1:]))
+		if i < 0 || len(f) < 2 {
+			return false
+		}
+		if pid, err = strconv.Atoi(f[1]); err != nil {
+			return false
+		}
+		if pid == ancestor {
+			return true
+		}
+	}
+	return false
 }
 
 // describe is one line per process: pid, parent and command line.

@@ -67,6 +67,21 @@ func Gorace(logPath string) string {
 // SetGorace sets GORACE for this process's children (see Gorace).
 func SetGorace(logPath string) { os.Setenv("GORACE", Gorace(logPath)) }
 
+// spareUnder is the process whose descendants are not this test binary's
+// to end (SpareDescendantsOf); 0 for none.
+var spareUnder int
+
+// SpareDescendantsOf exempts the processes under pid (its children,
+// theirs, ...) from the end-of-run check, marked or not: pid is a server
+// started before this run, meant to outlive it, that runs programs for
+// the run's hosts with their environment (the mark too), and whoever
+// started it ends them (the sidecar suite run twice through one
+// persistent server, scripts/test-readopt.sh). Call it after Start.
+func SpareDescendantsOf(pid int) {
+	spareUnder = pid
+	tellSweeper(pid)
+}
+
 // hasToken reports whether an OwnerEnv value carries tok.
 func hasToken(value, tok string) bool {
 	for _, f := range strings.Fields(value) {

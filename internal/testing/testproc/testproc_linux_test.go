@@ -25,6 +25,12 @@ func TestMain(m *testing.M) {
 		finish := Start()
 		fmt.Println(detached())
 		os.Exit(finish(0))
+	case "spare":
+		finish := Start()
+		server, sleep := spared()
+		SpareDescendantsOf(server)
+		fmt.Println(sleep, server)
+		os.Exit(finish(0))
 	case "die":
 		Start()
 		hog := exec.Command("/bin/sh", "-c", "while :; do :; done")
@@ -50,6 +56,35 @@ func detached() int {
 		panic(err)
 	}
 	return pid
+}
+
+// spared starts an unmarked "server" (as one started before the run)
+// that runs a marked program (as a terminal started with a host's
+// environment), and returns both pids.
+func spared() (server, prog int) {
+	cmd := exec.Command("/bin/sh", "-c", `PTYPLEX_TEST_OWNER="$MARK" sleep 600 </dev/null >/dev/null 2>&1 & echo $!; exec sleep 600 >/dev/null`)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, OwnerEnv+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "MARK="+os.Getenv(OwnerEnv))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		panic(err)
+	}
+	if err := cmd.Start(); err != nil {
+		panic(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		panic(err)
+	}
+	prog, err = strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		panic(err)
+	}
+	return cmd.Process.Pid, prog
 }
 
 // child runs the test binary in one of the childEnv modes and returns it
@@ -108,6 +143,35 @@ func TestFinishFailsOnLeftovers(t *testing.T) {
 	}
 	if !procwait.Gone(pids[0], 10*time.Second) {
 		t.Errorf("leftover pid %d still running", pids[0])
+	}
+}
+
+// A marked process under a spared one (a persistent server's terminal)
+// is neither a leftover for finish nor the sweeper's to end.
+func TestSpareDescendantsOf(t *testing.T) {
+	t.Parallel()
+	cmd, pids := child(t, "spare")
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("child with a spared process exited with %v, want 0", err)
+	}
+	// The sweeper has run: finish waits for it.
+	if !procwait.Alive(pids[0]) {
+		t.Errorf("spared pid %d was ended", pids[0])
+	}
+	// And it carries the child's mark: without the exemption, it would
+	// have been ended.
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pids[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := false
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if v, ok := strings.CutPrefix(kv, OwnerEnv+"="); ok {
+			marked = len(strings.Fields(v)) > len(strings.Fields(os.Getenv(OwnerEnv)))
+		}
+	}
+	if !marked {
+		t.Errorf("spared pid %d does not carry the child's mark: %q", pids[0], env)
 	}
 }
 

@@ -1,7 +1,7 @@
 // A host of persistent terminals, typed: list, attach from a saved offset,
 // onDetach. Compiled, never run (it would leave a server behind).
 import { Sidecar } from 'ptyplex';
-import type { AttachOptions, IDetachEvent, PersistentTerminal, SidecarGaveUp, SidecarReconnected, Terminal } from 'ptyplex';
+import type { AttachOptions, IDetachEvent, PersistentTerminal, ReviveOptions, SidecarGaveUp, SidecarReconnected, Terminal } from 'ptyplex';
 
 export async function persistentHost(saved: Map<string, number>): Promise<number> {
   const sc = new Sidecar({ persist: 'editor', env: { XDG_RUNTIME_DIR: '/run/user/1000' } });
@@ -71,4 +71,24 @@ export async function viewerHost(id: string): Promise<number> {
   view.viewing = false;
   await sc.close();
   return watching ? n : 0;
+}
+
+// A host that starts again the terminals a dead server left, typed.
+export async function reviveHost(): Promise<number[]> {
+  const sc = new Sidecar({ persist: 'editor' });
+  const pids: number[] = [];
+  for (const e of (await sc.list()).filter((x) => x.dead === true)) {
+    const options: ReviveOptions = { encoding: null };
+    const term: Terminal = sc.revive(e.terminalId, options);
+    await term.ready;
+    term.onData(() => pids.length);
+    pids.push(term.pid);
+  }
+  sc.revive('t1');
+  // @ts-expect-error revive takes the terminal's id
+  sc.revive(7);
+  // @ts-expect-error revive starts the program of the dead terminal: no offset
+  sc.revive('t1', { offset: 3 });
+  await sc.close();
+  return pids;
 }

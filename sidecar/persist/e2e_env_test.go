@@ -1,0 +1,69 @@
+//go:build unix
+
+package persist_test
+
+import (
+	"net"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// A terminal starts from the environment of the bridge its host spawned
+// (sent in the bridge's HELLO), whole: nothing of the server's (the first
+// bridge's) environment that the bridge lacks gets in. A client of the
+// socket that sends no environment gets the server's, as before.
+func TestTerminalEnvironmentIsTheBridges(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	const script = `echo "server=$PTYPLEX_T_SERVER bridge=$PTYPLEX_T_BRIDGE open=$PTYPLEX_T_OPEN end"`
+	withEnv := func(extra ...string) *hosttest.Host {
+		cmd := exec.Command(sidecarBin, "--persist", s.name)
+		cmd.Env = append(append([]string(nil), s.env...), extra...)
+		return hosttest.StartCmd(t, cmd)
+	}
+	// The first bridge starts the server, with its environment.
+	first := withEnv("PTYPLEX_T_SERVER=yes")
+	first.Open(proto.Open{TerminalID: "first", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", script}})
+	first.WaitOutput("first", "server=yes bridge= open= end")
+
+	for _, extra := range [][]string{nil, {bridgeCopyEnv}} {
+		h := withEnv(append([]string{"PTYPLEX_T_BRIDGE=yes"}, extra...)...)
+		h.Open(proto.Open{TerminalID: "second", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", script},
+			Env: map[string]string{"PTYPLEX_T_OPEN": "yes"}})
+		h.WaitOutput("second", "server= bridge=yes open=yes end")
+		h.WaitControl(proto.TypeExit, "second")
+	}
+
+	// No bridge, no HELLO: the server's own environment.
+	c, err := net.Dial("unix", s.dir+"/sidecar/"+s.name+".sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(hosttest.Timeout))
+	open := proto.Open{TerminalID: "direct", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", script}}
+	if err := proto.WriteFrame(c, proto.TypeOpen, proto.Marshal(open)); err != nil {
+		t.Fatal(err)
+	}
+	r := proto.NewReader(c)
+	var out strings.Builder
+	for !strings.Contains(out.String(), " end") {
+		f, err := r.ReadFrame()
+		if err != nil {
+			t.Fatalf("reading the direct client's frames (output so far %q): %v", out.String(), err)
+		}
+		if f.Type == proto.TypeOutput {
+			if _, data, err := proto.ParseData(f.Body); err == nil {
+				out.Write(data)
+			}
+		}
+	}
+	if !strings.Contains(out.String(), "server=yes bridge= open= end") {
+		t.Fatalf("a direct client's terminal: %q, want the server's environment", out.String())
+	}
+}
