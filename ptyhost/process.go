@@ -125,7 +125,16 @@ func (p *Process) Read(b []byte) (int, error) { return p.ReadSpan(b, nil) }
 // reader whose buffer is a ring of chunks (the persistent server's
 // journal) reads past the end of one chunk into the next in one call,
 // instead of taking a short read there.
-func (p *Process) ReadSpan(a, b []byte) (int, error) {
+func (p *Process) ReadSpan(a, b []byte) (int, error) { return p.readSpan(a, b, true) }
+
+// TryRead is Read that never waits: with nothing buffered it returns 0
+// and no error. A reader that already holds output to send uses it to
+// take what else is there without holding that output back.
+func (p *Process) TryRead(b []byte) (int, error) { return p.readSpan(b, nil, false) }
+
+// readSpan is ReadSpan; with park false it returns at once when nothing
+// is buffered.
+func (p *Process) readSpan(a, b []byte, park bool) (int, error) {
 	if len(a) == 0 {
 		a, b = b, nil
 	}
@@ -155,7 +164,7 @@ func (p *Process) ReadSpan(a, b []byte) (int, error) {
 				got += n
 			case err == unix.EINTR:
 			case err == unix.EAGAIN:
-				return got > 0 // nothing buffered: park unless we have data
+				return got > 0 || !park // nothing buffered: park unless we have data
 			case err == unix.EIO || (err == nil && n == 0):
 				rerr = io.EOF
 				return true

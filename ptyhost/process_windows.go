@@ -305,6 +305,10 @@ func (p *Process) Pid() int { return p.pid }
 // TTY names the pseudo-console; Windows gives it no path.
 func (p *Process) TTY() string { return fmt.Sprintf("conpty:%d", p.pid) }
 
+// TryRead returns nothing on Windows, where a read of the output pipe
+// cannot be made not to wait: a caller reads ahead only on Unix.
+func (p *Process) TryRead(b []byte) (int, error) { return 0, nil }
+
 // Read reads output from the pseudo-console. It returns io.EOF once the
 // pseudo-console has been closed (after the child exited and its output
 // drained, or on Hangup) and everything before was read.

@@ -67,3 +67,44 @@ func TestReadSpanFillsBothBuffers(t *testing.T) {
 	_, err = p.Reap()
 	require.NoError(t, err)
 }
+
+// TestTryReadNeverWaits: with nothing buffered TryRead returns 0 and no
+// error at once (a Read would park); with output buffered it returns it;
+// once the child's side is gone it reports EOF.
+func TestTryReadNeverWaits(t *testing.T) {
+	p, err := Start(Config{Cmd: "sh", Args: []string{"-c", "stty raw -echo; read x; printf 'out:%s' \"$x\"; read y"}, Cols: 80, Rows: 24})
+	require.NoError(t, err)
+	defer p.Close()
+	buf := make([]byte, 256)
+	// The child waits for a line and writes nothing: TryRead returns
+	// empty-handed instead of waiting for it (the test would hang).
+	n, err := p.TryRead(buf)
+	require.NoError(t, err)
+	require.Equal(t, 0, n)
+	_, err = p.Write([]byte("hi\n"))
+	require.NoError(t, err)
+	var got []byte
+	deadline := time.Now().Add(10 * time.Second)
+	for !bytes.Contains(got, []byte("out:hi")) {
+		n, err := p.TryRead(buf)
+		require.NoError(t, err)
+		got = append(got, buf[:n]...)
+		require.True(t, time.Now().Before(deadline), "no output within 10 s; got %q", got)
+		if n == 0 {
+			time.Sleep(time.Millisecond) // polling is what TryRead is for
+		}
+	}
+	_, err = p.Write([]byte("\n"))
+	require.NoError(t, err)
+	for {
+		_, err := p.TryRead(buf)
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		require.True(t, time.Now().Before(deadline), "no EOF within 10 s")
+		time.Sleep(time.Millisecond)
+	}
+	p.WaitExit()
+	p.Reap()
+}

@@ -134,22 +134,57 @@ func (t *terminal) start() {
 // readLoop moves PTY output into OUTPUT frames until the PTY reports EOF.
 // Each read is sized to the remaining credit, and the bytes land directly in
 // a pooled frame buffer whose header is filled in afterwards.
+//
+// A read that filled its frame is followed, on an open gate, by reads
+// that do not wait, up to readAhead frames, before the frames are sent:
+// a PTY buffers only about 19 KiB of cooked output, so a child flooding
+// it stops whenever its reader does, and a reader that stopped to write
+// every 64 KiB frame stopped the child once per frame; now once per
+// readAhead frames. The framing is unchanged (each frame at most
+// engine.OutputFrame), and output that does not fill a frame goes out at
+// once as before. Measured with one cooked flood of 64 MiB against plain
+// reads, interleaved, on the 2-CPU VM: medians 0.81, 0.84 and 0.84
+// against 0.76, 0.78 and 0.80 reading a frame at a time (8, 10 and 10
+// pairs); 16 terminals, whose reads seldom fill a frame, unchanged; the
+// echo rows, idle and beside 64 floods, unchanged.
 func (t *terminal) readLoop() {
 	defer close(t.readDone)
 	hdr := proto.DataHeaderSize(len(t.id))
 	room := engine.OutputRoom(hdr)
+	var batch [readAhead]outFrame
 	for {
-		n := t.gate.Acquire(room)
-		pb := getFrameBuf(hdr + n)
-		buf := (*pb)[:hdr+n]
-		got, err := t.proc.Read(buf[hdr:])
-		if got > 0 {
-			t.gate.Consume(got)
-			buf = buf[:hdr+got]
-			proto.PutDataHeader(buf, proto.TypeOutput, t.id)
-			t.sc.out.send(outFrame{buf: buf, pooled: pb, term: t}, true)
-		} else {
-			putFrameBuf(pb)
+		k := 0
+		var err error
+		for k < len(batch) {
+			if k > 0 && t.gate.Limited() {
+				break // credit: one frame per grant, as before
+			}
+			n := t.gate.Acquire(room)
+			pb := getFrameBuf(hdr + n)
+			buf := (*pb)[:hdr+n]
+			var got int
+			if k == 0 {
+				got, err = t.proc.Read(buf[hdr:])
+			} else {
+				// Never wait with frames in hand.
+				got, err = t.proc.TryRead(buf[hdr:])
+			}
+			if got > 0 {
+				t.gate.Consume(got)
+				buf = buf[:hdr+got]
+				proto.PutDataHeader(buf, proto.TypeOutput, t.id)
+				batch[k] = outFrame{buf: buf, pooled: pb, term: t}
+				k++
+			} else {
+				putFrameBuf(pb)
+			}
+			if err != nil || got < n {
+				break // caught up with the child: out with what we have
+			}
+		}
+		for i := 0; i < k; i++ {
+			t.sc.out.send(batch[i], true)
+			batch[i] = outFrame{}
 		}
 		if err != nil {
 			return
@@ -253,6 +288,10 @@ func (t *terminal) stopKillTimer() {
 	}
 	t.mu.Unlock()
 }
+
+// readAhead is how many full frames a flooding terminal's reader reads
+// before it sends them (see readLoop).
+const readAhead = 4
 
 // frameSize is the size of the pooled frame buffers: one OUTPUT frame
 // (engine.OutputFrame).
