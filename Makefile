@@ -12,8 +12,13 @@ FUZZTIME ?= 30s
 
 all: build
 
+# Without cgo, as release and the npm package build them
+# (node/scripts/build-npm.sh): make bench measures what ships. With cgo
+# (net and os/user have cgo variants) the persistent server also mapped
+# the C library and gave each thread a C stack: 1.3 MiB more RSS with 64
+# flooding terminals (docs/persist.md).
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 # --- Tests: three tiers (docs/testing.md) ---
 #   make check  before every commit: gofmt, vet and the unit tests (the
@@ -145,7 +150,7 @@ bench-quick: build portable-sidecar
 	$(BIN)/ptyplex-bench -sidecar $(BIN)/ptyplex-sidecar -portable-sidecar $(PORTABLE_SIDECAR) -quick $(BENCHFLAGS)
 
 portable-sidecar:
-	$(GO) build -tags ptyplex_portable -ldflags "$(LDFLAGS)" -o $(PORTABLE_SIDECAR) ./cmd/ptyplex-sidecar
+	CGO_ENABLED=0 $(GO) build -tags ptyplex_portable -ldflags "$(LDFLAGS)" -o $(PORTABLE_SIDECAR) ./cmd/ptyplex-sidecar
 
 # Every fuzz target in turn (go test fuzzes one target per run) for
 # FUZZTIME each; crashers land in the package's testdata/fuzz/ and become

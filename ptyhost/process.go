@@ -119,22 +119,25 @@ func (p *Process) TTY() string { return p.pts }
 // b is full or nothing more is buffered, and parks only when there is no
 // byte at all. One call thus returns everything the child has written so far
 // (up to len(b)), which keeps per-chunk costs off a flooding terminal.
-func (p *Process) Read(b []byte) (int, error) { return p.ReadSpan(b, nil) }
+func (p *Process) Read(b []byte) (int, error) { return p.readSpan(b, nil, true, unix.Read) }
 
 // ReadSpan is Read into a and then b, as if they were one buffer: a
 // reader whose buffer is a ring of chunks (the persistent server's
 // journal) reads past the end of one chunk into the next in one call,
-// instead of taking a short read there.
-func (p *Process) ReadSpan(a, b []byte) (int, error) { return p.readSpan(a, b, true) }
+// instead of taking a short read there. Its reads keep the goroutine's
+// P while they wait in the kernel (quickRead): a server of many
+// flooding terminals, which reads them all with it, does not grow a
+// thread for each.
+func (p *Process) ReadSpan(a, b []byte) (int, error) { return p.readSpan(a, b, true, quickRead) }
 
 // TryRead is Read that never waits: with nothing buffered it returns 0
 // and no error. A reader that already holds output to send uses it to
 // take what else is there without holding that output back.
-func (p *Process) TryRead(b []byte) (int, error) { return p.readSpan(b, nil, false) }
+func (p *Process) TryRead(b []byte) (int, error) { return p.readSpan(b, nil, false, unix.Read) }
 
-// readSpan is ReadSpan; with park false it returns at once when nothing
-// is buffered.
-func (p *Process) readSpan(a, b []byte, park bool) (int, error) {
+// readSpan is ReadSpan, with read for read(2); with park false it
+// returns at once when nothing is buffered.
+func (p *Process) readSpan(a, b []byte, park bool, read func(int, []byte) (int, error)) (int, error) {
 	if len(a) == 0 {
 		a, b = b, nil
 	}
@@ -158,7 +161,7 @@ func (p *Process) readSpan(a, b []byte, park bool) (int, error) {
 			if len(buf) == 0 {
 				return true
 			}
-			n, err := unix.Read(int(fd), buf)
+			n, err := read(int(fd), buf)
 			switch {
 			case n > 0:
 				got += n
