@@ -4,10 +4,10 @@ package persist
 
 import (
 	"bytes"
-	"debug/buildinfo"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -100,7 +100,7 @@ func verifyCandidate(f *os.File, path string) (string, []byte, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	info, err := buildinfo.Read(bytes.NewReader(data))
+	info, err := readBuildInfo(data)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s is not a ptyplex-sidecar that can take over a persistent server: it is not a Go program with build information (%v)", path, err)
 	}
@@ -123,7 +123,7 @@ func verifyCandidate(f *os.File, path string) (string, []byte, error) {
 
 // builtVersion is the version the binary says with --version: what
 // `make build` set with -X, else the module's version and revision.
-func builtVersion(info *buildinfo.BuildInfo) string {
+func builtVersion(info *debug.BuildInfo) string {
 	v, rev := info.Main.Version, ""
 	for _, s := range info.Settings {
 		switch s.Key {
