@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"syscall"
 	"time"
 
@@ -24,14 +23,29 @@ import (
 // /tmp/ptyplex-UID), in a subdirectory that must be ours and 0700, so that
 // nobody else can reach a socket, plant one, or swap a name under us.
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$`)
-
 // CheckName refuses a server name that could not be a plain file name.
 func CheckName(name string) error {
-	if !nameRE.MatchString(name) {
+	if !plainName(name) {
 		return fmt.Errorf("persistent sidecar name %q: use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' or '-'", name)
 	}
 	return nil
+}
+
+// plainName says whether name is 1 to 64 of [A-Za-z0-9._-], not starting
+// with '.' or '-'. (Checked by hand: package regexp, for this alone, was
+// 150 KiB of the server's binary, resident: docs/persist.md.)
+func plainName(name string) bool {
+	if len(name) == 0 || len(name) > 64 || name[0] == '.' || name[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Dir returns the private directory of this user's persistent servers,
