@@ -5,6 +5,7 @@ package persist
 import (
 	"encoding/binary"
 	"sync/atomic"
+	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/sidecar/engine"
@@ -33,6 +34,23 @@ const (
 	// scrollback, at most 1 MiB, about 100 µs of copying.
 	viewerSnapshotLines = 1000
 	viewerSnapshotMax   = 1 << 20
+
+	// viewerBatch bounds the output a viewer's goroutine writes at a
+	// time, as consecutive OUTPUT frames in one write: a viewer behind
+	// a flood catches up with one system call (and one wake-up of its
+	// host) per batch instead of per frame. It is also how much journal
+	// storage one viewer may hold lent (see lend).
+	viewerBatch = 1 << 20
+	// viewerRestFrom and viewerRest: after a batch of at least
+	// viewerRestFrom bytes (the terminal floods) a viewer waits
+	// viewerRest, not woken by new output, before it writes again, so
+	// that a flood reaches each viewer in a few large writes rather than
+	// one per PTY read, each a wake-up of the viewer's goroutine and its
+	// host taking CPU from the holder's way. A batch smaller than that
+	// (a keystroke's echo, a prompt) rests nothing: the next output of
+	// an interactive terminal goes out at once.
+	viewerRestFrom = 16 << 10
+	viewerRest     = 2 * time.Millisecond
 )
 
 // viewer is one viewing connection of a terminal. Its fields are guarded
@@ -50,6 +68,10 @@ type viewer struct {
 	// idle says its goroutine waits on wake; starved that it waits for
 	// credit, so new output alone does not wake it.
 	idle, starved bool
+	// resting says its goroutine waits out viewerRest after a large
+	// batch: new output does not end that wait, a change of its state
+	// (credit, removal, the terminal's end) does.
+	resting bool
 	// removed says it is no longer a viewer; bye is the reason of the
 	// DETACHED its goroutine writes then ("" for none: the connection
 	// went away, took the terminal over or was handed it).
@@ -86,7 +108,7 @@ func (vs *viewerSet) find(c *conn) *viewer {
 // those waiting for credit are left alone.
 func (vs *viewerSet) wakeLocked() {
 	for _, v := range vs.list {
-		if v.idle && !v.starved {
+		if v.idle && !v.starved && !v.resting {
 			v.poke()
 		}
 	}
@@ -101,7 +123,7 @@ func (vs *viewerSet) wakeAllLocked() {
 }
 
 func (v *viewer) poke() {
-	v.idle = false
+	v.idle, v.resting = false, false
 	select {
 	case v.wake <- struct{}{}:
 	default:
@@ -283,16 +305,24 @@ func (t *term) listedViewersLocked() []proto.ListedViewer {
 // lasts. It holds t.mu only to decide and to copy, never while writing.
 func (v *viewer) run() {
 	t := v.t
-	hdr := make([]byte, proto.DataHeaderSize(len(t.id)))
-	room := uint64(engine.OutputRoom(len(hdr)))
-	proto.PutDataHeader(hdr, proto.TypeOutput, t.id)
-	var lent [][]byte // the journal chunks the frame being written reads
+	// The OUTPUT headers of a batch, one per frame, written once; only
+	// their lengths change.
+	hsize := proto.DataHeaderSize(len(t.id))
+	room := uint64(engine.OutputRoom(hsize))
+	maxFrames := int((viewerBatch + room - 1) / room)
+	hdrs := make([]byte, maxFrames*hsize)
+	for i := range maxFrames {
+		proto.PutDataHeader(hdrs[i*hsize:(i+1)*hsize], proto.TypeOutput, t.id)
+	}
+	var lent [][]byte // the journal chunks the batch being written reads
+	var rest *time.Timer
 	t.mu.Lock()
 	v.waitTurnLocked()
 	for {
 		var frames [][]byte
 		var snap *snapshotTail
 		last := false
+		batch := 0 // OUTPUT bytes in this write
 		switch {
 		case v.removed:
 			if v.bye != "" {
@@ -318,12 +348,17 @@ func (v *viewer) run() {
 		case v.sent < t.j.end && v.credit.Allow(1) > 0:
 			// The journal's own bytes, written without a copy and
 			// without the lock: lent, not pinned, so they may fall
-			// out meanwhile but their storage stays put.
-			n := v.credit.Allow(int(min(room, t.j.end-v.sent)))
-			binary.LittleEndian.PutUint32(hdr, uint32(len(hdr)+n-4))
-			frames, lent = t.j.lend(append(frames, hdr), lent[:0], v.sent, n)
-			v.sent += uint64(n)
-			v.credit.Take(n)
+			// out meanwhile but their storage stays put. As many
+			// frames as the credit and the batch allow, in one write.
+			for i := 0; i < maxFrames && v.sent < t.j.end && v.credit.Allow(1) > 0; i++ {
+				n := v.credit.Allow(int(min(room, t.j.end-v.sent)))
+				hdr := hdrs[i*hsize : (i+1)*hsize]
+				binary.LittleEndian.PutUint32(hdr, uint32(hsize+n-4))
+				frames, lent = t.j.lend(append(frames, hdr), lent, v.sent, n)
+				v.sent += uint64(n)
+				v.credit.Take(n)
+				batch += n
+			}
 		case t.exitedLocked() && v.sent == t.j.end && (t.readEnded || t.life == engine.Gone):
 			// Reaped and read to the end (a reader waiting for the
 			// holder to make room may still add to it after the reap).
@@ -352,6 +387,25 @@ func (v *viewer) run() {
 		}
 		if last || v.c.isBroken() {
 			break
+		}
+		if batch >= viewerRestFrom && batch < viewerBatch && !v.removed {
+			// A flood the viewer keeps up with: let more of it
+			// gather (a batch as large as allowed means it is
+			// behind, and writes on at once).
+			v.resting = true
+			t.mu.Unlock()
+			if rest == nil {
+				rest = time.NewTimer(viewerRest)
+			} else {
+				rest.Reset(viewerRest)
+			}
+			select {
+			case <-rest.C:
+			case <-v.wake:
+				rest.Stop()
+			}
+			t.mu.Lock()
+			v.resting = false
 		}
 	}
 	if !v.removed {
