@@ -273,7 +273,7 @@ func (t *term) readLoop() {
 			if n > na {
 				t.trackLocked(r2[:n-na])
 			}
-			t.views.wakeLocked()
+			t.views.wakeLocked(t.j.end)
 		}
 		if n > 0 || t.frozen {
 			t.cond.Broadcast()

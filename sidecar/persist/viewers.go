@@ -50,7 +50,10 @@ const (
 	// (a keystroke's echo, a prompt) rests nothing: the next output of
 	// an interactive terminal goes out at once.
 	viewerRestFrom = 16 << 10
-	viewerRest     = 2 * time.Millisecond
+	viewerRest     = 8 * time.Millisecond
+	// viewerGather ends a rest early: as much as its host's pipe holds
+	// (256 KiB, cmd/ptyplex-sidecar/pipe_linux.go) is waiting for it.
+	viewerGather = 256 << 10
 )
 
 // viewer is one viewing connection of a terminal. Its fields are guarded
@@ -104,11 +107,12 @@ func (vs *viewerSet) find(c *conn) *viewer {
 	return nil
 }
 
-// wakeLocked tells the viewers waiting for output that there is more;
-// those waiting for credit are left alone.
-func (vs *viewerSet) wakeLocked() {
+// wakeLocked tells the viewers waiting for output that there is more
+// (end is the journal's end now); those waiting for credit are left
+// alone, and a resting one only once a batch's worth gathered for it.
+func (vs *viewerSet) wakeLocked(end uint64) {
 	for _, v := range vs.list {
-		if v.idle && !v.starved && !v.resting {
+		if v.idle && !v.starved && (!v.resting || end-v.sent >= viewerGather) {
 			v.poke()
 		}
 	}
@@ -392,7 +396,7 @@ func (v *viewer) run() {
 			// A flood the viewer keeps up with: let more of it
 			// gather (a batch as large as allowed means it is
 			// behind, and writes on at once).
-			v.resting = true
+			v.idle, v.resting, v.starved = true, true, false
 			t.mu.Unlock()
 			if rest == nil {
 				rest = time.NewTimer(viewerRest)
@@ -405,7 +409,7 @@ func (v *viewer) run() {
 				rest.Stop()
 			}
 			t.mu.Lock()
-			v.resting = false
+			v.idle, v.resting = false, false
 		}
 	}
 	if !v.removed {
