@@ -409,7 +409,7 @@ func TestViewerHandOverAndList(t *testing.T) {
 	})
 }
 
-// A viewer that attaches 2.3 MB behind a terminal's output catches up in
+// A viewer that attaches 1.9 MB behind a terminal's output catches up in
 // batches (up to 1 MiB of OUTPUT frames in one write, viewers.go): it
 // receives the holder's bytes whole, in order, in frames no larger than
 // the protocol's. Then, the terminal idle, each line typed reaches it
@@ -426,7 +426,9 @@ func TestViewerCatchesUpInBatchesThenEchoes(t *testing.T) {
 			if mode == "copy" {
 				env = []string{bridgeCopyEnv}
 			}
-			const lines = 300000 // 2.3 MB, within the 4 MiB journal
+			// 1.9 MB, within the 4 MiB journal: a batch of 17 full
+			// frames, then one of 11 full frames and a short one.
+			const lines = 250000
 			s := newServer(t)
 			h := s.pipedBridge(nil, env...)
 			h.send(proto.TypeOpen, map[string]any{"terminalId": "b", "cols": 80, "rows": 24, "cmd": "sh",
