@@ -41,15 +41,16 @@ const (
 	// host) per batch instead of per frame. It is also how much journal
 	// storage one viewer may hold lent (see lend).
 	viewerBatch = 1 << 20
-	// viewerRestFrom and viewerRest: after a batch of at least
-	// viewerRestFrom bytes (the terminal floods) a viewer waits
-	// viewerRest, not woken by new output, before it writes again, so
-	// that a flood reaches each viewer in a few large writes rather than
-	// one per PTY read, each a wake-up of the viewer's goroutine and its
-	// host taking CPU from the holder's way. A batch smaller than that
-	// (a keystroke's echo, a prompt) rests nothing: the next output of
-	// an interactive terminal goes out at once.
-	viewerRestFrom = 16 << 10
+	// viewerRestFrom and viewerRest: once a viewer was sent
+	// viewerRestFrom bytes without going idle in between (the terminal
+	// floods), it waits up to viewerRest after each batch, not woken by
+	// new output, before it writes again, so that a flood reaches each
+	// viewer in a few large writes rather than one per PTY read, each a
+	// wake-up of the viewer's goroutine and its host taking CPU from the
+	// holder's way. Output that stops before that (a keystroke's echo, a
+	// prompt, a screen's redraw) rests nothing: the next output of an
+	// interactive terminal goes out at once.
+	viewerRestFrom = 64 << 10
 	viewerRest     = 8 * time.Millisecond
 	// viewerGather ends a rest early: as much as its host's pipe holds
 	// (256 KiB, cmd/ptyplex-sidecar/pipe_linux.go) is waiting for it.
@@ -320,6 +321,7 @@ func (v *viewer) run() {
 	}
 	var lent [][]byte // the journal chunks the batch being written reads
 	var rest *time.Timer
+	streak := 0 // OUTPUT bytes written since the viewer was last idle
 	t.mu.Lock()
 	v.waitTurnLocked()
 	for {
@@ -371,6 +373,7 @@ func (v *viewer) run() {
 			last = true
 		default:
 			v.idle, v.starved = true, v.sent < t.j.end
+			streak = 0
 			t.mu.Unlock()
 			<-v.wake
 			t.mu.Lock()
@@ -392,10 +395,11 @@ func (v *viewer) run() {
 		if last || v.c.isBroken() {
 			break
 		}
-		if batch >= viewerRestFrom && batch < viewerBatch && !v.removed {
+		streak += batch
+		if streak >= viewerRestFrom && batch > 0 && batch < viewerBatch && t.j.end-v.sent < viewerGather && !v.removed {
 			// A flood the viewer keeps up with: let more of it
-			// gather (a batch as large as allowed means it is
-			// behind, and writes on at once).
+			// gather (one that is a batch or a pipe's worth behind
+			// writes on at once).
 			v.idle, v.resting, v.starved = true, true, false
 			t.mu.Unlock()
 			if rest == nil {
