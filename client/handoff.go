@@ -30,6 +30,10 @@ type HandOffOptions struct {
 	// Env, when not empty, is sent in the HELLO as the environment the
 	// host's terminals start from (a bridge sends its own, os.Environ).
 	Env []string
+	// Cwd, when not "", is sent in the HELLO as where the host's
+	// terminals start when their OPEN names no cwd (a bridge sends its
+	// working directory).
+	Cwd string
 	// Bound is how long each of the server's two answers (to HELLO and
 	// to HANDOFF) may take; 10 s when 0.
 	Bound time.Duration
@@ -67,7 +71,7 @@ func HandOff(c *net.UnixConn, in, out int, o HandOffOptions) (*HandedOff, []byte
 		return b
 	}
 	hello := proto.SidecarHello(o.Version, o.Features)
-	hello.Env = o.Env
+	hello.Env, hello.Cwd = o.Env, o.Cwd
 	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(hello)); err != nil {
 		return nil, nil, err
 	}

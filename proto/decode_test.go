@@ -35,6 +35,7 @@ func TestDecodeEveryType(t *testing.T) {
 		{"foreground", Frame{TypeForeground, []byte(`{"terminalId":"a"}`)}, Foreground{TerminalID: "a"}},
 		{"hello", Frame{TypeHello, []byte(`{"version":"v","protocol":1,"features":["x"]}`)}, Hello{Version: "v", Protocol: 1, Features: []string{"x"}}},
 		{"hello with env", Frame{TypeHello, []byte(`{"version":"v","protocol":1,"features":["x"],"env":["A=1","B=x=y"]}`)}, Hello{Version: "v", Protocol: 1, Features: []string{"x"}, Env: []string{"A=1", "B=x=y"}}},
+		{"hello with cwd", Frame{TypeHello, []byte(`{"protocol":1,"cwd":"/work/a b"}`)}, Hello{Protocol: 1, Cwd: "/work/a b"}},
 		{"ping", Frame{TypePing, []byte(`{"n":1}`)}, Ping{Body: []byte(`{"n":1}`)}},
 		{"list", Frame{TypeList, nil}, List{}},
 		{"attach", Frame{TypeAttach, []byte(`{"terminalId":"a","offset":10,"credit":7}`)}, Attach{TerminalID: "a", Offset: 10, Credit: u16(7)}},

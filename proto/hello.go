@@ -28,11 +28,12 @@ const FeatureHello = "hello"
 // what it serves beyond the seed protocol. OS and Arch are the sidecar's
 // platform (GOOS/GOARCH), which a host may use to choose a binary.
 //
-// Env is sent only by a --persist bridge to the persistent server: the
-// bridge's own environment (NAME=value entries), which the server then
-// starts that connection's terminals from, as a plain sidecar started
-// by the same host would have (PROTOCOL.md, "The host's environment").
-// nil when absent.
+// Env and Cwd are sent only by a --persist bridge to the persistent
+// server: the bridge's own environment (NAME=value entries) and working
+// directory, which the server then starts that connection's terminals
+// from (an OPEN's own env goes over Env; its cwd wins over Cwd), as a
+// plain sidecar started by the same host would (PROTOCOL.md, "The
+// host's environment"). nil and "" when absent.
 type Hello struct {
 	Version  string   `json:"version"`
 	Protocol int      `json:"protocol"`
@@ -40,6 +41,7 @@ type Hello struct {
 	OS       string   `json:"os,omitempty"`
 	Arch     string   `json:"arch,omitempty"`
 	Env      []string `json:"env,omitempty"`
+	Cwd      string   `json:"cwd,omitempty"`
 }
 
 // Has reports whether h announces feature f.
@@ -62,6 +64,7 @@ func ParseHello(body []byte) (Hello, error) {
 		OS       string           `json:"os"`
 		Arch     string           `json:"arch"`
 		Env      []string         `json:"env"`
+		Cwd      string           `json:"cwd"`
 	}
 	if err := json.Unmarshal(body, &w); err != nil {
 		return Hello{}, fmt.Errorf("HELLO: %w", err)
@@ -73,7 +76,7 @@ func ParseHello(body []byte) (Hello, error) {
 	if err != nil {
 		return Hello{}, fmt.Errorf("HELLO: protocol: %w", err)
 	}
-	h := Hello{Protocol: int(p), Features: w.Features, OS: w.OS, Arch: w.Arch, Env: w.Env}
+	h := Hello{Protocol: int(p), Features: w.Features, OS: w.OS, Arch: w.Arch, Env: w.Env, Cwd: w.Cwd}
 	if w.Version != nil {
 		h.Version = *w.Version
 	}

@@ -177,6 +177,7 @@ func main() {
 			unit: "%.1f", scale: 1, s: per, maxValue: ptr(40.0), noRatio: true})
 	}
 	sessionRows(&t, filter, tmp)
+	againstRows(&t, filter, tmp)
 	persistRows(&t, filter, tmp)
 	answerRows(&t, filter, tmp)
 	remoteRows(&t, filter, tmp)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -29,13 +30,19 @@ func viewerRows(t *table, filter *regexp.Regexp, tmp string) {
 		fatalf("%v", err)
 	}
 	var skipped int
+	// The CPU the server, and this process as the hosts, spent on each
+	// run's flood: steadier than throughput on a loaded machine, and
+	// what the viewers cost.
+	var cpu, hostCPU series
 	s := measure(name, func() (float64, float64, error) {
-		b, _, err := viewedThroughput(*sidecarBin, tmp, f, 0)
+		b, _, bc, err := viewedThroughput(*sidecarBin, tmp, f, 0)
 		if err != nil {
 			return 0, 0, err
 		}
-		v, sk, err := viewedThroughput(*sidecarBin, tmp, f, 8)
+		v, sk, vc, err := viewedThroughput(*sidecarBin, tmp, f, 8)
 		skipped += sk
+		cpu = append(cpu, pair{bc.server, vc.server})
+		hostCPU = append(hostCPU, pair{bc.hosts, vc.hosts})
 		return b, v, err
 	})
 	if skipped > 0 {
@@ -43,6 +50,21 @@ func viewerRows(t *table, filter *regexp.Regexp, tmp string) {
 	}
 	t.add(row{name: "Throughput, 1 holder flooding + 8 viewers, one never reading, through the bridge (MB/s; baseline: no viewers)",
 		unit: "%.0f", scale: 1e-6, s: s, higherBetter: true, minRatio: ptr(0.95)})
+	t.add(row{name: "CPU of the server for that run's flood (s; baseline: no viewers)", unit: "%.2f", scale: 1, s: cpu})
+	t.add(row{name: "CPU of the hosts (this process) for that run's flood (s; baseline: the holder's alone)", unit: "%.2f", scale: 1, s: hostCPU})
+}
+
+// floodCPU is the CPU a run's flood took, from the line typed to the
+// holder's EXIT.
+type floodCPU struct{ server, hosts float64 }
+
+// selfCPU is the user and system CPU time this process has used so far.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // viewedThroughput opens one cooked terminal through a bridge that waits
@@ -51,8 +73,8 @@ func viewerRows(t *table, filter *regexp.Regexp, tmp string) {
 // and returns the holder's bytes per second, from the line to its EXIT.
 // skipped is how many SNAPSHOTs the reading viewers were sent: each is a
 // viewer that fell out of the journal.
-func viewedThroughput(bin, tmp string, f flood, viewers int) (bps float64, skipped int, err error) {
-	env, _ := persistEnvFor(tmp)
+func viewedThroughput(bin, tmp string, f flood, viewers int) (bps float64, skipped int, cpu floodCPU, err error) {
+	env, dir := persistEnvFor(tmp)
 	defer stopServer(bin, env)
 	var mu sync.Mutex
 	var herr error
@@ -77,17 +99,17 @@ func viewedThroughput(bin, tmp string, f flood, viewers int) (bps float64, skipp
 		}
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, cpu, err
 	}
 	defer h.stop()
 	script := "read x; exec cat " + f.path
 	if err := h.open("v", "/bin/sh", "-c", script); err != nil {
-		return 0, 0, err
+		return 0, 0, cpu, err
 	}
 	select {
 	case <-opened:
 	case <-time.After(time.Minute):
-		return 0, 0, fmt.Errorf("the holder: no OPENED")
+		return 0, 0, cpu, fmt.Errorf("the holder: no OPENED")
 	}
 	done := make(chan struct{}) // the reading viewers' EXITs
 	reading := max(viewers-1, 0)
@@ -113,55 +135,60 @@ func viewedThroughput(bin, tmp string, f flood, viewers int) (bps float64, skipp
 			}
 		})
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, cpu, err
 		}
 		defer v.stop()
 		if err := v.s.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "v", Mode: proto.AttachView}); err != nil {
-			return 0, 0, err
+			return 0, 0, cpu, err
 		}
 		select {
 		case <-attached:
 		case <-time.After(time.Minute):
-			return 0, 0, fmt.Errorf("viewer %d: no ATTACHED", i)
+			return 0, 0, cpu, fmt.Errorf("viewer %d: no ATTACHED", i)
 		}
 	}
 	if viewers > 0 {
 		stuck, err := stuckViewer(bin, env)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, cpu, err
 		}
 		defer stuck()
 	}
 	if reading == 0 {
 		close(done)
 	}
+	pid, _ := serverPid(dir)
+	server0, _ := cpuSeconds(pid)
+	hosts0 := selfCPU()
 	t0 := time.Now()
 	if err := h.input("v", []byte("\n")); err != nil {
-		return 0, 0, err
+		return 0, 0, cpu, err
 	}
 	select {
 	case <-exited:
 	case <-h.readEnded():
-		return 0, 0, fmt.Errorf("the holder's output ended early: %v", h.readErr())
+		return 0, 0, cpu, fmt.Errorf("the holder's output ended early: %v", h.readErr())
 	case <-time.After(10 * time.Minute):
-		return 0, 0, fmt.Errorf("the holder: no EXIT")
+		return 0, 0, cpu, fmt.Errorf("the holder: no EXIT")
 	}
 	elapsed := time.Since(t0)
+	server1, _ := cpuSeconds(pid)
+	cpu = floodCPU{server: server1 - server0, hosts: selfCPU() - hosts0}
 	// The reading viewers finish before the next run starts.
 	select {
 	case <-done:
 	case <-time.After(time.Minute):
-		return 0, 0, fmt.Errorf("%d of %d reading viewers had their EXIT a minute after the holder", exits, reading)
+		return 0, 0, cpu, fmt.Errorf("%d of %d reading viewers had their EXIT a minute after the holder", exits, reading)
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if herr != nil {
-		return 0, 0, herr
+		return 0, 0, cpu, herr
 	}
 	if want := f.want(false) + 2; got != want { // the line typed echoes as \r\n
-		return 0, 0, fmt.Errorf("the holder received %d bytes, want %d", got, want)
+		return 0, 0, cpu, fmt.Errorf("the holder received %d bytes, want %d", got, want)
 	}
-	return float64(got) / elapsed.Seconds(), skipped, nil
+	return float64(got) / elapsed.Seconds(), skipped, cpu, nil
 }
 
 // stuckViewer starts a bridge that attaches a viewer of "v" and whose

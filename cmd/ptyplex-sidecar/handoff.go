@@ -33,8 +33,9 @@ const handOffBound = 10 * time.Second
 // a pipe or a socket (a terminal's open file is shared with the user's
 // shell, and the server would put it in non-blocking mode).
 //
-// The HELLO carries our environment, which the server starts the host's
-// terminals from (as a plain sidecar the host spawned would), and with
+// The HELLO carries our environment and working directory, which the
+// server starts the host's terminals from (as a plain sidecar the host
+// spawned would), and with
 // --readopt asks for re-adoption; it is sent (its answer read) even when
 // the bridge is to copy.
 func handOff(c *net.UnixConn) (code int, done bool) {
@@ -49,7 +50,7 @@ func handOff(c *net.UnixConn) (code int, done bool) {
 		return 0, false
 	}
 	h, leftover, err := client.HandOff(c, 0, 1, client.HandOffOptions{Version: version.Version, Features: bridgeAsks(),
-		Env: os.Environ(), Bound: handOffBound})
+		Env: os.Environ(), Cwd: workDir(), Bound: handOffBound})
 	if err != nil {
 		return fail(err)
 	}
@@ -128,7 +129,7 @@ func bridgeHello(c *net.UnixConn) error {
 	c.SetDeadline(time.Now().Add(handOffBound))
 	defer c.SetDeadline(time.Time{})
 	hello := proto.SidecarHello(version.Version, bridgeAsks())
-	hello.Env = os.Environ()
+	hello.Env, hello.Cwd = os.Environ(), workDir()
 	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(hello)); err != nil {
 		return err
 	}
@@ -146,4 +147,11 @@ func bridgeHello(c *net.UnixConn) error {
 		}
 		return nil
 	}
+}
+
+// workDir is the bridge's working directory, where its host's terminals
+// start when their OPEN names none; "" (the server's) when it is gone.
+func workDir() string {
+	wd, _ := os.Getwd()
+	return wd
 }

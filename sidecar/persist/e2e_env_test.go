@@ -5,6 +5,7 @@ package persist_test
 import (
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +66,43 @@ func TestTerminalEnvironmentIsTheBridges(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "server=yes bridge= open= end") {
 		t.Fatalf("a direct client's terminal: %q, want the server's environment", out.String())
+	}
+}
+
+// An OPEN without a cwd starts where the bridge runs, as under a plain
+// sidecar its host had spawned there, whichever bridge started the
+// server and wherever that was; an OPEN's own cwd still wins. Handing the
+// descriptors over or copying, the same.
+func TestTerminalDirectoryIsTheBridges(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	first, second, named := t.TempDir(), t.TempDir(), t.TempDir()
+	inDir := func(dir string, extra ...string) *hosttest.Host {
+		cmd := exec.Command(sidecarBin, "--persist", s.name)
+		cmd.Env = append(append([]string(nil), s.env...), extra...)
+		cmd.Dir = dir
+		return hosttest.StartCmd(t, cmd)
+	}
+	pwd := []string{"-c", `echo "in=$(pwd -P) end"`}
+	real := func(dir string) string {
+		r, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// The first bridge starts the server in its own directory.
+	h := inDir(first)
+	h.Open(proto.Open{TerminalID: "first", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: pwd})
+	h.WaitOutput("first", "in="+real(first)+" end")
+
+	for _, extra := range [][]string{nil, {bridgeCopyEnv}} {
+		h := inDir(second, extra...)
+		h.Open(proto.Open{TerminalID: "second", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: pwd})
+		h.WaitOutput("second", "in="+real(second)+" end")
+		h.WaitControl(proto.TypeExit, "second")
+		h.Open(proto.Open{TerminalID: "named", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: pwd, Cwd: &named})
+		h.WaitOutput("named", "in="+real(named)+" end")
+		h.WaitControl(proto.TypeExit, "named")
 	}
 }

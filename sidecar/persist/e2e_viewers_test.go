@@ -15,6 +15,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
 
 // floodAfterLine is sh's arguments for a program that floods only once a line is typed: the
@@ -406,4 +407,85 @@ func TestViewerHandOverAndList(t *testing.T) {
 		e, _ := entry(l, "c")
 		return len(e.Viewers) == 0
 	})
+}
+
+// A viewer that attaches 1.9 MB behind a terminal's output catches up in
+// batches (up to 1 MiB of OUTPUT frames in one write, viewers.go): it
+// receives the holder's bytes whole, in order, in frames no larger than
+// the protocol's. Then, the terminal idle, each line typed reaches it
+// (the echo and cat's copy) as it reaches the holder: a viewer that has
+// just written a large batch and rests is woken by a change of its state,
+// and its rest is bounded, so an interactive terminal's next output is
+// not held back (docs/persist.md gives the echo's latency). Both bridges.
+func TestViewerCatchesUpInBatchesThenEchoes(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"handoff", "copy"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			var env []string
+			if mode == "copy" {
+				env = []string{bridgeCopyEnv}
+			}
+			// 1.9 MB, within the 4 MiB journal: a batch of 17 full
+			// frames, then one of 11 full frames and a short one.
+			const lines = 250000
+			s := newServer(t)
+			h := s.pipedBridge(nil, env...)
+			h.send(proto.TypeOpen, map[string]any{"terminalId": "b", "cols": 80, "rows": 24, "cmd": "sh",
+				"args": []string{"-c", "seq 1 " + strconv.Itoa(lines) + "; exec cat"}})
+			h.next(proto.TypeOpened)
+			want := numberedLines(lines)
+			if got := readOutput(t, h, "the holder", "b", len(want)); !bytes.Equal(got, want) {
+				t.Fatalf("the holder received %d bytes, not seq's %d", len(got), len(want))
+			}
+			v := s.pipedBridge(nil, env...)
+			v.send(proto.TypeAttach, viewAttach("b", 0, nil))
+			v.next(proto.TypeAttached)
+			if got := readOutput(t, v, "the viewer", "b", len(want)); sum(got) != sum(want) {
+				t.Fatalf("the viewer received %d bytes, SHA-256 differs from the holder's %d", len(got), len(want))
+			}
+			for i := range 20 {
+				line := fmt.Sprintf("key %d\n", i)
+				echo := []byte(strings.ReplaceAll(line+line, "\n", "\r\n"))
+				if _, err := h.in.Write(proto.AppendDataFrame(nil, proto.TypeInput, "b", []byte(line))); err != nil {
+					t.Fatal(err)
+				}
+				for _, b := range []struct {
+					who string
+					b   *pipedBridge
+				}{{"the holder", h}, {"the viewer", v}} {
+					if got := readOutput(t, b.b, b.who, "b", len(echo)); !bytes.Equal(got, echo) {
+						t.Fatalf("%s: line %d: received %q, want %q", b.who, i, got, echo)
+					}
+				}
+			}
+		})
+	}
+}
+
+// readOutput reads b's frames until n bytes of id's OUTPUT came, each in
+// a whole frame within the protocol's size, and returns them; anything
+// but OUTPUT, or more than n bytes, fails the test.
+func readOutput(t *testing.T, b *pipedBridge, who, id string, n int) []byte {
+	t.Helper()
+	var got []byte
+	b.out.SetReadDeadline(time.Now().Add(4 * hosttest.Timeout))
+	for len(got) < n {
+		f, err := b.r.ReadFrame()
+		if err != nil {
+			t.Fatalf("%s: after %d of %d bytes: %v", who, len(got), n, err)
+		}
+		if f.Type != proto.TypeOutput {
+			t.Fatalf("%s: after %d of %d bytes: unexpected %v %.200s", who, len(got), n, f.Type, f.Body)
+		}
+		fid, data, err := proto.ParseData(f.Body)
+		if err != nil || fid != id || len(f.Body) > engine.OutputFrame {
+			t.Fatalf("%s: an OUTPUT frame of %d bytes for %q: %v", who, len(f.Body), fid, err)
+		}
+		got = append(got, data...)
+	}
+	if len(got) > n {
+		t.Fatalf("%s: %d bytes, want %d: %q", who, len(got), n, got[n:])
+	}
+	return got
 }

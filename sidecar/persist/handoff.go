@@ -70,6 +70,7 @@ func (s *Server) handoff(c *conn) *conn {
 	host := newConn(s, pl, c.peer)
 	host.readopt = c.readopt // the bridge's HELLO asked for its host
 	host.env = c.env         // and said what its host would have given a plain sidecar
+	host.cwd = c.cwd
 	if !s.addConn(host) {
 		pl.Close()
 		c.errorf("", "HANDOFF refused: the server is stopping or upgrading")

@@ -101,6 +101,9 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 			// later HELLO without one (the host's own) leaves it.
 			c.env = m.Env
 		}
+		if m.Cwd != "" {
+			c.cwd = m.Cwd // likewise its working directory
+		}
 		s.helloReply(c)
 	case proto.Ping:
 		c.write(proto.AppendFrame(nil, proto.TypePong, proto.PongBody(m.Body)))
@@ -199,6 +202,12 @@ func (t *term) queueCtl(to *conn, typ proto.Type, v any) {
 
 func (s *Server) open(c *conn, m proto.OpenRequest) {
 	o := m.Open
+	if o.Cwd == nil && c.cwd != "" {
+		// Where a plain sidecar spawned by the bridge's host would start
+		// it; recorded as the OPEN's own, so that REVIVE starts there too.
+		cwd := c.cwd
+		o.Cwd = &cwd
+	}
 	x, err := m.Persist(MaxJournal)
 	if err != nil {
 		c.errorf(o.TerminalID, "%s", err.Error())

@@ -219,6 +219,10 @@ type conn struct {
 	// bridge's, from the bridge's HELLO; nil for the server's own. Set
 	// and read by the dispatch loop.
 	env []string
+	// cwd is where this connection's OPENs without a cwd start: its
+	// bridge's working directory, from the bridge's HELLO; "" for the
+	// server's own. Set and read by the dispatch loop.
+	cwd string
 }
 
 // connSendBuffer is the socket send buffer asked for each connection.

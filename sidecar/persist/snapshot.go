@@ -111,7 +111,7 @@ var testHookSnapshot func()
 // lines it scrolled off are rendered into the frame: only this many lines
 // exist as cells at any time, not the whole scrollback (at 16 bytes a
 // cell, ten or more times the text).
-const snapshotRing = 256
+const snapshotRing = 64
 
 // snapshotPiece is how much of tail goes into the screen before the
 // scrollback is emptied: at most half the ring's worth of newlines and a

@@ -328,3 +328,22 @@ func TestSnapshotTailPinnedWhileRendered(t *testing.T) {
 		prev = n
 	}
 }
+
+// BenchmarkSnapshotFrame renders the SNAPSHOT of a full tail of 120-column
+// lines, as the bench's 256 MiB journal row does: its time, and with
+// -benchmem what it allocates (the server's RSS growth while it runs).
+func BenchmarkSnapshotFrame(b *testing.B) {
+	line := strings.Repeat("x", 119) + "\r\n"
+	tail := []byte(strings.Repeat(line, snapshotScrollback+40))
+	var slices [][]byte
+	for rest := tail; len(rest) > 0; {
+		n := min(len(rest), 64<<10)
+		slices, rest = append(slices, rest[:n]), rest[n:]
+	}
+	st := snapshotTail{id: "big", offset: 1, cols: 120, rows: 40, tail: slices, size: len(tail), final: vtstate.Initial(120, 40)}
+	b.SetBytes(int64(len(tail)))
+	b.ReportAllocs()
+	for b.Loop() {
+		st.frame()
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -273,7 +274,7 @@ func (t *term) readLoop() {
 			if n > na {
 				t.trackLocked(r2[:n-na])
 			}
-			t.views.wakeLocked()
+			t.views.wakeLocked(t.j.end)
 		}
 		if n > 0 || t.frozen {
 			t.cond.Broadcast()
@@ -289,6 +290,15 @@ func (t *term) readLoop() {
 		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return
+		}
+		if n > 0 && n < want {
+			// The PTY is drained: the pump, just woken for these bytes,
+			// is put to run next on this thread, and yielding lets it
+			// write them here before the reader parks in the poller,
+			// instead of another thread being woken to write them while
+			// this one goes to sleep (the plain sidecar's reader writes
+			// its own frames for the same reason).
+			runtime.Gosched()
 		}
 	}
 }

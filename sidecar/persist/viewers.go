@@ -5,6 +5,7 @@ package persist
 import (
 	"encoding/binary"
 	"sync/atomic"
+	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/sidecar/engine"
@@ -33,6 +34,27 @@ const (
 	// scrollback, at most 1 MiB, about 100 µs of copying.
 	viewerSnapshotLines = 1000
 	viewerSnapshotMax   = 1 << 20
+
+	// viewerBatch bounds the output a viewer's goroutine writes at a
+	// time, as consecutive OUTPUT frames in one write: a viewer behind
+	// a flood catches up with one system call (and one wake-up of its
+	// host) per batch instead of per frame. It is also how much journal
+	// storage one viewer may hold lent (see lend).
+	viewerBatch = 1 << 20
+	// viewerRestFrom and viewerRest: once a viewer was sent
+	// viewerRestFrom bytes without going idle in between (the terminal
+	// floods), it waits up to viewerRest after each batch, not woken by
+	// new output, before it writes again, so that a flood reaches each
+	// viewer in a few large writes rather than one per PTY read, each a
+	// wake-up of the viewer's goroutine and its host taking CPU from the
+	// holder's way. Output that stops before that (a keystroke's echo, a
+	// prompt, a screen's redraw) rests nothing: the next output of an
+	// interactive terminal goes out at once.
+	viewerRestFrom = 64 << 10
+	viewerRest     = 8 * time.Millisecond
+	// viewerGather ends a rest early: as much as its host's pipe holds
+	// (256 KiB, cmd/ptyplex-sidecar/pipe_linux.go) is waiting for it.
+	viewerGather = 256 << 10
 )
 
 // viewer is one viewing connection of a terminal. Its fields are guarded
@@ -50,6 +72,10 @@ type viewer struct {
 	// idle says its goroutine waits on wake; starved that it waits for
 	// credit, so new output alone does not wake it.
 	idle, starved bool
+	// resting says its goroutine waits out viewerRest after a large
+	// batch: new output does not end that wait, a change of its state
+	// (credit, removal, the terminal's end) does.
+	resting bool
 	// removed says it is no longer a viewer; bye is the reason of the
 	// DETACHED its goroutine writes then ("" for none: the connection
 	// went away, took the terminal over or was handed it).
@@ -82,11 +108,12 @@ func (vs *viewerSet) find(c *conn) *viewer {
 	return nil
 }
 
-// wakeLocked tells the viewers waiting for output that there is more;
-// those waiting for credit are left alone.
-func (vs *viewerSet) wakeLocked() {
+// wakeLocked tells the viewers waiting for output that there is more
+// (end is the journal's end now); those waiting for credit are left
+// alone, and a resting one only once a batch's worth gathered for it.
+func (vs *viewerSet) wakeLocked(end uint64) {
 	for _, v := range vs.list {
-		if v.idle && !v.starved {
+		if v.idle && !v.starved && (!v.resting || end-v.sent >= viewerGather) {
 			v.poke()
 		}
 	}
@@ -101,7 +128,7 @@ func (vs *viewerSet) wakeAllLocked() {
 }
 
 func (v *viewer) poke() {
-	v.idle = false
+	v.idle, v.resting = false, false
 	select {
 	case v.wake <- struct{}{}:
 	default:
@@ -283,16 +310,25 @@ func (t *term) listedViewersLocked() []proto.ListedViewer {
 // lasts. It holds t.mu only to decide and to copy, never while writing.
 func (v *viewer) run() {
 	t := v.t
-	hdr := make([]byte, proto.DataHeaderSize(len(t.id)))
-	room := uint64(engine.OutputRoom(len(hdr)))
-	proto.PutDataHeader(hdr, proto.TypeOutput, t.id)
-	var lent [][]byte // the journal chunks the frame being written reads
+	// The OUTPUT headers of a batch, one per frame, written once; only
+	// their lengths change.
+	hsize := proto.DataHeaderSize(len(t.id))
+	room := uint64(engine.OutputRoom(hsize))
+	maxFrames := int((viewerBatch + room - 1) / room)
+	hdrs := make([]byte, maxFrames*hsize)
+	for i := range maxFrames {
+		proto.PutDataHeader(hdrs[i*hsize:(i+1)*hsize], proto.TypeOutput, t.id)
+	}
+	var lent [][]byte // the journal chunks the batch being written reads
+	var rest *time.Timer
+	streak := 0 // OUTPUT bytes written since the viewer was last idle
 	t.mu.Lock()
 	v.waitTurnLocked()
 	for {
 		var frames [][]byte
 		var snap *snapshotTail
 		last := false
+		batch := 0 // OUTPUT bytes in this write
 		switch {
 		case v.removed:
 			if v.bye != "" {
@@ -318,12 +354,17 @@ func (v *viewer) run() {
 		case v.sent < t.j.end && v.credit.Allow(1) > 0:
 			// The journal's own bytes, written without a copy and
 			// without the lock: lent, not pinned, so they may fall
-			// out meanwhile but their storage stays put.
-			n := v.credit.Allow(int(min(room, t.j.end-v.sent)))
-			binary.LittleEndian.PutUint32(hdr, uint32(len(hdr)+n-4))
-			frames, lent = t.j.lend(append(frames, hdr), lent[:0], v.sent, n)
-			v.sent += uint64(n)
-			v.credit.Take(n)
+			// out meanwhile but their storage stays put. As many
+			// frames as the credit and the batch allow, in one write.
+			for i := 0; i < maxFrames && v.sent < t.j.end && v.credit.Allow(1) > 0; i++ {
+				n := v.credit.Allow(int(min(room, t.j.end-v.sent)))
+				hdr := hdrs[i*hsize : (i+1)*hsize]
+				binary.LittleEndian.PutUint32(hdr, uint32(hsize+n-4))
+				frames, lent = t.j.lend(append(frames, hdr), lent, v.sent, n)
+				v.sent += uint64(n)
+				v.credit.Take(n)
+				batch += n
+			}
 		case t.exitedLocked() && v.sent == t.j.end && (t.readEnded || t.life == engine.Gone):
 			// Reaped and read to the end (a reader waiting for the
 			// holder to make room may still add to it after the reap).
@@ -332,6 +373,7 @@ func (v *viewer) run() {
 			last = true
 		default:
 			v.idle, v.starved = true, v.sent < t.j.end
+			streak = 0
 			t.mu.Unlock()
 			<-v.wake
 			t.mu.Lock()
@@ -352,6 +394,26 @@ func (v *viewer) run() {
 		}
 		if last || v.c.isBroken() {
 			break
+		}
+		streak += batch
+		if streak >= viewerRestFrom && batch > 0 && batch < viewerBatch && t.j.end-v.sent < viewerGather && !v.removed {
+			// A flood the viewer keeps up with: let more of it
+			// gather (one that is a batch or a pipe's worth behind
+			// writes on at once).
+			v.idle, v.resting, v.starved = true, true, false
+			t.mu.Unlock()
+			if rest == nil {
+				rest = time.NewTimer(viewerRest)
+			} else {
+				rest.Reset(viewerRest)
+			}
+			select {
+			case <-rest.C:
+			case <-v.wake:
+				rest.Stop()
+			}
+			t.mu.Lock()
+			v.idle, v.resting = false, false
 		}
 	}
 	if !v.removed {
