@@ -52,12 +52,20 @@ func otherUser(t testing.TB) account {
 	rand.Read(b[:])
 	name := "ptyx" + hex.EncodeToString(b[:])
 	runAdmin(t, "useradd", "--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", name)
-	t.Cleanup(func() { runAdmin(t, "userdel", name) })
 	u, err := user.Lookup(name)
 	if err != nil {
+		runAdmin(t, "userdel", name)
 		t.Fatalf("look up the user just created: %v", err)
 	}
 	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	t.Cleanup(func() {
+		// userdel refuses a user with processes: what a test's own
+		// cleanup waited for is gone, but the account may still have a
+		// persistent server's watchdog or a terminal's child on its way
+		// out. The account is this test's alone: all of it goes.
+		endProcessesOf(t, uint32(uid))
+		runAdmin(t, "userdel", name)
+	})
 	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
 	return account{name: name, uid: uint32(uid), gid: uint32(gid)}
 }
@@ -138,3 +146,45 @@ func privateFile(t testing.TB, content string) string {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// endProcessesOf kills every process whose real uid is uid and waits
+// until none is left (or the deadline passes: userdel then says which).
+func endProcessesOf(t testing.TB, uid uint32) {
+	t.Helper()
+	for end := time.Now().Add(deadline); ; {
+		left := 0
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			status, err := os.ReadFile("/proc/" + e.Name() + "/status")
+			if err != nil || !hasRealUID(status, uid) {
+				continue
+			}
+			if left++; !strings.Contains(string(status), "State:\tZ") {
+				cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+				t.Logf("ending pid %d of the test's account: %q", pid, strings.ReplaceAll(string(cmdline), "\x00", " "))
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if left == 0 || time.Now().After(end) {
+			return
+		}
+		// A killed process leaves the table when its parent reaps it,
+		// which has no event to wait on from here.
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// hasRealUID reports whether a /proc/PID/status text's real uid is uid
+// (a zombie's too: its parent has yet to reap it, and userdel counts it).
+func hasRealUID(status []byte, uid uint32) bool {
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Uid:" {
+			return f[1] == strconv.FormatUint(uint64(uid), 10)
+		}
+	}
+	return false
+}
