@@ -12,7 +12,7 @@ import (
 // meanwhile; it falls back to unix.Read if fd is in blocking mode.
 //
 // Why, as measured (make bench's row of 64 detached terminals flooding
-// their journals, issue 36): a read of a PTY that has no output ready
+// their journals): a read of a PTY that has no output ready
 // waits inside the kernel for the tty's flush worker, which on a busy
 // machine waits for a CPU; with a plain system call, the runtime's
 // monitor gave the waiting reader's P to another thread after 20 us,
