@@ -73,20 +73,25 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // diskMeta is a terminal's meta.json.
 type diskMeta struct {
-	Version   int               `json:"version"`
-	ID        string            `json:"terminalId"`
-	Cmd       string            `json:"cmd"`
-	Args      []string          `json:"args,omitempty"`
-	Cwd       *string           `json:"cwd,omitempty"`
-	Env       map[string]string `json:"env,omitempty"`
-	UTF8      bool              `json:"utf8,omitempty"`
-	Cols      uint16            `json:"cols"`
-	Rows      uint16            `json:"rows"`
-	Journal   int               `json:"journal"`
-	Park      bool              `json:"park,omitempty"`
-	PID       int               `json:"pid"`
-	ServerPID int               `json:"serverPid"`
-	Opened    time.Time         `json:"opened"`
+	Version int               `json:"version"`
+	ID      string            `json:"terminalId"`
+	Cmd     string            `json:"cmd"`
+	Args    []string          `json:"args,omitempty"`
+	Cwd     *string           `json:"cwd,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	// BaseEnv is the environment Env was merged over: the bridge's
+	// (its HELLO's) or the server's own, so that a REVIVE after a
+	// restart starts from the same one. Absent in the files of older
+	// servers, whose revived terminals start from the reviving server's.
+	BaseEnv   []string  `json:"baseEnv,omitempty"`
+	UTF8      bool      `json:"utf8,omitempty"`
+	Cols      uint16    `json:"cols"`
+	Rows      uint16    `json:"rows"`
+	Journal   int       `json:"journal"`
+	Park      bool      `json:"park,omitempty"`
+	PID       int       `json:"pid"`
+	ServerPID int       `json:"serverPid"`
+	Opened    time.Time `json:"opened"`
 	// Exited is set once the child was reaped, with its status.
 	Exited   bool   `json:"exited,omitempty"`
 	ExitCode *int   `json:"exitCode,omitempty"`

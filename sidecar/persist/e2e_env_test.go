@@ -106,3 +106,39 @@ func TestTerminalDirectoryIsTheBridges(t *testing.T) {
 		h.WaitControl(proto.TypeExit, "named")
 	}
 }
+
+// A terminal revived after a crash starts from the environment it was
+// opened with: its bridge's, not the server's, whichever of them
+// started the server that revives it.
+func TestRevivedTerminalKeepsTheBridgesEnvironment(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	jdir := filepath.Join(t.TempDir(), "journals")
+	const script = `echo "server=$PTYPLEX_T_SERVER bridge=$PTYPLEX_T_BRIDGE open=$PTYPLEX_T_OPEN end"; exec cat`
+	withEnv := func(extra ...string) *hosttest.Host {
+		cmd := exec.Command(sidecarBin, "--persist", s.name, "--journal-dir", jdir)
+		cmd.Env = append(append([]string(nil), s.env...), extra...)
+		return hosttest.StartCmd(t, cmd)
+	}
+	first := withEnv("PTYPLEX_T_SERVER=yes")
+	first.Open(proto.Open{TerminalID: "sh", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", script}})
+	first.WaitOutput("sh", "server=yes bridge= open= end")
+	second := withEnv("PTYPLEX_T_BRIDGE=yes")
+	second.Open(proto.Open{TerminalID: "other", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", script},
+		Env: map[string]string{"PTYPLEX_T_OPEN": "yes"}})
+	second.WaitOutput("other", "server= bridge=yes open=yes end")
+	killServer(t, s)
+	first.WaitExit(hosttest.Timeout)
+	second.WaitExit(hosttest.Timeout)
+
+	// The server that revives them is started by a bridge with neither.
+	h := withEnv()
+	for _, id := range []string{"sh", "other"} {
+		h.SendJSON(proto.TypeRevive, proto.Revive{TerminalID: id})
+		h.WaitControl(proto.TypeOpened, id)
+	}
+	// Each revived terminal shows its old screen (the repaint ends by
+	// resetting the attributes), then its new run.
+	h.WaitOutput("sh", "\x1b[0m\r\nserver=yes bridge= open= end")
+	h.WaitOutput("other", "\x1b[0m\r\nserver= bridge=yes open=yes end")
+}

@@ -266,7 +266,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		c.errorf(o.TerminalID, "%s", err.Error())
 		return
 	}
-	disk := s.diskCreate(o, size, park, proc.Pid(), nil)
+	disk := s.diskCreate(o, c.env, size, park, proc.Pid(), nil)
 	t.mu.Lock()
 	t.proc, t.pid, t.disk = proc, proc.Pid(), disk
 	t.enterLocked(engine.Live)

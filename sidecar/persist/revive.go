@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -123,11 +124,15 @@ func (s *Server) adoptStore(t *term, r recovered) bool {
 // diskCreate starts the journal on disk of a terminal just opened (nil
 // without a journal directory, or if it cannot be made: the terminal
 // runs anyway, and the log says why), with seed as its first bytes.
-func (s *Server) diskCreate(o proto.Open, journal int, park bool, pid int, seed []byte) *diskStore {
+// base is the environment o.Env was merged over (nil: the server's).
+func (s *Server) diskCreate(o proto.Open, base []string, journal int, park bool, pid int, seed []byte) *diskStore {
 	if s.disk == nil {
 		return nil
 	}
-	m := diskMeta{ID: o.TerminalID, Cmd: o.Cmd, Args: o.Args, Cwd: o.Cwd, Env: o.Env, UTF8: o.UTF8,
+	if base == nil {
+		base = os.Environ()
+	}
+	m := diskMeta{ID: o.TerminalID, Cmd: o.Cmd, Args: o.Args, Cwd: o.Cwd, Env: o.Env, BaseEnv: base, UTF8: o.UTF8,
 		Cols: o.Cols, Rows: o.Rows, Journal: journal, Park: park, PID: pid, Opened: time.Now().UTC()}
 	return s.diskCreateMeta(m, 0, seed)
 }
@@ -233,7 +238,7 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 	m := t.disk.copyMeta()
 	o := proto.Open{TerminalID: id, Cols: m.Cols, Rows: m.Rows, Cmd: m.Cmd, Args: m.Args, Cwd: m.Cwd,
 		Env: m.Env, Credit: r.Credit, UTF8: m.UTF8}
-	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
+	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, BaseEnv: m.BaseEnv, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
 		NoParentDeathSignal: true}
 	if o.Cwd != nil {
 		cfg.Dir = *o.Cwd
@@ -265,7 +270,7 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 	s.reserved += int64(nt.quota)
 	s.mu.Unlock()
 	s.logf("terminal %q revived: %s, pid %d", id, o.Cmd, nt.pid)
-	disk := s.diskCreate(o, m.Journal, m.Park, nt.pid, screen)
+	disk := s.diskCreate(o, m.BaseEnv, m.Journal, m.Park, nt.pid, screen)
 	s.watch(proc)
 	nt.mu.Lock()
 	nt.disk = disk
