@@ -227,7 +227,11 @@ func TestSnapshotModesDifferential(t *testing.T) {
 			}},
 		{name: "htop", need: "htop", cmd: "htop", args: []string{"-d", "1"}, env: map[string]string{"HOME": home},
 			drive: func(d *snapDriver) {
-				d.produced(floodTo)
+				// Its refreshes alone are a few hundred bytes a
+				// tenth of a second with few processes to list: a
+				// whole redraw (Ctrl-L) each round fills the
+				// journal in seconds on any machine.
+				d.flood(floodTo, "\x0c")
 				d.redraw("\x0c", "\x1b[2J")
 			}},
 		{name: "mc", need: "mc", cmd: "mc", args: []string{"-u", "many", "many"}, env: map[string]string{"HOME": home},
@@ -274,7 +278,10 @@ func TestSnapshotModesDifferential(t *testing.T) {
 			}},
 		{name: "top", need: "top", cmd: "top", args: []string{"-d", "0.2"}, env: map[string]string{"HOME": home},
 			drive: func(d *snapDriver) {
-				d.produced(floodTo)
+				// Colours on or off (z): a whole redraw each round,
+				// not only the refreshes, which are small when few
+				// processes run.
+				d.flood(floodTo, "z")
 				d.redraw("zz", "PID USER") // z twice: colours on and off, each a full redraw
 			}},
 		{name: "python3-repl", need: python, cmd: python, args: []string{"-q"}, env: map[string]string{"PYTHONSTARTUP": ""},
