@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/version"
@@ -308,7 +307,7 @@ func (ts termState) term(s *Server, journal []byte) *term {
 	if ts.ExitSent {
 		t.end = exitWritten
 	}
-	t.cond = sync.NewCond(&t.mu)
+	t.initConds()
 	t.input.Restore(ts.Input)
 	t.j.start, t.j.end = ts.Start, ts.Start
 	t.j.append(journal)

@@ -60,7 +60,7 @@ func (s *Server) readopt(c *conn, t *term, o proto.Open, x proto.OpenPersist) bo
 		t.cols, t.rows = o.Cols, o.Rows
 	}
 	s.logf("terminal %q (pid %d): re-adopted by an OPEN", t.id, t.pid)
-	t.cond.Broadcast()
+	t.broadcastLocked()
 	return true
 }
 

@@ -3,7 +3,6 @@
 package persist
 
 import (
-	"sync"
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/signame"
@@ -59,7 +58,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 				n := t.payDebtLocked(c, m.Bytes)
 				t.credit.Grant(n)
 				t.acked = min(t.acked+n, t.sent)
-				t.cond.Broadcast()
+				t.broadcastLocked()
 			} else if t.holder != c {
 				t.creditViewerLocked(c, m.Bytes)
 			}
@@ -221,7 +220,8 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
 		vt: newTracker(o.Cols, o.Rows, size), holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
 		orphan: orphanClock{ms: x.OrphanMs}}
-	t.cond, t.input = sync.NewCond(&t.mu), engine.NewInputQueue(&s.input)
+	t.input = engine.NewInputQueue(&s.input)
+	t.initConds()
 	s.mu.Lock()
 	if c.readopt {
 		s.replaceLocked(o)
@@ -319,7 +319,7 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 	}
 	t.acked = t.sent
 	t.answers.attached(t.sent) // the replay's queries, answered already
-	t.cond.Broadcast()
+	t.broadcastLocked()
 }
 
 func (s *Server) detach(c *conn, id string) {

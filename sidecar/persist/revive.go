@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -171,7 +170,7 @@ func (s *Server) addDead(r recovered) bool {
 		cols: m.Cols, rows: m.Rows, life: engine.Reaped, readEnded: true,
 		input: engine.NewInputQueue(&s.input), disk: r.store, dead: true,
 		exit: proto.Exit{TerminalID: m.ID, Dead: true, ExitCode: m.ExitCode, Signal: m.Signal}}
-	t.cond = sync.NewCond(&t.mu)
+	t.initConds()
 	t.j.start, t.j.end = r.start, r.start
 	t.j.append(r.data)
 	// The modes a SNAPSHOT restores, from what was kept (modes.go).
@@ -252,7 +251,8 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(m.Journal),
 		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
 		proc: proc, pid: proc.Pid(), vt: newTracker(o.Cols, o.Rows, m.Journal)}
-	nt.cond, nt.input = sync.NewCond(&nt.mu), engine.NewInputQueue(&s.input)
+	nt.input = engine.NewInputQueue(&s.input)
+	nt.initConds()
 	nt.j.append(screen)
 	nt.trackLocked(screen) // not shared yet
 	s.mu.Lock()

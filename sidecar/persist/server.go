@@ -445,7 +445,7 @@ func (s *Server) detachAll(c *conn) {
 			}
 		}
 		t.ctl = kept
-		t.cond.Broadcast()
+		t.broadcastLocked()
 		t.mu.Unlock()
 	}
 }
@@ -614,7 +614,7 @@ func (t *term) goneLocked() {
 	if t.life != engine.Gone {
 		t.enterLocked(engine.Gone)
 		t.orphan.stop()
-		t.cond.Broadcast()
+		t.broadcastLocked()
 		t.views.wakeAllLocked()
 		t.disk.remove()
 	}
@@ -658,7 +658,7 @@ func (s *Server) Stop() {
 		terms := s.snapshotTerms()
 		for _, t := range terms {
 			t.mu.Lock()
-			t.cond.Broadcast() // the reader may evict everything now
+			t.broadcastLocked() // the reader may evict everything now
 			t.mu.Unlock()
 			t.kill()
 		}

@@ -95,7 +95,7 @@ func (t *term) unpinLocked(from uint64) {
 	if len(t.snapPins) == 0 {
 		t.snapPins = nil
 	}
-	t.cond.Broadcast() // the reader may evict again
+	t.broadcastLocked() // the reader may evict again
 }
 
 // snapshotPreamble starts a repaint: the main screen shown, the default

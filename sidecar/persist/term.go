@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"runtime"
 	"sync"
 	"time"
 
@@ -45,25 +44,35 @@ type term struct {
 	readDone chan struct{} // the reader saw EOF
 	reaped   chan struct{} // the child was reaped
 
-	mu     sync.Mutex
-	cond   *sync.Cond
-	j      *journal
-	vt     *vtstate.Tracker // the modes of what j received (modes.go)
-	holder *conn            // the connection this terminal's frames go to; nil when detached
-	sent   uint64           // next offset to send to holder
-	credit engine.Credit    // what holder may still be sent
-	// pin is the first journal byte of the frame the pump is writing,
-	// straight from the journal's chunks: while pinned, nothing from pin
-	// on may be evicted, whatever else says it may.
+	mu   sync.Mutex
+	cond *sync.Cond
+	// pumpCond is the pump's own: it waits on it alone, so that the
+	// reader can write a frame itself without waking it (readLoop).
+	// broadcastLocked wakes both; pumpIdle says the pump waits for work.
+	pumpCond *sync.Cond
+	pumpIdle bool
+	// pumpDeferred says the pump woke while the reader was writing a
+	// frame, and waits for the reader to say it is done.
+	pumpDeferred bool
+	j            *journal
+	vt           *vtstate.Tracker // the modes of what j received (modes.go)
+	holder       *conn            // the connection this terminal's frames go to; nil when detached
+	sent         uint64           // next offset to send to holder
+	credit       engine.Credit    // what holder may still be sent
+	// pin is the first journal byte of the frame being written to the
+	// holder (by the pump or the reader, see pump), straight from the
+	// journal's chunks: while pinned, nothing from pin on may be
+	// evicted, whatever else says it may.
 	pin    uint64
 	pinned bool
 	// snapPins are the first bytes of the tails of the SNAPSHOTs queued
 	// and not rendered yet (snapshot.go): nothing from the lowest on may
 	// be evicted either.
 	snapPins []uint64
-	// writingTo is the connection the pump is writing a frame to (or
-	// waiting in the queue of), since writeSince; nil between writes. A
-	// takeover reads it to tell a previous holder that stopped reading.
+	// writingTo is the connection the pump or the reader is writing a
+	// frame to (or waiting in the queue of), since writeSince; nil
+	// between writes. A takeover reads it to tell a previous holder that
+	// stopped reading.
 	writingTo  *conn
 	writeSince time.Time
 	// acked is the offset up to which a host said it has the bytes: the
@@ -126,7 +135,19 @@ func (t *term) queueCtlLocked(to *conn, typ proto.Type, v any) {
 		return
 	}
 	t.ctl = append(t.ctl, ctlFrame{to: to, buf: checkedFrame(t.id, typ, v)})
+	t.broadcastLocked()
+}
+
+func (t *term) initConds() {
+	t.cond = sync.NewCond(&t.mu)
+	t.pumpCond = sync.NewCond(&t.mu)
+}
+
+// broadcastLocked wakes every goroutine that waits for a change of t:
+// the pump and all that wait on cond.
+func (t *term) broadcastLocked() {
 	t.cond.Broadcast()
+	t.pumpCond.Signal()
 }
 
 // start launches the reader, the supervisor and the pump.
@@ -225,7 +246,7 @@ func (t *term) readLoop() {
 	defer func() {
 		t.mu.Lock()
 		t.readEnded = true
-		t.cond.Broadcast()
+		t.broadcastLocked()
 		t.views.wakeAllLocked() // the EXIT may go to them now
 		t.mu.Unlock()
 		t.input.Discard() // input has nowhere to go now
@@ -235,6 +256,7 @@ func (t *term) readLoop() {
 	// readChunk went out as a full frame and one of the header's few
 	// bytes, two writes for one read.
 	want := engine.OutputRoom(proto.DataHeaderSize(len(t.id)))
+	out := newOutputFrame(t.id)
 	for {
 		t.mu.Lock()
 		var r, r2 []byte
@@ -276,8 +298,22 @@ func (t *term) readLoop() {
 			}
 			t.views.wakeLocked(t.j.end)
 		}
-		if n > 0 || t.frozen {
+		// With the pump idle and nothing before them, the reader sends
+		// these bytes itself, as the plain sidecar's reader does: the
+		// pump is not woken, and no other thread is woken to run it
+		// while this one goes back to the PTY. The pump's condition is
+		// left alone for it.
+		inline := n > 0 && t.inlineLocked()
+		switch {
+		case inline:
 			t.cond.Broadcast()
+			out.send(t, t.holder)
+			if t.pumpDeferred {
+				t.pumpDeferred = false
+				t.pumpCond.Signal()
+			}
+		case n > 0 || t.frozen:
+			t.broadcastLocked()
 		}
 		t.mu.Unlock()
 		if n > 0 {
@@ -291,16 +327,17 @@ func (t *term) readLoop() {
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return
 		}
-		if n > 0 && n < want {
-			// The PTY is drained: the pump, just woken for these bytes,
-			// is put to run next on this thread, and yielding lets it
-			// write them here before the reader parks in the poller,
-			// instead of another thread being woken to write them while
-			// this one goes to sleep (the plain sidecar's reader writes
-			// its own frames for the same reason).
-			runtime.Gosched()
-		}
 	}
+}
+
+// inlineLocked reports whether the reader may write the bytes it just
+// read to the holder itself: the pump waits for work, nobody writes to
+// the holder, no control frame waits to go before them, and the holder
+// has credit for some.
+func (t *term) inlineLocked() bool {
+	return t.holder != nil && t.pumpIdle && t.writingTo == nil && len(t.ctl) == 0 &&
+		!t.frozen && !t.pumpGatedLocked() && t.sent >= t.j.start && t.sent < t.j.end &&
+		t.credit.Allow(1) > 0
 }
 
 // supervise waits for the child, ends what is left of its session, waits
@@ -342,7 +379,7 @@ func (t *term) supervise() {
 	close(t.reaped)
 	t.views.wakeAllLocked() // they get the EXIT too
 	detached := t.holder == nil
-	t.cond.Broadcast()
+	t.broadcastLocked()
 	t.mu.Unlock()
 	t.proc.Close()
 	if detached {
@@ -362,21 +399,27 @@ func (t *term) logf(format string, args ...any) {
 	t.s.logf("terminal %q: "+format, append([]any{t.id}, args...)...)
 }
 
-// pump is the one sender of the terminal's frames: control frames in the
-// order they were queued, OUTPUT from the journal to the holder within
-// its credit, and EXIT once everything before it was sent.
+// pump sends the terminal's frames: control frames in the order they were
+// queued, OUTPUT from the journal to the holder within its credit, and
+// EXIT once everything before it was sent. The one other sender is the
+// reader, and only while the pump waits with nothing to send: then the
+// reader writes the bytes it just read itself (readLoop), and the pump
+// waits for that write to end before it writes anything.
 func (t *term) pump() {
-	// The OUTPUT header, written once; only its length changes.
-	hdr := make([]byte, proto.DataHeaderSize(len(t.id)))
-	room := uint64(engine.OutputRoom(len(hdr)))
-	proto.PutDataHeader(hdr, proto.TypeOutput, t.id)
-	var frame [][]byte // the header and the journal slices of a frame
+	out := newOutputFrame(t.id)
 	t.mu.Lock()
 	for {
+		if t.writingTo != nil {
+			// The reader is writing a frame of its own (readLoop);
+			// it wakes the pump when it is done.
+			t.pumpDeferred = true
+			t.pumpWaitLocked()
+			continue
+		}
 		if t.pumpGatedLocked() {
 			// A viewer that became the holder is finishing its
 			// last write as a viewer.
-			t.cond.Wait()
+			t.pumpWaitLocked()
 			continue
 		}
 		if len(t.ctl) > 0 {
@@ -401,20 +444,7 @@ func (t *term) pump() {
 			t.sent = t.j.start
 		}
 		if h != nil && t.sent < t.j.end && t.credit.Allow(1) > 0 {
-			n := uint64(t.credit.Allow(int(min(room, t.j.end-t.sent))))
-			// The frame is the header and the journal's own bytes,
-			// written with no copy: pinned, they stay in the journal
-			// until the write returns, even once sent says they may go.
-			frame = t.j.appendSlices(append(frame[:0], hdr), t.sent, int(n))
-			binary.LittleEndian.PutUint32(hdr, uint32(len(hdr)+int(n)-4))
-			t.pin, t.pinned = t.sent, true
-			t.sent += n
-			t.credit.Take(int(n))
-			t.cond.Broadcast() // the reader may evict what was sent before
-			t.writeLocked(h, frame...)
-			t.pinned = false
-			clear(frame)
-			t.cond.Broadcast() // and now what this frame held
+			out.send(t, h)
 			continue
 		}
 		if h != nil && t.exitedLocked() && t.end == unread && t.sent == t.j.end {
@@ -443,8 +473,49 @@ func (t *term) pump() {
 			t.mu.Unlock()
 			return
 		}
-		t.cond.Wait()
+		t.pumpWaitLocked()
 	}
+}
+
+func (t *term) pumpWaitLocked() {
+	t.pumpIdle = true
+	t.pumpCond.Wait()
+	t.pumpIdle = false
+}
+
+// outputFrame is an OUTPUT frame's header and the slices of a frame that
+// carries the journal's own bytes: the pump's, and the reader's when it
+// writes itself.
+type outputFrame struct {
+	hdr   []byte // written once; only its length changes
+	room  uint64
+	frame [][]byte
+}
+
+func newOutputFrame(id string) *outputFrame {
+	hdr := make([]byte, proto.DataHeaderSize(len(id)))
+	proto.PutDataHeader(hdr, proto.TypeOutput, id)
+	return &outputFrame{hdr: hdr, room: uint64(engine.OutputRoom(len(hdr)))}
+}
+
+// send writes h the next frame of unsent bytes its credit allows. The
+// caller holds t.mu, checked that there are some, and is the only one
+// writing to the holder (see writingTo).
+func (o *outputFrame) send(t *term, h *conn) {
+	n := uint64(t.credit.Allow(int(min(o.room, t.j.end-t.sent))))
+	// The frame is the header and the journal's own bytes, written
+	// with no copy: pinned, they stay in the journal until the write
+	// returns, even once sent says they may go.
+	o.frame = t.j.appendSlices(append(o.frame[:0], o.hdr), t.sent, int(n))
+	binary.LittleEndian.PutUint32(o.hdr, uint32(len(o.hdr)+int(n)-4))
+	t.pin, t.pinned = t.sent, true
+	t.sent += n
+	t.credit.Take(int(n))
+	t.cond.Broadcast() // the reader may evict what was sent before
+	t.writeLocked(h, o.frame...)
+	t.pinned = false
+	clear(o.frame)
+	t.cond.Broadcast() // and now what this frame held
 }
 
 // writeLocked writes a frame to c for the pump: t.mu is released while
@@ -486,7 +557,7 @@ func (t *term) writeLoop() {
 		// A freeze waits for the write in flight to end, however it
 		// ended: it may have finished just before the deadline was set.
 		t.mu.Lock()
-		t.cond.Broadcast()
+		t.broadcastLocked()
 		t.mu.Unlock()
 	})
 }
@@ -548,7 +619,7 @@ func (t *term) closeLocked() {
 	if t.holder != nil {
 		t.credit.Lift()
 	}
-	t.cond.Broadcast()
+	t.broadcastLocked()
 	t.killAt = time.Now().Add(engine.CloseGrace)
 	t.killer = engine.Hangup(t.proc, t.kill)
 }

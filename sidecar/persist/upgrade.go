@@ -380,7 +380,7 @@ func (t *term) freeze() error {
 		return nil
 	}
 	t.frozen = true
-	t.cond.Broadcast()
+	t.broadcastLocked()
 	proc := t.proc
 	t.mu.Unlock()
 	// No direct write from now on, nothing taken by the writer; INPUT
@@ -396,7 +396,7 @@ func (t *term) freeze() error {
 	deadline := time.Now().Add(freezeBound)
 	wake := time.AfterFunc(freezeBound, func() {
 		t.mu.Lock()
-		t.cond.Broadcast()
+		t.broadcastLocked()
 		t.mu.Unlock()
 	})
 	defer wake.Stop()
@@ -423,7 +423,7 @@ func (t *term) unfreeze() {
 	}
 	t.mu.Lock()
 	t.frozen = false
-	t.cond.Broadcast()
+	t.broadcastLocked()
 	t.mu.Unlock()
 	t.input.Unfreeze()
 }

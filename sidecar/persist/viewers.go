@@ -194,7 +194,7 @@ func (t *term) pumpGatedLocked() bool {
 // free (see connBusyLocked), if any do.
 func (t *term) signalGateLocked() {
 	if t.views.gated > 0 {
-		t.cond.Broadcast()
+		t.broadcastLocked()
 	}
 }
 
@@ -278,7 +278,7 @@ func (s *Server) handOver(c *conn, id string, to uint64) {
 		t.sent = t.j.end
 	}
 	t.acked = t.sent
-	t.cond.Broadcast()
+	t.broadcastLocked()
 }
 
 // creditViewerLocked grants a viewer's CREDIT; from a connection that
@@ -423,7 +423,7 @@ func (v *viewer) run() {
 		delete(t.views.draining, v.c)
 	}
 	close(v.done)
-	t.cond.Broadcast() // the pump or a new viewer of v.c may wait for it
+	t.broadcastLocked() // the pump or a new viewer of v.c may wait for it
 	t.mu.Unlock()
 }
 
