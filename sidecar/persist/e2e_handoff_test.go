@@ -328,7 +328,7 @@ func TestHandoffTakeoverFromHungHost(t *testing.T) {
 	hung.send(proto.TypeOpen, map[string]any{"terminalId": "f", "cols": 80, "rows": 24, "cmd": "yes", "journal": 256 << 10})
 	hung.next(proto.TypeOpened) // and nothing more is read
 	h := s.host()
-	waitPumpStuck(t, h, "f", 256<<10)
+	waitWriteStuck(t, h, "f")
 	h.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "f", Offset: 0})
 	h.WaitControl(proto.TypeAttached, "f")
 	h.WaitOutput("f", "y\r\ny\r\n")
