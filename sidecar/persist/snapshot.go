@@ -167,14 +167,19 @@ func (st snapshotTail) frame() []byte {
 	b = append(b, empty[:at]...)
 	b = appendJSONContents(b, []byte(snapshotPreamble))
 	first := len(b)
-	var starts []int // where each line begins in b, oldest scrollback line first
+	// starts is where each line begins in b, oldest scrollback line
+	// first: sized for the lines the tail was chosen to hold (it grows
+	// if there are more), so that a large SNAPSHOT does not leave a
+	// trail of doubled copies behind; int32, since b fits a frame and
+	// the tail (a frame's worth at most).
+	starts := make([]int32, 0, snapshotScrollback+snapshotRing+st.rows+1)
 	var line []byte
 	// The main screen's lines come from the screen, but when the
 	// alternate screen is shown and nothing primed the screen for it:
 	// what the tail drew there is the alternate screen's (appendRestore).
 	mainShown := !st.final.Alt || sc.AltScreen()
 	add := func(n int) {
-		starts = append(starts, len(b))
+		starts = append(starts, int32(len(b)))
 		switch {
 		case n < 0:
 			line = sc.AppendLine(line[:0], n, true)
@@ -206,10 +211,10 @@ func (st snapshotTail) frame() []byte {
 	b = append(b, empty[at:]...)
 	// The scrollback a screen keeps, and then what fits a frame.
 	drop := max(0, scrollback-snapshotScrollback)
-	for len(b)-4-(starts[drop]-first) > proto.MaxFrame && drop < scrollback {
+	for len(b)-4-(int(starts[drop])-first) > proto.MaxFrame && drop < scrollback {
 		drop++
 	}
-	if cut := starts[drop] - first; cut > 0 {
+	if cut := int(starts[drop]) - first; cut > 0 {
 		b = append(b[:first], b[first+cut:]...)
 	}
 	if len(b)-4 > proto.MaxFrame {
