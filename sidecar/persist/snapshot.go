@@ -168,11 +168,12 @@ func (st snapshotTail) frame() []byte {
 	b = appendJSONContents(b, []byte(snapshotPreamble))
 	first := len(b)
 	// starts is where each line begins in b, oldest scrollback line
-	// first: sized for the lines the tail was chosen to hold (it grows
-	// if there are more), so that a large SNAPSHOT does not leave a
-	// trail of doubled copies behind; int32, since b fits a frame and
-	// the tail (a frame's worth at most).
-	starts := make([]int32, 0, snapshotScrollback+snapshotRing+st.rows+1)
+	// first: sized once for the lines the tail can hold (a line takes a
+	// byte at least; it grows past that if sequences scroll more), so
+	// that a large SNAPSHOT does not leave a trail of doubled copies
+	// behind; int32, since b fits a frame and the tail (a frame's worth
+	// at most).
+	starts := make([]int32, 0, min(st.size, snapshotScrollback+snapshotRing)+st.rows+1)
 	var line []byte
 	// The main screen's lines come from the screen, but when the
 	// alternate screen is shown and nothing primed the screen for it:
