@@ -173,7 +173,15 @@ func TestKeystrokesTakeTheDirectWrite(t *testing.T) {
 		_, data, _ := proto.ParseData(next(t, fs, proto.TypeOutput).Body)
 		got = append(got, data...)
 	}
-	pending, _, writerUp := s.lookup("k").input.Status()
+	// The echo of the last key can arrive before the dispatch loop has
+	// counted that key written (the PTY echoes it inside the write), so
+	// the queue is given until the deadline to say so.
+	q := s.lookup("k").input
+	pending, _, writerUp := q.Status()
+	for deadline := time.Now().Add(15 * time.Second); pending != 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		pending, _, writerUp = q.Status()
+	}
 	if writerUp || pending != 0 {
 		t.Fatalf("after typed input: writer goroutine started %v, %d bytes pending", writerUp, pending)
 	}
