@@ -33,8 +33,8 @@
 //
 // # Replies and unhandled sequences
 //
-// Queries (DSR, CPR, DA1, DA2, DECRQM, OSC 4/10/11/12, and XTVERSION given
-// Options.Version) produce replies that accumulate in
+// Queries (DSR, CPR, DA1, DA2, DECRQM, DECRQSS, XTGETTCAP, OSC 4/10/11/12,
+// and XTVERSION given Options.Version) produce replies that accumulate in
 // memory until TakeReplies: Write never blocks, unlike emulators that write
 // replies into a pipe. Sequences the screen does not act on are kept, as
 // readable text and hex, in a small ring (Unhandled) for debugging; those

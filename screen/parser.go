@@ -56,11 +56,16 @@ func (h *vtHandler) OSC(seq *vtparse.Seq) {
 	s.oscDispatch()
 }
 
-// String: DCS, SOS, PM and APC strings are consumed and not acted on.
+// String: DCS, SOS, PM and APC strings are consumed; only the DCS
+// queries are acted on (dcs.go).
 func (h *vtHandler) String(seq *vtparse.Seq) {
 	s := (*Screen)(h)
 	s.seq = seq
 	defer s.forgetPrinted()
+	if seq.Final == 'P' {
+		s.dcsDispatch(seq)
+		return
+	}
 	s.recordUnhandled()
 }
 

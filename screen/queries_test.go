@@ -79,3 +79,58 @@ func TestXTVersion(t *testing.T) {
 		t.Errorf("without a version: unhandled = %v, want the query", u)
 	}
 }
+
+// TestSettingAndTermcapQueries: DECRQSS reports the pen, the margins,
+// the cursor style and the conformance level as the controls that set
+// them, and DCS 0 $ r for a setting the screen does not keep; XTGETTCAP
+// answers the terminal's name and colours in hex, each name on its own,
+// DCS 0 + r for others. Split across writes, a query still answers once.
+func TestSettingAndTermcapQueries(t *testing.T) {
+	const st = "\x1b\\"
+	cases := []struct{ name, in, want string }{
+		{"SGR default", "\x1bP$qm" + st, "\x1bP1$r0m" + st},
+		{"SGR set", "\x1b[1;4;31;48;5;200m\x1bP$qm" + st, "\x1bP1$r0;1;4;31;48;5;200m" + st},
+		{"SGR truecolour", "\x1b[38;2;1;2;3m\x1bP$qm" + st, "\x1bP1$r0;38;2;1;2;3m" + st},
+		{"SGR after reset", "\x1b[7m\x1b[0m\x1bP$qm" + st, "\x1bP1$r0m" + st},
+		{"DECSTBM default", "\x1bP$qr" + st, "\x1bP1$r1;5r" + st},
+		{"DECSTBM set", "\x1b[2;4r\x1bP$qr" + st, "\x1bP1$r2;4r" + st},
+		{"DECSLRM set", "\x1b[?69h\x1b[3;8s\x1bP$qs" + st, "\x1bP1$r3;8s" + st},
+		{"DECSCUSR default", "\x1bP$q q" + st, "\x1bP1$r2 q" + st},
+		{"DECSCUSR bar", "\x1b[5 q\x1bP$q q" + st, "\x1bP1$r5 q" + st},
+		{"DECSCL", "\x1bP$q\"p" + st, "\x1bP1$r62;1\"p" + st},
+		{"DECSCA", "\x1bP$q\"q" + st, "\x1bP1$r0\"q" + st},
+		{"DECRQSS unknown", "\x1bP$qx" + st, "\x1bP0$r" + st},
+		{"XTGETTCAP TN", "\x1bP+q544e" + st, "\x1bP1+r544e=787465726D2D323536636F6C6F72" + st},
+		{"XTGETTCAP Co and an unknown", "\x1bP+q436f;6b6375" + st, "\x1bP1+r436f=323536" + st + "\x1bP0+r6b6375" + st},
+		{"XTGETTCAP bad hex", "\x1bP+qzz" + st, "\x1bP0+rzz" + st},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(10, 5, Options{})
+			s.Write([]byte(tc.in))
+			if got := string(s.TakeReplies()); got != tc.want {
+				t.Errorf("replies = %q, want %q", got, tc.want)
+			}
+			if u, _ := s.Unhandled(); len(u) != 0 {
+				t.Errorf("unhandled: %v", u)
+			}
+			// The same bytes one at a time: the same replies.
+			s = New(10, 5, Options{})
+			for i := range len(tc.in) {
+				s.Write([]byte{tc.in[i]})
+			}
+			if got := string(s.TakeReplies()); got != tc.want {
+				t.Errorf("byte by byte: replies = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// Other strings are no queries: recorded, unanswered.
+	s := New(10, 5, Options{})
+	s.Write([]byte("\x1bP1;2|abc" + st + "\x1b_apc" + st))
+	if got := s.TakeReplies(); got != nil {
+		t.Errorf("other strings: replies = %q, want none", got)
+	}
+	if u, _ := s.Unhandled(); len(u) != 2 {
+		t.Errorf("other strings: unhandled = %v, want both", u)
+	}
+}

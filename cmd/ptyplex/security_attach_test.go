@@ -202,9 +202,9 @@ func TestSecurityListRefusesForeignListener(t *testing.T) {
 // do to a user who attaches: set their clipboard and title, send DCS
 // strings (a DECRQSS request), ask for the title back (a permissive
 // terminal would type it into the session), and asks for the device
-// attributes, which the session itself answers. It waits for a line
-// before it starts, so that the test can attach first, and prints the
-// answer it got, then "done".
+// attributes; the session itself answers the DECRQSS and the DA1. It
+// waits for a line before it starts, so that the test can attach first,
+// and prints the answers it got, then "done".
 const hostileProgram = `
 import os, sys, termios, tty
 print("ready", flush=True)
@@ -251,9 +251,9 @@ func TestSecurityAttachFiltersOutput(t *testing.T) {
 	t.Cleanup(func() { follow.Process.Kill() })
 
 	s.input("\r")
-	// The answer is the session's own (DA1 of its emulator): one answer,
-	// and the attached terminals never saw the question.
-	want := "answer " + hex.EncodeToString([]byte("\x1b[?62;22c")) + " done"
+	// The answers are the session's own (its emulator's DECRQSS and DA1):
+	// one of each, and the attached terminals never saw the questions.
+	want := "answer " + hex.EncodeToString([]byte("\x1bP1$r0m\x1b\\\x1b[?62;22c")) + " done"
 	s.waitText(want)
 	for _, a := range []*attachTerm{plain, ro, clip, title} {
 		a.waitText(want)

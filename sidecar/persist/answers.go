@@ -31,8 +31,11 @@ import (
 //     pass through INPUT in the form of a colour set (OSC 11;rgb:... ), and
 //     idents takes them as such. Unset colours answer the screen
 //     package's defaults (xterm's palette, white on black).
-//   - DSR 6 (cursor position, CSI 6 n and CSI ? 6 n) and DECRQM
-//     (CSI [?] Ps $ p) depend on what the program drew: an answerState
+//   - XTGETTCAP (DCS + q names ST) asks for the terminal's name and
+//     colours only: idents answers it too.
+//   - DSR 6 (cursor position, CSI 6 n and CSI ? 6 n), DECRQM
+//     (CSI [?] Ps $ p) and DECRQSS (DCS $ q setting ST: the pen, the
+//     margins, the cursor style) depend on what the program drew: an answerState
 //     answers them (renderedState: a screen rendered from the journal's
 //     tail when the first such query comes, then fed what came after).
 //
@@ -114,8 +117,8 @@ type seqKind uint8
 
 const (
 	seqOther seqKind = iota // nobody here: not a query we answer
-	seqIdent                // idents: DA1, DA2, DSR 5, XTVERSION, colours
-	seqState                // the answerState: DSR 6, DECRQM
+	seqIdent                // idents: DA1, DA2, DSR 5, XTVERSION, XTGETTCAP, colours
+	seqState                // the answerState: DSR 6, DECRQM, DECRQSS
 )
 
 // read is the reader's hook: p is what a PTY read just put in the journal
@@ -303,8 +306,9 @@ func (a *answerer) attached(from uint64) {
 // replyKey reads a terminal's reply at the start of b (b[0] is ESC) and
 // says what it answers: the private marker, intermediates and final of a
 // CSI reply ("?c" DA1, ">c" DA2, "n" DSR 5, "R" or "?R" a cursor
-// position, "$y" or "?$y" DECRQM), "]" and the number of a colour OSC, or
-// "P>|" for XTVERSION. Emulators differ in the parameters, never in these.
+// position, "$y" or "?$y" DECRQM), "]" and the number of a colour OSC,
+// "P>|" for XTVERSION, "P$r" for DECRQSS or "P+r" for XTGETTCAP.
+// Emulators differ in the parameters, never in these.
 func replyKey(b []byte) (key string, n int, ok bool) {
 	if len(b) < 3 {
 		return "", 0, false
@@ -342,10 +346,19 @@ func replyKey(b []byte) (key string, n int, ok bool) {
 			return "]" + string(b[2:i]), m, true
 		}
 	case 'P':
-		if len(b) > 4 && b[2] == '>' && b[3] == '|' {
-			if end := bytes.Index(b[:min(len(b), maxQuery)], []byte("\x1b\\")); end > 0 {
-				return "P>|", end + 2, true
-			}
+		// XTVERSION's "P>|"; DECRQSS's and XTGETTCAP's "P$r" and "P+r",
+		// after their digit (1 answered, 0 not).
+		key := ""
+		switch {
+		case len(b) > 4 && b[2] == '>' && b[3] == '|':
+			key = "P>|"
+		case len(b) > 5 && (b[2] == '0' || b[2] == '1') && (b[3] == '$' || b[3] == '+') && b[4] == 'r':
+			key = "P" + string(b[3:5])
+		default:
+			return "", 0, false
+		}
+		if end := bytes.Index(b[:min(len(b), maxQuery)], []byte("\x1b\\")); end > 0 {
+			return key, end + 2, true
 		}
 	}
 	return "", 0, false
@@ -396,6 +409,47 @@ func scanSeq(b []byte) (kind seqKind, n int, complete bool) {
 		return scanCSI(b)
 	case ']':
 		return scanOSC(b)
+	case 'P':
+		return scanDCS(b)
+	}
+	return seqOther, 1, true
+}
+
+// scanDCS reads a DCS: ESC P, then, for the two that are queries,
+// "$q" (DECRQSS, which the pen, the margins and the cursor style answer:
+// the state's) or "+q" (XTGETTCAP, which names only: the idents'), up to
+// ST. Any other string is skipped by its ESC, as a query cut short by
+// another sequence is.
+func scanDCS(b []byte) (seqKind, int, bool) {
+	if len(b) < 4 {
+		if len(b) == 3 && b[2] != '$' && b[2] != '+' {
+			return seqOther, 1, true
+		}
+		return seqOther, 1, false
+	}
+	var kind seqKind
+	switch {
+	case b[2] == '$' && b[3] == 'q':
+		kind = seqState
+	case b[2] == '+' && b[3] == 'q':
+		kind = seqIdent
+	default:
+		return seqOther, 1, true
+	}
+	for i := 4; i < len(b) && i < maxQuery; i++ {
+		if b[i] != 0x1b {
+			continue
+		}
+		if i+1 == len(b) {
+			return seqOther, 1, false
+		}
+		if b[i+1] == '\\' {
+			return kind, i + 2, true
+		}
+		return seqOther, 1, true
+	}
+	if len(b) < maxQuery {
+		return seqOther, 1, false
 	}
 	return seqOther, 1, true
 }

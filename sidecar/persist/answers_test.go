@@ -48,11 +48,15 @@ func TestScanFindsQueries(t *testing.T) {
 		{"\x1b]10;?\x1b\\x", []found{{seqIdent, "\x1b]10;?\x1b\\", 0}}},
 		{"\x1b]4;1;?;2;?\x07", []found{{seqIdent, "\x1b]4;1;?;2;?\x07", 0}}},
 		{"\x1b]11;#102030\x07\x1b]111\x07", []found{{seqIdent, "\x1b]11;#102030\x07", 0}, {seqIdent, "\x1b]111\x07", 13}}},
+		{"\x1bP$qm\x1b\\\x1bP$q q\x1b\\", []found{{seqState, "\x1bP$qm\x1b\\", 0}, {seqState, "\x1bP$q q\x1b\\", 7}}},
+		{"a\x1bP+q544e\x1b\\", []found{{seqIdent, "\x1bP+q544e\x1b\\", 1}}},
 		// Not ours.
 		{"\x1b[1c\x1b[=c\x1b[6;1n\x1b[1;2H\x1b[?25l\x1b[>1q\x1b[$p", nil},
 		{"\x1b]0;title\x07\x1b]2;t\x1b\\\x1b]8;;http://x\x1b\\", nil},
 		{"\x1b]11;?\x1b[c", []found{{seqIdent, "\x1b[c", 6}}}, // the OSC is cancelled
 		{"\x1b[1\x02c", nil},
+		{"\x1bPq#0;2;0;0;0\x1b\\\x1bP1000p\x1b\\", nil}, // sixel, ReGIS: no queries
+		{"\x1bP$qm\x1b[c", []found{{seqIdent, "\x1b[c", 5}}}, // the DCS is cancelled
 		{"\x1b(B\x1b7\x1bM", nil},
 	}
 	for _, tc := range cases {
@@ -68,10 +72,10 @@ func TestScanFindsQueries(t *testing.T) {
 // A query split across two reads, at any byte, is found once, whole,
 // at its offset, and so is everything around it.
 func TestScanQuerySplitAcrossReads(t *testing.T) {
-	stream := "x\x1b[?25h\x1b]11;?\x1b\\y\x1b[6nz\x1b[?2004$p\x1b[>q\x1b]0;t\x07\x1b[c"
+	stream := "x\x1b[?25h\x1b]11;?\x1b\\y\x1b[6nz\x1b[?2004$p\x1b[>q\x1b]0;t\x07\x1b[c\x1bP$q\"p\x1b\\\x1bPq#0\x1b\\\x1bP+q436f\x1b\\"
 	want := scanAll(&answerer{}, []string{stream})
-	if len(want) != 5 {
-		t.Fatalf("whole stream: found %v, want 5 queries", want)
+	if len(want) != 7 {
+		t.Fatalf("whole stream: found %v, want 7 queries", want)
 	}
 	for i := 0; i <= len(stream); i++ {
 		got := scanAll(&answerer{}, []string{stream[:i], stream[i:]})
@@ -119,6 +123,8 @@ func TestReplyKeys(t *testing.T) {
 		{"\x1b]11;rgb:0000/0000/0000\x1b\\", "]11"}, {"\x1b]10;rgb:ffff/ffff/ffff\x07", "]10"},
 		{"\x1b]4;1;rgb:cdcd/0000/0000\x07", "]4"},
 		{"\x1bP>|ptyplex(dev)\x1b\\", "P>|"}, {"\x1bP>|xterm.js(5.5.0)\x1b\\", "P>|"},
+		{"\x1bP1$r0;1m\x1b\\", "P$r"}, {"\x1bP0$r\x1b\\", "P$r"},
+		{"\x1bP1+r544e=78\x1b\\", "P+r"}, {"\x1bP0+r436f\x1b\\", "P+r"},
 	}
 	for _, tc := range cases {
 		key, n, ok := replyKey([]byte(tc.reply + "tail"))

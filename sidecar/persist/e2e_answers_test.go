@@ -115,6 +115,22 @@ func TestDetachedAnswersModesSetLongBefore(t *testing.T) {
 	}
 }
 
+// DECRQSS answers the pen, the scroll region and the cursor style the
+// program set, before the detach and after; XTGETTCAP the terminal's
+// name, and "unknown" for a name it has no value for.
+func TestDetachedAnswersSettingsAndTermcap(t *testing.T) {
+	t.Parallel()
+	_, out := detachedRun(t, `printf '\033[1;31m\033[5 q'`,
+		`printf '\033P$qm\033\\'; IFS= read -r -d '\' a; printf '\033P$q q\033\\'; IFS= read -r -d '\' b;`+
+			` printf '\033[2;20r\033P$qr\033\\'; IFS= read -r -d '\' c;`+
+			` printf '\033P+q544e\033\\'; IFS= read -r -d '\' d; printf '\033P+q6b6375\033\\'; IFS= read -r -d '\' e;`+
+			` report "$(printf '%s|%s|%s|%s|%s' "${a:1:${#a}-2}" "${b:1:${#b}-2}" "${c:1:${#c}-2}" "${d:1:${#d}-2}" "${e:1:${#e}-2}")"`)
+	want := `P1$r0;1;31m|P1$r5 q|P1$r2;20r|P1+r544e=787465726D2D323536636F6C6F72|P0+r6b6375`
+	if got := waitFile(t, out); got != want {
+		t.Fatalf("answers %q, want %q", got, want)
+	}
+}
+
 // The colours a holder's emulator reported (its reply to a colour query,
 // which passes through INPUT) are what the server answers once that
 // holder is gone; those nobody reported are xterm's defaults.
