@@ -55,7 +55,7 @@ func TestScanFindsQueries(t *testing.T) {
 		{"\x1b]0;title\x07\x1b]2;t\x1b\\\x1b]8;;http://x\x1b\\", nil},
 		{"\x1b]11;?\x1b[c", []found{{seqIdent, "\x1b[c", 6}}}, // the OSC is cancelled
 		{"\x1b[1\x02c", nil},
-		{"\x1bPq#0;2;0;0;0\x1b\\\x1bP1000p\x1b\\", nil}, // sixel, ReGIS: no queries
+		{"\x1bPq#0;2;0;0;0\x1b\\\x1bP1000p\x1b\\", nil},      // sixel, ReGIS: no queries
 		{"\x1bP$qm\x1b[c", []found{{seqIdent, "\x1b[c", 5}}}, // the DCS is cancelled
 		{"\x1b(B\x1b7\x1bM", nil},
 	}
