@@ -42,6 +42,28 @@ func (s *Screen) Text() string {
 	return string(b)
 }
 
+// AppendCursorCell appends the cell under the cursor as ANSI, the SGR
+// it was written with (from the default pen) and its character, and
+// returns the column where it starts: the cursor's, or the one before for
+// the right half of a wide character. Written at that column, with the
+// pen reset after it, it leaves a terminal whose autowrap is on in the
+// pending-wrap state, if the cursor is in the last column: what a repaint
+// does for a screen whose PendingWrap is set (a CUP alone would clear it).
+func (s *Screen) AppendCursorCell(b []byte) ([]byte, int) {
+	row, col := s.Cursor()
+	l := s.line(row)
+	if col >= len(l) {
+		return append(b, "\x1b[0m "...), col
+	}
+	if col > 0 && l[col].flags&flagWideTrail != 0 && l[col-1].flags&flagWideLead != 0 {
+		col--
+	}
+	a := l[col].attrs
+	a.flags &= styleMask
+	b = appendSGR(b, attrs{}, a)
+	return s.appendCell(b, l, col), col
+}
+
 // appendCell appends the text of cell i of l: a wide character once (its
 // trailing half adds nothing), and a space for a blank or a broken half.
 func (s *Screen) appendCell(b []byte, l []cell, i int) []byte {

@@ -203,6 +203,11 @@ func (s *Screen) Cursor() (row, col int) {
 	return s.row, col
 }
 
+// PendingWrap reports whether a wrap is pending: the last character went
+// into the last column (Cursor's), and the next one goes on the next line
+// rather than over it.
+func (s *Screen) PendingWrap() bool { return s.pendingWrap }
+
 // CursorVisible reports DECTCEM (?25).
 func (s *Screen) CursorVisible() bool { return s.cursorVisible }
 

@@ -29,7 +29,7 @@ import (
 // from offset 0 and gets a SNAPSHOT. xterm.js headless fed the SNAPSHOT
 // must show what xterm.js fed the whole stream up to the snapshot's
 // offset shows: the screen's lines, the cursor, and every mode it has:
-// the buffer shown, cursor visibility and style, the modes its API
+// the buffer shown, a pending wrap, cursor visibility and style, the modes its API
 // reports (cursor keys, keypad, bracketed paste, mouse tracking, origin,
 // wrap, focus, insert...), the mouse encoding, the title, the scroll
 // region, the character sets, the tab stops and the pen
@@ -300,6 +300,11 @@ func TestSnapshotModesDifferential(t *testing.T) {
 			}},
 		{name: "dialog", need: "dialog", cmd: "sh", args: []string{"-c", "seq 1 20000; exec dialog --msgbox 'hello from dialog' 10 40"}, env: map[string]string{"HOME": home},
 			drive: func(d *snapDriver) { d.after(0, "hello from dialog") }},
+		// A line filled to its last column: the wrap is pending (the
+		// next character goes on the next line), and the pen is left
+		// bold yellow.
+		{name: "pending-wrap", need: "sh", cmd: "sh", args: []string{"-c", `seq 1 20000; printf '\033[1;33m%080d' 0; exec sleep 1000`},
+			drive: func(d *snapDriver) { d.after(0, strings.Repeat("0", 80)) }},
 		{name: "whiptail", need: "whiptail", cmd: "sh", args: []string{"-c", "seq 1 20000; exec whiptail --yesno 'hello from whiptail' 10 40"},
 			drive: func(d *snapDriver) { d.after(0, "hello from whiptail") }},
 	}

@@ -194,7 +194,19 @@ func appendRestore(b []byte, sc *screen.Screen, final *vtstate.State, rows int) 
 	b = final.AppendRegion(b)
 	b = final.AppendModes(b)
 	row, col := sc.Cursor()
-	b = final.AppendCursorAt(b, row, col)
+	if sc.PendingWrap() && sc.AutoWrap() {
+		// The last character went into the last column and the next
+		// goes on the next line: only writing that cell again puts the
+		// host's emulator in that state (a CUP clears it). The modes
+		// are set by now, the character sets too: the cell holds the
+		// character they mapped, written as is (an ASCII one that a
+		// character set switched to since would map again: rare).
+		cell, start := sc.AppendCursorCell(nil)
+		b = final.AppendCursorAt(b, row, start)
+		b = append(b, cell...)
+	} else {
+		b = final.AppendCursorAt(b, row, col)
+	}
 	b = final.AppendPen(b)
 	return final.AppendCursorVisible(b)
 }

@@ -355,3 +355,42 @@ func BenchmarkSnapshotFrame(b *testing.B) {
 		st.frame()
 	}
 }
+
+// A program that wrote into the last column left a wrap pending: its
+// next character goes on the next line. A SNAPSHOT taken then puts the
+// host's emulator in the same state, so that what comes after it lands
+// where it would after the whole stream: for a narrow character, a wide
+// one, a coloured one, and with the program's own pen kept.
+func TestSnapshotKeepsAPendingWrap(t *testing.T) {
+	const cols, rows = 20, 5
+	cases := []struct{ name, tail, after string }{
+		{"narrow", "prompt\r\n" + strings.Repeat("x", cols), "NEXT"},
+		{"wide", "a\r\n" + strings.Repeat("y", cols-2) + "中", "NEXT"},
+		{"coloured, pen after", "\x1b[31m" + strings.Repeat("r", cols-1) + "\x1b[1;44mZ\x1b[0;32m", "green"},
+		{"last row scrolls", strings.Repeat("line\r\n", rows-1) + strings.Repeat("s", cols), "NEXT"},
+		{"no wrap pending", strings.Repeat("n", cols-1), "NEXT"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTracker(cols, rows, 1<<20)
+			tr.Write([]byte(tc.tail))
+			st := snapshotTail{id: "s", cols: cols, rows: rows, tail: [][]byte{[]byte(tc.tail)}, size: len(tc.tail), final: tr.State()}
+			snap := decodeSnapshot(t, st.frame())
+
+			want := screen.New(cols, rows, screen.Options{})
+			want.Write([]byte(tc.tail + tc.after))
+			got := screen.New(cols, rows, screen.Options{})
+			got.Write([]byte(snap.Data + tc.after))
+			for n := 1; n <= rows; n++ {
+				if g, w := got.Line(n, true), want.Line(n, true); g != w {
+					t.Errorf("line %d after the snapshot and %q: %q, after the stream %q", n, tc.after, g, w)
+				}
+			}
+			gr, gc := got.Cursor()
+			wr, wc := want.Cursor()
+			if gr != wr || gc != wc || got.PendingWrap() != want.PendingWrap() {
+				t.Errorf("cursor %d,%d (wrap pending %v), after the stream %d,%d (%v)", gr, gc, got.PendingWrap(), wr, wc, want.PendingWrap())
+			}
+		})
+	}
+}

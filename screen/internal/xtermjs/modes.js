@@ -36,6 +36,8 @@ function state(term, title) {
     col: Math.min(buf.cursorX, term.cols - 1),
     modes: {
       bufferType: buf.type,
+      // The cursor past the last column: a wrap is pending.
+      pendingWrap: buf.cursorX >= term.cols && term.modes.wraparoundMode,
       cursorHidden: core.coreService.isCursorHidden,
       ...term.modes,
       mouseEncoding: core.coreMouseService.activeEncoding,
