@@ -56,12 +56,7 @@ func (s *Screen) requestSetting(pt []byte) {
 	var v []byte
 	switch string(pt) {
 	case "m": // SGR: the pen, from a reset
-		v = append(v, '0')
-		if s.pen != (attrs{}) {
-			sgr := appendSGR(nil, attrs{}, s.pen) // ESC [ ... m
-			v = append(append(v, ';'), sgr[2:len(sgr)-1]...)
-		}
-		v = append(v, 'm')
+		v = s.AppendPen(v)[2:] // without the CSI
 	case "r": // DECSTBM
 		v = strconv.AppendInt(v, int64(s.top+1), 10)
 		v = append(v, ';')

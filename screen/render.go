@@ -42,6 +42,17 @@ func (s *Screen) Text() string {
 	return string(b)
 }
 
+// AppendPen appends the SGR that sets the pen (what new text is written
+// with) from any other: a reset, then what the pen has.
+func (s *Screen) AppendPen(b []byte) []byte {
+	if s.pen == (attrs{}) {
+		return append(b, "\x1b[0m"...)
+	}
+	b = append(b, "\x1b[0;"...)
+	sgr := appendSGR(nil, attrs{}, s.pen)
+	return append(b, sgr[2:]...)
+}
+
 // AppendCursorCell appends the cell under the cursor as ANSI, the SGR
 // it was written with (from the default pen) and its character, and
 // returns the column where it starts: the cursor's, or the one before for

@@ -182,7 +182,9 @@ func (d *Daemon) attachInput(a *attacher, br io.Reader) {
 
 // repaint renders the screen so that a terminal of the session's size
 // shows what the emulator holds: the modes that change what keys send or
-// how the screen is used, every line with its colours, then the cursor.
+// how the screen is used, every line with its colours, then the cursor
+// (with its pending wrap: a line filled to its last column goes on on the
+// next line) and the pen the program's next text is written with.
 // st.mu must be held.
 func repaint(st *state) []byte {
 	scr := st.scr
@@ -217,7 +219,15 @@ func repaint(st *state) []byte {
 		}
 	}
 	row, col := scr.Cursor()
+	var cell []byte
+	if scr.PendingWrap() && scr.AutoWrap() {
+		// Only writing the last cell again leaves the wrap pending: a
+		// CUP alone clears it.
+		cell, col = scr.AppendCursorCell(nil)
+	}
 	b.WriteString("\x1b[" + strconv.Itoa(row+1) + ";" + strconv.Itoa(col+1) + "H")
+	b.Write(cell)
+	b.Write(scr.AppendPen(nil))
 	if scr.CursorVisible() {
 		b.WriteString("\x1b[?25h")
 	} else {

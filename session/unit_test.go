@@ -4,8 +4,10 @@ package session
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/ptyplex/ptyplex/screen"
 	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
@@ -87,5 +89,41 @@ func TestCaret(t *testing.T) {
 		if got := caret(c); got != want {
 			t.Errorf("caret(%#x) = %q, want %q", c, got, want)
 		}
+	}
+}
+
+// An attach's repaint leaves the user's terminal where the program left
+// its own: with a line filled to its last column, the wrap pending (the
+// next character goes on the next line), and the pen the next text is
+// written with.
+func TestRepaintKeepsPendingWrapAndPen(t *testing.T) {
+	const cols, rows = 20, 4
+	cases := []struct{ name, out, after string }{
+		{"wrap pending, pen kept", "$ \x1b[1;32m" + strings.Repeat("g", cols-2) + "\x1b[0;35m", "more"},
+		{"wide character last", strings.Repeat("y", cols-2) + "中", "NEXT"},
+		{"no wrap pending", "\x1b[4mshort", " line"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newState(screen.New(cols, rows, screen.Options{}))
+			st.feed([]byte(tc.out))
+			st.mu.Lock()
+			rp := repaint(st)
+			st.mu.Unlock()
+			got := screen.New(cols, rows, screen.Options{})
+			got.Write(append(rp, tc.after...))
+			want := screen.New(cols, rows, screen.Options{})
+			want.Write([]byte(tc.out + tc.after))
+			for n := 1; n <= rows; n++ {
+				if g, w := got.Line(n, true), want.Line(n, true); g != w {
+					t.Errorf("line %d after the repaint and %q: %q, after the program's output %q", n, tc.after, g, w)
+				}
+			}
+			gr, gc := got.Cursor()
+			wr, wc := want.Cursor()
+			if gr != wr || gc != wc {
+				t.Errorf("cursor %d,%d, want %d,%d", gr, gc, wr, wc)
+			}
+		})
 	}
 }
