@@ -208,6 +208,13 @@ func (s *Screen) Cursor() (row, col int) {
 // rather than over it.
 func (s *Screen) PendingWrap() bool { return s.pendingWrap }
 
+// ScrollRegion returns the scroll region (DECSTBM): its first and last
+// rows, 0-based, both included; the whole screen unless a program set one.
+func (s *Screen) ScrollRegion() (top, bottom int) { return s.top, s.bottom }
+
+// InsertMode reports IRM (CSI 4 h).
+func (s *Screen) InsertMode() bool { return s.insert }
+
 // CursorVisible reports DECTCEM (?25).
 func (s *Screen) CursorVisible() bool { return s.cursorVisible }
 

@@ -184,7 +184,8 @@ func (d *Daemon) attachInput(a *attacher, br io.Reader) {
 // shows what the emulator holds: the modes that change what keys send or
 // how the screen is used, every line with its colours, then the cursor
 // (with its pending wrap: a line filled to its last column goes on on the
-// next line) and the pen the program's next text is written with.
+// next line), the scroll region, origin and insert modes, and the pen
+// the program's next text is written with.
 // st.mu must be held.
 func repaint(st *state) []byte {
 	scr := st.scr
@@ -200,6 +201,12 @@ func repaint(st *state) []byte {
 		b.WriteString(scr.Line(r, true))
 	}
 	b.WriteString("\x1b[0m")
+	// The scroll region, before the modes: DECSTBM homes the cursor, in
+	// origin mode to the region's top.
+	top, bottom := scr.ScrollRegion()
+	if top != 0 || bottom != rows-1 {
+		fmt.Fprintf(&b, "\x1b[%d;%dr", top+1, bottom+1)
+	}
 	modes := []struct {
 		on  bool
 		seq string
@@ -208,6 +215,8 @@ func repaint(st *state) []byte {
 		{scr.AppKeypad(), "\x1b="},
 		{scr.BracketedPaste(), "\x1b[?2004h"},
 		{!scr.AutoWrap(), "\x1b[?7l"},
+		{scr.PrivateMode(6), "\x1b[?6h"},
+		{scr.InsertMode(), "\x1b[4h"},
 		{scr.PrivateMode(1000), "\x1b[?1000h"},
 		{scr.PrivateMode(1002), "\x1b[?1002h"},
 		{scr.PrivateMode(1003), "\x1b[?1003h"},
@@ -224,6 +233,9 @@ func repaint(st *state) []byte {
 		// Only writing the last cell again leaves the wrap pending: a
 		// CUP alone clears it.
 		cell, col = scr.AppendCursorCell(nil)
+	}
+	if scr.PrivateMode(6) {
+		row -= top // CUP counts from the region's top in origin mode
 	}
 	b.WriteString("\x1b[" + strconv.Itoa(row+1) + ";" + strconv.Itoa(col+1) + "H")
 	b.Write(cell)

@@ -94,14 +94,17 @@ func TestCaret(t *testing.T) {
 
 // An attach's repaint leaves the user's terminal where the program left
 // its own: with a line filled to its last column, the wrap pending (the
-// next character goes on the next line), and the pen the next text is
-// written with.
+// next character goes on the next line), the pen the next text is
+// written with, the scroll region, origin and insert modes.
 func TestRepaintKeepsPendingWrapAndPen(t *testing.T) {
 	const cols, rows = 20, 4
 	cases := []struct{ name, out, after string }{
 		{"wrap pending, pen kept", "$ \x1b[1;32m" + strings.Repeat("g", cols-2) + "\x1b[0;35m", "more"},
 		{"wide character last", strings.Repeat("y", cols-2) + "中", "NEXT"},
 		{"no wrap pending", "\x1b[4mshort", " line"},
+		{"scroll region", "\x1b[2;3r\x1b[3;1Hin region", "\n\nscrolled\x1b[S"},
+		{"origin mode", "\x1b[2;4r\x1b[?6h\x1b[2;5Hhere", "\x1b[1;1Htop of region"},
+		{"insert mode", "abcdef\x1b[1;3H\x1b[4h", "XY"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
