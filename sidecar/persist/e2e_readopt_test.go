@@ -180,6 +180,76 @@ func TestReadoptReplacesAnotherProgram(t *testing.T) {
 	}
 }
 
+// The same command in another working directory, or with another
+// environment set by the OPEN, is another program: the OPEN replaces the
+// detached terminal rather than re-adopt it. The same command, directory
+// and environment again is re-adopted.
+func TestReadoptComparesDirectoryAndEnvironment(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	open := func(dir, k string) (*hosttest.Host, proto.Opened) {
+		h := s.host("--readopt")
+		waitDetached(t, h, "t5")
+		h.Open(proto.Open{TerminalID: "t5", Cols: 80, Rows: 24, Cmd: "cat", Cwd: &dir, Env: map[string]string{"K": k}})
+		op := h.WaitControl(proto.TypeOpened, "t5")
+		return h, proto.Opened{PID: int(op.Fields["pid"].(float64)), Readopted: op.Fields["readopted"] == true}
+	}
+	h := s.host("--readopt")
+	h.Open(proto.Open{TerminalID: "t5", Cols: 80, Rows: 24, Cmd: "cat", Cwd: &dirA, Env: map[string]string{"K": "1"}})
+	first := openedPIDOf(t, h, "t5")
+	steps := []struct {
+		dir, k   string
+		readopts bool
+	}{
+		{dirA, "1", true},  // the same program: re-adopted
+		{dirB, "1", false}, // elsewhere: replaced
+		{dirB, "2", false}, // another environment: replaced
+		{dirB, "2", true},  // the same again: re-adopted
+	}
+	pid := first
+	for i, st := range steps {
+		killHost(h)
+		var op proto.Opened
+		h, op = open(st.dir, st.k)
+		if op.Readopted != st.readopts || (op.PID == pid) != st.readopts {
+			t.Fatalf("step %d (%s, K=%s): OPENED pid %d readopted %v; the terminal before was pid %d, want re-adopted %v", i, st.dir, st.k, op.PID, op.Readopted, pid, st.readopts)
+		}
+		if !st.readopts && !hosttest.WaitGone(pid, hosttest.Timeout) {
+			t.Fatalf("step %d: the replaced terminal's cat (pid %d) still runs", i, pid)
+		}
+		pid = op.PID
+	}
+}
+
+// What re-adoption compares crosses a live upgrade: after it, an OPEN of
+// the same command in another directory still replaces the terminal, and
+// one in the same directory re-adopts it.
+func TestReadoptComparesAcrossAnUpgrade(t *testing.T) {
+	t.Parallel()
+	s := newUpgradeServer(t)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	h := s.host("--readopt")
+	for _, id := range []string{"same", "moved"} {
+		h.Open(proto.Open{TerminalID: id, Cols: 80, Rows: 24, Cmd: "cat", Cwd: &dirA})
+	}
+	same, moved := openedPIDOf(t, h, "same"), openedPIDOf(t, h, "moved")
+	killHost(h)
+	if _, n := s.upgradeTo(copyBinary(t)); n != 2 {
+		t.Fatalf("the upgrade handed over %d terminals, want 2", n)
+	}
+	h = s.host("--readopt")
+	waitDetached(t, h, "same", "moved")
+	h.Open(proto.Open{TerminalID: "same", Cols: 80, Rows: 24, Cmd: "cat", Cwd: &dirA})
+	h.Open(proto.Open{TerminalID: "moved", Cols: 80, Rows: 24, Cmd: "cat", Cwd: &dirB})
+	if op := h.WaitControl(proto.TypeOpened, "same"); int(op.Fields["pid"].(float64)) != same || op.Fields["readopted"] != true {
+		t.Fatalf("the same program after the upgrade: OPENED %s, want pid %d re-adopted", op.Raw, same)
+	}
+	if op := h.WaitControl(proto.TypeOpened, "moved"); int(op.Fields["pid"].(float64)) == moved || op.Fields["readopted"] != nil {
+		t.Fatalf("another directory after the upgrade: OPENED %s, want a new terminal, not pid %d", op.Raw, moved)
+	}
+}
+
 // A bridge that copies (PTYPLEX_BRIDGE_COPY=1) asks for re-adoption with
 // a HELLO of its own, whose answer does not reach the host.
 func TestReadoptThroughACopyingBridge(t *testing.T) {

@@ -73,15 +73,18 @@ type state struct {
 // termState is one terminal of state: every field of term that outlives
 // the connections (all of them are closed before it is written).
 type termState struct {
-	ID    string   `json:"id"`
-	Pid   int      `json:"pid"`
-	PTS   string   `json:"pts"`
-	Cmd   string   `json:"cmd"`
-	Args  []string `json:"args,omitempty"`
-	Park  bool     `json:"park"`
-	Quota int      `json:"quota"`
-	Cols  uint16   `json:"cols"`
-	Rows  uint16   `json:"rows"`
+	ID   string   `json:"id"`
+	Pid  int      `json:"pid"`
+	PTS  string   `json:"pts"`
+	Cmd  string   `json:"cmd"`
+	Args []string `json:"args,omitempty"`
+	// Launch is absent from an older server's state: re-adoption then
+	// compares the command and arguments alone.
+	Launch *launchSpec `json:"launch,omitempty"`
+	Park   bool        `json:"park"`
+	Quota  int         `json:"quota"`
+	Cols   uint16      `json:"cols"`
+	Rows   uint16      `json:"rows"`
 	// The journal holds [Start, End).
 	Start  uint64 `json:"start"`
 	End    uint64 `json:"end"`
@@ -274,7 +277,7 @@ func parseState(all []byte, remap map[string]int) (st state, journals [][]byte, 
 func (t *term) state() (termState, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Park: t.park, Quota: t.quota,
+	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Launch: t.launch, Park: t.park, Quota: t.quota,
 		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit.Wire(),
 		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
 		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt, VT: t.vtHandoverLocked(), OrphanMs: t.orphan.ms, OrphanAt: t.orphan.at}
@@ -299,7 +302,7 @@ func (t *term) state() (termState, error) {
 // term makes the terminal ts describes, with journal as its journal's
 // bytes; restore starts what it needs.
 func (ts termState) term(s *Server, journal []byte) *term {
-	t := &term{id: ts.ID, s: s, pid: ts.Pid, cmd: ts.Cmd, args: ts.Args, park: ts.Park, quota: ts.Quota,
+	t := &term{id: ts.ID, s: s, pid: ts.Pid, cmd: ts.Cmd, args: ts.Args, launch: ts.Launch, park: ts.Park, quota: ts.Quota,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(ts.Quota),
 		sent: ts.Sent, acked: ts.Acked, credit: engine.CreditFromWire(ts.Credit), cols: ts.Cols, rows: ts.Rows,
 		life: restoredLife(ts), exit: ts.Exit,

@@ -4,6 +4,8 @@ package persist
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/sidecar/engine"
@@ -21,8 +23,9 @@ import (
 // orphanMs replace the terminal's; its command, journal and detached
 // mode are the terminal's own.
 //
-// That is for an OPEN of the same program (command and arguments): one
-// that names another program wants that program, and the detached
+// That is for an OPEN of the same program (command and arguments, and
+// the working directory and environment the OPEN gave it): one that
+// names another program, or the same one elsewhere, wants that program, and the detached
 // terminal under its id, which no host could reach again, is replaced:
 // closed as CLOSE closes it, and its id given to the new one at once. So
 // is a terminal that is being closed (a CLOSE before its host went) or
@@ -95,17 +98,36 @@ func (s *Server) replaceLocked(o proto.Open) {
 	}()
 }
 
-// sameProgram reports whether o names the program t runs.
+// launchSpec is what of an OPEN, besides the command and arguments,
+// makes the program it starts the one a later OPEN names: its working
+// directory (the OPEN's, or its bridge's) and the environment the OPEN
+// itself set (the bridge's own differs from one start of a host to the
+// next, and is not compared).
+type launchSpec struct {
+	Cwd string            `json:"cwd,omitempty"`
+	Env map[string]string `json:"env,omitempty"`
+}
+
+func launchOf(o proto.Open) *launchSpec {
+	l := &launchSpec{Env: o.Env}
+	if o.Cwd != nil {
+		l.Cwd = *o.Cwd
+	}
+	return l
+}
+
+// sameProgram reports whether o names the program t runs: the same
+// command and arguments, started in the same directory with the same
+// environment set by the OPEN (where t's are known).
 func sameProgram(t *term, o proto.Open) bool {
-	if t.cmd != o.Cmd || len(t.args) != len(o.Args) {
+	if t.cmd != o.Cmd || !slices.Equal(t.args, o.Args) {
 		return false
 	}
-	for i := range t.args {
-		if t.args[i] != o.Args[i] {
-			return false
-		}
+	if t.launch == nil {
+		return true
 	}
-	return true
+	l := launchOf(o)
+	return t.launch.Cwd == l.Cwd && maps.Equal(t.launch.Env, l.Env)
 }
 
 // repaintCtlLocked is the repaint of a re-adoption: the SNAPSHOT a lossy

@@ -216,7 +216,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	if x.Journal > 0 {
 		size = int(x.Journal)
 	}
-	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, park: park, quota: size,
+	t := &term{id: o.TerminalID, s: s, cmd: o.Cmd, args: o.Args, launch: launchOf(o), park: park, quota: size,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(size),
 		vt: newTracker(o.Cols, o.Rows, size), holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
 		orphan: orphanClock{ms: x.OrphanMs}}

@@ -165,7 +165,7 @@ func (s *Server) diskDropped(st *diskStore) {
 // (--keep-exited from now). Reports whether it was added.
 func (s *Server) addDead(r recovered) bool {
 	m := r.store.copyMeta()
-	t := &term{id: m.ID, s: s, pid: m.PID, cmd: m.Cmd, args: m.Args, park: m.Park, quota: m.Journal,
+	t := &term{id: m.ID, s: s, pid: m.PID, cmd: m.Cmd, args: m.Args, launch: launchOf(proto.Open{Cwd: m.Cwd, Env: m.Env}), park: m.Park, quota: m.Journal,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(m.Journal),
 		cols: m.Cols, rows: m.Rows, life: engine.Reaped, readEnded: true,
 		input: engine.NewInputQueue(&s.input), disk: r.store, dead: true,
@@ -247,7 +247,7 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 		c.errorf(id, "REVIVE refused: starting %s again: %v", o.Cmd, err)
 		return
 	}
-	nt := &term{id: id, s: s, cmd: o.Cmd, args: o.Args, park: m.Park, quota: m.Journal,
+	nt := &term{id: id, s: s, cmd: o.Cmd, args: o.Args, launch: launchOf(o), park: m.Park, quota: m.Journal,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(m.Journal),
 		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
 		proc: proc, pid: proc.Pid(), vt: newTracker(o.Cols, o.Rows, m.Journal)}

@@ -38,8 +38,12 @@ type term struct {
 	pid   int
 	cmd   string
 	args  []string
-	park  bool // detached mode "park" (else "ring")
-	quota int  // journal bytes reserved in the server's total
+	// launch is the rest of how the OPEN started it, which re-adoption
+	// compares too (sameProgram); nil when not known (a terminal an older
+	// server handed over).
+	launch *launchSpec
+	park   bool // detached mode "park" (else "ring")
+	quota  int  // journal bytes reserved in the server's total
 
 	readDone chan struct{} // the reader saw EOF
 	reaped   chan struct{} // the child was reaped
