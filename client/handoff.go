@@ -39,6 +39,23 @@ type HandOffOptions struct {
 	Bound time.Duration
 }
 
+// ErrHelloUnanswered says a server closed the connection before it
+// answered the HELLO: it was going away as it was dialled (killed, crashed
+// or stopping) and had accepted the connection, or had it queued, without
+// reading it. Nothing of the host's reached it: dialling again is safe,
+// and finds it gone (or a new one).
+var ErrHelloUnanswered = errors.New("the server closed the connection before it answered the HELLO")
+
+// HelloUnanswered wraps err, from the HELLO's write or the wait for its
+// answer, in ErrHelloUnanswered if it says the server closed the
+// connection; other errors are returned as they are.
+func HelloUnanswered(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
+		return fmt.Errorf("%w: %w", ErrHelloUnanswered, err)
+	}
+	return err
+}
+
 // HandedOff is a handoff the server took: the descriptors are its now.
 type HandedOff struct {
 	c *net.UnixConn
@@ -53,7 +70,9 @@ type HandedOff struct {
 //     protocol goes, none) when it did not offer the handoff (an older
 //     server) or refused it: the descriptors stay the caller's, and the
 //     bytes are the host's, before whatever a copy of c brings next;
-//   - an error when the exchange itself failed.
+//   - an error when the exchange itself failed; one that wraps
+//     ErrHelloUnanswered when the server closed the connection before
+//     its HELLO, so before anything of the host's reached it.
 func HandOff(c *net.UnixConn, in, out int, o HandOffOptions) (*HandedOff, []byte, error) {
 	if o.Bound <= 0 {
 		o.Bound = 10 * time.Second
@@ -73,11 +92,11 @@ func HandOff(c *net.UnixConn, in, out int, o HandOffOptions) (*HandedOff, []byte
 	hello := proto.SidecarHello(o.Version, o.Features)
 	hello.Env, hello.Cwd = o.Env, o.Cwd
 	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(hello)); err != nil {
-		return nil, nil, err
+		return nil, nil, HelloUnanswered(err)
 	}
 	h, err := readUntil(r, proto.TypeHelloReply)
 	if err != nil {
-		return nil, nil, fmt.Errorf("waiting for its HELLO: %w", err)
+		return nil, nil, fmt.Errorf("waiting for its HELLO: %w", HelloUnanswered(err))
 	}
 	if hello, err := proto.ParseHello(h.Body); err != nil || !hello.Has(proto.FeatureHandoff) {
 		return nil, leftover(), nil

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -38,21 +39,20 @@ const handOffBound = 10 * time.Second
 // spawned would), and with
 // --readopt asks for re-adoption; it is sent (its answer read) even when
 // the bridge is to copy.
-func handOff(c *net.UnixConn) (code int, done bool) {
-	fail := func(err error) (int, bool) {
-		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar: %v\n", err)
-		return 1, true
-	}
+//
+// An error says the exchange failed before the host's descriptors were
+// the server's: the caller says so, or dials again (closedBeforeAnswer).
+func handOff(c *net.UnixConn) (code int, done bool, err error) {
 	if os.Getenv(copyEnv) == "1" || !handOffable(0) || !handOffable(1) {
 		if err := bridgeHello(c); err != nil {
-			return fail(err)
+			return 0, false, err
 		}
-		return 0, false
+		return 0, false, nil
 	}
 	h, leftover, err := client.HandOff(c, 0, 1, client.HandOffOptions{Version: version.Version, Features: bridgeAsks(),
 		Env: os.Environ(), Cwd: workDir(), Bound: handOffBound})
 	if err != nil {
-		return fail(err)
+		return 0, false, err
 	}
 	if h == nil {
 		// Not handed over (an older server, or it refused): what it
@@ -60,10 +60,10 @@ func handOff(c *net.UnixConn) (code int, done bool) {
 		if len(leftover) > 0 {
 			if _, err := os.Stdout.Write(leftover); err != nil {
 				fmt.Fprintf(os.Stderr, "ptyplex-sidecar: to the host: %v\n", err)
-				return 1, true
+				return 1, true, nil
 			}
 		}
-		return 0, false
+		return 0, false, nil
 	}
 	// The server holds the host's pipes now. Ours are closed (/dev/null
 	// takes their numbers, so that nothing else is opened there): the
@@ -79,13 +79,24 @@ func handOff(c *net.UnixConn) (code int, done bool) {
 		if err != io.EOF {
 			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar: %v\n", err)
 		}
-		return 0, true
+		return 0, true, nil
 	}
 	if e.Code != 0 && e.Reason != "" {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %s\n", printable(e.Reason))
 	}
-	return e.Code, true
+	return e.Code, true, nil
 }
+
+// bridgeTries bounds the dials of a bridge whose server closes the
+// connection before it answers (closedBeforeAnswer).
+const bridgeTries = 3
+
+// closedBeforeAnswer reports whether err, from handOff, says the server
+// closed the connection before it answered the HELLO: one that was going
+// away as the bridge dialled it (a SIGKILL, a crash, a STOP) accepted
+// the connection, or had it queued, and never read it. Nothing of the
+// host's reached it, so the bridge can dial again.
+func closedBeforeAnswer(err error) bool { return errors.Is(err, client.ErrHelloUnanswered) }
 
 // handOffable reports whether descriptor fd is a pipe or a socket.
 func handOffable(fd int) bool {
@@ -131,13 +142,13 @@ func bridgeHello(c *net.UnixConn) error {
 	hello := proto.SidecarHello(version.Version, bridgeAsks())
 	hello.Env, hello.Cwd = os.Environ(), workDir()
 	if err := proto.WriteFrame(c, proto.TypeHello, proto.Marshal(hello)); err != nil {
-		return err
+		return client.HelloUnanswered(err)
 	}
 	r := proto.NewReader(c)
 	for {
 		f, err := r.ReadFrame()
 		if err != nil {
-			return fmt.Errorf("waiting for its HELLO: %w", err)
+			return fmt.Errorf("waiting for its HELLO: %w", client.HelloUnanswered(err))
 		}
 		if f.Type != proto.TypeHelloReply {
 			continue // nothing else comes before it

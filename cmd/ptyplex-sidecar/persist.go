@@ -299,14 +299,29 @@ func bridge(name string) int {
 		args = append(args, "--journal-dir", dir, "--journal-dir-max", fmt.Sprint(*journalDirMax),
 			"--journal-sync", journalSync.String())
 	}
-	c, err := persist.Connect(name, exe, args)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
-		return 1
-	}
 	growPipe(os.Stdout)
-	if code, done := handOff(c); done {
-		return code
+	var c *net.UnixConn
+	for try := 1; ; try++ {
+		c, err = persist.Connect(name, exe, args)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
+			return 1
+		}
+		code, done, err := handOff(c)
+		if err == nil {
+			if done {
+				return code
+			}
+			break
+		}
+		c.Close()
+		if !closedBeforeAnswer(err) || try == bridgeTries {
+			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar: %v\n", err)
+			return 1
+		}
+		// It was going away as we dialled (killed, crashed, or
+		// stopping): the next dial finds it gone and starts a new one.
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar closed the connection before it answered (%v); connecting again\n", err)
 	}
 	go func() {
 		// The host's stdin ends: half-close, so the server sees the end

@@ -4,7 +4,9 @@ package persist_test
 
 import (
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -520,4 +522,53 @@ func TestJournalDirKeptOverStop(t *testing.T) {
 	h2.MustUntil("the program run again", func(sn hosttest.Snapshot) bool {
 		return strings.Count(sn.Output("held"), "held-marker") == 2
 	})
+}
+
+// A server that is going away as a bridge dials it (SIGKILLed, crashed,
+// stopping) can accept the connection, or have it queued, and close it
+// unread. The bridge dials again, which finds it gone and starts a new
+// one, and the host never knows: here a stand-in listens at the
+// server's socket, accepts one connection and closes it (and its
+// listener) without a word. Both bridges: the one that hands the host's
+// pipes over and the one that copies, which exchanges HELLO on its own.
+func TestBridgeDialsAgainWhenTheServerClosesFirst(t *testing.T) {
+	t.Parallel()
+	for _, copying := range []string{"", "1"} {
+		t.Run("copying="+copying, func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t)
+			dir := filepath.Join(s.dir, "sidecar")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			ln, err := net.Listen("unix", filepath.Join(dir, s.name+".sock"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			accepted := make(chan error, 1)
+			go func() {
+				c, err := ln.Accept()
+				ln.Close() // and the socket's file: no second dial reaches it
+				if err == nil {
+					c.Close()
+				}
+				accepted <- err
+			}()
+			cmd := exec.Command(sidecarBin, "--persist", s.name)
+			cmd.Env = append(s.env, "PTYPLEX_BRIDGE_COPY="+copying)
+			h := hosttest.StartCmd(t, cmd)
+			h.Open(proto.Open{TerminalID: "t", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo served"}})
+			h.WaitOutput("t", "served\r\n")
+			h.WaitControl(proto.TypeExit, "t")
+			select {
+			case err := <-accepted:
+				if err != nil {
+					t.Fatalf("the stand-in's accept: %v", err)
+				}
+			default:
+				t.Fatal("the bridge reached a server without dialling the stand-in first")
+			}
+		})
+	}
 }
