@@ -36,7 +36,7 @@ var (
 	journalSync   = flag.Duration("journal-sync", persist.DefaultJournalSync, "with --journal-dir: fsync the files written every `interval` (0: never)")
 	// The orphan bound and re-adoption (sidecar/persist/orphan.go, readopt.go).
 	orphanTimeout = flag.Duration("orphan-timeout", persist.DefaultOrphanTimeout, "with --persist: close (as CLOSE does) a running terminal that no host held for this `long`, unless its OPEN says (\"orphanMs\"); 0: never")
-	readopt       = flag.Bool("readopt", false, "with --persist: an OPEN for the id of a terminal no host holds gives this host that terminal if it runs the same program (command, args, working directory and the OPEN's env: OPENED, its screen redrawn as OUTPUT, then its output), or replaces it with a new one if not, instead of refusing the id: for hosts written for the plain sidecar, which reopen their ids")
+	readopt       = flag.Bool("readopt", false, "with --persist: an OPEN for the id of a terminal no host holds gives this host that terminal if it runs the same program (command, args and working directory: OPENED, its screen redrawn as OUTPUT, then its output), or replaces it with a new one if not, instead of refusing the id: for hosts written for the plain sidecar, which reopen their ids")
 	// --upgrade hands the terminals to the binary it is run as.
 	persistUpgrade = flag.Bool("upgrade", false, "with --persist: hand every terminal of the running persistent sidecar to this binary, which takes its place without the terminals noticing (see docs/persist.md)")
 )

@@ -4,7 +4,6 @@ package persist
 
 import (
 	"encoding/json"
-	"maps"
 	"slices"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -23,9 +22,9 @@ import (
 // orphanMs replace the terminal's; its command, journal and detached
 // mode are the terminal's own.
 //
-// That is for an OPEN of the same program (command and arguments, and
-// the working directory and environment the OPEN gave it): one that
-// names another program, or the same one elsewhere, wants that program, and the detached
+// That is for an OPEN of the same program (command and arguments, in the
+// same working directory): one that names another program, or the same
+// one elsewhere, wants that program, and the detached
 // terminal under its id, which no host could reach again, is replaced:
 // closed as CLOSE closes it, and its id given to the new one at once. So
 // is a terminal that is being closed (a CLOSE before its host went) or
@@ -100,16 +99,18 @@ func (s *Server) replaceLocked(o proto.Open) {
 
 // launchSpec is what of an OPEN, besides the command and arguments,
 // makes the program it starts the one a later OPEN names: its working
-// directory (the OPEN's, or its bridge's) and the environment the OPEN
-// itself set (the bridge's own differs from one start of a host to the
-// next, and is not compared).
+// directory (the OPEN's, or its bridge's). Not the environment: a host
+// written for node-pty sends its whole environment in every OPEN (the
+// npm package does), and that differs from one run of a host to the
+// next in ways that make no other program (a per-process socket, SHLVL);
+// compared, it would replace, that is close, the very terminals
+// re-adoption is for.
 type launchSpec struct {
-	Cwd string            `json:"cwd,omitempty"`
-	Env map[string]string `json:"env,omitempty"`
+	Cwd string `json:"cwd,omitempty"`
 }
 
 func launchOf(o proto.Open) *launchSpec {
-	l := &launchSpec{Env: o.Env}
+	l := &launchSpec{}
 	if o.Cwd != nil {
 		l.Cwd = *o.Cwd
 	}
@@ -117,17 +118,13 @@ func launchOf(o proto.Open) *launchSpec {
 }
 
 // sameProgram reports whether o names the program t runs: the same
-// command and arguments, started in the same directory with the same
-// environment set by the OPEN (where t's are known).
+// command and arguments, started in the same directory (where t's is
+// known).
 func sameProgram(t *term, o proto.Open) bool {
 	if t.cmd != o.Cmd || !slices.Equal(t.args, o.Args) {
 		return false
 	}
-	if t.launch == nil {
-		return true
-	}
-	l := launchOf(o)
-	return t.launch.Cwd == l.Cwd && maps.Equal(t.launch.Env, l.Env)
+	return t.launch == nil || *t.launch == *launchOf(o)
 }
 
 // repaintCtlLocked is the repaint of a re-adoption: the SNAPSHOT a lossy

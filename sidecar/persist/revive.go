@@ -165,7 +165,7 @@ func (s *Server) diskDropped(st *diskStore) {
 // (--keep-exited from now). Reports whether it was added.
 func (s *Server) addDead(r recovered) bool {
 	m := r.store.copyMeta()
-	t := &term{id: m.ID, s: s, pid: m.PID, cmd: m.Cmd, args: m.Args, launch: launchOf(proto.Open{Cwd: m.Cwd, Env: m.Env}), park: m.Park, quota: m.Journal,
+	t := &term{id: m.ID, s: s, pid: m.PID, cmd: m.Cmd, args: m.Args, launch: launchOf(proto.Open{Cwd: m.Cwd}), park: m.Park, quota: m.Journal,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(m.Journal),
 		cols: m.Cols, rows: m.Rows, life: engine.Reaped, readEnded: true,
 		input: engine.NewInputQueue(&s.input), disk: r.store, dead: true,
