@@ -215,6 +215,9 @@ func (s *Screen) ScrollRegion() (top, bottom int) { return s.top, s.bottom }
 // InsertMode reports IRM (CSI 4 h).
 func (s *Screen) InsertMode() bool { return s.insert }
 
+// NewlineMode reports LNM (CSI 20 h).
+func (s *Screen) NewlineMode() bool { return s.newline }
+
 // CursorVisible reports DECTCEM (?25).
 func (s *Screen) CursorVisible() bool { return s.cursorVisible }
 

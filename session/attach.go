@@ -184,8 +184,10 @@ func (d *Daemon) attachInput(a *attacher, br io.Reader) {
 // shows what the emulator holds: the modes that change what keys send or
 // how the screen is used, every line with its colours, then the cursor
 // (with its pending wrap: a line filled to its last column goes on on the
-// next line), the scroll region, origin and insert modes, and the pen
-// the program's next text is written with.
+// next line), the scroll region, the other modes the output filter lets
+// through (origin, insert, newline, reverse video, focus events, the
+// mouse's tracking and encodings, the cursor style), and the pen the
+// program's next text is written with: what detach resets.
 // st.mu must be held.
 func repaint(st *state) []byte {
 	scr := st.scr
@@ -217,15 +219,25 @@ func repaint(st *state) []byte {
 		{!scr.AutoWrap(), "\x1b[?7l"},
 		{scr.PrivateMode(6), "\x1b[?6h"},
 		{scr.InsertMode(), "\x1b[4h"},
+		{scr.NewlineMode(), "\x1b[20h"},
+		{scr.PrivateMode(5), "\x1b[?5h"},
+		{scr.PrivateMode(9), "\x1b[?9h"},
 		{scr.PrivateMode(1000), "\x1b[?1000h"},
 		{scr.PrivateMode(1002), "\x1b[?1002h"},
 		{scr.PrivateMode(1003), "\x1b[?1003h"},
+		{scr.PrivateMode(1004), "\x1b[?1004h"},
+		{scr.PrivateMode(1005), "\x1b[?1005h"},
 		{scr.PrivateMode(1006), "\x1b[?1006h"},
+		{scr.PrivateMode(1015), "\x1b[?1015h"},
+		{scr.PrivateMode(1016), "\x1b[?1016h"},
 	}
 	for _, m := range modes {
 		if m.on {
 			b.WriteString(m.seq)
 		}
+	}
+	if style := scr.CursorStyle(); style != 0 {
+		fmt.Fprintf(&b, "\x1b[%d q", style)
 	}
 	row, col := scr.Cursor()
 	var cell []byte

@@ -95,8 +95,8 @@ func TestCaret(t *testing.T) {
 // An attach's repaint leaves the user's terminal where the program left
 // its own: with a line filled to its last column, the wrap pending (the
 // next character goes on the next line), the pen the next text is
-// written with, the scroll region, origin and insert modes.
-func TestRepaintKeepsPendingWrapAndPen(t *testing.T) {
+// written with, the scroll region and the other modes.
+func TestRepaintKeepsWhatTheProgramSet(t *testing.T) {
 	const cols, rows = 20, 4
 	cases := []struct{ name, out, after string }{
 		{"wrap pending, pen kept", "$ \x1b[1;32m" + strings.Repeat("g", cols-2) + "\x1b[0;35m", "more"},
@@ -105,6 +105,7 @@ func TestRepaintKeepsPendingWrapAndPen(t *testing.T) {
 		{"scroll region", "\x1b[2;3r\x1b[3;1Hin region", "\n\nscrolled\x1b[S"},
 		{"origin mode", "\x1b[2;4r\x1b[?6h\x1b[2;5Hhere", "\x1b[1;1Htop of region"},
 		{"insert mode", "abcdef\x1b[1;3H\x1b[4h", "XY"},
+		{"other modes", "\x1b[?5h\x1b[?1004h\x1b[?1002h\x1b[?1016h\x1b[?9h\x1b[20h\x1b[5 q", "a\nb"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,6 +127,15 @@ func TestRepaintKeepsPendingWrapAndPen(t *testing.T) {
 			wr, wc := want.Cursor()
 			if gr != wr || gc != wc {
 				t.Errorf("cursor %d,%d, want %d,%d", gr, gc, wr, wc)
+			}
+			for _, m := range []int{1, 5, 6, 7, 9, 1000, 1002, 1003, 1004, 1005, 1006, 1015, 1016, 2004} {
+				if g, w := got.PrivateMode(m), want.PrivateMode(m); g != w {
+					t.Errorf("mode ?%d %v after the repaint, %v after the program's output", m, g, w)
+				}
+			}
+			if got.InsertMode() != want.InsertMode() || got.NewlineMode() != want.NewlineMode() || got.CursorStyle() != want.CursorStyle() {
+				t.Errorf("insert %v, newline %v, cursor style %d after the repaint; %v, %v, %d after the program's output",
+					got.InsertMode(), got.NewlineMode(), got.CursorStyle(), want.InsertMode(), want.NewlineMode(), want.CursorStyle())
 			}
 		})
 	}
