@@ -572,3 +572,44 @@ func TestBridgeDialsAgainWhenTheServerClosesFirst(t *testing.T) {
 		})
 	}
 }
+
+// A host written for the plain sidecar that reopens its ids after the
+// server died (--readopt, --journal-dir) gets its program started again,
+// as REVIVE starts it, its old screen first: not the dead terminal, whose
+// pid is long gone and whose EXIT would follow at once.
+func TestReadoptRevivesADeadTerminal(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	flags := []string{"--readopt", "--journal-dir", filepath.Join(t.TempDir(), "journals")}
+	open := proto.Open{TerminalID: "sh", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo started-here; exec cat"}}
+	h := s.host(flags...)
+	h.Open(open)
+	old := openedPIDOf(t, h, "sh")
+	h.WaitOutput("sh", "started-here\r\n")
+	h.Input("sh", "typed before\n")
+	h.WaitOutput("sh", "typed before\r\ntyped before\r\n")
+	killServer(t, s)
+	h.WaitExit(hosttest.Timeout)
+
+	h2 := s.host(flags...)
+	h2.Open(open)
+	op := h2.WaitControl(proto.TypeOpened, "sh")
+	if pid := int(op.Fields["pid"].(float64)); pid == old || pid <= 0 {
+		t.Fatalf("OPENED %s: want the program started again, not pid %d", op.Raw, old)
+	}
+	// The old screen, then the program's own start.
+	sn := h2.MustUntil("the old screen and the new start", func(sn hosttest.Snapshot) bool {
+		return strings.Count(sn.Output("sh"), "started-here") == 2
+	})
+	if out := sn.Output("sh"); !strings.Contains(out[:strings.LastIndex(out, "started-here")], "typed before") {
+		t.Fatalf("the old screen did not come first: %q", out)
+	}
+	h2.Input("sh", "typed after\n")
+	h2.WaitOutput("sh", "typed after\r\ntyped after\r\n")
+	if e, ok := entry(list(t, h2), "sh"); !ok || e.Dead || e.Exited || !e.Attached {
+		t.Fatalf("LIST after the OPEN: %+v", e)
+	}
+	if n := len(h2.Now().Controls("sh")); n != 1 {
+		t.Fatalf("controls for sh: %+v, want only OPENED", h2.Now().Controls("sh"))
+	}
+}

@@ -22,6 +22,10 @@ import (
 // orphanMs replace the terminal's; its command, journal and detached
 // mode are the terminal's own.
 //
+// A dead terminal (its server died, and --journal-dir kept it) is not
+// handed over so: its program is started again by the OPEN, as REVIVE
+// starts it, with its old screen first (revivableLocked).
+//
 // That is for an OPEN of the same program (command and arguments, in the
 // same working directory): one that names another program, or the same
 // one elsewhere, wants that program, and the detached
@@ -64,6 +68,25 @@ func (s *Server) readopt(c *conn, t *term, o proto.Open, x proto.OpenPersist) bo
 	s.logf("terminal %q (pid %d): re-adopted by an OPEN", t.id, t.pid)
 	t.broadcastLocked()
 	return true
+}
+
+// revivableLocked returns the dead terminal under o's id (its server
+// died; --journal-dir kept it) if nobody holds it and it ran the program
+// o names: an OPEN that asked for re-adoption starts that program again
+// in its place, as REVIVE does, its old screen first, with its journal's
+// size and mode (an OPEN of any other connection, or of another
+// program, gets a new terminal, as before). Called with s.mu held.
+func (s *Server) revivableLocked(o proto.Open) *term {
+	t := s.terms[o.TerminalID]
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.dead || t.holder != nil || t.disk == nil || !sameProgram(t, o) {
+		return nil
+	}
+	return t
 }
 
 // replaceLocked frees o's id, for a connection that asked for

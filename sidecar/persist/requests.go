@@ -224,6 +224,12 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	t.initConds()
 	s.mu.Lock()
 	if c.readopt {
+		if dead := s.revivableLocked(o); dead != nil {
+			s.mu.Unlock()
+			m := dead.disk.copyMeta()
+			s.startAgain(c, dead, o, c.env, m.Park, m.Journal, "OPEN")
+			return
+		}
 		s.replaceLocked(o)
 	}
 	fits := s.makeRoomLocked(o.TerminalID, int64(size))

@@ -228,29 +228,41 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 		c.errorf(id, "REVIVE refused: another connection holds dead terminal %q", id)
 		return
 	}
+	t.mu.Unlock()
+	m := t.disk.copyMeta()
+	o := proto.Open{TerminalID: id, Cols: m.Cols, Rows: m.Rows, Cmd: m.Cmd, Args: m.Args, Cwd: m.Cwd,
+		Env: m.Env, Credit: r.Credit, UTF8: m.UTF8}
+	s.startAgain(c, t, o, m.BaseEnv, m.Park, m.Journal, "REVIVE")
+}
+
+// startAgain starts o's program in a new terminal that takes dead
+// terminal t's place under its id, held by c: its first OUTPUT, after
+// OPENED, is t's screen. base is the environment o's env goes over, park
+// and quota the new terminal's journal; frame names the request in an
+// ERROR. t stays if the program cannot be started.
+func (s *Server) startAgain(c *conn, t *term, o proto.Open, base []string, park bool, quota int, frame string) {
+	id := o.TerminalID
+	t.mu.Lock()
 	st := t.snapshotTailLocked()
 	t.mu.Unlock()
 	screen := renderScreen(st)
 	t.mu.Lock()
 	t.unpinLocked(st.from)
 	t.mu.Unlock()
-	m := t.disk.copyMeta()
-	o := proto.Open{TerminalID: id, Cols: m.Cols, Rows: m.Rows, Cmd: m.Cmd, Args: m.Args, Cwd: m.Cwd,
-		Env: m.Env, Credit: r.Credit, UTF8: m.UTF8}
-	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, BaseEnv: m.BaseEnv, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
+	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, BaseEnv: base, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
 		NoParentDeathSignal: true}
 	if o.Cwd != nil {
 		cfg.Dir = *o.Cwd
 	}
 	proc, err := ptyhost.Start(cfg)
 	if err != nil {
-		c.errorf(id, "REVIVE refused: starting %s again: %v", o.Cmd, err)
+		c.errorf(id, "%s refused: starting %s again: %v", frame, o.Cmd, err)
 		return
 	}
-	nt := &term{id: id, s: s, cmd: o.Cmd, args: o.Args, launch: launchOf(o), park: m.Park, quota: m.Journal,
-		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(m.Journal),
+	nt := &term{id: id, s: s, cmd: o.Cmd, args: o.Args, launch: launchOf(o), park: park, quota: quota,
+		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(quota),
 		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
-		proc: proc, pid: proc.Pid(), vt: newTracker(o.Cols, o.Rows, m.Journal)}
+		proc: proc, pid: proc.Pid(), vt: newTracker(o.Cols, o.Rows, quota)}
 	nt.input = engine.NewInputQueue(&s.input)
 	nt.initConds()
 	nt.j.append(screen)
@@ -262,15 +274,15 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 		proc.WaitExit()
 		proc.Reap()
 		proc.Close()
-		c.errorf(id, "REVIVE refused: terminal %q changed meanwhile (or the server is stopping)", id)
+		c.errorf(id, "%s refused: terminal %q changed meanwhile (or the server is stopping)", frame, id)
 		return
 	}
 	s.dropLocked(t) // its files go with it
 	s.terms[id] = nt
 	s.reserved += int64(nt.quota)
 	s.mu.Unlock()
-	s.logf("terminal %q revived: %s, pid %d", id, o.Cmd, nt.pid)
-	disk := s.diskCreate(o, m.BaseEnv, m.Journal, m.Park, nt.pid, screen)
+	s.logf("terminal %q revived (%s): %s, pid %d", id, frame, o.Cmd, nt.pid)
+	disk := s.diskCreate(o, base, quota, park, nt.pid, screen)
 	s.watch(proc)
 	nt.mu.Lock()
 	nt.disk = disk
