@@ -592,7 +592,8 @@ func TestReadoptRevivesADeadTerminal(t *testing.T) {
 	h.WaitExit(hosttest.Timeout)
 
 	h2 := s.host(flags...)
-	h2.Open(open)
+	h2.SendJSON(proto.TypeOpen, map[string]any{"terminalId": "sh", "cols": 80, "rows": 24, "cmd": open.Cmd, "args": open.Args,
+		"orphanMs": 600000})
 	op := h2.WaitControl(proto.TypeOpened, "sh")
 	if pid := int(op.Fields["pid"].(float64)); pid == old || pid <= 0 {
 		t.Fatalf("OPENED %s: want the program started again, not pid %d", op.Raw, old)
@@ -611,5 +612,13 @@ func TestReadoptRevivesADeadTerminal(t *testing.T) {
 	}
 	if n := len(h2.Now().Controls("sh")); n != 1 {
 		t.Fatalf("controls for sh: %+v, want only OPENED", h2.Now().Controls("sh"))
+	}
+	// The OPEN's orphan bound is the new terminal's, as a re-adopting
+	// OPEN's is (the server's default is 3 h).
+	killHost(h2)
+	h3 := s.host()
+	l := waitDetached(t, h3, "sh")
+	if e, ok := entry(l, "sh"); !ok || e.OrphanInMs == nil || *e.OrphanInMs > 600000 || *e.OrphanInMs <= 0 {
+		t.Fatalf("LIST once its host is gone: %+v, want the OPEN's orphan bound of 10 min", e)
 	}
 }

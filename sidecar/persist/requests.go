@@ -227,7 +227,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		if dead := s.revivableLocked(o); dead != nil {
 			s.mu.Unlock()
 			m := dead.disk.copyMeta()
-			s.startAgain(c, dead, o, c.env, m.Park, m.Journal, "OPEN")
+			s.startAgain(c, dead, o, restart{base: c.env, park: m.Park, quota: m.Journal, orphanMs: x.OrphanMs, frame: "OPEN"})
 			return
 		}
 		s.replaceLocked(o)

@@ -232,15 +232,24 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 	m := t.disk.copyMeta()
 	o := proto.Open{TerminalID: id, Cols: m.Cols, Rows: m.Rows, Cmd: m.Cmd, Args: m.Args, Cwd: m.Cwd,
 		Env: m.Env, Credit: r.Credit, UTF8: m.UTF8}
-	s.startAgain(c, t, o, m.BaseEnv, m.Park, m.Journal, "REVIVE")
+	s.startAgain(c, t, o, restart{base: m.BaseEnv, park: m.Park, quota: m.Journal, frame: "REVIVE"})
+}
+
+// restart is what startAgain needs besides the OPEN: the environment its
+// env goes over, the new terminal's journal and orphan bound, and the
+// request an ERROR names.
+type restart struct {
+	base     []string
+	park     bool
+	quota    int
+	orphanMs int64
+	frame    string
 }
 
 // startAgain starts o's program in a new terminal that takes dead
 // terminal t's place under its id, held by c: its first OUTPUT, after
-// OPENED, is t's screen. base is the environment o's env goes over, park
-// and quota the new terminal's journal; frame names the request in an
-// ERROR. t stays if the program cannot be started.
-func (s *Server) startAgain(c *conn, t *term, o proto.Open, base []string, park bool, quota int, frame string) {
+// OPENED, is t's screen. t stays if the program cannot be started.
+func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 	id := o.TerminalID
 	t.mu.Lock()
 	st := t.snapshotTailLocked()
@@ -249,20 +258,20 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, base []string, park 
 	t.mu.Lock()
 	t.unpinLocked(st.from)
 	t.mu.Unlock()
-	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, BaseEnv: base, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
+	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, BaseEnv: r.base, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
 		NoParentDeathSignal: true}
 	if o.Cwd != nil {
 		cfg.Dir = *o.Cwd
 	}
 	proc, err := ptyhost.Start(cfg)
 	if err != nil {
-		c.errorf(id, "%s refused: starting %s again: %v", frame, o.Cmd, err)
+		c.errorf(id, "%s refused: starting %s again: %v", r.frame, o.Cmd, err)
 		return
 	}
-	nt := &term{id: id, s: s, cmd: o.Cmd, args: o.Args, launch: launchOf(o), park: park, quota: quota,
-		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(quota),
+	nt := &term{id: id, s: s, cmd: o.Cmd, args: o.Args, launch: launchOf(o), park: r.park, quota: r.quota,
+		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(r.quota),
 		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
-		proc: proc, pid: proc.Pid(), vt: newTracker(o.Cols, o.Rows, quota)}
+		proc: proc, pid: proc.Pid(), vt: newTracker(o.Cols, o.Rows, r.quota), orphan: orphanClock{ms: r.orphanMs}}
 	nt.input = engine.NewInputQueue(&s.input)
 	nt.initConds()
 	nt.j.append(screen)
@@ -274,15 +283,15 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, base []string, park 
 		proc.WaitExit()
 		proc.Reap()
 		proc.Close()
-		c.errorf(id, "%s refused: terminal %q changed meanwhile (or the server is stopping)", frame, id)
+		c.errorf(id, "%s refused: terminal %q changed meanwhile (or the server is stopping)", r.frame, id)
 		return
 	}
 	s.dropLocked(t) // its files go with it
 	s.terms[id] = nt
 	s.reserved += int64(nt.quota)
 	s.mu.Unlock()
-	s.logf("terminal %q revived (%s): %s, pid %d", id, frame, o.Cmd, nt.pid)
-	disk := s.diskCreate(o, base, quota, park, nt.pid, screen)
+	s.logf("terminal %q revived (%s): %s, pid %d", id, r.frame, o.Cmd, nt.pid)
+	disk := s.diskCreate(o, r.base, r.quota, r.park, nt.pid, screen)
 	s.watch(proc)
 	nt.mu.Lock()
 	nt.disk = disk
