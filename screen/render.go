@@ -53,6 +53,26 @@ func (s *Screen) AppendPen(b []byte) []byte {
 	return append(b, sgr[2:]...)
 }
 
+// AppendCharsets appends what designates G0 and G1 as the screen has them
+// (DEC special graphics or ASCII) and invokes the one in use (SO or SI);
+// nothing when they are the defaults, ASCII in both and G0 in use.
+func (s *Screen) AppendCharsets(b []byte) []byte {
+	if s.charsets == [2]charset{} && s.gl == 0 {
+		return b
+	}
+	for slot, intro := range []byte{'(', ')'} {
+		final := byte('B')
+		if s.charsets[slot] == charsetSpecial {
+			final = '0'
+		}
+		b = append(b, 0x1b, intro, final)
+	}
+	if s.gl == 1 {
+		return append(b, 0x0e) // SO
+	}
+	return append(b, 0x0f) // SI
+}
+
 // AppendCursorCell appends the cell under the cursor as ANSI, the SGR
 // it was written with (from the default pen) and its character, and
 // returns the column where it starts: the cursor's, or the one before for

@@ -186,8 +186,9 @@ func (d *Daemon) attachInput(a *attacher, br io.Reader) {
 // (with its pending wrap: a line filled to its last column goes on on the
 // next line), the scroll region, the other modes the output filter lets
 // through (origin, insert, newline, reverse video, focus events, the
-// mouse's tracking and encodings, the cursor style), and the pen the
-// program's next text is written with: what detach resets.
+// mouse's tracking and encodings, the cursor style), the pen the
+// program's next text is written with, and the character sets: what
+// detach resets.
 // st.mu must be held.
 func repaint(st *state) []byte {
 	scr := st.scr
@@ -252,6 +253,9 @@ func repaint(st *state) []byte {
 	b.WriteString("\x1b[" + strconv.Itoa(row+1) + ";" + strconv.Itoa(col+1) + "H")
 	b.Write(cell)
 	b.Write(scr.AppendPen(nil))
+	// After the cell, which holds the character its character set
+	// already mapped.
+	b.Write(scr.AppendCharsets(nil))
 	if scr.CursorVisible() {
 		b.WriteString("\x1b[?25h")
 	} else {

@@ -105,6 +105,8 @@ func TestRepaintKeepsWhatTheProgramSet(t *testing.T) {
 		{"scroll region", "\x1b[2;3r\x1b[3;1Hin region", "\n\nscrolled\x1b[S"},
 		{"origin mode", "\x1b[2;4r\x1b[?6h\x1b[2;5Hhere", "\x1b[1;1Htop of region"},
 		{"insert mode", "abcdef\x1b[1;3H\x1b[4h", "XY"},
+		{"line drawing in G1, shifted out", "\x1b)0\x0eqq", "qq\x0fqq"},
+		{"line drawing in G0", "\x1b(0x", "xq"},
 		{"other modes", "\x1b[?5h\x1b[?1004h\x1b[?1002h\x1b[?1016h\x1b[?9h\x1b[20h\x1b[5 q", "a\nb"},
 	}
 	for _, tc := range cases {
