@@ -197,13 +197,15 @@ func appendRestore(b []byte, sc *screen.Screen, final *vtstate.State, rows int) 
 	if sc.PendingWrap() && sc.AutoWrap() {
 		// The last character went into the last column and the next
 		// goes on the next line: only writing that cell again puts the
-		// host's emulator in that state (a CUP clears it). The modes
-		// are set by now, the character sets too: the cell holds the
-		// character they mapped, written as is (an ASCII one that a
-		// character set switched to since would map again: rare).
+		// host's emulator in that state (a CUP clears it), after the
+		// modes (DECSTBM and DECOM home the cursor). The cell holds the
+		// character its character set mapped: it is written with ASCII
+		// in GL, and the sets are restored after it.
 		cell, start := sc.AppendCursorCell(nil)
 		b = final.AppendCursorAt(b, row, start)
+		b = append(b, "\x1b(B\x0f"...)
 		b = append(b, cell...)
+		b = final.AppendCharsets(b)
 	} else {
 		b = final.AppendCursorAt(b, row, col)
 	}

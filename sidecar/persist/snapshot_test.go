@@ -369,6 +369,8 @@ func TestSnapshotKeepsAPendingWrap(t *testing.T) {
 		{"coloured, pen after", "\x1b[31m" + strings.Repeat("r", cols-1) + "\x1b[1;44mZ\x1b[0;32m", "green"},
 		{"last row scrolls", strings.Repeat("line\r\n", rows-1) + strings.Repeat("s", cols), "NEXT"},
 		{"no wrap pending", strings.Repeat("n", cols-1), "NEXT"},
+		{"ASCII last, line drawing since", strings.Repeat("a", cols) + "\x1b(0", "qq"},
+		{"line drawing last, in G1", "\x1b)0\x0e" + strings.Repeat("q", cols), "x\x0fx"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
