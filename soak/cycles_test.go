@@ -111,9 +111,19 @@ func TestOpenCloseCycles(t *testing.T) {
 		t.Fatalf("after %d cycles: goroutines %d (start %d), descriptors %d (start %d), children %d (start %d)\n%s",
 			cycles, g, g0, fd, fd0, kids, kids0, buf[:runtime.Stack(buf, true)])
 	}
-	// Nothing of any terminal's session outlived its EXIT, not even the
-	// background jobs that are nobody's children any more.
-	require.Empty(t, inSessions(sessions), "processes left of the terminals' sessions")
+	// Nothing of any terminal's session outlives it, not even the
+	// background jobs that are nobody's children any more. They were sent
+	// SIGKILL before the EXIT, but one may still be on its way out then
+	// (its memory gone, not yet a zombie): seen once in CI as a process
+	// of a session with an empty command line. So the check waits for
+	// them to be gone, within the deadline; one that escaped the kill
+	// would stay, and fail it.
+	var left []string
+	eventually(hostTimeout, func() bool {
+		left = inSessions(sessions)
+		return len(left) == 0
+	})
+	require.Empty(t, left, "processes left of the terminals' sessions")
 	t.Logf("%d cycles in %v (%.0f/s); goroutines %d, descriptors %d, children %d, as at the start",
 		cycles, elapsed.Round(time.Millisecond), float64(cycles)/elapsed.Seconds(), g, fd, kids)
 	s.CloseInput()
