@@ -185,9 +185,15 @@ func (s *Screen) deviceStatus(private bool) {
 
 // windowOp handles the xterm window operations that matter to a headless
 // screen: the title stack (22/23), which vim uses around its own title.
-// Resizing and reporting requests are recorded as unhandled.
+// The screen keeps no icon name: a push or pop of the icon name alone
+// (Ps 1) leaves the title stack as it is, as in xterm.js. Resizing and
+// reporting requests are recorded as unhandled.
 func (s *Screen) windowOp() {
-	switch s.seq.Param(0, 0) {
+	op := s.seq.Param(0, 0)
+	if (op == 22 || op == 23) && s.seq.Param(1, 0) == 1 {
+		return
+	}
+	switch op {
 	case 22:
 		if len(s.titles) < 16 {
 			s.titles = append(s.titles, s.title)

@@ -212,6 +212,10 @@ func (s *Screen) PendingWrap() bool { return s.pendingWrap }
 // rows, 0-based, both included; the whole screen unless a program set one.
 func (s *Screen) ScrollRegion() (top, bottom int) { return s.top, s.bottom }
 
+// Margins reports the left and right margins (DECSLRM), 0-based and
+// inclusive: the whole width when none are set.
+func (s *Screen) Margins() (left, right int) { return s.left, s.right }
+
 // InsertMode reports IRM (CSI 4 h).
 func (s *Screen) InsertMode() bool { return s.insert }
 

@@ -337,6 +337,16 @@ func TestStrings(t *testing.T) {
 	if s.Title() != "second" {
 		t.Errorf("title after pop = %q", s.Title())
 	}
+	// The icon name's own push and pop (Ps 1) leave the title's stack
+	// alone; the title's (Ps 2) use it.
+	s.Write([]byte("[22;2t]2;vim[22;1t[23;1t"))
+	if s.Title() != "vim" {
+		t.Errorf("title after the icon name's pop = %q", s.Title())
+	}
+	s.Write([]byte("[23;2t"))
+	if s.Title() != "second" {
+		t.Errorf("title after the title's pop = %q", s.Title())
+	}
 	// An OSC cut short by a new escape sequence ends there.
 	s.Write([]byte("\x1b]2;cut\x1b[2;1HX"))
 	if s.Title() != "cut" || s.Line(2, false) != "X" {

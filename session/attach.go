@@ -184,11 +184,11 @@ func (d *Daemon) attachInput(a *attacher, br io.Reader) {
 // shows what the emulator holds: the modes that change what keys send or
 // how the screen is used, every line with its colours, then the cursor
 // (with its pending wrap: a line filled to its last column goes on on the
-// next line), the scroll region, the other modes the output filter lets
-// through (origin, insert, newline, reverse video, focus events, the
-// mouse's tracking and encodings, the cursor style), the pen the
-// program's next text is written with, and the character sets: what
-// detach resets.
+// next line), the scroll region and the left and right margins, the
+// other modes the output filter lets through (origin, insert, newline,
+// reverse video, focus events, the mouse's tracking and encodings, the
+// cursor style), the pen the program's next text is written with, and
+// the character sets: what detach resets.
 // st.mu must be held.
 func repaint(st *state) []byte {
 	scr := st.scr
@@ -209,6 +209,15 @@ func repaint(st *state) []byte {
 	top, bottom := scr.ScrollRegion()
 	if top != 0 || bottom != rows-1 {
 		fmt.Fprintf(&b, "\x1b[%d;%dr", top+1, bottom+1)
+	}
+	// The left and right margins, which only DECLRMM lets a program set
+	// (DECSLRM homes the cursor as DECSTBM does).
+	left, right := scr.Margins()
+	if scr.PrivateMode(69) {
+		b.WriteString("\x1b[?69h")
+		if cols, _ := scr.Size(); left != 0 || right != cols-1 {
+			fmt.Fprintf(&b, "\x1b[%d;%ds", left+1, right+1)
+		}
 	}
 	modes := []struct {
 		on  bool
@@ -248,7 +257,10 @@ func repaint(st *state) []byte {
 		cell, col = scr.AppendCursorCell(nil)
 	}
 	if scr.PrivateMode(6) {
-		row -= top // CUP counts from the region's top in origin mode
+		// CUP counts from the region's top and the left margin in
+		// origin mode.
+		row -= top
+		col -= left
 	}
 	b.WriteString("\x1b[" + strconv.Itoa(row+1) + ";" + strconv.Itoa(col+1) + "H")
 	b.Write(cell)

@@ -108,6 +108,9 @@ func TestRepaintKeepsWhatTheProgramSet(t *testing.T) {
 		{"line drawing in G1, shifted out", "\x1b)0\x0eqq", "qq\x0fqq"},
 		{"line drawing in G0", "\x1b(0x", "xq"},
 		{"other modes", "\x1b[?5h\x1b[?1004h\x1b[?1002h\x1b[?1016h\x1b[?9h\x1b[20h\x1b[5 q", "a\nb"},
+		{"left and right margins", "\x1b[?69h\x1b[5;12s\x1b[2;5Hwrapped text", " and more in the margins"},
+		{"margins in origin mode", "\x1b[2;4r\x1b[?69h\x1b[3;9s\x1b[?6h\x1b[2;2Hat", "\x1b[1;1Hcorner"},
+		{"margins mode, no margins", "\x1b[?69h\x1b[2;2Hx", "\x1b[1;5s12345678"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,10 +133,15 @@ func TestRepaintKeepsWhatTheProgramSet(t *testing.T) {
 			if gr != wr || gc != wc {
 				t.Errorf("cursor %d,%d, want %d,%d", gr, gc, wr, wc)
 			}
-			for _, m := range []int{1, 5, 6, 7, 9, 1000, 1002, 1003, 1004, 1005, 1006, 1015, 1016, 2004} {
+			for _, m := range []int{1, 5, 6, 7, 9, 69, 1000, 1002, 1003, 1004, 1005, 1006, 1015, 1016, 2004} {
 				if g, w := got.PrivateMode(m), want.PrivateMode(m); g != w {
 					t.Errorf("mode ?%d %v after the repaint, %v after the program's output", m, g, w)
 				}
+			}
+			gl, gr2 := got.Margins()
+			wl, wr2 := want.Margins()
+			if gl != wl || gr2 != wr2 {
+				t.Errorf("margins %d-%d after the repaint, %d-%d after the program's output", gl, gr2, wl, wr2)
 			}
 			if got.InsertMode() != want.InsertMode() || got.NewlineMode() != want.NewlineMode() || got.CursorStyle() != want.CursorStyle() {
 				t.Errorf("insert %v, newline %v, cursor style %d after the repaint; %v, %v, %d after the program's output",

@@ -34,6 +34,22 @@ func (s *State) AppendRegion(b []byte) []byte {
 	return append(b, 'r')
 }
 
+// AppendMargins sets the left and right margins, turning DECLRMM on to
+// do so, when the program set margins (DECSLRM homes the cursor). An
+// emulator without margins (xterm.js) takes that CSI s for SCOSC and
+// saves the cursor: a snapshot sets them before it restores the saved
+// cursor.
+func (s *State) AppendMargins(b []byte) []byte {
+	if s.Right == 0 || s.Private&bitLRMM == 0 {
+		return b
+	}
+	b = append(b, "\x1b[?69h\x1b["...)
+	b = strconv.AppendInt(b, int64(s.Left+1), 10)
+	b = append(b, ';')
+	b = strconv.AppendInt(b, int64(s.Right+1), 10)
+	return append(b, 's')
+}
+
 // AppendModes sets the modes of the screen shown: the DEC private modes
 // (origin mode among them, which homes the cursor), mouse tracking and
 // encoding, the keypad, insert and newline modes, the cursor's shape and
@@ -133,12 +149,22 @@ func (s *State) AppendCharsets(b []byte) []byte {
 	}
 }
 
-// AppendTitle sets the title and the icon name, if the program set them.
+// AppendTitle sets the title stacks, then the title and the icon name if
+// the program set them.
 func (s *State) AppendTitle(b []byte) []byte {
 	osc := func(b []byte, n byte, text string) []byte {
 		b = append(b, 0x1b, ']', n, ';')
 		b = append(b, text...)
 		return append(b, 0x1b, '\\')
+	}
+	// Each entry is set and pushed, oldest first.
+	for _, t := range s.TitleStack.Entries() {
+		b = osc(b, '2', t)
+		b = append(b, "\x1b[22;2t"...)
+	}
+	for _, t := range s.IconStack.Entries() {
+		b = osc(b, '1', t)
+		b = append(b, "\x1b[22;1t"...)
 	}
 	switch {
 	case s.TitleSeen && s.IconSeen && s.Title == s.Icon:
@@ -166,19 +192,24 @@ func (s *State) AppendPrime(b []byte) []byte {
 	}
 	b = s.AppendRegion(b)
 	b = s.AppendModes(b)
+	b = s.AppendMargins(b)
 	return s.AppendPen(b)
 }
 
 // AppendCursorAt moves the cursor to row, col (0-based, on the screen),
-// counting rows from the region's top in origin mode.
+// counting rows from the region's top and columns from the left margin
+// in origin mode.
 func (s *State) AppendCursorAt(b []byte, row, col int) []byte {
 	if s.Private&bitOrigin != 0 {
 		row -= s.Top
+		if s.Private&bitLRMM != 0 {
+			col -= s.Left
+		}
 	}
 	b = append(b, 0x1b, '[')
 	b = strconv.AppendInt(b, int64(max(row, 0)+1), 10)
 	b = append(b, ';')
-	b = strconv.AppendInt(b, int64(col+1), 10)
+	b = strconv.AppendInt(b, int64(max(col, 0)+1), 10)
 	return append(b, 'H')
 }
 

@@ -160,6 +160,12 @@ type State struct {
 	// The scroll region, 0-based and inclusive.
 	Top    int `json:"top"`
 	Bottom int `json:"bottom"`
+	// The left and right margins (DECSLRM, set while DECLRMM is on),
+	// 0-based and inclusive; Right 0 means none were set, the whole
+	// width (a margin pair always has Right > Left, and a state from a
+	// binary before margins were kept has neither).
+	Left  int `json:"left,omitempty"`
+	Right int `json:"right,omitempty"`
 	// G holds the designations of G0-G3 (the intermediate and final
 	// bytes after ESC, 0 for none: ASCII); GL the set invoked into GL.
 	G  [4][2]byte `json:"g"`
@@ -169,6 +175,10 @@ type State struct {
 	TitleSeen bool   `json:"titleSeen,omitempty"`
 	Icon      string `json:"icon,omitempty"`
 	IconSeen  bool   `json:"iconSeen,omitempty"`
+	// The title and icon name stacks (CSI 22 t pushes, CSI 23 t pops):
+	// two, as xterm.js keeps them.
+	TitleStack Stack `json:"titleStack,omitzero"`
+	IconStack  Stack `json:"iconStack,omitzero"`
 	Pen       Pen    `json:"pen,omitzero"`
 	// Saved cursors of the main and the alternate screen.
 	Saved [2]Saved `json:"saved"`
@@ -248,5 +258,66 @@ func (s *State) setPrivate(n int, on bool) {
 	s.PrivateSeen |= 1 << i
 }
 
-// resetRegion makes the scroll region the whole screen.
-func (s *State) resetRegion() { s.Top, s.Bottom = 0, max(s.Rows, 1)-1 }
+// resetRegion makes the scroll region the whole screen, and clears the
+// left and right margins.
+func (s *State) resetRegion() {
+	s.Top, s.Bottom = 0, max(s.Rows, 1)-1
+	s.resetMargins()
+}
+
+func (s *State) resetMargins() { s.Left, s.Right = 0, 0 }
+
+// setMargins is DECSLRM with 1-based margins, ignored as xterm ignores
+// an empty range.
+func (s *State) setMargins(left, right int) {
+	left, right = left-1, min(right, s.Cols)-1
+	if left < 0 || left >= right {
+		return
+	}
+	s.Left, s.Right = left, right
+	if left == 0 && right == s.Cols-1 {
+		s.resetMargins()
+	}
+}
+
+// Margins reports the left and right margins, 0-based and inclusive:
+// the whole width when none are set.
+func (s *State) Margins() (left, right int) {
+	if s.Right == 0 {
+		return 0, max(s.Cols, 1) - 1
+	}
+	return s.Left, s.Right
+}
+
+// maxTitles is how deep each title stack goes, as in xterm and xterm.js;
+// a push onto a full stack drops the oldest entry.
+const maxTitles = 10
+
+// Stack is a title stack, oldest first. An array, not a slice, so that a
+// State stays a value: checkpoints are copies of it.
+type Stack struct {
+	N int               `json:"n"`
+	S [maxTitles]string `json:"s"`
+}
+
+// Entries are the stack's entries, oldest first.
+func (k *Stack) Entries() []string { return k.S[:k.N] }
+
+func (k *Stack) push(v string) {
+	if k.N == maxTitles {
+		copy(k.S[:], k.S[1:])
+		k.N--
+	}
+	k.S[k.N] = v
+	k.N++
+}
+
+func (k *Stack) pop() (string, bool) {
+	if k.N == 0 {
+		return "", false
+	}
+	k.N--
+	v := k.S[k.N]
+	k.S[k.N] = ""
+	return v, true
+}

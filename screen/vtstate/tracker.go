@@ -156,7 +156,7 @@ func (t *Tracker) Write(b []byte) {
 // inserting and deleting, scrolling, device queries. They are most of
 // what full-screen programs write besides text and SGR.
 var ignoredFinal = func() (f [256]bool) {
-	for _, c := range []byte("@ABCDEFGHIJKLMPSTXZ`abcdeft") {
+	for _, c := range []byte("@ABCDEFGHIJKLMPSTXZ`abcdef") {
 		f[c] = true
 	}
 	return f
@@ -315,7 +315,11 @@ func (t *Tracker) CSI(q *vtparse.Seq) {
 		case 's':
 			if s.Private&bitLRMM == 0 {
 				t.saveCursor()
+			} else {
+				s.setMargins(q.Param(0, 1), q.Param(1, s.Cols))
 			}
+		case 't':
+			t.titleStack(q)
 		case 'u':
 			t.restoreCursor()
 		}
@@ -367,6 +371,10 @@ func (t *Tracker) decset(n int, on bool) {
 	case 66:
 		s.Keypad = on
 		return
+	case 69:
+		if !on {
+			s.resetMargins() // as xterm: leaving the mode drops them
+		}
 	case 12:
 		s.BlinkLast = true
 	}
@@ -519,6 +527,35 @@ func (t *Tracker) ESC(q *vtparse.Seq) {
 				s.G[g] = [2]byte{q.Inter[0], q.Final}
 			}
 		}
+	}
+}
+
+// titleStack is CSI 22 t (push) and CSI 23 t (pop), of the title (Ps 2),
+// the icon name (1) or both (0, or none).
+func (t *Tracker) titleStack(q *vtparse.Seq) {
+	op := q.Param(0, 0)
+	if op != 22 && op != 23 {
+		return
+	}
+	which := 0
+	if len(q.Params) > 1 {
+		which = q.Params[1]
+	}
+	s := &t.st
+	if which == 0 || which == 2 {
+		titleOp(&s.TitleStack, &s.Title, &s.TitleSeen, op == 22)
+	}
+	if which == 0 || which == 1 {
+		titleOp(&s.IconStack, &s.Icon, &s.IconSeen, op == 22)
+	}
+}
+
+// titleOp pushes *cur on k or pops it into *cur.
+func titleOp(k *Stack, cur *string, seen *bool, push bool) {
+	if push {
+		k.push(*cur)
+	} else if v, ok := k.pop(); ok {
+		*cur, *seen = v, true
 	}
 }
 

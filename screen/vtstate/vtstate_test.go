@@ -3,8 +3,11 @@ package vtstate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -258,5 +261,69 @@ func TestFastPathsAgreeWithTheParser(t *testing.T) {
 		if whole.State() != bytewise.State() {
 			t.Fatalf("%q: fast paths %+v, parser %+v", b.String(), whole.State(), bytewise.State())
 		}
+	}
+}
+
+// TestMargins: DECSLRM sets the left and right margins only while
+// DECLRMM is on (else CSI s saves the cursor); an empty range is
+// ignored; leaving DECLRMM, DECSTR, RIS and a resize drop them.
+func TestMargins(t *testing.T) {
+	for _, c := range []struct {
+		in          string
+		left, right int
+	}{
+		{"", 0, 79},
+		{"\x1b[5;20s", 0, 79},
+		{"\x1b[?69h\x1b[5;20s", 4, 19},
+		{"\x1b[?69h\x1b[5s", 4, 79},
+		{"\x1b[?69h\x1b[;30s", 0, 29},
+		{"\x1b[?69h\x1b[5;200s", 4, 79},
+		{"\x1b[?69h\x1b[5;20s\x1b[20;5s", 4, 19},
+		{"\x1b[?69h\x1b[5;20s\x1b[7;7s", 4, 19},
+		{"\x1b[?69h\x1b[5;20s\x1b[s", 0, 79},
+		{"\x1b[?69h\x1b[5;20s\x1b[?69l", 0, 79},
+		{"\x1b[?69h\x1b[5;20s\x1b[!p", 0, 79},
+		{"\x1b[?69h\x1b[5;20s\x1bc", 0, 79},
+	} {
+		for _, chunk := range []int{100, 1} {
+			s := feed(c.in, chunk).State()
+			if l, r := s.Margins(); l != c.left || r != c.right {
+				t.Errorf("%q (in %d-byte writes): margins %d-%d, want %d-%d", c.in, chunk, l, r, c.left, c.right)
+			}
+		}
+	}
+	tr := feed("\x1b[?69h\x1b[5;20s", 100)
+	tr.Resize(100, 30)
+	st := tr.State()
+	if l, r := st.Margins(); l != 0 || r != 99 {
+		t.Errorf("after a resize: margins %d-%d", l, r)
+	}
+}
+
+// TestTitleStacks: CSI 22 t pushes the title (Ps 2), the icon name (1)
+// or both (0), CSI 23 t pops them back, ten deep at most.
+func TestTitleStacks(t *testing.T) {
+	s := feed("\x1b]0;a\x07\x1b[22;0t\x1b]2;b\x07\x1b[22;2t\x1b]1;i\x07\x1b[22;1t\x1b]0;c\x07", 1).State()
+	if got := s.TitleStack.Entries(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("title stack %q", got)
+	}
+	if got := s.IconStack.Entries(); !slices.Equal(got, []string{"a", "i"}) {
+		t.Errorf("icon stack %q", got)
+	}
+	s = feed("\x1b]0;a\x07\x1b[22t\x1b]0;b\x07\x1b[22;2t\x1b]0;c\x07\x1b[23;2t", 100).State()
+	if s.Title != "b" || s.Icon != "c" || s.TitleStack.N != 1 || s.IconStack.N != 1 {
+		t.Errorf("after a pop of the title: title %q, icon %q, stacks %d and %d", s.Title, s.Icon, s.TitleStack.N, s.IconStack.N)
+	}
+	s = feed("\x1b[23t\x1b[23;1t", 100).State()
+	if s.TitleSeen || s.IconSeen {
+		t.Errorf("a pop of an empty stack set a title: %+v", s)
+	}
+	var b strings.Builder
+	for i := 0; i < 12; i++ {
+		fmt.Fprintf(&b, "\x1b]2;t%d\x07\x1b[22;2t", i)
+	}
+	s = feed(b.String(), 100).State()
+	if got := s.TitleStack.Entries(); len(got) != 10 || got[0] != "t2" || got[9] != "t11" {
+		t.Errorf("twelve pushes kept %q", got)
 	}
 }

@@ -188,6 +188,9 @@ func appendRestore(b []byte, sc *screen.Screen, final *vtstate.State, rows int) 
 		b = appendInt(b, c+1)
 		b = append(b, "H\x1bH"...)
 	}
+	// The margins before the saved cursor: an emulator without them
+	// takes DECSLRM for a cursor save (vtstate.AppendMargins).
+	b = final.AppendMargins(b)
 	if final.Saved[screenIndex(alt)].Valid {
 		b = appendSavedCursor(b, sc, final, alt)
 	}

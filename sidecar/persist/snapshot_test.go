@@ -396,3 +396,54 @@ func TestSnapshotKeepsAPendingWrap(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotKeepsTheMarginsAndTitles: the left and right margins
+// (DECSLRM, under DECLRMM) and the title stack are part of what a
+// SNAPSHOT restores: after it, what the program writes next lands where
+// it would have after the whole stream, and a pop gives back the title
+// pushed before the snapshot.
+func TestSnapshotKeepsTheMarginsAndTitles(t *testing.T) {
+	const cols, rows = 20, 6
+	cases := []struct{ name, tail, after string }{
+		{"margins", "\x1b[?69h\x1b[5;12s\x1b[2;5Hwrapped text", " and more inside"},
+		{"margins in origin mode", "\x1b[2;5r\x1b[?69h\x1b[3;9s\x1b[?6h\x1b[2;2Hat", "\x1b[1;1Hcorner"},
+		{"margins and a saved cursor", "\x1b[?69h\x1b[4;10s\x1b[3;6Hx\x1b7\x1b[1;1H", "\x1b8saved"},
+		{"margins mode, no margins", "\x1b[?69h\x1b[2;2Hx", "\x1b[1;5s12345678"},
+		{"margins dropped with the mode", "\x1b[?69h\x1b[5;12s\x1b[?69l\x1b[2;15H", "past the old right"},
+		{"margins dropped by DECSTR", "\x1b[?69h\x1b[5;12s\x1b[!p\x1b[2;15H", "past"},
+		{"title stack", "\x1b]2;shell\x07\x1b[22;0t\x1b]2;vim file\x07", "\x1b[23;0t"},
+		{"two deep, title only", "\x1b]2;one\x07\x1b[22;2t\x1b]2;two\x07\x1b[22;2t\x1b]2;three\x07", "\x1b[23;2t\x1b[23;2t"},
+		{"icon pushed alone", "\x1b]0;both\x07\x1b[22;1t\x1b]2;other\x07", "\x1b[23;1t"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTracker(cols, rows, 1<<20)
+			tr.Write([]byte(tc.tail))
+			st := snapshotTail{id: "s", cols: cols, rows: rows, tail: [][]byte{[]byte(tc.tail)}, size: len(tc.tail), final: tr.State()}
+			snap := decodeSnapshot(t, st.frame())
+
+			want := screen.New(cols, rows, screen.Options{})
+			want.Write([]byte(tc.tail + tc.after))
+			got := screen.New(cols, rows, screen.Options{})
+			got.Write([]byte(snap.Data + tc.after))
+			for n := 1; n <= rows; n++ {
+				if g, w := got.Line(n, true), want.Line(n, true); g != w {
+					t.Errorf("line %d after the snapshot and %q: %q, after the stream %q", n, tc.after, g, w)
+				}
+			}
+			gr, gc := got.Cursor()
+			wr, wc := want.Cursor()
+			if gr != wr || gc != wc {
+				t.Errorf("cursor %d,%d, after the stream %d,%d", gr, gc, wr, wc)
+			}
+			gl, grt := got.Margins()
+			wl, wrt := want.Margins()
+			if gl != wl || grt != wrt || got.PrivateMode(69) != want.PrivateMode(69) {
+				t.Errorf("margins %d-%d (DECLRMM %v), after the stream %d-%d (%v)", gl, grt, got.PrivateMode(69), wl, wrt, want.PrivateMode(69))
+			}
+			if g, w := got.Title(), want.Title(); g != w {
+				t.Errorf("title %q, after the stream %q", g, w)
+			}
+		})
+	}
+}
