@@ -179,7 +179,7 @@ type State struct {
 	// two, as xterm.js keeps them.
 	TitleStack Stack `json:"titleStack,omitzero"`
 	IconStack  Stack `json:"iconStack,omitzero"`
-	Pen       Pen    `json:"pen,omitzero"`
+	Pen        Pen   `json:"pen,omitzero"`
 	// Saved cursors of the main and the alternate screen.
 	Saved [2]Saved `json:"saved"`
 	// Kitty keyboard flags of the main and the alternate screen, and
