@@ -118,6 +118,12 @@ type ListedTerminal struct {
 	// REVIVE. A dead terminal is also Exited; ExitCode and Signal are
 	// set only if the exit was recorded before the server died.
 	Dead bool `json:"dead,omitempty"`
+	// JournalDirError is set, under --journal-dir, for a terminal whose
+	// output is no longer written to the directory (or never was): why
+	// (a full disk, say). The terminal runs on, its journal in memory
+	// whole; what it writes from then on would not survive a crash of
+	// the server.
+	JournalDirError string `json:"journalDirError,omitempty"`
 }
 
 // Listed is the body of LISTED.

@@ -114,6 +114,11 @@ func printList(w io.Writer, l proto.Listed) {
 			// The orphan bound's clock (orphanInMs): when it closes it.
 			state += ", closed in " + (time.Duration(*t.OrphanInMs) * time.Millisecond).Round(time.Second).String()
 		}
+		if t.JournalDirError != "" {
+			// Its output no longer reaches --journal-dir (LIST has
+			// why): a crash of the server would lose it.
+			state += ", not on disk"
+		}
 		cmd := strings.Join(append([]string{t.Cmd}, t.Args...), " ")
 		fmt.Fprintf(tw, "%s\t%d\t%dx%d\t%d\t%d\t%s\t%s\t%s\n", printable(t.TerminalID), t.PID, t.Cols, t.Rows,
 			t.Produced, t.Start, t.Detached, state, printable(cmd))

@@ -220,6 +220,10 @@ type diskStore struct {
 	kept     int64  // payload bytes in segs
 	dirty    bool   // written since the last fsync
 	broken   bool   // a write failed: nothing more is written
+	// failure says why it broke, for LIST; set once, read without mu
+	// (LIST holds the terminal's lock, and the store's is taken under
+	// other locks).
+	failure atomic.Pointer[string]
 	gone     bool   // removed
 	hdr      [diskRecordHeader]byte
 	// dead is set for a store a previous server left: its terminal is
@@ -354,7 +358,17 @@ func (s *diskStore) append(p []byte, off uint64) {
 
 func (s *diskStore) failLocked(err error) {
 	s.broken = true
+	msg := err.Error()
+	s.failure.Store(&msg)
 	s.d.logf("terminal %q: journal on disk (%s): %v; no more of its output is written there", s.meta.ID, s.dir, err)
+}
+
+// problem is why the store stopped writing, "" while it writes.
+func (s *diskStore) problem() string {
+	if p := s.failure.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // rotateLocked starts a new segment at end.

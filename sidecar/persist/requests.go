@@ -272,9 +272,9 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		c.errorf(o.TerminalID, "%s", err.Error())
 		return
 	}
-	disk := s.diskCreate(o, c.env, size, park, proc.Pid(), nil)
+	disk, problem := s.diskCreate(o, c.env, size, park, proc.Pid(), nil)
 	t.mu.Lock()
-	t.proc, t.pid, t.disk = proc, proc.Pid(), disk
+	t.proc, t.pid, t.disk, t.diskProblem = proc, proc.Pid(), disk, problem
 	t.enterLocked(engine.Live)
 	t.mu.Unlock()
 	s.watch(proc)
@@ -367,6 +367,10 @@ func (s *Server) list() proto.Listed {
 			e.Detached = proto.DetachedPark
 		}
 		e.Viewers = t.listedViewersLocked()
+		e.JournalDirError = t.diskProblem
+		if t.disk != nil {
+			e.JournalDirError = t.disk.problem()
+		}
 		if t.exitedLocked() {
 			e.ExitCode, e.Signal = t.exit.ExitCode, t.exit.Signal
 			if t.holder == nil && !t.keepAt.IsZero() {

@@ -111,7 +111,7 @@ func (s *Server) adoptStore(t *term, r recovered) bool {
 		// the journal the upgrade handed over.
 		s.logf("terminal %q: journal on disk ends at %d, the journal at %d: written again", m.ID, r.store.end, t.j.end)
 		r.store.remove()
-		t.disk = s.diskCreateMeta(m, t.j.start, t.j.bytes())
+		t.disk, t.diskProblem = s.diskCreateMeta(m, t.j.start, t.j.bytes())
 		return true
 	} else if err := r.store.reopen(); err != nil {
 		s.logf("terminal %q: %v", m.ID, err)
@@ -120,13 +120,14 @@ func (s *Server) adoptStore(t *term, r recovered) bool {
 	return true
 }
 
-// diskCreate starts the journal on disk of a terminal just opened (nil
-// without a journal directory, or if it cannot be made: the terminal
-// runs anyway, and the log says why), with seed as its first bytes.
-// base is the environment o.Env was merged over (nil: the server's).
-func (s *Server) diskCreate(o proto.Open, base []string, journal int, park bool, pid int, seed []byte) *diskStore {
+// diskCreate starts the journal on disk of a terminal just opened, with
+// seed as its first bytes. It is nil without a journal directory, or if
+// it cannot be made: the terminal runs anyway, the log says why, and so
+// does problem (for LIST). base is the environment o.Env was merged over
+// (nil: the server's).
+func (s *Server) diskCreate(o proto.Open, base []string, journal int, park bool, pid int, seed []byte) (st *diskStore, problem string) {
 	if s.disk == nil {
-		return nil
+		return nil, ""
 	}
 	if base == nil {
 		base = os.Environ()
@@ -136,15 +137,15 @@ func (s *Server) diskCreate(o proto.Open, base []string, journal int, park bool,
 	return s.diskCreateMeta(m, 0, seed)
 }
 
-func (s *Server) diskCreateMeta(m diskMeta, start uint64, seed []byte) *diskStore {
+func (s *Server) diskCreateMeta(m diskMeta, start uint64, seed []byte) (*diskStore, string) {
 	m.Dead, m.Exited, m.ExitCode, m.Signal = false, false, nil, ""
 	st, err := s.disk.create(m, start)
 	if err != nil {
 		s.logf("terminal %q: no journal on disk: %v", m.ID, err)
-		return nil
+		return nil, err.Error()
 	}
 	st.append(seed, start)
-	return st
+	return st, ""
 }
 
 // diskDropped drops the terminal whose files the directory's bound
@@ -291,10 +292,10 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 	s.reserved += int64(nt.quota)
 	s.mu.Unlock()
 	s.logf("terminal %q revived (%s): %s, pid %d", id, r.frame, o.Cmd, nt.pid)
-	disk := s.diskCreate(o, r.base, r.quota, r.park, nt.pid, screen)
+	disk, problem := s.diskCreate(o, r.base, r.quota, r.park, nt.pid, screen)
 	s.watch(proc)
 	nt.mu.Lock()
-	nt.disk = disk
+	nt.disk, nt.diskProblem = disk, problem
 	nt.enterLocked(engine.Live)
 	nt.mu.Unlock()
 	nt.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: id, PID: nt.pid, Features: proto.PersistFeatures})

@@ -114,6 +114,9 @@ type term struct {
 	// disk is the terminal's journal on disk (--journal-dir), nil
 	// without one; the reader appends to it (diskjournal.go).
 	disk *diskStore
+	// diskProblem says why a terminal of a server with --journal-dir
+	// has no disk, when it could not be made (LIST's journalDirError).
+	diskProblem string
 	// dead says the terminal was recovered from the journal directory
 	// of a server that died: it has no child, only bytes (revive.go).
 	dead bool

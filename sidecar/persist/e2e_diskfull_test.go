@@ -1,0 +1,82 @@
+//go:build linux
+
+package persist_test
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptyplex/ptyplex/proto"
+	"golang.org/x/sys/unix"
+)
+
+// smallDisk mounts a tmpfs of size bytes on a new directory and returns
+// it; the test is skipped where mounting needs a privilege it lacks.
+func smallDisk(t *testing.T, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	err := unix.Mount("ptyplex-test", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("size=%d,mode=0700", size))
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+		t.Skipf("a full disk needs a tmpfs of its own, and mounting one is not allowed here: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("mount a %d-byte tmpfs: %v", size, err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
+}
+
+// TestJournalDirFullDisk: --journal-dir on a disk that fills up. The
+// flooding terminal's journal on disk stops (the server says so on its
+// log, in LIST and in --list), and nothing else does: the flood reaches
+// its host byte for byte, a terminal opened once the disk is full opens
+// and runs, another terminal echoes.
+func TestJournalDirFullDisk(t *testing.T) {
+	t.Parallel()
+	disk := smallDisk(t, 128<<10)
+	s := newServer(t)
+	jdir := filepath.Join(disk, "journals")
+	h := s.host("--journal-dir", jdir, "--journal", fmt.Sprint(1<<20))
+
+	h.Open(proto.Open{TerminalID: "other", Cols: 80, Rows: 24, Cmd: "/bin/cat"})
+	h.WaitControl(proto.TypeOpened, "other")
+	if e, ok := entry(list(t, h), "other"); !ok || e.JournalDirError != "" {
+		t.Fatalf("before the disk filled: %+v", e)
+	}
+	const lines = 20000 // about 240 KB: the disk fills part way
+	h.Open(proto.Open{TerminalID: "flood", Cols: 80, Rows: 24, Cmd: "/bin/sh",
+		Args: []string{"-c", fmt.Sprintf(`i=0; while [ $i -lt %d ]; do echo "line-$i"; i=$((i+1)); done; echo flood-done; exec cat`, lines)}})
+	h.WaitOutput("flood", "flood-done\r\n")
+	var want strings.Builder
+	for i := 0; i < lines; i++ {
+		fmt.Fprintf(&want, "line-%d\r\n", i)
+	}
+	want.WriteString("flood-done\r\n")
+	if got := h.Now().Output("flood"); got != want.String() {
+		t.Fatalf("the flood reached its host as %d bytes, want the %d it wrote", len(got), want.Len())
+	}
+	if log := s.log(); !strings.Contains(log, `terminal "flood": journal on disk`) || !strings.Contains(log, "no space left on device") {
+		t.Fatalf("the server's log does not say the disk is full:\n%s", log)
+	}
+
+	h.Open(proto.Open{TerminalID: "late", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo late-ok; exec cat"}})
+	h.WaitOutput("late", "late-ok\r\n")
+	h.Input("other", "still here\n")
+	h.WaitOutput("other", "still here\r\nstill here\r\n")
+	h.Input("flood", "typed\n")
+	h.WaitOutput("flood", "typed\r\ntyped\r\n")
+	// Each says, in LIST and --list, that its output no longer reaches
+	// the directory.
+	l := list(t, h)
+	for _, id := range []string{"other", "flood", "late"} {
+		if e, ok := entry(l, id); !ok || e.Exited || !e.Attached || !strings.Contains(e.JournalDirError, "no space left on device") {
+			t.Fatalf("%s after the disk filled: %+v", id, e)
+		}
+	}
+	if out, err := s.run("--list"); err != nil || strings.Count(out, "not on disk") != 3 {
+		t.Fatalf("--list after the disk filled: %v\n%s", err, out)
+	}
+}
