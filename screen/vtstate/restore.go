@@ -213,6 +213,54 @@ func (s *State) AppendCursorAt(b []byte, row, col int) []byte {
 	return append(b, 'H')
 }
 
+// AppendDefaults brings an emulator that shows s back to the modes of a
+// terminal nobody wrote to, without moving the cursor or clearing
+// anything: it leaves the alternate screen (as the program would have),
+// then DECSTR resets the pen, region, margins, origin, wrap and insert
+// modes, cursor keys, keypad, character sets and cursor visibility; the
+// rest is reset one by one where the program changed it: the other
+// private modes (mouse tracking and encoding, focus events, bracketed
+// paste, reverse video...), newline mode, the cursor's shape, the kitty
+// keyboard flags and modifyOtherKeys. The title stays. It is what
+// follows a dead terminal's old screen before a new program's output.
+func (s *State) AppendDefaults(b []byte) []byte {
+	if s.Alt {
+		if s.KittySeen { // each screen has its own flags
+			b = Kitty{}.append(b)
+		}
+		b = appendSet(b, true, s.AltMode, false)
+	}
+	b = append(b, "\x1b[!p"...)
+	initial := Initial(s.Cols, s.Rows)
+	for i, m := range privModes {
+		bit := uint64(1) << i
+		// DECSTR turned origin mode off; ?6 would home the cursor.
+		if m == 6 || s.PrivateSeen&bit == 0 {
+			continue
+		}
+		b = appendSet(b, true, m, initial.Private&bit != 0)
+	}
+	if s.Mouse != 0 {
+		b = appendSet(b, true, s.Mouse, false)
+	}
+	if s.MouseEnc != 0 {
+		b = appendSet(b, true, s.MouseEnc, false)
+	}
+	if s.Newline {
+		b = appendSet(b, false, 20, false)
+	}
+	if s.ShapeSeen {
+		b = append(b, "\x1b[0 q"...)
+	}
+	if s.KittySeen {
+		b = Kitty{}.append(b)
+	}
+	if s.ModifyOtherKeys >= 0 {
+		b = append(b, "\x1b[>4m"...)
+	}
+	return b
+}
+
 // AppendCursorVisible shows or hides the cursor as s has it.
 func (s *State) AppendCursorVisible(b []byte) []byte {
 	return appendSet(b, true, 25, s.CursorVisible())

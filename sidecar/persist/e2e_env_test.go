@@ -137,8 +137,11 @@ func TestRevivedTerminalKeepsTheBridgesEnvironment(t *testing.T) {
 		h.SendJSON(proto.TypeRevive, proto.Revive{TerminalID: id})
 		h.WaitControl(proto.TypeOpened, id)
 	}
-	// Each revived terminal shows its old screen (the repaint ends by
-	// resetting the attributes), then its new run.
-	h.WaitOutput("sh", "\x1b[0m\r\nserver=yes bridge= open= end")
-	h.WaitOutput("other", "\x1b[0m\r\nserver= bridge=yes open=yes end")
+	// Each revived terminal shows its old screen, then its new run: the
+	// same line twice.
+	for id, line := range map[string]string{"sh": "server=yes bridge= open= end\r\n", "other": "server= bridge=yes open=yes end\r\n"} {
+		h.MustUntil(id+"'s old screen, then its new run", func(sn hosttest.Snapshot) bool {
+			return strings.Count(sn.Output(id), line) == 2
+		})
+	}
 }

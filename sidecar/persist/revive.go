@@ -5,7 +5,6 @@ package persist
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"time"
 
@@ -302,9 +301,13 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 	nt.start()
 }
 
-// renderScreen is the repaint of st (the SNAPSHOT's data), with the
-// attributes reset and the cursor on a new line after it, where the new
-// program's output begins.
+// renderScreen is the repaint of st (the SNAPSHOT's data), then the
+// terminal's modes back at their defaults (the main screen shown, no
+// mouse reporting, no bracketed paste...: vtstate.AppendDefaults), and
+// the cursor on a new line, where the new program's output begins. The
+// new program is most often a shell, which the dead one's modes (a vim
+// it ran, say) would leave in the alternate screen with the mouse
+// reporting into it.
 func renderScreen(st snapshotTail) []byte {
 	f, err := proto.NewReader(bytes.NewReader(st.frame())).ReadFrame()
 	if err != nil || f.Type != proto.TypeSnapshot {
@@ -314,5 +317,7 @@ func renderScreen(st snapshotTail) []byte {
 	if json.Unmarshal(f.Body, &sn) != nil || sn.Data == "" {
 		return nil
 	}
-	return fmt.Appendf(nil, "%s\x1b[0m\r\n", sn.Data)
+	b := append([]byte(sn.Data), "\x1b[0m"...)
+	b = st.final.AppendDefaults(b)
+	return append(b, "\r\n"...)
 }

@@ -175,10 +175,9 @@ func (st snapshotTail) frame() []byte {
 	// at most).
 	starts := make([]int32, 0, min(st.size, snapshotScrollback+snapshotRing)+st.rows+1)
 	var line []byte
-	// The main screen's lines come from the screen, but when the
-	// alternate screen is shown and nothing primed the screen for it:
-	// what the tail drew there is the alternate screen's (appendRestore).
-	mainShown := !st.final.Alt || sc.AltScreen()
+	// mainShown says the screen's main lines are the main screen's: set
+	// once the tail is in (add draws the screen's lines after it).
+	var mainShown bool
 	add := func(n int) {
 		starts = append(starts, int32(len(b)))
 		switch {
@@ -204,6 +203,14 @@ func (st snapshotTail) frame() []byte {
 		}
 	}
 	scrollback := len(starts)
+	// The main screen's lines come from the screen, but when the
+	// alternate screen is shown and the screen, after the tail, does
+	// not show it (the tail began after the program entered it, and
+	// nothing primed the screen for it): what the tail drew is then the
+	// alternate screen's (appendRestore draws it there). A tail that
+	// holds the entry, primed or not, leaves the screen on the
+	// alternate screen with the main one's lines behind it.
+	mainShown = !st.final.Alt || sc.AltScreen()
 	for n := 1; n <= st.rows; n++ {
 		add(n)
 	}

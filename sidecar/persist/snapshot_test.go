@@ -416,34 +416,112 @@ func TestSnapshotKeepsTheMarginsAndTitles(t *testing.T) {
 		{"icon pushed alone", "\x1b]0;both\x07\x1b[22;1t\x1b]2;other\x07", "\x1b[23;1t"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			tr := newTracker(cols, rows, 1<<20)
-			tr.Write([]byte(tc.tail))
-			st := snapshotTail{id: "s", cols: cols, rows: rows, tail: [][]byte{[]byte(tc.tail)}, size: len(tc.tail), final: tr.State()}
-			snap := decodeSnapshot(t, st.frame())
+		t.Run(tc.name, func(t *testing.T) { snapshotThen(t, cols, rows, tc.tail, tc.after) })
+	}
+}
 
-			want := screen.New(cols, rows, screen.Options{})
-			want.Write([]byte(tc.tail + tc.after))
-			got := screen.New(cols, rows, screen.Options{})
-			got.Write([]byte(snap.Data + tc.after))
-			for n := 1; n <= rows; n++ {
-				if g, w := got.Line(n, true), want.Line(n, true); g != w {
-					t.Errorf("line %d after the snapshot and %q: %q, after the stream %q", n, tc.after, g, w)
-				}
-			}
-			gr, gc := got.Cursor()
-			wr, wc := want.Cursor()
-			if gr != wr || gc != wc {
-				t.Errorf("cursor %d,%d, after the stream %d,%d", gr, gc, wr, wc)
-			}
-			gl, grt := got.Margins()
-			wl, wrt := want.Margins()
-			if gl != wl || grt != wrt || got.PrivateMode(69) != want.PrivateMode(69) {
-				t.Errorf("margins %d-%d (DECLRMM %v), after the stream %d-%d (%v)", gl, grt, got.PrivateMode(69), wl, wrt, want.PrivateMode(69))
-			}
-			if g, w := got.Title(), want.Title(); g != w {
-				t.Errorf("title %q, after the stream %q", g, w)
-			}
+// snapshotThen checks that a screen fed the SNAPSHOT of tail (with no
+// checkpoint: the tail is the whole stream) and then after shows what a
+// screen fed tail and after shows: lines, cursor, margins and title.
+func snapshotThen(t *testing.T, cols, rows int, tail, after string) {
+	t.Helper()
+	tr := newTracker(uint16(cols), uint16(rows), 1<<20)
+	tr.Write([]byte(tail))
+	st := snapshotTail{id: "s", cols: cols, rows: rows, tail: [][]byte{[]byte(tail)}, size: len(tail), final: tr.State()}
+	snap := decodeSnapshot(t, st.frame())
+
+	want := screen.New(cols, rows, screen.Options{})
+	want.Write([]byte(tail + after))
+	got := screen.New(cols, rows, screen.Options{})
+	got.Write([]byte(snap.Data + after))
+	for n := 1; n <= rows; n++ {
+		if g, w := got.Line(n, true), want.Line(n, true); g != w {
+			t.Errorf("line %d after the snapshot and %q: %q, after the stream %q", n, after, g, w)
+		}
+	}
+	gr, gc := got.Cursor()
+	wr, wc := want.Cursor()
+	if gr != wr || gc != wc {
+		t.Errorf("cursor %d,%d, after the stream %d,%d", gr, gc, wr, wc)
+	}
+	gl, grt := got.Margins()
+	wl, wrt := want.Margins()
+	if gl != wl || grt != wrt || got.PrivateMode(69) != want.PrivateMode(69) {
+		t.Errorf("margins %d-%d (DECLRMM %v), after the stream %d-%d (%v)", gl, grt, got.PrivateMode(69), wl, wrt, want.PrivateMode(69))
+	}
+	if g, w := got.Title(), want.Title(); g != w {
+		t.Errorf("title %q, after the stream %q", g, w)
+	}
+}
+
+// TestSnapshotKeepsTheMainScreenBehindTheAlternate: a program that
+// entered the alternate screen within the snapshot's tail, in a journal
+// too young for a checkpoint (the tail is all there is): the main
+// screen's lines are in the SNAPSHOT, behind the alternate screen, so
+// that the program's leaving it shows them. They were drawn blank.
+func TestSnapshotKeepsTheMainScreenBehindTheAlternate(t *testing.T) {
+	const cols, rows = 30, 6
+	shell := "$ ls\r\nfile-a  file-b\r\n$ vim file-a\r\n"
+	for _, mode := range []string{"1049", "1047", "47"} {
+		t.Run(mode, func(t *testing.T) {
+			snapshotThen(t, cols, rows, shell+"\x1b7\x1b[?"+mode+"h\x1b[H\x1b[2Jvim's screen\x1b[3;3Hx", "\x1b[?"+mode+"l\x1b8$ ")
 		})
+	}
+}
+
+// TestRevivedScreenStartsAtDefaults: a revived terminal's first output,
+// the dead one's screen, leaves the terminal as a new program expects to
+// find it: the main screen shown with the lines the dead program left
+// there, and the modes it set (mouse reporting, bracketed paste, cursor
+// keys, keypad, a region, the cursor style, the kitty flags) back at
+// their defaults, for the host's emulator and for the new terminal's
+// own tracker alike; the title stays.
+func TestRevivedScreenStartsAtDefaults(t *testing.T) {
+	const cols, rows = 30, 8
+	tail := "\x1b]2;editing\x07$ ls\r\nfile-a  file-b\r\n$ vim file-a\r\n" +
+		"\x1b[?1049h\x1b[H\x1b[2J\x1b[?1000h\x1b[?1006h\x1b[?2004h\x1b[?1004h\x1b[?1h\x1b=\x1b[2;6r\x1b[?6h" +
+		"\x1b[5 q\x1b[>1u\x1b[>4;2m\x1b[20h\x1b[?69h\x1b[3;20s\x1b[1;1Hvim's own screen"
+	tr := newTracker(cols, rows, 1<<20)
+	tr.Write([]byte(tail))
+	st := snapshotTail{id: "s", cols: cols, rows: rows, tail: [][]byte{[]byte(tail)}, size: len(tail), final: tr.State()}
+	seed := renderScreen(st)
+
+	sc := screen.New(cols, rows, screen.Options{})
+	sc.Write(append(seed, "new$ "...))
+	if sc.AltScreen() {
+		t.Fatal("the revived terminal shows the alternate screen")
+	}
+	for _, m := range []int{1, 6, 69, 1000, 1004, 1006, 2004} {
+		if sc.PrivateMode(m) {
+			t.Errorf("mode ?%d still set", m)
+		}
+	}
+	if top, bottom := sc.ScrollRegion(); top != 0 || bottom != rows-1 || sc.AppKeypad() || sc.NewlineMode() || sc.CursorStyle() != 0 {
+		t.Errorf("region %d-%d, keypad %v, newline %v, cursor style %d", top, bottom, sc.AppKeypad(), sc.NewlineMode(), sc.CursorStyle())
+	}
+	if l, r := sc.Margins(); l != 0 || r != cols-1 {
+		t.Errorf("margins %d-%d", l, r)
+	}
+	var lines []string
+	for n := 1; n <= rows; n++ {
+		lines = append(lines, strings.TrimRight(sc.Line(n, false), " "))
+	}
+	got := strings.Join(lines, "\n")
+	// The new program starts on the line after the cursor the dead one
+	// saved as it entered the alternate screen.
+	if !strings.Contains(got, "file-a  file-b\n$ vim file-a\n\nnew$") || strings.Contains(got, "vim's own screen") {
+		t.Errorf("the revived screen shows:\n%s", got)
+	}
+	if sc.Title() != "editing" {
+		t.Errorf("title %q", sc.Title())
+	}
+
+	nt := newTracker(cols, rows, 1<<20)
+	nt.Write(seed)
+	ns := nt.State()
+	init := vtstate.Initial(cols, rows)
+	if ns.Alt || ns.Mouse != 0 || ns.MouseEnc != 0 || ns.Private != init.Private || ns.Keypad || ns.Newline ||
+		!ns.FullRegion() || ns.Right != 0 || ns.Shape != 0 || ns.Kitty != init.Kitty || ns.ModifyOtherKeys > 0 {
+		t.Errorf("the new terminal's tracker after the old screen: %+v", ns)
 	}
 }
