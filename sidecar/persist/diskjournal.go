@@ -224,8 +224,8 @@ type diskStore struct {
 	// (LIST holds the terminal's lock, and the store's is taken under
 	// other locks).
 	failure atomic.Pointer[string]
-	gone     bool   // removed
-	hdr      [diskRecordHeader]byte
+	gone    bool // removed
+	hdr     [diskRecordHeader]byte
 	// dead is set for a store a previous server left: its terminal is
 	// dead, and the bound drops it first.
 	dead bool
