@@ -212,7 +212,7 @@ export interface PersistentTerminal {
   viewers?: PersistentViewer[];
   /** Left by a server that died (--journal-dir, docs/persist.md): attach() replays what was kept, revive() starts it again. */
   dead?: boolean;
-  /** With --journal-dir: why its output no longer reaches the directory (a full disk, say); it runs on. */
+  /** With --journal-dir: why its output no longer reaches the directory (a full disk, say); it runs on, and this clears once the disk has room again. */
   journalDirError?: string;
 }
 

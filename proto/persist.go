@@ -122,7 +122,8 @@ type ListedTerminal struct {
 	// output is no longer written to the directory (or never was): why
 	// (a full disk, say). The terminal runs on, its journal in memory
 	// whole; what it writes from then on would not survive a crash of
-	// the server.
+	// the server, until the disk has room again and the server writes
+	// the journal there anew (then the field is gone).
 	JournalDirError string `json:"journalDirError,omitempty"`
 }
 

@@ -224,6 +224,12 @@ type diskStore struct {
 	// (LIST holds the terminal's lock, and the store's is taken under
 	// other locks).
 	failure atomic.Pointer[string]
+	// healAt is when, after a failed write, the terminal's reader next
+	// tries a new store in this one's place (UnixNano; 0: never).
+	healAt atomic.Int64
+	// quiet keeps a failure off the log: a store being tried in a failed
+	// one's place, whose failure the log already told.
+	quiet bool
 	gone    bool // removed
 	hdr     [diskRecordHeader]byte
 	// dead is set for a store a previous server left: its terminal is
@@ -360,7 +366,42 @@ func (s *diskStore) failLocked(err error) {
 	s.broken = true
 	msg := err.Error()
 	s.failure.Store(&msg)
+	s.postponeHeal()
+	if s.quiet {
+		return
+	}
 	s.d.logf("terminal %q: journal on disk (%s): %v; no more of its output is written there", s.meta.ID, s.dir, err)
+}
+
+// diskHealEvery is how often a terminal whose store failed looks for
+// room for a new one (term.healDiskLocked): a disk that filled up may
+// have room again. Looking is one statfs(2); a new store is tried only
+// once the disk has room for the whole journal and diskHealSpare more.
+const (
+	diskHealEvery = time.Second
+	diskHealSpare = 1 << 20
+)
+
+// healDue reports whether the store failed and it is time to try a new
+// one in its place.
+func (s *diskStore) healDue() bool {
+	if s == nil {
+		return false
+	}
+	at := s.healAt.Load()
+	return at != 0 && time.Now().UnixNano() >= at
+}
+
+func (s *diskStore) postponeHeal() { s.healAt.Store(time.Now().Add(diskHealEvery).UnixNano()) }
+
+// appendAll writes p, the bytes from offset off, as records of at most
+// a read's size each (recovery takes a longer one for a corrupt length).
+func (s *diskStore) appendAll(p []byte, off uint64) {
+	for len(p) > 0 {
+		n := min(len(p), readChunk)
+		s.append(p[:n], off)
+		p, off = p[n:], off+uint64(n)
+	}
 }
 
 // problem is why the store stopped writing, "" while it writes.

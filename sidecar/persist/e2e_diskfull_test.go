@@ -5,10 +5,12 @@ package persist_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
 	"golang.org/x/sys/unix"
 )
@@ -29,17 +31,27 @@ func smallDisk(t *testing.T, size int) string {
 	return dir
 }
 
-// TestJournalDirFullDisk: --journal-dir on a disk that fills up. The
-// flooding terminal's journal on disk stops (the server says so on its
-// log, in LIST and in --list), and nothing else does: the flood reaches
-// its host byte for byte, a terminal opened once the disk is full opens
-// and runs, another terminal echoes.
+// TestJournalDirFullDisk: --journal-dir on a disk that fills up, and then
+// has room again.
+//   - Full: the flooding terminal's journal on disk stops (the server
+//     says so on its log, in LIST and in --list), and nothing else does:
+//     the flood reaches its host byte for byte, a terminal opened once
+//     the disk is full opens and runs, another terminal echoes.
+//   - Room again: a stopped journal is written anew, the whole journal,
+//     as its terminal goes on (LIST's error clears), so that a crash of
+//     the server after that loses nothing of it.
 func TestJournalDirFullDisk(t *testing.T) {
 	t.Parallel()
-	disk := smallDisk(t, 128<<10)
+	const size = 2 << 20
+	disk := smallDisk(t, size)
+	filler := filepath.Join(disk, "filler")
+	if err := os.WriteFile(filler, make([]byte, size-112<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	s := newServer(t)
 	jdir := filepath.Join(disk, "journals")
-	h := s.host("--journal-dir", jdir, "--journal", fmt.Sprint(1<<20))
+	flags := []string{"--journal-dir", jdir, "--journal", fmt.Sprint(1 << 20)}
+	h := s.host(flags...)
 
 	h.Open(proto.Open{TerminalID: "other", Cols: 80, Rows: 24, Cmd: "/bin/cat"})
 	h.WaitControl(proto.TypeOpened, "other")
@@ -78,5 +90,39 @@ func TestJournalDirFullDisk(t *testing.T) {
 	}
 	if out, err := s.run("--list"); err != nil || strings.Count(out, "not on disk") != 3 {
 		t.Fatalf("--list after the disk filled: %v\n%s", err, out)
+	}
+
+	// Room again: the flood's terminal writes its journal anew with its
+	// next output. ("late" never had one: it stays as it is.)
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	listUntil(t, h, "the flood's journal on disk again", func(l proto.Listed) bool {
+		n++
+		h.Input("flood", fmt.Sprintf("again-%d\n", n))
+		e, _ := entry(l, "flood")
+		return e.JournalDirError == ""
+	})
+	if !strings.Contains(s.log(), `terminal "flood": journal on disk again`) {
+		t.Fatalf("the server's log does not say the journal is on disk again:\n%s", s.log())
+	}
+	h.Input("flood", "last\n")
+	// Its echo, and cat's copy after the lines typed before it.
+	seen := h.MustUntil("the last line, echoed and copied", func(sn hosttest.Snapshot) bool {
+		return strings.Count(sn.Output("flood"), "last\r\n") == 2 && strings.HasSuffix(sn.Output("flood"), "last\r\n")
+	}).Output("flood")
+
+	killServer(t, s)
+	h.WaitExit(hosttest.Timeout)
+	h2 := s.host(flags...)
+	e, ok := entry(list(t, h2), "flood")
+	if !ok || !e.Dead || e.Produced != uint64(len(seen)) || e.Start != 0 {
+		t.Fatalf("the flood's terminal after the crash: %+v (the host saw %d bytes)", e, len(seen))
+	}
+	h2.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "flood"})
+	h2.WaitControl(proto.TypeExit, "flood")
+	if got := h2.Now().Output("flood"); got != seen {
+		t.Fatalf("recovered %d bytes, not the %d the host saw", len(got), len(seen))
 	}
 }

@@ -5,6 +5,7 @@ package persist
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"time"
 
@@ -143,8 +144,53 @@ func (s *Server) diskCreateMeta(m diskMeta, start uint64, seed []byte) (*diskSto
 		s.logf("terminal %q: no journal on disk: %v", m.ID, err)
 		return nil, err.Error()
 	}
-	st.append(seed, start)
+	st.appendAll(seed, start)
 	return st, ""
+}
+
+// healDiskLocked replaces the terminal's journal on disk, which a failed
+// write stopped (a full disk), by a new one holding the whole journal,
+// if the disk takes it now; else it tries again diskHealEvery later.
+// The reader calls it, between reads: nothing else appends meanwhile,
+// and reading stays set so that a live upgrade's freeze waits for it.
+// The old store's files go once the new one holds everything.
+func (t *term) healDiskLocked() {
+	old := t.disk
+	if free, ok := freeBytes(t.s.disk.path); ok && free < int64(t.j.end-t.j.start)+diskHealSpare {
+		old.postponeHeal()
+		return
+	}
+	m := old.copyMeta()
+	start, seed := t.j.start, t.j.bytes()
+	t.reading = true
+	t.mu.Unlock()
+	m.Dead, m.Exited, m.ExitCode, m.Signal = false, false, nil, ""
+	ns, err := t.s.disk.create(m, start)
+	if err == nil {
+		ns.mu.Lock()
+		ns.quiet = true
+		ns.mu.Unlock()
+		ns.appendAll(seed, start)
+		if p := ns.problem(); p != "" {
+			ns.remove()
+			err = errors.New(p)
+		}
+		ns.mu.Lock()
+		ns.quiet = false
+		ns.mu.Unlock()
+	}
+	if err != nil {
+		old.postponeHeal() // quietly: the log said it stopped
+	} else {
+		old.remove()
+		t.logf("journal on disk again (%s): the whole journal, from offset %d", ns.dir, start)
+	}
+	t.mu.Lock()
+	if err == nil {
+		t.disk = ns
+	}
+	t.reading = false
+	t.broadcastLocked()
 }
 
 // diskDropped drops the terminal whose files the directory's bound

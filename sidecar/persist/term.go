@@ -266,6 +266,9 @@ func (t *term) readLoop() {
 	out := newOutputFrame(t.id)
 	for {
 		t.mu.Lock()
+		if t.disk.healDue() && !t.frozen {
+			t.healDiskLocked()
+		}
 		var r, r2 []byte
 		for {
 			if t.frozen {
