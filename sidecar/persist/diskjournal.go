@@ -230,8 +230,8 @@ type diskStore struct {
 	// quiet keeps a failure off the log: a store being tried in a failed
 	// one's place, whose failure the log already told.
 	quiet bool
-	gone    bool // removed
-	hdr     [diskRecordHeader]byte
+	gone  bool // removed
+	hdr   [diskRecordHeader]byte
 	// dead is set for a store a previous server left: its terminal is
 	// dead, and the bound drops it first.
 	dead bool
