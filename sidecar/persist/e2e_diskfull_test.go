@@ -37,9 +37,10 @@ func smallDisk(t *testing.T, size int) string {
 //     says so on its log, in LIST and in --list), and nothing else does:
 //     the flood reaches its host byte for byte, a terminal opened once
 //     the disk is full opens and runs, another terminal echoes.
-//   - Room again: a stopped journal is written anew, the whole journal,
-//     as its terminal goes on (LIST's error clears), so that a crash of
-//     the server after that loses nothing of it.
+//   - Room again: a stopped journal, or one that could not be made, is
+//     written anew, the whole journal, as its terminal goes on (LIST's
+//     error clears), so that a crash of the server after that loses
+//     nothing of it.
 func TestJournalDirFullDisk(t *testing.T) {
 	t.Parallel()
 	const size = 2 << 20
@@ -92,37 +93,56 @@ func TestJournalDirFullDisk(t *testing.T) {
 		t.Fatalf("--list after the disk filled: %v\n%s", err, out)
 	}
 
-	// Room again: the flood's terminal writes its journal anew with its
-	// next output. ("late" never had one: it stays as it is.)
+	// Room again: each terminal writes its journal anew with its next
+	// output, "late" too, whose journal on disk was never made.
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
+	ids := []string{"other", "flood", "late"}
 	n := 0
-	listUntil(t, h, "the flood's journal on disk again", func(l proto.Listed) bool {
+	listUntil(t, h, "every journal on disk again", func(l proto.Listed) bool {
 		n++
-		h.Input("flood", fmt.Sprintf("again-%d\n", n))
-		e, _ := entry(l, "flood")
-		return e.JournalDirError == ""
+		healed := 0
+		for _, id := range ids {
+			h.Input(id, fmt.Sprintf("again-%d\n", n))
+			if e, ok := entry(l, id); ok && e.JournalDirError == "" {
+				healed++
+			}
+		}
+		return healed == len(ids)
 	})
-	if !strings.Contains(s.log(), `terminal "flood": journal on disk again`) {
-		t.Fatalf("the server's log does not say the journal is on disk again:\n%s", s.log())
+	for _, id := range ids {
+		if !strings.Contains(s.log(), `terminal "`+id+`": journal on disk again`) {
+			t.Fatalf("the server's log does not say %s's journal is on disk again:\n%s", id, s.log())
+		}
 	}
-	h.Input("flood", "last\n")
-	// Its echo, and cat's copy after the lines typed before it.
-	seen := h.MustUntil("the last line, echoed and copied", func(sn hosttest.Snapshot) bool {
-		return strings.Count(sn.Output("flood"), "last\r\n") == 2 && strings.HasSuffix(sn.Output("flood"), "last\r\n")
-	}).Output("flood")
-
+	// Then a crash loses none of it.
+	for _, id := range ids {
+		h.Input(id, "last\n")
+	}
+	// Each line's echo, and cat's copy after the lines typed before it.
+	sn := h.MustUntil("the last lines, echoed and copied", func(sn hosttest.Snapshot) bool {
+		for _, id := range ids {
+			if out := sn.Output(id); strings.Count(out, "last\r\n") != 2 || !strings.HasSuffix(out, "last\r\n") {
+				return false
+			}
+		}
+		return true
+	})
 	killServer(t, s)
 	h.WaitExit(hosttest.Timeout)
 	h2 := s.host(flags...)
-	e, ok := entry(list(t, h2), "flood")
-	if !ok || !e.Dead || e.Produced != uint64(len(seen)) || e.Start != 0 {
-		t.Fatalf("the flood's terminal after the crash: %+v (the host saw %d bytes)", e, len(seen))
-	}
-	h2.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "flood"})
-	h2.WaitControl(proto.TypeExit, "flood")
-	if got := h2.Now().Output("flood"); got != seen {
-		t.Fatalf("recovered %d bytes, not the %d the host saw", len(got), len(seen))
+	l = list(t, h2)
+	for _, id := range ids {
+		seen := sn.Output(id)
+		e, ok := entry(l, id)
+		if !ok || !e.Dead || e.Produced != uint64(len(seen)) || e.Start != 0 {
+			t.Fatalf("%s after the crash: %+v (the host saw %d bytes)", id, e, len(seen))
+		}
+		h2.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: id})
+		h2.WaitControl(proto.TypeExit, id)
+		if got := h2.Now().Output(id); got != seen {
+			t.Fatalf("%s: recovered %q, not the %d bytes the host saw", id, got[:min(len(got), 200)], len(seen))
+		}
 	}
 }

@@ -272,9 +272,9 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		c.errorf(o.TerminalID, "%s", err.Error())
 		return
 	}
-	disk, problem := s.diskCreate(o, c.env, size, park, proc.Pid(), nil)
+	disk, later := s.diskCreate(o, c.env, size, park, proc.Pid(), nil)
 	t.mu.Lock()
-	t.proc, t.pid, t.disk, t.diskProblem = proc, proc.Pid(), disk, problem
+	t.proc, t.pid, t.disk, t.diskLater = proc, proc.Pid(), disk, later
 	t.enterLocked(engine.Live)
 	t.mu.Unlock()
 	s.watch(proc)
@@ -367,9 +367,10 @@ func (s *Server) list() proto.Listed {
 			e.Detached = proto.DetachedPark
 		}
 		e.Viewers = t.listedViewersLocked()
-		e.JournalDirError = t.diskProblem
 		if t.disk != nil {
 			e.JournalDirError = t.disk.problem()
+		} else if t.diskLater != nil {
+			e.JournalDirError = t.diskLater.why
 		}
 		if t.exitedLocked() {
 			e.ExitCode, e.Signal = t.exit.ExitCode, t.exit.Signal

@@ -111,7 +111,7 @@ func (s *Server) adoptStore(t *term, r recovered) bool {
 		// the journal the upgrade handed over.
 		s.logf("terminal %q: journal on disk ends at %d, the journal at %d: written again", m.ID, r.store.end, t.j.end)
 		r.store.remove()
-		t.disk, t.diskProblem = s.diskCreateMeta(m, t.j.start, t.j.bytes())
+		t.disk, t.diskLater = s.diskCreateMeta(m, t.j.start, t.j.bytes())
 		return true
 	} else if err := r.store.reopen(); err != nil {
 		s.logf("terminal %q: %v", m.ID, err)
@@ -120,14 +120,25 @@ func (s *Server) adoptStore(t *term, r recovered) bool {
 	return true
 }
 
+// diskLater is a terminal's journal on disk that could not be made:
+// what to make, when to try again (term.healDiskLocked), and why it
+// could not.
+type diskLater struct {
+	meta diskMeta
+	at   time.Time
+	why  string
+}
+
+func (l *diskLater) due() bool { return l != nil && !time.Now().Before(l.at) }
+
 // diskCreate starts the journal on disk of a terminal just opened, with
 // seed as its first bytes. It is nil without a journal directory, or if
-// it cannot be made: the terminal runs anyway, the log says why, and so
-// does problem (for LIST). base is the environment o.Env was merged over
-// (nil: the server's).
-func (s *Server) diskCreate(o proto.Open, base []string, journal int, park bool, pid int, seed []byte) (st *diskStore, problem string) {
+// it cannot be made: the terminal runs anyway, the log says why, and
+// later says what to make again (and why, for LIST). base is the
+// environment o.Env was merged over (nil: the server's).
+func (s *Server) diskCreate(o proto.Open, base []string, journal int, park bool, pid int, seed []byte) (*diskStore, *diskLater) {
 	if s.disk == nil {
-		return nil, ""
+		return nil, nil
 	}
 	if base == nil {
 		base = os.Environ()
@@ -137,30 +148,43 @@ func (s *Server) diskCreate(o proto.Open, base []string, journal int, park bool,
 	return s.diskCreateMeta(m, 0, seed)
 }
 
-func (s *Server) diskCreateMeta(m diskMeta, start uint64, seed []byte) (*diskStore, string) {
+func (s *Server) diskCreateMeta(m diskMeta, start uint64, seed []byte) (*diskStore, *diskLater) {
 	m.Dead, m.Exited, m.ExitCode, m.Signal = false, false, nil, ""
 	st, err := s.disk.create(m, start)
 	if err != nil {
 		s.logf("terminal %q: no journal on disk: %v", m.ID, err)
-		return nil, err.Error()
+		return nil, &diskLater{meta: m, at: time.Now().Add(diskHealEvery), why: err.Error()}
 	}
 	st.appendAll(seed, start)
-	return st, ""
+	return st, nil
 }
 
 // healDiskLocked replaces the terminal's journal on disk, which a failed
-// write stopped (a full disk), by a new one holding the whole journal,
-// if the disk takes it now; else it tries again diskHealEvery later.
-// The reader calls it, between reads: nothing else appends meanwhile,
-// and reading stays set so that a live upgrade's freeze waits for it.
-// The old store's files go once the new one holds everything.
+// write stopped (a full disk) or which could not be made, by a new one
+// holding the whole journal, if the disk takes it now; else it tries
+// again diskHealEvery later. The reader calls it, between reads: nothing
+// else appends meanwhile, and reading stays set so that a live upgrade's
+// freeze waits for it. The old store's files go once the new one holds
+// everything.
 func (t *term) healDiskLocked() {
 	old := t.disk
+	later := func() {
+		if old != nil {
+			old.postponeHeal()
+		} else {
+			t.diskLater.at = time.Now().Add(diskHealEvery)
+		}
+	}
 	if free, ok := freeBytes(t.s.disk.path); ok && free < int64(t.j.end-t.j.start)+diskHealSpare {
-		old.postponeHeal()
+		later()
 		return
 	}
-	m := old.copyMeta()
+	var m diskMeta
+	if old != nil {
+		m = old.copyMeta()
+	} else {
+		m = t.diskLater.meta
+	}
 	start, seed := t.j.start, t.j.bytes()
 	t.reading = true
 	t.mu.Unlock()
@@ -179,15 +203,15 @@ func (t *term) healDiskLocked() {
 		ns.quiet = false
 		ns.mu.Unlock()
 	}
-	if err != nil {
-		old.postponeHeal() // quietly: the log said it stopped
-	} else {
+	if err == nil {
 		old.remove()
 		t.logf("journal on disk again (%s): the whole journal, from offset %d", ns.dir, start)
 	}
 	t.mu.Lock()
 	if err == nil {
-		t.disk = ns
+		t.disk, t.diskLater = ns, nil
+	} else {
+		later() // quietly: the log said it stopped
 	}
 	t.reading = false
 	t.broadcastLocked()
@@ -337,10 +361,10 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 	s.reserved += int64(nt.quota)
 	s.mu.Unlock()
 	s.logf("terminal %q revived (%s): %s, pid %d", id, r.frame, o.Cmd, nt.pid)
-	disk, problem := s.diskCreate(o, r.base, r.quota, r.park, nt.pid, screen)
+	disk, later := s.diskCreate(o, r.base, r.quota, r.park, nt.pid, screen)
 	s.watch(proc)
 	nt.mu.Lock()
-	nt.disk, nt.diskProblem = disk, problem
+	nt.disk, nt.diskLater = disk, later
 	nt.enterLocked(engine.Live)
 	nt.mu.Unlock()
 	nt.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: id, PID: nt.pid, Features: proto.PersistFeatures})

@@ -114,9 +114,10 @@ type term struct {
 	// disk is the terminal's journal on disk (--journal-dir), nil
 	// without one; the reader appends to it (diskjournal.go).
 	disk *diskStore
-	// diskProblem says why a terminal of a server with --journal-dir
-	// has no disk, when it could not be made (LIST's journalDirError).
-	diskProblem string
+	// diskLater, for a terminal of a server with --journal-dir whose
+	// journal on disk could not be made, is what to make and why it
+	// could not (LIST's journalDirError).
+	diskLater *diskLater
 	// dead says the terminal was recovered from the journal directory
 	// of a server that died: it has no child, only bytes (revive.go).
 	dead bool
@@ -266,7 +267,7 @@ func (t *term) readLoop() {
 	out := newOutputFrame(t.id)
 	for {
 		t.mu.Lock()
-		if t.disk.healDue() && !t.frozen {
+		if (t.disk.healDue() || t.diskLater.due()) && !t.frozen {
 			t.healDiskLocked()
 		}
 		var r, r2 []byte
