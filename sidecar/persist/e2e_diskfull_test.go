@@ -146,3 +146,80 @@ func TestJournalDirFullDisk(t *testing.T) {
 		}
 	}
 }
+
+// fill writes to path until the disk is full.
+func fill(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, unix.ENOSPC) {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+}
+
+// TestJournalDirFullDiskAcrossUpgrade: a terminal opened while the disk
+// is full has no journal on disk; a live upgrade hands that over with
+// the terminal, so that the new image still says so (LIST) and makes
+// the journal once the disk has room.
+func TestJournalDirFullDiskAcrossUpgrade(t *testing.T) {
+	t.Parallel()
+	disk := smallDisk(t, 2<<20)
+	s := newUpgradeServer(t)
+	jdir := filepath.Join(disk, "journals")
+	flags := []string{"--journal-dir", jdir}
+	h := s.host(flags...)
+	filler := filepath.Join(disk, "filler")
+	fill(t, filler)
+	h.Open(proto.Open{TerminalID: "c", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo before; exec cat"}})
+	h.WaitOutput("c", "before\r\n")
+	if e, ok := entry(list(t, h), "c"); !ok || !strings.Contains(e.JournalDirError, "no space left on device") {
+		t.Fatalf("opened on a full disk: %+v", e)
+	}
+	if _, n := s.upgradeTo(copyBinary(t)); n != 1 {
+		t.Fatalf("upgrade handed over %d terminals, want 1", n)
+	}
+	h.WaitExit(hosttest.Timeout)
+	h2 := s.host(flags...)
+	if e, ok := entry(list(t, h2), "c"); !ok || !strings.Contains(e.JournalDirError, "no space left on device") {
+		t.Fatalf("after the upgrade: %+v", e)
+	}
+	h2.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "c", Offset: uint64(len(h.Now().Output("c")))})
+	h2.WaitControl(proto.TypeAttached, "c")
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	listUntil(t, h2, "the journal on disk made at last", func(l proto.Listed) bool {
+		n++
+		h2.Input("c", fmt.Sprintf("line-%d\n", n))
+		e, ok := entry(l, "c")
+		return ok && e.JournalDirError == ""
+	})
+	h2.Input("c", "last\n")
+	// Its echo, and cat's copy after the lines typed before it.
+	sn := h2.MustUntil("the last line, echoed and copied", func(sn hosttest.Snapshot) bool {
+		out := sn.Output("c")
+		return strings.Count(out, "last\r\n") == 2 && strings.HasSuffix(out, "last\r\n")
+	})
+	killServer(t, s)
+	h2.WaitExit(hosttest.Timeout)
+	h3 := s.host(flags...)
+	e, ok := entry(list(t, h3), "c")
+	if !ok || !e.Dead || e.Start != 0 {
+		t.Fatalf("after the crash: %+v", e)
+	}
+	h3.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "c"})
+	h3.WaitControl(proto.TypeExit, "c")
+	if got, want := h3.Now().Output("c"), h.Now().Output("c")+sn.Output("c"); got != want {
+		t.Fatalf("recovered %q, want %q", got, want)
+	}
+}

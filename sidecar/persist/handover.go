@@ -112,6 +112,14 @@ type termState struct {
 	// VT is the mode tracker (modes.go); absent from older binaries'
 	// states, whose trackers are rebuilt from the journal.
 	VT *vtHandover `json:"vt,omitempty"`
+	// DiskLater is the journal on disk a terminal could not get (a full
+	// disk, diskLater), for the next image to make once it can.
+	DiskLater *diskLaterState `json:"diskLater,omitempty"`
+}
+
+type diskLaterState struct {
+	Meta diskMeta `json:"meta"`
+	Why  string   `json:"why"`
 }
 
 // stateHeader is the header of s's state, without its terminals; ln and
@@ -286,6 +294,9 @@ func (t *term) state() (termState, error) {
 	}
 	if t.life == engine.Closing {
 		ts.KillAt = t.killAt
+	}
+	if l := t.diskLater; l != nil {
+		ts.DiskLater = &diskLaterState{Meta: l.meta, Why: l.why}
 	}
 	ts.Input = t.input.Queued()
 	if t.life.Running() {

@@ -130,6 +130,9 @@ func (s *Server) restore(ts termState, journal []byte) {
 		t.killAt = time.Now().Add(until(ts.KillAt, engine.CloseGrace))
 		t.killer = time.AfterFunc(until(ts.KillAt, engine.CloseGrace), t.kill)
 	}
+	if l := ts.DiskLater; l != nil && s.disk != nil {
+		t.diskLater = &diskLater{meta: l.Meta, at: time.Now(), why: l.Why}
+	}
 	// Every connection ended with the upgrade: the orphan clock runs on.
 	t.orphan.ms = ts.OrphanMs
 	s.orphanedForLocked(t, until(ts.OrphanAt, s.orphanTimeout(ts.OrphanMs)))
