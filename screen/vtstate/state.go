@@ -14,6 +14,8 @@
 // package renders those from the tail.
 package vtstate
 
+import "strings"
+
 // The DEC private modes kept as plain on/off bits, by index. The order is
 // part of the handover format (State travels as JSON between server
 // images): append only.
@@ -177,8 +179,8 @@ type State struct {
 	IconSeen  bool   `json:"iconSeen,omitempty"`
 	// The title and icon name stacks (CSI 22 t pushes, CSI 23 t pops):
 	// two, as xterm.js keeps them.
-	TitleStack Stack `json:"titleStack,omitzero"`
-	IconStack  Stack `json:"iconStack,omitzero"`
+	TitleStack Stack `json:"titleStack,omitempty"`
+	IconStack  Stack `json:"iconStack,omitempty"`
 	Pen        Pen   `json:"pen,omitzero"`
 	// Saved cursors of the main and the alternate screen.
 	Saved [2]Saved `json:"saved"`
@@ -293,31 +295,39 @@ func (s *State) Margins() (left, right int) {
 // a push onto a full stack drops the oldest entry.
 const maxTitles = 10
 
-// Stack is a title stack, oldest first. An array, not a slice, so that a
-// State stays a value: checkpoints are copies of it.
-type Stack struct {
-	N int               `json:"n"`
-	S [maxTitles]string `json:"s"`
-}
+// Stack is a title stack: its entries, oldest first, each ended by a
+// NUL (which no title holds: the parser keeps no control character in
+// an OSC). A string, so that a State stays a small comparable value:
+// checkpoints are copies of it, a few dozen a terminal.
+type Stack string
+
+const stackEnd = "\x00"
 
 // Entries are the stack's entries, oldest first.
-func (k *Stack) Entries() []string { return k.S[:k.N] }
+func (k Stack) Entries() []string {
+	if k == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(k), stackEnd), stackEnd)
+}
+
+// Len is how many entries the stack holds.
+func (k Stack) Len() int { return strings.Count(string(k), stackEnd) }
 
 func (k *Stack) push(v string) {
-	if k.N == maxTitles {
-		copy(k.S[:], k.S[1:])
-		k.N--
+	if k.Len() == maxTitles {
+		_, rest, _ := strings.Cut(string(*k), stackEnd)
+		*k = Stack(rest)
 	}
-	k.S[k.N] = v
-	k.N++
+	*k += Stack(v + stackEnd)
 }
 
 func (k *Stack) pop() (string, bool) {
-	if k.N == 0 {
+	if *k == "" {
 		return "", false
 	}
-	k.N--
-	v := k.S[k.N]
-	k.S[k.N] = ""
-	return v, true
+	s := strings.TrimSuffix(string(*k), stackEnd)
+	i := strings.LastIndex(s, stackEnd)
+	*k = Stack(s[:i+1])
+	return s[i+1:], true
 }

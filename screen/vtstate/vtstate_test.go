@@ -311,12 +311,17 @@ func TestTitleStacks(t *testing.T) {
 		t.Errorf("icon stack %q", got)
 	}
 	s = feed("\x1b]0;a\x07\x1b[22t\x1b]0;b\x07\x1b[22;2t\x1b]0;c\x07\x1b[23;2t", 100).State()
-	if s.Title != "b" || s.Icon != "c" || s.TitleStack.N != 1 || s.IconStack.N != 1 {
-		t.Errorf("after a pop of the title: title %q, icon %q, stacks %d and %d", s.Title, s.Icon, s.TitleStack.N, s.IconStack.N)
+	if s.Title != "b" || s.Icon != "c" || s.TitleStack.Len() != 1 || s.IconStack.Len() != 1 {
+		t.Errorf("after a pop of the title: title %q, icon %q, stacks %d and %d", s.Title, s.Icon, s.TitleStack.Len(), s.IconStack.Len())
 	}
 	s = feed("\x1b[23t\x1b[23;1t", 100).State()
 	if s.TitleSeen || s.IconSeen {
 		t.Errorf("a pop of an empty stack set a title: %+v", s)
+	}
+	// Titles never set push as empty entries, and pop back as such.
+	s = feed("\x1b[22;2t\x1b[22;2t\x1b]2;x\x07\x1b[23;2t", 100).State()
+	if got := s.TitleStack.Entries(); s.Title != "" || !s.TitleSeen || !slices.Equal(got, []string{""}) {
+		t.Errorf("empty titles: title %q (seen %v), stack %q", s.Title, s.TitleSeen, got)
 	}
 	var b strings.Builder
 	for i := 0; i < 12; i++ {
