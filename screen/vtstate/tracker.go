@@ -40,7 +40,16 @@ type Tracker struct {
 func New(cols, rows, every int) *Tracker {
 	t := &Tracker{st: Initial(cols, rows), every: uint64(max(every, 0))}
 	t.p.MaxOSC = maxTitle
-	t.cps = []Checkpoint{{Off: 0, State: t.st}}
+	// Room for the checkpoints of a journal of sixteen intervals (the
+	// persistent server's, sidecar/persist/modes.go) and a few more at
+	// once: grown by doubling, the slice would take 32, most of them
+	// never used, and a server keeps one per terminal.
+	room := 1
+	if every > 0 {
+		room = 20
+	}
+	t.cps = make([]Checkpoint, 1, room)
+	t.cps[0] = Checkpoint{Off: 0, State: t.st}
 	return t
 }
 
@@ -102,7 +111,7 @@ func (t *Tracker) Forget(off uint64) {
 // cps (a live upgrade's handover): the caller feeds it the stream again
 // from the Pending offset the previous tracker reported.
 func Resume(st State, off uint64, every int, cps []Checkpoint) *Tracker {
-	t := &Tracker{st: st, off: off, every: uint64(max(every, 0)), cps: append([]Checkpoint(nil), cps...)}
+	t := &Tracker{st: st, off: off, every: uint64(max(every, 0)), cps: append(make([]Checkpoint, 0, max(len(cps), 20)), cps...)}
 	t.p.MaxOSC = maxTitle
 	if len(t.cps) > 0 {
 		t.lastCP = t.cps[len(t.cps)-1].Off
