@@ -185,6 +185,7 @@ func (t *term) healDiskLocked() {
 	} else {
 		m = t.diskLater.meta
 	}
+	m.Cols, m.Rows = t.cols, t.rows
 	start, seed := t.j.start, t.j.bytes()
 	t.reading = true
 	t.mu.Unlock()
@@ -210,6 +211,9 @@ func (t *term) healDiskLocked() {
 	t.mu.Lock()
 	if err == nil {
 		t.disk, t.diskLater = ns, nil
+		if t.cols != m.Cols || t.rows != m.Rows {
+			ns.resized(t.cols, t.rows) // a RESIZE came meanwhile
+		}
 	} else {
 		later() // quietly: the log said it stopped
 	}
