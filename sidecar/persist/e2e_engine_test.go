@@ -22,19 +22,24 @@ import (
 // the process table finds: its terminal's descriptor in flight in a
 // socket that a process outside the session holds and never reads. Only
 // hanging the PTY up from our side ends the terminal. The keeper's pid
-// is printed for the test to end it.
+// is printed for the test to end it, once the keeper has left the
+// session: until then the scan at the child's exit finds and kills it
+// (under load, the parent could exit first).
 const keeperScript = `
 import os, socket, time
 a, b = socket.socketpair()
+r, w = os.pipe()
 pid = os.fork()
 if pid == 0:
     os.setsid()
+    os.write(w, b'x')
     null = os.open('/dev/null', os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     a.close()
     time.sleep(1000)
     os._exit(0)
+os.read(r, 1)
 b.close()
 socket.send_fds(a, [b'x'], [0])
 print('keeper=%d' % pid, flush=True)
