@@ -12,6 +12,7 @@ type scrollback struct {
 	wrapped  []bool   // wrapped[i]: lines[i] continues on the next line (soft wrap)
 	count    int      // lines in use
 	head     int      // index of the oldest line when full
+	full     func()   // called before a push drops the oldest line (OnScrollbackFull)
 }
 
 func (b *scrollback) len() int { return b.count }
@@ -21,6 +22,9 @@ func (b *scrollback) len() int { return b.count }
 func (b *scrollback) push(l []cell, wrapped bool) {
 	if b.capacity == 0 {
 		return
+	}
+	if b.count == b.capacity && b.full != nil {
+		b.full() // may empty the ring
 	}
 	n := len(l)
 	for !wrapped && n > 0 && l[n-1].isDefaultBlank() {
@@ -68,6 +72,13 @@ func (b *scrollback) clear() {
 // J) does, without a byte written to the screen: for a caller that has
 // taken the lines (Line) and keeps them in a cheaper form than cells.
 func (s *Screen) DropScrollback() { s.scroll.clear() }
+
+// OnScrollbackFull has f called whenever the scrollback is full and a line
+// is about to push its oldest out, before it does; f may take the lines
+// (AppendLine) and empty the ring (DropScrollback). It is for a caller
+// that streams the scrollback out through a small ring, as a repaint of
+// a long stream does, and so loses no line whatever scrolls at once.
+func (s *Screen) OnScrollbackFull(f func()) { s.scroll.full = f }
 
 // ScrollbackLen returns how many lines the scrollback holds.
 func (s *Screen) ScrollbackLen() int { return s.scroll.len() }

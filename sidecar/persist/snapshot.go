@@ -107,30 +107,11 @@ const snapshotPreamble = "\x1b[?1049l\x1b[0m\x1b[r\x1b[?6l\x1b[?69l\x1b[?7h\x1b[
 var testHookSnapshot func()
 
 // snapshotRing is the scrollback of the screen a snapshot is rendered on.
-// The tail goes in a piece at a time (snapshotPiece), and after each the
-// lines it scrolled off are rendered into the frame: only this many lines
-// exist as cells at any time, not the whole scrollback (at 16 bytes a
-// cell, ten or more times the text).
-const snapshotRing = 64
-
-// snapshotPiece is how much of tail goes into the screen before the
-// scrollback is emptied: at most half the ring's worth of newlines and a
-// quarter of it of full rows of wrapped text, so that what the piece
-// scrolls off fits the ring. (A sequence that scrolls by many lines at
-// once, CSI n S, may push out more: those blank lines are missing from
-// the repaint.)
-func snapshotPiece(tail []byte, cols int) int {
-	n := min(len(tail), snapshotRing/4*max(cols, 1))
-	lines := 0
-	for i, b := range tail[:n] {
-		if b == '\n' {
-			if lines++; lines == snapshotRing/2 {
-				return i + 1
-			}
-		}
-	}
-	return n
-}
+// Whenever it is full, the lines it holds are rendered into the frame and
+// dropped (screen.OnScrollbackFull): only this many lines exist as cells
+// at any time, not the whole scrollback (at 16 bytes a cell, ten or more
+// times the text).
+const snapshotRing = 32
 
 // frame renders the snapshot and returns its SNAPSHOT frame. Scrollback
 // lines are left out, oldest first, until the frame fits the protocol's
@@ -191,17 +172,17 @@ func (st snapshotTail) frame() []byte {
 		b = appendJSONContents(b, line)
 		b = append(b, newline...)
 	}
-	for _, tail := range st.tail {
-		for len(tail) > 0 {
-			n := snapshotPiece(tail, st.cols)
-			sc.Write(tail[:n])
-			tail = tail[n:]
-			for n := sc.ScrollbackLen(); n >= 1; n-- {
-				add(-n)
-			}
-			sc.DropScrollback()
+	flush := func() {
+		for n := sc.ScrollbackLen(); n >= 1; n-- {
+			add(-n)
 		}
+		sc.DropScrollback()
 	}
+	sc.OnScrollbackFull(flush)
+	for _, tail := range st.tail {
+		sc.Write(tail)
+	}
+	flush()
 	scrollback := len(starts)
 	// The main screen's lines come from the screen, but when the
 	// alternate screen is shown and the screen, after the tail, does

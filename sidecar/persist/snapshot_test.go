@@ -187,13 +187,13 @@ func TestKeystrokesTakeTheDirectWrite(t *testing.T) {
 	}
 }
 
-// The snapshot's screen holds only snapshotRing lines of scrollback as
-// cells and takes them out as text piece by piece: the repaint is the
+// The snapshot's screen takes its scrollback out as text piece by piece,
+// holding only a few of its lines as cells at a time: the repaint is the
 // same as one rendered on a screen that keeps all snapshotScrollback
-// lines, for a tail of many more lines than the ring, some of them
+// lines, for a tail of many more lines than a piece, some of them
 // coloured, some wrapped, and more than the scrollback keeps.
 func TestSnapshotStreamedAsAWholeScreenWould(t *testing.T) {
-	for _, total := range []int{10, snapshotRing - 3, 3*snapshotRing + 17, snapshotScrollback + 2500} {
+	for _, total := range []int{10, 61, 3*64 + 17, snapshotScrollback + 2500} {
 		var tail bytes.Buffer
 		for i := 0; i < total; i++ {
 			switch i % 7 {
@@ -208,37 +208,72 @@ func TestSnapshotStreamedAsAWholeScreenWould(t *testing.T) {
 			}
 		}
 		tail.WriteString("prompt$ ")
-		// In slices as a journal's chunks hold it, split anywhere.
-		var slices [][]byte
-		for rest := tail.Bytes(); len(rest) > 0; {
-			n := min(len(rest), 4093)
-			slices, rest = append(slices, rest[:n]), rest[n:]
-		}
-		st := snapshotTail{id: "s", offset: 42, cols: 80, rows: 24, tail: slices, size: tail.Len(), final: vtstate.Initial(80, 24)}
-		got := decodeSnapshot(t, st.frame())
+		checkStreamedSnapshot(t, fmt.Sprintf("%d lines", total), tail.Bytes(), 80, 24)
+	}
+}
 
-		// The reference: the whole tail into a screen that keeps all
-		// the scrollback a snapshot shows.
-		sc := screen.New(80, 24, screen.Options{Scrollback: snapshotScrollback})
-		sc.Write(tail.Bytes())
-		var want strings.Builder
-		want.WriteString(snapshotPreamble)
-		for n := sc.ScrollbackLen(); n >= 1; n-- {
-			want.WriteString(sc.Line(-n, true) + "\r\n")
+// Sequences that scroll many lines in a few bytes (line feeds as vertical
+// tabs and form feeds, IND, NEL, SU by a screenful) lose none of the lines
+// they push into the scrollback on their way into the repaint.
+func TestSnapshotKeepsLinesScrolledManyAtATime(t *testing.T) {
+	numbered := func(n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "row %d\r\n", i)
 		}
-		for n := 1; n <= 24; n++ {
-			want.WriteString(sc.Line(n, true))
-			if n < 24 {
-				want.WriteString("\r\n")
-			}
+		return b.String()
+	}
+	for _, c := range []struct {
+		name       string
+		tail       string
+		cols, rows int
+	}{
+		{"vertical tabs", numbered(30) + "x" + strings.Repeat("\v", 900) + "end", 80, 24},
+		{"form feeds", numbered(30) + "y" + strings.Repeat("\f", 900) + "end", 80, 24},
+		{"IND and NEL", numbered(30) + strings.Repeat("a\x1bDb\x1bE", 300) + "end", 80, 24},
+		{"SU by a screen", strings.Repeat(numbered(50)+"\x1b[50S", 6) + "end", 80, 50},
+		{"SU many times", numbered(40) + strings.Repeat("\x1b[9S", 400) + "end", 80, 24},
+		{"SU on a narrow screen", strings.Repeat(numbered(60)+"\x1b[60S", 3) + "end", 4, 60},
+	} {
+		checkStreamedSnapshot(t, c.name, []byte(c.tail), c.cols, c.rows)
+	}
+}
+
+// checkStreamedSnapshot compares the snapshot of tail with the lines of a
+// screen fed the whole tail at once.
+func checkStreamedSnapshot(t *testing.T, name string, tail []byte, cols, rows int) {
+	t.Helper()
+	// In slices as a journal's chunks hold it, split anywhere.
+	var slices [][]byte
+	for rest := tail; len(rest) > 0; {
+		n := min(len(rest), 4093)
+		slices, rest = append(slices, rest[:n]), rest[n:]
+	}
+	st := snapshotTail{id: "s", offset: 42, cols: cols, rows: rows, tail: slices, size: len(tail), final: vtstate.Initial(cols, rows)}
+	got := decodeSnapshot(t, st.frame())
+
+	// The reference: the whole tail into a screen that keeps all the
+	// scrollback a snapshot shows.
+	sc := screen.New(cols, rows, screen.Options{Scrollback: snapshotScrollback})
+	sc.Write(tail)
+	var want strings.Builder
+	want.WriteString(snapshotPreamble)
+	for n := sc.ScrollbackLen(); n >= 1; n-- {
+		want.WriteString(sc.Line(-n, true) + "\r\n")
+	}
+	for n := 1; n <= rows; n++ {
+		want.WriteString(sc.Line(n, true))
+		if n < rows {
+			want.WriteString("\r\n")
 		}
-		want.Write(appendRestore(nil, sc, &st.final, 24))
-		if got.Data != want.String() {
-			t.Fatalf("%d lines: the streamed snapshot (%d bytes) differs from the whole screen's (%d bytes)", total, len(got.Data), want.Len())
-		}
-		if got.Offset != 42 || got.Cols != 80 || got.Rows != 24 || got.TerminalID != "s" {
-			t.Fatalf("%d lines: SNAPSHOT fields %+v", total, got)
-		}
+	}
+	want.Write(appendRestore(nil, sc, &st.final, rows))
+	if got.Data != want.String() {
+		t.Errorf("%s: the streamed snapshot (%d bytes, %d lines) differs from the whole screen's (%d bytes, %d lines)",
+			name, len(got.Data), strings.Count(got.Data, "\n"), want.Len(), strings.Count(want.String(), "\n"))
+	}
+	if got.Offset != 42 || int(got.Cols) != cols || int(got.Rows) != rows || got.TerminalID != "s" {
+		t.Fatalf("%s: SNAPSHOT fields %+v", name, got)
 	}
 }
 
