@@ -57,6 +57,10 @@ func (s *Screen) escDispatch(final byte) {
 		case '\\': // ST after a string we already closed
 		case 'Z': // DECID: the old form of DA1
 			s.replies = append(s.replies, replyDA1...)
+		case 'n': // LS2: invoke G2
+			s.gl = 2
+		case 'o': // LS3: invoke G3
+			s.gl = 3
 		default:
 			s.recordUnhandled()
 		}
@@ -67,11 +71,8 @@ func (s *Screen) escDispatch(final byte) {
 		return
 	}
 	switch p.Inter[0] {
-	case '(', ')':
-		slot := 0
-		if p.Inter[0] == ')' {
-			slot = 1
-		}
+	case '(', ')', '*', '+':
+		slot := int(p.Inter[0] - '(') // '(' ')' '*' '+' are consecutive
 		switch final {
 		case '0':
 			s.charsets[slot] = charsetSpecial
@@ -80,7 +81,6 @@ func (s *Screen) escDispatch(final byte) {
 		default:
 			s.recordUnhandled()
 		}
-	case '*', '+': // G2/G3: we never shift to them, so designating is harmless
 	case '%': // select UTF-8 / default: we are always UTF-8
 	case ' ': // S7C1T / S8C1T: replies are always 7-bit
 	case '#':

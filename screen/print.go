@@ -7,7 +7,7 @@ import (
 	"github.com/rivo/uniseg"
 )
 
-// charset is what a G0/G1 slot designates.
+// charset is what a G0-G3 slot designates.
 type charset uint8
 
 const (

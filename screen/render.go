@@ -54,21 +54,30 @@ func (s *Screen) AppendPen(b []byte) []byte {
 }
 
 // AppendCharsets appends what designates G0 and G1 as the screen has them
-// (DEC special graphics or ASCII) and invokes the one in use (SO or SI);
-// nothing when they are the defaults, ASCII in both and G0 in use.
+// (DEC special graphics or ASCII), G2 and G3 too where one is not ASCII
+// or is in use, and invokes the one in use (SI, SO, LS2 or LS3); nothing
+// when they are the defaults, ASCII in all and G0 in use.
 func (s *Screen) AppendCharsets(b []byte) []byte {
-	if s.charsets == [2]charset{} && s.gl == 0 {
+	if s.charsets == [4]charset{} && s.gl == 0 {
 		return b
 	}
-	for slot, intro := range []byte{'(', ')'} {
+	for slot, intro := range []byte{'(', ')', '*', '+'} {
+		if slot >= 2 && s.charsets[2] == charsetASCII && s.charsets[3] == charsetASCII && s.gl < 2 {
+			break
+		}
 		final := byte('B')
 		if s.charsets[slot] == charsetSpecial {
 			final = '0'
 		}
 		b = append(b, 0x1b, intro, final)
 	}
-	if s.gl == 1 {
+	switch s.gl {
+	case 1:
 		return append(b, 0x0e) // SO
+	case 2:
+		return append(b, 0x1b, 'n') // LS2
+	case 3:
+		return append(b, 0x1b, 'o') // LS3
 	}
 	return append(b, 0x0f) // SI
 }

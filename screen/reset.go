@@ -1,7 +1,8 @@
 package screen
 
 // hardReset is RIS (ESC c): everything back to power-on state except the
-// scrollback and the unhandled ring, which are the caller's history.
+// scrollback and the unhandled ring, which are the caller's history, and
+// the title.
 func (s *Screen) hardReset() {
 	if s.altActive {
 		s.cur = s.main
@@ -30,15 +31,21 @@ func (s *Screen) hardReset() {
 	s.bracketed = false
 	s.cursorStyle = 0
 	clear(s.inert)
-	s.charsets = [2]charset{}
+	s.charsets = [4]charset{}
 	s.gl = 0
-	s.title = ""
+	// The title stays, as in xterm (and in a host, whose window keeps
+	// its title); its stack goes.
 	s.titles = s.titles[:0]
 }
 
 // softReset is DECSTR (CSI ! p): modes and pen reset, screen content and
-// cursor position kept.
+// cursor position kept. The modes are those xterm.js resets, the hosts'
+// emulator (bracketed paste and focus events too, which xterm keeps).
 func (s *Screen) softReset() {
+	s.bracketed = false
+	for _, n := range []int{45, 1004, 2026} {
+		delete(s.inert, n)
+	}
 	s.cursorVisible = true
 	s.insert = false
 	s.origin = false
@@ -47,7 +54,7 @@ func (s *Screen) softReset() {
 	s.appKeypad = false
 	s.top, s.bottom = 0, s.rows-1
 	s.left, s.right = 0, s.cols-1
-	s.charsets = [2]charset{}
+	s.charsets = [4]charset{}
 	s.gl = 0
 	s.pen = attrs{}
 	s.pendingWrap = false

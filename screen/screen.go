@@ -68,7 +68,7 @@ type cursorState struct {
 	pen         attrs
 	pendingWrap bool
 	origin      bool
-	charsets    [2]charset
+	charsets    [4]charset
 	gl          int
 	valid       bool
 }
@@ -110,8 +110,8 @@ type Screen struct {
 	cursorStyle   int  // DECSCUSR
 	inert         map[int]bool
 
-	charsets [2]charset // G0, G1
-	gl       int        // which of G0/G1 is invoked (SI/SO)
+	charsets [4]charset // G0-G3
+	gl       int        // which of them is invoked into GL (SI, SO, LS2, LS3)
 
 	colors colorTable // OSC 4/10/11/12 answers
 

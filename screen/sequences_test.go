@@ -319,7 +319,31 @@ func TestCharsets(t *testing.T) {
 		{name: "G0 special", in: "\x1b(0lqk\x1b(Bq", lines: []string{"┌─┐q"}, col: 4},
 		{name: "G1 with SO SI", in: "\x1b)0a\x0ex\x0fx", lines: []string{"a│x"}, col: 3},
 		{name: "ESC c resets charset", in: "\x1b(0\x1bcq", lines: []string{"q"}, col: 1},
+		{name: "G2 with LS2", in: "\x1b*0\x1b)0\x0eq\x1bnq\x0fq", lines: []string{"──q"}, col: 3},
+		{name: "G3 with LS3, G2 ASCII", in: "\x1b+0\x1b(0\x1boq\x1bnq\x0fq", lines: []string{"─q─"}, col: 3},
+		{name: "DECRC restores G2 in use", in: "\x1b*0\x1bn\x1b7\x0f\x1b8q", lines: []string{"─"}, col: 1},
+		{name: "DECSTR resets G2", in: "\x1b*0\x1bn\x1b[!pq", lines: []string{"q"}, col: 1},
 	})
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"\x1b)0\x0e", "\x1b(B\x1b)0\x0e"},
+		{"\x1b*0", "\x1b(B\x1b)B\x1b*0\x1b+B\x0f"},
+		{"\x1bo", "\x1b(B\x1b)B\x1b*B\x1b+B\x1bo"},
+		{"\x1b+0\x1bn", "\x1b(B\x1b)B\x1b*B\x1b+0\x1bn"},
+	} {
+		s := New(10, 2, Options{})
+		s.Write([]byte(c.in))
+		if got := string(s.AppendCharsets(nil)); got != c.want {
+			t.Errorf("AppendCharsets after %q = %q, want %q", c.in, got, c.want)
+		}
+		// What it appends puts a screen at the defaults in the same
+		// state.
+		r := New(10, 2, Options{})
+		r.Write([]byte(c.want))
+		if got := string(r.AppendCharsets(nil)); got != c.want {
+			t.Errorf("after %q restored: %q, want %q", c.in, got, c.want)
+		}
+	}
 }
 
 func TestStrings(t *testing.T) {
@@ -356,16 +380,27 @@ func TestStrings(t *testing.T) {
 
 func TestResets(t *testing.T) {
 	s := New(10, 3, Options{})
-	s.Write([]byte("abc\x1b[1;31m\x1b[?25l\x1b[?7l\x1b[4h\x1b[2;3r\x1b]2;t\x07\x1b[!p"))
+	s.Write([]byte("abc\x1b[1;31m\x1b[?25l\x1b[?7l\x1b[4h\x1b[2;3r\x1b]2;t\x07\x1b[?2004h\x1b[?1004h\x1b[?1000h\x1b[!p"))
 	if !s.CursorVisible() || !s.AutoWrap() || s.insert || s.top != 0 || s.bottom != 2 || s.pen != (attrs{}) {
 		t.Error("DECSTR did not reset modes")
+	}
+	// As in xterm.js: bracketed paste and focus events go, mouse stays.
+	if s.BracketedPaste() || s.PrivateMode(1004) || !s.PrivateMode(1000) {
+		t.Errorf("after DECSTR: bracketed paste %v, focus events %v, mouse %v", s.BracketedPaste(), s.PrivateMode(1004), s.PrivateMode(1000))
 	}
 	if s.Line(1, false) != "abc" || s.Title() != "t" {
 		t.Error("DECSTR changed content or title")
 	}
-	s.Write([]byte("\x1b[?1049h\x1b[?2004hxyz\x1bc"))
-	if s.AltScreen() || s.BracketedPaste() || s.Title() != "" || s.Line(1, false) != "" {
+	s.Write([]byte("\x1b[22;0t\x1b[?1049h\x1b[?2004hxyz\x1bc"))
+	if s.AltScreen() || s.BracketedPaste() || s.Line(1, false) != "" {
 		t.Error("RIS did not reset")
+	}
+	// The title stays, as in xterm; the pushed one is gone.
+	if s.Title() != "t" {
+		t.Errorf("RIS changed the title to %q", s.Title())
+	}
+	if s.Write([]byte("\x1b]2;other\x07\x1b[23;0t")); s.Title() != "other" {
+		t.Errorf("after RIS: title %q, want \"other\" (no pushed title)", s.Title())
 	}
 	if r, c := s.Cursor(); r != 0 || c != 0 {
 		t.Errorf("RIS cursor %d,%d", r, c)
