@@ -156,7 +156,7 @@ portable-sidecar:
 # FUZZTIME each; crashers land in the package's testdata/fuzz/ and become
 # regression inputs of plain `go test`. fuzz-short is the CI version.
 FUZZ_TARGETS := proto:FuzzReadFrame proto:FuzzParseData proto:FuzzParseControl screen/vtparse:FuzzParse \
-	sidecar:FuzzDispatch sidecar/persist:FuzzServerDispatch session/wire:FuzzParseRequest screen:FuzzScreen internal/session/termfilter:FuzzFilter \
+	sidecar:FuzzDispatch sidecar/persist:FuzzServerDispatch sidecar/persist:FuzzSnapshotRestores session/wire:FuzzParseRequest screen:FuzzScreen internal/session/termfilter:FuzzFilter \
 	internal/cescape:FuzzEscape
 FUZZMINIMIZE ?= 10s
 fuzz:
