@@ -218,7 +218,9 @@ func resetTabs(t []bool, cols int) []bool {
 	} else {
 		t = make([]bool, cols)
 	}
-	for i := 8; i < cols; i += 8 {
+	// Every 8 columns from the first, as xterm and xterm.js (the first
+	// is never a tab's destination, but TBC and a repaint see it).
+	for i := 0; i < cols; i += 8 {
 		t[i] = true
 	}
 	return t

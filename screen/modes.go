@@ -31,6 +31,9 @@ var inertModes = map[int]bool{
 	1034: true, 1036: true, 1039: true, 1042: true, 1048: true, 2026: true, 2027: true,
 }
 
+// mouseTracking are the mouse reporting protocols, of which one is on.
+var mouseTracking = map[int]bool{9: true, 1000: true, 1002: true, 1003: true}
+
 // trackedModes are the DEC private modes the screen acts on (and so
 // reports through DECRQM besides the inert ones).
 var trackedModes = map[int]bool{1: true, 6: true, 7: true, 25: true, 47: true, 69: true, 1047: true, 1049: true, 2004: true}
@@ -96,6 +99,14 @@ func (s *Screen) setPrivateModes(on bool) {
 			}
 			if s.inert == nil {
 				s.inert = make(map[int]bool)
+			}
+			if mouseTracking[m] {
+				// One protocol at a time, as in xterm and
+				// xterm.js: setting one replaces the other, and
+				// resetting any turns reporting off.
+				for n := range mouseTracking {
+					delete(s.inert, n)
+				}
 			}
 			s.inert[m] = on
 		}

@@ -30,7 +30,11 @@ func (s *Screen) hardReset() {
 	s.appKeypad = false
 	s.bracketed = false
 	s.cursorStyle = 0
+	blink := s.inert[12] // an option in xterm.js, which RIS leaves
 	clear(s.inert)
+	if blink {
+		s.inert[12] = true
+	}
 	s.charsets = [4]charset{}
 	s.gl = 0
 	// The title stays, as in xterm (and in a host, whose window keeps
@@ -40,12 +44,14 @@ func (s *Screen) hardReset() {
 
 // softReset is DECSTR (CSI ! p): modes and pen reset, screen content and
 // cursor position kept. The modes are those xterm.js resets, the hosts'
-// emulator (bracketed paste and focus events too, which xterm keeps).
+// emulator (bracketed paste, focus events and the cursor's shape too,
+// which xterm keeps; ?12's blinking is an option there, which stays).
 func (s *Screen) softReset() {
 	s.bracketed = false
 	for _, n := range []int{45, 1004, 2026} {
 		delete(s.inert, n)
 	}
+	s.cursorStyle = 0
 	s.cursorVisible = true
 	s.insert = false
 	s.origin = false

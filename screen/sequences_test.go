@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -547,4 +548,31 @@ func TestGraphemeClusters(t *testing.T) {
 		{name: "ICH moves a cluster whole", in: "e\u0301x\r\x1b[@", lines: []string{" e\u0301x"}},
 		{name: "IRM makes room for a widening cluster", in: "ab\r\x1b[4h🇩🇪\x1b[4l", lines: []string{"🇩🇪ab"}, col: 2},
 	})
+}
+
+// TestMouseTrackingOneAtATime: as in xterm and xterm.js, a mouse
+// protocol replaces the one on, and resetting any turns reporting off;
+// the encoding is apart.
+func TestMouseTrackingOneAtATime(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		on []int
+	}{
+		{"\x1b[?1000h\x1b[?1002h", []int{1002}},
+		{"\x1b[?1000h\x1b[?1003l", nil},
+		{"\x1b[?1003h\x1b[?9h\x1b[?1006h", []int{9, 1006}},
+		{"\x1b[?1002h\x1b[?1006h\x1b[?1000l", []int{1006}},
+	} {
+		s := New(10, 2, Options{})
+		s.Write([]byte(c.in))
+		var on []int
+		for _, m := range []int{9, 1000, 1002, 1003, 1006} {
+			if s.PrivateMode(m) {
+				on = append(on, m)
+			}
+		}
+		if fmt.Sprint(on) != fmt.Sprint(c.on) {
+			t.Errorf("after %q: modes %v on, want %v", c.in, on, c.on)
+		}
+	}
 }

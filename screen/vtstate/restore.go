@@ -22,6 +22,23 @@ func appendSet(b []byte, private bool, n int, on bool) []byte {
 	return appendCSI(b, private, n, 'l')
 }
 
+// AppendMainRegion sets the main screen's scroll region, while the
+// alternate screen is shown, before a snapshot switches to it: an
+// emulator with a region for each screen (xterm.js) goes back to it when
+// the program leaves the alternate screen; one with a region for both
+// (xterm) has it replaced by AppendRegion's, as the stream did.
+func (s *State) AppendMainRegion(b []byte) []byte {
+	top, bottom := s.mainRegion()
+	if !s.Alt || (top == 0 && bottom == s.Rows-1) {
+		return b
+	}
+	b = append(b, 0x1b, '[')
+	b = strconv.AppendInt(b, int64(top+1), 10)
+	b = append(b, ';')
+	b = strconv.AppendInt(b, int64(bottom+1), 10)
+	return append(b, 'r')
+}
+
 // AppendRegion sets the scroll region (which homes the cursor).
 func (s *State) AppendRegion(b []byte) []byte {
 	if s.FullRegion() {

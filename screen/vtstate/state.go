@@ -159,9 +159,15 @@ type State struct {
 	Shape     int  `json:"shape,omitempty"`
 	ShapeSeen bool `json:"shapeSeen,omitempty"`
 	BlinkLast bool `json:"blinkLast,omitempty"`
-	// The scroll region, 0-based and inclusive.
-	Top    int `json:"top"`
-	Bottom int `json:"bottom"`
+	// The scroll region, 0-based and inclusive, of the screen shown. As in
+	// xterm.js, each screen has its own: MainTop and MainBottom keep the
+	// main screen's while the alternate one is shown (MainBottom 0: the
+	// whole screen, as in a state from a binary that kept one region),
+	// and the alternate screen starts each time with the whole screen.
+	Top        int `json:"top"`
+	Bottom     int `json:"bottom"`
+	MainTop    int `json:"mainTop,omitempty"`
+	MainBottom int `json:"mainBottom,omitempty"`
 	// The left and right margins (DECSLRM, set while DECLRMM is on),
 	// 0-based and inclusive; Right 0 means none were set, the whole
 	// width (a margin pair always has Right > Left, and a state from a
@@ -193,8 +199,12 @@ type State struct {
 	ModifyOtherKeys int `json:"modifyOtherKeys"`
 	// TabsChanged says tab stops were set or cleared since the last
 	// reset, the first time at offset TabsAt.
-	TabsChanged bool   `json:"tabsChanged,omitempty"`
-	TabsAt      uint64 `json:"tabsAt,omitempty"`
+	TabsChanged bool `json:"tabsChanged,omitempty"`
+	// AltTabsChanged says tab stops were set or cleared while the
+	// alternate screen is shown: as in xterm.js, it has stops of its
+	// own, the defaults each time it is entered.
+	AltTabsChanged bool   `json:"altTabsChanged,omitempty"`
+	TabsAt         uint64 `json:"tabsAt,omitempty"`
 }
 
 // Initial is the state of a terminal of the given size nobody wrote to.
@@ -243,6 +253,15 @@ func (s *State) CursorVisible() bool { return s.Private&bitVisible != 0 }
 // CursorShape returns the last DECSCUSR parameter (0: the emulator's
 // default).
 func (s *State) CursorShape() int { return s.Shape }
+
+// mainRegion is the main screen's scroll region while the alternate
+// screen is shown.
+func (s *State) mainRegion() (top, bottom int) {
+	if s.MainBottom <= s.MainTop || s.MainBottom >= s.Rows {
+		return 0, max(s.Rows, 1) - 1
+	}
+	return s.MainTop, s.MainBottom
+}
 
 // FullRegion reports whether the scroll region is the whole screen.
 func (s *State) FullRegion() bool { return s.Top == 0 && s.Bottom == s.Rows-1 }

@@ -75,10 +75,12 @@ func (t *Tracker) Pending() uint64 {
 	return t.off
 }
 
-// Resize records a new size: as in xterm.js, it resets the scroll region.
+// Resize records a new size: as in xterm.js, it resets the scroll region
+// of both screens.
 func (t *Tracker) Resize(cols, rows int) {
 	t.st.Cols, t.st.Rows = cols, rows
 	t.st.resetRegion()
+	t.st.MainTop, t.st.MainBottom = 0, 0
 }
 
 // Checkpoint returns the latest checkpoint at or before off.
@@ -362,8 +364,16 @@ func (t *Tracker) decset(n int, on bool) {
 			}
 			if !s.Alt {
 				s.Alt, s.AltMode, s.AltAt = true, n, t.seqAt
+				s.MainTop, s.MainBottom = s.Top, s.Bottom
+				s.Top, s.Bottom = 0, max(s.Rows, 1)-1
+				s.AltTabsChanged = false
 			}
 		} else {
+			if s.Alt {
+				s.Top, s.Bottom = s.mainRegion()
+				s.MainTop, s.MainBottom = 0, 0
+				s.AltTabsChanged = false
+			}
 			s.Alt = false
 			if n == 1049 {
 				t.restoreCursor()
@@ -424,6 +434,9 @@ func (t *Tracker) restoreCursor() {
 }
 
 func (t *Tracker) tabsChanged() {
+	if t.st.Alt {
+		t.st.AltTabsChanged = true
+	}
 	if !t.st.TabsChanged {
 		t.st.TabsChanged, t.st.TabsAt = true, t.seqAt
 	}
@@ -442,14 +455,22 @@ func (t *Tracker) softReset() {
 	s.Pen = Pen{}
 	s.G, s.GL = [4][2]byte{}, 0
 	s.Saved[s.screenIndex()] = Saved{}
+	// The cursor's shape goes back to the emulator's own. Blinking set
+	// by ?12 stays: xterm.js makes it its option, which outlives DECSTR
+	// and RIS.
+	s.Shape, s.ShapeSeen, s.BlinkLast = 0, false, false
 }
 
-// fullReset is RIS. The title stays, as in xterm.
+// fullReset is RIS. The title stays, as in xterm, and so does ?12.
 func (t *Tracker) fullReset() {
 	s := &t.st
 	title, titleSeen, icon, iconSeen := s.Title, s.TitleSeen, s.Icon, s.IconSeen
+	blink := uint64(1) << privIndex(12)
+	private, seen := s.Private&blink, s.PrivateSeen&blink
 	*s = Initial(s.Cols, s.Rows)
 	s.Title, s.TitleSeen, s.Icon, s.IconSeen = title, titleSeen, icon, iconSeen
+	// ?12's blinking is an option in xterm.js, which RIS leaves.
+	s.Private, s.PrivateSeen = s.Private|private, s.PrivateSeen|seen
 }
 
 func (t *Tracker) kitty(q *vtparse.Seq) {

@@ -120,6 +120,58 @@ func TestResets(t *testing.T) {
 	if set, _ := s.Mode(1, true); set || !s.CursorVisible() || !s.FullRegion() || s.Pen != (Pen{}) || s.Insert {
 		t.Fatalf("after DECSTR: %+v", s)
 	}
+	// As in xterm.js: DECSTR drops the cursor's shape; ?12's blinking,
+	// an option there, outlives DECSTR and RIS.
+	for _, reset := range []string{"\x1b[!p", "\x1bc"} {
+		s = feed("\x1b[?12h\x1b[5 q"+reset, 100).State()
+		if blink, _ := s.Mode(12, true); s.ShapeSeen || s.Shape != 0 || !blink {
+			t.Errorf("after %q: shape %d (seen %v), ?12 %v; want none, and ?12 set", reset, s.Shape, s.ShapeSeen, blink)
+		}
+	}
+}
+
+// TestRegionOfEachScreen: as in xterm.js, the alternate screen has a
+// scroll region of its own, the whole screen when it is entered, and
+// leaving it brings the main screen's back; AppendMainRegion sets that
+// one while the alternate screen is shown.
+func TestRegionOfEachScreen(t *testing.T) {
+	for _, c := range []struct {
+		stream              string
+		alt                 bool
+		top, bottom         int
+		mainRegion          string
+		altTabs, tabChanged bool
+	}{
+		{"\x1b[2;5r\x1b[?1049h", true, 0, 23, "\x1b[2;5r", false, false},
+		{"\x1b[2;5r\x1b[?1049h\x1b[3;4r", true, 2, 3, "\x1b[2;5r", false, false},
+		{"\x1b[2;5r\x1b[?1049h\x1b[3;4r\x1b[?1049l", false, 1, 4, "", false, false},
+		{"\x1b[2;5r\x1b[?47h\x1b[!p\x1b[?47l", false, 1, 4, "", false, false},
+		{"\x1b[?1049h\x1b[3;4r", true, 2, 3, "", false, false},
+		{"\x1bH\x1b[?1049h", true, 0, 23, "", false, true},
+		{"\x1b[?1049h\x1b[3g", true, 0, 23, "", true, true},
+		{"\x1b[?1049h\x1b[3g\x1b[?1049l\x1b[?1049h", true, 0, 23, "", false, true},
+		{"\x1b[2;5r\x1b[?1049h\x1bc", false, 0, 23, "", false, false},
+	} {
+		for _, chunk := range []int{1, len(c.stream)} {
+			s := feed(c.stream, chunk).State()
+			if s.Alt != c.alt || s.Top != c.top || s.Bottom != c.bottom {
+				t.Errorf("%q: alt %v, region %d-%d; want %v, %d-%d", c.stream, s.Alt, s.Top, s.Bottom, c.alt, c.top, c.bottom)
+			}
+			if got := string(s.AppendMainRegion(nil)); got != c.mainRegion {
+				t.Errorf("%q: AppendMainRegion %q, want %q", c.stream, got, c.mainRegion)
+			}
+			if s.AltTabsChanged != c.altTabs || s.TabsChanged != c.tabChanged {
+				t.Errorf("%q: tabs changed %v, on the alternate screen %v; want %v, %v", c.stream, s.TabsChanged, s.AltTabsChanged, c.tabChanged, c.altTabs)
+			}
+		}
+	}
+	// A resize resets both regions.
+	tr := feed("\x1b[2;5r\x1b[?1049h\x1b[3;4r", 100)
+	tr.Resize(80, 30)
+	tr.Write([]byte("\x1b[?1049l"))
+	if s := tr.State(); !s.FullRegion() || s.Bottom != 29 {
+		t.Errorf("after a resize and leaving: region %d-%d", s.Top, s.Bottom)
+	}
 }
 
 func TestTabsChanged(t *testing.T) {

@@ -151,13 +151,23 @@ func (j *journal) linesBefore(end uint64, lines int, lo uint64) uint64 {
 // screen the tail was rendered on.
 func appendRestore(b []byte, sc *screen.Screen, final *vtstate.State, rows int) []byte {
 	alt := final.Alt
+	// Tab stops: as the tail left them (from the defaults, or from a
+	// tail that reached back to their first change), set on the main
+	// screen. The alternate screen has stops of its own in xterm.js, the
+	// defaults unless the program changed them there (set again below);
+	// in xterm, one set for both.
+	b = appendTabs(b, sc)
 	if alt {
-		// The main screen's saved cursor, which leaving the alternate
-		// screen restores, then the switch.
+		// The main screen's region and saved cursor, which leaving
+		// the alternate screen restores, then the switch.
+		b = final.AppendMainRegion(b)
 		b = appendSavedCursor(b, sc, final, false)
 		b = append(b, "\x1b[?"...)
 		b = appendInt(b, final.AltMode)
-		b = append(b, "h\x1b[0m\x1b[H\x1b[2J"...)
+		// The lines are drawn as the screen holds them (mapped
+		// already), with ASCII in GL: the saved cursor left the
+		// character sets it saved in force.
+		b = append(b, "h\x1b[0m\x1b(B\x0f\x1b[H\x1b[2J"...)
 		// The rendered screen shows what the program drew since it
 		// entered the alternate screen, on the alternate screen or, if
 		// the tail began after that with nothing to prime it, the main.
@@ -174,19 +184,8 @@ func appendRestore(b []byte, sc *screen.Screen, final *vtstate.State, rows int) 
 			b = append(b, line...)
 		}
 	}
-	// Tab stops: as the tail left them (from the defaults, or from a
-	// tail that reached back to their first change). Unchanged, they
-	// are the defaults, with the stop xterm.js (and xterm) have at the
-	// first column.
-	b = append(b, "\x1b[3g"...)
-	stops := sc.TabStops()
-	if !final.TabsChanged && (len(stops) == 0 || stops[0] != 0) {
-		stops = append([]int{0}, stops...)
-	}
-	for _, c := range stops {
-		b = append(b, "\x1b[1;"...)
-		b = appendInt(b, c+1)
-		b = append(b, "H\x1bH"...)
+	if alt && final.AltTabsChanged {
+		b = appendTabs(b, sc)
 	}
 	// The margins before the saved cursor: an emulator without them
 	// takes DECSLRM for a cursor save (vtstate.AppendMargins).
@@ -206,7 +205,7 @@ func appendRestore(b []byte, sc *screen.Screen, final *vtstate.State, rows int) 
 		// in GL, and the sets are restored after it.
 		cell, start := sc.AppendCursorCell(nil)
 		b = final.AppendCursorAt(b, row, start)
-		b = append(b, "\x1b(B\x0f"...)
+		b = append(b, "\x1b[0m\x1b(B\x0f"...) // the pen the cell's SGR starts from
 		b = append(b, cell...)
 		b = final.AppendCharsets(b)
 	} else {
@@ -241,6 +240,17 @@ func appendSavedCursor(b []byte, sc *screen.Screen, final *vtstate.State, alt bo
 	b = s.AppendPen(b)
 	b = s.AppendCharsets(b)
 	return append(b, "\x1b7"...)
+}
+
+// appendTabs sets the tab stops sc has.
+func appendTabs(b []byte, sc *screen.Screen) []byte {
+	b = append(b, "\x1b[3g"...)
+	for _, c := range sc.TabStops() {
+		b = append(b, "\x1b[1;"...)
+		b = appendInt(b, c+1)
+		b = append(b, "H\x1bH"...)
+	}
+	return b
 }
 
 func appendInt(b []byte, n int) []byte {

@@ -44,10 +44,14 @@ function state(term, title) {
       cursorStyle: dec.cursorStyle === undefined ? 'default' : dec.cursorStyle,
       cursorBlink: dec.cursorBlink === undefined ? 'default' : dec.cursorBlink,
       optionCursorBlink: core.optionsService.rawOptions.cursorBlink,
+      // What the cursor does: the mode if set, else the option.
+      blinks: dec.cursorBlink === undefined ? !!core.optionsService.rawOptions.cursorBlink : dec.cursorBlink,
       title,
       scrollRegion: [b.scrollTop, b.scrollBottom],
       glevel: cs.glevel,
       charsets: [0, 1, 2, 3].map((i) => charsetName(cs._charsets[i])),
+      // The set in use, which DECRC restores without the designations.
+      charset: charsetName(cs.charset),
       tabs: Object.keys(b.tabs).map(Number).filter((k) => b.tabs[k]).sort((x, y) => x - y).join(','),
       sgr: [attr.fg, attr.bg, attr.extended ? attr.extended.underlineStyle : 0, attr.extended ? attr.extended.underlineColor : 0].join(','),
     },
