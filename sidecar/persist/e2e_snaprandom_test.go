@@ -14,7 +14,7 @@ import (
 )
 
 // TestSnapshotRandomStreamsInXtermJS is FuzzSnapshotRestores with the
-// hosts' emulator as the screens: for 250 streams drawn from its
+// hosts' emulator as the screens, and a check of REVIVE's modes: for 250 streams drawn from its
 // fragments (seeded, so each run draws the same), xterm.js headless fed
 // the SNAPSHOT and then each probe shows what it shows fed the stream and
 // the probe: lines, cursor and every mode modes.js reads. Here origin
@@ -39,6 +39,7 @@ func TestSnapshotRandomStreamsInXtermJS(t *testing.T) {
 		}
 	}
 	defaultStops := screen.New(cols, rows, screen.Options{}).TabStops()
+	fresh := x.state(t, cols, rows, nil)
 	r := rand.New(rand.NewPCG(49, 6))
 	for i := 0; i < 250; i++ {
 		// A scroll region on the alternate screen: xterm.js keeps one
@@ -102,6 +103,20 @@ func TestSnapshotRandomStreamsInXtermJS(t *testing.T) {
 		data, err := persist.RenderSnapshot(cols, rows, []byte(stream))
 		if err != nil {
 			t.Fatal(err)
+		}
+		// A REVIVE after the stream leaves xterm.js in a fresh
+		// terminal's modes (the title kept).
+		revived := x.state(t, cols, rows, persist.RenderRevive(cols, rows, []byte(stream)))
+		for k, w := range fresh.Modes {
+			switch k {
+			case "title", "cursorBlink", "optionCursorBlink":
+				// The title stays; ?12 may have set the option
+				// ("blinks" is compared).
+				continue
+			}
+			if !reflect.DeepEqual(w, revived.Modes[k]) {
+				t.Fatalf("stream %d %q: revived, %s is %v, in a fresh terminal %v", i, stream, k, revived.Modes[k], w)
+			}
 		}
 		for _, probe := range persist.SnapshotProbes {
 			if restores && strings.ContainsAny(probe, "\x0e\x0f") {

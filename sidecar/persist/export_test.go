@@ -37,3 +37,11 @@ func RenderSnapshot(cols, rows int, stream []byte) (string, error) {
 	err = json.Unmarshal(f.Body, &sn)
 	return sn.Data, err
 }
+
+// RenderRevive is what a REVIVE of a terminal that died after stream
+// shows before the new program's output.
+func RenderRevive(cols, rows int, stream []byte) []byte {
+	tr := newTracker(uint16(cols), uint16(rows), 1<<20)
+	tr.Write(stream)
+	return renderScreen(snapshotTail{id: "s", cols: cols, rows: rows, tail: [][]byte{stream}, size: len(stream), final: tr.State()})
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -377,8 +378,8 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 
 // renderScreen is the repaint of st (the SNAPSHOT's data), then the
 // terminal's modes back at their defaults (the main screen shown, no
-// mouse reporting, no bracketed paste...: vtstate.AppendDefaults), and
-// the cursor on a new line, where the new program's output begins. The
+// mouse reporting, no bracketed paste...: vtstate.AppendDefaults) and
+// its tab stops, and the cursor on a new line, where the new program's output begins. The
 // new program is most often a shell, which the dead one's modes (a vim
 // it ran, say) would leave in the alternate screen with the mouse
 // reporting into it.
@@ -393,5 +394,16 @@ func renderScreen(st snapshotTail) []byte {
 	}
 	b := append([]byte(sn.Data), "\x1b[0m"...)
 	b = st.final.AppendDefaults(b)
+	if st.final.TabsChanged {
+		// The default stops again, every 8 columns from the first
+		// (xterm.js has no DECST8C): the cursor's column is left at
+		// the last, and the line ends below.
+		b = append(b, "\x1b[3g"...)
+		for c := 0; c < st.cols; c += 8 {
+			b = append(b, "\x1b["...)
+			b = strconv.AppendInt(b, int64(c+1), 10)
+			b = append(b, "G\x1bH"...)
+		}
+	}
 	return append(b, "\r\n"...)
 }
