@@ -106,6 +106,11 @@ func (s *State) AppendModes(b []byte) []byte {
 	for _, m := range mouseEncModes {
 		b = appendSet(b, true, m, false)
 	}
+	// The SGR encoding an emulator without 1005 and 1015 keeps, then
+	// the one in force: the later wins where both are known.
+	if s.MouseSGR != 0 && s.MouseSGR != s.MouseEnc {
+		b = appendSet(b, true, s.MouseSGR, true)
+	}
 	if s.MouseEnc != 0 {
 		b = appendSet(b, true, s.MouseEnc, true)
 	}
@@ -259,6 +264,9 @@ func (s *State) AppendDefaults(b []byte) []byte {
 	}
 	if s.Mouse != 0 {
 		b = appendSet(b, true, s.Mouse, false)
+	}
+	if s.MouseSGR != 0 && s.MouseSGR != s.MouseEnc {
+		b = appendSet(b, true, s.MouseSGR, false)
 	}
 	if s.MouseEnc != 0 {
 		b = appendSet(b, true, s.MouseEnc, false)

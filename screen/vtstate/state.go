@@ -146,9 +146,13 @@ type State struct {
 	PrivateSeen uint64 `json:"privateSeen,omitempty"`
 	Mouse       int    `json:"mouse,omitempty"`    // 0 or 9, 1000, 1002, 1003
 	MouseEnc    int    `json:"mouseEnc,omitempty"` // 0 or 1005, 1006, 1015, 1016
-	Keypad      bool   `json:"keypad,omitempty"`   // DECKPAM (and ?66)
-	Insert      bool   `json:"insert,omitempty"`   // IRM (4)
-	Newline     bool   `json:"newline,omitempty"`  // LNM (20)
+	// MouseSGR is the encoding an emulator that knows only 1006 and 1016
+	// uses (xterm.js, which ignores 1005 and 1015): the last of those
+	// two set, 0 once one was reset.
+	MouseSGR int  `json:"mouseSGR,omitempty"`
+	Keypad   bool `json:"keypad,omitempty"`  // DECKPAM (and ?66)
+	Insert   bool `json:"insert,omitempty"`  // IRM (4)
+	Newline  bool `json:"newline,omitempty"` // LNM (20)
 	// Alt says the alternate screen is shown, entered by AltMode (47,
 	// 1047 or 1049) with the sequence that starts at offset AltAt.
 	Alt     bool   `json:"alt,omitempty"`

@@ -414,6 +414,9 @@ func (t *Tracker) decset(n int, on bool) {
 			} else {
 				s.MouseEnc = 0
 			}
+			if n == 1006 || n == 1016 {
+				s.MouseSGR = s.MouseEnc
+			}
 			return
 		}
 	}

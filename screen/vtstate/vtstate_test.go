@@ -91,6 +91,21 @@ func TestMouseOneAtATime(t *testing.T) {
 	if s.Mouse != 0 || s.MouseEnc != 0 {
 		t.Fatalf("after resets: mouse %d enc %d", s.Mouse, s.MouseEnc)
 	}
+	// xterm.js knows only 1006 and 1016: the SGR encoding it keeps is
+	// set before the one in force.
+	for _, c := range []struct{ stream, modes string }{
+		{"\x1b[?1006h\x1b[?1015h", "\x1b[?1006h\x1b[?1015h"},
+		{"\x1b[?1015h\x1b[?1006h", "\x1b[?1006h"},
+		{"\x1b[?1016h\x1b[?1015h\x1b[?1015l", "\x1b[?1016h"},
+		{"\x1b[?1006h\x1b[?1015h\x1b[?1006l", ""},
+	} {
+		b := feed(c.stream, 100).State()
+		got := string(b.AppendModes(nil))
+		i := strings.Index(got, "\x1b[?1016l") + len("\x1b[?1016l")
+		if j := strings.Index(got[i:], "\x1b>"); j < 0 || got[i:i+j] != c.modes {
+			t.Errorf("%q: encodings set %q in %q, want %q", c.stream, got[i:], got, c.modes)
+		}
+	}
 }
 
 func TestKittyStack(t *testing.T) {
