@@ -98,13 +98,15 @@ func (t *term) unpinLocked(from uint64) {
 	t.broadcastLocked() // the reader may evict again
 }
 
-// snapshotPreamble starts a repaint: the main screen shown, DECSTR (so
-// that what an emulator kept from an earlier stream, bracketed paste or
-// a cursor shape, does not outlive it where the program left the
-// emulator's default), the default pen, region, origin, wrap, insert
-// mode and character set (those the lines are drawn with, for an
-// emulator without DECSTR), the cursor home and the screen cleared.
-const snapshotPreamble = "\x1b[?1049l\x1b[!p\x1b[0m\x1b[r\x1b[?6l\x1b[?69l\x1b[?7h\x1b[4l\x1b(B\x0f\x1b[H\x1b[2J"
+// snapshotPreamble starts a repaint: the main screen shown, the default
+// pen, DECSTR (so that what an emulator kept from an earlier stream,
+// bracketed paste or a cursor shape, does not outlive it where the
+// program left the emulator's default), the default region, origin,
+// wrap, insert mode and character set (those the lines are drawn with,
+// for an emulator without DECSTR), the cursor home and the screen
+// cleared. Its first bytes are those of every SNAPSHOT before DECSTR
+// came in.
+const snapshotPreamble = "\x1b[?1049l\x1b[0m\x1b[!p\x1b[r\x1b[?6l\x1b[?69l\x1b[?7h\x1b[4l\x1b(B\x0f\x1b[H\x1b[2J"
 
 // testHookSnapshot, if set, is called as a snapshot's rendering begins.
 var testHookSnapshot func()
