@@ -10,6 +10,7 @@ import (
 	"net"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,7 +48,11 @@ func FuzzServerDispatch(f *testing.F) {
 	f.Add(seq(open("d", `,"orphanMs":1`), ctl(proto.TypePing, `abc`), []byte{0, 0, 0, 0, 1}))
 	f.Add(seq(open("e", ""), ctl(proto.TypeSignal, `{"terminalId":"e","signal":"SIGINT"}`),
 		ctl(proto.TypeForeground, `{"terminalId":"e"}`), ctl(proto.TypeCredit, `{"terminalId":"e","bytes":-1}`), []byte{9, 0, 0}))
-	f.Fuzz(func(t *testing.T, stream []byte) {
+	f.Fuzz(serverDispatchOne)
+}
+
+func serverDispatchOne(t *testing.T, stream []byte) {
+	{
 		in := harmless(stream)
 		s := New(Options{OrphanTimeout: -1})
 		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(t.TempDir(), "s"), Net: "unix"})
@@ -102,7 +107,7 @@ func FuzzServerDispatch(f *testing.F) {
 			}
 		}
 		s.Shutdown()
-	})
+	}
 }
 
 func dialServer(t *testing.T, ln *net.UnixListener) *net.UnixConn {
@@ -164,6 +169,50 @@ func wholeFrames(b []byte) error {
 			if !json.Valid(fr.Body) {
 				return fmt.Errorf("%v with a body that is not JSON: %q", fr.Type, fr.Body)
 			}
+		}
+	}
+}
+
+// TestStopEndsTheTerminals: after Stop, no goroutine of a terminal is
+// left waiting for a host that will never come. A terminal that was
+// detached when the server stopped is kept for a host until then (its
+// EXIT unread), and its pump waited on after the server was gone, one
+// goroutine and a journal for every such terminal, for as long as the
+// process lasted: FuzzServerDispatch grew by one a run.
+func TestStopEndsTheTerminals(t *testing.T) {
+	s := New(Options{OrphanTimeout: -1})
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(t.TempDir(), "s"), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	c := dialServer(t, ln)
+	fs := frames(t, c)
+	send(t, c, proto.TypeOpen, map[string]any{"terminalId": "kept", "cols": 80, "rows": 24, "cmd": "cat"})
+	next(t, fs, proto.TypeOpened)
+	c.Close()
+	term := s.lookup("kept")
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(time.Millisecond) {
+		term.mu.Lock()
+		detached := term.holder == nil
+		term.mu.Unlock()
+		if detached {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the terminal is still attached to a closed connection")
+		}
+	}
+	s.Shutdown()
+	pump := fmt.Sprintf("persist.(*term).pump(%p", term)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(time.Millisecond) {
+		buf := make([]byte, 1<<22)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(stacks, pump) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal's pump still waits 15 s after Stop:\n%s", stacks)
 		}
 	}
 }

@@ -676,6 +676,20 @@ func (s *Server) Stop() {
 			c.close("the server stopped")
 		}
 		s.mu.Unlock()
+		// Nobody will come for the terminals: their pumps and viewers
+		// end (a process that goes on after Stop, as a test's, keeps
+		// none of them, nor their journals), and the files of
+		// --journal-dir stay for the next server.
+		for _, t := range terms {
+			t.mu.Lock()
+			if t.life == engine.Reaped {
+				t.enterLocked(engine.Gone)
+				t.orphan.stop()
+				t.broadcastLocked()
+				t.views.wakeAllLocked()
+			}
+			t.mu.Unlock()
+		}
 		s.closeWatchdog()
 	})
 }
