@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -178,7 +179,8 @@ func wholeFrames(b []byte) error {
 // detached when the server stopped is kept for a host until then (its
 // EXIT unread), and its pump waited on after the server was gone, one
 // goroutine and a journal for every such terminal, for as long as the
-// process lasted: FuzzServerDispatch grew by one a run.
+// process lasted: FuzzServerDispatch grew by one a run, and by a
+// terminal, its journal and its server kept by a 24-hour timer.
 func TestStopEndsTheTerminals(t *testing.T) {
 	s := New(Options{OrphanTimeout: -1})
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(t.TempDir(), "s"), Net: "unix"})
@@ -213,6 +215,16 @@ func TestStopEndsTheTerminals(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the terminal's pump still waits 15 s after Stop:\n%s", stacks)
+		}
+	}
+	// Nor does a timer keep it (and its journal) until it fires: the
+	// keep-exited clock a detach started after Stop held it for 24 h.
+	w := weak.Make(term)
+	term, s = nil, nil
+	for deadline := time.Now().Add(15 * time.Second); w.Value() != nil; time.Sleep(time.Millisecond) {
+		runtime.GC()
+		if time.Now().After(deadline) {
+			t.Fatal("the terminal is still reachable 15 s after Stop and the server let go")
 		}
 	}
 }

@@ -122,6 +122,17 @@ func (s *Server) logf(format string, args ...any) { s.opts.Log.Printf(format, ar
 // Stopped is closed once the server was asked to stop (a STOP frame).
 func (s *Server) Stopped() <-chan struct{} { return s.stopped }
 
+// isStopped says Stop began: nothing that waits for a host is armed
+// any more.
+func (s *Server) isStopped() bool {
+	select {
+	case <-s.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
 // Serve accepts connections on ln until it is closed (by Shutdown). A
 // peer that is not our own user is refused before a byte is read: the
 // terminals run as us. A live upgrade closes the listener too; Serve
@@ -495,8 +506,11 @@ func (s *Server) keepExitedFor(t *term, d time.Duration) {
 // clock before its DETACHED can be read, so a LIST that follows the
 // DETACHED shows the clock running (dropInMs).
 func (s *Server) keepExitedLocked(t *term, d time.Duration) {
-	gen := t.startKeepClockLocked(d)
-	time.AfterFunc(d, func() {
+	if s.isStopped() {
+		return // the connections that end after Stop detach from no one's terminal
+	}
+	var gen int
+	gen = t.startKeepClockLocked(d, func() {
 		t.mu.Lock()
 		drop := t.keepGen == gen && t.holder == nil && t.end == unread
 		t.mu.Unlock()
@@ -513,8 +527,13 @@ func (s *Server) keepFinished(t *term) { s.keepFinishedFor(t, s.opts.KeepExited)
 
 // keepFinishedFor is keepFinished after d; it is called without t.mu.
 func (s *Server) keepFinishedFor(t *term, d time.Duration) {
-	gen := t.startKeepClock(d)
-	time.AfterFunc(d, func() {
+	if s.isStopped() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var gen int
+	gen = t.startKeepClockLocked(d, func() {
 		t.mu.Lock()
 		drop := t.end == exitWritten && t.keepGen == gen
 		t.mu.Unlock()
@@ -524,17 +543,17 @@ func (s *Server) keepFinishedFor(t *term, d time.Duration) {
 	})
 }
 
-// startKeepClock starts t's keep clock again, for d: timers started
-// before it no longer count. It returns the clock's generation.
-func (t *term) startKeepClock(d time.Duration) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.startKeepClockLocked(d)
-}
-
-func (t *term) startKeepClockLocked(d time.Duration) int {
+// startKeepClockLocked starts t's keep clock again: fire runs after d,
+// unless a later clock replaces this one (timers started before it no
+// longer count, and the latest is stopped) or the server stops. It
+// returns the clock's generation.
+func (t *term) startKeepClockLocked(d time.Duration, fire func()) int {
 	t.keepGen++
 	t.keepAt = time.Now().Add(d)
+	if t.keeper != nil {
+		t.keeper.Stop()
+	}
+	t.keeper = time.AfterFunc(d, fire)
 	return t.keepGen
 }
 
@@ -687,6 +706,9 @@ func (s *Server) Stop() {
 				t.orphan.stop()
 				t.broadcastLocked()
 				t.views.wakeAllLocked()
+			}
+			if t.keeper != nil {
+				t.keeper.Stop()
 			}
 			t.mu.Unlock()
 		}

@@ -96,8 +96,11 @@ type term struct {
 	exit proto.Exit // the child's end, once life is Reaped
 	// keepGen counts the keep clocks started (at each detach of an
 	// exited terminal, at each EXIT sent), so that only the latest
-	// timer drops the terminal.
+	// timer drops the terminal; keeper is that timer, stopped when a
+	// later one replaces it and when the server stops (it holds the
+	// terminal, its journal with it, until it fires).
 	keepGen int
+	keeper  *time.Timer
 	killer  *time.Timer
 	killAt  time.Time   // when killer fires, for a live upgrade to set it again
 	keepAt  time.Time   // when the latest keep-exited or keep-finished timer fires
