@@ -220,6 +220,8 @@ func serve(name string) int {
 		srv.Shutdown()
 		return 1
 	}
+	// Stop closed the listener before it was done: it ends first.
+	srv.Shutdown()
 	os.Remove(ln.Addr().String())
 	logger.Printf("exiting")
 	return 0

@@ -108,8 +108,8 @@ func (s *State) AppendModes(b []byte) []byte {
 	}
 	// The SGR encoding an emulator without 1005 and 1015 keeps, then
 	// the one in force: the later wins where both are known.
-	if s.MouseSGR != 0 && s.MouseSGR != s.MouseEnc {
-		b = appendSet(b, true, s.MouseSGR, true)
+	if sgr := int(s.MouseSGR); sgr != 0 && sgr != s.MouseEnc {
+		b = appendSet(b, true, sgr, true)
 	}
 	if s.MouseEnc != 0 {
 		b = appendSet(b, true, s.MouseEnc, true)
@@ -265,8 +265,8 @@ func (s *State) AppendDefaults(b []byte) []byte {
 	if s.Mouse != 0 {
 		b = appendSet(b, true, s.Mouse, false)
 	}
-	if s.MouseSGR != 0 && s.MouseSGR != s.MouseEnc {
-		b = appendSet(b, true, s.MouseSGR, false)
+	if sgr := int(s.MouseSGR); sgr != 0 && sgr != s.MouseEnc {
+		b = appendSet(b, true, sgr, false)
 	}
 	if s.MouseEnc != 0 {
 		b = appendSet(b, true, s.MouseEnc, false)

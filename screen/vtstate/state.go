@@ -146,18 +146,20 @@ type State struct {
 	PrivateSeen uint64 `json:"privateSeen,omitempty"`
 	Mouse       int    `json:"mouse,omitempty"`    // 0 or 9, 1000, 1002, 1003
 	MouseEnc    int    `json:"mouseEnc,omitempty"` // 0 or 1005, 1006, 1015, 1016
-	// MouseSGR is the encoding an emulator that knows only 1006 and 1016
-	// uses (xterm.js, which ignores 1005 and 1015): the last of those
-	// two set, 0 once one was reset.
-	MouseSGR int  `json:"mouseSGR,omitempty"`
-	Keypad   bool `json:"keypad,omitempty"`  // DECKPAM (and ?66)
-	Insert   bool `json:"insert,omitempty"`  // IRM (4)
-	Newline  bool `json:"newline,omitempty"` // LNM (20)
+	Keypad      bool   `json:"keypad,omitempty"`   // DECKPAM (and ?66)
+	Insert      bool   `json:"insert,omitempty"`   // IRM (4)
+	Newline     bool   `json:"newline,omitempty"`  // LNM (20)
 	// Alt says the alternate screen is shown, entered by AltMode (47,
 	// 1047 or 1049) with the sequence that starts at offset AltAt.
-	Alt     bool   `json:"alt,omitempty"`
-	AltMode int    `json:"altMode,omitempty"`
-	AltAt   uint64 `json:"altAt,omitempty"`
+	Alt bool `json:"alt,omitempty"`
+	// MouseSGR is the encoding an emulator that knows only 1006 and 1016
+	// uses (xterm.js, which ignores 1005 and 1015): the last of those
+	// two set, 0 once one was reset. (Small, as MainTop and MainBottom
+	// are: they fill what the fields before them leave of a word, and a
+	// terminal keeps a State for every checkpoint.)
+	MouseSGR int16  `json:"mouseSGR,omitempty"`
+	AltMode  int    `json:"altMode,omitempty"`
+	AltAt    uint64 `json:"altAt,omitempty"`
 	// Shape is the last DECSCUSR parameter, ShapeSeen whether there was
 	// one; BlinkLast says ?12 came after it.
 	Shape     int  `json:"shape,omitempty"`
@@ -168,10 +170,10 @@ type State struct {
 	// main screen's while the alternate one is shown (MainBottom 0: the
 	// whole screen, as in a state from a binary that kept one region),
 	// and the alternate screen starts each time with the whole screen.
-	Top        int `json:"top"`
-	Bottom     int `json:"bottom"`
-	MainTop    int `json:"mainTop,omitempty"`
-	MainBottom int `json:"mainBottom,omitempty"`
+	MainTop    uint16 `json:"mainTop,omitempty"`
+	MainBottom uint16 `json:"mainBottom,omitempty"`
+	Top        int    `json:"top"`
+	Bottom     int    `json:"bottom"`
 	// The left and right margins (DECSLRM, set while DECLRMM is on),
 	// 0-based and inclusive; Right 0 means none were set, the whole
 	// width (a margin pair always has Right > Left, and a state from a
@@ -261,10 +263,11 @@ func (s *State) CursorShape() int { return s.Shape }
 // mainRegion is the main screen's scroll region while the alternate
 // screen is shown.
 func (s *State) mainRegion() (top, bottom int) {
-	if s.MainBottom <= s.MainTop || s.MainBottom >= s.Rows {
+	top, bottom = int(s.MainTop), int(s.MainBottom)
+	if bottom <= top || bottom >= s.Rows {
 		return 0, max(s.Rows, 1) - 1
 	}
-	return s.MainTop, s.MainBottom
+	return top, bottom
 }
 
 // FullRegion reports whether the scroll region is the whole screen.

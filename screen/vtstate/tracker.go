@@ -364,7 +364,7 @@ func (t *Tracker) decset(n int, on bool) {
 			}
 			if !s.Alt {
 				s.Alt, s.AltMode, s.AltAt = true, n, t.seqAt
-				s.MainTop, s.MainBottom = s.Top, s.Bottom
+				s.MainTop, s.MainBottom = uint16(s.Top), uint16(s.Bottom)
 				s.Top, s.Bottom = 0, max(s.Rows, 1)-1
 				s.AltTabsChanged = false
 			}
@@ -415,7 +415,7 @@ func (t *Tracker) decset(n int, on bool) {
 				s.MouseEnc = 0
 			}
 			if n == 1006 || n == 1016 {
-				s.MouseSGR = s.MouseEnc
+				s.MouseSGR = int16(s.MouseEnc)
 			}
 			return
 		}

@@ -666,7 +666,8 @@ func (s *Server) Shutdown() {
 }
 
 // Stop kills every terminal, waits (bounded) for their output to end,
-// and closes every connection. The caller closes the listener.
+// and closes the listener and every connection. A second call waits
+// for the first to end.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		s.mu.Lock()
@@ -690,7 +691,14 @@ func (s *Server) Stop() {
 			case <-deadline:
 			}
 		}
+		// The listener before the connections: a client that connects
+		// once --stop has returned (its connection closed) finds no
+		// server, where it found one that hung up on it. (Closing it
+		// removes the socket; Serve returns.)
 		s.mu.Lock()
+		if s.ln != nil {
+			s.ln.Close()
+		}
 		for c := range s.conns {
 			c.close("the server stopped")
 		}
