@@ -39,7 +39,7 @@ func (s *Server) kill(ctx context.Context, in KillInput) (string, KillOutput, er
 		sig = "SIGTERM"
 	}
 	// Checked here too, so the message names the valid choices.
-	if _, _, err := signame.Parse(sig); err != nil {
+	if _, _, err := signame.ParseSession(sig); err != nil {
 		return "", KillOutput{}, fmt.Errorf("%v: expected a signal name such as SIGTERM, SIGINT, SIGKILL, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 (SIG optional) or a number 1..64", err)
 	}
 	d, err := call[wire.KillData](ctx, t.socket, map[string]any{"type": "KILL", "signal": sig})

@@ -19,15 +19,21 @@ import (
 // can hold up the request handler.
 const responseTimeout = 10 * time.Second
 
-// readRequest reads one request line (see readLine) and queues it. A
-// request that ends at EOF without a newline is still taken; one that is
-// cut off, oversized or unreadable is queued with readErr set, so the
-// client gets an answer in turn. A connection the daemon has no room for,
-// or one that does not complete its line in time, is answered at once.
-// Once the request is read, the connection is watched for hang-up.
-func (d *Daemon) readRequest(c *clientConn) {
+// readRequest reads one request line (see readLine) and queues it in its
+// turn (see arrivals). A request that ends at EOF without a newline is
+// still taken; one that is cut off, oversized or unreadable is queued with
+// readErr set, so the client gets an answer in turn. A connection the
+// daemon has no room for, or one that does not complete its line in time,
+// is answered at once. Once the request is read, the connection is
+// watched for hang-up.
+func (d *Daemon) readRequest(c *clientConn, turn *arrival) {
+	defer d.arrivals.settle(turn) // for the returns that queue nothing
 	c.SetReadDeadline(time.Now().Add(RequestReadTimeout))
-	line, readErr := readLine(c)
+	var line []byte
+	readErr := awaitFirstBytes(c)
+	if readErr == nil {
+		line, readErr = readLine(c)
+	}
 	var busy *busyError
 	switch {
 	case errors.As(readErr, &busy):
@@ -41,6 +47,7 @@ func (d *Daemon) readRequest(c *clientConn) {
 	}
 	c.SetReadDeadline(time.Time{})
 	if readErr == nil && isAttach(line) {
+		d.arrivals.settle(turn)
 		d.idle.touch()
 		d.serveAttach(c, line) // a raw stream from now on (attach.go)
 		return
@@ -48,7 +55,10 @@ func (d *Daemon) readRequest(c *clientConn) {
 	gone := make(chan struct{})
 	r := &request{conn: c, line: line, readErr: readErr, gone: gone}
 	d.idle.touch()
-	if !d.queue.push(r) {
+	d.arrivals.awaitEarlier(turn)
+	ok := d.queue.push(r)
+	d.arrivals.settle(turn)
+	if !ok {
 		respond(c, nil, wire.RequestError("Daemon is shutting down"))
 		return
 	}

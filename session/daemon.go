@@ -34,10 +34,13 @@ type Daemon struct {
 	dump    *os.File
 	st      *state
 	queue   *queue
-	replies *replyQueue
-	inputMu sync.Mutex     // serialises PTY writes: INPUT and query replies
-	limits  limits         // connections and request bytes held (limits.go)
-	async   sync.WaitGroup // WAITs answered off the handler (async.go)
+	// arrivals puts requests read on different connections in the
+	// order they arrived (arrivals.go).
+	arrivals arrivals
+	replies  *replyQueue
+	inputMu  sync.Mutex     // serialises PTY writes: INPUT and query replies
+	limits   limits         // connections and request bytes held (limits.go)
+	async    sync.WaitGroup // WAITs answered off the handler (async.go)
 
 	readerDone chan struct{} // closed by readPTY
 	exited     chan struct{} // closed by watchExit
@@ -204,7 +207,7 @@ func (d *Daemon) accept() {
 			go refuse(cc)
 			continue
 		}
-		go d.readRequest(cc)
+		go d.readRequest(cc, d.arrivals.add(cc))
 	}
 }
 

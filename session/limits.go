@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptyplex/ptyplex/session/wire"
@@ -72,6 +73,9 @@ func (l *limits) release(conns int, bytes int64) {
 type clientConn struct {
 	*net.UnixConn
 	lim *limits
+	// begun is set once the first bytes of its request are read (see
+	// arrivals).
+	begun atomic.Bool
 
 	mu       sync.Mutex
 	reserved int64

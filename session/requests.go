@@ -152,7 +152,7 @@ func (d *Daemon) kill(f wire.Fields) (any, error) {
 			return nil, err
 		}
 	}
-	sig, canon, err := signame.Parse(name)
+	sig, canon, err := signame.ParseSession(name)
 	if err != nil {
 		return nil, wire.RequestError(err.Error())
 	}
@@ -196,17 +196,14 @@ func (d *Daemon) resize(f wire.Fields) (any, error) {
 		return nil, wire.RequestError(fmt.Sprintf("Invalid size: %dx%d (each must be 1..%d)", cols, rows, wire.MaxDim))
 	}
 	// Screen first, then the PTY: the child redraws on SIGWINCH, and that
-	// output must land on a screen of the new size. After the exit there is
-	// nobody to redraw: the final screen keeps the size it was drawn for,
-	// and the answer says so rather than that it resized.
+	// output must land on a screen of the new size. After the exit the
+	// final screen is resized all the same, as interminai does (a script
+	// may resize whenever it likes); the PTY may be gone by then.
 	d.st.mu.Lock()
-	if d.st.exited {
-		d.st.mu.Unlock()
-		return nil, wire.RequestError("Process not running: the program has exited, so its final screen keeps its size")
-	}
+	exited := d.st.exited
 	d.st.scr.Resize(cols, rows)
 	d.st.mu.Unlock()
-	if err := d.proc.Resize(cols, rows); err != nil {
+	if err := d.proc.Resize(cols, rows); err != nil && !exited {
 		return nil, wire.RequestError(fmt.Sprintf("Failed to resize: %v", err))
 	}
 	return wire.ResizeData{Size: wire.Size{Rows: rows, Cols: cols}, Cols: cols, Rows: rows}, nil

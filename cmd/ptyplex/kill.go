@@ -12,9 +12,9 @@ func init() {
 }
 
 const killAbout = `
-Sends a signal to the program (default SIGTERM). SIG may be a name with or
-without the SIG prefix (SIGTERM, KILL, INT, HUP, QUIT, USR1, USR2, ...) or a
-number (9, 15, ...). Prints nothing when the signal was sent, as interminai's
+Sends a signal to the program (default SIGTERM). SIG may be one of the names
+SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 (with or without
+the SIG prefix, in any case), or any signal's number (9, 15, 19, ...). Prints nothing when the signal was sent, as interminai's
 kill; an error says why it was not.`
 
 func runKill(args []string) int {
@@ -27,7 +27,7 @@ func runKill(args []string) int {
 		return exitUsage
 	}
 	// Check here too, so a typo fails even when the daemon is gone.
-	if _, _, err := signame.Parse(*sig); err != nil {
+	if _, _, err := signame.ParseSession(*sig); err != nil {
 		return printErr(err)
 	}
 	var out wire.KillData

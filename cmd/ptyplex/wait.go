@@ -175,16 +175,6 @@ func (o *waitOpts) waitActivity() int {
 		return code
 	}
 	fmt.Printf("Terminal activity: %t\nApplication exited: %t\n", wire.IsTrue(w.Activity), wire.IsTrue(w.Exited))
-	if wire.IsTrue(w.Exited) {
-		// interminai's older wait printed only the exit code; scripts of
-		// that time look for it. STATUS without activity leaves the flag;
-		// if it fails (the daemon just stopped), the two lines stand alone.
-		var st wire.StatusData
-		req := wire.BothForms(map[string]any{"type": "STATUS", "activity": false})
-		if wire.CallData(o.socket, req, &st) == nil && !st.Running {
-			fmt.Printf("Exit code: %d\n", exitCode(st.ExitCode))
-		}
-	}
 	return exitOK
 }
 

@@ -42,3 +42,31 @@ func Parse(s string) (syscall.Signal, string, error) {
 	}
 	return sig, t, nil
 }
+
+// sessionNames are the names the session face (its KILL request, the
+// CLI's kill, the MCP tool) takes: interminai's seven, the ones its
+// clients are written against. Any other signal is given by number.
+var sessionNames = map[string]bool{
+	"SIGHUP": true, "SIGINT": true, "SIGQUIT": true, "SIGKILL": true,
+	"SIGTERM": true, "SIGUSR1": true, "SIGUSR2": true,
+}
+
+// ParseSession is Parse as the session face reads a signal: a number, or
+// one of interminai's seven names with or without the SIG prefix in any
+// case; nothing around it. "STOP" and " 9" are refused there ("+9" is
+// not: interminai reads numbers as Rust does).
+func ParseSession(s string) (syscall.Signal, string, error) {
+	t := strings.ToUpper(s)
+	if t == "" || t != strings.TrimSpace(t) {
+		return 0, "", fmt.Errorf("%w: %s", ErrInvalid, s)
+	}
+	if _, err := strconv.Atoi(t); err != nil {
+		if !strings.HasPrefix(t, "SIG") {
+			t = "SIG" + t
+		}
+		if !sessionNames[t] {
+			return 0, "", fmt.Errorf("%w: %s", ErrInvalid, s)
+		}
+	}
+	return Parse(s)
+}

@@ -50,3 +50,18 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSession(t *testing.T) {
+	for _, in := range []string{"SIGTERM", "term", "KILL", "sigint", "HUP", "QUIT", "USR1", "SIGUSR2", "9", "15", "19", "64", "+9"} {
+		want, wantName, _ := Parse(in)
+		sig, name, err := ParseSession(in)
+		if err != nil || sig != want || name != wantName {
+			t.Errorf("ParseSession(%q) = %v, %q, %v; want %v, %q", in, sig, name, err, want, wantName)
+		}
+	}
+	for _, in := range []string{"STOP", "SIGCONT", "winch", "SIGALRM", " 9", "9 ", " sigint ", "NOTASIGNAL", "9999", "0", "", "SIG"} {
+		if _, _, err := ParseSession(in); !errors.Is(err, ErrInvalid) || err.Error() != "Invalid signal: "+in {
+			t.Errorf("ParseSession(%q) = %v; want the error Invalid signal: %s", in, err, in)
+		}
+	}
+}

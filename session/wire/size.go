@@ -12,9 +12,11 @@ import (
 // the same value.
 const MaxDim = 4096
 
-// ParseSize parses "<cols>x<rows>", e.g. "80x24".
+// ParseSize parses "<cols>x<rows>", e.g. "80x24": decimal numbers and a
+// lower-case x, nothing around them (interminai refuses "80X24" and " 80x24"
+// too; like it, it takes a '+' before a number).
 func ParseSize(s string) (cols, rows int, err error) {
-	c, r, ok := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")
+	c, r, ok := strings.Cut(s, "x")
 	if ok {
 		cols, err1 := strconv.Atoi(c)
 		rows, err2 := strconv.Atoi(r)
