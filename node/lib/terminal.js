@@ -5,7 +5,7 @@ const fs = require('fs');
 const path = require('path');
 const { StringDecoder } = require('string_decoder');
 const { T, controlFrame, dataFrame } = require('./frames');
-const { Emitter } = require('./events');
+const { Emitter, callListener } = require('./events');
 const { signalNumber } = require('./signals');
 
 // Environment variables node-pty removes from a child's environment: they
@@ -389,7 +389,7 @@ class Terminal {
       return any;
     }
     const list = (this._legacy.get(event) || []).slice();
-    for (const e of list) e.listener(...args);
+    for (const e of list) callListener(e.listener, ...args);
     return list.length > 0;
   }
 
@@ -416,7 +416,7 @@ class Terminal {
   _emitError(err) {
     const list = this._legacy.get('error') || [];
     if (list.length === 0) this._host._log(`terminal ${this._id}: ${err.message}`);
-    for (const e of list.slice()) e.listener(err);
+    for (const e of list.slice()) callListener(e.listener, err);
   }
 
   // --- called by the Sidecar --------------------------------------------
