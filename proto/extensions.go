@@ -30,10 +30,28 @@ var Features = []string{FeatureSignal, FeatureForeground}
 
 // Signal is the body of a SIGNAL frame. Signal is a name ("SIGINT", "INT",
 // any case) or a number, kept as the text the host sent so that the sidecar
-// can quote it in an error.
+// can quote it in an error. Target says who gets it: the foreground
+// process group (SignalForeground, also when empty), or the child alone
+// (SignalChild, node-pty's kill(signal)).
 type Signal struct {
 	TerminalID string `json:"terminalId"`
 	Signal     string `json:"signal"`
+	Target     string `json:"target,omitempty"`
+}
+
+// SIGNAL targets.
+const (
+	SignalForeground = "foreground"
+	SignalChild      = "child"
+)
+
+// CheckTarget says whether s names a target this sidecar knows.
+func (s Signal) CheckTarget() error {
+	switch s.Target {
+	case "", SignalForeground, SignalChild:
+		return nil
+	}
+	return fmt.Errorf("unknown target %q (%q or %q)", s.Target, SignalForeground, SignalChild)
 }
 
 // Foreground is the body of a FOREGROUND request.
@@ -54,6 +72,7 @@ type ForegroundInfo struct {
 type signalWire struct {
 	TerminalID *string         `json:"terminalId"`
 	Signal     json.RawMessage `json:"signal"`
+	Target     *string         `json:"target"`
 }
 
 // ParseSignal decodes a SIGNAL body. signal may be a JSON string or a whole
@@ -68,6 +87,9 @@ func ParseSignal(body []byte) (Signal, error) {
 		return Signal{}, errors.New("malformed SIGNAL: missing terminalId")
 	}
 	s := Signal{TerminalID: *w.TerminalID}
+	if w.Target != nil {
+		s.Target = *w.Target // checked by CheckTarget, so that an ERROR can say so
+	}
 	raw := bytes.TrimSpace(w.Signal)
 	switch {
 	case len(raw) == 0 || string(raw) == "null":

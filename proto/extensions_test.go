@@ -29,7 +29,22 @@ func TestParseSignal(t *testing.T) {
 		require.Error(t, err, body)
 		assert.Contains(t, err.Error(), msg, body)
 	}
-	s, _ := ParseSignal([]byte(`{"terminalId":"a","signal":`))
+	for body, target := range map[string]string{
+		`{"terminalId":"a","signal":"INT","target":"child"}`:      "child",
+		`{"terminalId":"a","signal":"INT","target":"foreground"}`: "foreground",
+		`{"terminalId":"a","signal":"INT","target":null}`:         "",
+	} {
+		s, err := ParseSignal([]byte(body))
+		require.NoError(t, err, body)
+		assert.Equal(t, target, s.Target, body)
+		assert.NoError(t, s.CheckTarget(), body)
+	}
+	s, err := ParseSignal([]byte(`{"terminalId":"a","signal":"INT","target":"group"}`))
+	require.NoError(t, err)
+	assert.ErrorContains(t, s.CheckTarget(), `unknown target "group"`)
+	_, err = ParseSignal([]byte(`{"terminalId":"a","signal":"INT","target":1}`))
+	assert.ErrorContains(t, err, "malformed SIGNAL")
+	s, _ = ParseSignal([]byte(`{"terminalId":"a","signal":`))
 	assert.Equal(t, "a", s.TerminalID, "id recovered from a truncated body")
 }
 

@@ -115,6 +115,21 @@ func TestSignalAndForegroundFollowTheForegroundGroup(t *testing.T) {
 	assert.Equal(t, "SIGKILL", e.Fields["signal"], e.Raw)
 }
 
+// With "target":"child" (node-pty's kill(signal)) the signal reaches the
+// child alone, not the foreground job it runs: SIGKILL ends the shell
+// while its sleep still has the terminal.
+func TestSignalTargetChild(t *testing.T) {
+	h := start(t)
+	sh(h, "k", `set -m; echo ready; sleep 1000; echo "sleep ended $?"`)
+	shell := openedPID(t, h, "k")
+	h.WaitOutput("k", "ready")
+	foreground(t, h, "k", func(i proto.ForegroundInfo) bool { return i.Process == "sleep" && i.PID != shell })
+	h.SendJSON(proto.TypeSignal, proto.Signal{TerminalID: "k", Signal: "KILL", Target: proto.SignalChild})
+	e := exitOf(t, h, "k")
+	assert.Equal(t, "SIGKILL", e.Fields["signal"], e.Raw)
+	assert.NotContains(t, h.Now().Output("k"), "sleep ended")
+}
+
 func TestForegroundNamesArgv0(t *testing.T) {
 	h := start(t)
 	h.Open(proto.Open{TerminalID: "c", Cols: 80, Rows: 24, Cmd: "cat"})
@@ -134,6 +149,15 @@ func TestSignalAndForegroundBadInput(t *testing.T) {
 	h.SendJSON(proto.TypeSignal, map[string]any{"terminalId": "c", "signal": "SIGNOPE"})
 	e := h.WaitControl(proto.TypeError, "c")
 	assert.Contains(t, e.Fields["message"], "Invalid signal: SIGNOPE")
+	h.SendJSON(proto.TypeSignal, map[string]any{"terminalId": "c", "signal": "INT", "target": "group"})
+	h.MustUntil("an ERROR about the unknown target", func(s hosttest.Snapshot) bool {
+		for _, x := range s.Controls("c") {
+			if x.Type == proto.TypeError && strings.Contains(x.Raw, `unknown target \"group\"`) {
+				return true
+			}
+		}
+		return false
+	})
 	h.SendJSON(proto.TypeSignal, map[string]any{"terminalId": "c", "signal": 99})
 	h.SendJSON(proto.TypeSignal, map[string]any{"terminalId": "c"})
 	h.SendJSON(proto.TypeSignal, proto.Signal{TerminalID: "ghost", Signal: "SIGINT"})
@@ -148,9 +172,9 @@ func TestSignalAndForegroundBadInput(t *testing.T) {
 			msgs = append(msgs, c.Fields["message"].(string))
 		}
 	}
-	require.Len(t, msgs, 3, strings.Join(msgs, "\n"))
-	assert.Contains(t, msgs[1], "Invalid signal: 99")
-	assert.Contains(t, msgs[2], "missing signal")
+	require.Len(t, msgs, 4, strings.Join(msgs, "\n"))
+	assert.Contains(t, msgs[2], "Invalid signal: 99")
+	assert.Contains(t, msgs[3], "missing signal")
 	assert.Empty(t, s.Controls("ghost"))
 	// cat is unharmed.
 	h.Input("c", "still here\n")

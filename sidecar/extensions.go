@@ -13,12 +13,15 @@ import (
 // signal serves SIGNAL (an extension of the seed protocol).
 func (s *Sidecar) signal(m proto.Signal) {
 	sig, _, err := signame.Parse(m.Signal)
+	if err == nil {
+		err = m.CheckTarget()
+	}
 	if err != nil {
 		s.signalRefused(m.TerminalID, fmt.Errorf("SIGNAL: %w", err))
 		return
 	}
 	if t := s.lookup(m.TerminalID); t != nil {
-		s.act(t, func() { t.signalForeground(sig, m.Signal) })
+		s.act(t, func() { t.signal(sig, m.Signal, m.Target == proto.SignalChild) })
 	}
 }
 
@@ -34,15 +37,22 @@ func (s *Sidecar) signalRefused(id string, err error) {
 	}
 }
 
-// signalForeground delivers sig (named as the host named it) to the
-// terminal's foreground process group unless the child was already reaped
-// (its ids may be a stranger's then). A signal the platform has no
-// meaning for (on Windows, all but INT, HUP, TERM and KILL) is refused
-// with an ERROR, as an unknown name is: the host must not take it for
-// delivered. Other failures (the child exiting meanwhile) are only logged.
-func (t *terminal) signalForeground(sig syscall.Signal, name string) {
+// signal delivers sig (named as the host named it) to the terminal's
+// foreground process group, or to the child alone when child is set,
+// unless the child was already reaped (its ids may be a stranger's then).
+// A signal the platform has no meaning for (on Windows, all but INT, HUP,
+// TERM and KILL) is refused with an ERROR, as an unknown name is: the host
+// must not take it for delivered. Other failures (the child exiting
+// meanwhile) are only logged.
+func (t *terminal) signal(sig syscall.Signal, name string, child bool) {
 	var err error
-	t.ifLive(func() { err = t.proc.SignalForeground(sig) })
+	t.ifLive(func() {
+		if child {
+			err = t.proc.Signal(sig)
+		} else {
+			err = t.proc.SignalForeground(sig)
+		}
+	})
 	if err == nil {
 		return
 	}

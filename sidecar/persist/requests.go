@@ -66,13 +66,20 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		}
 	case proto.Signal:
 		sig, _, err := signame.Parse(m.Signal)
+		if err == nil {
+			err = m.CheckTarget()
+		}
 		if err != nil {
 			s.signalRefused(c, m.TerminalID, err)
 			return
 		}
 		if t := s.held(c, m.TerminalID, "SIGNAL"); t != nil {
 			t.ifRunning(func() {
-				if err := t.proc.SignalForeground(sig); err != nil {
+				signal := t.proc.SignalForeground
+				if m.Target == proto.SignalChild {
+					signal = t.proc.Signal
+				}
+				if err := signal(sig); err != nil {
 					s.logf("terminal %q: %v", t.id, err)
 				}
 			})
