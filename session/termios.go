@@ -62,15 +62,17 @@ func describeTermios(t *unix.Termios) wire.TermiosInfo {
 }
 
 // caret writes a control character in ^X notation: 0x03 is ^C, 0x1c is ^\,
-// DEL is ^?. Printable characters stand for themselves; others are hex.
+// DEL is ^?. 0 is _POSIX_VDISABLE on Linux (the function is off), shown as
+// interminai shows it, "<disabled>"; anything else as hex, as interminai
+// does too.
 func caret(c uint8) string {
 	switch {
+	case c == 0:
+		return "<disabled>"
 	case c < 0x20:
 		return "^" + string(rune(c+'@'))
 	case c == 0x7f:
 		return "^?"
-	case c < 0x7f:
-		return string(rune(c))
 	default:
 		return fmt.Sprintf("0x%02x", c)
 	}

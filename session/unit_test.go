@@ -85,7 +85,7 @@ func TestQueueKeepsArrivalOrder(t *testing.T) {
 }
 
 func TestCaret(t *testing.T) {
-	for c, want := range map[uint8]string{0: "^@", 3: "^C", 0x1c: `^\`, 0x7f: "^?", 'a': "a", 0xff: "0xff"} {
+	for c, want := range map[uint8]string{0: "<disabled>", 1: "^A", 3: "^C", 0x1b: "^[", 0x1c: `^\`, 0x1f: "^_", 0x7f: "^?", 'a': "0x61", 0xff: "0xff"} {
 		if got := caret(c); got != want {
 			t.Errorf("caret(%#x) = %q, want %q", c, got, want)
 		}
