@@ -114,6 +114,9 @@ func (d *Daemon) output(f wire.Fields) (any, error) {
 			b.WriteByte('\n')
 		}
 		out.Screen, out.From, out.To = b.String(), lo, hi
+		if toSet && to == 0 {
+			out.To = 0 // the boundary asked for, named as interminai names it
+		}
 		return out, nil
 	}
 	var nums []int

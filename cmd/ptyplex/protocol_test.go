@@ -152,8 +152,8 @@ func TestProtocolRobustness(t *testing.T) {
 		t.Errorf("default OUTPUT: from %v to %v cursor %v", d["from"], d["to"], cur)
 	}
 	m = rawCall(t, s.sock, `{"type":"OUTPUT","from":-3,"to":0}`)
-	if d = m["data"].(map[string]any); d["screen"] != "2975\n2976\n2977\n" {
-		t.Errorf("OUTPUT -3..0: %q", d["screen"])
+	if d = m["data"].(map[string]any); d["screen"] != "2975\n2976\n2977\n" || d["from"] != float64(-3) || d["to"] != float64(0) {
+		t.Errorf("OUTPUT -3..0: %q from %v to %v", d["screen"], d["from"], d["to"])
 	}
 }
 
