@@ -107,7 +107,6 @@ class Terminal {
     this._unacked = 0; // bytes delivered but not yet granted back as credit
     this._credit = host.creditWindow; // what the sidecar may still send us: granted minus received
     this._uncapped = false; // CLOSE lifted the sidecar's gate: credit no longer applies
-    this._exit = null; // EXIT waiting behind queued output
     this._fgWaiters = [];
     this._pendingKill = undefined;
     this._failure = null;
@@ -308,7 +307,10 @@ class Terminal {
     }
   }
 
-  /** Stops onData; the sidecar stops reading once the credit window is used. */
+  /**
+   * Stops onData until resume() or the exit, which delivers what was held
+   * first; the sidecar stops reading once the credit window is used.
+   */
   pause() {
     this._paused = true;
   }
@@ -316,12 +318,13 @@ class Terminal {
   resume() {
     if (!this._paused) return;
     this._paused = false;
-    while (this._queue.length && !this._paused) {
-      const b = this._queue.shift();
-      this._queued -= b.length;
-      this._deliver(b);
-    }
-    if (!this._paused && this._exit) this._finish(this._exit);
+    while (this._queue.length && !this._paused) this._deliverHeld();
+  }
+
+  _deliverHeld() {
+    const b = this._queue.shift();
+    this._queued -= b.length;
+    this._deliver(b);
   }
 
   /** node-pty clears the line on Windows only; nothing to do here. */
@@ -515,13 +518,19 @@ class Terminal {
   _exited(exitCode, signal) {
     this._state = 'exited';
     for (const w of this._fgWaiters.splice(0)) w(this._process);
-    const e = { exitCode, signal };
-    if (this._paused || this._queue.length) this._exit = e;
-    else this._finish(e);
+    // node-pty fires onExit on a paused terminal too (its socket is
+    // destroyed, and what was not read yet is lost), and programs wait for
+    // it. Here nothing is lost: the output pause() held back is delivered
+    // first, paused or not, since with the child gone there is nothing
+    // left to hold back, and then the exit. (The sidecar sends EXIT only
+    // once it has read all of the child's output, so an exit comes while
+    // paused unless more than the credit window was still unread; that
+    // waits for resume(), as the child's output does.)
+    while (this._queue.length) this._deliverHeld();
+    this._finish({ exitCode, signal });
   }
 
   _finish(e) {
-    this._exit = null;
     if (this._decoder) {
       const rest = this._decoder.end();
       if (rest.length) this._onData.fire(rest);

@@ -100,3 +100,41 @@ test("handleFlowControl with the host's own pause and resume strings (node-pty's
   term.kill();
   await done;
 });
+
+// node-pty fires onExit on a paused terminal; so do we, after delivering
+// the output the pause held back (node-pty loses it).
+test('a paused terminal still reports its exit, after the output it held', async (t) => {
+  const sc = newSidecar(t);
+  const n = 200000; // well within the credit window: the EXIT is not held back by credit
+  const cases = [
+    ['pause()', {}, (term) => term.pause()],
+    ['handleFlowControl and XOFF', { handleFlowControl: true }, (term) => term.write('\x13')],
+  ];
+  for (const [what, opts, pause] of cases) {
+    const term = sc.spawn('/bin/sh', ['-c', `echo ready; read x; head -c ${n} /dev/zero | tr '\\0' x; exit 3`], opts);
+    let out = '';
+    let exit = null;
+    let hit;
+    term.onData((d) => {
+      assert.strictEqual(exit, null, `${what}: onData after onExit`);
+      out += d;
+      if (hit) hit();
+    });
+    const exited = within(new Promise((r) => term.onExit((e) => r((exit = e)))), `${what}: onExit while paused`);
+    await within(new Promise((r) => (hit = () => out.includes('ready') && r())), `${what}: ready`);
+    hit = null;
+    pause(term);
+    assert.strictEqual(term._paused, true, what);
+    const seen = out.length;
+    term.write('go\r');
+    assert.deepStrictEqual(await exited, { exitCode: 3, signal: 0 }, what);
+    assert.ok(out.length > seen, `${what}: the held output came`);
+    assert.strictEqual((out.match(/x/g) || []).length, n, `${what}: every byte before the exit`);
+  }
+  // kill() of a paused terminal ends it, and the exit comes.
+  const term = sc.spawn('sleep', ['1000']);
+  await term.ready;
+  term.pause();
+  term.kill();
+  assert.deepStrictEqual(await within(new Promise((r) => term.onExit(r)), 'onExit after kill() while paused'), { exitCode: 0, signal: 1 });
+});
