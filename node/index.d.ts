@@ -82,7 +82,7 @@ export interface IPty {
   resize(columns: number, rows: number): void;
   /**
    * No signal: end the terminal (SIGHUP, SIGKILL 3 s later). A signal: deliver it to the
-   * foreground process group. An unknown signal is ignored, as node-pty ignores it.
+   * child process alone, as node-pty does. An unknown signal is ignored, as node-pty ignores it.
    */
   kill(signal?: string | number): void;
   pause(): void;

@@ -283,8 +283,9 @@ class Terminal {
 
   /**
    * kill() ends the terminal (CLOSE: SIGHUP to its process group, SIGKILL
-   * 3 s later). kill(signal) delivers signal to the foreground process group
-   * when the sidecar supports SIGNAL, and falls back to CLOSE otherwise.
+   * 3 s later). kill(signal) delivers signal to the child process alone,
+   * as node-pty's process.kill(pid, signal) does, when the sidecar
+   * supports SIGNAL, and falls back to CLOSE otherwise.
    */
   kill(signal) {
     if (signal !== undefined && signalNumber(signal) === undefined) {
@@ -299,7 +300,10 @@ class Terminal {
     }
     if (this._state !== 'live') return;
     if (signal !== undefined && this._features.has('signal')) {
-      this._host._sendTo(this._gen, controlFrame(T.SIGNAL, { terminalId: this._id, signal }));
+      // target "child": not the foreground process group, which would spare
+      // a shell running a command and signal the command instead. A
+      // sidecar older than the field ignores it and signals the group.
+      this._host._sendTo(this._gen, controlFrame(T.SIGNAL, { terminalId: this._id, signal, target: 'child' }));
     } else {
       // From the CLOSE on the sidecar reads this terminal unthrottled.
       this._uncapped = true;

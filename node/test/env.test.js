@@ -83,7 +83,11 @@ test('process names the foreground process; pid is the child', async (t) => {
   // say so (the getter reads /proc on Linux, getProcess asks the sidecar).
   await waitUntil(() => term.process === 'sleep', 'process to be sleep');
   await waitUntil(async () => (await term.getProcess()) === 'sleep', 'getProcess to be sleep');
-  term.kill('SIGTERM');
+  // Ended by this test, not kill(signal), which signals the shell: with
+  // set -m, sleep leads the terminal's foreground process group.
+  const stat = fs.readFileSync(`/proc/${term.pid}/stat`, 'latin1');
+  const tpgid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[5]);
+  process.kill(tpgid, 'SIGTERM');
   await waitOutput(term, 'done');
   assert.strictEqual(await term.getProcess(), '/bin/sh');
   assert.strictEqual(term.process, '/bin/sh');

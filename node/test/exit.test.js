@@ -2,7 +2,7 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const os = require('os');
-const { newSidecar, run, waitOutput } = require('./helpers');
+const { newSidecar, run, waitOutput, waitUntil, within } = require('./helpers');
 
 const SIG = os.constants.signals;
 
@@ -24,8 +24,8 @@ test('exit codes and signal deaths, in node-pty shape', async (t) => {
   );
 });
 
-// Each signal is delivered to the foreground process group; the script
-// reports the ones it traps, and the untrappable one ends it.
+// Each signal is delivered to the child (the shell); the script reports
+// the ones it traps, and the untrappable one ends it.
 test('kill with SIGINT, SIGTERM and SIGKILL', async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn('/bin/sh', [
@@ -41,6 +41,24 @@ test('kill with SIGINT, SIGTERM and SIGKILL', async (t) => {
   term.kill('SIGKILL');
   const r = await done;
   assert.deepStrictEqual({ exitCode: r.exitCode, signal: r.signal }, { exitCode: 0, signal: SIG.SIGKILL });
+});
+
+// node-pty's kill(signal) is process.kill(pid, signal): the child alone.
+// Sent to the foreground process group instead, it would kill the command
+// the shell runs, and the shell would live on.
+test('kill(signal) reaches the child, not the foreground job it runs', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('sh', [], { env: { PATH: process.env.PATH, PS1: '$ ' } });
+  const done = run(term);
+  await term.ready;
+  term.write('sleep 30\r');
+  // The interactive shell has handed the terminal to sleep.
+  await waitUntil(() => term.process === 'sleep', 'sleep in the foreground');
+  const t0 = Date.now();
+  term.kill('SIGKILL');
+  const r = await within(done, 'the shell to die of SIGKILL', 15000);
+  assert.deepStrictEqual({ exitCode: r.exitCode, signal: r.signal }, { exitCode: 0, signal: SIG.SIGKILL });
+  assert.ok(Date.now() - t0 < 15000, 'the exit came before sleep would have ended');
 });
 
 test('kill() without a signal ends the terminal with SIGHUP', async (t) => {
