@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"errors"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -87,6 +88,9 @@ func (s *Sidecar) malformed(e *proto.DecodeError) {
 // dispatch loop (spawn.go).
 func (s *Sidecar) open(o proto.Open) {
 	t, err := s.reserve(o.TerminalID, o.Credit)
+	if errors.Is(err, errIDTaken) && s.answerAfterSpawn(o.TerminalID) {
+		return
+	}
 	if err != nil {
 		s.openFailed(o.TerminalID, err.Error())
 		return
@@ -107,6 +111,28 @@ func (s *Sidecar) open(o proto.Open) {
 		cfg.Dir = *o.Cwd
 	}
 	go s.spawn(t, cfg)
+}
+
+// answerAfterSpawn refuses an OPEN for an id whose spawn is in flight
+// once that spawn is answered, so that the host reads its first OPEN's
+// OPENED (or ERROR) before the refusal of the second, as from a sidecar
+// that spawns in its read loop: a host that matches answers by id would
+// otherwise take the refusal for the answer to its first OPEN. It reports
+// false when the id is not spawning any more (or too much waits for it
+// already): then the refusal goes out at once.
+func (s *Sidecar) answerAfterSpawn(id string) bool {
+	t := s.lookup(id)
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.deferring || len(t.deferred) >= maxDeferred {
+		return false
+	}
+	t.deferred = append(t.deferred, func() { s.openFailed(id, errIDTaken.Error()) })
+	t.duplicates++
+	return true
 }
 
 // openFailed answers an OPEN refused by the dispatch loop itself.

@@ -177,6 +177,15 @@ func (s *Sidecar) spawnFailed(t *terminal, msg string) {
 	t.input.Discard()
 	s.logf("OPEN %q failed: %s", t.id, msg)
 	s.out.send(t.finalFrame(controlFrame(nil, proto.TypeError, proto.Error{TerminalID: t.id, Message: msg})), true)
+	// The OPENs refused while it spawned waited with what the failure
+	// dropped: they are answered after it.
+	t.mu.Lock()
+	n := t.duplicates
+	t.duplicates = 0
+	t.mu.Unlock()
+	for range n {
+		s.openFailed(t.id, errIDTaken.Error())
+	}
 }
 
 func controlFrame(term *terminal, typ proto.Type, v any) outFrame {

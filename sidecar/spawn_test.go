@@ -88,22 +88,52 @@ func TestCloseAndSignalDuringSpawnEndTheTerminal(t *testing.T) {
 	assert.Equal(t, "SIGTERM", h.control(proto.TypeExit, "signalled")["signal"])
 }
 
+// An OPEN for an id whose spawn is in flight is refused after that spawn
+// is answered, as by a sidecar that spawns in its read loop: a host that
+// matches answers by id must read OPENED for its first OPEN first.
 func TestDuplicateOpenDuringSpawnIsRefused(t *testing.T) {
 	g := newGate("dup")
 	h := startInproc(t, g.hook)
 	h.sendJSON(proto.TypeOpen, openCmd("dup", "cat"))
 	g.waitReached(t, "dup")
 	h.sendJSON(proto.TypeOpen, openCmd("dup", "/bin/true"))
-	e := h.control(proto.TypeError, "dup")
-	assert.Equal(t, "terminal id already exists", e["message"])
+	h.sync()
+	frames, _, _, _ := h.snapshot()
+	assert.Empty(t, about(frames, "dup"), "dup answered while its spawn is held")
 
 	g.release("dup")
 	h.control(proto.TypeOpened, "dup")
+	e := h.control(proto.TypeError, "dup")
+	assert.Equal(t, "terminal id already exists", e["message"])
 	// The terminal is the first OPEN's cat, not the refused /bin/true.
 	h.input("dup", "still-cat\n")
 	h.output("dup", "still-cat")
-	frames, _, _, _ := h.snapshot()
-	assert.Equal(t, []proto.Type{proto.TypeError, proto.TypeOpened}, controlsOf(frames, "dup"))
+	frames, _, _, _ = h.snapshot()
+	assert.Equal(t, []proto.Type{proto.TypeOpened, proto.TypeError}, controlsOf(frames, "dup"))
+}
+
+// When the first OPEN's spawn fails, its ERROR still comes first, then
+// the refusal of the OPEN that came while it spawned.
+func TestDuplicateOpenDuringFailingSpawn(t *testing.T) {
+	g := newGate("dupbad")
+	h := startInproc(t, g.hook)
+	o := openCmd("dupbad", "cat")
+	o.Cwd = ptr("/does/not/exist")
+	h.sendJSON(proto.TypeOpen, o)
+	g.waitReached(t, "dupbad")
+	h.sendJSON(proto.TypeOpen, openCmd("dupbad", "cat"))
+	h.sync()
+	g.release("dupbad")
+	frames := h.until("two ERRORs", func(frames []seen, _ string) bool { return len(controlsOf(frames, "dupbad")) == 2 })
+	var msgs []string
+	for _, f := range frames {
+		if f.id == "dupbad" && f.typ == proto.TypeError {
+			msgs = append(msgs, fmt.Sprint(f.fields["message"]))
+		}
+	}
+	require.Len(t, msgs, 2)
+	assert.Contains(t, msgs[0], "/does/not/exist")
+	assert.Equal(t, "terminal id already exists", msgs[1])
 }
 
 func TestFailedSpawnDropsWhatWaited(t *testing.T) {

@@ -39,7 +39,11 @@ type terminal struct {
 	// action that came after them.
 	deferring bool
 	deferred  []func()    // actions that came during the spawn, in order
-	killTimer *time.Timer // SIGKILL after CLOSE's grace
+	// duplicates counts OPENs for this id refused while it spawned: their
+	// ERRORs wait in deferred, and a failed spawn, which drops deferred,
+	// sends them after its own (see answerAfterSpawn).
+	duplicates int
+	killTimer  *time.Timer // SIGKILL after CLOSE's grace
 
 	// Channels, each closed once, and kept only because something waits
 	// for its event:
