@@ -38,7 +38,7 @@ type terminal struct {
 	// must find the terminal live when they run and still go before any
 	// action that came after them.
 	deferring bool
-	deferred  []func()    // actions that came during the spawn, in order
+	deferred  []func() // actions that came during the spawn, in order
 	// duplicates counts OPENs for this id refused while it spawned: their
 	// ERRORs wait in deferred, and a failed spawn, which drops deferred,
 	// sends them after its own (see answerAfterSpawn).
