@@ -82,9 +82,10 @@ export interface IPty {
   resize(columns: number, rows: number): void;
   /**
    * No signal: end the terminal (SIGHUP, SIGKILL 3 s later). A signal: deliver it to the
-   * child process alone, as node-pty does. An unknown signal is ignored, as node-pty ignores it.
+   * child process alone, as node-pty does. A falsy one (null, '', 0) is no signal; an unknown
+   * one is ignored, as node-pty ignores it.
    */
-  kill(signal?: string | number): void;
+  kill(signal?: string | number | null): void;
   pause(): void;
   resume(): void;
   clear(): void;

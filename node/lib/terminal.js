@@ -288,6 +288,9 @@ class Terminal {
    * supports SIGNAL, and falls back to CLOSE otherwise.
    */
   kill(signal) {
+    // node-pty sends signal || 'SIGHUP': null, '', 0 and the like mean no
+    // signal, not an unknown one.
+    if (!signal) signal = undefined;
     if (signal !== undefined && signalNumber(signal) === undefined) {
       // node-pty swallows the error of process.kill; so do we, with a note.
       this._host._log(`terminal ${this._id}: kill(${JSON.stringify(signal)}): unknown signal, ignored`);

@@ -71,6 +71,22 @@ test('kill() without a signal ends the terminal with SIGHUP', async (t) => {
   assert.deepStrictEqual({ exitCode: r.exitCode, signal: r.signal }, { exitCode: 0, signal: SIG.SIGHUP });
 });
 
+// node-pty does process.kill(pid, signal || 'SIGHUP').
+test('kill with a falsy signal (null, empty, 0) is kill() without one', async (t) => {
+  const sc = newSidecar(t);
+  await Promise.all(
+    [null, '', 0, false].map(async (sig) => {
+      const term = sc.spawn('sleep', ['1000']);
+      const done = run(term);
+      await term.ready;
+      term.kill(sig);
+      const r = await done;
+      assert.deepStrictEqual({ exitCode: r.exitCode, signal: r.signal }, { exitCode: 0, signal: SIG.SIGHUP }, `kill(${JSON.stringify(sig)})`);
+    }),
+  );
+  assert.ok(!sc.lines.some((l) => /unknown signal/.test(l)), sc.lines.join('\n'));
+});
+
 test('kill before the terminal opened is applied once it runs', async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn('sleep', ['1000']);
