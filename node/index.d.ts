@@ -78,7 +78,7 @@ export interface IPty {
   readonly onData: IEvent<string>;
   readonly onExit: IEvent<IExitEvent>;
   write(data: string | Buffer): void;
-  /** Throws, as node-pty, for sizes that are not positive numbers. */
+  /** Throws, as node-pty, for sizes that are not positive numbers and once the terminal has exited. */
   resize(columns: number, rows: number): void;
   /**
    * No signal: end the terminal (SIGHUP, SIGKILL 3 s later). A signal: deliver it to the

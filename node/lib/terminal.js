@@ -272,6 +272,12 @@ class Terminal {
       throw new Error('resizing must be done using positive cols and rows');
     }
     if (this.viewing) this._refuseViewing('resize');
+    // node-pty's ioctl on the closed descriptor fails, and cols and rows
+    // keep the last size; programs that resize from an onExit listener
+    // (or later) see that error, so they get it here too.
+    if (this._state === 'exited' || this._state === 'failed') {
+      throw new Error(process.platform === 'win32' ? 'Cannot resize a pty that has already exited' : 'ioctl(2) failed, EBADF');
+    }
     cols = size(cols);
     rows = size(rows);
     this.cols = cols;

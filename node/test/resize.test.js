@@ -1,7 +1,7 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
-const { newSidecar, run, waitOutput } = require('./helpers');
+const { newSidecar, run, waitOutput, within } = require('./helpers');
 
 test('resize sets the size and sends SIGWINCH', async (t) => {
   const sc = newSidecar(t);
@@ -23,4 +23,35 @@ test('resize sets the size and sends SIGWINCH', async (t) => {
   await waitOutput(term, 'winch 30 90');
   term.kill();
   await done;
+});
+
+// As node-pty's ioctl on the closed descriptor: resize throws once the
+// terminal has exited, in an onExit listener and later, and the size stays.
+// write() and kill() stay quiet.
+test('resize after the exit throws and keeps the size', async (t) => {
+  const sc = newSidecar(t);
+  const want = process.platform === 'win32' ? /Cannot resize a pty that has already exited/ : /^Error: ioctl\(2\) failed, EBADF$/;
+  for (const file of ['true', '/nonexistent/program']) {
+    const term = sc.spawn(file, [], { cols: 100, rows: 30 });
+    term.on('error', () => {}); // the one that cannot start says so
+    const inListener = await within(
+      new Promise((resolve) =>
+        term.onExit(() => {
+          try {
+            term.resize(120, 40);
+            resolve(null);
+          } catch (err) {
+            resolve(err);
+          }
+        }),
+      ),
+      `exit of ${file}`,
+    );
+    assert.match(String(inListener), want, `${file}: in onExit`);
+    assert.throws(() => term.resize(50, 20), want, `${file}: after onExit`);
+    assert.deepStrictEqual([term.cols, term.rows], [100, 30], file);
+    term.write('ignored');
+    term.kill();
+    term.kill('SIGTERM');
+  }
 });
