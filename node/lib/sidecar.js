@@ -617,7 +617,10 @@ class Sidecar {
         if (term._state === 'pending') {
           clearTimeout(term._timer);
           gen.terms.delete(term._id);
-          term._failed(new Error(`cannot start ${term._file}: ${msg.message}`));
+          // This sidecar's reasons for a program begin with "cannot start
+          // FILE:" already (a bad cwd's does not); others' may say anything.
+          const reason = String(msg.message);
+          term._failed(new Error(reason.startsWith('cannot start ') ? reason : `cannot start ${term._file}: ${reason}`));
           this._refresh(gen);
         } else {
           term._emitError(new Error(msg.message));

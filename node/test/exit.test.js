@@ -2,7 +2,7 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const os = require('os');
-const { newSidecar, run, waitOutput, waitUntil, within } = require('./helpers');
+const { BIN, DEADLINE, newSidecar, run, waitOutput, waitUntil, within } = require('./helpers');
 
 const SIG = os.constants.signals;
 
@@ -116,9 +116,25 @@ test('a program that cannot start: ready rejects, onExit fires with code 1', asy
   assert.deepStrictEqual({ exitCode: r.exitCode, signal: r.signal }, { exitCode: 1, signal: 0 });
   await assert.rejects(term.ready, /cannot start \/nonexistent\/program/);
   assert.strictEqual(errors.length, 1);
-  await assert.rejects(sc.open('sh', [], { cwd: '/nonexistent/dir' }), /cwd \/nonexistent\/dir/);
+  // Said once: the sidecar's reason begins with it already.
+  assert.strictEqual(errors[0].message.split('cannot start').length, 2, errors[0].message);
+  assert.match(errors[0].message, /^cannot start \/nonexistent\/program: /);
+  await assert.rejects(sc.open('sh', [], { cwd: '/nonexistent/dir' }), /^Error: cannot start sh: cwd \/nonexistent\/dir/);
   // The sidecar's stderr reached the logger.
   assert.ok(sc.lines.some((l) => l.includes('/nonexistent/program')), sc.lines.join('\n'));
+});
+
+// node-pty emits no 'error' here; a program with no 'error' listener must
+// not die of one, as it would of an EventEmitter's unhandled 'error'.
+test('a program that cannot start does not crash a host with no error listener', async () => {
+  const { execFile } = require('child_process');
+  const script = `const { Sidecar } = require(${JSON.stringify(require.resolve('..'))});
+    const t = new Sidecar({ path: ${JSON.stringify(BIN)} }).spawn('/nonexistent/program');
+    t.onExit((e) => process.stdout.write(JSON.stringify(e)));`;
+  const out = await new Promise((res, rej) =>
+    execFile(process.execPath, ['-e', script], { timeout: DEADLINE }, (err, stdout, stderr) => (err ? rej(new Error(`${err.message}\n${stderr}`)) : res(stdout))),
+  );
+  assert.deepStrictEqual(JSON.parse(out), { exitCode: 1, signal: 0 });
 });
 
 test('nothing of the session outlives onExit', async (t) => {
