@@ -389,6 +389,10 @@ export declare function spawn(file?: string, args?: string[] | string, options?:
 /** node-pty's deprecated names for spawn. */
 export declare const fork: typeof spawn;
 export declare const createTerminal: typeof spawn;
+/** node-pty's open (a PTY pair with no process): not supported, it throws. */
+export declare function open(options?: unknown): never;
+/** node-pty's native binding: there is none (null, as node-pty's on Windows). */
+export declare const native: null;
 export declare function defaultSidecar(): Sidecar;
 /** The sidecar binary: $PTYPLEX_SIDECAR_PATH, the platform package, then PATH. */
 export declare function resolveSidecar(env?: NodeJS.ProcessEnv): string;

@@ -1,5 +1,5 @@
 // ES module entry: the same objects as require('ptyplex').
 import cjs from './lib/index.js';
 
-export const { spawn, fork, createTerminal, Sidecar, Terminal, defaultSidecar, resolveSidecar, build } = cjs;
+export const { spawn, fork, createTerminal, open, native, Sidecar, Terminal, defaultSidecar, resolveSidecar, build } = cjs;
 export default cjs;

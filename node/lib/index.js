@@ -32,4 +32,16 @@ function spawn(file, args, options) {
 const fork = spawn;
 const createTerminal = spawn;
 
-module.exports = { spawn, fork, createTerminal, Sidecar, Terminal, defaultSidecar, resolveSidecar, build };
+// node-pty's open() makes a PTY pair with no process and hands back its
+// descriptors, which here would live in the sidecar. It is exported, so
+// that an ES module's `import { open }` written for node-pty links, and it
+// throws when called.
+function open() {
+  throw new Error('ptyplex does not support open() (a PTY pair with no process: its descriptors would live in the sidecar); use spawn()');
+}
+
+// node-pty's native binding (null there on Windows). There is none here;
+// exported only so that `import { native }` links.
+const native = null;
+
+module.exports = { spawn, fork, createTerminal, open, native, Sidecar, Terminal, defaultSidecar, resolveSidecar, build };
