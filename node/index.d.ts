@@ -62,6 +62,11 @@ export interface IWindowsPtyForkOptions extends IBasePtyForkOptions {
   conptyInheritCursor?: boolean;
 }
 
+/**
+ * node-pty's IPty, member for member and no more, so that a class written
+ * to implement node-pty's IPty (a mock, a wrapper) implements this one.
+ * spawn returns a Terminal, which has the rest.
+ */
 export interface IPty {
   /**
    * The child's pid. Read before the terminal has opened, it blocks until the
@@ -77,18 +82,24 @@ export interface IPty {
   /** Strings; Buffers when the terminal was spawned with encoding null (typed as node-pty types it). */
   readonly onData: IEvent<string>;
   readonly onExit: IEvent<IExitEvent>;
-  write(data: string | Buffer): void;
   /** Throws, as node-pty, for sizes that are not positive numbers and once the terminal has exited. */
   resize(columns: number, rows: number): void;
+  clear(): void;
+  write(data: string | Buffer): void;
+  /** A signal name, as node-pty types it; a Terminal takes numbers too. */
+  kill(signal?: string): void;
+  pause(): void;
+  resume(): void;
+}
+
+/** The terminal spawn returns: node-pty's IPty and what node-pty's object has beyond it, and ours. */
+export interface Terminal extends IPty {
   /**
    * No signal: end the terminal (SIGHUP, SIGKILL 3 s later). A signal: deliver it to the
    * child process alone, as node-pty does. A falsy one (null, '', 0) is no signal; an unknown
    * one is ignored, as node-pty ignores it.
    */
   kill(signal?: string | number | null): void;
-  pause(): void;
-  resume(): void;
-  clear(): void;
   on(event: 'data', listener: (data: string) => void): this;
   on(event: 'exit', listener: (exitCode: number, signal?: number) => void): this;
   on(event: 'error', listener: (err: Error) => void): this;
@@ -104,9 +115,6 @@ export interface IPty {
   destroy(): void;
   /** Output decoding from now on; null: Buffers. */
   setEncoding(encoding: string | null): void;
-}
-
-export interface Terminal extends IPty {
   /** node-pty's ptsName (/dev/pts/N), read from the child on Linux; undefined elsewhere. */
   readonly ptsName: string | undefined;
   /** Resolves when the terminal runs; rejects with the reason it could not start. */
