@@ -30,6 +30,10 @@ type cli struct {
 	synopsis string // "ptyplex output --socket PATH [...]"
 	about    string // paragraphs after the synopsis
 	socket   string
+	// positional says the command takes arguments besides its flags
+	// (start's command, input's key names); the others refuse them, as
+	// interminai does, rather than ignore them.
+	positional bool
 }
 
 func newCLI(name, synopsis, about string, withSocket bool) *cli {
@@ -48,6 +52,9 @@ func (c *cli) parse(args []string) (done bool, code int) {
 	if errors.Is(err, flag.ErrHelp) {
 		c.help(os.Stdout)
 		return true, exitOK
+	}
+	if err == nil && !c.positional && c.fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument '%s' (%s takes none besides its flags)", c.fs.Arg(0), "ptyplex "+c.fs.Name())
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "Error: %v\n", err)

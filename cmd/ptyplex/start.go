@@ -65,6 +65,7 @@ Example:
 
 func runStart(args []string) int {
 	c := newCLI("start", "ptyplex start [--socket PATH] [--size WxH] [--emulator xterm|custom] [--scrollback N] [--debug-buffer N] [--pty-dump FILE] [--idle-exit D] [--shell-integration] [--no-daemon] -- COMMAND [ARGS...]", startAbout, false)
+	c.positional = true
 	c.fs.StringVar(&c.socket, "socket", "", "session socket `path` (default: /tmp/interminai-XXXX/socket, auto-generated)")
 	size := c.fs.String("size", "80x24", "terminal size as `COLSxROWS`")
 	emulator := c.fs.String("emulator", "xterm", "terminal emulator: xterm (colours) or custom (plain text)")
