@@ -66,7 +66,6 @@ Examples:
 
 func runInput(args []string) int {
 	c := newCLI("input", "ptyplex input --socket PATH [--text TEXT] [--keys KEY...] [--password] [--wait-input | --wait-regex RE | --wait-contains TEXT | --wait-quiet D] [--timeout D]", inputAbout, true)
-	c.positional = true
 	text := c.fs.String("text", "", "`TEXT` to send, with C-style escapes (\\n \\r \\t \\e \\xHH ...)")
 	password := c.fs.Bool("password", false, "read a secret from the terminal with echo disabled and send it followed by \\r")
 	keyMode := c.fs.Bool("keys", false, "the arguments are key names (Enter Up C-c F5 Down*3 ...), sent in command-line order with --text")
@@ -211,6 +210,7 @@ func inputWait(set map[string]bool, re, contains string, quiet, timeout time.Dur
 // the key names of --keys (Go's flag package stops at the first
 // non-flag); everything after "--" is a key name.
 func parseInterleaved(c *cli, args []string, watch string) (names []string, watchAt int, done bool, code int) {
+	c.positional = true // the key names
 	rest := args
 	watchAt = -1
 	for {
