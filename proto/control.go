@@ -124,7 +124,7 @@ func ParseOpen(body []byte) (Open, error) {
 
 // parseOpen is ParseOpen leaving the raw body in w, for Decode.
 func parseOpen(body []byte, w *openWire) (Open, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := json.NewDecoder(bytes.NewReader(exactKeys(body, w)))
 	if err := dec.Decode(w); err != nil {
 		return Open{TerminalID: RecoverID(body)}, fmt.Errorf("malformed OPEN: %w", err)
 	}
@@ -239,7 +239,7 @@ func ParseResize(body []byte) (Resize, error) {
 		Cols       json.RawMessage `json:"cols"`
 		Rows       json.RawMessage `json:"rows"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := unmarshalExact(body, &w); err != nil {
 		return Resize{}, fmt.Errorf("malformed RESIZE: %w", err)
 	}
 	r := Resize{TerminalID: w.TerminalID}
@@ -256,7 +256,7 @@ func ParseResize(body []byte) (Resize, error) {
 // ParseClose decodes a CLOSE body.
 func ParseClose(body []byte) (Close, error) {
 	var c Close
-	if err := json.Unmarshal(body, &c); err != nil {
+	if err := unmarshalExact(body, &c); err != nil {
 		return c, fmt.Errorf("malformed CLOSE: %w", err)
 	}
 	return c, nil
@@ -265,7 +265,7 @@ func ParseClose(body []byte) (Close, error) {
 // ParseCredit decodes a CREDIT body.
 func ParseCredit(body []byte) (Credit, error) {
 	var c Credit
-	if err := json.Unmarshal(body, &c); err != nil {
+	if err := unmarshalExact(body, &c); err != nil {
 		return c, fmt.Errorf("malformed CREDIT: %w", err)
 	}
 	return c, nil

@@ -165,7 +165,7 @@ func Decode(f Frame) (Msg, error) {
 			TerminalID *string         `json:"terminalId"`
 			Credit     json.RawMessage `json:"credit"`
 		}
-		if err := json.Unmarshal(f.Body, &w); err != nil || w.TerminalID == nil {
+		if err := unmarshalExact(f.Body, &w); err != nil || w.TerminalID == nil {
 			return fail(RecoverID(f.Body), errors.New(`malformed REVIVE: want {"terminalId": ...}`))
 		}
 		r := Revive{TerminalID: *w.TerminalID}
@@ -179,7 +179,7 @@ func Decode(f Frame) (Msg, error) {
 		return r, nil
 	case TypeUpgrade:
 		var u Upgrade
-		if err := json.Unmarshal(f.Body, &u); err != nil || !filepath.IsAbs(u.Path) {
+		if err := unmarshalExact(f.Body, &u); err != nil || !filepath.IsAbs(u.Path) {
 			return fail("", errors.New(`malformed UPGRADE: want {"path": "/absolute/path/of/the/new/binary", "version": ...}`))
 		}
 		return u, nil

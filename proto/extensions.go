@@ -80,7 +80,7 @@ type signalWire struct {
 // terminal id is still returned if one could be recovered.
 func ParseSignal(body []byte) (Signal, error) {
 	var w signalWire
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := unmarshalExact(body, &w); err != nil {
 		return Signal{TerminalID: RecoverID(body)}, fmt.Errorf("malformed SIGNAL: %w", err)
 	}
 	if w.TerminalID == nil {
@@ -111,7 +111,7 @@ func ParseSignal(body []byte) (Signal, error) {
 // ParseForeground decodes a FOREGROUND request body.
 func ParseForeground(body []byte) (Foreground, error) {
 	var f Foreground
-	if err := json.Unmarshal(body, &f); err != nil {
+	if err := unmarshalExact(body, &f); err != nil {
 		return f, fmt.Errorf("malformed FOREGROUND: %w", err)
 	}
 	return f, nil

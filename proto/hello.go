@@ -66,7 +66,7 @@ func ParseHello(body []byte) (Hello, error) {
 		Env      []string         `json:"env"`
 		Cwd      string           `json:"cwd"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := unmarshalExact(body, &w); err != nil {
 		return Hello{}, fmt.Errorf("HELLO: %w", err)
 	}
 	if w.Protocol == nil {

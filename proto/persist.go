@@ -239,7 +239,7 @@ func ParseAttach(body []byte) (a Attach, id string, err error) {
 		Credit     json.RawMessage `json:"credit"`
 		Mode       json.RawMessage `json:"mode"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil || w.TerminalID == nil {
+	if err := unmarshalExact(body, &w); err != nil || w.TerminalID == nil {
 		return a, RecoverID(body), errors.New(`malformed ATTACH: want {"terminalId": ..., "offset": N}`)
 	}
 	a.TerminalID = *w.TerminalID

@@ -49,7 +49,7 @@ func ParseDetach(body []byte) (d Detach, id string, err error) {
 		TerminalID string          `json:"terminalId"`
 		To         json.RawMessage `json:"to"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := unmarshalExact(body, &w); err != nil {
 		return d, RecoverID(body), errors.New(`malformed DETACH: want {"terminalId": ...}`)
 	}
 	d.TerminalID = w.TerminalID
