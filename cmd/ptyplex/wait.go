@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"regexp"
 	"time"
 
@@ -98,11 +99,18 @@ func runWait(args []string) int {
 			patterns++
 		}
 	}
-	if patterns > 1 {
-		return c.usageError("--contains, --not-contains and --regex cannot be combined")
+	// These two fail with interminai's words and exit code (1, not the
+	// usage errors' 2): scripts written for it check them.
+	if set["contains"] && set["not-contains"] {
+		fmt.Fprintln(os.Stderr, "Error: --not-contains and --contains are mutually exclusive")
+		return exitFail
 	}
 	if set["line"] && *line < 1 {
-		return c.usageError("invalid --line %d: screen lines are numbered from 1", *line)
+		fmt.Fprintf(os.Stderr, "Error: line number must be 1 or greater (1-based), not %d\n", *line)
+		return exitFail
+	}
+	if patterns > 1 {
+		return c.usageError("--contains, --not-contains and --regex cannot be combined")
 	}
 	if *quiet && (set["line"] || patterns > 0 || set["quiet-for"]) {
 		return c.usageError("--quiet cannot be combined with --line, --contains, --not-contains, --regex or --quiet-for")

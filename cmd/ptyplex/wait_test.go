@@ -153,6 +153,13 @@ func TestWaitFlagErrors(t *testing.T) {
 			t.Errorf("%v: want an error, got %v", args, r)
 		}
 	}
+	// interminai's words and exit code for these two.
+	if r := s.run("wait", "--line", "1", "--contains", "a", "--not-contains", "b"); r.code != 1 || r.stderr != "Error: --not-contains and --contains are mutually exclusive\n" {
+		t.Errorf("--contains with --not-contains: %v", r)
+	}
+	if r := s.run("wait", "--line", "0"); r.code != 1 || !strings.HasPrefix(r.stderr, "Error: line number must be 1 or greater (1-based)") {
+		t.Errorf("--line 0: %v", r)
+	}
 	if r := s.run("wait", "--line", "99", "--contains", "a"); r.code != 1 || !strings.Contains(r.stderr, "line 99") {
 		t.Errorf("line off screen: %v", r)
 	}
