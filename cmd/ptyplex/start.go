@@ -81,8 +81,10 @@ func runStart(args []string) int {
 	}
 	cols, rows, err := wire.ParseSize(*size)
 	if err != nil {
+		// Exit 1, as interminai's start fails on a bad size (its parser
+		// takes the flag as any string; the usage errors' 2 is clap's).
 		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
-		return exitUsage
+		return exitFail
 	}
 	var plain bool
 	switch *emulator {

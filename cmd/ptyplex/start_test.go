@@ -102,6 +102,9 @@ func TestStartErrors(t *testing.T) {
 		if r.code == 0 || !strings.Contains(strings.ToLower(r.stderr), strings.ToLower(tc.want)) {
 			t.Errorf("%v: want failure mentioning %q; got %v", tc.args, tc.want, r)
 		}
+		if tc.want == "Invalid size" && r.code != exitFail {
+			t.Errorf("%v: exit %d, want 1 as interminai's", tc.args, r.code)
+		}
 	}
 	// A program that cannot start leaves no dead socket behind, at a path
 	// given or generated: the next client hears "No such file".
