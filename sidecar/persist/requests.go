@@ -251,6 +251,16 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		if c.readopt && s.readopt(c, old, o, x) {
 			return
 		}
+		// Behind what the terminal has queued for this connection
+		// (its OPENED, if c opened it just now): a host that matches
+		// answers by id must read its first OPEN's answer first.
+		old.mu.Lock()
+		if old.holder == c && old.end != exitWritten && old.life != engine.Gone { // its pump still writes to c
+			old.queueCtlLocked(c, proto.TypeError, proto.Error{TerminalID: o.TerminalID, Message: "terminal id already exists"})
+			old.mu.Unlock()
+			return
+		}
+		old.mu.Unlock()
 		c.errorf(o.TerminalID, "terminal id already exists")
 		return
 	case !fits:

@@ -385,6 +385,7 @@ func (s *Server) addConn(c *conn) bool {
 
 // endConn lets c's terminals go on without it and forgets c.
 func (s *Server) endConn(c *conn) {
+	s.flushControl(c)
 	s.detachAll(c)
 	s.mu.Lock()
 	delete(s.conns, c)
@@ -434,6 +435,37 @@ func (s *Server) readFrames(c *conn) (host *conn, code int, why string) {
 	}
 	code, why = c.ending(rerr)
 	return nil, code, why
+}
+
+// controlFlushBound bounds how long a connection whose input ended waits
+// for the frames queued for it (flushControl).
+const controlFlushBound = time.Second
+
+// flushControl gives the frames the terminals queued for c up to
+// controlFlushBound to be written before c is let go: an OPENED for an
+// OPEN read just before c's input ended, an ERROR. A host that writes
+// its OPENs and closes its input at once so reads an answer to each, as
+// from the plain sidecar (the terminals stay, detached). Nothing waits
+// for a connection that is broken.
+func (s *Server) flushControl(c *conn) {
+	deadline := time.Now().Add(controlFlushBound)
+	for _, t := range s.snapshotTerms() {
+		t.mu.Lock()
+		if t.owesLocked(c) && !c.isBroken() {
+			t.flushWaits++
+			wake := time.AfterFunc(time.Until(deadline), func() {
+				t.mu.Lock()
+				t.cond.Broadcast()
+				t.mu.Unlock()
+			})
+			for t.owesLocked(c) && !c.isBroken() && time.Now().Before(deadline) {
+				t.cond.Wait()
+			}
+			wake.Stop()
+			t.flushWaits--
+		}
+		t.mu.Unlock()
+	}
 }
 
 // detachAll lets every terminal c holds go on without it.

@@ -79,6 +79,11 @@ type term struct {
 	// stopped reading.
 	writingTo  *conn
 	writeSince time.Time
+	// flushWaits counts goroutines waiting on cond for the frames queued
+	// for a connection to be written (Server.flushControl): every write
+	// then wakes them.
+	flushWaits int
+	writingCtl bool // what the pump is writing to writingTo is a ctl frame
 	// acked is the offset up to which a host said it has the bytes: the
 	// offset of its ATTACH, advanced by every CREDIT it grants after it
 	// (a host grants credit for bytes it consumed). Bytes past it may
@@ -448,7 +453,9 @@ func (t *term) pump() {
 					f.release()
 				}
 			}
+			t.writingCtl = true
 			t.writeLocked(f.to, f.buf)
+			t.writingCtl = false
 			continue
 		}
 		h := t.holder
@@ -541,6 +548,24 @@ func (t *term) writeLocked(c *conn, frame ...[]byte) {
 	t.mu.Lock()
 	t.writingTo = nil
 	t.signalGateLocked()
+	if t.flushWaits > 0 {
+		t.cond.Broadcast()
+	}
+}
+
+// owesLocked says control frames queued for c are still to be written
+// to it, or one is being written. (OUTPUT is not waited for: a host
+// whose input ended detaches from its terminals' output at once.)
+func (t *term) owesLocked(c *conn) bool {
+	if t.writingTo == c && t.writingCtl {
+		return true
+	}
+	for _, f := range t.ctl {
+		if f.to == c {
+			return true
+		}
+	}
+	return false
 }
 
 // takeoverGrace is how long a previous holder has to take the frame the
@@ -619,8 +644,21 @@ const (
 func (t *term) ifRunning(fn func()) bool { return engine.IfRunning(&t.mu, &t.life, fn) }
 
 // close handles CLOSE: SIGHUP now, SIGKILL after the grace period; the
-// output still drains to the holder.
-func (t *term) close() { t.ifRunning(t.closeLocked) }
+// output still drains to the holder. A child that already exited is not
+// signalled, but the credit is lifted all the same: its holder may lack
+// credit for the rest of its output, and its EXIT waits behind that (the
+// seed: CLOSE lifts the gate so the reader drains to the end).
+func (t *term) close() {
+	if t.ifRunning(t.closeLocked) {
+		return
+	}
+	t.mu.Lock()
+	if t.holder != nil && t.credit.Limited() {
+		t.credit.Lift()
+		t.broadcastLocked()
+	}
+	t.mu.Unlock()
+}
 
 // closeLocked is close with t.mu held and the child running.
 func (t *term) closeLocked() {
