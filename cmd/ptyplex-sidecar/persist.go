@@ -19,6 +19,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/inherited"
 	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
 	"github.com/ptyplex/ptyplex/sidecar/persist"
+	"golang.org/x/sys/unix"
 )
 
 // Flags of the persistent mode; they mean nothing without --persist.
@@ -284,6 +285,24 @@ func resumeFromKeeper(logger *log.Logger, opts persist.Options) (*persist.Server
 // closes the connection, which it does once our stdin has ended (the host
 // went away) and it has detached our terminals.
 func bridge(name string) int {
+	// A signal that would end us silently (the host's SIGTERM, a closing
+	// terminal's SIGHUP) ends us as the end of stdin does, with status 0
+	// and a line saying so, as the plain sidecar ends; the terminals stay
+	// on the server, detached, which is what --persist is for. (The
+	// server sees our end: in a hand-off it ends the host's connection.)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM} {
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
+	go func() {
+		sig := <-sigs
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: exiting with status 0: received %s (the terminals stay on the persistent sidecar %q)\n",
+			unix.SignalName(sig.(syscall.Signal)), name)
+		os.Exit(0)
+	}()
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)

@@ -4,10 +4,13 @@ package persist_test
 
 import (
 	"fmt"
+	"regexp"
+	"syscall"
 	"testing"
 
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
+	"golang.org/x/sys/unix"
 )
 
 // What a host that speaks only the seed protocol sees through the bridge
@@ -94,5 +97,26 @@ func TestOpensThenEndOfInputAllAnswered(t *testing.T) {
 		if cs := sn.Controls(bad); len(cs) != 1 || cs[0].Type != proto.TypeError {
 			t.Errorf("round %d: the failing OPEN got %v", round, cs)
 		}
+	}
+}
+
+// A bridge sent SIGTERM (or SIGINT, SIGHUP) ends as the plain sidecar
+// does, with status 0 and a line saying why, instead of dying of the
+// signal; its terminal stays on the server.
+func TestBridgeEndsCleanlyOnSignals(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		name := unix.SignalName(sig)
+		h := s.host()
+		h.Open(proto.Open{TerminalID: name, Cols: 80, Rows: 24, Cmd: "/bin/cat"})
+		h.WaitControl(proto.TypeOpened, name)
+		h.Cmd.Process.Signal(sig)
+		code, err := h.WaitExit(hosttest.Timeout)
+		if err != nil || code != 0 {
+			t.Fatalf("%s: the bridge ended with %d, %v; want status 0", name, code, err)
+		}
+		h.WaitStderr(regexp.MustCompile(`exiting with status 0: received ` + name))
+		waitDetached(t, s.host(), name)
 	}
 }
