@@ -275,6 +275,7 @@ func TestErrorsAreToolErrors(t *testing.T) {
 	c.fails("resize", map[string]any{"session": s.Session, "size": "80"}, "Invalid size")
 	c.fails("input", map[string]any{"session": s.Session, "keys": []string{"Hyper-Q"}}, "unknown key")
 	c.fails("input", map[string]any{"session": s.Session}, "nothing to send")
+	c.fails("input", map[string]any{"session": s.Session, "text": `\x4g`}, `invalid hex escape: \x4g`)
 	c.fails("wait", map[string]any{"session": s.Session, "regex": "("}, "invalid regex")
 	c.fails("wait", map[string]any{"session": s.Session, "contains": "a", "regex": "b"}, "choose one")
 	c.fails("wait", map[string]any{"session": s.Session, "line": 99, "contains": "x"}, "off the screen")

@@ -63,7 +63,9 @@ func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput,
 	if in.Literal {
 		data = []byte(in.Text)
 	} else {
-		data = cescape.Unescape(in.Text)
+		if data, err = cescape.Unescape(in.Text); err != nil {
+			return "", InputOutput{}, fmt.Errorf("text: %w (write \\\\x for a literal backslash-x, or set literal)", err)
+		}
 	}
 	if len(in.Keys) > 0 {
 		app, err := s.appCursor(ctx, t.socket, in.CursorKeys)

@@ -9,21 +9,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reportedFlags are the termios flags DEBUG lists when set, in interminai's
-// order: the ones that explain how input and output are transformed.
-// ICANON is not among them; it is reported as the mode.
+// reportedFlags are the termios flags DEBUG lists when set: interminai's
+// set, in its order (the seed's example leaves out IEXTEN, which its
+// lflag has and interminai reports). ICANON is not among them; it is
+// reported as the mode.
 var reportedFlags = []struct {
 	name string
 	word func(*unix.Termios) uint64
 	bit  uint64
 }{
 	{"ECHO", lflag, unix.ECHO},
-	{"ECHONL", lflag, unix.ECHONL},
 	{"ISIG", lflag, unix.ISIG},
+	{"IEXTEN", lflag, unix.IEXTEN},
 	{"ICRNL", iflag, unix.ICRNL},
 	{"INLCR", iflag, unix.INLCR},
 	{"IGNCR", iflag, unix.IGNCR},
 	{"IXON", iflag, unix.IXON},
+	{"IXOFF", iflag, unix.IXOFF},
 	{"OPOST", oflag, unix.OPOST},
 	{"ONLCR", oflag, unix.ONLCR},
 }

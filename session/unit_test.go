@@ -50,7 +50,7 @@ func TestDescribeTermios(t *testing.T) {
 	got := describeTermios(&tio)
 	want := wire.TermiosInfo{
 		Mode:  "cooked",
-		Flags: []string{"ECHO", "ISIG", "ICRNL", "IXON", "OPOST", "ONLCR"},
+		Flags: []string{"ECHO", "ISIG", "IEXTEN", "ICRNL", "IXON", "OPOST", "ONLCR"},
 		Hex:   wire.TermiosHex{Iflag: "0x0500", Oflag: "0x0005", Lflag: "0x8a3b", Cflag: "0xf00bf"},
 		CC:    wire.ControlCCs{VINTR: "^C", VEOF: "^D", VERASE: "^?", VKILL: "^U", VSUSP: "^Z", VQUIT: `^\`},
 	}
@@ -60,6 +60,11 @@ func TestDescribeTermios(t *testing.T) {
 	tio.Lflag &^= unix.ICANON
 	if got := describeTermios(&tio); got.Mode != "raw" {
 		t.Errorf("without ICANON: mode %q", got.Mode)
+	}
+	// interminai's set: IXOFF is reported, ECHONL is not.
+	tio.Iflag, tio.Oflag, tio.Lflag = unix.IXOFF|unix.INLCR|unix.IGNCR, 0, unix.ECHONL|unix.IEXTEN
+	if got := fmt.Sprint(describeTermios(&tio).Flags); got != "[IEXTEN INLCR IGNCR IXOFF]" {
+		t.Errorf("flags %s, want [IEXTEN INLCR IGNCR IXOFF]", got)
 	}
 }
 

@@ -27,8 +27,10 @@ func init() {
 const inputAbout = `
 Sends input to the program. --text is unescaped C-style: \n \r \t \b \a \v
 \f \e (or \E, ESC) \\ and \xHH; an unknown escape such as \z passes through
-unchanged. --text wins over stdin. Without --text, --keys or --password,
-the bytes of stdin are sent as they are, invalid UTF-8 included. In --text,
+unchanged, and a \x without two hex digits after it fails, as in interminai
+(write \\x for a backslash and an x). --text wins over stdin. Without
+--text, --keys or --password, the bytes of stdin are sent as they are,
+invalid UTF-8 included. In --text,
 \xHH escapes that spell UTF-8 (\xc3\xa9) send that character; a byte 80..ff
 outside any UTF-8 sequence goes as the character U+00HH, as interminai sends
 it (pipe the bytes on stdin to send them unchanged).
@@ -118,7 +120,12 @@ func runInput(args []string) int {
 			}
 			data = append(data, kb...)
 		}
-		data = append(data, cescape.Unescape(*text)...)
+		typed, err := cescape.Unescape(*text)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+			return exitFail
+		}
+		data = append(data, typed...)
 		if *keyMode && at < len(names) {
 			kb, ok := encodeKeys(c.socket, names[at:], *cursorKeys)
 			if !ok {

@@ -81,6 +81,8 @@ func TestInputWaitBadFlagsSendNothing(t *testing.T) {
 		{"--text", "lost", "--wait-quiet", "0s"},
 		{"--keys", "Enter", "NoSuchKey"},
 		{"--text", "lost", "stray"},
+		{"--text", `lost\x4g`},
+		{"--text", `lost\x4`},
 	} {
 		r := s.run(append([]string{"input"}, args...)...)
 		if r.code == 0 || !strings.Contains(r.stderr, "Error:") {
@@ -89,6 +91,10 @@ func TestInputWaitBadFlagsSendNothing(t *testing.T) {
 	}
 	if scr := s.screen(); strings.Contains(scr, "lost") || strings.TrimSpace(scr) != "" {
 		t.Errorf("a refused input reached the program:\n%s", scr)
+	}
+	// interminai's words and exit code for a bad \x.
+	if r := s.run("input", "--text", `\xZZ`); r.code != 1 || r.stderr != "Error: invalid hex escape: \\xZZ\n" {
+		t.Errorf("input --text \\xZZ: %v", r)
 	}
 }
 

@@ -27,12 +27,12 @@ Default (or --activity, interminai's older explicit form): waits until the
 program prints something or exits, then prints
   Terminal activity: true|false
   Application exited: true|false
-  Exit code: N             (once the program has exited)
 --quiet waits for the program to exit and prints its exit code.
 --line N (1-based screen line) waits until that line changes, or, with
 --contains P / --not-contains P, until it contains / no longer contains the
 text P. It prints "Condition met on line N", "Condition already met on line
 N", or "Application exited" when the program ends first (exit 0 in each case).
+A line below the screen's last row reads as empty. --line wins over --quiet.
 
 ptyplex additions:
   --regex RE         like --contains, with a Go regular expression
@@ -112,8 +112,14 @@ func runWait(args []string) int {
 	if patterns > 1 {
 		return c.usageError("--contains, --not-contains and --regex cannot be combined")
 	}
-	if *quiet && (set["line"] || patterns > 0 || set["quiet-for"]) {
-		return c.usageError("--quiet cannot be combined with --line, --contains, --not-contains, --regex or --quiet-for")
+	// interminai lets --line win over --quiet, and --quiet over a
+	// pattern without --line (the switch below); only our own options
+	// refuse it.
+	if set["line"] {
+		*quiet = false
+	}
+	if *quiet && (set["regex"] || set["quiet-for"]) {
+		return c.usageError("--quiet cannot be combined with --regex or --quiet-for")
 	}
 	if set["activity"] && (*quiet || set["line"] || patterns > 0 || set["quiet-for"]) {
 		return c.usageError("--activity cannot be combined with --quiet, --line, --contains, --not-contains, --regex or --quiet-for")
@@ -215,7 +221,9 @@ func (o *waitOpts) waitOnce(activity bool) (w wire.WaitData, code int, ok bool) 
 // spec is the shared wait engine's form of the options (internal/session/waitcond,
 // which the MCP server uses too).
 func (o *waitOpts) spec(contains, notContains bool) waitcond.Spec {
-	sp := waitcond.Spec{Line: o.line, QuietFor: o.quietFor}
+	// A line past the screen's end is empty, as interminai's CLI reads
+	// it: --not-contains is met, --contains waits (for a resize).
+	sp := waitcond.Spec{Line: o.line, QuietFor: o.quietFor, PastScreenEmpty: true}
 	if !o.deadline.IsZero() {
 		sp.Timeout = max(time.Until(o.deadline), time.Millisecond)
 	}

@@ -145,7 +145,6 @@ func TestWaitFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"wait", "--line", "1", "--contains", "a", "--not-contains", "b"},
 		{"wait", "--line", "0", "--contains", "a"},
-		{"wait", "--quiet", "--line", "1"},
 		{"wait", "--regex", "("},
 	} {
 		r := s.run(args...)
@@ -160,8 +159,25 @@ func TestWaitFlagErrors(t *testing.T) {
 	if r := s.run("wait", "--line", "0"); r.code != 1 || !strings.HasPrefix(r.stderr, "Error: line number must be 1 or greater (1-based)") {
 		t.Errorf("--line 0: %v", r)
 	}
-	if r := s.run("wait", "--line", "99", "--contains", "a"); r.code != 1 || !strings.Contains(r.stderr, "line 99") {
-		t.Errorf("line off screen: %v", r)
+}
+
+// Combinations interminai's client accepts behave as there: --line wins
+// over --quiet, and a line below the screen's last row reads as empty.
+func TestWaitFollowsInterminaisPrecedence(t *testing.T) {
+	t.Parallel()
+	s := start(t, "--size", "80x24", "--", "cat")
+	if r := s.run("wait", "--quiet", "--line", "1", "--not-contains", "zzz"); r.code != 0 || r.stdout != "Condition already met on line 1\n" {
+		t.Errorf("--quiet --line: %v", r)
+	}
+	if r := s.run("wait", "--line", "99", "--not-contains", "a"); r.code != 0 || r.stdout != "Condition already met on line 99\n" {
+		t.Errorf("--not-contains below the screen: %v", r)
+	}
+	if r := s.run("wait", "--line", "99", "--contains", "a", "--timeout", "200ms"); r.code != exitTimeout || r.stdout != "Timed out after 200ms\n" {
+		t.Errorf("--contains below the screen: want a timeout, got %v", r)
+	}
+	// Still refused: --quiet with our own options.
+	if r := s.run("wait", "--quiet", "--regex", "a"); r.code != 2 {
+		t.Errorf("--quiet --regex: %v", r)
 	}
 }
 

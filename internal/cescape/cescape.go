@@ -2,15 +2,21 @@
 // and the MCP input tool accept, so that both type exactly the same bytes.
 package cescape
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
 
 // Unescape expands the C-style escapes of `input --text`: \n \r \t \b \a
-// \v \f \e \E \\ and \xHH (one or two hex digits). Any other backslash
-// sequence, and a trailing lone backslash, pass through unchanged, so
-// `\z` stays `\z`.
-func Unescape(s string) []byte {
+// \v \f \e \E \\ and \xHH. Any other backslash sequence, and a trailing
+// lone backslash, pass through unchanged, so `\z` stays `\z`. As in
+// interminai, \x takes the next two characters, which must be a hex
+// byte: fewer is an "incomplete" error, others an "invalid" one.
+func Unescape(s string) ([]byte, error) {
 	if !strings.Contains(s, `\`) {
-		return []byte(s)
+		return []byte(s), nil
 	}
 	out := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
@@ -25,20 +31,38 @@ func Unescape(s string) []byte {
 			continue
 		}
 		if c == 'x' {
-			v, n := 0, 0
-			for n < 2 && i+2+n < len(s) && isHex(s[i+2+n]) {
-				v = v*16 + hexVal(s[i+2+n])
-				n++
+			v, n, err := hexEscape(s[i+2:])
+			if err != nil {
+				return nil, err
 			}
-			if n > 0 {
-				out = append(out, byte(v))
-				i += 1 + n
-				continue
-			}
+			out = append(out, v)
+			i += 1 + n
+			continue
 		}
 		out = append(out, '\\') // unknown escape: keep it as written
 	}
-	return out
+	return out, nil
+}
+
+// hexEscape reads the two characters after `\x` at the start of s: the
+// byte they spell and the length of s they take.
+func hexEscape(s string) (byte, int, error) {
+	_, n1 := utf8.DecodeRuneInString(s)
+	_, n2 := utf8.DecodeRuneInString(s[n1:])
+	if n1 == 0 || n2 == 0 {
+		return 0, 0, errors.New(`incomplete \x escape`)
+	}
+	pair := s[:n1+n2]
+	// Two hex digits, or a plus sign and one, as Rust's u8::from_str_radix
+	// (interminai's parser) takes.
+	hi, lo := pair[0], pair[len(pair)-1]
+	switch {
+	case len(pair) == 2 && isHex(hi) && isHex(lo):
+		return byte(hexVal(hi)<<4 | hexVal(lo)), 2, nil
+	case len(pair) == 2 && hi == '+' && isHex(lo):
+		return byte(hexVal(lo)), 2, nil
+	}
+	return 0, 0, fmt.Errorf(`invalid hex escape: \x%s`, pair)
 }
 
 var simpleEscapes = map[byte]byte{

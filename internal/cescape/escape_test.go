@@ -38,8 +38,8 @@ func FuzzEscape(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		e := Escape(s)
-		if got := string(Unescape(e)); got != s {
-			t.Fatalf("Unescape(Escape(%q)) = %q (escaped %q)", s, got, e)
+		if got, err := Unescape(e); err != nil || string(got) != s {
+			t.Fatalf("Unescape(Escape(%q)) = %q, %v (escaped %q)", s, got, err, e)
 		}
 		if !utf8.ValidString(e) {
 			t.Fatalf("Escape(%q) = %q is not UTF-8", s, e)

@@ -194,7 +194,7 @@ func (w waiter) input(ctx context.Context, s Spec) (Outcome, error) {
 
 // watched reads the match text of the watched line or screen and the
 // generation it reflects.
-func (w waiter) watched(ctx context.Context, line int) (string, *int64, error) {
+func (w waiter) watched(ctx context.Context, line int, pastEmpty bool) (string, *int64, error) {
 	req := map[string]any{"type": "OUTPUT", "format": "ascii", "with_gen": true}
 	if line > 0 {
 		req["from"], req["to"] = line, line
@@ -204,6 +204,9 @@ func (w waiter) watched(ctx context.Context, line int) (string, *int64, error) {
 		return "", nil, err
 	}
 	if line > out.Size.Rows {
+		if pastEmpty {
+			return "", out.OutputGen, nil
+		}
 		return "", nil, OffScreenError{Line: line, Rows: out.Size.Rows}
 	}
 	return wire.MatchText(out.Screen, line), out.OutputGen, nil
@@ -213,7 +216,7 @@ func (w waiter) watched(ctx context.Context, line int) (string, *int64, error) {
 // WAIT asks for output beyond the generation the last screen read
 // reflected, so output between two rounds is never missed.
 func (w waiter) condition(ctx context.Context, s Spec) (Outcome, error) {
-	baseline, gen, err := w.watched(ctx, s.Line)
+	baseline, gen, err := w.watched(ctx, s.Line, s.PastScreenEmpty)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -240,7 +243,7 @@ func (w waiter) condition(ctx context.Context, s Spec) (Outcome, error) {
 		if !ok || d.TimedOut {
 			return Outcome{TimedOut: true, Rounds: rounds}, nil
 		}
-		text, g, err := w.watched(ctx, s.Line)
+		text, g, err := w.watched(ctx, s.Line, s.PastScreenEmpty)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -265,7 +268,7 @@ func (w waiter) condition(ctx context.Context, s Spec) (Outcome, error) {
 // Snapshot returns the match text of the line (0: the screen) now, for
 // Spec.Before: take it just before writing the input.
 func Snapshot(ctx context.Context, socket string, line int) (string, error) {
-	text, _, err := waiter{socket: socket}.watched(ctx, line)
+	text, _, err := waiter{socket: socket}.watched(ctx, line, false)
 	return text, err
 }
 

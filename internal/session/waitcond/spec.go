@@ -29,11 +29,15 @@ const (
 
 // Spec is a validated wait. Exactly one mode applies.
 type Spec struct {
-	Mode     Mode
-	Line     int // 1-based screen line; 0 = the whole screen
-	Text     string
-	Regex    *regexp.Regexp
-	QuietFor time.Duration
+	Mode Mode
+	Line int // 1-based screen line; 0 = the whole screen
+	// PastScreenEmpty reads a Line beyond the screen's last row as an
+	// empty line (a resize may bring it), as interminai's CLI does;
+	// without it such a line is an OffScreenError.
+	PastScreenEmpty bool
+	Text            string
+	Regex           *regexp.Regexp
+	QuietFor        time.Duration
 	// Timeout bounds the whole wait; 0 means no bound.
 	Timeout time.Duration
 	// AfterGen, when set, ties the wait to output read after that output
