@@ -42,6 +42,9 @@ func (s *Screen) eraseDisplay(mode int) {
 		}
 		s.fill(s.line(s.row), 0, s.col+1)
 	case 2:
+		if s.clearPushes && !s.altActive {
+			s.saveUsedRows()
+		}
 		for r := 0; r < s.rows; r++ {
 			s.fill(s.line(r), 0, s.cols)
 			s.cur.setWrapped(r, false)
@@ -50,6 +53,26 @@ func (s *Screen) eraseDisplay(mode int) {
 		s.scroll.clear()
 	default:
 		s.recordUnhandled()
+	}
+}
+
+// saveUsedRows copies the main screen's rows, from the top down to the
+// last one with anything on it, into the scrollback, as if they had
+// scrolled off (Options.ClearToScrollback): blank rows between them go
+// too, blank rows below the last do not.
+func (s *Screen) saveUsedRows() {
+	used := 0
+	for r := s.rows - 1; r >= 0 && used == 0; r-- {
+		for _, c := range s.line(r) {
+			if !c.isDefaultBlank() {
+				used = r + 1
+				break
+			}
+		}
+	}
+	s.scrolledOff += used
+	for r := 0; r < used && s.scroll.capacity > 0; r++ {
+		s.scroll.push(s.line(r), s.cur.isWrapped(r))
 	}
 }
 

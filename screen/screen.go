@@ -10,6 +10,12 @@ type Options struct {
 	// answers, as DCS > | Version ST; empty leaves the query unanswered
 	// (recorded as unhandled), as a terminal that does not implement it.
 	Version string
+	// ClearToScrollback makes ED 2 (erase the whole display) on the main
+	// screen first move the rows down to the last one in use into the
+	// scrollback, as alacritty (interminai's emulator), VTE and tmux do,
+	// so the text before a clear (bash's Ctrl-L) can still be read; xterm
+	// and xterm.js only erase them, the default here.
+	ClearToScrollback bool
 }
 
 const (
@@ -128,7 +134,9 @@ type Screen struct {
 	seq     *vtparse.Seq // the sequence being dispatched
 	replies []byte
 	version string // what XTVERSION answers (Options.Version)
-	unknown unhandledRing
+	// clearPushes is Options.ClearToScrollback.
+	clearPushes bool
+	unknown     unhandledRing
 
 	marks       []Mark // shell integration marks, oldest first (marks.go)
 	marksTotal  int    // marks ever received (marks.go)
@@ -152,11 +160,12 @@ func New(cols, rows int, opt Options) *Screen {
 		uh = defaultUnhandled
 	}
 	s := &Screen{
-		cols:    cols,
-		rows:    rows,
-		version: opt.Version,
-		scroll:  scrollback{capacity: sb},
-		unknown: unhandledRing{capacity: uh},
+		cols:        cols,
+		rows:        rows,
+		version:     opt.Version,
+		clearPushes: opt.ClearToScrollback,
+		scroll:      scrollback{capacity: sb},
+		unknown:     unhandledRing{capacity: uh},
 	}
 	s.main = newBuffer(cols, rows)
 	s.alt = newBuffer(cols, rows)

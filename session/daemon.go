@@ -120,7 +120,10 @@ func New(cfg Config) (*Daemon, error) {
 	if sb == 0 {
 		sb = -1 // the emulator's 0 means its default; ours means none
 	}
-	d.st = newState(screen.New(cfg.Cols, cfg.Rows, screen.Options{Scrollback: sb, Unhandled: cfg.DebugBuffer}))
+	// The xterm emulator keeps what a clear erases in the scrollback, as
+	// interminai's (alacritty) does; its custom one, like ours, does not.
+	d.st = newState(screen.New(cfg.Cols, cfg.Rows, screen.Options{Scrollback: sb, Unhandled: cfg.DebugBuffer,
+		ClearToScrollback: !cfg.Plain}))
 	// Only the shell's own marks count: the rest of the output (a file it
 	// prints, a remote host's) could otherwise end a command or fake a
 	// prompt that RUN would type into.

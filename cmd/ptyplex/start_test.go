@@ -203,3 +203,24 @@ func TestSizeAndScrollbackFlags(t *testing.T) {
 		}
 	}
 }
+
+// A clear (bash's Ctrl-L: ESC[H ESC[2J) keeps the erased screen in the
+// scrollback with the xterm emulator, as interminai's (alacritty) does; the
+// custom emulator erases it, as interminai's custom one does.
+func TestClearKeepsScreenInScrollback(t *testing.T) {
+	t.Parallel()
+	prog := []string{"--size", "20x5", "--", "sh", "-c", `echo one; echo two; printf '\033[H\033[2J'; echo after; exec cat`}
+	s := start(t, prog...)
+	s.waitText("after")
+	if st := s.ok("status"); !strings.Contains(st, "Scrollback: 2/10000\n") {
+		t.Errorf("xterm: status after a clear:\n%s", st)
+	}
+	if out := s.ok("output", "--no-color", "--from", "-", "--to", "1"); out != "one\ntwo\nafter\n" {
+		t.Errorf("xterm: output --from - after a clear: %q", out)
+	}
+	c := start(t, append([]string{"--emulator", "custom"}, prog...)...)
+	c.waitText("after")
+	if st := c.ok("status"); !strings.Contains(st, "Scrollback: 0/10000\n") {
+		t.Errorf("custom: status after a clear:\n%s", st)
+	}
+}
