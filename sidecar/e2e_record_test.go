@@ -15,12 +15,11 @@ import (
 )
 
 // A recording holds every INPUT frame, so every key typed into every
-// terminal, passwords included. An existing file that other users may
-// read is refused (recording is a bystander: the sidecar says why on
-// stderr and serves without it), and the file is left as it was.
-// Through --persist, --record is refused whole (a usage error, exit 2,
-// before any server is reached), and the file is left as it was too.
-func TestRecordRefusesReadableFile(t *testing.T) {
+// terminal, passwords included. An existing file of ours that other users
+// may read is made private before it is written (the sidecar says so on
+// stderr). Through --persist, --record is refused whole (a usage error,
+// exit 2, before any server is reached), and the file is left as it was.
+func TestRecordMakesReadableFilePrivate(t *testing.T) {
 	t.Parallel()
 	p := filepath.Join(t.TempDir(), "session.fixture")
 	require.NoError(t, os.WriteFile(p, []byte("before\n"), 0o600))
@@ -38,7 +37,7 @@ func TestRecordRefusesReadableFile(t *testing.T) {
 		require.Equal(t, "before\n", string(b), "the file was written")
 		return
 	}
-	h.WaitStderr(regexp.MustCompile(`not recording: refusing to write to ` + regexp.QuoteMeta(p) + `: other users may read it \(mode 0644\)`))
+	h.WaitStderr(regexp.MustCompile(`--record ` + regexp.QuoteMeta(p) + `: other users may read or write it \(mode 0644\); it is made private \(0600\)`))
 	sh(h, "t1", "read line; echo got $line")
 	h.WaitControl(proto.TypeOpened, "t1")
 	h.Input("t1", "hunter2\n")
@@ -47,7 +46,10 @@ func TestRecordRefusesReadableFile(t *testing.T) {
 	code, err := h.WaitExit(10 * time.Second)
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode(), "the recording's mode")
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
-	require.Equal(t, "before\n", string(b), "the readable file was written")
+	require.Contains(t, string(b), "hunter2", "the recording holds the input")
 }

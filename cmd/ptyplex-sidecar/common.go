@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 
+	"github.com/ptyplex/ptyplex/internal/safefile"
 	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
 )
@@ -43,6 +44,10 @@ func newLogger() *log.Logger {
 func recordInto(opts *sidecar.Options, in io.Reader, logger *log.Logger) (io.Reader, func()) {
 	if *recordPath == "" {
 		return in, func() {}
+	}
+	if mode, ok := safefile.Exposed(*recordPath); ok {
+		logger.Printf("--record %s: other users may read or write it (mode %04o); it is made private (%04o), since a recording holds every key typed",
+			*recordPath, uint32(mode), uint32(mode)&0o700)
 	}
 	rec, err := record.Create(*recordPath)
 	if err != nil {

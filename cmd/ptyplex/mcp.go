@@ -48,6 +48,7 @@ func runMCP(args []string) int {
 	}
 	var logger *slog.Logger
 	if *logPath != "" {
+		noteExposed("--log", *logPath)
 		f, err := safefile.OpenAppend(*logPath)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "Error: open log: %v\n", err)

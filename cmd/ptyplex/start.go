@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/inherited"
+	"github.com/ptyplex/ptyplex/internal/safefile"
 	"github.com/ptyplex/ptyplex/internal/session/shellinteg"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/session"
@@ -71,7 +72,7 @@ func runStart(args []string) int {
 	emulator := c.fs.String("emulator", "xterm", "terminal emulator: xterm (colours) or custom (plain text)")
 	scrollback := c.fs.Int("scrollback", session.DefaultScrollback, "scrollback capacity in `lines` (0 keeps none)")
 	debugBuf := c.fs.Int("debug-buffer", session.DefaultDebugBuffer, "how many unhandled escape sequences DEBUG keeps")
-	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE` (created 0600; an existing one must be a private regular file of yours: links, FIFOs and files others may read or write are refused)")
+	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE` (created 0600; an existing one must be a regular file of yours, and is made private (0600) if others may read or write it; links, FIFOs and hard-linked files are refused)")
 	noDaemon := c.fs.Bool("no-daemon", false, "run the daemon in the foreground until stop")
 	c.fs.Bool("color", false, "accepted for interminai's older scripts, which chose colour at start; output has colour by default (output --no-color)")
 	idleExit := c.fs.Duration("idle-exit", 0, "end the session `DURATION` after the program exited with no request since (0: never)")
@@ -118,10 +119,14 @@ func runStart(args []string) int {
 		IdleExit: *idleExit, ShellIntegration: *integ,
 	}
 	if fdText := os.Getenv(daemonEnv); fdText != "" {
+		// The daemon child: the caller said what it is told here.
 		readyFD, _ := strconv.Atoi(fdText)
 		closeInherited(readyFD)
 		clearSignalMask()
 		return runDaemonChild(cfg, fdText)
+	}
+	if *dump != "" {
+		noteExposed("--pty-dump", *dump)
 	}
 	if *noDaemon {
 		closeInherited()
@@ -129,6 +134,16 @@ func runStart(args []string) int {
 		return runForeground(cfg)
 	}
 	return launchDaemon(args)
+}
+
+// noteExposed tells the user, on stderr, that an existing file named by
+// flag will be made private (safefile clears its group and other bits on
+// opening it), since that changes a file of theirs.
+func noteExposed(flag, path string) {
+	if mode, ok := safefile.Exposed(path); ok {
+		fmt.Fprintf(os.Stderr, "ptyplex: %s %s: other users may read or write it (mode %04o); it is made private (%04o), since what goes there may include passwords typed into the terminal\n",
+			flag, path, uint32(mode), uint32(mode)&0o700)
+	}
 }
 
 // closeInherited closes the descriptors our caller left open for us

@@ -8,7 +8,8 @@
 // that they can read. Writing any of those would hand them our output or
 // let them choose which of our files we overwrite, so the file is opened
 // without following links and refused unless it is a plain regular file
-// that belongs to us and that no other user may read or write.
+// that belongs to us, and made private if other users may read or write
+// it.
 package safefile
 
 import (
@@ -32,8 +33,22 @@ func (e *RefusedError) Error() string {
 }
 
 // OpenAppend opens path for appending, creating it with mode 0600 when it
-// does not exist.
+// does not exist. An existing file of ours that other users may read or
+// write is made private first (Exposed tells a caller who wants to say
+// so). /dev/null is opened as it is.
 func OpenAppend(path string) (*os.File, error) { return open(path, unix.O_APPEND) }
+
+// Exposed reports, by name, whether path is a regular file that OpenAppend
+// or Create would make private (its group and other permission bits are
+// cleared on the open descriptor), and its mode now: a caller tells the
+// user before it happens. It proves nothing; the open checks again.
+func Exposed(path string) (fs.FileMode, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o077 == 0 {
+		return 0, false
+	}
+	return fs.FileMode(st.Mode & 0o7777), true
+}
 
 // Create opens path for writing from the start, creating it with mode 0600
 // or truncating it. The file is checked before it is truncated, so a
@@ -51,6 +66,11 @@ func Create(path string) (*os.File, error) {
 }
 
 func open(path string, extra int) (*os.File, error) {
+	if path == os.DevNull {
+		// Nothing written there can be read back; scripts name it to
+		// throw a dump away.
+		return os.OpenFile(path, os.O_WRONLY|extra, 0)
+	}
 	// A first look by name refuses the obvious cases before open(2) can
 	// have an effect of its own (opening a terminal or a tape device
 	// does). It proves nothing, since the name can change right after;
@@ -76,6 +96,18 @@ func open(path string, extra int) (*os.File, error) {
 	if err := check(path, &st); err != nil {
 		unix.Close(fd)
 		return nil, err
+	}
+	// What goes into these files (a session's raw output, every frame of a
+	// sidecar, a server's log) can hold whatever was typed, passwords
+	// included. A file made with the usual umask (0644, or 0664 under a
+	// user-private group's 002) is ours to make private: on the
+	// descriptor, so the name cannot be swapped in between.
+	if st.Mode&0o077 != 0 {
+		if err := unix.Fchmod(fd, st.Mode&0o700); err != nil {
+			unix.Close(fd)
+			return nil, &RefusedError{path, fmt.Sprintf("other users may read or write it (mode %04o) and it could not be made private: %v",
+				st.Mode&0o7777, err)}
+		}
 	}
 	// A regular file ignores O_NONBLOCK, but clear it anyway so that the
 	// descriptor behaves as an ordinary one.
@@ -110,8 +142,7 @@ func openError(path string, err error) error {
 	return &fs.PathError{Op: "open", Path: path, Err: err}
 }
 
-// check refuses anything but a regular file of ours with a single name
-// that nobody else may write or read.
+// check refuses anything but a regular file of ours with a single name.
 func check(path string, st *unix.Stat_t) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return &RefusedError{path, "it is " + kind(uint32(st.Mode)) + ", not a regular file"}
@@ -121,18 +152,6 @@ func check(path string, st *unix.Stat_t) error {
 	}
 	if n := uint64(st.Nlink); n > 1 {
 		return &RefusedError{path, fmt.Sprintf("it has %d hard links, so writing it would change another file too", n)}
-	}
-	if perm := st.Mode & 0o022; perm != 0 {
-		return &RefusedError{path, fmt.Sprintf("other users may write it (mode %04o)", st.Mode&0o7777)}
-	}
-	// What goes into these files (a session's raw output, every frame of a
-	// sidecar, a server's log) can hold whatever was typed, passwords
-	// included. A file made with the usual umask is 0644; we would rather
-	// refuse it than quietly change the mode of a file the user made.
-	if perm := st.Mode & 0o044; perm != 0 {
-		return &RefusedError{path, fmt.Sprintf("other users may read it (mode %04o), and what is written there may include "+
-			"passwords typed into a terminal; make it private (chmod 600) or name a file that does not exist yet (it is created 0600)",
-			st.Mode&0o7777)}
 	}
 	return nil
 }

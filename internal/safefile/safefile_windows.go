@@ -24,6 +24,10 @@ func (e *RefusedError) Error() string {
 // OpenAppend opens path for appending, creating it when it does not exist.
 func OpenAppend(path string) (*os.File, error) { return open(path, os.O_APPEND) }
 
+// Exposed is the Unix check for a file that opening makes private; files
+// here keep their ACL, so none is.
+func Exposed(path string) (fs.FileMode, bool) { return 0, false }
+
 // Create opens path for writing from the start, creating it or truncating
 // it; a refused path is left as it was.
 func Create(path string) (*os.File, error) {
