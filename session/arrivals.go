@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptyplex/ptyplex/session/wire"
@@ -37,6 +38,10 @@ type arrival struct {
 	c       *clientConn
 	settled chan struct{} // closed once its request is queued or answered
 	once    sync.Once
+	// stalled says a later request already waited arrivalWait for it in
+	// vain: later ones pass it, so a client that sends half a request
+	// and stops costs the session one wait, not one per request.
+	stalled atomic.Bool
 }
 
 // add gives an accepted connection its place; only the accept loop calls
@@ -83,7 +88,7 @@ func (a *arrivals) awaitEarlier(x *arrival) {
 		// first bytes out of the socket (awaitFirstBytes), so if none
 		// are waiting and begun is still unset after that, y has not
 		// received any yet.
-		if pendingBytes(y.c) == 0 && !y.c.begun.Load() {
+		if y.stalled.Load() || pendingBytes(y.c) == 0 && !y.c.begun.Load() {
 			continue
 		}
 		if timeout == nil {
@@ -94,6 +99,7 @@ func (a *arrivals) awaitEarlier(x *arrival) {
 		select {
 		case <-y.settled:
 		case <-timeout:
+			y.stalled.Store(true)
 			return
 		}
 	}

@@ -64,3 +64,32 @@ func TestRequestsKeepArrivalOrderAcrossConnections(t *testing.T) {
 		}
 	}
 }
+
+// A client that sends half a request and stops holds later requests up
+// once, for arrivalWait, not each of them: the first request after it
+// waits, the next ones pass it.
+func TestStalledConnectionIsWaitedForOnce(t *testing.T) {
+	d := benchDaemon(t, Config{Command: []string{"cat"}})
+	stuck, err := net.Dial("unix", d.SocketPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Close()
+	if _, err := stuck.Write([]byte(`{"type":"STA`)); err != nil {
+		t.Fatal(err)
+	}
+	// The first request after it may wait for it (its bytes arrived
+	// first); answered at all, it shows the daemon gave up waiting.
+	if _, err := wire.Call(d.SocketPath(), map[string]any{"type": "STATUS"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		began := time.Now()
+		if _, err := wire.Call(d.SocketPath(), map[string]any{"type": "STATUS"}); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(began); took >= arrivalWait {
+			t.Fatalf("request %d after the stalled one took %v: it waited for it again", i+2, took)
+		}
+	}
+}
