@@ -53,6 +53,12 @@ type terminal struct {
 	exitFlushed chan struct{} // EXIT (or the failed spawn's ERROR) was flushed; shutdown waits on it
 
 	queued atomic.Int32 // frames of this terminal waiting in the writer
+	// handing says the reader is handing frames to the writer, which
+	// waits while the host does not read: the PTY is then not read on
+	// purpose, as when credit runs out, so the end of the child must not
+	// be taken for a PTY held open by something else (engine.Drain
+	// would hang it up and lose what it still buffers).
+	handing atomic.Bool
 	// exitWritten says the writer has written this terminal's EXIT; only
 	// the stream's holder touches it (writer.write).
 	exitWritten bool
@@ -186,15 +192,22 @@ func (t *terminal) readLoop() {
 				break // caught up with the child: out with what we have
 			}
 		}
+		t.handing.Store(true)
 		for i := 0; i < k; i++ {
 			t.sc.out.send(batch[i], true)
 			batch[i] = outFrame{}
 		}
+		t.handing.Store(false)
 		if err != nil {
 			return
 		}
 	}
 }
+
+// waitsForHost reports whether the reader does not read the PTY because
+// of the host: out of credit, or handing frames to a host that does not
+// read them.
+func (t *terminal) waitsForHost() bool { return t.gate.Limited() || t.handing.Load() }
 
 // writeLoop copies queued INPUT to the PTY in order until the terminal
 // ends (engine.InputQueue.Drive). It runs from the first input that had
@@ -209,7 +222,7 @@ func (t *terminal) supervise() {
 		t.sc.logf("terminal %q: waiting for pid %d: %v", t.id, t.proc.Pid(), err)
 	}
 	// The child is a zombie now, so its session id is still reserved.
-	engine.Drain(t.proc, t.readDone, t.gate.Limited, t.logf)
+	engine.Drain(t.proc, t.readDone, t.waitsForHost, t.logf)
 	t.sc.unwatch(t.proc)
 	// Reap under mu, in the same step as entering reaped, so that a
 	// signal sent under ifLive never reaches a pid that was reaped.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/sidecar/engine"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,6 +80,59 @@ sampling:
 		require.Empty(t, c.partial, "%s: unterminated last line", id)
 	}
 	t.Logf("%d terminals stalled for %v, %d of them still flooding at its end; peak sidecar RSS %d KiB", n, stall, running, peak)
+	h.stop(time.Minute)
+}
+
+// TestStalledHostChildrenExit stalls the host while children whose whole
+// output fits in the PTYs and the sidecar's hands finish: their readers
+// wait on the host, not on the PTY, so the end of the child must not be
+// taken for a PTY held open by something else and hung up (which threw
+// away what the PTY still buffered): when the host reads again, every
+// terminal's output is complete before its EXIT, however long the stall.
+func TestStalledHostChildrenExit(t *testing.T) {
+	const n = 24
+	const lines = 30000 // 168,894 bytes: what a PTY and a reader's frames in hand hold
+	checks := make(map[string]*seqChecker, n)
+	for i := 0; i < n; i++ {
+		checks[fmt.Sprint("e", i)] = &seqChecker{next: 1}
+	}
+	opened := make(chan struct{}, n)
+	exits := make(chan proto.Exit, n)
+	h := startHost(t, func(f proto.Frame) {
+		switch f.Type {
+		case proto.TypeOpened:
+			opened <- struct{}{}
+		case proto.TypeOutput:
+			id, data, _ := proto.ParseData(f.Body)
+			checks[id].write(data)
+		case proto.TypeExit:
+			e := parseExit(f.Body)
+			assert.Equal(t, lines+1, checks[e.TerminalID].next, "%s: EXIT before all of its output", e.TerminalID)
+			exits <- e
+		}
+	})
+	h.pause()
+	for i := 0; i < n; i++ {
+		h.open(fmt.Sprint("e", i), "-c", fmt.Sprintf("stty raw -echo; exec seq 1 %d", lines))
+	}
+	// Most children have written all they had and exited (zombies until
+	// their terminals are drained) while the host still does not read;
+	// the others wait for room in their PTYs (their readers took less).
+	require.True(t, eventually(hostTimeout, func() bool { return len(children(h.pid()))-1 <= n/2 }),
+		"children still running while the host stalls: %v", children(h.pid()))
+	// The stall is the scenario: longer than the sidecar gives a PTY that
+	// stays open after its child exited before it hangs it up.
+	time.Sleep(engine.DrainBound + engine.HolderAttempts*engine.HolderRetry + time.Second)
+	h.resume()
+	for i := 0; i < n; i++ {
+		e := await(t, exits, hostTimeout, "EXIT %d of %d", i+1, n)
+		require.NotNil(t, e.ExitCode)
+		require.Equal(t, 0, *e.ExitCode, "EXIT %+v", e)
+	}
+	for id, c := range checks {
+		require.NoError(t, c.err, id)
+		require.Equal(t, lines+1, c.next, "%s: lines received", id)
+	}
 	h.stop(time.Minute)
 }
 
