@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Open is the body of an OPEN frame.
@@ -77,6 +78,50 @@ type Exit struct {
 type Error struct {
 	Message    string `json:"message"`
 	TerminalID string `json:"terminalId"`
+}
+
+// MaxErrorMessage bounds an ERROR's message in bytes. Messages quote what
+// the host sent (a command, a directory, a field's JSON), which can be
+// megabytes: an ERROR must still fit in a frame, or a host following the
+// seed takes the stream for corrupt and loses every terminal.
+const MaxErrorMessage = 16 << 10
+
+// MarshalJSON encodes e as it is, keys in this order, but with the message
+// cut to about MaxErrorMessage bytes; an id too long for the frame even so (one
+// of megabytes, which no terminal can have) is cut to MaxID bytes.
+func (e Error) MarshalJSON() ([]byte, error) {
+	type plain Error
+	p := plain{Message: cutString(e.Message, MaxErrorMessage), TerminalID: e.TerminalID}
+	b, err := marshalPlain(p)
+	if err == nil && 1+len(b) > MaxFrame {
+		p.TerminalID = cutString(p.TerminalID, MaxID)
+		b, err = marshalPlain(p)
+	}
+	return b, err
+}
+
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// cutString cuts s to about n bytes (the note included) at a character
+// boundary, saying how much was left out when it cuts.
+func cutString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	note := fmt.Sprintf(" ... (%d bytes more)", len(s)-n)
+	end := max(n-len(note), 0)
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + fmt.Sprintf(" ... (%d bytes more)", len(s)-end)
 }
 
 // Marshal encodes a control body as compact JSON. The control types above

@@ -197,6 +197,9 @@ func TestOpenErrorsAffectOnlyThatTerminal(t *testing.T) {
 		{"toobig", "cols", `{"terminalId":"toobig","cols":70000,"rows":24,"cmd":"cat"}`},
 		{"truncated", "malformed OPEN", `{"terminalId":"truncated","cols":80,"ro`},
 		{"nocmdfield", "cmd", `{"terminalId":"nocmdfield","cols":80,"rows":24}`},
+		// An ERROR quoting a 9 MiB command twice still fits in a frame
+		// (the host's reader would take the stream for corrupt).
+		{"hugecmd", "cannot start /nonexistent/aaaa", `{"terminalId":"hugecmd","cols":80,"rows":24,"cmd":"/nonexistent/` + strings.Repeat("a", 9<<20) + `"}`},
 		// Invalid ids that are there to answer: refused under the id sent.
 		{"", "empty", `{"terminalId":"","cols":80,"rows":24,"cmd":"cat"}`},
 		{strings.Repeat("x", proto.MaxID+1), "limit", fmt.Sprintf(`{"terminalId":%q,"cols":80,"rows":24,"cmd":"cat"}`, strings.Repeat("x", proto.MaxID+1))},
