@@ -34,7 +34,31 @@ func checkNoArgs() {
 }
 
 func newLogger() *log.Logger {
-	return log.New(os.Stderr, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds)
+	return log.New(lineCutter{os.Stderr}, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds)
+}
+
+// maxLogLine bounds one line of the sidecar's stderr. Lines quote what
+// the host sent (a terminal id of up to 64 KiB, a malformed frame's
+// error): a host that pipes stderr and reads it rarely would otherwise
+// find its pipe full after one such line, and the sidecar waiting on it.
+const maxLogLine = 4 << 10
+
+// lineCutter writes each message of a log.Logger (one Write each) cut to
+// maxLogLine bytes, saying how much was left out.
+type lineCutter struct{ w io.Writer }
+
+func (c lineCutter) Write(p []byte) (int, error) {
+	if len(p) <= maxLogLine {
+		return c.w.Write(p)
+	}
+	cut := maxLogLine - 64
+	line := make([]byte, 0, maxLogLine)
+	line = append(line, p[:cut]...)
+	line = fmt.Appendf(line, " ... (%d bytes of this line left out)\n", len(p)-cut)
+	if _, err := c.w.Write(line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // recordInto sets up --record on opts and returns the input to read
