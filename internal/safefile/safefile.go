@@ -103,7 +103,7 @@ func open(path string, extra int) (*os.File, error) {
 	// user-private group's 002) is ours to make private: on the
 	// descriptor, so the name cannot be swapped in between.
 	if st.Mode&0o077 != 0 {
-		if err := unix.Fchmod(fd, st.Mode&0o700); err != nil {
+		if err := unix.Fchmod(fd, uint32(st.Mode&0o700)); err != nil {
 			unix.Close(fd)
 			return nil, &RefusedError{path, fmt.Sprintf("other users may read or write it (mode %04o) and it could not be made private: %v",
 				st.Mode&0o7777, err)}
