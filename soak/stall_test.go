@@ -9,7 +9,6 @@ import (
 
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/sidecar/engine"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,23 +23,7 @@ func TestStalledHost(t *testing.T) {
 	stall := size(time.Second, 10*time.Second)
 	const rssLimitKiB = 64 << 10
 
-	checks := make(map[string]*seqChecker, n)
-	for i := 0; i < n; i++ {
-		checks[fmt.Sprint("f", i)] = &seqChecker{next: 1}
-	}
-	opened := make(chan struct{}, n)
-	exits := make(chan proto.Exit, n)
-	h := startHost(t, func(f proto.Frame) {
-		switch f.Type {
-		case proto.TypeOpened:
-			opened <- struct{}{}
-		case proto.TypeOutput:
-			id, data, _ := proto.ParseData(f.Body)
-			checks[id].write(data)
-		case proto.TypeExit:
-			exits <- parseExit(f.Body)
-		}
-	})
+	h, checks, opened, exits := startSeqHost(t, "f", n)
 	for i := 0; i < n; i++ {
 		h.open(fmt.Sprint("f", i), "-c", fmt.Sprintf("stty raw -echo; exec seq 1 %d", lines))
 	}
@@ -92,25 +75,7 @@ sampling:
 func TestStalledHostChildrenExit(t *testing.T) {
 	const n = 24
 	const lines = 30000 // 168,894 bytes: what a PTY and a reader's frames in hand hold
-	checks := make(map[string]*seqChecker, n)
-	for i := 0; i < n; i++ {
-		checks[fmt.Sprint("e", i)] = &seqChecker{next: 1}
-	}
-	opened := make(chan struct{}, n)
-	exits := make(chan proto.Exit, n)
-	h := startHost(t, func(f proto.Frame) {
-		switch f.Type {
-		case proto.TypeOpened:
-			opened <- struct{}{}
-		case proto.TypeOutput:
-			id, data, _ := proto.ParseData(f.Body)
-			checks[id].write(data)
-		case proto.TypeExit:
-			e := parseExit(f.Body)
-			assert.Equal(t, lines+1, checks[e.TerminalID].next, "%s: EXIT before all of its output", e.TerminalID)
-			exits <- e
-		}
-	})
+	h, checks, _, exits := startSeqHost(t, "e", n)
 	h.pause()
 	for i := 0; i < n; i++ {
 		h.open(fmt.Sprint("e", i), "-c", fmt.Sprintf("stty raw -echo; exec seq 1 %d", lines))
@@ -132,14 +97,42 @@ func TestStalledHostChildrenExit(t *testing.T) {
 	for id, c := range checks {
 		require.NoError(t, c.err, id)
 		require.Equal(t, lines+1, c.next, "%s: lines received", id)
+		require.Equal(t, lines+1, c.atExit, "%s: lines received before its EXIT", id)
 	}
 	h.stop(time.Minute)
+}
+
+// startSeqHost starts a host for n terminals named prefix0.. that print
+// seq's output: each terminal's OUTPUT is checked as it arrives, OPENED
+// and EXIT frames are passed on.
+func startSeqHost(t *testing.T, prefix string, n int) (*host, map[string]*seqChecker, chan struct{}, chan proto.Exit) {
+	checks := make(map[string]*seqChecker, n)
+	for i := 0; i < n; i++ {
+		checks[fmt.Sprint(prefix, i)] = &seqChecker{next: 1}
+	}
+	opened := make(chan struct{}, n)
+	exits := make(chan proto.Exit, n)
+	h := startHost(t, func(f proto.Frame) {
+		switch f.Type {
+		case proto.TypeOpened:
+			opened <- struct{}{}
+		case proto.TypeOutput:
+			id, data, _ := proto.ParseData(f.Body)
+			checks[id].write(data)
+		case proto.TypeExit:
+			e := parseExit(f.Body)
+			checks[e.TerminalID].atExit = checks[e.TerminalID].next
+			exits <- e
+		}
+	})
+	return h, checks, opened, exits
 }
 
 // seqChecker checks, as it arrives, that a stream is the output of
 // seq 1 N: every number once, in order.
 type seqChecker struct {
 	next    int
+	atExit  int // next when the terminal's EXIT arrived
 	partial []byte
 	err     error
 }
