@@ -100,6 +100,7 @@ func (e Error) MarshalJSON() ([]byte, error) {
 	return b, err
 }
 
+// marshalPlain is Marshal's encoding, with its error.
 func marshalPlain(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -131,13 +132,11 @@ func cutString(s string, n int) string {
 // & for HTML: the bytes a host compares are then the ones any other JSON
 // encoder writes.
 func Marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := marshalPlain(v)
+	if err != nil {
 		panic(fmt.Sprintf("proto: encoding %T: %v", v, err))
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return b
 }
 
 // openWire mirrors Open with every field optional so that missing and
