@@ -119,7 +119,8 @@ func runStart(args []string) int {
 		IdleExit: *idleExit, ShellIntegration: *integ,
 	}
 	if fdText := os.Getenv(daemonEnv); fdText != "" {
-		// The daemon child: the caller said what it is told here.
+		// The daemon child: the start that launched it has said what
+		// needed saying (noteExposed).
 		readyFD, _ := strconv.Atoi(fdText)
 		closeInherited(readyFD)
 		clearSignalMask()
