@@ -33,8 +33,12 @@ func checkNoArgs() {
 	os.Exit(2)
 }
 
-func newLogger() *log.Logger {
-	return log.New(lineCutter{os.Stderr}, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds)
+// newLogger returns the sidecar's logger, which never blocks on stderr
+// (stderrSink), and a function that waits, a bounded time, for what it
+// logged to be written: run's end calls it.
+func newLogger() (*log.Logger, func()) {
+	sink := newStderrSink(os.Stderr)
+	return log.New(lineCutter{sink}, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds), sink.flush
 }
 
 // maxLogLine bounds one line of the sidecar's stderr. Lines quote what

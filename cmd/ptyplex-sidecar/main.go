@@ -87,7 +87,8 @@ func main() {
 }
 
 func run() int {
-	logger := newLogger()
+	logger, flushLog := newLogger()
+	defer flushLog()
 	growPipe(os.Stdout)
 	opts := sidecar.Options{Log: logger}
 	// The watchdog kills every terminal's processes if we die without

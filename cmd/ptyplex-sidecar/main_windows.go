@@ -78,7 +78,8 @@ func isConsole(std uint32) bool {
 }
 
 func run() int {
-	logger := newLogger()
+	logger, flushLog := newLogger()
+	defer flushLog()
 	opts := sidecar.Options{Log: logger}
 	in, closeRecord := recordInto(&opts, os.Stdin, logger)
 	defer closeRecord()
