@@ -165,3 +165,34 @@ func otherUser(t *testing.T) (uid, gid uint32) {
 	g, _ := strconv.ParseUint(u.Gid, 10, 32)
 	return uint32(id), uint32(g)
 }
+
+// STOP ends the terminals, and their holder reads each one's EXIT, after
+// all of its output, before the connection closes: one out of credit as
+// well, since a stop lifts every gate. (The connections used to be closed
+// as soon as the children were reaped, before the EXITs were written.)
+func TestStopWritesEveryExitFirst(t *testing.T) {
+	t.Parallel()
+	for round := 0; round < 4; round++ {
+		s := newServer(t)
+		h := s.host()
+		ids := []string{"a", "b", "c"}
+		for _, id := range ids[:2] {
+			h.Open(proto.Open{TerminalID: id, Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo up; exec sleep 1000"}})
+			h.WaitOutput(id, "up\r\n")
+		}
+		credit := uint64(4)
+		h.Open(proto.Open{TerminalID: "c", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo 0123456789; exec sleep 1000"}, Credit: &credit})
+		h.WaitOutput("c", "0123")
+		h.SendJSON(proto.TypeStop, struct{}{})
+		sn := h.MustUntil("the end of the stream", func(sn hosttest.Snapshot) bool { return sn.EOF != nil })
+		for _, id := range ids {
+			cs := sn.Controls(id)
+			if len(cs) == 0 || cs[len(cs)-1].Type != proto.TypeExit {
+				t.Fatalf("round %d: terminal %s: no EXIT before the connection closed:\n%s", round, id, hosttest.Describe(sn))
+			}
+		}
+		if got := sn.Output("c"); got != "0123456789\r\n" {
+			t.Fatalf("round %d: the terminal out of credit got %q before its EXIT", round, got)
+		}
+	}
+}

@@ -710,18 +710,36 @@ func (s *Server) Stop() {
 		terms := s.snapshotTerms()
 		for _, t := range terms {
 			t.mu.Lock()
+			// As the plain sidecar's shutdown does, every credit gate
+			// is lifted: a holder out of credit would otherwise never
+			// get the rest of the output, nor the EXIT behind it.
+			if t.holder != nil && t.credit.Limited() {
+				t.credit.Lift()
+			}
 			t.broadcastLocked() // the reader may evict everything now
 			t.mu.Unlock()
 			t.kill()
 		}
 		// Wait (bounded) until every child is reaped, so that none is
 		// left behind as a zombie for whoever inherits it.
-		deadline := time.After(10 * time.Second)
+		bound := time.Now().Add(10 * time.Second)
+		deadline := time.After(time.Until(bound))
 		for _, t := range terms {
 			select {
 			case <-t.reaped:
 			case <-deadline:
 			}
+		}
+		// And until each holder was written its terminal's EXIT, which
+		// the pump writes once the output before it is out: closing the
+		// connections first would cut it off, and the host would learn
+		// of the end only as a lost connection.
+		flushBy := time.Now().Add(stopFlushBound)
+		if flushBy.After(bound) {
+			flushBy = bound
+		}
+		for _, t := range terms {
+			t.awaitExitWritten(flushBy)
 		}
 		// The listener before the connections: a client that connects
 		// once --stop has returned (its connection closed) finds no

@@ -638,6 +638,27 @@ const (
 	exitWritten
 )
 
+// stopFlushBound bounds how long Stop waits for the EXITs to reach the
+// holders once the children are reaped: a host that does not read its
+// connection must not hold the server's end up for long.
+const stopFlushBound = 3 * time.Second
+
+// awaitExitWritten waits until t's EXIT was written to its holder, or t
+// has no holder (or one whose connection broke), or until by. Stop's
+// only, so it polls rather than arm another wake-up on every change.
+func (t *term) awaitExitWritten(by time.Time) {
+	for {
+		t.mu.Lock()
+		h := t.holder
+		done := h == nil || (t.end == exitWritten && t.writingTo != h)
+		t.mu.Unlock()
+		if done || h.isBroken() || !time.Now().Before(by) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // ifRunning runs fn under mu if the child has not been reaped
 // (engine.IfRunning), so that no signal reaches a pid that may be
 // someone else's by now.
