@@ -35,8 +35,10 @@ invalid UTF-8 included. In --text,
 outside any UTF-8 sequence goes as the character U+00HH, as interminai sends
 it (pipe the bytes on stdin to send them unchanged).
 
---keys makes the arguments key names, sent with --text in one write, in the
-order of the command line (--keys Escape --text ':wq' types Escape first):
+--text may be given more than once: the texts are sent one after the other
+(--text A --text B sends AB). --keys makes the arguments key names, sent
+with every --text in one write, in the order of the command line
+(--text ihi --keys Escape --text ':wq' Enter types ihi, Escape, :wq, Enter):
 ` + keys.Help + `
 --cursor-keys normal|application overrides the mode the daemon reports.
 
@@ -67,8 +69,9 @@ Examples:
   ptyplex input --socket S --password`
 
 func runInput(args []string) int {
-	c := newCLI("input", "ptyplex input --socket PATH [--text TEXT] [--keys KEY...] [--password] [--wait-input | --wait-regex RE | --wait-contains TEXT | --wait-quiet D] [--timeout D]", inputAbout, true)
-	text := c.fs.String("text", "", "`TEXT` to send, with C-style escapes (\\n \\r \\t \\e \\xHH ...)")
+	c := newCLI("input", "ptyplex input --socket PATH [--text TEXT]... [--keys KEY...] [--password] [--wait-input | --wait-regex RE | --wait-contains TEXT | --wait-quiet D] [--timeout D]", inputAbout, true)
+	texts := &textFlags{}
+	c.fs.Var(texts, "text", "`TEXT` to send, with C-style escapes (\\n \\r \\t \\e \\xHH ...); repeatable, sent in command-line order")
 	password := c.fs.Bool("password", false, "read a secret from the terminal with echo disabled and send it followed by \\r")
 	keyMode := c.fs.Bool("keys", false, "the arguments are key names (Enter Up C-c F5 Down*3 ...), sent in command-line order with --text")
 	cursorKeys := c.fs.String("cursor-keys", "auto", "arrow/Home/End encoding for --keys: auto (the program's mode), normal or application")
@@ -77,7 +80,7 @@ func runInput(args []string) int {
 	c.fs.Bool("wait-input", false, "after the input, wait until the program reacted and waits for input again")
 	waitQuiet := c.durationVar("wait-quiet", "after the input, wait until no output arrived for `DURATION`")
 	timeout := c.durationVar("timeout", "give up waiting after `DURATION` (exit 124)")
-	names, textAt, done, code := parseInterleaved(c, args, "text")
+	names, done, code := parseInterleaved(c, args, &texts.names)
 	if done {
 		return code
 	}
@@ -106,28 +109,28 @@ func runInput(args []string) int {
 	exact := true // stdin and --password go byte for byte; --text as interminai's \xHH
 	switch {
 	case set["text"] || *keyMode:
-		// Text and keys go in the order of the command line: key names
-		// before --text are typed before the text.
-		at := textAt
-		if at < 0 {
-			at = 0
-		}
+		// Text and keys go in the order of the command line: the key
+		// names before a --text are typed before its text.
 		exact = false
-		if *keyMode {
-			kb, ok := encodeKeys(c.socket, names[:at], *cursorKeys)
-			if !ok {
+		from := 0
+		for _, seg := range texts.list {
+			if *keyMode && seg.at > from {
+				kb, ok := encodeKeys(c.socket, names[from:seg.at], *cursorKeys)
+				if !ok {
+					return exitFail
+				}
+				data = append(data, kb...)
+				from = seg.at
+			}
+			typed, err := cescape.Unescape(seg.text)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "Error: %v\n", err)
 				return exitFail
 			}
-			data = append(data, kb...)
+			data = append(data, typed...)
 		}
-		typed, err := cescape.Unescape(*text)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "Error: %v\n", err)
-			return exitFail
-		}
-		data = append(data, typed...)
-		if *keyMode && at < len(names) {
-			kb, ok := encodeKeys(c.socket, names[at:], *cursorKeys)
+		if *keyMode && from < len(names) {
+			kb, ok := encodeKeys(c.socket, names[from:], *cursorKeys)
 			if !ok {
 				return exitFail
 			}
@@ -213,24 +216,49 @@ func inputWait(set map[string]bool, re, contains string, quiet, timeout time.Dur
 	return sp, true, nil
 }
 
+// textFlags collects every --text with the number of key names that came
+// before it on the command line.
+type textFlags struct {
+	names int // key names parsed so far; parseInterleaved keeps it current
+	list  []textAt
+}
+
+type textAt struct {
+	at   int
+	text string
+}
+
+func (f *textFlags) String() string {
+	if f == nil {
+		return ""
+	}
+	var s []string
+	for _, t := range f.list {
+		s = append(s, t.text)
+	}
+	return strings.Join(s, "")
+}
+
+func (f *textFlags) Set(v string) error {
+	f.list = append(f.list, textAt{at: f.names, text: v})
+	return nil
+}
+
 // parseInterleaved parses flags that may come before, between or after
 // the key names of --keys (Go's flag package stops at the first
-// non-flag); everything after "--" is a key name.
-func parseInterleaved(c *cli, args []string, watch string) (names []string, watchAt int, done bool, code int) {
+// non-flag); everything after "--" is a key name. Before each run of
+// flags it stores in *count the number of names seen so far.
+func parseInterleaved(c *cli, args []string, count *int) (names []string, done bool, code int) {
 	c.positional = true // the key names
 	rest := args
-	watchAt = -1
 	for {
-		before := len(names)
+		*count = len(names)
 		if done, code := c.parse(rest); done {
-			return nil, -1, true, code
-		}
-		if watchAt < 0 && flagSet(c.fs, watch) {
-			watchAt = before // the names given before the flag
+			return nil, true, code
 		}
 		left := c.fs.Args()
 		if k := len(rest) - len(left); k > 0 && rest[k-1] == "--" {
-			return append(names, left...), watchAt, false, exitOK
+			return append(names, left...), false, exitOK
 		}
 		i := 0
 		for i < len(left) && !strings.HasPrefix(left[i], "-") {
@@ -238,7 +266,7 @@ func parseInterleaved(c *cli, args []string, watch string) (names []string, watc
 		}
 		names = append(names, left[:i]...)
 		if i == len(left) {
-			return names, watchAt, false, exitOK
+			return names, false, exitOK
 		}
 		rest = left[i:]
 	}

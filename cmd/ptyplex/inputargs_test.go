@@ -44,32 +44,37 @@ func TestInputRequest(t *testing.T) {
 	}
 }
 
-// parseInterleaved takes flags between key names and says how many names
-// came before --text, which input types before the text.
+// parseInterleaved takes flags between key names and records, for every
+// --text, how many names came before it: input types those first.
 func TestParseInterleaved(t *testing.T) {
+	type seg = textAt
 	for _, c := range []struct {
-		name    string
-		args    []string
-		names   []string
-		watchAt int
+		name  string
+		args  []string
+		names []string
+		texts []seg
 	}{
-		{"keys only", []string{"--keys", "Escape", "Enter"}, []string{"Escape", "Enter"}, -1},
-		{"text first", []string{"--text", ":wq", "--keys", "Enter"}, []string{"Enter"}, 0},
-		{"keys around the text", []string{"--keys", "Escape", "--text", ":wq", "Enter"}, []string{"Escape", "Enter"}, 1},
-		{"flags after the names", []string{"--keys", "Up", "Down", "--text", "x"}, []string{"Up", "Down"}, 2},
-		{"after -- everything is a name", []string{"--keys", "a", "--", "--text", "b"}, []string{"a", "--text", "b"}, -1},
+		{"keys only", []string{"--keys", "Escape", "Enter"}, []string{"Escape", "Enter"}, nil},
+		{"text first", []string{"--text", ":wq", "--keys", "Enter"}, []string{"Enter"}, []seg{{0, ":wq"}}},
+		{"keys around the text", []string{"--keys", "Escape", "--text", ":wq", "Enter"}, []string{"Escape", "Enter"}, []seg{{1, ":wq"}}},
+		{"flags after the names", []string{"--keys", "Up", "Down", "--text", "x"}, []string{"Up", "Down"}, []seg{{2, "x"}}},
+		{"two texts around a key", []string{"--text", "ihi", "--keys", "Escape", "--text", ":wq", "Enter"}, []string{"Escape", "Enter"}, []seg{{0, "ihi"}, {1, ":wq"}}},
+		{"two texts, no keys", []string{"--text", "A", "--text", "B"}, nil, []seg{{0, "A"}, {0, "B"}}},
+		{"after -- everything is a name", []string{"--keys", "a", "--", "--text", "b"}, []string{"a", "--text", "b"}, nil},
 	} {
 		cl := newCLI("input", "", "", true)
-		cl.fs.String("text", "", "")
+		texts := &textFlags{}
+		cl.fs.Var(texts, "text", "")
 		cl.fs.Bool("keys", false, "")
-		names, at, done, code := parseInterleaved(cl, c.args, "text")
-		if done || code != exitOK || !slices.Equal(names, c.names) || at != c.watchAt {
-			t.Errorf("%s: names %q, text at %d, done %v code %d; want %q at %d", c.name, names, at, done, code, c.names, c.watchAt)
+		names, done, code := parseInterleaved(cl, c.args, &texts.names)
+		if done || code != exitOK || !slices.Equal(names, c.names) || !slices.Equal(texts.list, c.texts) {
+			t.Errorf("%s: names %q, texts %v, done %v code %d; want %q, %v", c.name, names, texts.list, done, code, c.names, c.texts)
 		}
 	}
 	// A flag it does not know ends the parse with a usage error.
 	cl := newCLI("input", "ptyplex input", "", true)
-	if names, at, done, code := parseInterleaved(cl, []string{"a", "--nope"}, "text"); !done || code != exitUsage || names != nil || at != -1 {
-		t.Errorf("unknown flag: %q %d %v %d", names, at, done, code)
+	var n int
+	if names, done, code := parseInterleaved(cl, []string{"a", "--nope"}, &n); !done || code != exitUsage || names != nil {
+		t.Errorf("unknown flag: %q %v %d", names, done, code)
 	}
 }

@@ -414,3 +414,23 @@ func TestInputKeysTextOrder(t *testing.T) {
 		t.Errorf("the program read %q, want %q", b, want)
 	}
 }
+
+// TestInputRepeatedText: every --text is typed, in its place among the key
+// names (before, a later --text replaced the first one, which was lost).
+func TestInputRepeatedText(t *testing.T) {
+	t.Parallel()
+	got := filepath.Join(t.TempDir(), "got")
+	const want = "ihi\x1b:wq\rAB"
+	s := start(t, "--", "sh", "-c", fmt.Sprintf("stty raw -echo; echo ready; head -c %d > %s; echo done", len(want), got))
+	s.waitText("ready")
+	s.ok("input", "--text", "ihi", "--keys", "Escape", "--text", ":wq", "Enter", "--cursor-keys", "normal")
+	s.ok("input", "--text", "A", "--text", "B")
+	s.waitText("done")
+	b, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != want {
+		t.Errorf("the program read %q, want %q", b, want)
+	}
+}
