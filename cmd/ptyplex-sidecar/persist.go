@@ -24,8 +24,8 @@ import (
 
 // Flags of the persistent mode; they mean nothing without --persist.
 var (
-	persistStop  = flag.Bool("stop", false, "with --persist: end the persistent sidecar and all its terminals")
-	persistList  = flag.Bool("list", false, "with --persist: print the persistent sidecar's terminals")
+	persistStop  = flag.Bool("stop", false, "with --persist: end the persistent sidecar and all its terminals (not with --list or --upgrade)")
+	persistList  = flag.Bool("list", false, "with --persist: print the persistent sidecar's terminals (not with --stop or --upgrade)")
 	persistServe = flag.Bool("serve", false, "with --persist: be the server itself (what --persist starts in the background)")
 	journalSize  = flag.Int("journal", persist.DefaultJournal, "with --persist: journal `BYTES` of a terminal whose OPEN names none")
 	journalTotal = flag.Int64("journal-total", persist.DefaultTotal, "with --persist: cap `BYTES` on the sum of all terminals' journals")
@@ -39,7 +39,7 @@ var (
 	orphanTimeout = flag.Duration("orphan-timeout", persist.DefaultOrphanTimeout, "with --persist: close (as CLOSE does) a running terminal that no host held for this `long`, unless its OPEN says (\"orphanMs\"); 0: never")
 	readopt       = flag.Bool("readopt", false, "with --persist: an OPEN for the id of a terminal no host holds gives this host that terminal if it runs the same program (command, args and working directory: OPENED, its screen redrawn as OUTPUT, then its output), or replaces it with a new one if not, instead of refusing the id: for hosts written for the plain sidecar, which reopen their ids")
 	// --upgrade hands the terminals to the binary it is run as.
-	persistUpgrade = flag.Bool("upgrade", false, "with --persist: hand every terminal of the running persistent sidecar to this binary, which takes its place without the terminals noticing (see docs/persist.md)")
+	persistUpgrade = flag.Bool("upgrade", false, "with --persist: hand every terminal of the running persistent sidecar to this binary, which takes its place without the terminals noticing (not with --list or --stop; see docs/persist.md)")
 )
 
 // Hidden flags: the handover between two images of a persistent server
@@ -106,6 +106,20 @@ func persistMode() (code int, ok bool) {
 	}
 	if *recordPath != "" {
 		fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --record is not available with --persist")
+		return 2, true
+	}
+	// One action at a time: nothing is done when two are asked for.
+	var actions []string
+	for _, a := range []struct {
+		name string
+		set  bool
+	}{{"--serve", *persistServe}, {"--stop", *persistStop}, {"--list", *persistList}, {"--upgrade", *persistUpgrade}} {
+		if a.set {
+			actions = append(actions, a.name)
+		}
+	}
+	if len(actions) > 1 {
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %s cannot be used together: give one of --list, --stop and --upgrade (nothing was done)\n", strings.Join(actions, " and "))
 		return 2, true
 	}
 	if err := persist.CheckName(*persistName); err != nil {

@@ -1,0 +1,76 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/client"
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
+)
+
+// --list, --stop and --upgrade are one action each: two of them are a
+// usage error, and the running server is left as it was (before, --list
+// --stop stopped it silently and exited 0).
+func TestPersistActionsExclusive(t *testing.T) {
+	sidecar, err := hosttest.Binary("./cmd/ptyplex-sidecar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PTYPLEX_RUNTIME_DIR", t.TempDir())
+	env := os.Environ()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run := func(args ...string) (string, string, int) {
+		t.Helper()
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		cmd := exec.CommandContext(cctx, sidecar, args...)
+		cmd.Env = env
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+	}
+	t.Cleanup(func() { run("--persist", "w", "--stop") })
+	c, err := client.Persistent("w", client.Options{SidecarPath: sidecar, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	term, err := c.Open(ctx, client.OpenOptions{ID: "keep", Cmd: "/bin/sh", Args: []string{"-c", "echo ready; exec cat"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(term).ReadString('\n'); err != nil || line != "ready\r\n" {
+		t.Fatalf("terminal: %q, %v", line, err)
+	}
+	for _, args := range [][]string{
+		{"--list", "--stop"},
+		{"--stop", "--list"},
+		{"--list", "--upgrade"},
+		{"--stop", "--upgrade"},
+		{"--list", "--stop", "--upgrade"},
+	} {
+		out, errs, code := run(append([]string{"--persist", "w"}, args...)...)
+		if code != 2 || out != "" || !strings.Contains(errs, "cannot be used together") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and an error", args, code, out, errs)
+		}
+		// The server still runs, with its terminal.
+		out, errs, code = run("--persist", "w", "--list")
+		if code != 0 || !strings.Contains(out, "keep") {
+			t.Fatalf("after %v: --list exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+}
