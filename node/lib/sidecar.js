@@ -210,8 +210,9 @@ class Sidecar {
     this._sendTo(gen, open);
     term._openBody = null;
     // Kept until OPENED: after a drop it is sent again if the server
-    // never got it (resume.js).
-    if (this._reconnect) term._openFrame = open;
+    // never got it (resume.js), and after a sidecar that shut down
+    // before reading it, to the next one (_died).
+    term._openFrame = open;
     this._armOpenTimeout(gen, term);
     this._refresh(gen);
     return term;
@@ -305,7 +306,15 @@ class Sidecar {
     const installing = !!(this.transport && this._install && !this._installed);
     // windowsHide: no console window for the sidecar when the host is a GUI
     // program (Electron); its stdio are these pipes either way.
-    const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env, windowsHide: true });
+    // detached (setsid) on Unix: a sidecar in our process group would get
+    // what the terminal we run in sends it (^C's SIGINT, SIGHUP, a shell's
+    // kill of the job), shut down and end every terminal, even when this
+    // process traps the signal; node-pty's children are in sessions of
+    // their own. It still ends when we do: at the end of its stdin, or by
+    // its watchdog. A transport (ssh) stays in our group, where it can
+    // ask for a password on our terminal.
+    const detached = !this.transport && process.platform !== 'win32';
+    const child = childProcess.spawn(path, args, { stdio: ['pipe', 'pipe', 'pipe'], env, windowsHide: true, detached });
     // abandoned: ids whose open timed out; their late frames are answered
     // (OPENED with CLOSE) or dropped.
     // suspended: dropped and being resumed (resume.js); attempt: a
@@ -667,8 +676,29 @@ class Sidecar {
     const terms = [...gen.terms.values()];
     gen.terms.clear();
     for (const w of gen.listWaits.splice(0)) w.reject(new Error(`${lead}${why} before it answered LIST`));
+    // A sidecar that ended unasked with status 0 shut down in order (a
+    // signal sent to it): it answered every OPEN it had read before, and
+    // read none after, so an unanswered one never started. It goes to a
+    // new sidecar, as a spawn from the onExit of a terminal the shutdown
+    // ended would have under node-pty; once only, in case that one does
+    // the same.
+    let reopened = 0;
+    const reopen = !gen.closing && !how.error && !how.signal && how.code === 0 && !this.transport && !this._persistent;
     for (const term of terms) {
       clearTimeout(term._timer);
+      if (reopen && term._state === 'pending' && term._openFrame && !term._reopened) {
+        term._reopened = true;
+        this._log(`${lead}${why} before ${term._file} started: opening it on a new sidecar`);
+        const next = this._start();
+        next.terms.set(term._id, term);
+        term._gen = next;
+        term._pidWaited = false;
+        this._sendTo(next, term._openFrame);
+        this._armOpenTimeout(next, term);
+        this._refresh(next);
+        reopened++;
+        continue;
+      }
       if (term._state === 'pending') term._failed(new Error(`${lead}${why} before ${term._file} ${term._attaching ? 'was attached' : 'started'}`));
       // A persistent server's terminal did not end with the connection.
       else if (term._state === 'live' && this._persistent) term._detached(gen.closing ? 'the host closed its connection' : `the connection ended: ${lead}${why}`);
@@ -676,7 +706,7 @@ class Sidecar {
     }
     this._refresh(gen);
     if (!gen.closing) {
-      this._log(`${lead}${why}; ${terms.length} terminal(s) lost`);
+      this._log(`${lead}${why}; ${terms.length - reopened} terminal(s) lost`);
       this._onDeath.fire({ code: how.code === undefined ? null : how.code, signal: how.signal || null, error: how.error || null });
     }
   }
