@@ -30,6 +30,10 @@ type command struct {
 	running         bool
 	status          int
 	hasStatus       bool
+	// shellExited says the program exited while the command ran, without
+	// a D: the program's exit was the command's end, and its exit code
+	// the command's status.
+	shellExited bool
 }
 
 // commandLog turns the marks into commands as the output is fed; it lives
@@ -129,6 +133,29 @@ func (l *commandLog) finish(m screen.Mark, now time.Time, has bool, status int) 
 	c.status, c.hasStatus = status, has
 }
 
+// exited ends the running command, if any, when the program has exited
+// (with code) without the shell marking its end: exit N, exec, or a
+// signal that ended the shell. Its output runs to where the cursor was.
+func (l *commandLog) exited(scr *screen.Screen, now time.Time, code int) {
+	c := l.running
+	if c == nil {
+		return
+	}
+	line, col := cursorLine(scr)
+	l.finish(screen.Mark{Line: line, Col: col}, now, true, code)
+	c.shellExited = true
+}
+
+// cursorLine is the cursor's absolute line and column on the main screen;
+// while a full-screen program is up, the end of the main screen's lines.
+func cursorLine(scr *screen.Screen) (line, col int) {
+	if scr.AltScreen() {
+		return scr.ScrolledOff() + screenRows(scr), 0
+	}
+	row, col := scr.Cursor()
+	return row + scr.ScrolledOff(), col
+}
+
 // atPrompt reports whether the shell shows its prompt with no command
 // running: the last mark was a prompt's.
 func (l *commandLog) atPrompt() bool {
@@ -222,13 +249,9 @@ func spanText(scr *screen.Screen, a, ac, b, bc int) (text string, lost int) {
 func (c *command) output(scr *screen.Screen) (string, int) {
 	endLine, endCol := c.endLine, c.endCol
 	if c.running {
-		row, col := scr.Cursor()
-		endLine, endCol = row+scr.ScrolledOff(), col
-		if scr.AltScreen() {
-			// A full-screen program is up; the main screen's lines are
-			// where the output was when it switched.
-			endLine, endCol = scr.ScrolledOff()+screenRows(scr), 0
-		}
+		// (With a full-screen program up, the main screen's lines are
+		// where the output was when it switched.)
+		endLine, endCol = cursorLine(scr)
 	}
 	if endLine < c.outLine || (endLine == c.outLine && endCol <= c.outCol) {
 		return "", 0
@@ -240,7 +263,7 @@ func screenRows(scr *screen.Screen) int { _, r := scr.Size(); return r }
 
 // wire describes c as of now.
 func (c *command) wire(scr *screen.Screen, now time.Time) wire.Command {
-	w := wire.Command{ID: c.id, Command: c.text, Running: c.running, Started: c.started.UnixMilli()}
+	w := wire.Command{ID: c.id, Command: c.text, Running: c.running, ShellExited: c.shellExited, Started: c.started.UnixMilli()}
 	end := now
 	if !c.running {
 		end = c.ended
@@ -478,7 +501,7 @@ func (d *Daemon) awaitCommand(before int, answer func(wire.RunData) wire.RunData
 		changed := st.changed
 		var out wire.RunData
 		done := false
-		if c != nil && !c.running {
+		if c != nil && !c.running && !c.shellExited {
 			out.ID = c.id
 			if c.hasStatus {
 				s := c.status

@@ -80,5 +80,6 @@ func (st *state) setExited(code int) {
 	defer st.mu.Unlock()
 	st.exited = true
 	st.exitCode = code
+	st.cmds.exited(st.scr, time.Now(), code)
 	st.notifyLocked()
 }

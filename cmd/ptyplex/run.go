@@ -110,7 +110,10 @@ const commandsAbout = `
 Lists the last commands (at most 100) of a shell started with
 'ptyplex start --shell-integration', oldest first, one a line:
   ID STATUS DURATION LINES COMMAND
-STATUS is the exit code, "running", or "-" when the shell sent none; LINES
+STATUS is the exit code, "running", or "-" when the shell sent none. A
+command that was running when the shell itself exited (exit N, exec, a
+signal) ended with it: its STATUS is the shell's exit code (128+N for
+signal N; "shell_exited": true in --json), never "running". LINES
 is the output's range in output's numbering ("output --from A --to B"
 prints it), or "-" for no output. --json prints the daemon's answer.`
 

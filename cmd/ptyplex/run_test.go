@@ -289,3 +289,31 @@ func TestRunKeepLines(t *testing.T) {
 		}
 	}
 }
+
+// A command that ends the shell ends with it: commands shows it ended,
+// with the shell's exit code, not running on forever.
+func TestCommandsEndWithTheShell(t *testing.T) {
+	t.Parallel()
+	s := integratedShell(t, "bash")
+	if r := s.runCmd("echo x; exit 7"); r.code != 7 || !strings.HasPrefix(r.stdout, "x\n") { // bash adds "exit"
+		t.Fatalf("run: %v", r)
+	}
+	if r := s.run("wait", "--quiet", "--timeout", deadline.String()); r.code != 0 || strings.TrimSpace(r.stdout) != "7" {
+		t.Fatalf("wait --quiet: %v", r)
+	}
+	var list wire.CommandsData
+	if err := json.Unmarshal([]byte(s.ok("commands", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Commands) != 1 {
+		t.Fatalf("commands: %+v", list)
+	}
+	c := list.Commands[0]
+	if c.Running || !c.ShellExited || c.ExitCode == nil || *c.ExitCode != 7 || c.Ended < c.Started || c.Command != "echo x; exit 7" {
+		t.Fatalf("the command that exited the shell: %+v", c)
+	}
+	table := s.ok("commands")
+	if f := strings.Fields(table); len(f) < 4 || f[0] != "1" || f[1] != "7" {
+		t.Fatalf("commands table:\n%s", table)
+	}
+}

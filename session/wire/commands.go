@@ -11,8 +11,12 @@ type Command struct {
 	Command string `json:"command"`
 	Running bool   `json:"running"`
 	// ExitCode is the status the shell reported with D; absent while the
-	// command runs, and when the shell ended it without one.
-	ExitCode *int `json:"exit_code,omitempty"`
+	// command runs, and when the shell ended it without one. ShellExited
+	// says the program (the shell) exited while the command ran, without
+	// D: the command ended with it, and ExitCode is the program's exit
+	// code (the N of `exit N`, 128+N for signal N).
+	ExitCode    *int `json:"exit_code,omitempty"`
+	ShellExited bool `json:"shell_exited,omitempty"`
 	// Started and Ended are Unix times in milliseconds; DurationMS runs
 	// to now for a running command.
 	Started    int64 `json:"started_ms"`
