@@ -84,13 +84,30 @@ func New(opts Options) (*Server, error) {
 // every session this server started that is not persistent. Sessions are
 // stopped whatever way the connection ended. A Server serves one
 // connection: after Run, its start tool refuses new sessions.
+//
+// An *mcp.StdioTransport or *mcp.IOTransport is served by the server's own
+// line transport on the same streams (transport.go): a line that is not a
+// valid message is answered with a JSON-RPC error instead of ending the
+// connection, and ids are echoed exactly as the client wrote them.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	err := s.mcp.Run(ctx, t)
+	err := s.mcp.Run(ctx, s.ownTransport(t))
 	cerr := s.Cleanup(context.WithoutCancel(ctx))
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		err = nil // the client left or we were told to stop: a normal end
 	}
 	return errors.Join(err, cerr)
+}
+
+// ownTransport replaces the SDK's newline-delimited transports by
+// lineTransport; others are used as they are.
+func (s *Server) ownTransport(t mcp.Transport) mcp.Transport {
+	switch t := t.(type) {
+	case *mcp.StdioTransport:
+		return &lineTransport{r: os.Stdin, w: os.Stdout, maxLine: t.MaxLineLength, log: s.log}
+	case *mcp.IOTransport:
+		return &lineTransport{r: t.Reader, w: t.Writer, wc: t.Writer, maxLine: t.MaxLineLength, log: s.log}
+	}
+	return t
 }
 
 // Cleanup stops the non-persistent sessions this server started and forgets

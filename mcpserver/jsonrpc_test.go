@@ -1,0 +1,231 @@
+//go:build unix
+
+package mcpserver_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptyplex/ptyplex/session/wire"
+)
+
+// rawServer is `ptyplex mcp` driven line by line: what the SDK's client
+// never sends (malformed lines, odd ids, batches).
+type rawServer struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string // the server's stdout, line by line; closed at its end
+}
+
+// startRaw starts `ptyplex mcp` (with extra arguments) and, unless version
+// is "", initializes the session with that protocol version.
+func startRaw(t *testing.T, version string, args ...string) *rawServer {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
+	cmd.Env = append(os.Environ(), wire.RuntimeDirEnv+"="+t.TempDir())
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &rawServer{t: t, cmd: cmd, in: in, lines: make(chan string, 64)}
+	go func() {
+		defer close(r.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() {
+		in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(deadline):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("ptyplex mcp did not exit after stdin closed")
+		}
+	})
+	if version != "" {
+		r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+		if got := r.recv(); !strings.Contains(got, `"protocolVersion":"`+version+`"`) {
+			t.Fatalf("initialize: %s", got)
+		}
+		r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
+	return r
+}
+
+// send writes one line (a newline is added).
+func (r *rawServer) send(line string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
+		r.t.Fatalf("writing to the server: %v", err)
+	}
+}
+
+// recv returns the next line of output; the server ending or staying
+// silent until the deadline fails the test.
+func (r *rawServer) recv() string {
+	r.t.Helper()
+	select {
+	case l, ok := <-r.lines:
+		if !ok {
+			r.t.Fatalf("the server ended its output (exit: %v)", r.wait())
+		}
+		return l
+	case <-time.After(deadline):
+		r.t.Fatalf("no answer within %v", deadline)
+	}
+	return ""
+}
+
+// wait waits for the server to exit (within the deadline) and returns how.
+func (r *rawServer) wait() error {
+	done := make(chan error, 1)
+	go func() { done <- r.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(deadline):
+		return fmt.Errorf("still running after %v", deadline)
+	}
+}
+
+// ping checks the server still answers, and that nothing else came before
+// the answer.
+func (r *rawServer) ping(id string) {
+	r.t.Helper()
+	r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"ping"}`)
+	if got, want := r.recv(), `{"jsonrpc":"2.0","id":"`+id+`","result":{}}`; got != want {
+		r.t.Fatalf("ping: got %s, want %s", got, want)
+	}
+}
+
+// rpcAnswer is a response as it came, its id kept as raw text.
+type rpcAnswer struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func decodeAnswer(t *testing.T, line string) rpcAnswer {
+	t.Helper()
+	var a rpcAnswer
+	if err := json.Unmarshal([]byte(line), &a); err != nil {
+		t.Fatalf("the server wrote %q: %v", line, err)
+	}
+	return a
+}
+
+// toolCall is a tools/call request line.
+func toolCall(id, tool, args string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
+}
+
+// TestMalformedLinesAreAnswered: each line that is not a valid JSON-RPC
+// message gets the error JSON-RPC 2.0 names for it (-32700 for invalid
+// JSON, -32600 otherwise), under the id when it can be read and null
+// otherwise, and the server keeps serving, its session still running. A
+// line over the 16 MiB limit is answered and skipped, and the line after
+// it is read as usual. (The SDK's own transport ended the connection, and
+// with it every session, on the first such line.)
+func TestMalformedLinesAreAnswered(t *testing.T) {
+	t.Parallel()
+	r := startRaw(t, "2025-06-18")
+	r.send(toolCall("1", "start", `{"command":["sleep","600"]}`))
+	var st struct {
+		Result struct {
+			StructuredContent started `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(r.recv()), &st); err != nil || st.Result.StructuredContent.PID <= 0 {
+		t.Fatalf("start: %v %+v", err, st)
+	}
+	s := st.Result.StructuredContent
+	t.Cleanup(func() { reap(t, s.Socket, s.PID) })
+
+	for _, tc := range []struct {
+		line string
+		code int
+		id   string
+	}{
+		{`{not json`, -32700, "null"},
+		{`{"jsonrpc":"2.0","id":2,"method":"ping"`, -32700, "null"}, // unterminated, then a newline
+		{`123`, -32600, "null"},
+		{`"hi"`, -32600, "null"},
+		{`null`, -32600, "null"},
+		{`[]`, -32600, "null"},
+		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, -32600, "null"}, // no batches in 2025-06-18
+		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, -32600, "null"},
+		{`{"jsonrpc":"2.0","id":[1],"method":"ping"}`, -32600, "null"},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, -32600, "null"},
+		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, -32600, "null"},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600, "null"},
+		{`{"id":3,"method":"ping"}`, -32600, "3"},
+		{`{"jsonrpc":"1.0","id":4,"method":"ping"}`, -32600, "4"},
+		{`{"jsonrpc":"2.0","id":5,"method":5}`, -32600, "5"},
+		{`{"jsonrpc":"2.0","id":6}`, -32600, "6"},
+		{`{"jsonrpc":"2.0","id":"x","method":"ping","params":{"pad":"` + strings.Repeat("x", 16<<20) + `"}}`, -32600, "null"},
+	} {
+		r.send(tc.line)
+		a := decodeAnswer(t, r.recv())
+		if a.Error == nil || a.Error.Code != tc.code || string(a.ID) != tc.id || a.JSONRPC != "2.0" {
+			t.Errorf("%.60s: got %+v id %s, want code %d id %s", tc.line, a.Error, a.ID, tc.code, tc.id)
+		}
+		r.ping("after")
+	}
+	// Blank lines are no messages.
+	r.send("")
+	r.send("  \t")
+	r.ping("after blank lines")
+	r.send(toolCall(`"st"`, "status", `{"session":"s1"}`))
+	if a := decodeAnswer(t, r.recv()); a.Error != nil || !strings.Contains(string(a.Result), `"running":true`) {
+		t.Fatalf("the session after the malformed lines: %s %+v", a.Result, a.Error)
+	}
+}
+
+// TestIDsAreEchoedExactly: a response carries the id of its request as
+// the client wrote it, whatever its size (the SDK read ids as float64:
+// 2^53+1 came back as 2^53, and past 2^63 as -2^63).
+func TestIDsAreEchoedExactly(t *testing.T) {
+	t.Parallel()
+	r := startRaw(t, "2025-06-18")
+	for _, id := range []string{
+		"0", "-7", "9007199254740993", "9223372036854775807", "-9223372036854775808",
+		"12345678901234567890", "18446744073709551616", "1.0", "1E2",
+		`"0"`, `""`, `"a\"b\u00e9"`,
+	} {
+		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		if got, want := r.recv(), `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`; got != want {
+			t.Errorf("id %s: got %s, want %s", id, got, want)
+		}
+	}
+	// A tool call too, its result under the client's id.
+	r.send(toolCall("12345678901234567891", "list", "{}"))
+	if a := decodeAnswer(t, r.recv()); string(a.ID) != "12345678901234567891" || a.Error != nil {
+		t.Errorf("tools/call: id %s, error %+v", a.ID, a.Error)
+	}
+}
