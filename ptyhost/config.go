@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -14,7 +15,7 @@ const DefaultTerm = "xterm-256color"
 
 // Config describes the child to start.
 type Config struct {
-	Cmd  string   // program: a path, or a bare name looked up in the child's PATH
+	Cmd  string   // program: a path, or a bare name looked up in the child's PATH as execvp does (see resolve)
 	Args []string // arguments after the program name
 	Dir  string   // working directory; "" inherits ours
 	// Env is merged over our own environment (or BaseEnv): entries here
@@ -79,8 +80,12 @@ func (c *Config) base() []string {
 }
 
 // resolve finds the executable for cfg.Cmd, searching the PATH the child
-// will see when the name has no slash. A relative result is relative to
-// dir, where the child is when it calls exec (dir "" is our own).
+// will see when the name has no slash, as the C library's execvp does in
+// a child given that environment (node-pty's children, a shell's): an
+// environment without PATH is searched along the default path, and an
+// empty entry, an empty PATH too, is the current directory. A relative
+// result is relative to dir, where the child is when it calls exec (dir
+// "" is our own).
 func resolve(cmd string, env []string, dir string) (string, error) {
 	if cmd == "" {
 		return "", errors.New("command is empty")
@@ -94,13 +99,17 @@ func resolve(cmd string, env []string, dir string) (string, error) {
 	if strings.Contains(cmd, "/") {
 		return cmd, check(cmd)
 	}
-	path := ""
+	path, set := "", false
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
+			path, set = v, true
 		}
 	}
-	for _, entry := range filepath.SplitList(path) {
+	if !set {
+		path = defaultPath()
+	}
+	// SplitList("") is no entry at all; to execvp it is one, empty.
+	for _, entry := range strings.Split(path, string(filepath.ListSeparator)) {
 		if entry == "" {
 			entry = "."
 		}
@@ -110,6 +119,16 @@ func resolve(cmd string, env []string, dir string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%q: executable file not found in $PATH", cmd)
+}
+
+// defaultPath is where execvp looks for a program when the environment
+// has no PATH: glibc's confstr(_CS_PATH) on Linux, _PATH_DEFPATH on macOS
+// and FreeBSD.
+func defaultPath() string {
+	if runtime.GOOS == "linux" {
+		return "/bin:/usr/bin"
+	}
+	return "/usr/bin:/bin"
 }
 
 func checkExecutable(p string) error {

@@ -183,6 +183,24 @@ func TestRelativeCommandIsFoundInDir(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestPathLookupAsExecvp: a bare name is looked up as execvp does in the
+// child's environment: without PATH along the default path (an npm host's
+// explicit env without PATH), with an empty PATH in the current
+// directory, and with a PATH only there.
+func TestPathLookupAsExecvp(t *testing.T) {
+	out, st := run(t, Config{Cmd: "sh", Args: []string{"-c", "echo ran"}, BaseEnv: []string{}, Env: map[string]string{"HOME": "/"}, Cols: 80, Rows: 24})
+	assert.Equal(t, "ran\r\n", out)
+	assert.Equal(t, 0, st.Code)
+
+	dir := t.TempDir()
+	require.NoError(t, testproc.WriteExecutable(filepath.Join(dir, "hello.sh"), []byte("#!/bin/sh\necho hello\n"), 0o755))
+	out, _ = run(t, Config{Cmd: "hello.sh", Dir: dir, BaseEnv: []string{}, Env: map[string]string{"PATH": ""}, Cols: 80, Rows: 24})
+	assert.Equal(t, "hello\r\n", out)
+
+	_, err := Start(Config{Cmd: "sh", BaseEnv: []string{"PATH=/nonexistent"}, Cols: 80, Rows: 24})
+	assert.ErrorContains(t, err, "not found in $PATH")
+}
+
 // TestUTF8SetsIUTF8: Config.UTF8 turns IUTF8 on, and so a cooked-mode
 // backspace erases a whole character: typing "aé", backspace, newline
 // leaves "a", not "a" and the first byte of é.

@@ -20,6 +20,12 @@ test('env, cwd and name reach the child; env replaces the environment', async (t
   assert.strictEqual(r.output, `term=xterm-test foo=bar baz home=unset cwd=${dir}\r\n`);
 });
 
+test('an explicit env without PATH: a bare name is found on the default path, as execvp finds it', async (t) => {
+  const sc = newSidecar(t);
+  const r = await run(sc.spawn('sh', ['-c', 'echo ran'], { env: { HOME: '/tmp', LANG: 'C.UTF-8' } }));
+  assert.deepStrictEqual(r, { exitCode: 0, signal: 0, output: 'ran\r\n' });
+});
+
 test('defaults: process.env, process.cwd(), TERM from env or xterm, 80x24', async (t) => {
   const sc = newSidecar(t);
   process.env.PTYPLEX_NODE_TEST = 'inherited';
