@@ -47,6 +47,33 @@ func Start(cfg Config) (*Process, error) {
 		}
 	}
 
+	spec := spawnSpec{
+		path: path,
+		argv: append([]string{cfg.Cmd}, cfg.Args...),
+		dir:  cfg.Dir,
+		env:  env,
+
+		noPdeath: cfg.NoParentDeathSignal,
+	}
+	p, err := startIn(cfg, spec)
+	if errors.Is(err, syscall.ENOEXEC) {
+		// An executable the kernel cannot run (a script without a #!
+		// line): execvp hands it to the shell (POSIX), as glibc does, so
+		// node-pty's children and a shell's run it. In a new PTY: on the
+		// BSDs the failed child, a session leader, revoked the first one
+		// as it exited.
+		spec.path = shell
+		spec.argv = append([]string{shell, path}, cfg.Args...)
+		p, err = startIn(cfg, spec)
+	}
+	return p, err
+}
+
+// shell runs what execvp hands to the shell.
+const shell = "/bin/sh"
+
+// startIn opens a PTY for cfg and starts spec in it.
+func startIn(cfg Config, spec spawnSpec) (*Process, error) {
 	master, tty, err := openPTY()
 	if err != nil {
 		return nil, err
@@ -63,15 +90,8 @@ func Start(cfg Config) (*Process, error) {
 			return nil, err
 		}
 	}
-	c, err := host.spawn(spawnSpec{
-		path: path,
-		argv: append([]string{cfg.Cmd}, cfg.Args...),
-		dir:  cfg.Dir,
-		env:  env,
-		tty:  tty,
-
-		noPdeath: cfg.NoParentDeathSignal,
-	})
+	spec.tty = tty
+	c, err := host.spawn(spec)
 	if err != nil {
 		master.Close()
 		return nil, fmt.Errorf("cannot start %s: %w", cfg.Cmd, err)

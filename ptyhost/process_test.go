@@ -201,6 +201,20 @@ func TestPathLookupAsExecvp(t *testing.T) {
 	assert.ErrorContains(t, err, "not found in $PATH")
 }
 
+// TestScriptWithoutInterpreterRunsUnderSh: an executable file without a
+// #! line, which execve refuses (ENOEXEC), runs under /bin/sh as execvp
+// runs it, named by a path or found in PATH, with its arguments.
+func TestScriptWithoutInterpreterRunsUnderSh(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "noshebang")
+	require.NoError(t, testproc.WriteExecutable(file, []byte("echo \"ran $0 [$1] [$2]\"\nexit 4\n"), 0o755))
+	out, st := run(t, Config{Cmd: file, Args: []string{"a b", "c"}, Cols: 80, Rows: 24})
+	assert.Equal(t, "ran "+file+" [a b] [c]\r\n", out)
+	assert.Equal(t, 4, st.Code)
+	out, _ = run(t, Config{Cmd: "noshebang", Env: map[string]string{"PATH": "/nonexistent:" + dir}, Cols: 80, Rows: 24})
+	assert.Equal(t, "ran "+file+" [] []\r\n", out)
+}
+
 // TestUTF8SetsIUTF8: Config.UTF8 turns IUTF8 on, and so a cooked-mode
 // backspace erases a whole character: typing "aé", backspace, newline
 // leaves "a", not "a" and the first byte of é.

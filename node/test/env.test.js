@@ -26,6 +26,16 @@ test('an explicit env without PATH: a bare name is found on the default path, as
   assert.deepStrictEqual(r, { exitCode: 0, signal: 0, output: 'ran\r\n' });
 });
 
+test('an executable without a #! line runs under /bin/sh, as execvp runs it', async (t) => {
+  const sc = newSidecar(t);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-node-'));
+  t.after(() => fs.rmSync(dir, { recursive: true }));
+  const file = path.join(dir, 'noshebang');
+  fs.writeFileSync(file, 'echo "script-ran $1"\n', { mode: 0o755 });
+  const r = await run(sc.spawn(file, ['arg']));
+  assert.deepStrictEqual(r, { exitCode: 0, signal: 0, output: 'script-ran arg\r\n' });
+});
+
 test('defaults: process.env, process.cwd(), TERM from env or xterm, 80x24', async (t) => {
   const sc = newSidecar(t);
   process.env.PTYPLEX_NODE_TEST = 'inherited';
