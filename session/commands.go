@@ -274,11 +274,16 @@ func (c *command) wire(scr *screen.Screen, now time.Time) wire.Command {
 		}
 	}
 	w.DurationMS = end.Sub(c.started).Milliseconds()
-	last := c.endLine
+	// The output ends at D, or at the cursor while it runs: a line
+	// ending at column 0 has nothing of it, and an end at or before C
+	// means no output yet.
+	last, lastCol := c.endLine, c.endCol
 	if c.running {
-		row, _ := scr.Cursor()
-		last = row + scr.ScrolledOff()
-	} else if c.endCol == 0 {
+		last, lastCol = cursorLine(scr)
+	}
+	if last < c.outLine || (last == c.outLine && lastCol <= c.outCol) {
+		last = c.outLine - 1
+	} else if lastCol == 0 {
 		last--
 	}
 	w.OutputFirst, w.OutputLast = c.outLine, max(last, c.outLine-1)

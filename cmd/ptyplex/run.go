@@ -114,8 +114,12 @@ STATUS is the exit code, "running", or "-" when the shell sent none. A
 command that was running when the shell itself exited (exit N, exec, a
 signal) ended with it: its STATUS is the shell's exit code (128+N for
 signal N; "shell_exited": true in --json), never "running". LINES
-is the output's range in output's numbering ("output --from A --to B"
-prints it), or "-" for no output. --json prints the daemon's answer.`
+is the output's range A..B in output's numbering ("output --from A --to B"
+prints it), or "-" for no output (a running command's so far: "-" until
+it prints a line). When the first N lines of the output have left the
+scrollback, "(N-lost)" follows: "A..B(N-lost)" with A the oldest line
+still held, "-(N-lost)" when none is. Every column but COMMAND is one
+word. --json prints the daemon's answer.`
 
 func runCommands(args []string) int {
 	c := newCLI("commands", "ptyplex commands --socket PATH [--last N] [--json]", commandsAbout, true)
@@ -158,15 +162,21 @@ func runCommands(args []string) int {
 		case cmd.ExitCode != nil:
 			status = fmt.Sprint(*cmd.ExitCode)
 		}
-		lines := "-"
-		if cmd.OutputLines > 0 {
-			lines = fmt.Sprintf("%d..%d", cmd.From, cmd.To)
-			if cmd.LinesLost > 0 {
-				lines += fmt.Sprintf("(%d lost)", cmd.LinesLost)
-			}
-		}
 		dur := time.Duration(cmd.DurationMS) * time.Millisecond
-		fmt.Printf("%d %s %v %s %s\n", cmd.ID, status, dur, lines, termfilter.EscapeBidi(cmd.Command))
+		fmt.Printf("%d %s %v %s %s\n", cmd.ID, status, dur, linesColumn(cmd), termfilter.EscapeBidi(cmd.Command))
 	}
 	return exitOK
+}
+
+// linesColumn is the LINES column of commands: the output's range, "-"
+// for none, and how many of its first lines the scrollback lost.
+func linesColumn(cmd wire.Command) string {
+	lines := "-"
+	if cmd.OutputLines > cmd.LinesLost {
+		lines = fmt.Sprintf("%d..%d", cmd.From, cmd.To)
+	}
+	if cmd.OutputLines > 0 && cmd.LinesLost > 0 {
+		lines += fmt.Sprintf("(%d-lost)", cmd.LinesLost)
+	}
+	return lines
 }

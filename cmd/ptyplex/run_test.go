@@ -317,3 +317,41 @@ func TestCommandsEndWithTheShell(t *testing.T) {
 		t.Fatalf("commands table:\n%s", table)
 	}
 }
+
+// commands' LINES column: "-" while a running command has printed
+// nothing (not the empty cursor row), its lines once it has, and
+// "-(N-lost)" for output the scrollback no longer holds at all.
+func TestCommandsLinesColumn(t *testing.T) {
+	t.Parallel()
+	s := integratedShell(t, "bash", "--size", "40x6", "--scrollback", "3")
+	wantRun(t, s.runCmd("seq 3"), 0, "1\n2\n3\n")
+	flag := filepath.Join(t.TempDir(), "go")
+	cmd := fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo late", flag)
+	if r := s.runCmd(cmd, "--timeout", "100ms"); r.code != exitTimeout {
+		t.Fatalf("run: %v", r)
+	}
+	columns := func() [][]string {
+		var rows [][]string
+		for _, line := range strings.Split(strings.TrimSpace(s.ok("commands")), "\n") {
+			rows = append(rows, strings.Fields(line))
+		}
+		return rows
+	}
+	rows := columns()
+	for end := time.Now().Add(deadline); len(rows) < 2 && time.Now().Before(end); rows = columns() {
+		s.run("wait", "--timeout", time.Until(end).String()) // the shell's C mark is output
+	}
+	if len(rows) != 2 || rows[1][1] != "running" || rows[1][3] != "-" {
+		t.Fatalf("a running command without output: %q, want LINES -", rows)
+	}
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.runCmd("seq 20"); r.code != 0 || !strings.HasSuffix(r.stdout, "19\n20\n") {
+		t.Fatalf("run: %v", r)
+	}
+	rows = columns()
+	if len(rows) != 3 || rows[0][3] != "-(3-lost)" || rows[2][3] != "-3..5(12-lost)" {
+		t.Fatalf("commands after the scrollback lost seq 3's lines: %q", rows)
+	}
+}
