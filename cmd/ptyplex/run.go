@@ -119,7 +119,12 @@ prints it), or "-" for no output (a running command's so far: "-" until
 it prints a line). When the first N lines of the output have left the
 scrollback, "(N-lost)" follows: "A..B(N-lost)" with A the oldest line
 still held, "-(N-lost)" when none is. Every column but COMMAND is one
-word. --json prints the daemon's answer.`
+word. --json prints the daemon's answer.
+
+A program that has sent no shell-integration mark (a shell started
+without --shell-integration) has no commands to list: commands says so
+on stderr and exits 1, as run does ("integration": false in --json,
+which is still printed).`
 
 func runCommands(args []string) int {
 	c := newCLI("commands", "ptyplex commands --socket PATH [--last N] [--json]", commandsAbout, true)
@@ -142,6 +147,13 @@ func runCommands(args []string) int {
 	if !call(c.socket, req, &out) {
 		return exitFail
 	}
+	// Without marks there are no commands to list: as run does, say
+	// so and exit 1 (after the answer, with --json).
+	code := exitOK
+	if !out.Integration {
+		defer fmt.Fprintln(os.Stderr, "ptyplex commands: no shell-integration marks seen: start the shell with 'ptyplex start --shell-integration -- bash'")
+		code = exitFail
+	}
 	if *asJSON {
 		b, err := wire.Marshal(out)
 		if err != nil {
@@ -149,10 +161,7 @@ func runCommands(args []string) int {
 			return exitFail
 		}
 		fmt.Println(string(termfilter.EscapeBidiJSON(b)))
-		return exitOK
-	}
-	if !out.Integration {
-		fmt.Fprintln(os.Stderr, "ptyplex commands: no shell-integration marks seen: start the shell with 'ptyplex start --shell-integration -- bash'")
+		return code
 	}
 	for _, cmd := range out.Commands {
 		status := "-"
@@ -165,7 +174,7 @@ func runCommands(args []string) int {
 		dur := time.Duration(cmd.DurationMS) * time.Millisecond
 		fmt.Printf("%d %s %v %s %s\n", cmd.ID, status, dur, linesColumn(cmd), termfilter.EscapeBidi(cmd.Command))
 	}
-	return exitOK
+	return code
 }
 
 // linesColumn is the LINES column of commands: the output's range, "-"

@@ -355,3 +355,19 @@ func TestCommandsLinesColumn(t *testing.T) {
 		t.Fatalf("commands after the scrollback lost seq 3's lines: %q", rows)
 	}
 }
+
+// commands on a program without shell integration exits 1 with its
+// message, as run does, the --json answer printed all the same.
+func TestCommandsWithoutShellIntegration(t *testing.T) {
+	t.Parallel()
+	s := shell(t)
+	r := s.run("commands")
+	if r.code != exitFail || r.stdout != "" || !strings.Contains(r.stderr, "--shell-integration") {
+		t.Fatalf("commands: want exit 1 and a message naming --shell-integration; got %v", r)
+	}
+	r = s.run("commands", "--json")
+	var list wire.CommandsData
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || r.code != exitFail || list.Integration || !strings.Contains(r.stderr, "--shell-integration") {
+		t.Fatalf("commands --json: want the answer, exit 1 and the message; got %v (%v)", r, err)
+	}
+}
