@@ -229,3 +229,42 @@ func TestIDsAreEchoedExactly(t *testing.T) {
 		t.Errorf("tools/call: id %s, error %+v", a.ID, a.Error)
 	}
 }
+
+// TestBatchesAreAnswered: under protocol 2025-03-26, which requires
+// servers to receive JSON-RPC batches, a batch is answered with one array
+// of the answers to its requests (none for its notifications, nothing at
+// all for a batch of notifications), a member that is not a valid request
+// gets its error in the array, and no batch ends the server. (The SDK
+// never answered a batch with a notification in it, and a batch of two
+// notifications or with a repeated id ended the server.)
+func TestBatchesAreAnswered(t *testing.T) {
+	t.Parallel()
+	r := startRaw(t, "2025-03-26")
+	for _, tc := range []struct{ batch, want string }{
+		{`[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","method":"notifications/foo"}]`,
+			`[{"jsonrpc":"2.0","id":"b1","result":{}}]`},
+		{`[{"jsonrpc":"2.0","method":"notifications/foo"},{"jsonrpc":"2.0","method":"notifications/bar"}]`,
+			``},
+		{`[{"jsonrpc":"2.0","id":"b2","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]`,
+			`[{"jsonrpc":"2.0","id":"b2","result":{}},{"jsonrpc":"2.0","id":"b2","error":{"code":-32600,"message":"invalid request: id \"b2\" is already used by a request in progress"}}]`},
+		{`[1,{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}]`,
+			`[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a JSON-RPC message is a JSON object"}},{"jsonrpc":"2.0","id":9007199254740993,"result":{}}]`},
+		{`[]`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: empty batch"}}`},
+	} {
+		r.send(tc.batch)
+		if tc.want != "" {
+			if got := r.recv(); got != tc.want {
+				t.Errorf("batch %s:\n got %s\nwant %s", tc.batch, got, tc.want)
+			}
+		}
+		r.ping("after") // also: nothing else came for the batch
+	}
+	// A tool call in a batch: its result is in the array, under its id.
+	r.send(`[` + toolCall(`"l"`, "list", "{}") + `,{"jsonrpc":"2.0","id":"p","method":"ping"}]`)
+	var answers []rpcAnswer
+	if err := json.Unmarshal([]byte(r.recv()), &answers); err != nil || len(answers) != 2 ||
+		string(answers[0].ID) != `"l"` || !strings.Contains(string(answers[0].Result), "sessions") || string(answers[1].ID) != `"p"` {
+		t.Fatalf("batch with a tool call: %+v %v", answers, err)
+	}
+}

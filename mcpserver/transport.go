@@ -74,6 +74,35 @@ type pending struct {
 	id     json.RawMessage // the id as the client wrote it
 	key    string          // the id's identity, for duplicates and cancellation
 	method string
+	b      *batch // the batch it came in, if any
+	slot   int    // its answer's place in b
+}
+
+// batch collects the answers to the requests of one JSON-RPC batch: they
+// go out together, as one array, once the last is in (JSON-RPC 2.0
+// section 6). Guarded by lineConn.mu.
+type batch struct {
+	answers [][]byte // in the order of the batch's requests
+	waiting int      // answers still to come from the SDK
+	sealed  bool     // every member has been read
+}
+
+// done returns the batch's answer line once it is complete; nil before,
+// and when there is nothing to answer (the batch held notifications only).
+func (b *batch) done() []byte {
+	if !b.sealed || b.waiting > 0 {
+		return nil
+	}
+	var out [][]byte
+	for _, a := range b.answers {
+		if a != nil {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return append(append([]byte{'['}, bytes.Join(out, []byte{','})...), ']')
 }
 
 // lineConn is a connection of lineTransport.
@@ -99,6 +128,7 @@ type lineConn struct {
 	next     int64              // the last id given to the SDK
 	inflight map[int64]*pending // by the id the SDK sees
 	byKey    map[string]int64   // the client's ids in flight
+	version  string             // the protocol version initialize agreed on
 }
 
 // SessionID implements mcp.Connection: stdio has no session id.
@@ -207,14 +237,59 @@ func (c *lineConn) decodeLine(l inLine) error {
 		return c.reject(nullID, codeParseError, "parse error: the line is not valid JSON", data)
 	}
 	if data[0] == '[' {
-		return c.reject(nullID, codeInvalidRequest, "invalid request: JSON-RPC batches are not accepted: send one message per line", data)
+		return c.decodeBatch(data)
 	}
-	msg, bad := c.decode(data)
+	msg, bad := c.decode(data, nil)
 	if bad != nil {
 		return c.reject(bad.id, bad.code, bad.msg, data)
 	}
 	if msg != nil {
 		c.queue = append(c.queue, msg)
+	}
+	return nil
+}
+
+// batchesUntil is the first protocol version without JSON-RPC batches
+// (2025-03-26 requires receiving them; 2025-06-18 removed them).
+const batchesUntil = "2025-06-18"
+
+// decodeBatch queues the members of a batch. Each member that is not a
+// valid message gets its error in the batch's answer; an empty batch, or
+// one under a protocol version without batches, gets a single error.
+func (c *lineConn) decodeBatch(data []byte) error {
+	var members []json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil || len(members) == 0 {
+		return c.reject(nullID, codeInvalidRequest, "invalid request: empty batch", data)
+	}
+	c.mu.Lock()
+	version := c.version
+	c.mu.Unlock()
+	if version == "" || version >= batchesUntil {
+		why := "before initialize"
+		if version != "" {
+			why = "in protocol version " + version
+		}
+		return c.reject(nullID, codeInvalidRequest, "invalid request: JSON-RPC batches are not accepted "+why+": send one message per line", data)
+	}
+	b := &batch{}
+	for _, m := range members {
+		msg, bad := c.decode(m, b)
+		if bad != nil {
+			c.log.Warn("refused a batch member", "code", bad.code, "error", bad.msg, "member", excerpt(m))
+			c.mu.Lock()
+			b.answers = append(b.answers, errorResponse(bad.id, bad.code, bad.msg))
+			c.mu.Unlock()
+		}
+		if msg != nil {
+			c.queue = append(c.queue, msg)
+		}
+	}
+	c.mu.Lock()
+	b.sealed = true
+	out := b.done()
+	c.mu.Unlock()
+	if out != nil { // nothing for the SDK to answer: errors, notifications
+		return c.writeLine(out)
 	}
 	return nil
 }
@@ -226,10 +301,10 @@ type badMessage struct {
 	msg  string
 }
 
-// decode reads one JSON value (valid JSON) as a JSON-RPC message. It
-// returns the message for the SDK (nil for a response nobody waits for), or
-// why it is refused.
-func (c *lineConn) decode(raw []byte) (jsonrpc.Message, *badMessage) {
+// decode reads one JSON value (valid JSON) as a JSON-RPC message, a member
+// of b if b is not nil. It returns the message for the SDK (nil for a
+// response nobody waits for), or why it is refused.
+func (c *lineConn) decode(raw []byte, b *batch) (jsonrpc.Message, *badMessage) {
 	var f map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &f); err != nil || f == nil {
 		return nil, &badMessage{nullID, codeInvalidRequest, "invalid request: a JSON-RPC message is a JSON object"}
@@ -280,7 +355,13 @@ func (c *lineConn) decode(raw []byte) (jsonrpc.Message, *badMessage) {
 		return bad("id " + string(idRaw) + " is already used by a request in progress")
 	}
 	c.next++
-	c.inflight[c.next] = &pending{id: idRaw, key: key, method: method}
+	p := &pending{id: idRaw, key: key, method: method, b: b}
+	if b != nil {
+		p.slot = len(b.answers)
+		b.answers = append(b.answers, nil)
+		b.waiting++
+	}
+	c.inflight[c.next] = p
 	c.byKey[key] = c.next
 	return &jsonrpc.Request{ID: sdkID(c.next), Method: method, Params: params}, nil
 }
@@ -393,7 +474,7 @@ func (c *lineConn) cancelled(params json.RawMessage) jsonrpc.Message {
 }
 
 // Write implements mcp.Connection. A response goes out under the id the
-// client gave its request.
+// client gave its request, or into its batch's answer.
 func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
@@ -406,16 +487,28 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	n, ok := resp.ID.Raw().(int64)
 	c.mu.Lock()
 	p := c.inflight[n]
-	if ok && p != nil {
-		delete(c.inflight, n)
-		delete(c.byKey, p.key)
-	}
-	c.mu.Unlock()
 	if !ok || p == nil {
+		c.mu.Unlock()
 		return c.writeLine(data) // not a request of the client's: as the SDK made it
 	}
+	delete(c.inflight, n)
+	delete(c.byKey, p.key)
+	if p.method == "initialize" && resp.Error == nil {
+		var r struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(resp.Result, &r) == nil {
+			c.version = r.ProtocolVersion
+		}
+	}
 	out, err := withID(data, n, p.id)
-	if err != nil {
+	if p.b != nil {
+		p.b.answers[p.slot] = out
+		p.b.waiting--
+		out = p.b.done()
+	}
+	c.mu.Unlock()
+	if err != nil || out == nil {
 		return err
 	}
 	return c.writeLine(out)
