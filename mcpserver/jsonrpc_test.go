@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -267,4 +268,49 @@ func TestBatchesAreAnswered(t *testing.T) {
 		string(answers[0].ID) != `"l"` || !strings.Contains(string(answers[0].Result), "sessions") || string(answers[1].ID) != `"p"` {
 		t.Fatalf("batch with a tool call: %+v %v", answers, err)
 	}
+}
+
+// TestCancelledRequestGetsNoResponse: after notifications/cancelled for a
+// request in progress, no response with its id is sent (MCP 2025-06-18:
+// the receiver should not answer a cancelled request, and the TypeScript
+// SDK reports one that comes as an error); the call itself ends, which
+// the server logs. The SDK sent the cancelled call's error response.
+func TestCancelledRequestGetsNoResponse(t *testing.T) {
+	t.Parallel()
+	logPath := filepath.Join(t.TempDir(), "log")
+	r := startRaw(t, "2025-06-18", "--log", logPath)
+	r.send(toolCall("1", "start", `{"command":["sleep","600"]}`))
+	var st struct {
+		Result struct {
+			StructuredContent started `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(r.recv()), &st); err != nil || st.Result.StructuredContent.PID <= 0 {
+		t.Fatalf("start: %v %+v", err, st)
+	}
+	s := st.Result.StructuredContent
+	t.Cleanup(func() { reap(t, s.Socket, s.PID) })
+
+	r.send(toolCall("12345678901234567890", "wait", `{"session":"s1","contains":"NEVER","timeout_ms":600000}`))
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345678901234567890,"reason":"test"}}`)
+	// The server logs the response it dropped; until then, and after, no
+	// line may carry the cancelled id.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	end := time.After(deadline)
+	for dropped := false; !dropped; {
+		select {
+		case l, ok := <-r.lines:
+			if !ok {
+				t.Fatal("the server ended its output")
+			}
+			t.Fatalf("a line after the cancellation: %s", l)
+		case <-tick.C:
+			b, _ := os.ReadFile(logPath)
+			dropped = strings.Contains(string(b), `"dropped the response to a cancelled request" id=12345678901234567890`)
+		case <-end:
+			t.Fatalf("the cancelled call did not end within %v", deadline)
+		}
+	}
+	r.ping("after the cancellation")
 }

@@ -76,6 +76,10 @@ type pending struct {
 	method string
 	b      *batch // the batch it came in, if any
 	slot   int    // its answer's place in b
+	// cancelled: the client cancelled the request, so its response is
+	// not sent (MCP: the client no longer waits for it, and one that
+	// comes anyway is an error to it).
+	cancelled bool
 }
 
 // batch collects the answers to the requests of one JSON-RPC batch: they
@@ -447,8 +451,9 @@ func (c *lineConn) response(f map[string]json.RawMessage, idRaw json.RawMessage,
 const cancelledMethod = "notifications/cancelled"
 
 // cancelled passes a cancellation to the SDK under the id the SDK knows
-// the request by. One for no request in progress (answered already, or
-// never sent) cancels nothing and is dropped.
+// the request by, and marks the request so its response is dropped. One
+// for no request in progress (answered already, or never sent) cancels
+// nothing and is dropped.
 func (c *lineConn) cancelled(params json.RawMessage) jsonrpc.Message {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil || p == nil || p["requestId"] == nil {
@@ -461,6 +466,12 @@ func (c *lineConn) cancelled(params json.RawMessage) jsonrpc.Message {
 	}
 	c.mu.Lock()
 	n, ok := c.byKey[key]
+	if ok && c.inflight[n].method == "initialize" {
+		ok = false // MCP: initialize is never cancelled, and its answer is awaited
+	}
+	if ok {
+		c.inflight[n].cancelled = true
+	}
 	c.mu.Unlock()
 	if !ok {
 		return nil
@@ -502,6 +513,10 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	out, err := withID(data, n, p.id)
+	if p.cancelled {
+		c.log.Info("dropped the response to a cancelled request", "id", string(p.id))
+		out, err = nil, nil
+	}
 	if p.b != nil {
 		p.b.answers[p.slot] = out
 		p.b.waiting--
