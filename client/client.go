@@ -109,6 +109,7 @@ type Client struct {
 	nextID   atomic.Uint64
 
 	helloWait chan helloResult // a handshake waiting for its answer
+	helloLate int              // handshakes that gave up waiting, whose answer may still come
 	peer      *proto.Hello     // the sidecar's HELLO, once it answered
 
 	done chan struct{} // closed once the stream ended and every terminal was finished
@@ -245,7 +246,7 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 		credit := uint64(o.Window)
 		msg.Credit = &credit
 	}
-	if err := s.Send(proto.AppendFrame(nil, proto.TypeOpen, openBody(msg, o))); err != nil {
+	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeOpen, openBody(msg, o))); err != nil {
 		c.mu.Lock()
 		if c.pending[id] == p {
 			delete(c.pending, id)
@@ -354,6 +355,20 @@ func (c *Client) Err() error {
 	return c.ended
 }
 
+// plainLocal says the sidecar is a plain one (not a persistent server's
+// bridge) that this client started on this machine.
+func (c *Client) plainLocal() bool {
+	if len(c.opts.Transport) > 0 || c.stream().Process() == nil {
+		return false
+	}
+	for _, a := range c.opts.Args {
+		if a == "--persist" {
+			return false
+		}
+	}
+	return true
+}
+
 // errCleanEnd marks a stream that ended at a frame boundary.
 var errCleanEnd = errors.New("sidecar closed its output")
 
@@ -381,7 +396,13 @@ func (c *Client) Close() error {
 	}
 	// An error closing the pipe means it is broken already; the end of
 	// the stream reports why.
-	s.CloseInput()
+	if forced, _ := s.closeInput(); forced && c.plainLocal() {
+		// Our write was blocked: the sidecar waits for a child to read
+		// its input and reads none of ours, the end of it included
+		// (PROTOCOL.md, INPUT). A signal ends that wait, and the
+		// sidecar shuts down as at the end of its input.
+		terminate(s.Process())
+	}
 
 	timer := time.NewTimer(closeBound)
 	defer timer.Stop()

@@ -6,7 +6,10 @@ import (
 )
 
 var (
-	// ErrClientClosed is returned by Open after Close began.
+	// ErrClientClosed is returned by Open after Close began, and wrapped
+	// by the error of a terminal still live when the connection ended
+	// after Close (or Stop): one whose EXIT never came, such as a
+	// persistent server's, which goes on without this connection.
 	ErrClientClosed = errors.New("client closed")
 	// ErrSidecarGone is wrapped by every error caused by the sidecar
 	// going away or its stream turning corrupt.

@@ -136,7 +136,7 @@ func (c *Client) Attach(ctx context.Context, id string, offset uint64, opts ...A
 		a.Mode = proto.AttachView
 	}
 	body := proto.Marshal(a)
-	if err := s.Send(proto.AppendFrame(nil, proto.TypeAttach, body)); err != nil {
+	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeAttach, body)); err != nil {
 		forget()
 		return nil, fmt.Errorf("attach terminal %q: %w", id, err)
 	}
@@ -148,9 +148,25 @@ func (c *Client) Attach(ctx context.Context, id string, offset uint64, opts ...A
 		}
 		return p.t, nil
 	case <-ctx.Done():
-		forget()
+	}
+	// The ATTACH was sent: the server may yet attach the terminal to this
+	// connection, and its frames must then not be taken for a peer that
+	// breaks the protocol. The attach stays pending, marked abandoned:
+	// once ATTACHED arrives the terminal is detached again (attached),
+	// its output dropped meanwhile.
+	c.mu.Lock()
+	if c.pending[id] == p {
+		p.abandoned = true
+		c.mu.Unlock()
 		return nil, fmt.Errorf("attach terminal %q: no answer from the sidecar: %w", id, ctx.Err())
 	}
+	c.mu.Unlock()
+	// Answered while we were giving up; take the answer.
+	forget()
+	if err := <-p.result; err != nil {
+		return nil, err
+	}
+	return p.t, nil
 }
 
 // Offset is the offset of the next byte Read returns, counted from the
@@ -266,12 +282,23 @@ func (c *Client) attached(p *pendingOpen) {
 	delete(c.persist.attaching, p.t.id)
 	c.persist.mu.Unlock()
 	c.mu.Lock()
-	if c.pending[p.t.id] == p {
-		delete(c.pending, p.t.id)
-		c.live[p.t.id] = p.t
+	if c.pending[p.t.id] != p {
+		c.mu.Unlock()
+		return
+	}
+	delete(c.pending, p.t.id)
+	c.live[p.t.id] = p.t
+	abandoned := p.abandoned
+	if !abandoned {
 		p.result <- nil
 	}
 	c.mu.Unlock()
+	if abandoned {
+		// Its caller gave up waiting: let the terminal go on without
+		// this connection. Until DETACHED its output is dropped.
+		p.t.win.drop()
+		go p.t.Detach()
+	}
 }
 
 // openBody encodes OPEN, with the persistent server's fields when set.

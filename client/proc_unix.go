@@ -4,7 +4,9 @@ package client
 
 import (
 	"io/fs"
+	"os"
 	"os/exec"
+	"syscall"
 )
 
 const exeSuffix = ""
@@ -12,3 +14,21 @@ const exeSuffix = ""
 func executable(fi fs.FileInfo) bool { return fi.Mode()&0o111 != 0 }
 
 func noWindow(*exec.Cmd) {}
+
+// terminate asks a process to end (SIGTERM); nil does nothing.
+func terminate(p *os.Process) {
+	if p != nil {
+		p.Signal(syscall.SIGTERM)
+	}
+}
+
+// signalGroup signals the process group led by pid.
+func signalGroup(pid int, sig syscall.Signal) { syscall.Kill(-pid, sig) }
+
+// ownGroup starts cmd in a process group of its own.
+func ownGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -65,6 +66,12 @@ func (c *Client) end(cause error) {
 		c.ended = fmt.Errorf("%w: %w", ErrSidecarGone, cause)
 	}
 	gone := c.ended
+	if c.closing && errors.Is(cause, errCleanEnd) {
+		// Our own Close (or Stop), and the connection ended cleanly:
+		// the terminals still here did not die with a sidecar; this
+		// connection let them go (a persistent server keeps them).
+		gone = ErrClientClosed
+	}
 	pending, live := c.pending, c.live
 	c.pending, c.live = map[string]*pendingOpen{}, map[string]*Terminal{}
 	c.mu.Unlock()
@@ -201,6 +208,14 @@ func (c *Client) refused(m proto.Error) {
 	if p := c.pending[m.TerminalID]; p != nil {
 		delete(c.pending, m.TerminalID)
 		p.result <- &OpenError{TerminalID: m.TerminalID, Message: m.Message}
+		if p.abandoned {
+			// Nobody waits to forget an ATTACH of it.
+			c.persist.mu.Lock()
+			if c.persist.attaching[m.TerminalID] == p {
+				delete(c.persist.attaching, m.TerminalID)
+			}
+			c.persist.mu.Unlock()
+		}
 		return
 	}
 	if t := c.live[m.TerminalID]; t != nil {

@@ -78,6 +78,13 @@ func sidecarCommand(opts Options) (*exec.Cmd, error) {
 	cmd.Env = opts.Env
 	cmd.Stderr = stderr
 	noWindow(cmd)
+	// A signal for the host's whole process group (^C at its terminal,
+	// a shell's SIGHUP) is the host's to handle: the sidecar ends every
+	// terminal on SIGINT, SIGTERM and SIGHUP, so it gets a group of its
+	// own, as node-pty's children have a session of their own. It still
+	// ends with the host: its stdin closes then. (A transport keeps
+	// the host's group: ssh may ask for a password on the terminal.)
+	ownGroup(cmd)
 	return cmd, nil
 }
 
@@ -223,7 +230,7 @@ func (c *Client) hello(ctx context.Context, s *Stream) (proto.Hello, error) {
 		c.mu.Unlock()
 	}
 	msg := proto.Hello{Version: version.Version, Protocol: proto.ProtocolVersion, Features: []string{proto.FeatureHello}}
-	if err := s.SendJSON(proto.TypeHello, msg); err != nil {
+	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeHello, proto.Marshal(msg))); err != nil {
 		forget()
 		return proto.Hello{}, fmt.Errorf("hello: %w", err)
 	}
@@ -235,7 +242,15 @@ func (c *Client) hello(ctx context.Context, s *Stream) (proto.Hello, error) {
 		forget()
 		return proto.Hello{}, fmt.Errorf("hello: the sidecar went away before answering: %w: %w", ErrSidecarGone, streamCause(s, nil))
 	case <-ctx.Done():
-		forget()
+		c.mu.Lock()
+		if c.helloWait == wait {
+			// Its answer may yet come (a slow sidecar, not an old
+			// one): it is then taken and dropped, not taken for a
+			// peer that breaks the protocol.
+			c.helloWait = nil
+			c.helloLate++
+		}
+		c.mu.Unlock()
 		return proto.Hello{}, fmt.Errorf("hello: %w within %v: the sidecar is older than the handshake "+
 			"(ptyplex-sidecar before HELLO, or another sidecar); install a current one on that machine, "+
 			"e.g. `ptyplex remote install HOST`, or start without the handshake: %v", ErrNoHello, time.Since(sent).Round(time.Millisecond), ctx.Err())
@@ -261,8 +276,18 @@ func (c *Client) helloReply(body []byte) error {
 	c.mu.Lock()
 	wait := c.helloWait
 	c.helloWait = nil
-	c.mu.Unlock()
+	if wait != nil {
+		c.mu.Unlock()
+	}
 	if wait == nil {
+		late := c.helloLate > 0
+		if late {
+			c.helloLate--
+		}
+		c.mu.Unlock()
+		if late && err == nil {
+			return nil // the answer to a handshake that gave up waiting
+		}
 		return fmt.Errorf("%w: a HELLO answer nobody asked for", ErrProtocol)
 	}
 	if err != nil {

@@ -34,10 +34,18 @@ type upgradeAnswer struct {
 
 // Stop asks the persistent server to end (STOP): it kills its terminals
 // and closes every connection once they have ended. Stop returns when
-// this connection ended, or with ctx's error if it did not by then.
+// this connection ended, or with ctx's error if it did not by then. The
+// client is done then, as after Close: a reconnecting one does not take
+// that end for a drop (it would start a new server).
 func (c *Client) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	c.closing = true
 	s := c.stream()
-	if err := s.SendJSON(proto.TypeStop, struct{}{}); err != nil {
+	c.mu.Unlock()
+	if c.rc != nil {
+		c.rc.stopOnce.Do(func() { close(c.rc.stop) })
+	}
+	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeStop, []byte("{}"))); err != nil {
 		return fmt.Errorf("stop: %w", err)
 	}
 	select {

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,8 +24,14 @@ type Stream struct {
 	cmd *exec.Cmd     // nil for NewStream
 	out io.ReadCloser // the sidecar's stdout pipe; nil for NewStream
 
-	wmu  sync.Mutex // serialises frames written to the sidecar
-	w    io.WriteCloser
+	// wlock is held (a token in it) by whoever writes to w, so that
+	// frames are written whole and one at a time. A channel rather than a
+	// mutex: a sender can give up waiting for it (a context ends, a close
+	// must not wait behind a write the sidecar does not read).
+	wlock chan struct{}
+	w     io.WriteCloser
+
+	emu  sync.Mutex
 	werr error // sticky: once set, every Send returns it
 
 	readDone chan struct{} // closed once the reader stopped
@@ -88,7 +95,10 @@ func StartStream(cmd *exec.Cmd, opts StreamOptions) (*Stream, error) {
 
 // NewStream speaks the frame protocol over an existing pair of streams, for
 // a sidecar this program did not start itself (`ssh host ptyplex-sidecar`,
-// or one running in this process).
+// or one running in this process). w's Close may be called while a Write
+// to it is blocked, and should make that Write return (as os.File's and
+// net.Conn's do): that is how CloseInput ends a write the sidecar does not
+// read.
 func NewStream(r io.Reader, w io.WriteCloser, opts StreamOptions) *Stream {
 	s := newStream(w)
 	go s.readLoop(r, opts)
@@ -96,7 +106,62 @@ func NewStream(r io.Reader, w io.WriteCloser, opts StreamOptions) *Stream {
 }
 
 func newStream(w io.WriteCloser) *Stream {
-	return &Stream{w: w, readDone: make(chan struct{}), done: make(chan struct{})}
+	return &Stream{w: w, wlock: make(chan struct{}, 1), readDone: make(chan struct{}), done: make(chan struct{})}
+}
+
+// lock takes the right to write, or gives up when ctx ends.
+func (s *Stream) lock(ctx context.Context) error {
+	select {
+	case s.wlock <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case s.wlock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Stream) unlock() { <-s.wlock }
+
+// sendErr returns the sticky error, if any.
+func (s *Stream) sendErr() error {
+	s.emu.Lock()
+	defer s.emu.Unlock()
+	return s.werr
+}
+
+// fail sets the sticky error unless one is set, and returns the one set.
+func (s *Stream) fail(err error) error {
+	s.emu.Lock()
+	defer s.emu.Unlock()
+	if s.werr == nil {
+		s.werr = err
+	}
+	return s.werr
+}
+
+// writeCloseBound is how long a close waits for a write in progress to end
+// before it closes the pipe under it: a sidecar that stopped reading its
+// input (PROTOCOL.md: a paste into a child that does not read) would
+// otherwise keep it waiting for as long as that lasts.
+const writeCloseBound = time.Second
+
+// closeWriter closes w once any write in progress ended, or after
+// writeCloseBound regardless: the write then fails, and the other side sees
+// its input end inside a frame, as from a host that died.
+// It reports whether it had to.
+func (s *Stream) closeWriter() (forced bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), writeCloseBound)
+	defer cancel()
+	if s.lock(ctx) == nil {
+		defer s.unlock()
+	} else {
+		forced = true
+	}
+	return forced, s.w.Close()
 }
 
 // readLoop is the stream's only reader. A stream is not resynchronised
@@ -145,12 +210,8 @@ func (s *Stream) readLoop(r io.Reader, opts StreamOptions) {
 // pipe is closed, so that a writer failing on the closed pipe reports it
 // rather than "file already closed".
 func (s *Stream) abandon(cause error) {
-	s.wmu.Lock()
-	if s.werr == nil {
-		s.werr = fmt.Errorf("%w: %w", ErrSidecarGone, cause)
-	}
-	s.w.Close()
-	s.wmu.Unlock()
+	s.fail(fmt.Errorf("%w: %w", ErrSidecarGone, cause))
+	s.closeWriter()
 	s.Kill()
 }
 
@@ -175,26 +236,40 @@ func (s *Stream) exited(d time.Duration) bool {
 // checked, so tests can send malformed streams). Once a write has failed,
 // or CloseInput was called, every Send returns an error wrapping
 // ErrSidecarGone.
-func (s *Stream) Send(frames []byte) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.werr != nil {
-		return s.werr
+func (s *Stream) Send(frames []byte) error { return s.SendContext(context.Background(), frames) }
+
+// SendContext is Send that gives up, with an error wrapping ctx.Err(), if
+// ctx ends while it waits for another sender's write: a sidecar that does
+// not read its input for a while (PROTOCOL.md, INPUT) keeps every sender
+// behind that write waiting. A write already begun is not cut short.
+func (s *Stream) SendContext(ctx context.Context, frames []byte) error {
+	if err := s.sendErr(); err != nil {
+		return err
+	}
+	if err := s.lock(ctx); err != nil {
+		return fmt.Errorf("waiting to write to the sidecar: %w", err)
+	}
+	defer s.unlock()
+	if err := s.sendErr(); err != nil {
+		return err
 	}
 	if _, err := s.w.Write(frames); err != nil {
+		if err := s.sendErr(); err != nil {
+			// Closed under the write by CloseInput or abandon, which
+			// say why.
+			return err
+		}
 		if s.cmd != nil && s.exited(exitReportWait) {
-			// The pipe broke or was closed (by exec.Cmd.Wait: abandon
-			// and CloseInput set werr first) because the sidecar has
-			// exited, and its exit says more than the pipe.
+			// The pipe broke or was closed (by exec.Cmd.Wait) because
+			// the sidecar has exited, and its exit says more than the
+			// pipe.
 			how := "with status 0"
 			if s.waitErr != nil {
 				how = s.waitErr.Error()
 			}
-			s.werr = fmt.Errorf("%w: it exited (%s)", ErrSidecarGone, how)
-			return s.werr
+			return s.fail(fmt.Errorf("%w: it exited (%s)", ErrSidecarGone, how))
 		}
-		s.werr = fmt.Errorf("%w: writing to the sidecar: %v", ErrSidecarGone, err)
-		return s.werr
+		return s.fail(fmt.Errorf("%w: writing to the sidecar: %v", ErrSidecarGone, err))
 	}
 	return nil
 }
@@ -207,16 +282,23 @@ func (s *Stream) SendJSON(typ proto.Type, v any) error {
 
 // CloseInput closes the sidecar's stdin, which asks it to shut down; later
 // sends fail with an error wrapping ErrSidecarGone and ErrClientClosed.
+//
+// A write in progress is given a second to end; one still blocked then
+// (the sidecar does not read its input) fails, the pipe closed under it.
 func (s *Stream) CloseInput() error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.werr == nil {
-		s.werr = fmt.Errorf("%w: %w", ErrSidecarGone, ErrClientClosed)
+	_, err := s.closeInput()
+	return err
+}
+
+// closeInput is CloseInput that also reports whether a blocked write had
+// to be cut short.
+func (s *Stream) closeInput() (forced bool, err error) {
+	s.fail(fmt.Errorf("%w: %w", ErrSidecarGone, ErrClientClosed))
+	forced, err = s.closeWriter()
+	if err != nil {
+		return forced, fmt.Errorf("closing the sidecar's stdin: %w", err)
 	}
-	if err := s.w.Close(); err != nil {
-		return fmt.Errorf("closing the sidecar's stdin: %w", err)
-	}
-	return nil
+	return forced, nil
 }
 
 // CloseOutput closes our end of a started sidecar's stdout, as a host that

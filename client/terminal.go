@@ -1,9 +1,12 @@
 package client
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -75,8 +78,10 @@ func (t *Terminal) Pid() int { return t.pid }
 
 // Read reads output. It blocks until output arrives or the terminal ends;
 // after the child exited and all output was read it returns io.EOF, and if
-// the terminal ended because the sidecar died it returns that error
-// instead. Reading is what grants the sidecar more credit.
+// the terminal ended otherwise it returns why instead: an error wrapping
+// ErrSidecarGone when the sidecar died, ErrClientClosed when Close ended
+// the connection first, ErrDetached when another connection took the
+// terminal over. Reading is what grants the sidecar more credit.
 func (t *Terminal) Read(p []byte) (int, error) {
 	n, grant, epoch, err := t.win.readEpoch(p)
 	if grant > 0 {
@@ -86,9 +91,12 @@ func (t *Terminal) Read(p []byte) (int, error) {
 }
 
 // Write sends p to the child's PTY. It returns once the frames are handed
-// to the sidecar, not when the child has read them. If the sidecar had to
-// drop an earlier write because the child was not reading (its input
-// queue holds 1 MiB per terminal), Write reports that *InputError instead.
+// to the sidecar, not when the child has read them. A child that does not
+// read makes Write block once 16 MiB are queued for it in the sidecar,
+// and every other sender on the connection with it (the sidecar stops
+// reading frames, PROTOCOL.md, INPUT); Close still ends it. An ERROR
+// about the live terminal (older sidecars sent one for input they
+// dropped) is reported by the next Write as an *InputError.
 //
 // While a reconnecting client (Options.Reconnect) is disconnected, Write
 // queues p, to be sent after the terminal was reattached, and returns at
@@ -169,11 +177,62 @@ func (t *Terminal) Close() error {
 	// From the CLOSE on the sidecar reads the terminal unthrottled.
 	t.win.lift()
 	frame := proto.AppendFrame(nil, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: t.id}))
-	if err := t.c.sendTerm(frame, len(frame)); err != nil {
-		return fmt.Errorf("terminal %q: close: %w", t.id, err)
+	sent := make(chan error, 1)
+	go func() { sent <- t.c.sendTerm(frame, len(frame)) }()
+	wait := time.NewTimer(closeSendWait)
+	defer wait.Stop()
+	select {
+	case err := <-sent:
+		if err != nil {
+			return fmt.Errorf("terminal %q: close: %w", t.id, err)
+		}
+		return nil
+	case <-wait.C:
+		// The sidecar reads none of our frames: it waits for a child
+		// to read the input queued for it (PROTOCOL.md, INPUT), maybe
+		// this very one. The CLOSE goes out when it reads again; a
+		// local sidecar's child is hung up on directly meanwhile, as
+		// the CLOSE would, so that such a wait can end.
+		go t.hangUp(sent)
+		return nil
 	}
-	return nil
 }
+
+// closeSendWait is how long Close waits for its CLOSE to be written
+// before it leaves that to a goroutine.
+const closeSendWait = 200 * time.Millisecond
+
+// hangUp does what a CLOSE does to the child of a local plain sidecar,
+// for a CLOSE that cannot be written: SIGHUP to its process group now,
+// SIGKILL after the sidecar's grace period, each unless the CLOSE went
+// out or the terminal ended first (then the sidecar holds or has reaped
+// the child, and its pid is not ours to signal).
+func (t *Terminal) hangUp(sent <-chan error) {
+	if t.pid <= 0 || !t.c.plainLocal() {
+		return
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGKILL} {
+		select {
+		case <-sent:
+			return
+		case <-t.done:
+			return
+		default:
+		}
+		signalGroup(t.pid, sig)
+		grace := time.NewTimer(closeGrace)
+		select {
+		case <-sent:
+		case <-t.done:
+		case <-grace.C:
+		}
+		grace.Stop()
+	}
+}
+
+// closeGrace is the sidecar's time between a CLOSE's SIGHUP and its
+// SIGKILL (engine.CloseGrace).
+const closeGrace = 3 * time.Second
 
 // Done is closed when the terminal has finished: its EXIT arrived or the
 // sidecar went away.
@@ -201,9 +260,11 @@ func (t *Terminal) finish(st ExitStatus, err error) {
 	t.mu.Lock()
 	t.status, t.err = st, err
 	t.mu.Unlock()
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrExitUnknown) {
 		t.win.finish(err)
 	} else {
+		// The child exited (its status may be unknown, which is Wait's
+		// to say): its output ends as output does.
 		t.win.finish(io.EOF)
 	}
 	close(t.done)
