@@ -11,9 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -313,4 +315,57 @@ func TestCancelledRequestGetsNoResponse(t *testing.T) {
 		}
 	}
 	r.ping("after the cancellation")
+}
+
+// TestSignalDuringCallEndsPromptly: SIGTERM, SIGINT or SIGHUP while a
+// tool call runs (a wait of up to ten minutes) cancels the call, stops the
+// session and ends the server at once: a client's close sends SIGTERM and
+// SIGKILL 2 s later (the TypeScript SDK), and SIGKILL would leave the
+// session running. The SDK waited for the call to end first.
+func TestSignalDuringCallEndsPromptly(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			r := startRaw(t, "2025-06-18")
+			r.send(toolCall("1", "start", `{"command":["sh"]}`))
+			var st struct {
+				Result struct {
+					StructuredContent started `json:"structuredContent"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(r.recv()), &st); err != nil || st.Result.StructuredContent.PID <= 0 {
+				t.Fatalf("start: %v %+v", err, st)
+			}
+			s := st.Result.StructuredContent
+			t.Cleanup(func() { reap(t, s.Socket, s.PID) })
+			r.send(toolCall("2", "wait", `{"session":"s1","contains":"NEVER","timeout_ms":600000}`))
+			// The ping is read after the wait, so once it is answered the
+			// wait's handler is running.
+			r.ping("p")
+			begin := time.Now()
+			if err := r.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- r.cmd.Wait() }()
+			// Well under the 2 s a client waits before SIGKILL, with room
+			// for a loaded machine.
+			const prompt = 1500 * time.Millisecond
+			select {
+			case err := <-exited:
+				t.Logf("exited %v after %v", err, time.Since(begin))
+				if err != nil {
+					t.Errorf("exit: %v", err)
+				}
+			case <-time.After(prompt):
+				r.cmd.Process.Kill()
+				<-exited
+				t.Fatalf("still running %v after %v", prompt, sig)
+			}
+			if !hosttest.WaitGone(s.PID, deadline) {
+				t.Fatalf("session daemon %d still running after the server ended", s.PID)
+			}
+		})
+	}
 }

@@ -88,7 +88,8 @@ func New(opts Options) (*Server, error) {
 // An *mcp.StdioTransport or *mcp.IOTransport is served by the server's own
 // line transport on the same streams (transport.go): a line that is not a
 // valid message is answered with a JSON-RPC error instead of ending the
-// connection, and ids are echoed exactly as the client wrote them.
+// connection, ids are echoed exactly as the client wrote them, and the end
+// of ctx cancels the calls in progress rather than waiting for them.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	err := s.mcp.Run(ctx, s.ownTransport(t))
 	cerr := s.Cleanup(context.WithoutCancel(ctx))

@@ -44,14 +44,17 @@ type lineTransport struct {
 	log     *slog.Logger
 }
 
-// Connect implements mcp.Transport.
-func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
+// Connect implements mcp.Transport. When ctx (Server.Run's) ends, the
+// input ends as at end of file: the SDK then cancels the calls in
+// progress at once, instead of waiting for them (a wait can last ten
+// minutes) before Run returns and stops the sessions.
+func (t *lineTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	max := t.maxLine
 	if max <= 0 {
 		max = maxLineLength
 	}
 	c := &lineConn{
-		r: t.r, w: t.w, wc: t.wc, maxLine: max, log: t.log,
+		r: t.r, w: t.w, wc: t.wc, maxLine: max, log: t.log, stop: ctx.Done(),
 		lines:    make(chan inLine),
 		closed:   make(chan struct{}),
 		inflight: map[int64]*pending{},
@@ -117,6 +120,7 @@ type lineConn struct {
 	maxLine int
 	log     *slog.Logger
 
+	stop      <-chan struct{} // the input ends now: the server is told to stop
 	lines     chan inLine
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -204,6 +208,8 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-c.closed:
+			return nil, io.EOF
+		case <-c.stop:
 			return nil, io.EOF
 		case l = <-c.lines:
 		}
