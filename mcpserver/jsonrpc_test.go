@@ -369,3 +369,19 @@ func TestSignalDuringCallEndsPromptly(t *testing.T) {
 		})
 	}
 }
+
+// TestInvalidLogLevelIsRefused: logging/setLevel with a level MCP does
+// not name gets -32602 (invalid params), as the specification asks; the
+// SDK answered {}. A valid level is still accepted.
+func TestInvalidLogLevelIsRefused(t *testing.T) {
+	t.Parallel()
+	r := startRaw(t, "2025-06-18")
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"loud"}}`)
+	if a := decodeAnswer(t, r.recv()); a.Error == nil || a.Error.Code != -32602 || string(a.ID) != "1" || !strings.Contains(a.Error.Message, "loud") {
+		t.Errorf("level loud: %+v %s", a.Error, a.Result)
+	}
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`)
+	if got, want := r.recv(), `{"jsonrpc":"2.0","id":2,"result":{}}`; got != want {
+		t.Errorf("level warning: got %s, want %s", got, want)
+	}
+}

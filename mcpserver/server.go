@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -76,8 +77,29 @@ func New(opts Options) (*Server, error) {
 	s := &Server{binary: bin, idleExit: idle, log: log, reg: newRegistry()}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "ptyplex", Title: "ptyplex terminals", Version: version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: opts.Logger})
+	s.mcp.AddReceivingMiddleware(checkLogLevel)
 	s.addTools()
 	return s, nil
+}
+
+// logLevels are the levels of MCP's logging/setLevel (RFC 5424's).
+var logLevels = map[mcp.LoggingLevel]bool{
+	"debug": true, "info": true, "notice": true, "warning": true,
+	"error": true, "critical": true, "alert": true, "emergency": true,
+}
+
+// checkLogLevel refuses logging/setLevel with a level MCP does not name
+// (-32602, as the specification asks); the SDK accepted any string.
+func checkLogLevel(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "logging/setLevel" {
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && !logLevels[p.Level] {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+					Message: fmt.Sprintf("invalid log level %q: expected debug, info, notice, warning, error, critical, alert or emergency", p.Level)}
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // Run serves one client over t until it disconnects or ctx ends, then stops
