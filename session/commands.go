@@ -48,6 +48,10 @@ type commandLog struct {
 	nextID  int
 	cmds    []*command
 	running *command
+	// typed is the line RUN typed at the prompt, for the command it
+	// starts: the screen shows it as the line editor drew it, which can
+	// differ (a redraw after characters of uncertain width).
+	typed string
 }
 
 // update consumes the marks that came since the last call. now stamps
@@ -82,7 +86,10 @@ func (l *commandLog) update(scr *screen.Screen, now time.Time) {
 			c := l.add(now)
 			c.running = true
 			c.outLine, c.outCol = m.Line, m.Col
-			if l.haveB {
+			switch {
+			case l.typed != "":
+				c.text, l.typed = l.typed, ""
+			case l.haveB:
 				c.text = commandText(scr, l.bLine, l.bCol, m.Line, m.Col)
 			}
 			l.haveB = false
@@ -97,6 +104,9 @@ func (l *commandLog) update(scr *screen.Screen, now time.Time) {
 				// when something was typed; its output is what follows
 				// the command line.
 				text := commandText(scr, l.bLine, l.bCol, l.bLine+1, 0)
+				if l.typed != "" {
+					text, l.typed = l.typed, ""
+				}
 				if strings.TrimSpace(text) == "" {
 					break
 				}
@@ -425,6 +435,17 @@ func (d *Daemon) run(f wire.Fields, gone <-chan struct{}) (any, error) {
 			return answer(wire.RunData{ShellExited: true, ExitCode: &code}), nil
 		}
 		if ready {
+			// The command it starts is named by this text, not by the
+			// screen's drawing of it; set before typing, since the
+			// shell's marks may be read before typeCommand returns.
+			st.mu.Lock()
+			st.cmds.typed = text
+			st.mu.Unlock()
+			defer func() {
+				st.mu.Lock()
+				st.cmds.typed = ""
+				st.mu.Unlock()
+			}()
 			if err := d.typeCommand(text); err != nil {
 				return nil, err
 			}

@@ -126,3 +126,17 @@ func TestNoIntegrationAnswer(t *testing.T) {
 		}
 	}
 }
+
+// The line RUN typed names the command it starts, whatever the screen
+// shows; it is used once, and the next command is the screen's again.
+func TestCommandLogTypedText(t *testing.T) {
+	scr := screen.New(40, 5, screen.Options{Scrollback: 100})
+	var l commandLog
+	feedMarks(scr, &l, markA+"$ "+markB)
+	l.typed = "echo \u202eok"
+	feedMarks(scr, &l, "ececho ok\r\n"+markC+"ok\r\n"+markD(0)+markA+"$ "+markB)
+	feedMarks(scr, &l, "true\r\n"+markC+markD(0)+markA+"$ "+markB)
+	if len(l.cmds) != 2 || l.cmds[0].text != "echo \u202eok" || l.cmds[1].text != "true" || l.typed != "" {
+		t.Fatalf("commands %q, %q; typed left %q", l.cmds[0].text, l.cmds[len(l.cmds)-1].text, l.typed)
+	}
+}

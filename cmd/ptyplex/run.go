@@ -119,7 +119,10 @@ prints it), or "-" for no output (a running command's so far: "-" until
 it prints a line). When the first N lines of the output have left the
 scrollback, "(N-lost)" follows: "A..B(N-lost)" with A the oldest line
 still held, "-(N-lost)" when none is. Every column but COMMAND is one
-word. --json prints the daemon's answer.
+word. COMMAND is the text run typed, for a command run started; for one
+typed otherwise, the line as the screen shows it between the prompt and
+the output (the line editor's drawing of it). --json prints the daemon's
+answer.
 
 A program that has sent no shell-integration mark (a shell started
 without --shell-integration) has no commands to list: commands says so

@@ -371,3 +371,38 @@ func TestCommandsWithoutShellIntegration(t *testing.T) {
 		t.Fatalf("commands --json: want the answer, exit 1 and the message; got %v (%v)", r, err)
 	}
 }
+
+// The command line commands shows for a command run typed is the text run
+// sent, not the screen's rendering of it, which the line editor can garble
+// (bash, after a 14-column prompt, redraws a line with bidi controls in it
+// as "ececho ...").
+func TestCommandsTextIsWhatRunTyped(t *testing.T) {
+	t.Parallel()
+	requireTool(t, "bash")
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".bashrc"), []byte("PS1='root@vm:/tmp# '\nHISTFILE=/dev/null\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + home, "LANG=C.UTF-8", "LC_ALL="}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && k != "ZDOTDIR" && k != "LANG" && k != "LC_ALL" {
+			env = append(env, kv)
+		}
+	}
+	s := startEnv(t, env, "--shell-integration", "--", "bash")
+	s.waitText("/tmp#")
+	const line = "echo A\u202eB # \u2067"
+	if r := s.runCmd(line); r.code != 0 || r.stdout != "A<U+202E>B\n" {
+		t.Fatalf("run: %v", r)
+	}
+	var list wire.CommandsData
+	if err := json.Unmarshal([]byte(s.ok("commands", "--json", "--last", "1")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Commands) != 1 || list.Commands[0].Command != line {
+		t.Fatalf("commands --json: want the command %q; got %+v", line, list)
+	}
+	if got, want := s.ok("commands", "--last", "1"), " echo A<U+202E>B # <U+2067>\n"; !strings.HasSuffix(got, want) {
+		t.Fatalf("commands: %q, want it to end in %q", got, want)
+	}
+}
