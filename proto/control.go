@@ -23,6 +23,9 @@ type Open struct {
 	Credit *uint64 `json:"credit,omitempty"`
 	// UTF8 (extension) asks for IUTF8 on the terminal (see PROTOCOL.md).
 	UTF8 bool `json:"utf8,omitempty"`
+	// NodePtyTermios (extension) asks for node-pty's terminal attributes
+	// instead of the kernel's defaults (see PROTOCOL.md).
+	NodePtyTermios bool `json:"nodePtyTermios,omitempty"`
 }
 
 // Resize is the body of a RESIZE frame.
@@ -150,6 +153,7 @@ type openWire struct {
 	Cwd        *string           `json:"cwd"`
 	Env        map[string]string `json:"env"`
 	UTF8       *bool             `json:"utf8"`
+	NodePty    *bool             `json:"nodePtyTermios"`
 	Credit     json.RawMessage   `json:"credit"`
 	// The persistent server's fields, kept raw for OpenRequest.Persist:
 	// the plain sidecar ignores them, so they must never fail ParseOpen.
@@ -197,6 +201,7 @@ func parseOpen(body []byte, w *openWire) (Open, error) {
 	}
 	o.Cmd = *w.Cmd
 	o.UTF8 = w.UTF8 != nil && *w.UTF8
+	o.NodePtyTermios = w.NodePty != nil && *w.NodePty
 	if len(w.Credit) > 0 && string(w.Credit) != "null" {
 		c, err := parseUint(w.Credit, math.MaxUint64)
 		if err != nil {

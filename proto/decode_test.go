@@ -23,8 +23,8 @@ func TestDecodeEveryType(t *testing.T) {
 		f    Frame
 		want Msg
 	}{
-		{"open", Frame{TypeOpen, []byte(`{"terminalId":"a","cols":80,"rows":24,"cmd":"sh","credit":5,"utf8":true}`)},
-			OpenRequest{Open: Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "sh", Credit: u16(5), UTF8: true}}},
+		{"open", Frame{TypeOpen, []byte(`{"terminalId":"a","cols":80,"rows":24,"cmd":"sh","credit":5,"utf8":true,"nodePtyTermios":true}`)},
+			OpenRequest{Open: Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "sh", Credit: u16(5), UTF8: true, NodePtyTermios: true}}},
 		{"input", Frame{TypeInput, input}, Input{TerminalID: "a", Data: []byte("ls\r")}},
 		{"input empty", Frame{TypeInput, []byte{1, 0, 'a'}}, Input{TerminalID: "a", Data: []byte{}}},
 		{"resize", Frame{TypeResize, []byte(`{"terminalId":"a","cols":100,"rows":30}`)}, Resize{TerminalID: "a", Cols: 100, Rows: 30}},

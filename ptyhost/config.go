@@ -33,6 +33,13 @@ type Config struct {
 	// emulators set it in a UTF-8 locale; node-pty sets it for its utf8
 	// encoding. Where the system has no IUTF8 (FreeBSD) it does nothing.
 	UTF8 bool
+	// NodePtyTermios starts the terminal with the attributes node-pty
+	// gives its terminals instead of the kernel's defaults: IXANY (after
+	// ^S any key restarts output), IMAXBEL, BRKINT, HUPCL, VEOL and
+	// VEOL2 0xff, 38400 baud. The npm package asks for it; other faces
+	// keep the kernel's (interminai's DEBUG reports the flags). Nothing
+	// on Windows.
+	NodePtyTermios bool
 	// NoParentDeathSignal starts the child without the Linux backend's
 	// parent-death signal (SIGKILL). That signal is tied to the thread
 	// that forked the child, not to the process, and execve ends every

@@ -84,7 +84,12 @@ func startIn(cfg Config, spec spawnSpec) (*Process, error) {
 		master.Close()
 		return nil, err
 	}
-	if cfg.UTF8 && iutf8 != 0 {
+	if cfg.NodePtyTermios {
+		if err := setNodePtyTermios(tty, cfg.UTF8); err != nil {
+			master.Close()
+			return nil, err
+		}
+	} else if cfg.UTF8 && iutf8 != 0 {
 		if err := setInputFlag(tty, iutf8); err != nil {
 			master.Close()
 			return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptyplex/ptyplex/internal/testing/testproc"
+	"golang.org/x/sys/unix"
 )
 
 // readAll reads the PTY until EOF.
@@ -213,6 +214,44 @@ func TestScriptWithoutInterpreterRunsUnderSh(t *testing.T) {
 	assert.Equal(t, 4, st.Code)
 	out, _ = run(t, Config{Cmd: "noshebang", Env: map[string]string{"PATH": "/nonexistent:" + dir}, Cols: 80, Rows: 24})
 	assert.Equal(t, "ran "+file+" [] []\r\n", out)
+}
+
+// TestNodePtyTermios: Config.NodePtyTermios gives node-pty's attributes,
+// and with them IXANY: after ^S the next key restarts output, where the
+// kernel's defaults (kept without it) wait for ^Q.
+func TestNodePtyTermios(t *testing.T) {
+	p, err := Start(Config{Cmd: "sh", Args: []string{"-c", "stty -echo; echo ready; read x; echo after"}, Cols: 80, Rows: 24, NodePtyTermios: true, UTF8: true})
+	require.NoError(t, err)
+	tio, err := p.Termios()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(unix.ICRNL|unix.IXON|unix.IXANY|unix.IMAXBEL|unix.BRKINT|iutf8), uint64(tio.Iflag))
+	assert.NotZero(t, uint64(tio.Cflag)&unix.HUPCL)
+	assert.Equal(t, [2]uint8{0xff, 0xff}, [2]uint8{tio.Cc[unix.VEOL], tio.Cc[unix.VEOL2]})
+	assert.Equal(t, uint8(3), tio.Cc[unix.VINTR])
+	var out strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(out.String(), "ready") {
+		n, err := p.Read(buf)
+		require.NoError(t, err)
+		out.Write(buf[:n])
+	}
+	// ^S stops output; the g of go restarts it.
+	_, err = p.Write([]byte("\x13go\n"))
+	require.NoError(t, err)
+	require.NoError(t, p.SetReadDeadline(time.Now().Add(10*time.Second)))
+	assert.Contains(t, readAll(t, p), "after")
+	require.NoError(t, p.WaitExit())
+	p.Reap()
+	p.Close()
+
+	p, err = Start(Config{Cmd: "true", Cols: 80, Rows: 24})
+	require.NoError(t, err)
+	defer p.Close()
+	tio, err = p.Termios()
+	require.NoError(t, err)
+	assert.Zero(t, uint64(tio.Iflag)&(unix.IXANY|unix.IMAXBEL|unix.BRKINT), "the kernel's defaults without it")
+	p.WaitExit()
+	p.Reap()
 }
 
 // TestUTF8SetsIUTF8: Config.UTF8 turns IUTF8 on, and so a cooked-mode

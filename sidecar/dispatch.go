@@ -106,6 +106,8 @@ func (s *Sidecar) open(o proto.Open) {
 		Cols: int(o.Cols),
 		Rows: int(o.Rows),
 		UTF8: o.UTF8,
+
+		NodePtyTermios: o.NodePtyTermios,
 	}
 	if o.Cwd != nil {
 		cfg.Dir = *o.Cwd

@@ -143,6 +143,9 @@ class Terminal {
       credit: host.creditWindow,
       // node-pty sets IUTF8 for its utf8 encoding (older sidecars ignore this).
       utf8: encoding === 'utf8',
+      // node-pty's terminal attributes (IXANY: after ^S any key restarts
+      // output), not the kernel's defaults; older sidecars ignore this.
+      nodePtyTermios: true,
     };
     // A persistent server's options (persist.js): what happens to output
     // while no host holds the terminal, and the size of its journal.

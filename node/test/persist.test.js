@@ -143,6 +143,12 @@ test('hello with persist: the handshake names the persist feature, and terminals
   assert.deepStrictEqual(await within(sc.list(), 'LISTED'), []);
 });
 
+test("the persistent server's terminals get node-pty's terminal attributes too", async (t) => {
+  const { sidecar } = server(t);
+  const r = await run(sidecar().spawn('/bin/sh', ['-c', `stty -a | tr ' ' '\\n' | grep -E -x -e '-?(ixany|imaxbel|brkint|hupcl)' | sort | tr '\\n' ' '`]));
+  assert.strictEqual(r.output, 'brkint hupcl imaxbel ixany ');
+});
+
 test('attach: an unknown id and an offset past the end reject with the server\'s reason; malformed options throw', async (t) => {
   const { sidecar } = server(t);
   const sc = sidecar();

@@ -74,3 +74,17 @@ test('with the default utf8 encoding, a backspace in cooked mode erases a whole 
     assert.match(text, want, `encoding ${encoding}`);
   }
 });
+
+// node-pty's flags that the kernel's defaults lack, as stty shows them (off: -ixany), and
+// what ^S then any key does.
+const TERMIOS = `stty -echo; stty -a | tr ' ' '\\n' | grep -E -x -e '-?(ixany|imaxbel|brkint|hupcl)' | sort | tr '\\n' ' '; echo; echo ready; read x; echo after`;
+
+test("node-pty's terminal attributes: ixany, imaxbel, brkint, hupcl; after ^S any key restarts output", async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/bin/sh', ['-c', TERMIOS]);
+  const done = run(term);
+  await waitOutput(term, 'ready');
+  term.write('\x13go\r'); // ^S stops output; the g restarts it (IXANY), the line ends the read
+  const r = await done;
+  assert.strictEqual(r.output, 'brkint hupcl imaxbel ixany \r\nready\r\nafter\r\n');
+});

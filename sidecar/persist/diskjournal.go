@@ -92,6 +92,8 @@ type diskMeta struct {
 	PID       int       `json:"pid"`
 	ServerPID int       `json:"serverPid"`
 	Opened    time.Time `json:"opened"`
+	// NodePtyTermios is the OPEN's nodePtyTermios, for REVIVE.
+	NodePtyTermios bool `json:"nodePtyTermios,omitempty"`
 	// Exited is set once the child was reaped, with its status.
 	Exited   bool   `json:"exited,omitempty"`
 	ExitCode *int   `json:"exitCode,omitempty"`

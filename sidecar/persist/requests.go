@@ -274,7 +274,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	// No parent-death signal: it would fire at a live upgrade's execve
 	// (see ptyhost.Config). The children get the PTY hangup if we die.
 	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, BaseEnv: c.env, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
-		NoParentDeathSignal: true}
+		NodePtyTermios: o.NodePtyTermios, NoParentDeathSignal: true}
 	if o.Cwd != nil {
 		cfg.Dir = *o.Cwd
 	}

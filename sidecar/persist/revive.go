@@ -145,7 +145,7 @@ func (s *Server) diskCreate(o proto.Open, base []string, journal int, park bool,
 		base = os.Environ()
 	}
 	m := diskMeta{ID: o.TerminalID, Cmd: o.Cmd, Args: o.Args, Cwd: o.Cwd, Env: o.Env, BaseEnv: base, UTF8: o.UTF8,
-		Cols: o.Cols, Rows: o.Rows, Journal: journal, Park: park, PID: pid, Opened: time.Now().UTC()}
+		NodePtyTermios: o.NodePtyTermios, Cols: o.Cols, Rows: o.Rows, Journal: journal, Park: park, PID: pid, Opened: time.Now().UTC()}
 	return s.diskCreateMeta(m, 0, seed)
 }
 
@@ -306,7 +306,8 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 	t.mu.Unlock()
 	m := t.disk.copyMeta()
 	o := proto.Open{TerminalID: id, Cols: m.Cols, Rows: m.Rows, Cmd: m.Cmd, Args: m.Args, Cwd: m.Cwd,
-		Env: m.Env, Credit: r.Credit, UTF8: m.UTF8}
+		Env: m.Env, Credit: r.Credit, UTF8: m.UTF8,
+		NodePtyTermios: m.NodePtyTermios}
 	s.startAgain(c, t, o, restart{base: m.BaseEnv, park: m.Park, quota: m.Journal, frame: "REVIVE"})
 }
 
@@ -334,7 +335,7 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 	t.unpinLocked(st.from)
 	t.mu.Unlock()
 	cfg := ptyhost.Config{Cmd: o.Cmd, Args: o.Args, Env: o.Env, BaseEnv: r.base, Cols: int(o.Cols), Rows: int(o.Rows), UTF8: o.UTF8,
-		NoParentDeathSignal: true}
+		NodePtyTermios: o.NodePtyTermios, NoParentDeathSignal: true}
 	if o.Cwd != nil {
 		cfg.Dir = *o.Cwd
 	}
