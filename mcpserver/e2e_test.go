@@ -262,6 +262,30 @@ func TestKill(t *testing.T) {
 	c.fails("kill", map[string]any{"session": s.Session}, "already dead")
 }
 
+// TestKillTakesEverySignalName: kill takes any signal name the platform
+// knows, with or without SIG, in any case, as the README says; it took
+// interminai's seven names only (SIGCONT was refused, 18 worked).
+func TestKillTakesEverySignalName(t *testing.T) {
+	t.Parallel()
+	c := connect(t)
+	// wait is interrupted by a trapped signal, so each trap runs at once.
+	s := c.start(map[string]any{"command": []string{"sh", "-c",
+		`for s in CONT URG WINCH; do trap "echo got-$s" $s; done; echo ready; while :; do sleep 600 & wait $!; done`}})
+	c.until(s.Session, "ready")
+	for _, tc := range []struct{ signal, sent string }{
+		{"SIGCONT", "SIGCONT"},
+		{"urg", "SIGURG"},
+		{"Winch", "SIGWINCH"},
+	} {
+		k := ok[map[string]any](c, "kill", map[string]any{"session": s.Session, "signal": tc.signal})
+		if k["signal_sent"] != tc.sent {
+			t.Errorf("kill %s: %v", tc.signal, k)
+		}
+		c.until(s.Session, "got-"+strings.TrimPrefix(tc.sent, "SIG"))
+	}
+	c.fails("kill", map[string]any{"session": s.Session, "signal": "SIGNOPE"}, "Invalid signal")
+}
+
 func TestErrorsAreToolErrors(t *testing.T) {
 	t.Parallel()
 	c := connect(t)

@@ -5,6 +5,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,20 +35,31 @@ func (s *Server) kill(ctx context.Context, in KillInput) (string, KillOutput, er
 	if err != nil {
 		return "", KillOutput{}, err
 	}
-	sig := in.Signal
-	if sig == "" {
-		sig = "SIGTERM"
+	name := in.Signal
+	if name == "" {
+		name = "SIGTERM"
 	}
-	// Checked here too, so the message names the valid choices.
-	if _, _, err := signame.ParseSession(sig); err != nil {
-		return "", KillOutput{}, fmt.Errorf("%v: expected a signal name such as SIGTERM, SIGINT, SIGKILL, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 (SIG optional) or a number 1..64", err)
+	// Any name the platform knows. A daemon's KILL takes the names of
+	// interminai's seven signals only: any other goes as its number, and
+	// the result names it.
+	sig, canonical, err := signame.Parse(name)
+	if err != nil {
+		return "", KillOutput{}, fmt.Errorf("%v: expected a signal name, with or without SIG, in any case (TERM, INT, KILL, HUP, QUIT, CONT, STOP, TSTP, USR1, WINCH, ...), or a number 1..64", err)
 	}
-	d, err := call[wire.KillData](ctx, t.socket, map[string]any{"type": "KILL", "signal": sig})
+	wireSig := name
+	if _, _, err := signame.ParseSession(name); err != nil {
+		wireSig = strconv.Itoa(int(sig))
+	}
+	d, err := call[wire.KillData](ctx, t.socket, map[string]any{"type": "KILL", "signal": wireSig})
 	if err != nil {
 		return "", KillOutput{}, err
 	}
-	return fmt.Sprintf("Sent %s. Use wait {\"exit\":true} to wait for the program to end.", d.SignalSent),
-		KillOutput{Session: in.Session, SignalSent: d.SignalSent}, nil
+	sent := d.SignalSent
+	if wireSig != name {
+		sent = canonical
+	}
+	return fmt.Sprintf("Sent %s. Use wait {\"exit\":true} to wait for the program to end.", sent),
+		KillOutput{Session: in.Session, SignalSent: sent}, nil
 }
 
 var resizeTool = toolDef{tool: mcp.Tool{
