@@ -32,16 +32,19 @@ func TestCursorKeysFollowTheTerminalMode(t *testing.T) {
 }
 
 // TestWaitTimeoutClamped: a timeout_ms above the documented maximum, even
-// one near 2^63 ns that would wrap to a negative Duration, is clamped to
-// the maximum and the result says so; a negative one is refused. The
-// program exits by itself, so the wait ends with its exit code, whereas a
-// wrapped timeout ends it as timed out before anything is asked.
+// one near 2^63 ns that would wrap to a negative Duration, or one past
+// what an integer holds (the SDK refused those as unreadable), is clamped
+// to the maximum and the result says so; a negative one, or one with a
+// fraction, is refused. The program exits by itself, so the wait ends with
+// its exit code, whereas a wrapped timeout ends it as timed out before
+// anything is asked.
 func TestWaitTimeoutClamped(t *testing.T) {
 	t.Parallel()
 	c := connect(t)
 	s := c.start(map[string]any{"command": []string{"sh", "-c", "exit 7"}})
 	// 9223372036855 ms is the first count whose nanoseconds pass 2^63.
-	for _, ms := range []json.Number{"600001", "9223372036855", "9000000000000000000"} {
+	for _, ms := range []json.Number{"600001", "9223372036855", "9000000000000000000",
+		"9223372036854775807", "9223372036854775808", "18446744073709551616", "1e20"} {
 		res := c.call("wait", map[string]any{"session": s.Session, "exit": true, "timeout_ms": ms})
 		w := ok[waitedTimeout](c, "wait", map[string]any{"session": s.Session, "exit": true, "timeout_ms": ms})
 		if w.TimedOut || !w.Met || w.ExitCode == nil || *w.ExitCode != 7 || w.TimeoutMs != 600000 {
@@ -52,10 +55,8 @@ func TestWaitTimeoutClamped(t *testing.T) {
 		}
 	}
 	c.fails("wait", map[string]any{"session": s.Session, "exit": true, "timeout_ms": -1}, "timeout_ms")
-	// Past what an integer holds, the SDK refuses the arguments, naming the
-	// field (it reads numbers as float64, so 2^63-1 arrives as 2^63).
-	c.fails("wait", map[string]any{"session": s.Session, "exit": true, "timeout_ms": json.Number("9223372036854775807")}, "timeout_ms")
-	c.fails("wait", map[string]any{"session": s.Session, "exit": true, "timeout_ms": 1e19}, "timeout_ms")
+	c.fails("wait", map[string]any{"session": s.Session, "exit": true, "timeout_ms": json.Number("-1e20")}, "timeout_ms")
+	c.fails("wait", map[string]any{"session": s.Session, "exit": true, "timeout_ms": 1.5}, "timeout_ms")
 }
 
 type pastEnd struct {

@@ -3,7 +3,9 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/ptyplex/ptyplex/internal/session/waitcond"
@@ -51,7 +53,7 @@ func TestParseWait(t *testing.T) {
 	}
 	// Up to 2^63-1: past 9223372036855 ms the nanoseconds wrap negative
 	// unless the count is clamped first.
-	for _, ms := range []int{1 << 30, 9223372036855, 1<<63 - 1} {
+	for _, ms := range []millis{1 << 30, 9223372036855, 1<<63 - 1} {
 		if w, _, _ := parseWait(WaitInput{TimeoutMs: ms}); w.Timeout != maxWaitTimeout || !timeoutClamped(ms) {
 			t.Errorf("timeout_ms %d not clamped: %v", ms, w.Timeout)
 		}
@@ -106,5 +108,27 @@ func TestDescribeKeepsCode(t *testing.T) {
 	}
 	if err := describe("/s", wire.DaemonError{Text: "no marks (OSC 133)"}); errors.Is(err, wire.ErrNoShellIntegration) {
 		t.Errorf("an answer without a code matched: %q", err)
+	}
+}
+
+// millis reads any JSON number without a fraction, saturating past what
+// an int holds, and refuses fractions.
+func TestMillisUnmarshal(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]millis{
+		"300": 300, "300.0": 300, "3e2": 300, "-1": -1,
+		"9223372036854775807": math.MaxInt, "9223372036854775808": math.MaxInt,
+		"18446744073709551616": math.MaxInt, "1e20": math.MaxInt, "1e+21": math.MaxInt, "-1e20": math.MinInt,
+	} {
+		var m millis
+		if err := json.Unmarshal([]byte(in), &m); err != nil || m != want {
+			t.Errorf("%s: %d, %v; want %d", in, m, err, want)
+		}
+	}
+	for _, in := range []string{"1.5", "1e-3", `"10"`} {
+		var m millis
+		if err := json.Unmarshal([]byte(in), &m); err == nil {
+			t.Errorf("%s: read as %d", in, m)
+		}
 	}
 }

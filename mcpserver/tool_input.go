@@ -34,9 +34,9 @@ type InputInput struct {
 	// The optional wait after the input (see waitAfterInput).
 	WaitRegex     string `json:"wait_regex,omitempty" jsonschema:"then wait for this regex"`
 	WaitContains  string `json:"wait_contains,omitempty" jsonschema:"then wait for this text"`
-	WaitQuietMs   int    `json:"wait_quiet_ms,omitempty" jsonschema:"then wait for quiet ms"`
+	WaitQuietMs   millis `json:"wait_quiet_ms,omitempty" jsonschema:"then wait for quiet ms"`
 	WaitInput     bool   `json:"wait_input,omitempty" jsonschema:"then wait until it reads input"`
-	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"wait bound (default 10000)"`
+	TimeoutMs     millis `json:"timeout_ms,omitempty" jsonschema:"wait bound (default 10000)"`
 	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"with the screen (default true)"`
 	Since         string `json:"since,omitempty" jsonschema:"token: only what changed"`
 }
@@ -106,7 +106,7 @@ func (s *Server) input(ctx context.Context, in InputInput) (string, InputOutput,
 	spec.AfterGen = &sent.OutputGen
 	note := ""
 	if timeoutClamped(in.TimeoutMs) {
-		note = fmt.Sprintf("timeout_ms %d is over the maximum; waited at most %d ms. ", in.TimeoutMs, maxWaitTimeout.Milliseconds())
+		note = clampNote()
 	}
 	withScreen := in.Since == "" && (in.IncludeScreen == nil || *in.IncludeScreen)
 	w, wtext, err := waitAndReport(ctx, t.socket, spec, cond, note, withScreen)

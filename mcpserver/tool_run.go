@@ -31,7 +31,7 @@ var runTool = toolDef{tool: mcp.Tool{
 type RunInput struct {
 	Session   string `json:"session" jsonschema:"session handle"`
 	Command   string `json:"command" jsonschema:"one line"`
-	TimeoutMs int    `json:"timeout_ms,omitempty" jsonschema:"default 30000, max 600000"`
+	TimeoutMs millis `json:"timeout_ms,omitempty" jsonschema:"default 30000, max 600000"`
 	MaxChars  int    `json:"max_chars,omitempty" jsonschema:"default 20000"`
 	KeepLines int    `json:"keep_lines,omitempty" jsonschema:"grow scrollback to N first"`
 }

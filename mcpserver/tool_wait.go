@@ -4,8 +4,11 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,10 +36,10 @@ type WaitInput struct {
 	Contains      string `json:"contains,omitempty" jsonschema:"until this shows"`
 	NotContains   string `json:"not_contains,omitempty" jsonschema:"until this is gone"`
 	Line          int    `json:"line,omitempty" jsonschema:"screen line (1 = top)"`
-	QuietMs       int    `json:"quiet_ms,omitempty" jsonschema:"until this many ms of quiet"`
+	QuietMs       millis `json:"quiet_ms,omitempty" jsonschema:"until this many ms of quiet"`
 	Exit          bool   `json:"exit,omitempty" jsonschema:"until it exits"`
 	Input         bool   `json:"input,omitempty" jsonschema:"until it waits for input"`
-	TimeoutMs     int    `json:"timeout_ms,omitempty" jsonschema:"default 10000, max 600000"`
+	TimeoutMs     millis `json:"timeout_ms,omitempty" jsonschema:"default 10000, max 600000"`
 	IncludeScreen *bool  `json:"include_screen,omitempty" jsonschema:"with the screen (default true)"`
 }
 
@@ -133,7 +136,7 @@ func (s *Server) wait(ctx context.Context, in WaitInput) (string, WaitOutput, er
 	}
 	note := ""
 	if timeoutClamped(in.TimeoutMs) {
-		note = fmt.Sprintf("timeout_ms %d is over the maximum; waited at most %d ms. ", in.TimeoutMs, maxWaitTimeout.Milliseconds())
+		note = clampNote()
 	}
 	out, text, err := waitAndReport(ctx, t.socket, spec, cond, note, in.IncludeScreen == nil || *in.IncludeScreen)
 	if err != nil {
@@ -197,11 +200,50 @@ func waitAndReport(ctx context.Context, socket string, spec waitcond.Spec, cond,
 }
 
 // timeoutClamped reports whether timeout_ms is over the maximum.
-func timeoutClamped(ms int) bool { return int64(ms) > maxWaitTimeout.Milliseconds() }
+func timeoutClamped(ms millis) bool { return int64(ms) > maxWaitTimeout.Milliseconds() }
+
+// clampNote says a timeout_ms was clamped. It does not repeat the number:
+// one past what an int holds was read as the largest int.
+func clampNote() string {
+	return fmt.Sprintf("timeout_ms is over the maximum; waited at most %d ms. ", maxWaitTimeout.Milliseconds())
+}
+
+// millis is a count of milliseconds in a tool's arguments. Any JSON number
+// with no fraction is read, so that a limit past what an int holds (1e20,
+// 2^63) is clamped to the maximum like any other large one instead of
+// refused as unreadable: such a count saturates at the largest (or
+// smallest) int.
+type millis int
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (m *millis) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "null" {
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 10, 0)
+	if err == nil || errors.Is(err, strconv.ErrRange) {
+		*m = millis(n) // ParseInt saturates on ErrRange
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || f != math.Trunc(f) {
+		return fmt.Errorf("%s is not a whole number of milliseconds", s)
+	}
+	switch {
+	case f >= math.MaxInt:
+		*m = math.MaxInt
+	case f <= math.MinInt:
+		*m = math.MinInt
+	default:
+		*m = millis(f)
+	}
+	return nil
+}
 
 // clampMs turns a count of milliseconds into a Duration of at most limit,
 // without the overflow of multiplying first.
-func clampMs(ms int, limit time.Duration) time.Duration {
+func clampMs(ms millis, limit time.Duration) time.Duration {
 	if int64(ms) > limit.Milliseconds() {
 		return limit
 	}
