@@ -4,6 +4,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +45,41 @@ func TestToolsAreListedWithSchemas(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
+}
+
+// TestStartSchemaSaysCommandIsNeeded: the start tool's schema says what
+// the tool takes, an array of at least one item, so null and [] are
+// refused by the schema an agent reads; it allowed null and []
+// (["null","array"]), which the tool then refused.
+func TestStartSchemaSaysCommandIsNeeded(t *testing.T) {
+	t.Parallel()
+	c := connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	res, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name != "start" {
+			continue
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		var schema struct {
+			Properties map[string]map[string]any `json:"properties"`
+			Required   []string                  `json:"required"`
+		}
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatal(err)
+		}
+		cmd := schema.Properties["command"]
+		if cmd["type"] != "array" || cmd["minItems"] != 1.0 || !slices.Contains(schema.Required, "command") {
+			t.Errorf("start's command schema: %v, required %v", cmd, schema.Required)
+		}
+	}
+	c.fails("start", map[string]any{"command": nil}, "command")
+	c.fails("start", map[string]any{"command": []string{}}, "command")
+	c.fails("start", map[string]any{"command": []string{""}}, "the command argument is required")
 }
 
 func TestShellSession(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 var startTool = toolDef{tool: mcp.Tool{
 	Name:        "start",
 	Description: "Start a program in a new pseudo-terminal (shell, REPL, editor, pager, TUI). For shell commands use {\"command\":[\"bash\"],\"shell_integration\":true}, then run. Returns the session handle. Not run through a shell; 80x24. Stopped with this connection unless persistent.",
-}}
+}, nonEmpty: []string{"command"}}
 
 // StartInput is the start tool's arguments.
 type StartInput struct {

@@ -28,11 +28,14 @@ func (s *Server) addTools() {
 	addTool(s, debugTool, s.debug)
 }
 
-// toolDef is a tool's metadata plus enum constraints for string properties
-// (the jsonschema struct tag carries only descriptions).
+// toolDef is a tool's metadata plus the constraints the jsonschema struct
+// tag cannot carry (it has only descriptions).
 type toolDef struct {
 	tool  mcp.Tool
-	enums map[string][]any
+	enums map[string][]any // the values of string properties
+	// nonEmpty are slice properties that must be arrays of at least one
+	// item: the generated schema also allows null.
+	nonEmpty []string
 }
 
 // handler is a tool implementation: it returns the text shown to the agent
@@ -44,17 +47,24 @@ type handler[In, Out any] func(ctx context.Context, in In) (text string, out Out
 // h is recovered into a tool error, so one bad call cannot crash the server.
 func addTool[In, Out any](s *Server, def toolDef, h handler[In, Out]) {
 	t := def.tool
-	if len(def.enums) > 0 {
+	if len(def.enums) > 0 || len(def.nonEmpty) > 0 {
 		schema, err := jsonschema.For[In](nil)
 		if err != nil {
 			panic(fmt.Sprintf("mcpserver: schema of tool %s: %v", t.Name, err))
 		}
-		for prop, values := range def.enums {
-			p, ok := schema.Properties[prop]
+		prop := func(name string) *jsonschema.Schema {
+			p, ok := schema.Properties[name]
 			if !ok {
-				panic(fmt.Sprintf("mcpserver: tool %s has no property %s", t.Name, prop))
+				panic(fmt.Sprintf("mcpserver: tool %s has no property %s", t.Name, name))
 			}
-			p.Enum = values
+			return p
+		}
+		for name, values := range def.enums {
+			prop(name).Enum = values
+		}
+		for _, name := range def.nonEmpty {
+			p := prop(name)
+			p.Type, p.Types, p.MinItems = "array", nil, jsonschema.Ptr(1)
 		}
 		t.InputSchema = schema
 	}
