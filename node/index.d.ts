@@ -82,8 +82,12 @@ export interface IPty {
   /** Strings; Buffers when the terminal was spawned with encoding null (typed as node-pty types it). */
   readonly onData: IEvent<string>;
   readonly onExit: IEvent<IExitEvent>;
-  /** Throws, as node-pty, for sizes that are not positive numbers and once the terminal has exited. */
-  resize(columns: number, rows: number): void;
+  /**
+   * Throws, as node-pty, for sizes that are not positive numbers and once the terminal has exited.
+   * pixelSize sets the window's size in pixels too (ws_xpixel, ws_ypixel; 0 without it); ignored
+   * on Windows and by sidecars older than it.
+   */
+  resize(columns: number, rows: number, pixelSize?: { width: number, height: number }): void;
   clear(): void;
   write(data: string | Buffer): void;
   /** A signal name, as node-pty types it; a Terminal takes numbers too. */

@@ -33,6 +33,11 @@ type Resize struct {
 	TerminalID string `json:"terminalId"`
 	Cols       uint16 `json:"cols"`
 	Rows       uint16 `json:"rows"`
+	// PixelWidth and PixelHeight (extension) are the window's size in
+	// pixels, the winsize's ws_xpixel and ws_ypixel (node-pty's
+	// pixelSize); 0 when absent (see PROTOCOL.md).
+	PixelWidth  uint16 `json:"pixelWidth,omitempty"`
+	PixelHeight uint16 `json:"pixelHeight,omitempty"`
 }
 
 // Close is the body of a CLOSE frame.
@@ -281,12 +286,16 @@ func SentID(body []byte) (string, bool) {
 //
 // Both sizes are required and must be whole numbers in 0..65535, as for
 // OPEN: a RESIZE without rows is a mistake of the host's, and taking the
-// missing field as 0 would shrink the terminal to one row.
+// missing field as 0 would shrink the terminal to one row. The pixel
+// sizes are optional (absent or null: 0), and whole numbers in 0..65535
+// when given.
 func ParseResize(body []byte) (Resize, error) {
 	var w struct {
-		TerminalID string          `json:"terminalId"`
-		Cols       json.RawMessage `json:"cols"`
-		Rows       json.RawMessage `json:"rows"`
+		TerminalID  string          `json:"terminalId"`
+		Cols        json.RawMessage `json:"cols"`
+		Rows        json.RawMessage `json:"rows"`
+		PixelWidth  json.RawMessage `json:"pixelWidth"`
+		PixelHeight json.RawMessage `json:"pixelHeight"`
 	}
 	if err := unmarshalExact(body, &w); err != nil {
 		return Resize{}, fmt.Errorf("malformed RESIZE: %w", err)
@@ -298,6 +307,18 @@ func ParseResize(body []byte) (Resize, error) {
 	}
 	if r.Rows, err = u16Field("RESIZE", "rows", w.Rows); err != nil {
 		return r, err
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		to   *uint16
+	}{{"pixelWidth", w.PixelWidth, &r.PixelWidth}, {"pixelHeight", w.PixelHeight, &r.PixelHeight}} {
+		if len(f.raw) == 0 || string(f.raw) == "null" {
+			continue
+		}
+		if *f.to, err = u16Field("RESIZE", f.name, f.raw); err != nil {
+			return r, err
+		}
 	}
 	return r, nil
 }

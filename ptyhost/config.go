@@ -152,6 +152,11 @@ func checkExecutable(p string) error {
 	return nil
 }
 
+// pixels clamps a size in pixels to 0..65535 (0: unknown).
+func pixels(n int) uint16 {
+	return uint16(min(max(n, 0), 65535))
+}
+
 func clampSize(n int) uint16 {
 	switch {
 	case n < 1:

@@ -243,6 +243,13 @@ func (p *Process) SetWriteDeadline(t time.Time) error { return p.master.SetWrite
 // foreground process group.
 func (p *Process) Resize(cols, rows int) error { return setSize(p.master, cols, rows) }
 
+// ResizePixels is Resize with the window's size in pixels too, which
+// programs read with TIOCGWINSZ (ws_xpixel, ws_ypixel; 0 means unknown,
+// as after Resize).
+func (p *Process) ResizePixels(cols, rows, xpixel, ypixel int) error {
+	return setWinsize(p.master, cols, rows, xpixel, ypixel)
+}
+
 // Size reports the PTY window size.
 func (p *Process) Size() (cols, rows int, err error) {
 	var ws *unix.Winsize

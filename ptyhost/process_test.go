@@ -99,6 +99,28 @@ func TestResizeAndSize(t *testing.T) {
 	assert.NotZero(t, tio.Lflag&syscall.ICANON)
 }
 
+// TestResizePixels: the size in pixels reaches the winsize, and Resize
+// sets it back to 0 (unknown).
+func TestResizePixels(t *testing.T) {
+	p, err := Start(Config{Cmd: "cat", Cols: 10, Rows: 5})
+	require.NoError(t, err)
+	defer func() {
+		p.SignalGroup(syscall.SIGKILL)
+		p.WaitExit()
+		p.Reap()
+		p.Close()
+	}()
+	winsize := func() unix.Winsize {
+		var ws *unix.Winsize
+		require.NoError(t, control(p.master, func(fd int) (err error) { ws, err = unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); return err }))
+		return *ws
+	}
+	require.NoError(t, p.ResizePixels(100, 30, 1000, 70000))
+	assert.Equal(t, unix.Winsize{Row: 30, Col: 100, Xpixel: 1000, Ypixel: 65535}, winsize())
+	require.NoError(t, p.Resize(90, 20))
+	assert.Equal(t, unix.Winsize{Row: 20, Col: 90}, winsize())
+}
+
 func TestKillSessionEndsJobsInOtherGroups(t *testing.T) {
 	// set -m gives the background job a process group of its own.
 	p, err := Start(Config{Cmd: "sh", Args: []string{"-c", "set -m; sleep 1000 & echo $!; wait"}, Cols: 80, Rows: 24})

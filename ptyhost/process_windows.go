@@ -432,6 +432,9 @@ func (p *Process) SetReadDeadline(t time.Time) error {
 // SetWriteDeadline is not available for the pipes of a pseudo-console.
 func (p *Process) SetWriteDeadline(t time.Time) error { return p.in.SetWriteDeadline(t) }
 
+// ResizePixels is Resize: a console has no size in pixels.
+func (p *Process) ResizePixels(cols, rows, _, _ int) error { return p.Resize(cols, rows) }
+
 // Resize changes the pseudo-console's size; conhost tells the child with
 // a WINDOW_BUFFER_SIZE_EVENT. Wine's ResizePseudoConsole is a stub that
 // fails (E_NOTIMPL); the error says so and the size is left as it was.

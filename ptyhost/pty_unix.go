@@ -12,7 +12,12 @@ import (
 // setSize sets the window size through the poller-owned descriptor (never
 // File.Fd, which would switch it back to blocking mode).
 func setSize(master *os.File, cols, rows int) error {
-	ws := &unix.Winsize{Col: clampSize(cols), Row: clampSize(rows)}
+	return setWinsize(master, cols, rows, 0, 0)
+}
+
+// setWinsize is setSize with the size in pixels too (0: unknown).
+func setWinsize(master *os.File, cols, rows, xpixel, ypixel int) error {
+	ws := &unix.Winsize{Col: clampSize(cols), Row: clampSize(rows), Xpixel: pixels(xpixel), Ypixel: pixels(ypixel)}
 	err := control(master, func(fd int) error { return unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, ws) })
 	if err != nil {
 		return fmt.Errorf("set pty size: %w", err)

@@ -33,7 +33,7 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 	case proto.Resize:
 		if t := s.lookup(m.TerminalID); t != nil {
 			s.act(t, func() {
-				if err := t.proc.Resize(int(m.Cols), int(m.Rows)); err != nil {
+				if err := t.proc.ResizePixels(int(m.Cols), int(m.Rows), int(m.PixelWidth), int(m.PixelHeight)); err != nil {
 					s.logf("terminal %q: resize: %v", m.TerminalID, err)
 				}
 			})

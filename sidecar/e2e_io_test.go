@@ -18,6 +18,7 @@ import (
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func TestInputArrivesInOrder(t *testing.T) {
@@ -196,6 +197,31 @@ func TestResizeChangesSizeAndSignalsChild(t *testing.T) {
 	h.WaitOutput("r", "winch 43 132")
 	h.SendJSON(proto.TypeResize, proto.Resize{TerminalID: "r", Cols: 0, Rows: 0})
 	h.WaitOutput("r", "winch 1 1")
+}
+
+// TestResizeSetsPixelSize: RESIZE's pixelWidth and pixelHeight reach the
+// winsize (ws_xpixel, ws_ypixel), which programs read with TIOCGWINSZ; a
+// RESIZE without them sets 0.
+func TestResizeSetsPixelSize(t *testing.T) {
+	h := start(t)
+	sh(h, "p", `trap 'echo winch' WINCH; echo "tty $(tty)"; while :; do sleep 1 & wait $!; done`)
+	tty := strings.TrimSpace(strings.TrimPrefix(h.WaitOutput("p", "\n").Output("p"), "tty "))
+	f, err := os.OpenFile(tty, os.O_RDONLY|unix.O_NOCTTY, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	winsize := func() unix.Winsize {
+		ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+		require.NoError(t, err)
+		return *ws
+	}
+	// The same cols and rows: the pixels alone change the winsize, and
+	// the kernel signals the change.
+	h.SendJSON(proto.TypeResize, proto.Resize{TerminalID: "p", Cols: 80, Rows: 24, PixelWidth: 1000, PixelHeight: 600})
+	h.WaitOutput("p", "winch")
+	assert.Equal(t, unix.Winsize{Row: 24, Col: 80, Xpixel: 1000, Ypixel: 600}, winsize())
+	h.SendJSON(proto.TypeResize, proto.Resize{TerminalID: "p", Cols: 100, Rows: 30})
+	h.WaitOutput("p", "winch\r\nwinch")
+	assert.Equal(t, unix.Winsize{Row: 30, Col: 100}, winsize())
 }
 
 func TestCreditGatesReads(t *testing.T) {

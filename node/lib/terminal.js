@@ -28,6 +28,13 @@ function size(v) {
   return Math.min(Math.max(Math.trunc(v), 1), 65535);
 }
 
+// pixels turns a size in pixels into the winsize's u16: whole, 0 (unknown)
+// for what is not a number.
+function pixels(v) {
+  const n = Math.trunc(Number(v));
+  return Number.isFinite(n) ? Math.min(Math.max(n, 0), 65535) : 0;
+}
+
 // bufferEncoding is the encoding strings are written in: node-pty encodes
 // them with the terminal's encoding.
 function bufferEncoding(encoding) {
@@ -269,7 +276,13 @@ class Terminal {
     }
   }
 
-  resize(cols, rows) {
+  /**
+   * pixelSize ({ width, height }, node-pty's third argument) sets the
+   * window's size in pixels too, which programs read with TIOCGWINSZ;
+   * without it that is 0, as in node-pty. A sidecar older than RESIZE's
+   * pixel fields ignores them; on Windows there are none.
+   */
+  resize(cols, rows, pixelSize) {
     // What node-pty refuses, with its words; the rest it takes.
     if (cols <= 0 || rows <= 0 || isNaN(cols) || isNaN(rows) || cols === Infinity || rows === Infinity) {
       throw new Error('resizing must be done using positive cols and rows');
@@ -286,7 +299,11 @@ class Terminal {
     this.cols = cols;
     this.rows = rows;
     if (this._state === 'pending' || this._state === 'live') {
-      this._host._sendTo(this._gen, controlFrame(T.RESIZE, { terminalId: this._id, cols, rows }));
+      const body = { terminalId: this._id, cols, rows };
+      const pixelWidth = pixels(pixelSize && pixelSize.width);
+      const pixelHeight = pixels(pixelSize && pixelSize.height);
+      if (pixelWidth || pixelHeight) Object.assign(body, { pixelWidth, pixelHeight });
+      this._host._sendTo(this._gen, controlFrame(T.RESIZE, body));
     }
   }
 

@@ -25,6 +25,22 @@ test('resize sets the size and sends SIGWINCH', async (t) => {
   await done;
 });
 
+// node-pty's third argument: the size in pixels, read by programs with
+// TIOCGWINSZ (python3 prints rows, cols, xpixel, ypixel).
+test('resize with pixelSize sets ws_xpixel and ws_ypixel; without it they are 0', { skip: process.platform === 'win32' && 'no winsize' }, async (t) => {
+  const sc = newSidecar(t);
+  const script = 'import fcntl, termios, struct, sys\nfor _ in range(2):\n    sys.stdin.readline()\n    print(struct.unpack("HHHH", fcntl.ioctl(0, termios.TIOCGWINSZ, b"\\0" * 8)), flush=True)';
+  const term = sc.spawn('python3', ['-c', script]);
+  const done = run(term);
+  term.resize(100, 30, { width: 1000.7, height: 600 });
+  term.write('\r');
+  await waitOutput(term, '(30, 100, 1000, 600)');
+  term.resize(100, 30);
+  term.write('\r');
+  const r = await done;
+  assert.match(r.output, /\(30, 100, 1000, 600\)\r\n.*\(30, 100, 0, 0\)\r\n$/s);
+});
+
 // As node-pty's ioctl on the closed descriptor: resize throws once the
 // terminal has exited, in an onExit listener and later, and the size stays.
 // write() and kill() stay quiet.

@@ -38,7 +38,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 	case proto.Resize:
 		if t := s.held(c, m.TerminalID, "RESIZE"); t != nil {
 			t.ifRunning(func() {
-				if err := t.proc.Resize(int(m.Cols), int(m.Rows)); err != nil {
+				if err := t.proc.ResizePixels(int(m.Cols), int(m.Rows), int(m.PixelWidth), int(m.PixelHeight)); err != nil {
 					s.logf("terminal %q: resize: %v", t.id, err)
 				}
 				t.cols, t.rows = m.Cols, m.Rows

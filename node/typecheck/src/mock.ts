@@ -32,7 +32,7 @@ export class LoggingPty implements IPty {
   set handleFlowControl(v: boolean) { this.inner.handleFlowControl = v; }
   get onData(): IEvent<string> { return this.inner.onData; }
   get onExit(): IEvent<{ exitCode: number, signal?: number }> { return this.inner.onExit; }
-  resize(columns: number, rows: number): void { this.log(`resize ${columns}x${rows}`); this.inner.resize(columns, rows); }
+  resize(columns: number, rows: number, pixelSize?: { width: number, height: number }): void { this.log(`resize ${columns}x${rows}`); this.inner.resize(columns, rows, pixelSize); }
   clear(): void { this.inner.clear(); }
   write(data: string | Buffer): void { this.inner.write(data); }
   kill(signal?: string): void { this.inner.kill(signal); }

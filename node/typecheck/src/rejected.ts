@@ -19,6 +19,8 @@ export function rejected(): void {
   t.pid = 1;
   // @ts-expect-error resize takes two numbers
   t.resize(80);
+  // @ts-expect-error pixelSize is { width, height } in numbers
+  t.resize(80, 24, { width: '1000', height: 600 });
   // @ts-expect-error kill takes a signal name or number
   t.kill(true);
   // @ts-expect-error no such method
