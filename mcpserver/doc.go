@@ -11,6 +11,13 @@
 // same session with `ptyplex output --socket PATH` while an agent drives
 // it.
 //
+// Protocol: the SDK's stdio transport is replaced by a line reader of ours
+// (transport.go) that answers malformed input with JSON-RPC errors instead
+// of ending the connection, echoes request ids byte for byte (the SDK sees
+// ids of its own), answers batches as one array, drops the responses to
+// cancelled requests, and ends the input when Run's context ends, so a
+// signal cancels the calls in progress.
+//
 // Lifetimes: the server remembers the sessions it started (registry.go).
 // When the client disconnects (stdin reaches end of file) or the server is
 // told to stop, Run stops every session that was not started as persistent
