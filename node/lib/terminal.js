@@ -204,8 +204,12 @@ class Terminal {
     return this._ptsName;
   }
 
-  /** The name of the terminal's foreground process (node-pty: process). */
+  /**
+   * The name of the terminal's foreground process (node-pty: process); once
+   * the terminal has ended, the file it ran, as node-pty falls back to it.
+   */
   get process() {
+    if (this._state === 'exited' || this._state === 'failed') return this._file;
     if (process.platform === 'linux' && this._pid > 0 && this._state === 'live') {
       const name = linuxForeground(this._pid);
       if (name) this._process = name;
@@ -259,8 +263,14 @@ class Terminal {
 
   write(data) {
     if (this.handleFlowControl) {
-      if (data === this._flowControlPause) return this.pause();
-      if (data === this._flowControlResume) return this.resume();
+      if (data === this._flowControlPause) {
+        this.pause();
+        return;
+      }
+      if (data === this._flowControlResume) {
+        this.resume();
+        return;
+      }
     }
     if (this._state === 'detached') {
       throw new Error(`ptyplex: cannot write to terminal ${JSON.stringify(this._id)}: this host no longer holds it (${this._detachReason})`);
@@ -346,12 +356,14 @@ class Terminal {
    */
   pause() {
     this._paused = true;
+    return this; // node-pty returns its socket's pause(), the socket
   }
 
   resume() {
-    if (!this._paused) return;
+    if (!this._paused) return this;
     this._paused = false;
     while (this._queue.length && !this._paused) this._deliverHeld();
+    return this;
   }
 
   _deliverHeld() {
@@ -550,7 +562,7 @@ class Terminal {
 
   _exited(exitCode, signal) {
     this._state = 'exited';
-    for (const w of this._fgWaiters.splice(0)) w(this._process);
+    for (const w of this._fgWaiters.splice(0)) w(this._file);
     // node-pty fires onExit on a paused terminal too (its socket is
     // destroyed, and what was not read yet is lost), and programs wait for
     // it. Here nothing is lost: the output pause() held back is delivered

@@ -88,6 +88,17 @@ test('strings are written in the terminal\'s encoding', async (t) => {
   assert.match(r.output, /e9 0a/);
 });
 
+test('once the terminal has ended, process is the file it ran, as in node-pty', async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/bin/sh', ['-c', 'exec sleep 1000']);
+  const done = run(term);
+  await waitUntil(async () => (await term.getProcess()) === 'sleep', 'sleep in the foreground');
+  term.kill();
+  await done;
+  assert.strictEqual(term.process, '/bin/sh');
+  assert.strictEqual(await term.getProcess(), '/bin/sh');
+});
+
 test('process names the foreground process; pid is the child', async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn('/bin/sh', ['-c', 'set -m; echo ready; sleep 1000; echo done; read x']);

@@ -29,7 +29,8 @@ test('pause with yes flooding keeps memory bounded and resumes intact', async (t
   const done = run(term);
   await within(new Promise((r) => (hit = () => before > 4 * window && r())), 'the flood');
   hit = null;
-  term.pause();
+  // node-pty's pause() and resume() return its socket; ours the terminal.
+  assert.strictEqual(term.pause(), term);
   paused = true;
   await term.ready;
   const yesPid = term.pid;
@@ -50,7 +51,7 @@ test('pause with yes flooding keeps memory bounded and resumes intact', async (t
   // was left of its credit plus what the PTY buffers.
   assert.ok(w2 - w1 < window + (256 << 10), `yes wrote ${w2 - w1} bytes while paused`);
 
-  term.resume();
+  assert.strictEqual(term.resume(), term);
   paused = true; // keep collecting into after
   await within(new Promise((r) => (hit = () => Buffer.concat(after).length > 4 * window && r())), 'the flood after resume');
   hit = null;
