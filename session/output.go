@@ -92,8 +92,8 @@ func (d *Daemon) output(f wire.Fields) (any, error) {
 		ScrollbackCapacity:  st.scr.ScrollbackCap(),
 	}
 	if withGen {
-		g := st.gen
-		out.OutputGen = &g
+		g, n := st.gen, st.scr.ScrolledOff()
+		out.OutputGen, out.ScrolledOff = &g, &n
 	}
 	if hasSince {
 		rng := outputRange{from, fromSet, oldest, to, toSet}

@@ -92,12 +92,142 @@ func (f *follower) next(gen *int64) (exited, ok bool) {
 
 // lines prints the scrollback's lines as they scroll off the screen, then,
 // once the program has exited, the screen (without its trailing blank
-// lines). It starts with the scrollback that exists already.
+// lines). It starts with the scrollback that exists already. Lines that
+// scrolled by and left the scrollback before it could read them are
+// marked where they are missing, on stdout and on stderr (gap).
 func (f *follower) lines() int {
 	format := f.req["format"]
 	probe := map[string]any{"type": "OUTPUT", "format": format, "from": 1, "to": 0, "with_gen": true} // an empty range: just the counts
-	printed := 0                                                                                      // scrollback lines printed, as counted by scrollback_available
-	var tail []string                                                                                 // the last lines printed, to find our place in a full ring
+	var st wire.OutputData
+	if !call(f.socket, probe, &st) {
+		return exitFail
+	}
+	if st.ScrolledOff == nil {
+		return f.linesByTail(format, probe, st) // an older daemon
+	}
+	// next is the number, counted as scrolled_off counts, of the next
+	// line to print: first the oldest one the scrollback holds.
+	next := *st.ScrolledOff - st.ScrollbackAvailable
+	for {
+		var ok bool
+		if next, st, ok = f.catchUp(format, next, st); !ok {
+			return exitFail
+		}
+		exited, ok := f.next(st.OutputGen)
+		if !ok {
+			return exitFail
+		}
+		if exited {
+			return f.finalCounted(format, next)
+		}
+		if !call(f.socket, probe, &st) {
+			return exitFail
+		}
+	}
+}
+
+// catchUp prints the lines from number next up to the last that had
+// scrolled off at st (an OUTPUT answer with scrolled_off), and the gap
+// where some have left the scrollback. It returns the number of the next
+// line to print and the answer of its last read.
+func (f *follower) catchUp(format any, next int, st wire.OutputData) (int, wire.OutputData, bool) {
+	for again := false; ; again = true {
+		total := *st.ScrolledOff
+		if total <= next {
+			return min(next, total), st, true
+		}
+		n := min(total-next, st.ScrollbackAvailable)
+		if n <= 0 {
+			f.gap(total - next)
+			return total, st, true
+		}
+		var from any = -n
+		if again {
+			from = "-" // the whole scrollback: it starts at its oldest line
+		}
+		var out wire.OutputData
+		if !call(f.socket, map[string]any{"type": "OUTPUT", "format": format, "from": from, "to": 0, "with_gen": true}, &out) {
+			return next, st, false
+		}
+		if out.ScrolledOff == nil {
+			printError(fmt.Errorf("the daemon at %s stopped reporting scrolled_off", f.socket))
+			return next, st, false
+		}
+		got := splitScreen(out.Screen)
+		first := *out.ScrolledOff - len(got) // the number of got[0]
+		if first > next && first > *out.ScrolledOff-out.ScrollbackAvailable {
+			// More lines scrolled off between the two reads, and the
+			// older ones are still held: read again, all that is held.
+			st = out
+			continue
+		}
+		if first > next {
+			f.gap(first - next)
+		}
+		for _, l := range got[min(max(next-first, 0), len(got)):] {
+			fmt.Println(termfilter.EscapeBidi(l))
+		}
+		return *out.ScrolledOff, out, true
+	}
+}
+
+// finalCounted prints the lines from number next that scrolled off since
+// the last round, then the screen.
+func (f *follower) finalCounted(format any, next int) int {
+	var out wire.OutputData
+	if !call(f.socket, map[string]any{"type": "OUTPUT", "format": format, "from": "-", "with_gen": true}, &out) {
+		return exitFail
+	}
+	all := splitScreen(out.Screen)
+	sb := all[:min(out.ScrollbackAvailable, len(all))]
+	scr := all[len(sb):]
+	if out.ScrolledOff != nil {
+		first := *out.ScrolledOff - len(sb)
+		if first > next {
+			f.gap(first - next)
+		}
+		sb = sb[min(max(next-first, 0), len(sb)):]
+	}
+	printFinal(sb, scr)
+	return exitOK
+}
+
+// gap says, where they are missing, that n lines scrolled by and left the
+// scrollback before they could be read: on stdout, as run marks lost
+// lines, and on stderr.
+func (f *follower) gap(n int) {
+	note := fmt.Sprintf("%d lines here had already left the scrollback", n)
+	fmt.Printf("@@ ptyplex output: %s (start --scrollback N keeps more; or read the program's output another way, e.g. a file) @@\n", note)
+	fmt.Fprintf(os.Stderr, "ptyplex output: %s\n", note)
+}
+
+// splitScreen is an OUTPUT answer's lines.
+func splitScreen(screen string) []string {
+	if screen == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(screen, "\n"), "\n")
+}
+
+// printFinal prints the scrollback lines sb, then the screen scr without
+// its trailing blank lines.
+func printFinal(sb, scr []string) {
+	for len(scr) > 0 && strings.TrimSpace(stripSGR(scr[len(scr)-1])) == "" {
+		scr = scr[:len(scr)-1]
+	}
+	for _, l := range append(sb, scr...) {
+		fmt.Println(termfilter.EscapeBidi(l))
+	}
+}
+
+// linesByTail is lines for a daemon that does not report scrolled_off:
+// it counts the lines printed by scrollback_available while the
+// scrollback is not full, and once it is finds its place by the last lines
+// printed; when those have left the scrollback, lines were lost, how many
+// it cannot tell.
+func (f *follower) linesByTail(format any, probe map[string]any, st wire.OutputData) int {
+	printed := 0      // scrollback lines printed, as counted by scrollback_available
+	var tail []string // the last lines printed, to find our place in a full ring
 	emit := func(lines []string) {
 		for _, l := range lines {
 			fmt.Println(termfilter.EscapeBidi(l))
@@ -108,10 +238,6 @@ func (f *follower) lines() int {
 		}
 	}
 	for {
-		var st wire.OutputData
-		if !call(f.socket, probe, &st) {
-			return exitFail
-		}
 		avail, full := st.ScrollbackAvailable, st.ScrollbackAvailable >= st.ScrollbackCapacity
 		switch {
 		case avail < printed: // the scrollback was cleared
@@ -124,9 +250,12 @@ func (f *follower) lines() int {
 			emit(got)
 			printed = avail
 		case full && avail > 0:
-			got, ok := f.fullRing(format, avail, tail)
+			got, found, ok := f.fullRing(format, avail, tail)
 			if !ok {
 				return exitFail
+			}
+			if !found {
+				f.gapUnknown()
 			}
 			emit(got)
 			printed = avail
@@ -138,7 +267,17 @@ func (f *follower) lines() int {
 		if exited {
 			return f.finalLines(format, printed, tail)
 		}
+		if !call(f.socket, probe, &st) {
+			return exitFail
+		}
 	}
+}
+
+// gapUnknown is gap for a count it cannot tell.
+func (f *follower) gapUnknown() {
+	note := "lines here had already left the scrollback (how many, this daemon does not say)"
+	fmt.Printf("@@ ptyplex output: %s (start --scrollback N keeps more) @@\n", note)
+	fmt.Fprintf(os.Stderr, "ptyplex output: %s\n", note)
 }
 
 // finalLines prints what scrolled off since the last round and the screen.
@@ -147,23 +286,18 @@ func (f *follower) finalLines(format any, printed int, tail []string) int {
 	if !call(f.socket, map[string]any{"type": "OUTPUT", "format": format, "from": "-"}, &out) {
 		return exitFail
 	}
-	all := strings.Split(strings.TrimSuffix(out.Screen, "\n"), "\n")
-	if out.Screen == "" {
-		all = nil
-	}
+	all := splitScreen(out.Screen)
 	sb := all[:min(out.ScrollbackAvailable, len(all))]
 	scr := all[len(sb):]
 	if out.ScrollbackAvailable < out.ScrollbackCapacity {
 		sb = sb[min(printed, len(sb)):]
 	} else {
-		sb, _ = newAfter(sb, tail)
+		var found bool
+		if sb, found = newAfter(sb, tail); !found {
+			f.gapUnknown()
+		}
 	}
-	for len(scr) > 0 && strings.TrimSpace(stripSGR(scr[len(scr)-1])) == "" {
-		scr = scr[:len(scr)-1]
-	}
-	for _, l := range append(sb, scr...) {
-		fmt.Println(termfilter.EscapeBidi(l))
-	}
+	printFinal(sb, scr)
 	return exitOK
 }
 
@@ -181,15 +315,16 @@ func (f *follower) scrollback(format any, n int) ([]string, bool) {
 
 // fullRing returns the new lines of a full scrollback ring, where the
 // count of lines no longer tells how many are new: it finds the last lines
-// printed (tail) in the newest lines, reading further back until it does.
-func (f *follower) fullRing(format any, avail int, tail []string) ([]string, bool) {
+// printed (tail) in the newest lines, reading further back until it does;
+// found is false when they are no longer there.
+func (f *follower) fullRing(format any, avail int, tail []string) (rest []string, found, ok bool) {
 	for n := min(avail, 64); ; n = min(avail, 4*n) {
 		got, ok := f.scrollback(format, n)
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
 		if rest, found := newAfter(got, tail); found || n == avail {
-			return rest, true
+			return rest, found, true
 		}
 	}
 }

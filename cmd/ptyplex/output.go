@@ -73,8 +73,11 @@ off the screen into the scrollback (starting with the scrollback that
 exists), and once the program has exited the final screen without its
 trailing blank lines: the program's output as a log. Lines that never
 scroll (a full-screen program redrawing in place) appear only in the final
-screen; when more lines scroll by than the scrollback holds (--scrollback)
-between two wake-ups, the oldest of them are lost.`
+screen; when more lines scroll by than the scrollback holds (start
+--scrollback N) between two reads, the oldest of them are lost, and a line
+"@@ ptyplex output: N lines here had already left the scrollback ... @@"
+stands where they are missing (stderr repeats it), as run marks the lines
+it lost.`
 
 func runOutput(args []string) int {
 	c := newCLI("output", "ptyplex output --socket PATH [--color|--no-color] [--cursor none|print|inverse|both] [-n|--number] [--from N|-] [--to N] [--changes|--since TOKEN] [--max-chars N] [--json] [--follow [--lines]] [--png FILE]", outputAbout+outputPNGAbout, true)

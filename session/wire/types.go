@@ -43,6 +43,12 @@ type OutputData struct {
 	// OutputGen (a ptyplex addition) is the output generation the screen
 	// reflects; present when the request asked "with_gen".
 	OutputGen *int64 `json:"output_gen,omitempty"`
+	// ScrolledOff (a ptyplex addition, with OutputGen) counts the lines
+	// that have scrolled off the top of the main screen since the start:
+	// scrollback line -1 is the ScrolledOff-th of them. Against an earlier
+	// answer's, it tells how many lines scrolled by, and with
+	// ScrollbackAvailable how many of those the scrollback still holds.
+	ScrolledOff *int `json:"scrolled_off,omitempty"`
 
 	// The rest are ptyplex additions, present only when the request asked
 	// for them ("changes", "since", "max_chars"): the types are in changes.go,
