@@ -92,7 +92,7 @@ func runOutput(args []string) int {
 	asJSON := c.fs.Bool("json", false, "print the raw OUTPUT answer as JSON")
 	// interminai's older --format: ascii (plain), ansi, or json (which
 	// it answered as ascii).
-	format := c.fs.String("format", "", "older form: `ascii` (as --no-color), ansi (as --color) or json (as ascii)")
+	format := c.fs.String("format", "", "older form of the colour choice, `FORMAT`: ascii (as --no-color), ansi (as --color) or json (as ascii)")
 	follow := c.fs.Bool("follow", false, "print the screen each time it changes, until the program exits")
 	lines := c.fs.Bool("lines", false, "with --follow: print lines as they scroll off the screen, then the final screen")
 	png := addPNGFlag(c.fs)

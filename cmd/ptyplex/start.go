@@ -76,7 +76,7 @@ func runStart(args []string) int {
 	noDaemon := c.fs.Bool("no-daemon", false, "run the daemon in the foreground until stop")
 	c.fs.Bool("color", false, "accepted for interminai's older scripts, which chose colour at start; output has colour by default (output --no-color)")
 	idleExit := c.fs.Duration("idle-exit", 0, "end the session `DURATION` after the program exited with no request since (0: never)")
-	integ := c.fs.Bool("shell-integration", false, "make the shell (bash or zsh) report its prompts, commands and exit codes (OSC 133) for `ptyplex run` and `commands`, through a generated startup file that runs yours first")
+	integ := c.fs.Bool("shell-integration", false, "make the shell (bash or zsh) report its prompts, commands and exit codes (OSC 133) for 'ptyplex run' and 'ptyplex commands', through a generated startup file that runs yours first")
 	if done, code := c.parse(args); done {
 		return code
 	}

@@ -1,0 +1,57 @@
+//go:build unix
+
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// subcommands lists the subcommands the usage names.
+func subcommands(t *testing.T) []string {
+	t.Helper()
+	out := ok(t, "--help")
+	_, list, _ := strings.Cut(out, "commands:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	var names []string
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			names = append(names, f[0])
+		}
+	}
+	if len(names) < 10 {
+		t.Fatalf("usage lists %q", names)
+	}
+	return names
+}
+
+// A flag that --help shows with an argument name takes one: given without
+// a value it is refused as such. Go's flag package takes a back-quoted
+// word of the usage for the argument's name, boolean flags included, so a
+// boolean flag whose text quoted a command showed as taking an argument
+// (-shell-integration ptyplex run).
+func TestHelpFlagArguments(t *testing.T) {
+	t.Parallel()
+	// As flag.PrintDefaults shows a flag with an argument: the name and
+	// the argument, then the usage on a line of its own.
+	line := regexp.MustCompile(`^  -([a-z][a-z-]*) (\S.*)$`)
+	checked := 0
+	for _, cmd := range subcommands(t) {
+		h := ptyplex(t, "", cmd, "--help")
+		lines := strings.Split(h.stdout+h.stderr, "\n")
+		for i, l := range lines {
+			m := line.FindStringSubmatch(l)
+			if m == nil || i+1 == len(lines) || !strings.HasPrefix(lines[i+1], "    \t") {
+				continue
+			}
+			checked++
+			if r := ptyplex(t, "", cmd, "-"+m[1]); !strings.Contains(r.stderr, "flag needs an argument: -"+m[1]) {
+				t.Errorf("%s --help shows %q, but -%s takes no argument: %v", cmd, strings.TrimSpace(l), m[1], r)
+			}
+		}
+	}
+	if checked < 40 {
+		t.Errorf("only %d flags with an argument found in the helps", checked)
+	}
+}
