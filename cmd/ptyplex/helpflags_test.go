@@ -46,7 +46,11 @@ func TestHelpFlagArguments(t *testing.T) {
 				continue
 			}
 			checked++
-			if r := ptyplex(t, "", cmd, "-"+m[1]); !strings.Contains(r.stderr, "flag needs an argument: -"+m[1]) {
+			args := []string{cmd}
+			if cmd == "remote" {
+				args = append(args, "install") // the flags are its subcommand's
+			}
+			if r := ptyplex(t, "", append(args, "-"+m[1])...); !strings.Contains(r.stderr, "flag needs an argument: -"+m[1]) {
 				t.Errorf("%s --help shows %q, but -%s takes no argument: %v", cmd, strings.TrimSpace(l), m[1], r)
 			}
 		}

@@ -21,6 +21,9 @@ func init() {
 const remoteUsage = `Usage: ptyplex remote install [flags] [user@]host
        ptyplex remote install [flags] -- TRANSPORT...
 
+Subcommands:
+  install  put this version's ptyplex-sidecar and ptyplex on another machine
+
 Installs ptyplex-sidecar and ptyplex of this version on another machine: asks
 it for its OS and architecture (uname -sm), copies the matching binaries from
 make release's output (--from DIR, holding DIR/<os>-<arch>/), or the ones
@@ -33,33 +36,66 @@ path, for a host's transport: ssh host PATH.
 TRANSPORT is a command that runs its last argument as a shell command line
 on the other machine, e.g. -- ssh -p 2222 -i key me@box (ssh does; for
 kubectl use -- kubectl exec -i POD -- sh -c).
-
-flags:
 `
 
-func runRemote(args []string) int {
-	if len(args) == 0 || args[0] != "install" {
-		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-			fmt.Print(remoteUsage)
-			remoteFlags(io.Discard).PrintDefaults()
-			return 0
-		}
-		fmt.Fprint(os.Stderr, remoteUsage)
-		return 2
+// remoteInstall is the flag set of remote install, with its flags.
+type remoteInstall struct {
+	fs        *flag.FlagSet
+	dir, from *string
+	quiet     *bool
+}
+
+func newRemoteInstall() *remoteInstall {
+	fs := flag.NewFlagSet("ptyplex remote install", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // help and errors are printed by remoteHelp and runRemote
+	return &remoteInstall{
+		fs:    fs,
+		dir:   fs.String("dir", "~/.ptyplex", "installation root `DIR` on the other machine (~/ is the remote home)"),
+		from:  fs.String("from", "", "make release output: a `DIR` holding <os>-<arch>/ptyplex-sidecar and ptyplex"),
+		quiet: fs.Bool("q", false, "print only the installed sidecar's path"),
 	}
-	var out strings.Builder
-	fs := remoteFlags(&out)
-	dir := fs.String("dir", "~/.ptyplex", "installation root on the other machine (~/ is the remote home)")
-	from := fs.String("from", "", "make release output: a directory holding <os>-<arch>/ptyplex-sidecar and ptyplex")
-	quiet := fs.Bool("q", false, "print only the installed sidecar's path")
+}
+
+// remoteHelp writes the usage with the flags of remote install.
+func remoteHelp(w io.Writer) {
+	fmt.Fprint(w, remoteUsage)
+	fmt.Fprint(w, "\nFlags of install (-name and --name are the same):\n")
+	fs := newRemoteInstall().fs
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// remoteUsageError reports a wrong command line: the error, then the
+// synopsis, on stderr; exit 2.
+func remoteUsageError(format string, a ...any) int {
+	fmt.Fprintf(os.Stderr, "Error: "+format+"\n", a...)
+	synopsis, _, _ := strings.Cut(remoteUsage, "\n\n")
+	fmt.Fprintf(os.Stderr, "%s\nRun 'ptyplex remote --help' for details.\n", synopsis)
+	return exitUsage
+}
+
+func runRemote(args []string) int {
+	if len(args) == 0 {
+		return remoteUsageError("ptyplex remote needs a subcommand: install")
+	}
+	switch args[0] {
+	case "install":
+	case "--help", "-help", "-h", "help":
+		remoteHelp(os.Stdout)
+		return exitOK
+	default:
+		return remoteUsageError("unknown subcommand %q of ptyplex remote (there is one: install)", args[0])
+	}
+	ri := newRemoteInstall()
+	fs := ri.fs
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Print(remoteUsage + out.String())
-			return 0
+			remoteHelp(os.Stdout)
+			return exitOK
 		}
-		fmt.Fprint(os.Stderr, out.String())
-		return 2
+		return remoteUsageError("%v", err)
 	}
+	dir, from, quiet := ri.dir, ri.from, ri.quiet
 	var transport []string
 	switch rest := fs.Args(); {
 	case len(rest) == 1 && !strings.HasPrefix(rest[0], "-"):
@@ -67,8 +103,7 @@ func runRemote(args []string) int {
 	case len(os.Args) > 0 && len(rest) > 0 && argsHadDashDash(args):
 		transport = rest
 	default:
-		fmt.Fprintf(os.Stderr, "ptyplex remote install: want one [user@]host, or -- and a transport command\n\n%s", remoteUsage)
-		return 2
+		return remoteUsageError("remote install: want one [user@]host, or -- and a transport command")
 	}
 	var log io.Writer = os.Stderr
 	if *quiet {
@@ -90,12 +125,6 @@ func runRemote(args []string) int {
 	}
 	fmt.Println(res.Sidecar)
 	return 0
-}
-
-func remoteFlags(out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("ptyplex remote install", flag.ContinueOnError)
-	fs.SetOutput(out)
-	return fs
 }
 
 // argsHadDashDash reports whether the arguments had a "--" before the

@@ -111,6 +111,26 @@ func TestRemoteInstallUsage(t *testing.T) {
 		!strings.Contains(r.stderr, "no ptyplex build for Plan9 mips") {
 		t.Fatalf("unknown platform: %v", r)
 	}
+	// The help lists the subcommand and its flags once, under one usage
+	// (it printed an empty "flags:" heading, or the flags under a second
+	// "Usage of ..." header).
+	for _, args := range [][]string{{"remote", "--help"}, {"remote", "install", "--help"}, {"help", "remote"}} {
+		r := ptyplex(t, "", args...)
+		if r.code != 0 || strings.Count(r.stdout, "Usage") != 1 || strings.Contains(r.stdout, "Usage of") ||
+			!strings.Contains(r.stdout, "  install ") || strings.Count(r.stdout, "\n  -dir DIR\n") != 1 ||
+			strings.Count(r.stdout, "\n  -from DIR\n") != 1 || strings.Count(r.stdout, "\n  -q\t") != 1 {
+			t.Errorf("%v: %v", args, r)
+		}
+	}
+	// Wrong command lines: an error line, the synopsis, exit 2, no heading
+	// without flags under it.
+	for _, args := range [][]string{{"remote"}, {"remote", "nope"}, {"remote", "install"}, {"remote", "install", "--bogus"}} {
+		r := ptyplex(t, "", args...)
+		if r.code != 2 || r.stdout != "" || !strings.HasPrefix(r.stderr, "Error: ") || !strings.Contains(r.stderr, "Usage: ptyplex remote install") ||
+			strings.Contains(r.stderr, "flags:") {
+			t.Errorf("%v: %v", args, r)
+		}
+	}
 }
 
 func hostRun(t *testing.T, argv []string) string {
