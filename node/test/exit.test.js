@@ -120,8 +120,9 @@ test('a program that cannot start: ready rejects, onExit fires with code 1', asy
   assert.strictEqual(errors[0].message.split('cannot start').length, 2, errors[0].message);
   assert.match(errors[0].message, /^cannot start \/nonexistent\/program: /);
   await assert.rejects(sc.open('sh', [], { cwd: '/nonexistent/dir' }), /^Error: cannot start sh: cwd \/nonexistent\/dir/);
-  // The sidecar's stderr reached the logger.
-  assert.ok(sc.lines.some((l) => l.includes('/nonexistent/program')), sc.lines.join('\n'));
+  // The sidecar's stderr reached the logger: a pipe of its own, written by
+  // a goroutine of the sidecar's, so it may come after the ERROR frame.
+  await waitUntil(() => sc.lines.some((l) => l.includes('/nonexistent/program')), "the sidecar's stderr line about it");
 });
 
 // node-pty emits no 'error' here; a program with no 'error' listener must
