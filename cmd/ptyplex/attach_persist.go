@@ -39,6 +39,11 @@ func (p persistAttach) run() int {
 	// Dial, not client.Persistent: attaching never starts a server.
 	nc, err := persist.Dial(p.name)
 	if err != nil {
+		if persist.NotRunning(err) {
+			// Not describe's hint, which is about sessions.
+			fmt.Fprintf(os.Stderr, "Error: no persistent sidecar %q is running: a host starts it by running 'ptyplex-sidecar --persist %s' as its sidecar (attach never starts one; see docs/persist.md)\n", p.name, p.name)
+			return exitFail
+		}
 		printError(err)
 		return exitFail
 	}

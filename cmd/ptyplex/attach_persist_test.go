@@ -80,3 +80,18 @@ func TestAttachPersistentViewAndHold(t *testing.T) {
 		t.Fatalf("the viewer's keys reached the program:\n%s", text)
 	}
 }
+
+// attach --persist with no server running says how one is started
+// (ptyplex-sidecar --persist NAME), not 'ptyplex start', which starts a
+// session.
+func TestAttachPersistentNoServer(t *testing.T) {
+	t.Setenv("PTYPLEX_RUNTIME_DIR", t.TempDir())
+	a := attachPTY(t, 300, 24, "--persist", "nosrv", "--id", "build") // wide: one line
+	if code := a.waitExit(); code != exitFail {
+		t.Fatalf("attach exited %d, want 1", code)
+	}
+	text := a.waitText("no persistent sidecar")
+	if !strings.Contains(text, "ptyplex-sidecar --persist nosrv") || strings.Contains(text, "ptyplex start") {
+		t.Fatalf("attach --persist without a server:\n%s", text)
+	}
+}
