@@ -59,3 +59,18 @@ func TestHelpFlagArguments(t *testing.T) {
 		t.Errorf("only %d flags with an argument found in the helps", checked)
 	}
 }
+
+// replay without a fixture is a usage error that says so (it printed the
+// usage alone), and its --help exits 0 (it exited 2).
+func TestReplayUsage(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"replay"}, {"replay", "--yes"}, {"replay", "--dump"}} {
+		r := ptyplex(t, "", args...)
+		if r.code != exitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, "Error: no FIXTURE given") || !strings.Contains(r.stderr, "Usage: ptyplex replay") {
+			t.Errorf("%v: %v", args, r)
+		}
+	}
+	if r := ptyplex(t, "", "replay", "--help"); r.code != 0 || !strings.HasPrefix(r.stdout, "Usage: ptyplex replay") || !strings.Contains(r.stdout, "  -yes\n") {
+		t.Errorf("replay --help: %v", r)
+	}
+}

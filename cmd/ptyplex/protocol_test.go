@@ -263,14 +263,14 @@ func TestCLIConventions(t *testing.T) {
 	t.Parallel()
 	s := start(t, "--", "cat")
 	for name := range commands {
-		if name == "replay" || name == "mcp" {
-			continue // other engineers' subcommands
+		// Every subcommand's help: on stdout, exit 0, -h and -help too.
+		for _, flag := range []string{"--help", "-help", "-h"} {
+			h := ptyplex(t, "", name, flag)
+			if h.code != 0 || !strings.Contains(h.stdout, "Usage: ptyplex "+name) {
+				t.Errorf("%s %s: %v", name, flag, h)
+			}
 		}
-		h := ptyplex(t, "", name, "--help")
-		if h.code != 0 || !strings.Contains(h.stdout, "Usage: ptyplex "+name) {
-			t.Errorf("%s --help: %v", name, h)
-		}
-		if name == "start" || name == "list" || name == "remote" { // they take no --socket
+		if name == "start" || name == "list" || name == "remote" || name == "replay" || name == "mcp" { // they take no --socket
 			continue
 		}
 		r := ptyplex(t, "", name)

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,30 +27,43 @@ func init() {
 // fixture, ok or the mismatches. It exits 0 when all replayed green, 1 when
 // one did not, 2 on usage or I/O errors, and 2 without running anything
 // when --yes is missing.
+const replaySynopsis = "ptyplex replay [--yes | --dump] [--sidecar PATH] [--timeout D] [-v] FIXTURE..."
+
 func runReplay(args []string) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	sidecar := fs.String("sidecar", "", "ptyplex-sidecar to test (default: next to ptyplex, else PATH)")
-	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the sidecar before each host frame")
+	sidecar := fs.String("sidecar", "", "the ptyplex-sidecar to test, at `PATH` (default: next to ptyplex, else in $PATH)")
+	timeout := fs.Duration("timeout", 10*time.Second, "how long (`DURATION`) to wait for the sidecar before each host frame")
 	dump := fs.Bool("dump", false, "print the fixture's records instead of replaying them (runs nothing)")
 	yes := fs.Bool("yes", false, "run the commands the fixtures open (they are printed first)")
 	verbose := fs.Bool("v", false, "pass the sidecar's stderr through")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: ptyplex replay [flags] --yes FIXTURE...\n\n"+
+	fs.SetOutput(io.Discard) // help and errors are printed here
+	help := func(w io.Writer) {
+		fmt.Fprint(w, "Usage: "+replaySynopsis+"\n\n"+
 			"Feeds each fixture's host frames to a fresh ptyplex-sidecar, in order, and checks\n"+
 			"the answers against the recording: per terminal the same OPENED/ERROR/EXIT frames\n"+
 			"(pids aside) and the same output. Fixtures are written by ptyplex-sidecar --record.\n\n"+
 			"A fixture is a script: replaying it runs the commands its OPEN frames name, as you,\n"+
 			"and types its recorded input into them. replay prints them first and runs nothing\n"+
 			"without --yes, whoever made the file (a fixture from a bug report or a clone is\n"+
-			"yours too). --dump only reads.\n\n")
+			"yours too). --dump only reads.\n\nFlags (-name and --name are the same):\n")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	usageError := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "Error: "+format+"\n", a...)
+		fmt.Fprintf(os.Stderr, "Usage: %s\nRun 'ptyplex replay --help' for details.\n", replaySynopsis)
+		return exitUsage
 	}
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		if errors.Is(err, flag.ErrHelp) {
+			help(os.Stdout)
+			return exitOK
+		}
+		return usageError("%v", err)
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return exitUsage
+		return usageError("no FIXTURE given: name the fixture files to replay (recorded by ptyplex-sidecar --record)")
 	}
 	if *dump {
 		for _, path := range fs.Args() {
