@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -72,5 +73,49 @@ func TestReplayUsage(t *testing.T) {
 	}
 	if r := ptyplex(t, "", "replay", "--help"); r.code != 0 || !strings.HasPrefix(r.stdout, "Usage: ptyplex replay") || !strings.Contains(r.stdout, "  -yes\n") {
 		t.Errorf("replay --help: %v", r)
+	}
+}
+
+// docs/cli.md's table gives every subcommand's flags, as its --help does
+// (replay's lacked --timeout and -v). The older forms interminai's scripts
+// pass (start --color, output --format, running) are described apart.
+func TestDocsSynopsisHasEveryFlag(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(string(doc), "\n") {
+		if rest, ok := strings.CutPrefix(l, "| `"); ok {
+			name, _, _ := strings.Cut(rest, " ")
+			name = strings.TrimSuffix(name, "`")
+			rows[name] += " " + l
+		}
+	}
+	older := map[string]bool{"start -color": true, "output -format": true}
+	flagLine := regexp.MustCompile(`^  -([a-z][a-z-]*)[ \t]`)
+	for _, cmd := range subcommands(t) {
+		if cmd == "running" {
+			continue // interminai's older status --quiet, in the text above the table
+		}
+		row, found := rows[cmd]
+		if !found {
+			t.Errorf("docs/cli.md has no row for %s", cmd)
+			continue
+		}
+		for _, l := range strings.Split(ok(t, cmd, "--help"), "\n") {
+			m := flagLine.FindStringSubmatch(l)
+			if m == nil || older[cmd+" -"+m[1]] {
+				continue
+			}
+			dashes := "--"
+			if len(m[1]) == 1 {
+				dashes = "-"
+			}
+			if !regexp.MustCompile(regexp.QuoteMeta(dashes+m[1]) + `\b`).MatchString(row) {
+				t.Errorf("docs/cli.md's row for %s lacks %s%s", cmd, dashes, m[1])
+			}
+		}
 	}
 }

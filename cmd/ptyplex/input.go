@@ -69,7 +69,7 @@ Examples:
   ptyplex input --socket S --password`
 
 func runInput(args []string) int {
-	c := newCLI("input", "ptyplex input --socket PATH [--text TEXT]... [--keys KEY...] [--password] [--wait-input | --wait-regex RE | --wait-contains TEXT | --wait-quiet D] [--timeout D]", inputAbout, true)
+	c := newCLI("input", "ptyplex input --socket PATH [--text TEXT]... [--keys KEY... [--cursor-keys auto|normal|application]] [--password] [--wait-input | --wait-regex RE | --wait-contains TEXT | --wait-quiet D] [--timeout D]", inputAbout, true)
 	texts := &textFlags{}
 	c.fs.Var(texts, "text", "`TEXT` to send, with C-style escapes (\\n \\r \\t \\e \\xHH ...); repeatable, sent in command-line order")
 	password := c.fs.Bool("password", false, "read a secret from the terminal with echo disabled and send it followed by \\r")
