@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/shquote"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -33,8 +33,11 @@ went down): nobody listens on it. --prune removes stale sockets, their
 private /tmp/interminai-* directories and their registry entries, and says
 what it removed. Live sessions are never touched.
 
---json prints one JSON array with the same fields. The MCP server's list
-tool shows the same sessions.`
+The command is shown as a shell reads it back: an argument with spaces or
+shell characters in quotes ('seq 3; sleep 1000'), one with characters a
+terminal would act on in $'...' with escapes. --json prints one JSON array
+with the same fields, the command's arguments as they are. The MCP
+server's list tool shows the same sessions.`
 
 func runList(args []string) int {
 	c := newCLI("list", "ptyplex list [--json] [--prune]", listAbout, false)
@@ -111,9 +114,11 @@ func sizeText(s *wire.Size) string {
 	return fmt.Sprintf("%dx%d", s.Cols, s.Rows)
 }
 
+// commandText is the COMMAND column: the arguments as a shell reads them
+// back, quoted where needed (--json has them as they are).
 func commandText(l wire.Listed) string {
 	if len(l.Command) == 0 {
 		return "?"
 	}
-	return strings.Join(l.Command, " ")
+	return shquote.Join(l.Command)
 }

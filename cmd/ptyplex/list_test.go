@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -148,5 +149,24 @@ func TestListAndPrune(t *testing.T) {
 	b.ok("stop")
 	if _, ok := listJSON(t, env)[b.sock]; ok {
 		t.Errorf("stopped session still listed")
+	}
+}
+
+// list's table quotes the COMMAND's arguments as a shell reads them back
+// (it joined them with spaces: "sh -c seq 3; sleep 1000"), and spells the
+// characters a terminal would act on as escapes; --json has them as they
+// are.
+func TestListQuotesCommand(t *testing.T) {
+	t.Parallel()
+	env := registryEnv(t)
+	s := startEnv(t, env, "--", "sh", "-c", "seq 3; sleep 1000", "x\x1b]0;title\a")
+	s.waitText("3")
+	table := ptyplexEnv(t, env, "list")
+	want := `sh -c 'seq 3; sleep 1000' $'x\e]0;title\x07'`
+	if table.code != 0 || !strings.Contains(table.stdout, want+"\n") || strings.Contains(table.stdout, "\x1b") {
+		t.Errorf("list table: want the command as %s:\n%s", want, table.stdout)
+	}
+	if l := listJSON(t, env)[s.sock]; !slices.Equal(l.Command, []string{"sh", "-c", "seq 3; sleep 1000", "x\x1b]0;title\a"}) {
+		t.Errorf("list --json: command %q", l.Command)
 	}
 }
