@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/ptyplex/ptyplex/client"
+	"github.com/ptyplex/ptyplex/internal/shquote"
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/session/wire"
@@ -119,9 +119,10 @@ func printList(w io.Writer, l proto.Listed) {
 			// why): a crash of the server would lose it.
 			state += ", not on disk"
 		}
-		cmd := strings.Join(append([]string{t.Cmd}, t.Args...), " ")
+		// As a shell reads it back, quoted where needed.
+		cmd := shquote.Join(append([]string{t.Cmd}, t.Args...))
 		fmt.Fprintf(tw, "%s\t%d\t%dx%d\t%d\t%d\t%s\t%s\t%s\n", printable(t.TerminalID), t.PID, t.Cols, t.Rows,
-			t.Produced, t.Start, t.Detached, state, printable(cmd))
+			t.Produced, t.Start, t.Detached, state, cmd)
 	}
 	if len(l.Terminals) == 0 {
 		fmt.Fprintln(tw, "(no terminals)")

@@ -34,7 +34,7 @@ func TestListAndStop(t *testing.T) {
 		t.Fatalf("--list: %v\n%s", err, out)
 	}
 	// The id is quoted: its escape sequence must not reach the screen.
-	if !regexp.MustCompile(`(?m)^"shell\\x1b\[2J"\s+\d+\s+100x30\s+4\s+0\s+ring\s+attached\s+/bin/sh -c echo hi; exec sleep 1000$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^"shell\\x1b\[2J"\s+\d+\s+100x30\s+4\s+0\s+ring\s+attached\s+/bin/sh -c 'echo hi; exec sleep 1000'$`).MatchString(out) {
 		t.Fatalf("--list printed:\n%s", out)
 	}
 	if strings.Contains(out, "done") {
