@@ -8,14 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -90,10 +93,15 @@ func TestLateAttachIsDetached(t *testing.T) {
 	other, err := c2.Open(ctx, OpenOptions{Cmd: "cat", Raw: true})
 	require.NoError(t, err)
 	otherOut := collect(other)
-	given, giveUp := context.WithCancel(ctx)
-	giveUp()
+	// A server too slow to answer in time: stopped while the ATTACH waits.
+	server := serverPid(t, env, "late")
+	require.NoError(t, syscall.Kill(server, syscall.SIGSTOP))
+	waitStopped(t, server)
+	given, giveUp := context.WithTimeout(ctx, 100*time.Millisecond)
 	_, err = c2.Attach(given, "kept", 0)
-	require.ErrorIs(t, err, context.Canceled)
+	giveUp()
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, syscall.Kill(server, syscall.SIGCONT))
 
 	// The connection goes on: the other terminal echoes, and the
 	// abandoned one ends up detached, listed, with nobody holding it.
@@ -117,6 +125,29 @@ func TestLateAttachIsDetached(t *testing.T) {
 	again, err := c2.Attach(ctx, "kept", 0)
 	require.NoError(t, err)
 	collect(again).waitText(t, "ready")
+}
+
+// serverPid asks the kernel who listens on persistent server name's
+// socket, in the runtime directory of env.
+func serverPid(t *testing.T, env []string, name string) int {
+	t.Helper()
+	dir := ""
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PTYPLEX_RUNTIME_DIR="); ok {
+			dir = v
+		}
+	}
+	conn, err := net.Dial("unix", filepath.Join(dir, "sidecar", name+".sock"))
+	require.NoError(t, err)
+	defer conn.Close()
+	rc, err := conn.(*net.UnixConn).SyscallConn()
+	require.NoError(t, err)
+	var cred *unix.Ucred
+	require.NoError(t, rc.Control(func(fd uintptr) {
+		cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}))
+	require.NoError(t, err)
+	return int(cred.Pid)
 }
 
 // A sidecar that stops reading its input (a child that does not read, 16

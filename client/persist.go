@@ -102,6 +102,9 @@ func (c *Client) Attach(ctx context.Context, id string, offset uint64, opts ...A
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("attach terminal %q: %w", id, err)
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
