@@ -51,7 +51,25 @@ func (r *Reader) CheckData(fn func(t Type, id string, n int) error) { r.check = 
 // frames) it returns io.EOF; a zero or oversized length or a stream that
 // ends inside a frame returns an error wrapping ErrCorrupt.
 func (r *Reader) ReadFrame() (Frame, error) {
-	n, err := io.ReadFull(r.r, r.hdr[:])
+	// The length is checked as soon as its four bytes are in, before the
+	// type byte is waited for: a zero or oversized length is reported
+	// (and the stream given up) at once, not when a fifth byte comes.
+	n, err := io.ReadFull(r.r, r.hdr[:4])
+	if err == nil {
+		total := binary.LittleEndian.Uint32(r.hdr[:4])
+		if total == 0 {
+			return Frame{}, fmt.Errorf("%w: zero frame length", ErrCorrupt)
+		}
+		if total > MaxFrame {
+			return Frame{}, fmt.Errorf("%w: frame length %d exceeds the %d byte limit", ErrCorrupt, total, MaxFrame)
+		}
+		var m int
+		m, err = io.ReadFull(r.r, r.hdr[4:])
+		n += m
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+	}
 	if err != nil {
 		if err == io.EOF {
 			return Frame{}, io.EOF
@@ -62,12 +80,6 @@ func (r *Reader) ReadFrame() (Frame, error) {
 		return Frame{}, err
 	}
 	total := binary.LittleEndian.Uint32(r.hdr[:4])
-	if total == 0 {
-		return Frame{}, fmt.Errorf("%w: zero frame length", ErrCorrupt)
-	}
-	if total > MaxFrame {
-		return Frame{}, fmt.Errorf("%w: frame length %d exceeds the %d byte limit", ErrCorrupt, total, MaxFrame)
-	}
 	f := Frame{Type: Type(r.hdr[4])}
 	if r.check != nil && (f.Type == TypeOutput || f.Type == TypeInput) {
 		if err := r.checkData(f.Type, int(total-1)); err != nil {
