@@ -31,7 +31,7 @@ type Daemon struct {
 	sock    string
 	autoDir string // "" for a user-given socket path
 	proc    *ptyhost.Process
-	dump    *os.File
+	dump    *ptyDump // nil without --pty-dump (dump.go)
 	st      *state
 	queue   *queue
 	// arrivals puts requests read on different connections in the
@@ -84,7 +84,7 @@ func New(cfg Config) (*Daemon, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open pty dump: %w", err)
 		}
-		d.dump = f
+		d.dump = &ptyDump{f: f}
 	}
 	var err error
 	d.ln, d.sock, d.autoDir, err = listen(cfg.SocketPath)
@@ -305,7 +305,5 @@ func (d *Daemon) unbindUserSocket() {
 }
 
 func (d *Daemon) closeDump() {
-	if d.dump != nil {
-		d.dump.Close()
-	}
+	d.dump.close()
 }

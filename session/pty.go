@@ -31,10 +31,7 @@ func (d *Daemon) readPTY() {
 			// Counted before the feed: a WAIT for input compares this
 			// with the fed generation to know no byte is in between.
 			d.readBytes.Add(int64(n))
-			if d.dump != nil {
-				// A failing dump file must not stop the session.
-				d.dump.Write(buf[:n])
-			}
+			d.dump.write(buf[:n])
 			replies, due := d.st.feed(buf[:n])
 			if integFiles {
 				d.st.mu.Lock()

@@ -43,6 +43,7 @@ func (d *Daemon) status(f wire.Fields) (any, error) {
 		BracketedPaste:      st.scr.BracketedPaste(),
 		AltScreen:           st.scr.AltScreen(),
 		Title:               st.scr.Title(),
+		PTYDumpStopped:      d.dump.stopInfo(),
 	}
 	if activityMode {
 		a := st.activity

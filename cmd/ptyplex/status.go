@@ -48,7 +48,11 @@ the screen at this moment (unknown where the platform cannot tell: see
 'ptyplex wait --help', --input). --quiet prints nothing and exits 0 while the program runs; once it has
 exited, it prints the exit code and exits 1. --quiet leaves the activity
 flag alone. --activity, interminai's older explicit form of the default,
-is accepted.`
+is accepted.
+Once the session's --pty-dump file stopped at a failed write (a full disk,
+a file size limit), a last line says so (a ptyplex addition):
+  PTY dump: stopped after N bytes: <error>
+N bytes of this session's output are in the file, with nothing after them.`
 
 func runStatus(args []string) int {
 	c := newCLI("status", "ptyplex status --socket PATH [--activity | --quiet] [--input]", statusAbout, true)
@@ -92,6 +96,9 @@ func runStatus(args []string) int {
 			w = fmt.Sprint(*st.WaitingForInput)
 		}
 		fmt.Printf("Waiting for input: %s\n", w)
+	}
+	if ds := st.PTYDumpStopped; ds != nil {
+		fmt.Printf("PTY dump: stopped after %d bytes: %s\n", ds.Bytes, ds.Error)
 	}
 	return exitOK
 }

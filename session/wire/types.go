@@ -113,6 +113,18 @@ type StatusData struct {
 	// output on the screen, as the kernel reports it at this moment. It
 	// is absent when the platform cannot tell (see WAIT "input").
 	WaitingForInput *bool `json:"waiting_for_input,omitempty"`
+	// PTYDumpStopped is present once the --pty-dump file stopped at a
+	// failed write (a full disk, a file size limit): nothing after it is
+	// written, so the file holds a prefix of the output.
+	PTYDumpStopped *DumpStop `json:"pty_dump_stopped,omitempty"`
+}
+
+// DumpStop says where and why the --pty-dump file stopped: Bytes of this
+// session's output went into it (an existing file's earlier content not
+// counted), then a write failed with Error.
+type DumpStop struct {
+	Bytes int64  `json:"bytes"`
+	Error string `json:"error"`
 }
 
 // WaitData answers WAIT. Normal mode fills ExitCode; activity mode fills

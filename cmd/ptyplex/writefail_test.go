@@ -1,0 +1,138 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// stderrWatch collects a command's stderr lines as they come; it never
+// holds the writer back.
+type stderrWatch struct {
+	mu    sync.Mutex
+	lines []string
+	more  chan struct{} // closed and replaced on each line
+	ended bool
+	pw    *os.File
+}
+
+// watchStderr gives cmd a pipe as its stderr; call started once cmd ran.
+func watchStderr(t *testing.T, cmd *exec.Cmd) *stderrWatch {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = pw
+	w := &stderrWatch{more: make(chan struct{}), pw: pw}
+	go func() {
+		defer pr.Close()
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			w.mu.Lock()
+			w.lines = append(w.lines, sc.Text())
+			close(w.more)
+			w.more = make(chan struct{})
+			w.mu.Unlock()
+		}
+		w.mu.Lock()
+		w.ended = true
+		close(w.more)
+		w.mu.Unlock()
+	}()
+	return w
+}
+
+// started closes our copy of the pipe's write end, so the reader ends with
+// the command.
+func (w *stderrWatch) started() { w.pw.Close() }
+
+// waitFor returns the first stderr line that contains text.
+func (w *stderrWatch) waitFor(t *testing.T, text string) string {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for {
+		w.mu.Lock()
+		lines, ended, more := w.lines, w.ended, w.more
+		w.mu.Unlock()
+		for _, l := range lines {
+			if strings.Contains(l, text) {
+				return l
+			}
+		}
+		if ended {
+			t.Fatalf("stderr ended without %q; it had %q", text, lines)
+		}
+		select {
+		case <-more:
+		case <-time.After(time.Until(end)):
+			t.Fatalf("no stderr line with %q within %v; it had %q", text, deadline, lines)
+		}
+	}
+}
+
+// TestPTYDumpStopsAtFailedWrite gives the daemon a file size limit of
+// 1024 bytes (the same failure as a full disk: the write is cut short,
+// then fails) and more output than that. The dump must end as a clean
+// prefix of the output, the daemon's stderr (--no-daemon) and status must
+// say so, and once writing could succeed again (the file truncated, as
+// when a full disk gets room back) nothing more may go in: before, the
+// failure was silent and the dump went on after it, leaving a hole.
+func TestPTYDumpStopsAtFailedWrite(t *testing.T) {
+	t.Parallel()
+	dump := t.TempDir() + "/d.bin"
+	script := `head -c 600 /dev/zero | tr '\0' A; echo; read x; ` +
+		`head -c 600 /dev/zero | tr '\0' B; echo BEND; read x; echo CCC; exec cat`
+	// ulimit -f counts 512-byte blocks.
+	cmd := exec.Command("sh", "-c", `ulimit -f 2 && exec "$0" "$@"`, bin,
+		"start", "--no-daemon", "--pty-dump", dump, "--", "sh", "-c", script)
+	stderr := watchStderr(t, cmd)
+	s := startCmd(t, cmd)
+	stderr.started()
+	s.waitText("AAAA")
+	s.input("1\n")
+	s.waitText("BEND")
+
+	line := stderr.waitFor(t, "--pty-dump")
+	if !strings.Contains(line, "stopped after 1024 bytes") || !strings.Contains(line, "file too large") {
+		t.Errorf("daemon's stderr: %q, want it to say the dump stopped after 1024 bytes, and why", line)
+	}
+	want := "PTY dump: stopped after 1024 bytes: write " + dump + ": file too large\n"
+	if st := s.ok("status"); !strings.HasSuffix(st, want) {
+		t.Errorf("status:\n%s\nwant it to end with %q", st, want)
+	}
+	m := rawCall(t, s.sock, `{"type":"STATUS"}`)
+	ds, _ := m["data"].(map[string]any)["pty_dump_stopped"].(map[string]any)
+	if ds == nil || ds["bytes"] != float64(1024) || !strings.Contains(ds["error"].(string), "file too large") {
+		t.Errorf("STATUS answer %v, want pty_dump_stopped with bytes 1024 and the error", m)
+	}
+
+	b, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := strings.Repeat("A", 600) + "\r\n"
+	if len(b) != 1024 || !bytes.HasPrefix(b, []byte(prefix)) || b[len(b)-1] != 'B' {
+		t.Errorf("dump (%d bytes) is not the output's first 1024 bytes: %q", len(b), b)
+	}
+
+	// Room again: a dump that went on would now write the later output.
+	if err := os.Truncate(dump, 0); err != nil {
+		t.Fatal(err)
+	}
+	s.input("2\n")
+	s.waitText("CCC") // the reader writes the dump before the screen
+	if b, _ := os.ReadFile(dump); len(b) != 0 {
+		t.Errorf("the dump went on after its failed write: %q", b)
+	}
+	if st := s.ok("status"); !strings.HasSuffix(st, want) {
+		t.Errorf("status after more output:\n%s\nwant it to end with %q", st, want)
+	}
+}
