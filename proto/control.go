@@ -191,6 +191,11 @@ func parseOpen(body []byte, w *openWire) (Open, error) {
 	if err := CheckID(o.TerminalID); err != nil {
 		return o, fmt.Errorf("malformed OPEN: %w", err)
 	}
+	if err := checkSentIDs(body); err != nil {
+		// Refused under the id as decoded (U+FFFD for what was bad):
+		// the only string JSON can carry back.
+		return o, fmt.Errorf("malformed OPEN: %w", err)
+	}
 	var err error
 	if o.Cols, err = u16Field("OPEN", "cols", w.Cols); err != nil {
 		return o, err

@@ -84,12 +84,33 @@ type DecodeError struct {
 func (e *DecodeError) Error() string { return e.Err.Error() }
 func (e *DecodeError) Unwrap() error { return e.Err }
 
+// idFrames names the frame types, but OPEN (parseOpen checks its own),
+// whose JSON body names a terminal.
+var idFrames = map[Type]string{
+	TypeResize: "RESIZE", TypeClose: "CLOSE", TypeCredit: "CREDIT", TypeSignal: "SIGNAL",
+	TypeForeground: "FOREGROUND", TypeAttach: "ATTACH", TypeDetach: "DETACH", TypeRevive: "REVIVE",
+}
+
 // Decode decodes a host frame into its typed message. A frame of an
 // unknown type is no error: it decodes to Unknown. On an error the
 // message is nil and the error a *DecodeError.
 func Decode(f Frame) (Msg, error) {
 	fail := func(id string, err error) (Msg, error) {
 		return nil, &DecodeError{Type: f.Type, ID: id, HasID: id != "", Err: err}
+	}
+	if name := idFrames[f.Type]; name != "" {
+		if err := checkSentIDs(f.Body); err != nil {
+			// The requests a server answers (ATTACH, DETACH, REVIVE) are
+			// refused under the id as decoded, U+FFFD in place of what
+			// was bad; the others are only logged: addressed to that id,
+			// a refusal could reach a terminal of that name, not the
+			// sender's.
+			id := ""
+			if f.Type == TypeAttach || f.Type == TypeDetach || f.Type == TypeRevive {
+				id, _ = SentID(f.Body)
+			}
+			return fail(id, fmt.Errorf("malformed %s: %w", name, err))
+		}
 	}
 	switch f.Type {
 	case TypeOpen:

@@ -196,3 +196,66 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// An id that is not UTF-8 as sent (a stray byte, half a surrogate pair)
+// decodes to U+FFFD: taken as it decodes, it would be another id than
+// the host's. Every frame that names one refuses it; the requests a
+// server answers name the id as decoded, the only string JSON can carry
+// back, and the rest none (their refusal is only logged).
+func TestDecodeRefusesIDsNotUTF8(t *testing.T) {
+	open := func(id string) []byte {
+		return []byte(`{"terminalId":"` + id + `","cols":80,"rows":24,"cmd":"cat"}`)
+	}
+	cases := []struct {
+		name  string
+		f     Frame
+		id    string
+		hasID bool
+		msg   string
+	}{
+		{"open byte", Frame{TypeOpen, open("t\xff")}, "t\ufffd", true, "malformed OPEN: terminal id is not valid UTF-8 (byte 0xff at offset 1 of its JSON string)"},
+		{"open cut character", Frame{TypeOpen, open("\xe2\x82")}, "\ufffd\ufffd", true, "malformed OPEN: terminal id is not valid UTF-8 (byte 0xe2 at offset 0 of its JSON string)"},
+		{"open encoded surrogate", Frame{TypeOpen, open("\xed\xa0\x80")}, "\ufffd\ufffd\ufffd", true, ""},
+		{"open lone high surrogate", Frame{TypeOpen, open(`a\ud800b`)}, "a\ufffdb", true, `malformed OPEN: terminal id is not valid UTF-8 (the escape \ud800 is half of a surrogate pair)`},
+		{"open lone low surrogate", Frame{TypeOpen, open(`\uDC00`)}, "\ufffd", true, `malformed OPEN: terminal id is not valid UTF-8 (the escape \uDC00 is half of a surrogate pair)`},
+		{"open high then not low", Frame{TypeOpen, open(`\ud800\u0041`)}, "\ufffdA", true, ""},
+		{"open the later of two ids", Frame{TypeOpen, []byte("{\"terminalId\":\"ok\",\"terminalId\":\"t\xfe\",\"cols\":80,\"rows\":24,\"cmd\":\"cat\"}")}, "t\ufffd", true, ""},
+		{"attach", Frame{TypeAttach, []byte("{\"terminalId\":\"t\xff\",\"offset\":0}")}, "t\ufffd", true, "malformed ATTACH: terminal id is not valid UTF-8 (byte 0xff at offset 1 of its JSON string)"},
+		{"detach", Frame{TypeDetach, []byte("{\"terminalId\":\"t\xff\"}")}, "t\ufffd", true, ""},
+		{"revive", Frame{TypeRevive, []byte("{\"terminalId\":\"t\xff\"}")}, "t\ufffd", true, ""},
+		{"resize", Frame{TypeResize, []byte("{\"terminalId\":\"t\xff\",\"cols\":80,\"rows\":24}")}, "", false, "malformed RESIZE: terminal id is not valid UTF-8 (byte 0xff at offset 1 of its JSON string)"},
+		{"close", Frame{TypeClose, []byte("{\"terminalId\":\"t\xff\"}")}, "", false, ""},
+		{"credit", Frame{TypeCredit, []byte("{\"terminalId\":\"t\xff\",\"bytes\":1}")}, "", false, ""},
+		{"signal", Frame{TypeSignal, []byte("{\"terminalId\":\"t\xff\",\"signal\":\"INT\"}")}, "", false, ""},
+		{"foreground", Frame{TypeForeground, []byte("{\"terminalId\":\"t\xff\"}")}, "", false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := Decode(c.f)
+			require.Error(t, err)
+			assert.Nil(t, m)
+			var de *DecodeError
+			require.True(t, errors.As(err, &de))
+			assert.Equal(t, c.id, de.ID)
+			assert.Equal(t, c.hasID, de.HasID)
+			assert.Contains(t, err.Error(), "terminal id is not valid UTF-8")
+			if c.msg != "" {
+				assert.Equal(t, c.msg, err.Error())
+			}
+		})
+	}
+	// What is valid stays valid: characters outside ASCII, as bytes or
+	// escaped, a surrogate pair, U+FFFD itself, and other strings with
+	// bytes that are not UTF-8 (only the id is checked here).
+	for _, body := range []string{
+		`{"terminalId":"été ✓","cols":80,"rows":24,"cmd":"cat"}`,
+		`{"terminalId":"\u00e9\ud83d\ude00\ufffd�","cols":80,"rows":24,"cmd":"cat"}`,
+		`{"terminalId":"\\ud800","cols":80,"rows":24,"cmd":"cat"}`,
+		"{\"terminalId\":\"a\",\"cols\":80,\"rows\":24,\"cmd\":\"c\xffat\"}",
+	} {
+		_, err := Decode(Frame{TypeOpen, []byte(body)})
+		assert.NoError(t, err, body)
+	}
+	_, err := ParseOpen(open("t\xff"))
+	assert.ErrorContains(t, err, "terminal id is not valid UTF-8", "ParseOpen refuses it as Decode does")
+}

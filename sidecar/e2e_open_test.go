@@ -222,3 +222,43 @@ func TestOpenErrorsAffectOnlyThatTerminal(t *testing.T) {
 	}
 	waitLog(t, h, regexp.MustCompile("without a recoverable terminalId"))
 }
+
+// An id that is not UTF-8 as sent decodes to U+FFFD: taken as decoded,
+// "t\xff" and "t\xfe" were one terminal "t\ufffd", and frames naming the
+// host's id reached a terminal of that other name. Each is refused
+// (no child started) with an ERROR under the id as decoded; a frame
+// naming it acts on no terminal, not even one really named "t\ufffd".
+func TestOpenIDNotUTF8IsRefused(t *testing.T) {
+	h := start(t)
+	const shown = "t\ufffd"
+	for _, id := range []string{"t\xff", "t\xfe"} {
+		require.NoError(t, h.Send(proto.TypeOpen, []byte(`{"terminalId":"`+id+`","cols":80,"rows":24,"cmd":"cat"}`)))
+	}
+	s := h.MustUntil("two ERRORs", func(s hosttest.Snapshot) bool { return len(s.Controls(shown)) >= 2 })
+	for _, c := range s.Controls(shown) {
+		require.Equal(t, proto.TypeError, c.Type, "%s", c.Raw)
+		assert.Contains(t, c.Fields["message"], "terminal id is not valid UTF-8", c.Raw)
+	}
+	if len(sidecarArgs) == 0 {
+		h.WaitStderr(regexp.MustCompile(`OPEN .* failed: malformed OPEN: terminal id is not valid UTF-8 \(byte 0xfe`))
+	}
+
+	// A terminal that is named "t\ufffd" (those bytes are UTF-8) opens,
+	// and frames for "t\xff" leave it alone.
+	h.Open(proto.Open{TerminalID: shown, Cols: 80, Rows: 24, Cmd: "cat"})
+	pid := openedPID(t, h, shown)
+	require.NoError(t, h.Send(proto.TypeResize, []byte("{\"terminalId\":\"t\xff\",\"cols\":33,\"rows\":11}")))
+	require.NoError(t, h.Send(proto.TypeClose, []byte("{\"terminalId\":\"t\xff\"}")))
+	// Twice: the terminal's echo, then cat's own, which a CLOSE (its
+	// SIGHUP sent before this INPUT was read) would have ended first.
+	h.Input(shown, "alive\n")
+	h.MustUntil("cat's echo", func(s hosttest.Snapshot) bool { return strings.Count(s.Output(shown), "alive") >= 2 })
+	out, err := exec.Command("/bin/sh", "-c", fmt.Sprintf("stty size < /proc/%d/fd/0", pid)).Output()
+	require.NoError(t, err)
+	assert.Equal(t, "24 80\n", string(out), "RESIZE for t\\xff resized t\\ufffd")
+	for _, c := range h.Now().Controls(shown) {
+		assert.NotEqual(t, proto.TypeExit, c.Type, "CLOSE for t\\xff closed t\\ufffd")
+	}
+	h.SendJSON(proto.TypeClose, proto.Close{TerminalID: shown})
+	exitOf(t, h, shown)
+}
