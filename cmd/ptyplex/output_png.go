@@ -20,7 +20,9 @@ characters and the cursor, in Go Mono with 9x19-pixel cells. Characters
 the font lacks (CJK, emoji) are drawn as boxes of their width. --png -
 writes the image to stdout. FILE is created with mode 0600, or replaced
 if it is a regular file of ours; a symbolic link, a file of another user
-or one with several hard links is refused and left as it is.`
+or one with several hard links is refused and left as it is. The image
+is written to a temporary file beside FILE and renamed over it once
+complete: a failed write (a full disk) leaves FILE as it was.`
 
 // addPNGFlag registers output's --png flag.
 func addPNGFlag(fs *flag.FlagSet) *string {
@@ -68,16 +70,7 @@ func writePNG(path string, data []byte) error {
 		}
 		return nil
 	}
-	f, err := safefile.Create(path)
-	if err != nil {
-		return err // it names the path and, for a refusal, why
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	return nil
+	// Whole or not at all: a full disk must not leave a fragment, or
+	// destroy the image that was there.
+	return safefile.WriteWhole(path, data) // its errors name the path
 }

@@ -5,8 +5,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -134,5 +137,74 @@ func TestPTYDumpStopsAtFailedWrite(t *testing.T) {
 	}
 	if st := s.ok("status"); !strings.HasSuffix(st, want) {
 		t.Errorf("status after more output:\n%s\nwant it to end with %q", st, want)
+	}
+}
+
+// ptyplexFsize runs ptyplex with a file size limit of blocks 512-byte
+// blocks: a write past it fails (EFBIG) as one on a full disk does.
+func ptyplexFsize(t *testing.T, blocks int, args ...string) result {
+	t.Helper()
+	cmd := exec.Command("sh", append([]string{"-c", `ulimit -f "$0" && exec "$@"`, strconv.Itoa(blocks), bin}, args...)...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("ptyplex %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// TestOutputPNGFailedWriteKeepsFile writes a screenshot that does not fit
+// (a file size limit of 512 bytes, the failure of a full disk): the
+// existing image must stay as it was, a new name must not get a fragment,
+// no temporary file may be left, and the error must name the file once.
+// Before, the file was truncated and rewritten in place, and the error
+// read "write F: write F: file too large".
+func TestOutputPNGFailedWriteKeepsFile(t *testing.T) {
+	t.Parallel()
+	s := start(t, "--", "sh", "-c", colourProgram)
+	s.waitText("ready")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "screen.png")
+	s.ok("output", "--png", path)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(good) <= 512 {
+		t.Fatalf("the PNG has %d bytes: too few for a 512-byte limit to cut it", len(good))
+	}
+
+	r := ptyplexFsize(t, 1, "output", "--socket", s.sock, "--png", path)
+	want := "Error: write " + path + ": file too large (the existing file is left as it was)\n"
+	if r.code != exitFail || r.stderr != want {
+		t.Errorf("output --png past the limit: %v\nwant exit 1 and stderr %q", r, want)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, good) {
+		t.Errorf("the existing PNG changed: %d bytes, was %d", len(b), len(good))
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the existing PNG: %v, %v", st.Mode(), err)
+	}
+
+	fresh := filepath.Join(dir, "new.png")
+	r = ptyplexFsize(t, 1, "output", "--socket", s.sock, "--png", fresh)
+	if want := "Error: write " + fresh + ": file too large\n"; r.code != exitFail || r.stderr != want {
+		t.Errorf("output --png to a new file past the limit: %v\nwant exit 1 and stderr %q", r, want)
+	}
+	if _, err := os.Lstat(fresh); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed write left %s: %v", fresh, err)
+	}
+	names, _ := os.ReadDir(dir)
+	if len(names) != 1 {
+		var l []string
+		for _, n := range names {
+			l = append(l, n.Name())
+		}
+		t.Errorf("the directory holds %q, want only screen.png", l)
 	}
 }

@@ -13,10 +13,12 @@
 package safefile
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -63,6 +65,84 @@ func Create(path string) (*os.File, error) {
 		return nil, fmt.Errorf("truncate %s: %w", path, err)
 	}
 	return f, nil
+}
+
+// WriteWhole puts data at path as a whole or not at all: it is written to
+// a new private temporary file in path's directory and renamed over path
+// only once complete, so a failed write (a full disk) leaves an existing
+// file as it was and no fragment behind. What Create refuses is refused
+// here too and left as it is; a replaced file keeps its owner permission
+// bits, private. The rename never writes into whatever is at path, so
+// something planted there between the check and the rename gets none of
+// data. /dev/null is written as it is.
+func WriteWhole(path string, data []byte) error {
+	if path == os.DevNull {
+		f, err := open(path, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(data)
+		return errors.Join(err, f.Close())
+	}
+	mode := os.FileMode(0o600)
+	kept := "" // what a failure says of an existing file
+	var st unix.Stat_t
+	switch err := unix.Lstat(path, &st); {
+	case err == nil:
+		if err := check(path, &st); err != nil {
+			return err
+		}
+		mode = os.FileMode(st.Mode & 0o700)
+		kept = " (the existing file is left as it was)"
+	case err != unix.ENOENT:
+		return &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	// A short fixed pattern: one built from the name could pass NAME_MAX.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".ptyplex-*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: cannot create a temporary file beside it: %w%s", path, bare(err), kept)
+	}
+	fail := func(op string, err error) error {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("%s %s: %w%s", op, path, bare(err), kept)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail("write", err)
+	}
+	if mode != 0o600 {
+		if err := tmp.Chmod(mode); err != nil {
+			return fail("chmod", err)
+		}
+	}
+	// On disk before the rename: a crash must not leave an empty file
+	// in place of the old one.
+	if err := tmp.Sync(); err != nil {
+		return fail("write", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w%s", path, bare(err), kept)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("replace %s: %w%s", path, bare(err), kept)
+	}
+	return nil
+}
+
+// bare is err without the temporary file's name, which means nothing to
+// the user: the caller names the path they gave.
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 func open(path string, extra int) (*os.File, error) {

@@ -45,6 +45,11 @@ func TestRefusals(t *testing.T) {
 					t.Errorf("error %q (%T) does not say %q", err, err, c.reason)
 				}
 			}
+			err := WriteWhole(p, []byte("new"))
+			var re *RefusedError
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), c.reason) {
+				t.Errorf("WriteWhole: error %q (%T) does not say %q", err, err, c.reason)
+			}
 			if b, _ := os.ReadFile(target); string(b) != "keep" {
 				t.Errorf("target changed to %q", b)
 			}
