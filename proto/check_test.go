@@ -85,7 +85,7 @@ func TestReaderCheckDataShort(t *testing.T) {
 	r.CheckData(func(Type, string, int) error { t.Fatal("checked a frame whose id never came"); return nil })
 	_, err := r.ReadFrame()
 	require.ErrorIs(t, err, ErrCorrupt)
-	assert.Contains(t, err.Error(), "stream ended inside a OUTPUT frame")
+	assert.Contains(t, err.Error(), "stream ended inside an OUTPUT frame")
 }
 
 // oneByte reads its bytes one at a time, as a trickling peer sends them.

@@ -1,6 +1,9 @@
 package proto
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Type is the one-byte frame type.
 type Type uint8
@@ -61,6 +64,16 @@ func (t Type) String() string {
 		return "HELLO"
 	}
 	return fmt.Sprintf("0x%02x", uint8(t))
+}
+
+// withArticle is the type's name after "a" or "an" as it is read aloud:
+// "an OPEN", "a HELLO", "a 0x21".
+func (t Type) withArticle() string {
+	name := t.String()
+	if strings.ContainsRune("AEIOU", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }
 
 // Frame is one decoded frame. Body aliases the reader's buffer only until

@@ -48,7 +48,7 @@ func TestReadFrameRejectsCorruptStreams(t *testing.T) {
 		"zero length":      {[]byte{0, 0, 0, 0, 1}, "zero frame length"},
 		"oversized":        {[]byte{1, 0, 0, 1, 1}, "exceeds"},
 		"truncated header": {[]byte{3, 0}, "inside a frame header"},
-		"truncated body":   {[]byte{9, 0, 0, 0, 1, '{'}, "inside a OPEN frame"},
+		"truncated body":   {[]byte{9, 0, 0, 0, 1, '{'}, "inside an OPEN frame"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -93,7 +93,7 @@ func (r *Reader) ReadFrame() (Frame, error) {
 		body, err := r.r.Peek(int(total - 1))
 		if err != nil {
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return Frame{}, fmt.Errorf("%w: stream ended inside a %s frame (%d of %d body bytes)", ErrCorrupt, f.Type, len(body), total-1)
+				return Frame{}, fmt.Errorf("%w: stream ended inside %s frame (%d of %d body bytes)", ErrCorrupt, f.Type.withArticle(), len(body), total-1)
 			}
 			return Frame{}, err
 		}
@@ -111,7 +111,7 @@ func (r *Reader) ReadFrame() (Frame, error) {
 	}
 	if n, err := io.ReadFull(r.r, f.Body); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return Frame{}, fmt.Errorf("%w: stream ended inside a %s frame (%d of %d body bytes)", ErrCorrupt, f.Type, n, len(f.Body))
+			return Frame{}, fmt.Errorf("%w: stream ended inside %s frame (%d of %d body bytes)", ErrCorrupt, f.Type.withArticle(), n, len(f.Body))
 		}
 		return Frame{}, err
 	}
@@ -146,7 +146,7 @@ func (r *Reader) checkData(t Type, size int) error {
 // short reports a stream that ended (or failed) inside a frame body.
 func (r *Reader) short(err error, t Type, have, size int) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return fmt.Errorf("%w: stream ended inside a %s frame (%d of %d body bytes)", ErrCorrupt, t, have, size)
+		return fmt.Errorf("%w: stream ended inside %s frame (%d of %d body bytes)", ErrCorrupt, t.withArticle(), have, size)
 	}
 	return err
 }
