@@ -210,6 +210,9 @@ func parseOpen(body []byte, w *openWire) (Open, error) {
 		return o, errors.New("malformed OPEN: cmd is empty")
 	}
 	o.Cmd = *w.Cmd
+	if err := checkLaunch(o); err != nil {
+		return o, fmt.Errorf("malformed OPEN: %w", err)
+	}
 	o.UTF8 = w.UTF8 != nil && *w.UTF8
 	o.NodePtyTermios = w.NodePty != nil && *w.NodePty
 	if len(w.Credit) > 0 && string(w.Credit) != "null" {

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -247,4 +249,42 @@ func TestPutDataHeaderMatchesDataBody(t *testing.T) {
 	if want := AppendFrame(nil, TypeOutput, body); string(frame) != string(want) {
 		t.Fatalf("PutDataHeader built %q, want %q", frame, want)
 	}
+}
+
+// What no child can be started with is refused by name, with the reason:
+// a NUL (a C string ends there) in cmd, an argument, cwd or env, an
+// environment name that is empty or holds '=' (it gave the child ZZ=B=v,
+// which it reads as ZZ set to "B=v").
+func TestParseOpenRefusesWhatNoChildCanTake(t *testing.T) {
+	open := func(extra string) []byte {
+		return []byte(`{"terminalId":"t","cols":80,"rows":24,"cmd":"sh"` + extra + `}`)
+	}
+	bad := []struct{ extra, want string }{
+		{`,"env":{"ZZ=B":"v"}`, `malformed OPEN: env: invalid environment variable name "ZZ=B": it has "=", which ends a name`},
+		{`,"env":{"=C:":"v"}`, `invalid environment variable name "=C:"`},
+		{`,"env":{"":"v"}`, `malformed OPEN: env: invalid environment variable name "": it is empty`},
+		{`,"env":{"A\u0000B":"v"}`, `malformed OPEN: env: invalid environment variable name "A\x00B": it has a NUL byte`},
+		{`,"env":{"OK":"1","A":"v\u0000w"}`, `malformed OPEN: env: the value of "A" has a NUL byte (at byte 1), which no environment variable can hold`},
+		{`,"env":{"B=":"1","A=":"2"}`, `name "A="`},
+		{`,"cmd":"s\u0000h"`, `malformed OPEN: cmd "s\x00h" has a NUL byte (at byte 1), which no program's name can hold`},
+		{`,"args":["-c","tr\u0000ue"]`, `malformed OPEN: args[1] "tr\x00ue" has a NUL byte (at byte 2), which no argument can hold`},
+		{`,"cwd":"/t\u0000mp"`, `malformed OPEN: cwd "/t\x00mp" has a NUL byte (at byte 2), which no path can hold`},
+	}
+	if runtime.GOOS == "windows" {
+		bad = slices.Delete(bad, 1, 2) // "=C:" is a drive's directory there
+	}
+	for _, c := range bad {
+		body := open(c.extra)
+		if strings.HasPrefix(c.extra, `,"cmd"`) {
+			body = []byte(`{"terminalId":"t","cols":80,"rows":24` + c.extra + `}`)
+		}
+		o, err := ParseOpen(body)
+		require.Error(t, err, c.extra)
+		assert.Contains(t, err.Error(), c.want, c.extra)
+		assert.Equal(t, "t", o.TerminalID, "refused under its id")
+	}
+	// Values may be empty and hold '=', controls other than NUL are
+	// the program's business.
+	_, err := ParseOpen(open(`,"env":{"A":"","B":"x=y","C":"\u001b[m"},"args":["\t"],"cwd":"/tmp"`))
+	assert.NoError(t, err)
 }

@@ -262,3 +262,37 @@ func TestOpenIDNotUTF8IsRefused(t *testing.T) {
 	h.SendJSON(proto.TypeClose, proto.Close{TerminalID: shown})
 	exitOf(t, h, shown)
 }
+
+// An OPEN no child can be started with is refused, naming the field and
+// why, and starts nothing: an environment name with '=' gave the child
+// ZZ=B=v, an empty one was taken, a NUL anywhere got a bare "invalid
+// argument" from the spawn. Other terminals go on.
+func TestOpenRefusesWhatNoChildCanTake(t *testing.T) {
+	h := start(t)
+	h.Open(proto.Open{TerminalID: "live", Cols: 80, Rows: 24, Cmd: "cat"})
+	openedPID(t, h, "live")
+	cases := []struct{ id, extra, want string }{
+		{"envEq", `"cmd":"sh","args":["-c","env"],"env":{"ZZ=B":"v"}`, `invalid environment variable name "ZZ=B": it has "="`},
+		{"envEmpty", `"cmd":"sh","args":["-c","env"],"env":{"":"v"}`, `invalid environment variable name "": it is empty`},
+		{"envNulKey", `"cmd":"sh","env":{"A\u0000B":"v"}`, `invalid environment variable name "A\x00B": it has a NUL byte`},
+		{"envNulValue", `"cmd":"sh","env":{"A":"v\u0000w"}`, `the value of "A" has a NUL byte`},
+		{"cmdNul", `"cmd":"s\u0000h"`, `cmd "s\x00h" has a NUL byte`},
+		{"argNul", `"cmd":"sh","args":["-c","tr\u0000ue"]`, `args[1] "tr\x00ue" has a NUL byte`},
+		{"cwdNul", `"cmd":"sh","cwd":"/t\u0000mp"`, `cwd "/t\x00mp" has a NUL byte`},
+	}
+	for _, c := range cases {
+		require.NoError(t, h.Send(proto.TypeOpen, []byte(`{"terminalId":"`+c.id+`","cols":80,"rows":24,`+c.extra+`}`)))
+	}
+	for _, c := range cases {
+		e := h.WaitControl(proto.TypeError, c.id)
+		assert.Contains(t, e.Fields["message"], c.want, c.id)
+	}
+	// Every answer is in (frames are answered in order): none opened.
+	h.Input("live", "still-here\n")
+	h.WaitOutput("live", "still-here")
+	for _, c := range cases {
+		for _, x := range h.Now().Controls(c.id) {
+			assert.Equal(t, proto.TypeError, x.Type, "%s: %s", c.id, x.Raw)
+		}
+	}
+}
