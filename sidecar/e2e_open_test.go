@@ -296,3 +296,16 @@ func TestOpenRefusesWhatNoChildCanTake(t *testing.T) {
 		}
 	}
 }
+
+// A log line quoting what the host sent has its control characters
+// escaped: an escape sequence in a command reached the terminal of
+// whoever read stderr as it was.
+func TestStderrEscapesHostControls(t *testing.T) {
+	plainOnly(t, "the persistent server does not log a spawn it answers with ERROR")
+	h := start(t)
+	require.NoError(t, h.Send(proto.TypeOpen, []byte(`{"terminalId":"ctl","cols":80,"rows":24,"cmd":"/nonexistent/s\u001b[31mh\u0007\nforged"}`)))
+	assert.Contains(t, h.WaitControl(proto.TypeError, "ctl").Fields["message"], "/nonexistent/s\x1b[31mh\a\nforged", "the ERROR quotes the command as sent")
+	h.WaitStderr(regexp.MustCompile(`OPEN "ctl" failed: .*/nonexistent/s\\e\[31mh\\a\\nforged`))
+	assert.NotRegexp(t, "[\x00-\x09\x0b-\x1f\x7f]", h.Stderr())
+	assert.NotRegexp(t, "(?m)^forged", h.Stderr())
+}

@@ -7,7 +7,9 @@ import (
 	"io"
 	"log"
 	"os"
+	"strings"
 
+	"github.com/ptyplex/ptyplex/internal/cescape"
 	"github.com/ptyplex/ptyplex/internal/safefile"
 	"github.com/ptyplex/ptyplex/record"
 	"github.com/ptyplex/ptyplex/sidecar"
@@ -38,7 +40,27 @@ func checkNoArgs() {
 // logged to be written: run's end calls it.
 func newLogger() (*log.Logger, func()) {
 	sink := newStderrSink(os.Stderr)
-	return log.New(lineCutter{sink}, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds), sink.flush
+	return log.New(lineEscaper{lineCutter{sink}}, "ptyplex-sidecar: ", log.LstdFlags|log.Lmicroseconds), sink.flush
+}
+
+// lineEscaper writes each message of a log.Logger (one Write each, ending
+// in a newline) with its control characters escaped as
+// cescape.EscapeControls does, the final newline kept. Messages quote what
+// a host sent (a command, a directory, a spawn's error about them): a NUL
+// or an escape sequence in one reached the terminal of whoever read the
+// log as it was, and a newline in one began a line the sidecar never wrote.
+type lineEscaper struct{ w io.Writer }
+
+func (e lineEscaper) Write(p []byte) (int, error) {
+	msg := strings.TrimSuffix(string(p), "\n")
+	esc := cescape.EscapeControls(msg)
+	if esc == msg {
+		return e.w.Write(p)
+	}
+	if _, err := e.w.Write([]byte(esc + "\n")); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // maxLogLine bounds one line of the sidecar's stderr. Lines quote what

@@ -23,3 +23,16 @@ func TestLogLinesAreCut(t *testing.T) {
 		t.Errorf("long line of %d bytes ends %q", len(lines[1]), lines[1][max(0, len(lines[1])-60):])
 	}
 }
+
+// Control characters in a message are escaped, its final newline kept;
+// a message without them goes out as it is.
+func TestLogLinesEscapeControls(t *testing.T) {
+	var out bytes.Buffer
+	l := log.New(lineEscaper{&out}, "p: ", 0)
+	l.Printf("plain é %q", "id")
+	l.Printf("cannot start %s", "s\x00h\x1b[31m\nforged \xff")
+	want := "p: plain é \"id\"\np: cannot start s\\x00h\\e[31m\\nforged \\xff\n"
+	if out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}

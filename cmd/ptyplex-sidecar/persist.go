@@ -141,7 +141,7 @@ func persistMode() (code int, ok bool) {
 
 // serve is the server process.
 func serve(name string) int {
-	logger := log.New(os.Stderr, "ptyplex-sidecar["+name+"]: ", log.LstdFlags|log.Lmicroseconds)
+	logger := log.New(lineEscaper{os.Stderr}, "ptyplex-sidecar["+name+"]: ", log.LstdFlags|log.Lmicroseconds)
 	opts := persist.Options{Log: logger, Journal: *journalSize, Total: *journalTotal, KeepExited: *keepExited,
 		OrphanTimeout: *orphanTimeout, Name: name, Args: serverArgs(os.Args[1:]), JournalDir: *journalDir,
 		JournalDirMax: *journalDirMax, JournalSync: *journalSync}
