@@ -48,6 +48,7 @@ type Daemon struct {
 	stopOnce   sync.Once
 	stopReq    chan *request // a STOP, or nil for a signal, handed to Serve
 	regFile    string        // our entry in the session registry (registry.go)
+	warnings   []string      // what New could not do, for its caller to tell (Warnings)
 	integDir   string        // shell integration's generated files, removed at the first mark and at teardown
 	markKey    string        // the key the integration's marks carry ("" without integration)
 	// runTurn lets one RUN at a time type and wait (commands.go): two
@@ -128,7 +129,16 @@ func New(cfg Config) (*Daemon, error) {
 	// prints, a remote host's) could otherwise end a command or fake a
 	// prompt that RUN would type into.
 	d.st.scr.RequireMarkKey(d.markKey)
-	d.register() // best effort: without it the session is only missing from list
+	// Best effort: without its record the session is only missing from
+	// list, which is no reason to refuse it; but whoever starts it is told.
+	if dirOK, err := d.register(); err != nil {
+		what := "'ptyplex list' will not show it"
+		if dirOK && d.autoDir != "" && os.Getenv(wire.RuntimeDirEnv) == "" {
+			// list also looks at the sockets in /tmp/interminai-*.
+			what = "'ptyplex list' will show it only by its socket, without its command"
+		}
+		d.warnings = append(d.warnings, fmt.Sprintf("the session runs, but %s: %v", what, err))
+	}
 	go d.readPTY()
 	go d.watchExit()
 	go d.writeReplies(d.done)
@@ -138,6 +148,10 @@ func New(cfg Config) (*Daemon, error) {
 	go d.accept()
 	return d, nil
 }
+
+// Warnings are one-line sentences on what New could not do but the
+// session runs without (its record for list), for whoever started it.
+func (d *Daemon) Warnings() []string { return d.warnings }
 
 // SocketPath is the absolute path of the session socket.
 func (d *Daemon) SocketPath() string { return d.sock }

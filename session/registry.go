@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -13,11 +14,12 @@ import (
 )
 
 // register writes the daemon's record; a failure only costs the session
-// its place in `list`, so callers may ignore it.
-func (d *Daemon) register() error {
+// its place in `list`. dirOK tells whether the registry directory itself
+// could be used (list fails without it).
+func (d *Daemon) register() (dirOK bool, err error) {
 	dir, err := wire.RegistryDir()
 	if err != nil {
-		return err
+		return false, err
 	}
 	rec := wire.Record{
 		Socket: d.sock, PID: os.Getpid(), ChildPID: d.proc.Pid(),
@@ -25,20 +27,30 @@ func (d *Daemon) register() error {
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
-		return err
+		return true, err
 	}
 	f, err := os.CreateTemp(dir, fmt.Sprintf("%d-*.json", os.Getpid()))
 	if err != nil {
-		return fmt.Errorf("session registry: %w", err)
+		return true, recordError(dir, err)
 	}
 	_, werr := f.Write(b)
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("session registry: %w", err)
+		return true, recordError(dir, err)
 	}
 	d.regFile = f.Name()
-	return nil
+	return true, nil
+}
+
+// recordError says that the record could not be written in dir, and why;
+// the file's own name (random, and removed again) would tell nothing.
+func recordError(dir string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("session registry: cannot write this session's record in %s: %w", dir, err)
 }
 
 // unregister removes the daemon's record.

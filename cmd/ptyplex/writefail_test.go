@@ -208,3 +208,56 @@ func TestOutputPNGFailedWriteKeepsFile(t *testing.T) {
 		t.Errorf("the directory holds %q, want only screen.png", l)
 	}
 }
+
+// TestStartSaysRegistryFailed starts a session whose record cannot be
+// written (a file size limit of 0: the write fails as on a full disk).
+// The session still runs, but start must say on stderr that list will not
+// show it, and why; before, it said nothing and list showed no session.
+func TestStartSaysRegistryFailed(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"daemon", "no-daemon", "scanned"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			base := t.TempDir()
+			reg := base
+			env := append(os.Environ(), "PTYPLEX_RUNTIME_DIR="+reg)
+			args := []string{"-c", `ulimit -f 0 && exec "$@"`, "sh", bin, "start"}
+			say := "'ptyplex list' will not show it"
+			switch mode {
+			case "no-daemon":
+				args = append(args, "--no-daemon")
+			case "scanned":
+				// Without PTYPLEX_RUNTIME_DIR list also finds the
+				// auto-generated socket in /tmp/interminai-*.
+				reg = filepath.Join(base, "ptyplex")
+				env = append(withoutEnv(os.Environ(), "PTYPLEX_RUNTIME_DIR"), "XDG_RUNTIME_DIR="+base)
+				say = "'ptyplex list' will show it only by its socket, without its command"
+			}
+			cmd := exec.Command("sh", append(args, "--", "sh", "-c", "echo RUNNING; exec cat")...)
+			cmd.Env = env
+			stderr := watchStderr(t, cmd)
+			s := startCmd(t, cmd)
+			stderr.started()
+			line := stderr.waitFor(t, "list")
+			want := "ptyplex: the session runs, but " + say + ": session registry: cannot write this session's record in " + reg + ": file too large"
+			if line != want {
+				t.Errorf("start's stderr: %q\nwant %q", line, want)
+			}
+			s.waitText("RUNNING")
+			if names, _ := os.ReadDir(reg); len(names) != 0 {
+				t.Errorf("the registry holds %v after the failed write", names)
+			}
+		})
+	}
+}
+
+// withoutEnv is env without the variable name.
+func withoutEnv(env []string, name string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
