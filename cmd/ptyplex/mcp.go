@@ -4,10 +4,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,7 +41,7 @@ or in an mcpServers configuration file:
 
 func runMCP(args []string) int {
 	c := newCLI("mcp", "ptyplex mcp [--log FILE] [--idle-exit D]", mcpAbout, false)
-	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE` (created 0600; an existing one must be a private regular file of yours); stdout carries the protocol")
+	logPath := c.fs.String("log", "", "append server events (sessions stopped, errors) to `FILE` (created 0600; an existing one must be a private regular file of yours); stdout carries the protocol. Should a write fail (a full disk), stderr says so once and gets the rest")
 	idleExit := c.fs.Duration("idle-exit", mcpserver.DefaultIdleExit, "--idle-exit of the sessions the server starts: a finished session ends after `DURATION` without requests (0: never)")
 	if done, code := c.parse(args); done {
 		return code
@@ -55,7 +58,7 @@ func runMCP(args []string) int {
 			return exitFail
 		}
 		defer f.Close()
-		logger = slog.New(slog.NewTextHandler(f, nil))
+		logger = slog.New(slog.NewTextHandler(&logFile{f: f, path: *logPath}, nil))
 	}
 	idle := *idleExit
 	if idle <= 0 {
@@ -75,4 +78,35 @@ func runMCP(args []string) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// logFile is the --log file. At its first failed write (a full disk) it
+// says so once on stderr and sends that line and every later one to
+// stderr: stdout carries the protocol, and the MCP client keeps the
+// server's stderr in its own logs, so nothing is lost. The file is not
+// written again, so what it holds ends where the failure was instead of
+// going on after a gap once there is room again.
+type logFile struct {
+	mu     sync.Mutex
+	f      *os.File
+	path   string
+	failed bool
+}
+
+func (l *logFile) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.failed {
+		_, err := l.f.Write(p)
+		if err == nil {
+			return len(p), nil
+		}
+		l.failed = true
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is named below
+		}
+		fmt.Fprintf(os.Stderr, "ptyplex mcp: logging to %s failed: %v; this and later log lines go to stderr instead\n", l.path, err)
+	}
+	return os.Stderr.Write(p)
 }

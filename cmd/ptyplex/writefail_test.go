@@ -142,11 +142,12 @@ func TestPTYDumpStopsAtFailedWrite(t *testing.T) {
 
 // ptyplexFsize runs ptyplex with a file size limit of blocks 512-byte
 // blocks: a write past it fails (EFBIG) as one on a full disk does.
-func ptyplexFsize(t *testing.T, blocks int, args ...string) result {
+func ptyplexFsize(t *testing.T, blocks int, stdin string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command("sh", append([]string{"-c", `ulimit -f "$0" && exec "$@"`, strconv.Itoa(blocks), bin}, args...)...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = strings.NewReader(stdin)
 	err := cmd.Run()
 	code := 0
 	var ee *exec.ExitError
@@ -179,7 +180,7 @@ func TestOutputPNGFailedWriteKeepsFile(t *testing.T) {
 		t.Fatalf("the PNG has %d bytes: too few for a 512-byte limit to cut it", len(good))
 	}
 
-	r := ptyplexFsize(t, 1, "output", "--socket", s.sock, "--png", path)
+	r := ptyplexFsize(t, 1, "", "output", "--socket", s.sock, "--png", path)
 	want := "Error: write " + path + ": file too large (the existing file is left as it was)\n"
 	if r.code != exitFail || r.stderr != want {
 		t.Errorf("output --png past the limit: %v\nwant exit 1 and stderr %q", r, want)
@@ -192,7 +193,7 @@ func TestOutputPNGFailedWriteKeepsFile(t *testing.T) {
 	}
 
 	fresh := filepath.Join(dir, "new.png")
-	r = ptyplexFsize(t, 1, "output", "--socket", s.sock, "--png", fresh)
+	r = ptyplexFsize(t, 1, "", "output", "--socket", s.sock, "--png", fresh)
 	if want := "Error: write " + fresh + ": file too large\n"; r.code != exitFail || r.stderr != want {
 		t.Errorf("output --png to a new file past the limit: %v\nwant exit 1 and stderr %q", r, want)
 	}
@@ -260,4 +261,33 @@ func withoutEnv(env []string, name string) []string {
 		}
 	}
 	return out
+}
+
+// TestMCPLogWriteFailure runs the MCP server with a --log file it cannot
+// write (a file size limit of 0, the failure of a full disk) and two
+// input lines it refuses, each logged. Stderr must say once that logging
+// to the file failed and why, and carry both log lines instead; before,
+// the file stayed empty and nothing said so.
+func TestMCPLogWriteFailure(t *testing.T) {
+	t.Parallel()
+	logPath := filepath.Join(t.TempDir(), "mcp.log")
+	r := ptyplexFsize(t, 0, "not json one\nnot json two\n", "mcp", "--log", logPath)
+	if r.code != 0 {
+		t.Fatalf("mcp: %v", r)
+	}
+	notice := "ptyplex mcp: logging to " + logPath + " failed: file too large; this and later log lines go to stderr instead\n"
+	if n := strings.Count(r.stderr, "logging to"); n != 1 || !strings.HasPrefix(r.stderr, notice) {
+		t.Errorf("stderr:\n%s\nwant it to begin with %q, once", r.stderr, notice)
+	}
+	for _, l := range []string{`line="not json one"`, `line="not json two"`} {
+		if !strings.Contains(r.stderr, l) {
+			t.Errorf("stderr lacks the log line with %s:\n%s", l, r.stderr)
+		}
+	}
+	if b, err := os.ReadFile(logPath); err != nil || len(b) != 0 {
+		t.Errorf("the log file: %q, %v", b, err)
+	}
+	if strings.Contains(r.stdout, "level=") {
+		t.Errorf("a log line reached stdout, the protocol's:\n%s", r.stdout)
+	}
 }
