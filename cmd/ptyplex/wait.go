@@ -32,7 +32,9 @@ program prints something or exits, then prints
 --contains P / --not-contains P, until it contains / no longer contains the
 text P. It prints "Condition met on line N", "Condition already met on line
 N", or "Application exited" when the program ends first (exit 0 in each case).
-A line below the screen's last row reads as empty. --line wins over --quiet.
+A line below the screen's last row reads as empty (a resize may bring it);
+one past 4096, the most rows a screen can have, is refused (exit 2).
+--line wins over --quiet.
 
 ptyplex additions:
   --regex RE         like --contains, with a Go regular expression
@@ -108,6 +110,12 @@ func runWait(args []string) int {
 	if set["line"] && *line < 1 {
 		fmt.Fprintf(os.Stderr, "Error: line number must be 1 or greater (1-based), not %d\n", *line)
 		return exitFail
+	}
+	// A line below the screen reads as empty, as in interminai, since a
+	// resize may bring it; one below the tallest screen there can be
+	// never comes, and waiting for it would last for ever.
+	if set["line"] && *line > wire.MaxDim {
+		return c.usageError("--line %d is past the tallest screen there can be (%d rows): screen lines are 1..%d", *line, wire.MaxDim, wire.MaxDim)
 	}
 	if patterns > 1 {
 		return c.usageError("--contains, --not-contains and --regex cannot be combined")

@@ -181,6 +181,29 @@ func TestWaitFollowsInterminaisPrecedence(t *testing.T) {
 	}
 }
 
+// A line past 4096, the most rows a screen can have, can never show up:
+// waiting for it is refused as a usage error at once (it waited for ever,
+// or for --not-contains was met at once), while lines up to 4096 below
+// the screen still read as empty.
+func TestWaitLinePastTallestScreen(t *testing.T) {
+	t.Parallel()
+	s := start(t, "--size", "80x24", "--", "cat")
+	for _, args := range [][]string{
+		{"--line", "99999"},
+		{"--line", "4097", "--contains", "a"},
+		{"--line", "99999", "--not-contains", "a"},
+	} {
+		r := s.run(append([]string{"wait"}, append(args, "--timeout", "2s")...)...)
+		want := "Error: --line " + args[1] + " is past the tallest screen there can be (4096 rows): screen lines are 1..4096\nUsage: ptyplex wait "
+		if r.code != exitUsage || !strings.HasPrefix(r.stderr, want) || r.stdout != "" {
+			t.Errorf("wait %v: %v\nwant exit 2 and stderr beginning %q", args, r, want)
+		}
+	}
+	if r := s.run("wait", "--line", "4096", "--not-contains", "a"); r.code != 0 || r.stdout != "Condition already met on line 4096\n" {
+		t.Errorf("--line 4096, the tallest screen's last: %v", r)
+	}
+}
+
 func TestWaitTimeoutAndQuietFor(t *testing.T) {
 	t.Parallel()
 	s, feed := fifoSession(t)
