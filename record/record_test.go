@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sync"
 	"testing"
 
@@ -122,4 +123,77 @@ func TestWatchEOF(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
 	assert.Equal(t, HostEOF, recs[0].Kind)
+}
+
+// shortFile takes room bytes, the last write partly, then fails as a
+// full disk does; it can be truncated, as a file can.
+type shortFile struct {
+	buf      []byte
+	room     int
+	truncErr error
+}
+
+func (f *shortFile) Write(p []byte) (int, error) {
+	n := min(len(p), f.room-len(f.buf))
+	f.buf = append(f.buf, p[:n]...)
+	if n < len(p) {
+		return n, errors.New("no space left on device")
+	}
+	return n, nil
+}
+
+func (f *shortFile) Truncate(size int64) error {
+	if f.truncErr != nil {
+		return f.truncErr
+	}
+	f.buf = f.buf[:size]
+	return nil
+}
+
+// A failed write leaves the output cut back to its last whole record, and
+// the error says how many that is; a fixture that ended inside a record
+// was refused whole, as a killed sidecar's.
+func TestWriteErrorLeavesWholeRecords(t *testing.T) {
+	for _, room := range []int{len(Magic) + 100, 5000, 70 << 10, 200 << 10} {
+		t.Run(fmt.Sprint(room), func(t *testing.T) {
+			f := &shortFile{room: room}
+			w, err := NewWriter(f)
+			require.NoError(t, err)
+			var reported error
+			w.OnError = func(err error) { reported = err }
+			for i := 0; w.Err() == nil; i++ {
+				// Output (buffered) of several sizes, a control frame
+				// (flushed) now and then.
+				w.Tap(false, proto.AppendDataFrame(nil, proto.TypeOutput, "a", bytes.Repeat([]byte{'x'}, 1+i*397%9000)))
+				if i%7 == 0 {
+					w.Frame(FromHost, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: "a"}))
+				}
+			}
+			w.Close()
+			require.Error(t, reported)
+			m := regexp.MustCompile(`^recording stopped: no space left on device; the recording holds (\d+) whole records( \(the \d+ bytes of the next one that were written are cut off\))?$`).FindStringSubmatch(reported.Error())
+			require.NotNil(t, m, reported.Error())
+			recs, err := ReadAll(bytes.NewReader(f.buf))
+			require.NoError(t, err, "the output reads to its end")
+			assert.Equal(t, m[1], fmt.Sprint(len(recs)))
+		})
+	}
+}
+
+// When the rest cannot be cut off, the error says so, and what the output
+// holds.
+func TestWriteErrorThatCannotBeCutBack(t *testing.T) {
+	f := &shortFile{room: len(Magic) + 30, truncErr: errors.New("read-only file system")}
+	w, err := NewWriter(f)
+	require.NoError(t, err)
+	w.Frame(FromHost, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: "a"})) // a record of 36 bytes, 30 of them written
+	w.Frame(FromHost, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: "b"}))
+	assert.EqualError(t, w.Err(), "recording stopped: no space left on device; the recording holds 0 whole records, then 30 bytes of the next one: cutting those off failed too: read-only file system")
+
+	// An output that is no file cannot be cut back at all.
+	out := &failAfter{n: 1}
+	w, err = NewWriter(out)
+	require.NoError(t, err)
+	w.Frame(FromHost, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: "a"}))
+	assert.EqualError(t, w.Err(), "recording stopped: disk full; the recording holds 0 whole records")
 }

@@ -20,17 +20,46 @@ import (
 //
 // The first write error stops the recording for good and is reported once
 // through OnError; the session being recorded is never disturbed by it.
+// What reached the file then is cut back to its last whole record when the
+// output can be truncated (a file): a full disk leaves a fixture that reads
+// to its end, not one that ends inside a record as a killed sidecar's does.
 type Writer struct {
 	// OnError, if set, is called once with the first write error.
 	OnError func(error)
 
 	mu     sync.Mutex
 	bw     *bufio.Writer
-	closer io.Closer // the file, when Create opened it
+	out    *countingWriter // under bw: what reached the output
+	closer io.Closer       // the file, when Create opened it
 	start  time.Time
 	err    error // sticky: once set nothing more is written
 	hdr    [recordHeader]byte
+
+	// Where the records end: end is the offset past the last record
+	// handed to bw, pending the ends of those bw may still hold, whole
+	// the end of the last record wholly in the output and kept how many
+	// records that is.
+	end     int64
+	pending []int64
+	whole   int64
+	kept    int
 }
+
+// countingWriter counts what its writer took.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// truncater is what the output needs for a failed write to be cut back
+// to the last whole record (*os.File has it).
+type truncater interface{ Truncate(size int64) error }
 
 // Create creates (or truncates) the fixture file at path and writes its
 // header. Like every file ptyplex writes at a user-given path, it must be
@@ -53,13 +82,15 @@ func Create(path string) (*Writer, error) {
 // NewWriter writes the fixture header to out and returns a Writer whose
 // clock starts now.
 func NewWriter(out io.Writer) (*Writer, error) {
-	w := &Writer{bw: bufio.NewWriterSize(out, 64<<10), start: time.Now()}
+	cw := &countingWriter{w: out}
+	w := &Writer{bw: bufio.NewWriterSize(cw, 64<<10), out: cw, start: time.Now()}
 	if _, err := w.bw.WriteString(Magic); err != nil {
 		return nil, err
 	}
 	if err := w.bw.Flush(); err != nil {
 		return nil, err
 	}
+	w.end, w.whole = int64(len(Magic)), int64(len(Magic))
 	return w, nil
 }
 
@@ -112,19 +143,48 @@ func (w *Writer) write(k Kind, payload []byte) {
 		w.fail(err)
 		return
 	}
+	w.end += int64(recordHeader + len(payload))
+	w.pending = append(w.pending, w.end)
 	// Control frames and host events are rare and are what a post-mortem
 	// needs most, so they reach the file at once; output is left to the
 	// buffer so that a flood costs few syscalls.
 	if k != FromSidecar || len(payload) <= proto.HeaderSize || proto.Type(payload[4]) != proto.TypeOutput {
 		if err := w.bw.Flush(); err != nil {
 			w.fail(err)
+			return
 		}
+	}
+	w.settle()
+}
+
+// settle counts the records that reached the output whole; w.mu is held.
+func (w *Writer) settle() {
+	i := 0
+	for i < len(w.pending) && w.pending[i] <= w.out.n {
+		i++
+	}
+	if i > 0 {
+		w.whole = w.pending[i-1]
+		w.kept += i
+		w.pending = append(w.pending[:0], w.pending[i:]...)
 	}
 }
 
-// fail makes err sticky and reports it; w.mu is held.
+// fail makes err sticky, cuts what reached the output back to its last
+// whole record and reports both; w.mu is held.
 func (w *Writer) fail(err error) {
-	w.err = fmt.Errorf("recording stopped: %w", err)
+	w.settle()
+	what := fmt.Sprintf("the recording holds %d whole records", w.kept)
+	if part := w.out.n - w.whole; part > 0 {
+		if tr, ok := w.out.w.(truncater); !ok {
+			what += fmt.Sprintf(", then %d bytes of the next one", part)
+		} else if terr := tr.Truncate(w.whole); terr != nil {
+			what += fmt.Sprintf(", then %d bytes of the next one: cutting those off failed too: %v", part, terr)
+		} else {
+			what += fmt.Sprintf(" (the %d bytes of the next one that were written are cut off)", part)
+		}
+	}
+	w.err = fmt.Errorf("recording stopped: %w; %s", err, what)
 	if w.OnError != nil {
 		w.OnError(w.err)
 	}

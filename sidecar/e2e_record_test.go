@@ -4,13 +4,17 @@ package sidecar_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/record"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -52,4 +56,34 @@ func TestRecordMakesReadableFilePrivate(t *testing.T) {
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
 	require.Contains(t, string(b), "hunter2", "the recording holds the input")
+}
+
+// A recording whose write fails (here the file size limit, EFBIG, as a
+// full disk gives ENOSPC) stops; the sidecar keeps serving, and the file
+// is cut back to its last whole record, so that it reads to its end: it
+// ended inside a record, which readers take for a killed sidecar's and
+// refused whole. The log line says how many records it holds.
+func TestRecordWriteFailureLeavesWholeRecords(t *testing.T) {
+	plainOnly(t, "--record is refused with --persist")
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "session.fixture")
+	// ulimit -f counts 512-byte blocks: 100 KiB, a fraction of the output.
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -f 200 && exec "$@"`, "sh", sidecarBin, "--record", p)
+	h := hosttest.StartCmd(t, cmd)
+	sh(h, "big", "head -c 300000 /dev/zero | tr '\\0' x; echo; echo DONE")
+	exitOf(t, h, "big")
+	require.Contains(t, h.Now().Output("big"), "DONE", "the terminal was served to its end")
+	lines := h.WaitStderr(regexp.MustCompile(`(?i)recording stopped: .*file too large; the recording holds (\d+) whole records`))
+	whole, err := strconv.Atoi(lines[1])
+	require.NoError(t, err)
+	h.CloseStdin()
+	code, err := h.WaitExit(10 * time.Second)
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+
+	recs, err := record.ReadFile(p)
+	require.NoError(t, err, "the recording reads to its end")
+	require.Len(t, recs, whole, "as many records as the log line says")
+	require.Greater(t, whole, 1)
+	assert.Equal(t, proto.TypeOpen, recs[0].Frame.Type)
 }
