@@ -16,6 +16,15 @@ import (
 // ErrFormat wraps every reason a fixture cannot be read.
 var ErrFormat = errors.New("bad fixture")
 
+// ErrTruncated wraps (with ErrFormat) a file that ends inside a record:
+// the records before it are whole, and ReadAll returns them with it.
+var ErrTruncated = errors.New("the file ends inside a record")
+
+// truncated is the error for a file that ends inside record n.
+func truncated(n int, what string) error {
+	return fmt.Errorf("%w: record %d: truncated %s: %w (a recording cut short; the %d records before it are whole)", ErrFormat, n, what, ErrTruncated, n)
+}
+
 // Reader reads records from a fixture.
 type Reader struct {
 	r   *bufio.Reader
@@ -41,7 +50,7 @@ func (r *Reader) Next() (Record, error) {
 		if err == io.EOF {
 			return Record{}, io.EOF
 		}
-		return Record{}, fmt.Errorf("%w: record %d: truncated header", ErrFormat, r.n)
+		return Record{}, truncated(r.n, "header")
 	}
 	rec := Record{
 		Kind: Kind(r.hdr[0]),
@@ -53,7 +62,7 @@ func (r *Reader) Next() (Record, error) {
 	}
 	rec.Raw = make([]byte, size)
 	if _, err := io.ReadFull(r.r, rec.Raw); err != nil {
-		return Record{}, fmt.Errorf("%w: record %d: truncated payload", ErrFormat, r.n)
+		return Record{}, truncated(r.n, "payload")
 	}
 	if rec.Kind == FromHost || rec.Kind == FromSidecar {
 		f, err := proto.NewReader(bytes.NewReader(rec.Raw)).ReadFrame()
@@ -69,7 +78,8 @@ func (r *Reader) Next() (Record, error) {
 	return rec, nil
 }
 
-// ReadAll reads every record of a fixture.
+// ReadAll reads every record of a fixture. On an error it returns the
+// records read before it too.
 func ReadAll(r io.Reader) ([]Record, error) {
 	rd, err := NewReader(r)
 	if err != nil {
@@ -88,7 +98,9 @@ func ReadAll(r io.Reader) ([]Record, error) {
 	}
 }
 
-// ReadFile reads every record of the fixture at path.
+// ReadFile reads every record of the fixture at path. On an error it
+// returns the records read before it too: for a file that ends inside a
+// record (errors.Is(err, ErrTruncated)) those are all it holds whole.
 func ReadFile(path string) ([]Record, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -197,3 +197,25 @@ func TestWriteErrorThatCannotBeCutBack(t *testing.T) {
 	w.Frame(FromHost, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: "a"}))
 	assert.EqualError(t, w.Err(), "recording stopped: disk full; the recording holds 0 whole records")
 }
+
+// A file that ends inside a record is reported as cut short, with the
+// records before it, which are whole.
+func TestReaderReturnsWholeRecordsBeforeATruncation(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf)
+	require.NoError(t, err)
+	for _, id := range []string{"a", "b", "c"} {
+		w.Frame(FromHost, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: id}))
+	}
+	require.NoError(t, w.Close())
+	whole := buf.Bytes()
+	for _, cut := range []int{3, recordHeader + 1} {
+		recs, err := ReadAll(bytes.NewReader(whole[:len(whole)-cut]))
+		assert.ErrorIs(t, err, ErrTruncated)
+		assert.ErrorIs(t, err, ErrFormat)
+		assert.ErrorContains(t, err, "record 2: truncated")
+		assert.Len(t, recs, 2)
+	}
+	_, err = ReadAll(bytes.NewReader([]byte(Magic + "H\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff")))
+	assert.NotErrorIs(t, err, ErrTruncated, "an impossible length is damage, not a cut")
+}
