@@ -24,6 +24,15 @@ var (
 	persistName = flag.String("persist", "", persistUsage)
 )
 
+// persistGiven says whether --persist was on the command line, even as
+// --persist "": an empty name (a variable that was not set) is a mistake
+// to refuse, not a request for the plain sidecar.
+func persistGiven() bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "persist" })
+	return given
+}
+
 // checkNoArgs ends us with status 2 when arguments follow the flags.
 func checkNoArgs() {
 	if flag.NArg() == 0 {

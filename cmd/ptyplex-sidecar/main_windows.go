@@ -37,7 +37,7 @@ func main() {
 		fmt.Println(version.String("ptyplex-sidecar", ptyhost.Backend()))
 		return
 	}
-	if *persistName != "" {
+	if persistGiven() {
 		fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --persist is not supported on Windows (the persistent server needs Unix sockets and re-executes itself); see docs/platforms.md")
 		os.Exit(2)
 	}

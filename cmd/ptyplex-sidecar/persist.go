@@ -97,7 +97,7 @@ func serverArgs(args []string) []string {
 // persistMode runs the persistent modes; ok is false when --persist was
 // not given (and none of its flags either).
 func persistMode() (code int, ok bool) {
-	if *persistName == "" {
+	if !persistGiven() {
 		if *persistStop || *persistList || *persistServe || *persistUpgrade || *readopt || *resumeFD >= 0 || *resumeKeeper >= 0 {
 			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --stop, --list, --upgrade, --readopt and --serve need --persist NAME")
 			return 2, true

@@ -74,3 +74,27 @@ func TestPersistActionsExclusive(t *testing.T) {
 		}
 	}
 }
+
+// --persist "" (a name from a variable that was not set, say) is refused
+// as any other invalid name is: a usage error, exit 2. Before, it ran a
+// plain sidecar, which ended with its host and kept nothing, and said
+// nothing.
+func TestPersistEmptyNameRefused(t *testing.T) {
+	sidecar, err := hosttest.Binary("./cmd/ptyplex-sidecar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PTYPLEX_RUNTIME_DIR", t.TempDir())
+	for _, args := range [][]string{{"--persist", ""}, {"--persist="}, {"-persist", "", "--list"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, sidecar, args...)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.Run()
+		cancel()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || out.String() != "" ||
+			!strings.Contains(errb.String(), `persistent sidecar name "": use 1 to 64 letters`) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and the name refused", args, code, out.String(), errb.String())
+		}
+	}
+}
