@@ -33,8 +33,8 @@ program prints something or exits, then prints
 text P. It prints "Condition met on line N", "Condition already met on line
 N", or "Application exited" when the program ends first (exit 0 in each case).
 A line below the screen's last row reads as empty (a resize may bring it);
-one past 4096, the most rows a screen can have, is refused (exit 2).
---line wins over --quiet.
+one past 4096, the most rows a screen can have, always does (a note on
+stderr says so). --line wins over --quiet.
 
 ptyplex additions:
   --regex RE         like --contains, with a Go regular expression
@@ -113,9 +113,11 @@ func runWait(args []string) int {
 	}
 	// A line below the screen reads as empty, as in interminai, since a
 	// resize may bring it; one below the tallest screen there can be
-	// never comes, and waiting for it would last for ever.
+	// never comes. interminai takes it all the same (so --not-contains
+	// is met at once there, and scripts may count on that), so it is
+	// taken here too, with a note that says what it will read.
 	if set["line"] && *line > wire.MaxDim {
-		return c.usageError("--line %d is past the tallest screen there can be (%d rows): screen lines are 1..%d", *line, wire.MaxDim, wire.MaxDim)
+		fmt.Fprintf(os.Stderr, "ptyplex wait: note: --line %d is past the tallest screen there can be (%d rows): it always reads as empty\n", *line, wire.MaxDim)
 	}
 	if patterns > 1 {
 		return c.usageError("--contains, --not-contains and --regex cannot be combined")

@@ -181,25 +181,21 @@ func TestWaitFollowsInterminaisPrecedence(t *testing.T) {
 	}
 }
 
-// A line past 4096, the most rows a screen can have, can never show up:
-// waiting for it is refused as a usage error at once (it waited for ever,
-// or for --not-contains was met at once), while lines up to 4096 below
-// the screen still read as empty.
+// A line past 4096, the most rows a screen can have, can never show up.
+// interminai takes it as a line that reads empty (--not-contains is met
+// at once), and so does wait, with a note on stderr that says so; it used
+// to say nothing, and a --contains waited for ever without a word.
 func TestWaitLinePastTallestScreen(t *testing.T) {
 	t.Parallel()
 	s := start(t, "--size", "80x24", "--", "cat")
-	for _, args := range [][]string{
-		{"--line", "99999"},
-		{"--line", "4097", "--contains", "a"},
-		{"--line", "99999", "--not-contains", "a"},
-	} {
-		r := s.run(append([]string{"wait"}, append(args, "--timeout", "2s")...)...)
-		want := "Error: --line " + args[1] + " is past the tallest screen there can be (4096 rows): screen lines are 1..4096\nUsage: ptyplex wait "
-		if r.code != exitUsage || !strings.HasPrefix(r.stderr, want) || r.stdout != "" {
-			t.Errorf("wait %v: %v\nwant exit 2 and stderr beginning %q", args, r, want)
-		}
+	note := "ptyplex wait: note: --line 99999 is past the tallest screen there can be (4096 rows): it always reads as empty\n"
+	if r := s.run("wait", "--line", "99999", "--not-contains", "a"); r.code != 0 || r.stdout != "Condition already met on line 99999\n" || r.stderr != note {
+		t.Errorf("--line 99999 --not-contains: %v", r)
 	}
-	if r := s.run("wait", "--line", "4096", "--not-contains", "a"); r.code != 0 || r.stdout != "Condition already met on line 4096\n" {
+	if r := s.run("wait", "--line", "99999", "--contains", "a", "--timeout", "1s"); r.code == 0 || !strings.HasPrefix(r.stderr, note) {
+		t.Errorf("--line 99999 --contains: %v", r)
+	}
+	if r := s.run("wait", "--line", "4096", "--not-contains", "a"); r.code != 0 || r.stdout != "Condition already met on line 4096\n" || r.stderr != "" {
 		t.Errorf("--line 4096, the tallest screen's last: %v", r)
 	}
 }
