@@ -67,7 +67,7 @@ func runReplay(args []string) int {
 	}
 	if *dump {
 		for _, path := range fs.Args() {
-			if err := dumpFixture(os.Stdout, path); err != nil {
+			if err := replay.Dump(os.Stdout, path); err != nil {
 				fmt.Fprintln(os.Stderr, "ptyplex replay:", err)
 				return exitUsage
 			}
@@ -211,38 +211,4 @@ func showArg(s string) string {
 		}
 	}
 	return s
-}
-
-// dumpFixture prints one line per record. Frame bodies and notes come
-// from the file as they are, and a fixture may hold anything: they are
-// printed escaped, so that no escape sequence in them (a clipboard write,
-// a title) reaches the terminal that shows the dump.
-func dumpFixture(w io.Writer, path string) error {
-	recs, err := record.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s: %d records\n", cescape.Escape(path), len(recs))
-	for _, r := range recs {
-		fmt.Fprintf(w, "%12s  %-7s  ", r.At.Round(time.Microsecond), r.Kind)
-		switch r.Kind {
-		case record.FromHost, record.FromSidecar:
-			f := r.Frame
-			if f.Type == proto.TypeInput || f.Type == proto.TypeOutput {
-				id, data, err := proto.ParseData(f.Body)
-				if err == nil {
-					show := data
-					if len(show) > 60 {
-						show = show[:60]
-					}
-					fmt.Fprintf(w, "%-6s %s %d bytes %q\n", f.Type, cescape.Escape(id), len(data), show)
-					continue
-				}
-			}
-			fmt.Fprintf(w, "%-6s %s\n", f.Type, cescape.EscapeControls(string(f.Body)))
-		default:
-			fmt.Fprintf(w, "%s\n", cescape.EscapeControls(string(r.Raw)))
-		}
-	}
-	return nil
 }

@@ -135,3 +135,23 @@ func TestReplayDumpEscapesControls(t *testing.T) {
 		t.Errorf("replay's command list does not show %q:\n%s", want, shown.stderr)
 	}
 }
+
+// A fixture cut short (a recording whose sidecar was killed) is shown up
+// to its last whole record, then where it ends; --dump still fails. It
+// printed nothing of the whole records before.
+func TestReplayDumpShowsACutFixtureUpToItsEnd(t *testing.T) {
+	t.Parallel()
+	whole, err := os.ReadFile(hostileFixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.fixture")
+	if err := os.WriteFile(cut, whole[:len(whole)-3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dump := ptyplex(t, "", "replay", "--dump", cut)
+	if dump.code != exitUsage || !strings.Contains(dump.stdout, "(the file ends inside record ") ||
+		!strings.Contains(dump.stdout, `\e]0;owned\a`) || !strings.Contains(dump.stderr, "truncated") {
+		t.Fatalf("replay --dump of a cut fixture: %v", dump)
+	}
+}
