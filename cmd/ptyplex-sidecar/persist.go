@@ -29,14 +29,14 @@ var (
 	persistServe = flag.Bool("serve", false, "with --persist: be the server itself (what --persist starts in the background)")
 	journalSize  = flag.Int("journal", persist.DefaultJournal, "with --persist: journal `BYTES` of a terminal whose OPEN names none")
 	journalTotal = flag.Int64("journal-total", persist.DefaultTotal, "with --persist: cap `BYTES` on the sum of all terminals' journals")
-	keepExited   = flag.Duration("keep-exited", persist.DefaultKeepExited, "with --persist: keep a terminal that exited while detached this `long`")
+	keepExited   = flag.Duration("keep-exited", persist.DefaultKeepExited, "with --persist: keep a terminal that exited while detached for `DURATION`")
 	// --journal-dir and its two companions: journals on disk too, so that
 	// a crash of the server loses no output (see docs/persist.md).
 	journalDir    = flag.String("journal-dir", "", "with --persist: keep every terminal's journal on disk too, under `DIR` (0700, ours), so that a crash or a reboot loses no output; the next server lists the terminals dead")
 	journalDirMax = flag.Int64("journal-dir-max", persist.DefaultJournalDirMax, "with --journal-dir: bound `BYTES` on the server's files there (dead terminals' go first)")
-	journalSync   = flag.Duration("journal-sync", persist.DefaultJournalSync, "with --journal-dir: fsync the files written every `interval` (0: never)")
+	journalSync   = flag.Duration("journal-sync", persist.DefaultJournalSync, "with --journal-dir: fsync the files written every `DURATION` (0: never)")
 	// The orphan bound and re-adoption (sidecar/persist/orphan.go, readopt.go).
-	orphanTimeout = flag.Duration("orphan-timeout", persist.DefaultOrphanTimeout, "with --persist: close (as CLOSE does) a running terminal that no host held for this `long`, unless its OPEN says (\"orphanMs\"); 0: never")
+	orphanTimeout = flag.Duration("orphan-timeout", persist.DefaultOrphanTimeout, "with --persist: close (as CLOSE does) a running terminal that no host held for `DURATION`, unless its OPEN says (\"orphanMs\"); 0: never")
 	readopt       = flag.Bool("readopt", false, "with --persist: an OPEN for the id of a terminal no host holds gives this host that terminal if it runs the same program (command, args and working directory: OPENED, its screen redrawn as OUTPUT, then its output), or replaces it with a new one if not, instead of refusing the id: for hosts written for the plain sidecar, which reopen their ids")
 	// --upgrade hands the terminals to the binary it is run as.
 	persistUpgrade = flag.Bool("upgrade", false, "with --persist: hand every terminal of the running persistent sidecar to this binary, which takes its place without the terminals noticing (not with --list or --stop; see docs/persist.md)")
