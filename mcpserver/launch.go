@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ptyplex/ptyplex/internal/cescape"
 )
 
 // launchTimeout bounds one `ptyplex start`; it returns well under two
@@ -37,6 +39,10 @@ type started struct {
 	Socket string
 	PID    int
 	Auto   bool
+	// Warnings are the lines start wrote on stderr although it started
+	// the session (its record for `ptyplex list` could not be written,
+	// say): the agent is told them.
+	Warnings []string
 }
 
 // launch runs `<binary> start [flags] -- COMMAND...`, exactly what a human
@@ -101,7 +107,16 @@ func launch(ctx context.Context, binary string, spec startSpec) (started, error)
 		}
 		return started{}, fmt.Errorf("could not start %q: %s", strings.Join(spec.Command, " "), msg)
 	}
-	return parseStarted(stdout.String())
+	st, err := parseStarted(stdout.String())
+	if err != nil {
+		return st, err
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			st.Warnings = append(st.Warnings, cescape.EscapeControls(line))
+		}
+	}
+	return st, nil
 }
 
 // parseStarted reads the Socket:, PID: and Auto-generated: lines.

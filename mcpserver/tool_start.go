@@ -97,5 +97,9 @@ func (s *Server) start(ctx context.Context, in StartInput) (string, StartOutput,
 	}
 	text := fmt.Sprintf("Started session %s: %s\nSocket: %s\nPID: %d\nThe session runs until you call stop; %s.\nA human can watch it with: ptyplex output --socket %s\nNext: %s.",
 		e.ID, strings.Join(in.Command, " "), e.Socket, e.PID, life, e.Socket, next)
+	for _, w := range st.Warnings {
+		s.log.Warn("start said", "session", e.ID, "line", w)
+		text += "\nNote: " + w
+	}
 	return text, out, nil
 }
