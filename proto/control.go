@@ -213,6 +213,9 @@ func parseOpen(body []byte, w *openWire) (Open, error) {
 	if err := checkLaunch(o); err != nil {
 		return o, fmt.Errorf("malformed OPEN: %w", err)
 	}
+	if err := checkSentLaunch(body); err != nil {
+		return o, fmt.Errorf("malformed OPEN: %w", err)
+	}
 	o.UTF8 = w.UTF8 != nil && *w.UTF8
 	o.NodePtyTermios = w.NodePty != nil && *w.NodePty
 	if len(w.Credit) > 0 && string(w.Credit) != "null" {

@@ -245,13 +245,14 @@ func TestDecodeRefusesIDsNotUTF8(t *testing.T) {
 		})
 	}
 	// What is valid stays valid: characters outside ASCII, as bytes or
-	// escaped, a surrogate pair, U+FFFD itself, and other strings with
-	// bytes that are not UTF-8 (only the id is checked here).
+	// escaped, a surrogate pair, U+FFFD itself, and an environment value
+	// with bytes that are not UTF-8 (the program and its arguments are
+	// checked too, TestOpenRefusesLaunchStringsNotUTF8).
 	for _, body := range []string{
 		`{"terminalId":"été ✓","cols":80,"rows":24,"cmd":"cat"}`,
 		`{"terminalId":"\u00e9\ud83d\ude00\ufffd�","cols":80,"rows":24,"cmd":"cat"}`,
 		`{"terminalId":"\\ud800","cols":80,"rows":24,"cmd":"cat"}`,
-		"{\"terminalId\":\"a\",\"cols\":80,\"rows\":24,\"cmd\":\"c\xffat\"}",
+		"{\"terminalId\":\"a\",\"cols\":80,\"rows\":24,\"cmd\":\"cat\",\"env\":{\"A\":\"c\xffat\"}}",
 	} {
 		_, err := Decode(Frame{TypeOpen, []byte(body)})
 		assert.NoError(t, err, body)

@@ -2,6 +2,7 @@ package proto
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"unicode/utf16"
@@ -27,6 +28,42 @@ func checkSentIDs(body []byte) error {
 		if k.name == "terminalId" {
 			if err := checkJSONString(k.value); err != nil {
 				return fmt.Errorf("terminal id is not valid UTF-8 (%v)", err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkSentLaunch reports a "cmd", "cwd" or "args" string of an OPEN that
+// is not valid UTF-8 as the host wrote it, as checkSentIDs does for the
+// id: decoded, it would be another program, directory or argument than
+// the one sent (U+FFFD for the bytes), run without a word. The values of
+// "env" are left as decoded: a host passes its own environment on, which
+// may hold anything, and a variable with U+FFFD in it is no other
+// program.
+func checkSentLaunch(body []byte) error {
+	if !mayHaveBadString(body) {
+		return nil
+	}
+	keys, ok := topKeys(body)
+	if !ok {
+		return nil
+	}
+	for _, k := range keys {
+		switch k.name {
+		case "cmd", "cwd":
+			if err := checkJSONString(k.value); err != nil {
+				return fmt.Errorf("%s is not valid UTF-8 (%v)", k.name, err)
+			}
+		case "args":
+			var args []json.RawMessage
+			if json.Unmarshal(k.value, &args) != nil {
+				continue // not an array of values: its parser says so
+			}
+			for i, a := range args {
+				if err := checkJSONString(a); err != nil {
+					return fmt.Errorf("args[%d] is not valid UTF-8 (%v)", i, err)
+				}
 			}
 		}
 	}
