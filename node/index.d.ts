@@ -123,7 +123,10 @@ export interface Terminal extends IPty {
   readonly ptsName: string | undefined;
   /** Resolves when the terminal runs; rejects with the reason it could not start. */
   readonly ready: Promise<void>;
-  /** Asks the sidecar for the foreground process's name. */
+  /**
+   * Asks the sidecar for the foreground process's name; a viewer, which the
+   * server does not answer, resolves with what `process` knows.
+   */
   getProcess(): Promise<string>;
   /** The terminal's id in the protocol: what Sidecar#attach takes. */
   readonly terminalId: string;

@@ -632,7 +632,9 @@ class Sidecar {
           term._failed(new Error(reason.startsWith('cannot start ') ? reason : `cannot start ${term._file}: ${reason}`));
           this._refresh(gen);
         } else {
-          term._emitError(new Error(msg.message));
+          // A refused FOREGROUND is answered by its promise, not as an error.
+          if (/^FOREGROUND\b/.test(String(msg.message)) && term._fgWaiters.length) term._foregroundRefused();
+          else term._emitError(new Error(msg.message));
         }
         break;
       case T.EXIT: {

@@ -213,7 +213,7 @@ class Terminal {
     if (process.platform === 'linux' && this._pid > 0 && this._state === 'live') {
       const name = linuxForeground(this._pid);
       if (name) this._process = name;
-    } else if (this._features.has('foreground') && this._state === 'live') {
+    } else if (this._features.has('foreground') && this._state === 'live' && !this.viewing) {
       // No synchronous way here: answer what we know and ask for next time.
       this.getProcess().catch(() => {});
     }
@@ -250,9 +250,14 @@ class Terminal {
     return this._id;
   }
 
-  /** Asks the sidecar for the foreground process's name. */
+  /**
+   * Asks the sidecar for the foreground process's name. A viewer of a
+   * persistent terminal may not ask (the server refuses FOREGROUND from a
+   * viewer): it resolves with what the process getter knows, as node-pty's
+   * getProcess always resolves with a name.
+   */
   getProcess() {
-    if (this._state !== 'live' || !this._features.has('foreground')) {
+    if (this._state !== 'live' || !this._features.has('foreground') || this.viewing) {
       return Promise.resolve(this.process);
     }
     return new Promise((resolve) => {
@@ -583,6 +588,14 @@ class Terminal {
     // node-pty: 'close' (its PTY closed) comes before the exit.
     this.emit('close');
     this._onExit.fire(e);
+  }
+
+  // _foregroundRefused answers the oldest FOREGROUND with what is known:
+  // the server refused it (the terminal changed hands meanwhile), and
+  // its waiter would otherwise wait forever.
+  _foregroundRefused() {
+    const w = this._fgWaiters.shift();
+    if (w) w(this._process);
   }
 
   _foreground(msg) {

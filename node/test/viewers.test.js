@@ -60,3 +60,19 @@ test('a viewer sees what the holder sees, cannot type, and takes the terminal wh
   await two;
   assert.strictEqual(view.lost, 0);
 });
+
+test("a viewer's getProcess resolves with the foreground process's name, as the process getter knows it", async (t) => {
+  const { sidecar } = server(t);
+  const a = sidecar();
+  const held = a.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat'], {});
+  await waitOutput(held, 'ready');
+  const view = sidecar().attach(held.terminalId, { view: true });
+  const errors = [];
+  view.on('error', (e) => errors.push(e.message));
+  await within(view.ready, 'the viewer attached');
+  const name = await within(view.getProcess(), "the viewer's getProcess");
+  assert.strictEqual(typeof name, 'string');
+  if (process.platform === 'linux') assert.strictEqual(name, 'cat');
+  assert.strictEqual(name, view.process);
+  assert.deepStrictEqual(errors, []);
+});
