@@ -97,6 +97,9 @@ func (c *Client) List(ctx context.Context) ([]proto.ListedTerminal, error) {
 //
 // With AttachOptions{View: true} it attaches as a viewer instead
 // (viewers.go): the output only, no takeover.
+//
+// The returned terminal's Pid is 0: ATTACHED does not carry it; List
+// does. (The npm package's attach asks LIST for it.)
 func (c *Client) Attach(ctx context.Context, id string, offset uint64, opts ...AttachOptions) (*Terminal, error) {
 	var o AttachOptions
 	if len(opts) > 0 {

@@ -218,7 +218,7 @@ func (c *Client) refused(m proto.Error) {
 		}
 		return
 	}
-	if t := c.live[m.TerminalID]; t != nil {
+	if t := c.live[m.TerminalID]; t != nil && !t.handOverRefused(m.Message) {
 		t.dropped(m.Message)
 	}
 }

@@ -69,18 +69,24 @@ func (c *Client) forgetResumes(waits []*resumeWait) {
 // one.
 func (c *Client) resumeAttached(a proto.Attached) bool {
 	c.persist.mu.Lock()
-	defer c.persist.mu.Unlock()
 	w := c.persist.resuming[a.TerminalID]
 	if w == nil {
+		c.persist.mu.Unlock()
 		return false
 	}
 	if a.Lost == 0 {
 		delete(c.persist.resuming, a.TerminalID)
-		w.done <- nil
-		return true
+	} else {
+		// SNAPSHOT follows, before any OUTPUT.
+		w.lost = a.Lost
 	}
-	// SNAPSHOT follows, before any OUTPUT.
-	w.lost = a.Lost
+	c.persist.mu.Unlock()
+	// Answered as any ATTACH: a viewer has a new number now (the one a
+	// holder's HandOver must name), and what was lost counts in Lost.
+	w.t.viewAttached(a)
+	if a.Lost == 0 {
+		w.done <- nil
+	}
 	return true
 }
 

@@ -54,9 +54,10 @@ type Terminal struct {
 	snapshot string         // its repaint, when bytes were lost
 
 	mu       sync.Mutex
-	view     viewState // viewers.go
-	closed   bool      // CLOSE was sent
-	inputErr error     // dropped INPUT, reported by the next Write
+	view     viewState  // viewers.go
+	closed   bool       // CLOSE was sent
+	handover chan error // a HandOver waiting for the server's answer
+	inputErr error      // dropped INPUT, reported by the next Write
 	status   ExitStatus
 	err      error // why Wait fails, if it does
 }

@@ -3,6 +3,8 @@ package client
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -43,7 +45,8 @@ func (t *Terminal) Viewing() bool {
 }
 
 // ViewerNumber is t's viewer number on the server (what the holder's
-// HandOver names), 0 if it never was a viewer.
+// HandOver names), 0 if it never was a viewer. A reconnect's ATTACH gives
+// a viewer a new one.
 func (t *Terminal) ViewerNumber() uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -51,8 +54,9 @@ func (t *Terminal) ViewerNumber() uint64 {
 }
 
 // Lost is how many of the terminal's bytes this connection was skipped
-// past since Attach: those of the Attach itself (Replay) and, for a
-// viewer, those it fell behind by later. A SNAPSHOT stood in for each gap.
+// past since Attach: those of the Attach itself (Replay), those a
+// reconnect found gone (EventLost) and, for a viewer, those it fell
+// behind by. A SNAPSHOT stood in for each gap.
 func (t *Terminal) Lost() uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -61,13 +65,30 @@ func (t *Terminal) Lost() uint64 {
 
 // HandOver gives the terminal, which this connection holds, to the viewer
 // numbered viewer (on any connection): it carries on as the holder from
-// its own offset, and t finishes with an error wrapping ErrDetached once
-// the server confirms. A number that is not one of its viewers is
-// refused by the server; nothing changes then.
+// its own offset. HandOver returns once the server answered: nil when it
+// handed the terminal over (t has then finished with an error wrapping
+// ErrDetached), a *ServerError when it refused (a number that is not one
+// of the terminal's viewers; nothing changes then), or an error when no
+// answer came within DefaultOpenTimeout.
 func (t *Terminal) HandOver(viewer uint64) error {
 	if err := t.refuseViewing("hand over"); err != nil {
 		return err
 	}
+	wait := make(chan error, 1)
+	t.mu.Lock()
+	if t.handover != nil {
+		t.mu.Unlock()
+		return fmt.Errorf("terminal %q: hand over to viewer %d: another hand-over waits for its answer", t.id, viewer)
+	}
+	t.handover = wait
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		if t.handover == wait {
+			t.handover = nil
+		}
+		t.mu.Unlock()
+	}()
 	body := proto.Marshal(struct {
 		TerminalID string `json:"terminalId"`
 		To         uint64 `json:"to"`
@@ -76,7 +97,37 @@ func (t *Terminal) HandOver(viewer uint64) error {
 	if err := t.c.sendTerm(frame, len(frame)); err != nil {
 		return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
 	}
-	return nil
+	timer := time.NewTimer(DefaultOpenTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-wait:
+		return err
+	case <-t.done:
+		if _, err := t.Wait(); err != nil && !errors.Is(err, ErrDetached) {
+			return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
+		}
+		return nil
+	case <-timer.C:
+		return fmt.Errorf("terminal %q: hand over to viewer %d: no answer from the server within %v", t.id, viewer, DefaultOpenTimeout)
+	}
+}
+
+// handOverRefused takes an ERROR about t that refuses the DETACH of a
+// HandOver waiting for its answer; it reports whether it was one. Other
+// ERRORs about a live terminal are an earlier sidecar's dropped input.
+func (t *Terminal) handOverRefused(msg string) bool {
+	if !strings.HasPrefix(msg, "DETACH refused") {
+		return false
+	}
+	t.mu.Lock()
+	wait := t.handover
+	t.handover = nil
+	t.mu.Unlock()
+	if wait == nil {
+		return false
+	}
+	wait <- &ServerError{Request: proto.TypeDetach, Message: msg}
+	return true
 }
 
 // refuseViewing is the error of an operation only a holder may do, when

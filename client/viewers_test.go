@@ -67,6 +67,22 @@ func TestPersistentViewerAndHandOver(t *testing.T) {
 		}
 	}
 
+	// A number that is no viewer's is refused, and nothing changes: the
+	// refusal was taken for dropped input once, and the next Write
+	// reported it instead of sending its bytes.
+	var se *ServerError
+	if err := held.HandOver(viewed.ViewerNumber() + 1000); !errors.As(err, &se) {
+		t.Fatalf("HandOver to no viewer: %v, want a *ServerError", err)
+	}
+	if _, err := held.Write([]byte("still\n")); err != nil {
+		t.Fatalf("Write after a refused HandOver: %v", err)
+	}
+	for name, r := range map[string]*bufio.Reader{"holder": hr, "viewer": vr} {
+		if line, err := r.ReadString('\n'); err != nil || line != "still\r\n" {
+			t.Fatalf("%s: %q, %v", name, line, err)
+		}
+	}
+
 	if err := held.HandOver(viewed.ViewerNumber()); err != nil {
 		t.Fatal(err)
 	}
