@@ -218,6 +218,9 @@ const sidecarMethods = {
           term._attaching = null;
           term.lost += msg.lost;
           term._snapshotDue = msg.lost > 0;
+          // A viewer attached again is a new viewer to the server, under
+          // a new number: the old one names nobody a holder can hand to.
+          if (term.viewing && isWhole(msg.viewer) && msg.viewer > 0) term.viewer = msg.viewer;
           break;
         }
         term._attaching = null;

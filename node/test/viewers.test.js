@@ -23,7 +23,7 @@ function server(t) {
     childProcess.spawnSync(BIN, ['--persist', name, '--stop'], { env: { ...process.env, ...env }, stdio: 'ignore', timeout: 20000 });
     fs.rmSync(runtimeDir, { recursive: true, force: true });
   });
-  return { sidecar };
+  return { sidecar, name, env };
 }
 
 test('a viewer sees what the holder sees, cannot type, and takes the terminal when the holder hands it over', async (t) => {
@@ -75,4 +75,30 @@ test("a viewer's getProcess resolves with the foreground process's name, as the 
   if (process.platform === 'linux') assert.strictEqual(name, 'cat');
   assert.strictEqual(name, view.process);
   assert.deepStrictEqual(errors, []);
+});
+
+test("a viewer resumed after its connection dropped takes the viewer number the server gave it again, and the holder can hand over to it", async (t) => {
+  const { sidecar, name, env } = server(t);
+  const a = sidecar();
+  const held = a.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat'], {});
+  await waitOutput(held, 'ready');
+  const b = new Sidecar({ path: BIN, env, transport: ['env', `PTYPLEX_RUNTIME_DIR=${env.PTYPLEX_RUNTIME_DIR}`, BIN, '--persist', name], reconnect: { initialDelay: 10 }, logger: () => {} });
+  cleanup(t, () => b.close());
+  const view = b.attach(held.terminalId, { view: true });
+  await within(view.ready, 'the viewer attached');
+  const before = view.viewer;
+  const reconnected = within(new Promise((resolve) => b.once('reconnected', resolve)), 'the viewer reconnected');
+  process.kill(b.pid, 'SIGKILL');
+  await reconnected;
+  // 'reconnected' fires as the ATTACHs go out; this LISTED, asked on the
+  // same connection after them, comes after their answers.
+  const listed = await within(b.list(), 'LISTED');
+  const e = listed.find((x) => x.terminalId === held.terminalId);
+  assert.ok(e && e.viewers && e.viewers.length === 1, JSON.stringify(e));
+  assert.notStrictEqual(e.viewers[0].viewer, before);
+  assert.strictEqual(view.viewer, e.viewers[0].viewer);
+  const detached = within(new Promise((resolve) => held.onDetach(resolve)), 'the holder handed over');
+  held.handOver(view.viewer);
+  assert.match((await detached).reason, /handed over/);
+  await waitUntil(() => !view.viewing, 'the viewer to become the holder');
 });
