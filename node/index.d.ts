@@ -148,7 +148,12 @@ export interface Terminal extends IPty {
    * it over, and for terminals this host holds.
    */
   readonly viewing: boolean;
-  /** This viewer's number on the server (what the holder's handOver names); 0 for a holder. */
+  /**
+   * This viewer's number on the server (what the holder's handOver names);
+   * 0 if this host never viewed the terminal. After a hand-over it keeps
+   * the number it had as a viewer (viewing tells which it is now), as the
+   * Go client's ViewerNumber does.
+   */
   readonly viewer: number;
   /**
    * Gives the terminal, which this host holds, to the viewer numbered

@@ -280,8 +280,10 @@ class Terminal {
     if (this._state === 'detached') {
       throw new Error(`ptyplex: cannot write to terminal ${JSON.stringify(this._id)}: this host no longer holds it (${this._detachReason})`);
     }
-    if (this.viewing) this._refuseViewing('write to');
+    // After the exit there is nothing to refuse: a write does nothing,
+    // viewed or held.
     if (this._state === 'exited' || this._state === 'failed') return;
+    if (this.viewing) this._refuseViewing('write to');
     const buf = typeof data === 'string' ? Buffer.from(data, this._writeEncoding) : Buffer.from(data);
     // While the connection is down the input waits for the next one, up
     // to reconnect.queueLimit; past it this throws, and nothing of data is queued.
@@ -332,12 +334,15 @@ class Terminal {
     // node-pty sends signal || 'SIGHUP': null, '', 0 and the like mean no
     // signal, not an unknown one.
     if (!signal) signal = undefined;
+    if (this._state === 'exited' || this._state === 'failed') return;
+    // A viewer may not kill, whatever the signal: the refusal comes before
+    // an unknown signal is let go with a note.
+    if (this.viewing) this._refuseViewing('kill');
     if (signal !== undefined && signalNumber(signal) === undefined) {
       // node-pty swallows the error of process.kill; so do we, with a note.
       this._host._log(`terminal ${this._id}: kill(${JSON.stringify(signal)}): unknown signal, ignored`);
       return;
     }
-    if (this.viewing) this._refuseViewing('kill');
     if (this._state === 'pending') {
       this._pendingKill = signal === undefined ? null : signal;
       return;

@@ -102,3 +102,21 @@ test("a viewer resumed after its connection dropped takes the viewer number the 
   assert.match((await detached).reason, /handed over/);
   await waitUntil(() => !view.viewing, 'the viewer to become the holder');
 });
+
+test("a viewer's kill throws whatever the signal while the terminal runs; after its exit write and kill do nothing", async (t) => {
+  const { sidecar } = server(t);
+  const a = sidecar();
+  const held = a.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat'], {});
+  await waitOutput(held, 'ready');
+  const view = sidecar().attach(held.terminalId, { view: true });
+  await within(view.ready, 'the viewer attached');
+  assert.throws(() => view.kill('SIGBOGUS'), /only views it/);
+  // A holder's unknown signal is let go with a note, as node-pty swallows it.
+  assert.doesNotThrow(() => held.kill('SIGBOGUS'));
+  const exited = within(new Promise((resolve) => view.onExit(resolve)), "the viewer's onExit");
+  held.kill();
+  await exited;
+  assert.doesNotThrow(() => view.write('x'));
+  assert.doesNotThrow(() => view.kill());
+  assert.doesNotThrow(() => view.kill('SIGBOGUS'));
+});
