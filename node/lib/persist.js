@@ -134,7 +134,7 @@ const sidecarMethods = {
     // answered before the REVIVE is, gives. Not its pid: that is the
     // dead one's, and OPENED brings the new one.
     this._sendTo(gen, controlFrame(T.LIST, {}));
-    gen.listWaits.push({ resolve: (entries) => term._revivedSize(entries), reject: () => {} });
+    gen.listWaits.push({ resolve: () => term._revivedSize(), reject: () => {} });
     // No _openFrame: a REVIVE in flight when a connection drops is not
     // sent again (the server may have revived it already); it fails as
     // an attach in flight does, and list() tells which happened.
@@ -161,7 +161,17 @@ const sidecarMethods = {
     if (type === T.LISTED) {
       const w = gen.listWaits.shift();
       if (!w || !Array.isArray(msg.terminals)) throw peerErr('protocol violation by ptyplex-sidecar: a LISTED nobody asked for, or without terminals');
-      w.resolve(msg.terminals.filter((e) => e && typeof e.terminalId === 'string'));
+      const entries = msg.terminals.filter((e) => e && typeof e.terminalId === 'string');
+      // A dead terminal's size, for its revive: an attach that reads the
+      // dead terminal's bytes takes it out of later LISTEDs, and REVIVE's
+      // OPENED does not say the size the server starts it at.
+      for (const e of entries) {
+        if (e.dead && isWhole(e.cols) && e.cols > 0 && isWhole(e.rows) && e.rows > 0) {
+          if (!this._deadSizes) this._deadSizes = new Map();
+          this._deadSizes.set(e.terminalId, { cols: e.cols, rows: e.rows });
+        }
+      }
+      w.resolve(entries);
       this._refresh(gen);
       return true;
     }
@@ -312,14 +322,16 @@ const terminalMethods = {
     if (e && Number.isInteger(e.pid) && e.pid > 0 && !this._pid) this._pid = e.pid;
   },
 
-  // _revivedSize takes a revived terminal's size from the LISTED entry of
-  // the dead terminal it replaces.
-  _revivedSize(entries) {
-    const e = entries.find((x) => x.terminalId === this._id);
-    if (e && e.dead && Number.isInteger(e.cols) && e.cols > 0 && Number.isInteger(e.rows) && e.rows > 0) {
-      this.cols = e.cols;
-      this.rows = e.rows;
-    }
+  // _revivedSize takes a revived terminal's size from the dead terminal it
+  // replaces, as the last LISTED that showed it dead gave it (this one's,
+  // or an earlier one's when an attach since took it out of the list).
+  _revivedSize() {
+    const sizes = this._host._deadSizes;
+    const e = sizes && sizes.get(this._id);
+    if (!e) return;
+    sizes.delete(this._id);
+    this.cols = e.cols;
+    this.rows = e.rows;
   },
 
   // _snapshot delivers the server's repaint, which stands in for the

@@ -281,3 +281,24 @@ test('revive(): after the server is SIGKILLed, a dead terminal runs again with i
   assert.throws(() => sc2.revive(''), /revive needs a terminal id/);
   assert.throws(() => new Sidecar({ path: BIN }).revive('t1'), /needs a persistent sidecar/);
 });
+
+test('revive() after an attach read the dead terminal: the revived terminal reports the size the server starts it at', async (t) => {
+  const { name, runtimeDir, sidecar } = server(t);
+  const jdir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-npmrevive-'));
+  cleanup(t, () => fs.rmSync(jdir, { recursive: true, force: true }));
+  const args = ['--journal-dir', path.join(jdir, 'j')];
+  const a = sidecar({ args }).spawn('/bin/sh', ['-c', 'echo ready; exec cat'], { cols: 100, rows: 30 });
+  await waitOutput(a, 'ready');
+  const spid = serverPid(runtimeDir, name);
+  process.kill(spid, 'SIGKILL');
+  await waitUntil(() => !alive(spid), 'the server SIGKILLed to be gone');
+
+  const sc2 = sidecar({ args });
+  // The attach replays the dead terminal and takes it out of the list.
+  const dead = sc2.attach(a.terminalId);
+  const gone = await run(dead);
+  assert.ok(gone.output.includes('ready'), JSON.stringify(gone.output));
+  const b = sc2.revive(a.terminalId);
+  await within(b.ready, 'OPENED');
+  assert.deepStrictEqual([b.cols, b.rows], [100, 30]);
+});
