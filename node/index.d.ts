@@ -16,9 +16,14 @@ export interface IEvent<T> {
 
 export interface IExitEvent {
   /**
-   * The exit status; 0 when a signal ended the child. Typed as node-pty
-   * types it; at run time it is null when the status is unknown (the
-   * sidecar died under the terminal).
+   * The exit status; 0 when a signal ended the child. At run time it is
+   * null when the status is unknown: the sidecar died under the terminal
+   * (or reconnecting gave up), a resumed terminal the server no longer
+   * has, and an attach to a dead terminal of a persistent server (one a
+   * server that died left: its bytes replayed, then this exit). Typed
+   * number, as node-pty types it, so that code written against node-pty's
+   * IExitEvent (wrappers, Promise<number>) still compiles; check for null
+   * where these cases can happen.
    */
   exitCode: number;
   /** The number of the signal that ended the child, or 0. */
