@@ -338,7 +338,12 @@ export interface SidecarDisconnected {
   signal: string | null;
 }
 
-/** Every terminal is attached again on a new connection. */
+/**
+ * A new connection is up and every terminal's ATTACH is sent on it (ahead
+ * of anything queued meanwhile). Each terminal's answer comes after this
+ * event: its output goes on from there, and a viewer's `viewer` number is
+ * the new one from then; a call made now goes out after those ATTACHes.
+ */
 export interface SidecarReconnected {
   /** Which attempt succeeded (1 is the first). */
   attempt: number;

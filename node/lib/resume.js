@@ -77,7 +77,7 @@ const sidecarMethods = {
     this._legacyListeners = [];
     /** Fires { error, code, signal } when the connection drops and resuming begins. */
     this.onDisconnected = this._events.disconnected.event;
-    /** Fires { attempt, ms } once every terminal was attached again on a new connection. */
+    /** Fires { attempt, ms } once a new connection is up and every terminal's ATTACH was sent on it (their answers follow). */
     this.onReconnected = this._events.reconnected.event;
     /** Fires { error, attempts } when no attempt succeeded; the terminals then exit. */
     this.onGaveUp = this._events.gaveup.event;
