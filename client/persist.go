@@ -98,8 +98,9 @@ func (c *Client) List(ctx context.Context) ([]proto.ListedTerminal, error) {
 // With AttachOptions{View: true} it attaches as a viewer instead
 // (viewers.go): the output only, no takeover.
 //
-// The returned terminal's Pid is 0: ATTACHED does not carry it; List
-// does. (The npm package's attach asks LIST for it.)
+// ATTACHED does not carry the child's pid: Attach asks List for it, as
+// the npm package's attach does, so that Pid reports it (0 if that
+// answer did not come within ctx).
 func (c *Client) Attach(ctx context.Context, id string, offset uint64, opts ...AttachOptions) (*Terminal, error) {
 	var o AttachOptions
 	if len(opts) > 0 {
@@ -152,6 +153,7 @@ func (c *Client) Attach(ctx context.Context, id string, offset uint64, opts ...A
 		if err != nil {
 			return nil, err
 		}
+		c.learnPid(ctx, p.t)
 		return p.t, nil
 	case <-ctx.Done():
 	}
@@ -173,6 +175,21 @@ func (c *Client) Attach(ctx context.Context, id string, offset uint64, opts ...A
 		return nil, err
 	}
 	return p.t, nil
+}
+
+// learnPid sets an attached terminal's pid from the server's list, before
+// the terminal is handed to the caller (Pid reads it without a lock).
+func (c *Client) learnPid(ctx context.Context, t *Terminal) {
+	l, err := c.List(ctx)
+	if err != nil {
+		return
+	}
+	for _, e := range l {
+		if e.TerminalID == t.id {
+			t.pid = e.PID
+			return
+		}
+	}
 }
 
 // Offset is the offset of the next byte Read returns, counted from the

@@ -41,6 +41,9 @@ func TestPersistentViewerAndHandOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if viewed.Pid() == 0 || viewed.Pid() != held.Pid() {
+		t.Fatalf("the viewer's Pid %d, the holder's %d", viewed.Pid(), held.Pid())
+	}
 	if !viewed.Viewing() || viewed.ViewerNumber() == 0 || held.Viewing() {
 		t.Fatalf("Viewing: viewer %v (number %d), holder %v", viewed.Viewing(), viewed.ViewerNumber(), held.Viewing())
 	}
