@@ -3,14 +3,17 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
@@ -267,4 +270,72 @@ func fdLinkedTo(t *testing.T, pid int, target string) int {
 	}
 	t.Fatalf("process %d holds no descriptor on %s", pid, target)
 	return 0
+}
+
+// TestSecuritySessionDaemonNotDumpable: the process that serves a session
+// holds the shell-integration key and the PTY master, and the session's
+// program runs as the same user. Dumpable, that program could read the key
+// from the daemon's memory and forge the marks run trusts, or open the
+// master through /proc/PID/fd. Checked for the daemon and for --no-daemon,
+// started as a second user, from outside and from inside the session.
+func TestSecuritySessionDaemonNotDumpable(t *testing.T) {
+	t.Parallel()
+	victim := otherUser(t)
+	pb := publicBin(t)
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/", "LANG=C"}
+	for _, mode := range []string{"daemon", "no-daemon"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := sharedDir(t, 0o700)
+			if err := os.Chown(dir, int(victim.uid), int(victim.gid)); err != nil {
+				t.Fatal(err)
+			}
+			sock := filepath.Join(dir, "s.sock")
+			attack := `if ls /proc/$PPID/fd >/dev/null; then echo LISTED; fi; ` +
+				`if (: </proc/$PPID/mem); then echo MEM-OPENED; fi; echo verdict-done; exec cat`
+			args := []string{"start", "--socket", sock}
+			if mode == "no-daemon" {
+				args = append(args, "--no-daemon")
+			}
+			cmd := victim.command(pb, append(args, "--", "sh", "-c", attack)...)
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			pid := 0
+			for br := bufio.NewReader(stdout); pid == 0; {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatalf("start ended before printing its pid: %v", err)
+				}
+				if strings.HasPrefix(line, "PID: ") {
+					pid = startedPID(t, line)
+				}
+			}
+			t.Cleanup(func() {
+				asUser(t, victim, env, pb, "stop", "--socket", sock)
+				if !waitGone(pid, deadline) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			var scr string
+			for end := time.Now().Add(deadline); ; {
+				r := asUser(t, victim, env, pb, "output", "--socket", sock, "--no-color")
+				if scr = r.stdout; strings.Contains(scr, "verdict-done") {
+					break
+				}
+				if time.Now().After(end) {
+					t.Fatalf("the session's program did not finish its checks: %v", r)
+				}
+				asUser(t, victim, env, pb, "wait", "--socket", sock, "--timeout", time.Until(end).String())
+			}
+			if strings.Contains(scr, "LISTED") || strings.Contains(scr, "MEM-OPENED") {
+				t.Errorf("the session's program reached its daemon's /proc/%d:\n%s", pid, scr)
+			}
+			notInspectable(t, victim, pid, "the session daemon")
+		})
+	}
 }

@@ -168,9 +168,22 @@ func clearSignalMask() {
 	}
 }
 
+// forbidInspection makes the process that serves a session non-dumpable
+// before it starts the session's program, as the sidecar is: the program
+// runs as our user, and could otherwise read the shell-integration key
+// from our memory (and so forge the marks run trusts) or open the PTY
+// master through /proc/PID/fd. The program's execve makes it dumpable
+// again, so nothing it starts is affected.
+func forbidInspection() {
+	if err := ptyhost.ForbidInspection(); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex: %v\n", err)
+	}
+}
+
 // runForeground serves the session in this process until STOP or a
 // terminating signal.
 func runForeground(cfg session.Config) int {
+	forbidInspection()
 	d, err := session.New(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
@@ -276,6 +289,7 @@ func runDaemonChild(cfg session.Config, fdText string) int {
 	}
 	unix.CloseOnExec(fd) // never leak the pipe into the session's program
 	ready := os.NewFile(uintptr(fd), "ready")
+	forbidInspection()
 	d, err := session.New(cfg)
 	if err != nil {
 		fmt.Fprintf(ready, "error %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
