@@ -161,7 +161,7 @@ func serve(name string) int {
 	} else if *resumeFD >= 0 {
 		// We are the next image of a server that re-executed itself.
 		var err error
-		srv, ln, err = persist.Resume(opts, *resumeFD, nil)
+		srv, ln, err = resume(opts, *resumeFD, nil)
 		if err != nil {
 			logger.Printf("cannot take over the server's state: %v", err)
 			if *resumeExe >= 0 {
@@ -242,9 +242,29 @@ func serve(name string) int {
 	return 0
 }
 
+// resume is persist.Resume with a panic taken for a state it cannot
+// read: the caller then goes back to the previous binary, which still
+// can, where a panic would end the server and every terminal with it.
+func resume(opts persist.Options, stateFD int, fds map[string]int) (srv *persist.Server, ln *net.UnixListener, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			srv, ln, err = nil, nil, fmt.Errorf("panic while taking the state over: %v", p)
+		}
+	}()
+	if p := os.Getenv(failResumeEnv); p != "" {
+		if how, rerr := os.ReadFile(p); rerr == nil && os.Remove(p) == nil {
+			if string(how) == "panic" {
+				panic("failing once, as " + failResumeEnv + " asks")
+			}
+			return nil, nil, fmt.Errorf("failing once, as %s asks", failResumeEnv)
+		}
+	}
+	return persist.Resume(opts, stateFD, fds)
+}
+
 // failResumeEnv names a file whose removal makes the next image of an
 // upgrade fail to take the state over, once: the tests' way to the road
-// back to the previous binary.
+// back to the previous binary. If the file says "panic", it fails so.
 const failResumeEnv = "PTYPLEX_TEST_FAIL_RESUME"
 
 // resumeFromKeeper takes over the state the previous image gave to its
@@ -261,11 +281,7 @@ func resumeFromKeeper(logger *log.Logger, opts persist.Options) (*persist.Server
 	}
 	var srv *persist.Server
 	var ln *net.UnixListener
-	if p := os.Getenv(failResumeEnv); p != "" && os.Remove(p) == nil {
-		err = fmt.Errorf("failing once, as %s asks", failResumeEnv)
-	} else {
-		srv, ln, err = persist.Resume(opts, r.FDs["state"], r.FDs)
-	}
+	srv, ln, err = resume(opts, r.FDs["state"], r.FDs)
 	if err == nil {
 		r.Release()
 		if exe, ok := r.FDs["exe"]; ok {

@@ -4,12 +4,15 @@ package persist
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -159,4 +162,42 @@ func handoverMarkFormat() int {
 		return -1
 	}
 	return f
+}
+
+// tryFlagsTimeout bounds the candidate's trial run (tryFlags).
+const tryFlagsTimeout = 10 * time.Second
+
+// tryFlags runs the verified candidate once, before anything is frozen,
+// with the arguments the new image would be started with and
+// --persist-handover-format, which makes a sidecar parse them all, print
+// its handover line and exit. A candidate that carries our format's mark
+// may still not know a flag this server passes on (a build from before
+// --orphan-timeout, say): once executed in our place it would stop at its
+// flags and every terminal would end with it. Here it only fails, and the
+// upgrade is refused with what it said.
+func (c *candidate) tryFlags(args []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), tryFlagsTimeout)
+	defer cancel()
+	path, done, err := c.runnable()
+	if err != nil {
+		return err
+	}
+	defer done()
+	cmd := exec.CommandContext(ctx, path, append(args, "--persist-handover-format")...)
+	cmd.Args[0] = c.Name()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s did not answer --persist-handover-format within %v", c.Name(), tryFlagsTimeout)
+	}
+	if err != nil {
+		said, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		return fmt.Errorf("%s does not accept this server's flags (%v: %q): it is too old or too new for a live upgrade to it", c.Name(), err, said)
+	}
+	want := fmt.Sprintf("%s %d ", HandoverBanner, HandoverFormat)
+	if line := strings.TrimSpace(stdout.String()); !strings.HasPrefix(line+" ", want) {
+		return fmt.Errorf("%s answered --persist-handover-format with %q, not %q...", c.Name(), line, want)
+	}
+	return nil
 }

@@ -248,11 +248,16 @@ func TestUpgradeRefused(t *testing.T) {
 	mark := persist.HandoverMark
 	future := patched("future", mark, strings.Replace(mark, fmt.Sprintf(":%d\x00", persist.HandoverFormat), ":9\x00", 1))
 	unmarked := patched("unmarked", mark, strings.Replace(mark, "handover", "handuver", 1))
+	// Our format's mark, but a flag this server passes on unknown to it:
+	// a build from before --orphan-timeout existed. Executed in the
+	// server's place it stopped at its flags and every terminal ended.
+	oldFlags := patched("old-flags", "orphan-timeout", "orphan-timeoux")
 	for _, c := range []struct{ path, why string }{
 		{banner, "is not a ptyplex-sidecar that can take over a persistent server: it is not a Go program"},
 		{gofmt, `is not a ptyplex-sidecar that can take over a persistent server: it is the Go program "cmd/gofmt"`},
 		{future, fmt.Sprintf("reads handover format 9, this server writes format %d", persist.HandoverFormat)},
 		{unmarked, "does not say which handover format it reads"},
+		{oldFlags, "does not accept this server's flags"},
 		{filepath.Join(dir, "missing"), "no such file or directory"},
 	} {
 		before := len(h.Now().Frames)

@@ -116,3 +116,17 @@ func sealedImage(image []byte) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(r), "memfd:ptyplex-sidecar"), nil
 }
+
+// runnable is a path that runs the verified bytes in a child (tryFlags):
+// a sealed copy, or where the kernel will not execute a memfd, the
+// verified descriptor. done releases it.
+func (c *candidate) runnable() (path string, done func(), err error) {
+	if image, err := sealedImage(c.image); err == nil {
+		return fmt.Sprintf("/proc/self/fd/%d", image.Fd()), func() { image.Close() }, nil
+	}
+	fd, err := c.descriptor()
+	if err != nil {
+		return "", nil, err
+	}
+	return fmt.Sprintf("/proc/self/fd/%d", fd), func() {}, nil
+}

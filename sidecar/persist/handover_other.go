@@ -36,3 +36,9 @@ func ExecPrevious(exeFD int, args []string) error {
 func execCandidate(c *candidate, args []string) error {
 	return syscall.Exec(c.Name(), args, os.Environ())
 }
+
+// runnable is the candidate's path (tryFlags): there is no descriptor to
+// run it through here (see execCandidate).
+func (c *candidate) runnable() (path string, done func(), err error) {
+	return c.Name(), func() {}, nil
+}

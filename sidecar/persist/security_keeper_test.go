@@ -174,8 +174,19 @@ func TestUpgradeExposesNoDescriptor(t *testing.T) {
 // binary with the keeper's socket, which takes the descriptors back from
 // the keeper: the terminal goes on, same pid, same server pid, and the
 // keeper is gone afterwards.
+// The new image fails either way: an error, or a panic while it takes the
+// state over (which used to end the server and every terminal).
 func TestUpgradeGoesBackThroughTheKeeper(t *testing.T) {
 	t.Parallel()
+	for _, how := range []string{"error", "panic"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			testUpgradeGoesBackThroughTheKeeper(t, how)
+		})
+	}
+}
+
+func testUpgradeGoesBackThroughTheKeeper(t *testing.T, how string) {
 	fail := filepath.Join(t.TempDir(), "fail-once")
 	s := newUpgradeServer(t)
 	s.env = append(s.env, "PTYPLEX_TEST_FAIL_RESUME="+fail)
@@ -183,7 +194,7 @@ func TestUpgradeGoesBackThroughTheKeeper(t *testing.T) {
 	h.Open(proto.Open{TerminalID: "c", Cols: 80, Rows: 24, Cmd: "/bin/cat"})
 	pid := int(h.WaitControl(proto.TypeOpened, "c").Fields["pid"].(float64))
 	server := s.pid()
-	if err := os.WriteFile(fail, nil, 0o644); err != nil {
+	if err := os.WriteFile(fail, []byte(how), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	newPid, n := s.upgradeTo(copyBinary(t))

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -95,6 +96,11 @@ func (s *Server) tryUpgrade(c *conn, u proto.Upgrade) string {
 	}
 	bin, to, err := openCandidate(u.Path)
 	if err != nil {
+		s.logf("upgrade to %s (asked by %q) refused: %v", u.Path, u.Version, err)
+		return fmt.Sprintf("UPGRADE refused: %v", err)
+	}
+	if err := bin.tryFlags(s.trialArgs(bin)); err != nil {
+		bin.Close()
 		s.logf("upgrade to %s (asked by %q) refused: %v", u.Path, u.Version, err)
 		return fmt.Sprintf("UPGRADE refused: %v", err)
 	}
@@ -426,4 +432,19 @@ func (t *term) unfreeze() {
 	t.broadcastLocked()
 	t.mu.Unlock()
 	t.input.Unfreeze()
+}
+
+// trialArgs are the arguments handover starts bin with, the descriptor
+// numbers given as 3 and 4: what the candidate's trial run (tryFlags)
+// parses. They must name the same flags as handover's.
+func (s *Server) trialArgs(bin *candidate) []string {
+	args := append([]string(nil), s.opts.Args...)
+	if keepers && bin.keeper {
+		return append(args, "--resume-keeper", "3")
+	}
+	args = append(args, "--resume-fd", "3")
+	if runtime.GOOS == "linux" {
+		args = append(args, "--resume-exe", "4")
+	}
+	return args
 }
