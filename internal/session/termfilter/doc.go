@@ -47,6 +47,10 @@
 //   - CSI h / l for insert (4) and newline (20) mode only: keyboard lock
 //     (2) and local echo (12) would take the user's terminal over.
 //   - OSC 8 (hyperlinks) and OSC 133 (prompt marks).
+//   - An OSC passes only if its body is valid UTF-8 without control
+//     characters: a C1 control inside a hyperlink's URI (U+009D, or the
+//     raw byte) starts another sequence in a terminal that reads 8-bit
+//     controls.
 //   - With Options.AllowTitle, OSC 0, 1 and 2; with
 //     Options.AllowClipboard, OSC 52 clipboard writes. A clipboard read
 //     (OSC 52 with "?" as its data) is dropped either way: the terminal

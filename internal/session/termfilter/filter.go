@@ -273,7 +273,7 @@ func (h *handler) OSC(s *vtparse.Seq) {
 		return
 	}
 	n, rest, ok := oscNumber(s.Data)
-	if !ok {
+	if !ok || !plainText(s.Data) {
 		return
 	}
 	switch n {
@@ -290,6 +290,23 @@ func (h *handler) OSC(s *vtparse.Seq) {
 			h.keepOSC(s)
 		}
 	}
+}
+
+// plainText reports whether the body of an OSC is valid UTF-8 without
+// control characters. The parser ends an OSC at BEL, ESC or ST, but a C1
+// control inside it (U+009D, say, or its raw 8-bit byte) is what a
+// terminal that reads 8-bit controls takes for the start of another
+// sequence: an OSC 52 clipboard write hidden in a hyperlink's URI.
+func plainText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+			return false
+		}
+	}
+	return true
 }
 
 // mark passes a prompt mark without the session's key (the ptyplex=
