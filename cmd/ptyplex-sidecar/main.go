@@ -25,6 +25,7 @@ import (
 const persistUsage = "bridge stdin/stdout to this user's persistent sidecar `NAME`, starting it if none runs; its terminals outlive the connection (see docs/persist.md)"
 
 func main() {
+	nameProcess()
 	if watchdog.IsWatchdog() {
 		// This is our own watchdog process, started by run below.
 		os.Exit(watchdog.Run(os.Stdin))

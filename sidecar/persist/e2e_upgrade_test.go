@@ -195,6 +195,13 @@ func TestUpgradeMidFlood(t *testing.T) {
 	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", serverPID)); err == nil && exe != bins[0] && !strings.HasPrefix(exe, "/memfd:ptyplex-sidecar") {
 		t.Errorf("the server runs %s, want a sealed copy of %s", exe, bins[0])
 	}
+	// Its name is still its binary's (ps, pgrep -x, killall), not the
+	// number of the descriptor it was executed through.
+	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", serverPID)); err != nil {
+		t.Error(err)
+	} else if want := filepath.Base(bins[0]); strings.TrimSpace(string(comm)) != want[:min(len(want), 15)] {
+		t.Errorf("the upgraded server's name is %q, want %q", comm, want)
+	}
 }
 
 // A binary that does not read our handover format is refused, through the
