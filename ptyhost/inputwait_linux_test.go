@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // inputProgram runs cmd in a PTY, keeps its output drained and returns
@@ -161,4 +162,56 @@ func TestInputStateAfterBursts(t *testing.T) {
 	waitOutput("name? ")
 	eventuallyWaiting(t, p)
 	_, _ = io.WriteString(p, "x\r")
+}
+
+// A pipeline's first process exits while the group lives on: the group's
+// leader is gone (getsid fails on its id), and its other members are the
+// foreground group. They are found and judged, not given up on.
+func TestInputStatePipelineLeaderExited(t *testing.T) {
+	cases := []struct {
+		name    string
+		second  string
+		waiting bool
+	}{
+		{"waiting", `python3 -c "import sys; print('rea'+'dy', flush=True); open('/dev/tty').readline()"`, true},
+		{"busy", `sh -c 'echo rea""dy; while :; do :; done'`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := exec.LookPath("python3"); err != nil {
+				t.Skip("python3 is not installed")
+			}
+			p, waitOutput := inputProgram(t, "bash", "--norc", "--noprofile", "-i")
+			_, err := io.WriteString(p, "true | "+c.second+"\r")
+			require.NoError(t, err)
+			waitOutput("ready")
+			// Wait until the foreground group's leader (true) is gone.
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				var pgrp int
+				require.NoError(t, control(p.master, func(fd int) (err error) {
+					pgrp, err = unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+					return err
+				}))
+				if _, err := unix.Getsid(pgrp); pgrp != p.pid && err != nil {
+					break
+				}
+				require.True(t, time.Now().Before(deadline), "the pipeline's leader never exited (foreground group %d)", pgrp)
+				time.Sleep(5 * time.Millisecond)
+			}
+			pgrp, err := p.Foreground()
+			require.NoError(t, err)
+			require.NotEqual(t, p.pid, pgrp)
+			if c.waiting {
+				eventuallyWaiting(t, p)
+			} else {
+				neverWaiting(t, p)
+			}
+			_, name, err := p.ForegroundProcess()
+			require.NoError(t, err)
+			// Not the leader's name (it has none now): the member's.
+			require.True(t, strings.HasSuffix(name, "python3") || strings.HasSuffix(name, "sh"), "foreground name %q", name)
+		})
+	}
 }
