@@ -144,19 +144,20 @@ func (s *Screen) setRegion(top, bottom int) {
 func (s *Screen) saveCursor() {
 	s.cur.saved = cursorState{
 		row: s.row, col: s.col, pen: s.pen, pendingWrap: s.pendingWrap,
-		origin: s.origin, charsets: s.charsets, gl: s.gl, valid: true,
+		charsets: s.charsets, gl: s.gl, valid: true,
 	}
 }
 
 // restoreCursor is DECRC; with nothing saved it homes the cursor and
-// resets the pen, as xterm does.
+// resets the pen, as xterm does. Origin mode (DECOM) is left as it is:
+// alacritty, which interminai's xterm mode runs, saves no modes with the
+// cursor, and neither does xterm.js (xterm and DEC restore it).
 func (s *Screen) restoreCursor() {
 	c := s.cur.saved
 	if !c.valid {
 		c = cursorState{}
 	}
 	s.pen = c.pen
-	s.origin = c.origin
 	s.charsets = c.charsets
 	s.gl = c.gl
 	s.row = clamp(c.row, 0, s.rows-1)
@@ -165,7 +166,7 @@ func (s *Screen) restoreCursor() {
 		s.row = clamp(s.row, s.top, s.bottom)
 		s.col = clamp(s.col, s.left, s.right)
 	}
-	s.pendingWrap = c.pendingWrap && s.autowrap && s.col == s.cols-1
+	s.pendingWrap = c.pendingWrap && s.col == s.cols-1
 }
 
 func (s *Screen) tabForward(n int) {

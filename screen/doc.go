@@ -14,13 +14,16 @@
 // cell holds a whole grapheme cluster (UAX #29, segmented by
 // github.com/rivo/uniseg): combining marks, variation selectors, ZWJ
 // sequences and regional-indicator pairs join the cell before the cursor.
-// Widths follow glibc's wcwidth summed over the cluster, with code points
-// after a ZWJ adding nothing, which is what tmux 3.3a shows and what
-// programs using wcwidth expect (see README.md, "Width policy").
+// Widths are glibc's wcwidth summed over the cluster, except that code
+// points after a ZWJ add nothing, as tmux 3.3a shows them: a ZWJ emoji
+// sequence is narrower here than the glibc sum (and than in xterm.js and
+// alacritty), so a program placing the cursor by that sum disagrees with
+// the screen there (see README.md, "Width policy").
 //
 // The cursor has a pending-wrap state: writing into the last column leaves
 // the cursor there, and only the next printable character wraps (the VT100
-// "delayed wrap"). Lines that scroll off the top of the main screen, when
+// "delayed wrap"). With autowrap off the state is kept but not taken (the
+// next characters go over the last column) until ?7h, as alacritty. Lines that scroll off the top of the main screen, when
 // the scroll region starts at the first line, enter a scrollback ring of
 // fixed capacity. Rows remember whether they were left by an autowrap, so
 // a width change reflows the main screen and the scrollback (Resize).

@@ -91,15 +91,19 @@ func (s *Screen) eraseLine(mode int) {
 	}
 }
 
-// eraseChars is ECH: blank n cells from the cursor without moving.
+// eraseChars is ECH: blank n cells from the cursor without moving. With
+// a wrap pending it starts at the cursor's column, the last one, whose
+// character goes (alacritty's erase_chars, which interminai's xterm mode
+// runs, interminai's own emulator, xterm and xterm.js all erase it); the
+// wrap stays pending, as in alacritty.
 func (s *Screen) eraseChars(n int) {
-	from := s.eraseFrom()
-	s.fill(s.line(s.row), from, from+n)
+	s.fill(s.line(s.row), s.col, s.col+n)
 }
 
-// eraseFrom is the first column erasing "from the cursor" touches: in the
-// pending-wrap state the cursor is past the last character, so that
-// character stays (xterm.js and tmux agree).
+// eraseFrom is the first column EL 0 and ED 0 touch: in the pending-wrap
+// state the cursor is past the last character, so that character stays
+// (xterm.js and tmux agree; alacritty's EL 0 erases nothing then). ECH
+// does not use it.
 func (s *Screen) eraseFrom() int {
 	if s.pendingWrap {
 		return s.col + 1

@@ -50,10 +50,10 @@ func (s *Screen) setPrivateModes(on bool) {
 			s.origin = on
 			s.moveTo(0, 0)
 		case 7:
+			// A wrap pending stays pending either way (alacritty's
+			// LINE_WRAP leaves input_needs_wrap alone): once wrapping is
+			// on again, the next character starts the next line.
 			s.autowrap = on
-			if !on {
-				s.pendingWrap = false
-			}
 		case 25:
 			s.cursorVisible = on
 		case 47:

@@ -33,6 +33,16 @@ func (s *Screen) printASCII(b []byte) {
 	}
 	for len(b) > 0 {
 		if s.pendingWrap {
+			if !s.autowrap {
+				// Without autowrap every further character lands in the
+				// last column, and the wrap stays pending.
+				line := s.line(s.row)
+				c := b[len(b)-1]
+				s.clearWideAt(line, s.col)
+				line[s.col] = cell{r: int32(c), attrs: s.pen}
+				s.lastPrinted = int32(c)
+				return
+			}
 			s.wrap()
 		}
 		line := s.line(s.row)
@@ -53,18 +63,11 @@ func (s *Screen) printASCII(b []byte) {
 		if s.col < limit {
 			continue
 		}
+		// The wrap is pending even with autowrap off, as in alacritty
+		// (interminai's xterm mode) and xterm.js: it is taken if ?7h comes
+		// back before the next character.
 		s.col = limit - 1
-		if s.autowrap {
-			s.pendingWrap = true
-			continue
-		}
-		// Without autowrap every further character lands in the last column.
-		if len(b) > 0 {
-			c := b[len(b)-1]
-			line[s.col] = cell{r: int32(c), attrs: s.pen}
-			s.lastPrinted = int32(c)
-			b = nil
-		}
+		s.pendingWrap = true
 	}
 }
 
@@ -80,7 +83,7 @@ func (s *Screen) printRune(r rune) {
 	if w == 0 {
 		return // a zero-width character with nothing to attach to
 	}
-	if s.pendingWrap {
+	if s.pendingWrap && s.autowrap {
 		s.wrap()
 	}
 	limit := s.wrapLimit()
@@ -112,7 +115,7 @@ func (s *Screen) printRune(r rune) {
 	s.col += w
 	if s.col >= limit {
 		s.col = limit - 1
-		s.pendingWrap = s.autowrap
+		s.pendingWrap = true // with autowrap off too: see printASCII
 	}
 }
 
@@ -233,7 +236,7 @@ func (s *Screen) extendCluster(r rune, w int) bool {
 		s.col++
 		if limit := s.wrapLimit(); s.col >= limit {
 			s.col = limit - 1
-			s.pendingWrap = s.autowrap
+			s.pendingWrap = true
 		}
 	}
 	return true

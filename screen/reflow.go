@@ -43,9 +43,11 @@ func (s *Screen) reflowMain(cols, rows int) {
 	// scrollback. Text is never dropped to keep the cursor's row: if the
 	// rows below the cursor alone overflow the screen, the cursor goes to
 	// the top left corner, as in tmux.
+	// A taller screen takes back as many lines as it gained rows (see
+	// Resize).
 	oldUsed := last + 1
 	newUsed := len(out) - firstScreenRow
-	top := firstScreenRow - max(0, oldUsed-newUsed)
+	top := firstScreenRow - max(0, oldUsed-newUsed) - max(0, rows-s.rows)
 	top = max(top, len(out)-rows, marks[0].row-(rows-1), 0)
 	screen := make([][]cell, rows)
 	wrapped := make([]bool, rows)
@@ -70,7 +72,7 @@ func (s *Screen) reflowMain(cols, rows int) {
 		}
 		p := false
 		if c >= cols {
-			c, p = cols-1, pending && s.autowrap
+			c, p = cols-1, pending
 		}
 		return clamp(r, 0, rows-1), clamp(c, 0, cols-1), p
 	}

@@ -8,7 +8,10 @@ package screen
 // screen is not reflowed: full-screen programs redraw it on SIGWINCH, so
 // it is cut or padded. When only the height changes, lines leave from the
 // top (into the scrollback on the main screen) if the cursor would fall
-// off, as in xterm.
+// off, as in xterm. A taller main screen takes back as many of the most
+// recent scrollback lines as it gained rows, and its cursors move down
+// with them, as in alacritty (interminai's xterm mode: grid/resize.rs
+// grow_lines), tmux and, with the cursor on the bottom row, xterm.js.
 func (s *Screen) Resize(cols, rows int) {
 	cols, rows = clampSize(cols, rows)
 	if cols == s.cols && rows == s.rows {
@@ -63,6 +66,19 @@ func (s *Screen) resizeRows(rows int) {
 		b.lines = b.lines[shift:]
 		b.wrapped = b.wrapped[shift:]
 		*row -= shift
+	}
+	// Take lines back from the scrollback for the rows gained.
+	if pull := min(rows-s.rows, s.scroll.len()); pull > 0 {
+		lines, wrapped := s.scroll.takeNewest(pull, s.cols)
+		b.lines = append(lines, b.lines...)
+		b.wrapped = append(wrapped, b.wrapped...)
+		*row += pull
+		if !s.altActive {
+			b.saved.row += pull
+		}
+		// They are on the screen again: a mark's absolute line
+		// (ScrolledOff plus the row) still names its line.
+		s.scrolledOff = max(0, s.scrolledOff-pull)
 	}
 	b.lines = resizeLines(b.lines, s.cols, rows)
 	w := make([]bool, rows)

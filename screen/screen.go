@@ -67,13 +67,13 @@ func (b *buffer) linear() {
 	b.base = 0
 }
 
-// cursorState is what DECSC saves: position, pen, wrap state, origin
-// mode and character sets.
+// cursorState is what DECSC saves: position, pen, wrap state and
+// character sets (no modes, as alacritty and xterm.js: origin mode is not
+// saved).
 type cursorState struct {
 	row, col    int
 	pen         attrs
 	pendingWrap bool
-	origin      bool
 	charsets    [4]charset
 	gl          int
 	valid       bool
@@ -90,7 +90,8 @@ type Screen struct {
 	altActive bool
 
 	// Cursor and pen. col may equal cols-1 with pendingWrap set: the next
-	// printable character wraps first (the VT "delayed wrap").
+	// printable character wraps first (the VT "delayed wrap"). It is set
+	// with autowrap off too, and then taken only once autowrap is back.
 	row, col    int
 	pen         attrs
 	pendingWrap bool
@@ -214,8 +215,11 @@ func (s *Screen) Cursor() (row, col int) {
 
 // PendingWrap reports whether a wrap is pending: the last character went
 // into the last column (Cursor's), and the next one goes on the next line
-// rather than over it.
-func (s *Screen) PendingWrap() bool { return s.pendingWrap }
+// rather than over it. With autowrap (DECAWM) off it is false: the next
+// character goes over the last one. The screen still remembers that the
+// last column was written, as alacritty and xterm.js do, so that the
+// character after a ?7h wraps.
+func (s *Screen) PendingWrap() bool { return s.pendingWrap && s.autowrap }
 
 // ScrollRegion returns the scroll region (DECSTBM): its first and last
 // rows, 0-based, both included; the whole screen unless a program set one.

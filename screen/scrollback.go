@@ -60,6 +60,28 @@ func (b *scrollback) index(i int) int { return (b.head + b.count - i) % b.count 
 // wrappedAt reports whether line i (as for at) was soft-wrapped.
 func (b *scrollback) wrappedAt(i int) bool { return b.wrapped[b.index(i)] }
 
+// takeNewest removes the n most recent lines (n <= len()) and returns
+// copies of them, oldest first, each padded or cut to cols cells, with
+// their soft-wrap flags: for a screen that grows taller and takes them
+// back.
+func (b *scrollback) takeNewest(n, cols int) ([][]cell, []bool) {
+	lines, wrapped := make([][]cell, n), make([]bool, n)
+	for i := range n {
+		// A copy: the ring reuses its buffers.
+		lines[i], wrapped[i] = append([]cell(nil), b.at(n-i)...), b.wrappedAt(n-i)
+	}
+	lines = resizeLines(lines, cols, n)
+	if b.head != 0 {
+		// Full: lay the ring out oldest first (as GrowScrollback) so
+		// that dropping the newest is shortening it.
+		b.lines = append(b.lines[b.head:b.count:b.count], b.lines[:b.head]...)
+		b.wrapped = append(b.wrapped[b.head:b.count:b.count], b.wrapped[:b.head]...)
+		b.head = 0
+	}
+	b.count -= n
+	return lines, wrapped
+}
+
 // clear empties the ring but keeps the line buffers for reuse. The ring
 // only wraps (head != 0) once full, so the first count lines are the used
 // ones whatever head is.
