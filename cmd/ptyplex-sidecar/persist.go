@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -54,6 +55,22 @@ var (
 	// the tests use it to offer the server binaries it must refuse.
 	upgradeBinary = flag.String("upgrade-binary", "", "with --upgrade: hand the terminals to the binary at `PATH` instead of this one")
 )
+
+// serverFlags are the flags a bridge passes to the server it starts, and
+// to no other: a server that runs already keeps its own.
+var serverFlags = []string{"journal", "journal-total", "keep-exited", "journal-dir", "journal-dir-max", "journal-sync", "orphan-timeout"}
+
+// serverFlagsSet lists the server flags given on our command line, as
+// --name.
+func serverFlagsSet() []string {
+	var set []string
+	flag.Visit(func(f *flag.Flag) {
+		if slices.Contains(serverFlags, f.Name) {
+			set = append(set, "--"+f.Name)
+		}
+	})
+	return set
+}
 
 var hiddenFlags = map[string]bool{"persist-handover-format": true, "resume-fd": true, "resume-exe": true, "resume-keeper": true, "upgrade-binary": true}
 
@@ -353,10 +370,15 @@ func bridge(name string) int {
 	growPipe(os.Stdout)
 	var c *net.UnixConn
 	for try := 1; ; try++ {
-		c, err = persist.Connect(name, exe, args)
+		var started bool
+		c, started, err = persist.Connect(name, exe, args)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
 			return 1
+		}
+		if set := serverFlagsSet(); !started && try == 1 && len(set) > 0 {
+			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar %q runs already, so %s did not apply: server flags take effect only for the bridge that starts it (end it with --stop, or see --list)\n",
+				name, strings.Join(set, ", "))
 		}
 		code, done, err := handOff(c)
 		if err == nil {

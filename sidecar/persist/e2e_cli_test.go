@@ -196,3 +196,42 @@ func TestStopWritesEveryExitFirst(t *testing.T) {
 		}
 	}
 }
+
+// Server flags given to a bridge when the server runs already do not
+// apply; the bridge says so on stderr rather than leave the user
+// believing, say, that --journal-dir keeps their output on disk.
+func TestBridgeSaysServerFlagsDidNotApply(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	first := s.host()
+	if list(t, first); strings.Contains(first.Stderr(), "did not apply") {
+		t.Fatalf("the bridge that started the server complained:\n%s", first.Stderr())
+	}
+	dir := filepath.Join(t.TempDir(), "journals")
+	second := s.host("--journal-dir", dir, "--keep-exited", "1s")
+	list(t, second)
+	if want := `--journal-dir, --keep-exited did not apply`; !strings.Contains(second.Stderr(), want) {
+		t.Fatalf("the second bridge's stderr does not say %q:\n%s", want, second.Stderr())
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Fatalf("%s was made by a bridge whose server ran already", dir)
+	}
+}
+
+// A server that cannot start says why through the bridge that started it,
+// not only in its log.
+func TestBridgeSaysWhyTheServerDidNotStart(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sidecarBin, "--persist", s.name, "--journal-dir", filepath.Join(file, "j"))
+	cmd.Env = s.env
+	cmd.Stdin = strings.NewReader("")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "failed to start") || !strings.Contains(string(out), "not a directory") {
+		t.Fatalf("bridge to a server with a --journal-dir under a file: %v\n%s", err, out)
+	}
+}

@@ -5,11 +5,13 @@ package persist
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -159,13 +161,20 @@ const startBound = 10 * time.Second
 
 // Connect dials server name, first starting it in the background (exe
 // with serveArgs, in a session of its own, stderr to its log file) when
-// none runs. Two callers doing this at once start two servers, of which
-// one takes the lock and the other exits; both then reach the first.
-func Connect(name, exe string, serveArgs []string) (*net.UnixConn, error) {
-	c, err := Dial(name)
+// none runs; started says whether this call started the one it reached.
+// Two callers doing this at once start two servers, of which one takes
+// the lock and the other exits; both then reach the first.
+func Connect(name, exe string, serveArgs []string) (c *net.UnixConn, started bool, err error) {
+	c, err = Dial(name)
 	if err == nil || !notRunning(err) {
-		return c, err
+		return c, false, err
 	}
+	c, err = start(name, exe, serveArgs)
+	return c, err == nil, err
+}
+
+// start starts server name and dials it once it listens.
+func start(name, exe string, serveArgs []string) (*net.UnixConn, error) {
 	_, _, logFile, err := Paths(name)
 	if err != nil {
 		return nil, err
@@ -174,6 +183,9 @@ func Connect(name, exe string, serveArgs []string) (*net.UnixConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log of persistent sidecar %q: %w", name, err)
 	}
+	// What this server logs starts here: its last line says why it ended,
+	// if it fails.
+	logStart, _ := lf.Seek(0, io.SeekEnd)
 	cmd := exec.Command(exe, serveArgs...)
 	cmd.Stderr = lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -199,10 +211,39 @@ func Connect(name, exe string, serveArgs []string) (*net.UnixConn, error) {
 			// about to listen, or it failed; either way keep dialling
 			// until the deadline, but a failure is worth saying.
 			if werr != nil {
-				return nil, fmt.Errorf("persistent sidecar %q failed to start: %v (see %s)", name, werr, logFile)
+				why := ""
+				if line := lastLogLine(logFile, logStart); line != "" {
+					why = ": " + line
+				}
+				return nil, fmt.Errorf("persistent sidecar %q failed to start (%v)%s (see %s)", name, werr, why, logFile)
 			}
 			exited = nil
 		case <-time.After(pause):
 		}
 	}
+}
+
+// lastLogLine is the last line written to the log file at path after
+// offset from, without its timestamp, cut to a line's worth: what a
+// server that failed to start said last.
+func lastLogLine(path string, from int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const bound = 4096
+	if fi, err := f.Stat(); err == nil && fi.Size()-from > bound {
+		from = fi.Size() - bound
+	}
+	b, _ := io.ReadAll(io.NewSectionReader(f, from, bound))
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	line := strings.TrimSpace(lines[len(lines)-1])
+	// "ptyplex-sidecar[NAME]: 2006/01/02 15:04:05.000000 message"
+	if _, rest, ok := strings.Cut(line, "]: "); ok {
+		if f := strings.SplitN(rest, " ", 3); len(f) == 3 && strings.Count(f[0], "/") == 2 && strings.Count(f[1], ":") == 2 {
+			line = f[2]
+		}
+	}
+	return line
 }
