@@ -118,6 +118,14 @@ type ListedTerminal struct {
 	// REVIVE. A dead terminal is also Exited; ExitCode and Signal are
 	// set only if the exit was recorded before the server died.
 	Dead bool `json:"dead,omitempty"`
+	// CrashLost is set for a dead terminal: how many bytes its program
+	// had written past Produced that its server read and then died
+	// before its files held them (the read in flight, a record the
+	// crash tore; a full disk's share, when the files had stopped). The
+	// bytes the kernel still held for the PTY, never read, are not in
+	// it. Absent when none were lost so, and in the files of servers
+	// older than the count.
+	CrashLost uint64 `json:"crashLost,omitempty"`
 	// JournalDirError is set, under --journal-dir, for a terminal whose
 	// output is no longer written to the directory (or never was): why
 	// (a full disk, say). The terminal runs on, its journal in memory
@@ -146,7 +154,10 @@ type Attach struct {
 // Attached is the body of ATTACHED. Offset is the offset the host asked
 // for; Lost is how many of the bytes from there fell out of the journal.
 type Attached struct {
-	Lost uint64 `json:"lost"`
+	// CrashLost is a dead terminal's ListedTerminal.CrashLost: bytes
+	// after the last one replayed that the files never held.
+	CrashLost uint64 `json:"crashLost,omitempty"`
+	Lost      uint64 `json:"lost"`
 	// Mode is AttachView in a viewer's ATTACHED, and AttachHold in the
 	// one a viewer gets when the holder hands the terminal over to it;
 	// absent in the answer to a holder's ATTACH (as before viewers).

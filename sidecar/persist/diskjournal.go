@@ -12,12 +12,14 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/ptyplex/ptyplex/proto"
 	"golang.org/x/sys/unix"
@@ -52,6 +54,15 @@ import (
 // recovery serves records only up to the first gap or torn record, so
 // what it serves is still a prefix.
 //
+// What the policy could not keep is counted: each store has a file,
+// produced, whose 8 bytes (native-endian) the reader sets, mapped shared,
+// to the offset after the bytes of each read before it writes them, a
+// store to memory rather than a system call. The page cache keeps it
+// across a SIGKILL or the OOM killer (not across a power loss, after
+// which it may lag): the next server reports the count minus the end of
+// what the segments held as the dead terminal's crashLost. What the
+// kernel held for the PTY, never read, is counted nowhere.
+//
 // The directory holds everything the user's terminals printed, and their
 // environments: it is the user's alone (0700, files 0600, refused if it
 // belongs to another uid, is a symlink or is open to others).
@@ -66,6 +77,7 @@ const (
 	// DefaultJournalSync is how often written journal files are fsync'd.
 	DefaultJournalSync = time.Second
 	diskMetaName       = "meta.json"
+	diskCounterName    = "produced"
 	diskSegSuffix      = ".seg"
 )
 
@@ -237,6 +249,13 @@ type diskStore struct {
 	// dead is set for a store a previous server left: its terminal is
 	// dead, and the bound drops it first.
 	dead bool
+	// counter is the produced file, mapped shared (nil: none, or it
+	// faulted): the offset after the last read, set before its bytes
+	// are written.
+	counter []byte
+	// crashLost is, for a recovered store, how far the counter was past
+	// the end of the segments (set before the store is shared).
+	crashLost uint64
 }
 
 type diskSeg struct {
@@ -261,6 +280,10 @@ func (d *diskDir) create(m diskMeta, start uint64) (*diskStore, error) {
 	m.Version, m.ServerPID = 1, os.Getpid()
 	s := &diskStore{d: d, dir: dir, meta: m, fd: -1, end: start}
 	if err := s.writeMeta(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := s.mapCounter(start, true); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -304,16 +327,115 @@ func writeFileNoFollow(path string, b []byte) error {
 	return nil
 }
 
-// append writes p, the bytes at offset off, as one record. A failed
-// write is logged once and ends the store's writing: the terminal goes
-// on, its output is never held up by the disk.
-func (s *diskStore) append(p []byte, off uint64) {
-	if s == nil || len(p) == 0 {
+// mapCounter maps the store's produced file, made (holding end) if
+// fresh, else opened as it is. Called before the store is shared, or with
+// mu held. A file that cannot be made is an error; one that cannot be
+// mapped is logged, and the store goes on without a count.
+func (s *diskStore) mapCounter(end uint64, fresh bool) error {
+	path := filepath.Join(s.dir, diskCounterName)
+	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	if fresh {
+		flags |= unix.O_CREAT | unix.O_TRUNC
+	}
+	fd, err := unix.Open(path, flags, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal file %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if fresh {
+		// Written, not only sized: the page then has its room on the
+		// disk, and a store to it needs none.
+		var b [8]byte
+		binary.NativeEndian.PutUint64(b[:], end)
+		if n, err := unix.Pwrite(fd, b[:], 0); err != nil || n < len(b) {
+			if err == nil {
+				err = unix.ENOSPC
+			}
+			return fmt.Errorf("journal file %s: %w", path, err)
+		}
+	} else {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Size < 8 {
+			return fmt.Errorf("journal file %s: not a count", path)
+		}
+	}
+	m, err := unix.Mmap(fd, 0, 8, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		s.d.logf("terminal %q: %s: %v (what a crash loses of it will not be counted)", s.meta.ID, path, err)
+		return nil
+	}
+	s.counter = m
+	return nil
+}
+
+// countLocked sets the store's counter to end, the offset after bytes
+// about to be written.
+func (s *diskStore) countLocked(end uint64) {
+	if s.counter == nil || storeCounter(s.counter, end) {
+		return
+	}
+	// The page could not be written (a file system out of room for a
+	// copy-on-write page): no count from now on.
+	s.d.logf("terminal %q: %s: a store faulted; what a crash loses of it will not be counted", s.meta.ID, s.dir)
+	s.unmapLocked()
+}
+
+// storeCounter stores v in m, a mapping of a file: a fault (SIGBUS, the
+// file system had no room for the page) is reported rather than fatal.
+func storeCounter(m []byte, v uint64) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&m[0])), v)
+	return true
+}
+
+func (s *diskStore) unmapLocked() {
+	if s.counter != nil {
+		unix.Munmap(s.counter)
+		s.counter = nil
+	}
+}
+
+// appendRead writes what one read put in a and then b, the bytes from
+// offset off, a record for each that is not empty. The counter is set
+// first: a crash during the writes leaves it past what they wrote.
+func (s *diskStore) appendRead(a, b []byte, off uint64) {
+	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.broken || s.gone {
+	if s.gone {
+		return
+	}
+	s.countLocked(off + uint64(len(a)+len(b)))
+	s.appendLocked(a, off)
+	s.appendLocked(b, off+uint64(len(a)))
+}
+
+// append writes p, the bytes at offset off, as one record. A failed
+// write is logged once and ends the store's writing: the terminal goes
+// on, its output is never held up by the disk (its counter goes on, so
+// that what the files do not have is counted after a crash).
+func (s *diskStore) append(p []byte, off uint64) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return
+	}
+	s.countLocked(off + uint64(len(p)))
+	s.appendLocked(p, off)
+}
+
+func (s *diskStore) appendLocked(p []byte, off uint64) {
+	if len(p) == 0 || s.broken {
 		return
 	}
 	if off != s.end {
@@ -538,6 +660,7 @@ func (s *diskStore) remove() {
 		return
 	}
 	s.gone = true
+	s.unmapLocked()
 	if s.fd >= 0 {
 		unix.Close(s.fd)
 		s.fd = -1
@@ -774,10 +897,18 @@ func (d *diskDir) recoverOne(dir string, markDead bool) (recovered, error) {
 	if first {
 		j.start, j.end = 0, 0
 	}
+	if b, err := readFileNoFollow(filepath.Join(dir, diskCounterName)); err == nil && len(b) >= 8 {
+		// Absent in the files of older servers: nothing is counted.
+		if n := binary.NativeEndian.Uint64(b); n > s.end {
+			s.crashLost = n - s.end
+		}
+	}
 	if markDead && !s.meta.Dead {
 		s.meta.Dead = true
 		if err := s.writeMeta(); err != nil {
-			return r, err
+			// A full disk, say: the terminal is dead all the same, and
+			// the next server finds it so (its server is gone too).
+			d.logf("terminal %q: %v (it is dead all the same)", s.meta.ID, err)
 		}
 	}
 	d.mu.Lock()
@@ -813,6 +944,12 @@ func parseRecord(p []byte) ([]byte, bool) {
 func (s *diskStore) reopen() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.mapCounter(s.end, false); err != nil {
+		// An older server's store, or a damaged count: a new one.
+		if err := s.mapCounter(s.end, true); err != nil {
+			return err
+		}
+	}
 	if len(s.segs) == 0 {
 		return nil // the next append starts a segment
 	}

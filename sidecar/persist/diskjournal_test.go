@@ -4,6 +4,7 @@ package persist
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -300,5 +301,59 @@ func TestDiskJournalDirPrivate(t *testing.T) {
 	}
 	if _, err := openDiskDir(private, "srv", 0, 0, t.Logf); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkDiskStoreAppendRead is the reader's write of one read to its
+// files, with the produced counter (a store to a shared mapping) and
+// without it: the counter's cost per read.
+func BenchmarkDiskStoreAppendRead(b *testing.B) {
+	for _, size := range []int{1 << 10, 16 << 10} {
+		for _, counted := range []bool{false, true} {
+			b.Run(fmt.Sprintf("read=%d/counted=%v", size, counted), func(b *testing.B) {
+				d, err := openDiskDir(filepath.Join(b.TempDir(), "j"), "srv", 1<<40, 0, b.Logf)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer d.close()
+				st, err := d.create(diskMeta{ID: "b", Journal: 1 << 20}, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !counted {
+					st.mu.Lock()
+					st.unmapLocked()
+					st.mu.Unlock()
+				}
+				p := make([]byte, size)
+				b.SetBytes(int64(size))
+				var off uint64
+				for b.Loop() {
+					st.appendRead(p, nil, off)
+					off += uint64(size)
+				}
+				st.remove()
+			})
+		}
+	}
+}
+
+// BenchmarkStoreCounter is the counter's whole cost per read: one store
+// to the shared mapping, with the fault guard.
+func BenchmarkStoreCounter(b *testing.B) {
+	d, err := openDiskDir(filepath.Join(b.TempDir(), "j"), "srv", 1<<40, 0, b.Logf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.close()
+	st, err := d.create(diskMeta{ID: "b", Journal: 1 << 20}, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.remove()
+	var v uint64
+	for b.Loop() {
+		v++
+		storeCounter(st.counter, v)
 	}
 }

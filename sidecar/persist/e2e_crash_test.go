@@ -124,7 +124,7 @@ func TestJournalDirSIGKILLMidFlood(t *testing.T) {
 	ids := []string{"f1", "f2", "f3"}
 	rounds := crashRounds()
 	written := map[string]int{} // the most lines each program can have written in the previous round
-	worst := 0
+	worst, counted := 0, uint64(0)
 	for round := 0; round <= rounds; round++ {
 		h := s.host(flags...)
 		if round > 0 {
@@ -158,6 +158,13 @@ func TestJournalDirSIGKILLMidFlood(t *testing.T) {
 						round, id, written[id], written[id]*10, e.Produced, lost, crashLostBound+floodBatch*10)
 				}
 				worst = max(worst, lost)
+				// What the server read and could not write is counted,
+				// and is some of what the program wrote.
+				if int(e.Produced+e.CrashLost) > written[id]*10 || at["crashLost"] != float64(e.CrashLost) && (e.CrashLost != 0 || at["crashLost"] != nil) {
+					t.Fatalf("round %d: %s: crashLost %d (ATTACHED %v), %d recovered, the program wrote at most %d bytes",
+						round, id, e.CrashLost, at["crashLost"], e.Produced, written[id]*10)
+				}
+				counted = max(counted, e.CrashLost)
 			}
 		}
 		if round == rounds {
@@ -196,7 +203,7 @@ func TestJournalDirSIGKILLMidFlood(t *testing.T) {
 		}
 		h.WaitExit(hosttest.Timeout)
 	}
-	t.Logf("%d crashes: the most any terminal can have lost was %d bytes (bound %d, and a batch of %d lines the marks leave open)", rounds, worst, crashLostBound, floodBatch)
+	t.Logf("%d crashes: the most any terminal can have lost was %d bytes (bound %d, and a batch of %d lines the marks leave open); the most crashLost counted %d", rounds, worst, crashLostBound, floodBatch, counted)
 }
 
 // REVIVE starts a dead shell again, with its env and cwd, and a dead
@@ -622,3 +629,103 @@ func TestReadoptRevivesADeadTerminal(t *testing.T) {
 		t.Fatalf("LIST once its host is gone: %+v, want the OPEN's orphan bound of 10 min", e)
 	}
 }
+
+// attachDead attaches dead terminal id from from and reads it up to its
+// dead EXIT; it returns the ATTACHED and the bytes replayed.
+func attachDead(t *testing.T, h *hosttest.Host, id string, from uint64) (map[string]any, string) {
+	t.Helper()
+	now := h.Now()
+	before, had := len(now.Frames), len(now.Outputs[id])
+	h.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: id, Offset: from})
+	sn := h.MustUntil(id+"'s dead EXIT", func(sn hosttest.Snapshot) bool {
+		ex, ok := controlAfter(sn, before, proto.TypeExit, id)
+		return ok && ex["dead"] == true
+	})
+	at, _ := controlAfter(sn, before, proto.TypeAttached, id)
+	return at, sn.Output(id)[had:]
+}
+
+// waitNoDir waits until dir is gone.
+func waitNoDir(t *testing.T, dir, what string) {
+	t.Helper()
+	deadline := time.Now().Add(hosttest.Timeout)
+	for pathExists(dir) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s still there after %v", what, dir, hosttest.Timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A dead terminal's files stay when a host reads it (its EXIT reached
+// the host): a second crash finds it dead again, whole, to be attached
+// and revived. REVIVE's terminal has files of its own, the old screen
+// first, and the dead one's go; a terminal that ends while the server
+// runs loses its files once its EXIT reached a host.
+func TestJournalDirDeadFilesOutliveARead(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	jdir := filepath.Join(t.TempDir(), "journals")
+	flags := []string{"--journal-dir", jdir}
+	h := s.host(flags...)
+	h.Open(proto.Open{TerminalID: "d", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo dead-output-1; exec sleep 1000"}})
+	h.WaitOutput("d", "dead-output-1\r\n")
+	killServer(t, s)
+	h.WaitExit(hosttest.Timeout)
+
+	h2 := s.host(flags...)
+	e, ok := entry(list(t, h2), "d")
+	if !ok || !e.Dead || e.Produced == 0 {
+		t.Fatalf("d after the first crash: %+v", e)
+	}
+	_, got := attachDead(t, h2, "d", e.Start)
+	if !strings.Contains(got, "dead-output-1") {
+		t.Fatalf("d replayed %q", got)
+	}
+	store := storeOf(t, jdir, "d") // still there once the host has its EXIT
+	if _, ok := entry(list(t, h2), "d"); ok {
+		t.Fatalf("d is listed after a host read its EXIT")
+	}
+	// A terminal that ends while the server runs: its files go once a
+	// host has its EXIT.
+	h2.Open(proto.Open{TerminalID: "n", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo ready; read x; echo normal-end"}})
+	h2.WaitOutput("n", "ready\r\n")
+	nstore := storeOf(t, jdir, "n")
+	h2.Input("n", "\n")
+	h2.WaitControl(proto.TypeExit, "n")
+	waitNoDir(t, nstore, "the files of a terminal whose EXIT reached its host")
+	if !pathExists(store) {
+		t.Fatalf("d's files %s went", store)
+	}
+	killServer(t, s)
+	h2.WaitExit(hosttest.Timeout)
+
+	// The second crash: d is dead, as it was.
+	h3 := s.host(flags...)
+	e2, ok := entry(list(t, h3), "d")
+	if !ok || !e2.Dead || e2.Produced != e.Produced || e2.Start != e.Start {
+		t.Fatalf("d after a host read it and the server crashed again: %+v (want dead, [%d, %d))", e2, e.Start, e.Produced)
+	}
+	if _, again := attachDead(t, h3, "d", e.Start); again != got {
+		t.Fatalf("d replayed %q after the second crash, %q after the first", again, got)
+	}
+	// Revived (by the host that read it): the new terminal's files
+	// replace the dead one's.
+	h3.SendJSON(proto.TypeRevive, proto.Revive{TerminalID: "d"})
+	h3.WaitControl(proto.TypeOpened, "d")
+	h3.WaitOutput("d", "dead-output-1") // the old screen, the program's output after it
+	waitNoDir(t, store, "the dead terminal's files after REVIVE")
+	revived := storeOf(t, jdir, "d")
+	killServer(t, s)
+	h3.WaitExit(hosttest.Timeout)
+
+	h4 := s.host(flags...)
+	if e, ok := entry(list(t, h4), "d"); !ok || !e.Dead {
+		t.Fatalf("the revived d after a crash: %+v", e)
+	}
+	if _, got := attachDead(t, h4, "d", 0); !strings.Contains(got, "dead-output-1") || storeOf(t, jdir, "d") != revived {
+		t.Fatalf("the revived d's files (%s) replayed %q: want the old screen first", revived, got)
+	}
+}
+
+func pathExists(p string) bool { _, err := os.Lstat(p); return err == nil }

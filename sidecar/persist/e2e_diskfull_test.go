@@ -223,3 +223,47 @@ func TestJournalDirFullDiskAcrossUpgrade(t *testing.T) {
 		t.Fatalf("recovered %q, want %q", got, want)
 	}
 }
+
+// What a terminal's files do not hold when the server dies is counted:
+// here a flood past a full disk, whose files stopped part way while the
+// server read on. The next server lists the terminal dead with
+// crashLost, the bytes its server had read past the last one the files
+// kept, and says so in ATTACHED; the disk still full, it recovers it
+// all the same.
+func TestJournalDirCrashLostCounted(t *testing.T) {
+	t.Parallel()
+	const size = 2 << 20
+	disk := smallDisk(t, size)
+	if err := os.WriteFile(filepath.Join(disk, "filler"), make([]byte, size-112<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t)
+	flags := []string{"--journal-dir", filepath.Join(disk, "journals"), "--journal", fmt.Sprint(1 << 20)}
+	h := s.host(flags...)
+	h.Open(proto.Open{TerminalID: "flood", Cols: 80, Rows: 24, Cmd: "/bin/sh",
+		Args: []string{"-c", `i=0; while [ $i -lt 20000 ]; do echo "line-$i"; i=$((i+1)); done; echo flood-done; exec cat`}})
+	h.WaitOutput("flood", "flood-done\r\n")
+	e, ok := entry(list(t, h), "flood")
+	if !ok || e.JournalDirError == "" || e.CrashLost != 0 {
+		t.Fatalf("the flood past a full disk: %+v (want journalDirError, no crashLost)", e)
+	}
+	produced := e.Produced // all read: its program waits in cat
+	killServer(t, s)
+	h.WaitExit(hosttest.Timeout)
+
+	h2 := s.host(flags...)
+	d, ok := entry(list(t, h2), "flood")
+	if !ok || !d.Dead || d.Produced >= produced || d.Produced == 0 {
+		t.Fatalf("after the crash: %+v (want dead, some of the %d bytes)", d, produced)
+	}
+	if d.Produced+d.CrashLost != produced {
+		t.Fatalf("after the crash: %d bytes kept, crashLost %d: want the %d produced in all", d.Produced, d.CrashLost, produced)
+	}
+	before := len(h2.Now().Frames)
+	h2.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "flood", Offset: d.Start})
+	h2.WaitControl(proto.TypeExit, "flood")
+	at, _ := controlAfter(h2.Now(), before, proto.TypeAttached, "flood")
+	if at["crashLost"] != float64(d.CrashLost) || at["lost"] != float64(0) {
+		t.Fatalf("ATTACHED %v: want crashLost %d, lost 0", at, d.CrashLost)
+	}
+}

@@ -83,7 +83,7 @@ func (s *Server) revivableLocked(o proto.Open) *term {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.dead || t.holder != nil || t.disk == nil || !sameProgram(t, o) {
+	if !t.dead || (t.holder != nil && t.end != exitWritten) || t.disk == nil || !sameProgram(t, o) {
 		return nil
 	}
 	return t

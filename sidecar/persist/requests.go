@@ -334,7 +334,7 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 	if off < t.j.start {
 		lost = t.j.start - off
 	}
-	t.queueCtlLocked(c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: off, Lost: lost})
+	t.queueCtlLocked(c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: off, Lost: lost, CrashLost: t.crashLostLocked()})
 	t.sent = off
 	if lost > 0 {
 		t.ctl = append(t.ctl, t.snapshotCtlLocked(c))
@@ -384,6 +384,7 @@ func (s *Server) list() proto.Listed {
 			e.Detached = proto.DetachedPark
 		}
 		e.Viewers = t.listedViewersLocked()
+		e.CrashLost = t.crashLostLocked()
 		if t.disk != nil {
 			e.JournalDirError = t.disk.problem()
 		} else if t.diskLater != nil {

@@ -284,6 +284,15 @@ func (s *Server) addDead(r recovered) bool {
 	return true
 }
 
+// crashLostLocked is what a dead terminal's server lost of it in the
+// crash (diskStore.crashLost), 0 for any other terminal.
+func (t *term) crashLostLocked() uint64 {
+	if !t.dead || t.disk == nil {
+		return 0
+	}
+	return t.disk.crashLost
+}
+
 // revive handles REVIVE: the dead terminal's program is started again,
 // with the command, args, cwd, env and size it had, under the same id;
 // the new terminal's first OUTPUT is the old one's screen (a repaint of
@@ -298,7 +307,8 @@ func (s *Server) revive(c *conn, r proto.Revive) {
 		return
 	}
 	t.mu.Lock()
-	if h := t.holder; h != nil && h != c {
+	if h := t.holder; h != nil && h != c && t.end != exitWritten {
+		// (A holder that was written its EXIT has finished with it.)
 		t.mu.Unlock()
 		c.errorf(id, "REVIVE refused: another connection holds dead terminal %q", id)
 		return
@@ -352,9 +362,14 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 	nt.initConds()
 	nt.j.append(screen)
 	nt.trackLocked(screen) // not shared yet
+	// The new terminal's files, which begin with the old screen, are
+	// made before the dead one's go (with it, below): a crash between
+	// the two leaves both, and the next server keeps the newer.
+	disk, later := s.diskCreate(o, r.base, r.quota, r.park, nt.pid, screen)
 	s.mu.Lock()
 	if s.stopping || s.terms[id] != t {
 		s.mu.Unlock()
+		disk.remove()
 		engine.Kill(proc)
 		proc.WaitExit()
 		proc.Reap()
@@ -367,7 +382,6 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 	s.reserved += int64(nt.quota)
 	s.mu.Unlock()
 	s.logf("terminal %q revived (%s): %s, pid %d", id, r.frame, o.Cmd, nt.pid)
-	disk, later := s.diskCreate(o, r.base, r.quota, r.park, nt.pid, screen)
 	s.watch(proc)
 	nt.mu.Lock()
 	nt.disk, nt.diskLater = disk, later

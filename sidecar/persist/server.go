@@ -619,8 +619,11 @@ func (s *Server) shrinkFinished(t *term) {
 	}
 	// Its end reached a host: a crash from now on has nothing to keep.
 	// But not at a stop (SIGTERM at a shutdown, say): what the stop
-	// killed stays on disk, with its exit, for a REVIVE after it.
-	if !s.dropping.Load() {
+	// killed stays on disk, with its exit, for a REVIVE after it. Nor
+	// for a dead terminal (revive.go): its files are all that is left
+	// of it, to be attached again and revived after another crash too,
+	// until --keep-exited, an OPEN of its id or a REVIVE.
+	if !s.dropping.Load() && !t.dead {
 		t.disk.remove()
 	}
 	if q := max(t.j.size, 1); q < t.quota {
@@ -641,7 +644,9 @@ func (s *Server) makeRoomLocked(id string, need int64) bool {
 		return true
 	}
 	for _, t := range s.terms {
-		if t.isFinished() {
+		// Not a dead terminal, whose EXIT a host read: it stays, as
+		// an unread one does (its journal is reserved either way).
+		if t.isFinished() && !t.dead {
 			s.dropLocked(t)
 			if s.reserved+need <= s.opts.Total {
 				return true

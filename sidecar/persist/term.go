@@ -299,10 +299,9 @@ func (t *term) readLoop() {
 		n, err := t.proc.ReadSpan(r, r2)
 		if n > 0 {
 			// On disk before any host can be sent it (diskjournal.go):
-			// a record per region the read filled.
+			// a record per region the read filled, counted first.
 			k := min(n, len(r))
-			disk.append(r[:k], off)
-			disk.append(r2[:n-k], off+uint64(k))
+			disk.appendRead(r[:k], r2[:n-k], off)
 		}
 		t.mu.Lock()
 		t.reading = false

@@ -271,7 +271,7 @@ func (s *Server) handOver(c *conn, id string, to uint64) {
 	if sent < t.j.start {
 		lost = t.j.start - sent
 	}
-	t.queueCtlLocked(v.c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: sent, Lost: lost, Mode: proto.AttachHold})
+	t.queueCtlLocked(v.c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: sent, Lost: lost, Mode: proto.AttachHold, CrashLost: t.crashLostLocked()})
 	t.sent = sent
 	if lost > 0 {
 		t.ctl = append(t.ctl, t.snapshotCtlLocked(v.c))
@@ -346,7 +346,7 @@ func (v *viewer) run() {
 			if !v.greeted {
 				v.greeted = true
 				frames = append(frames, checkedFrame(t.id, proto.TypeAttached, proto.Attached{TerminalID: t.id,
-					Offset: v.asked, Lost: lost, Mode: proto.AttachView, Viewer: v.id}))
+					Offset: v.asked, Lost: lost, Mode: proto.AttachView, Viewer: v.id, CrashLost: t.crashLostLocked()}))
 			}
 			if snap != nil {
 				v.sent = snap.offset
