@@ -206,16 +206,59 @@ func (s *State) AppendTitle(b []byte) []byte {
 func (s *State) AppendPen(b []byte) []byte { return AppendSGR(b, s.Pen) }
 
 // AppendPrime is what a fresh emulator is fed before the stream from a
-// checkpoint in state s: the screen shown, the region, the modes and the
-// pen. The cursor is left where the last of them put it.
+// checkpoint in state s: the tab stops, the saved cursors, the screen
+// shown, the region, the modes, the pen, and the cursor where s has it.
+// Where the tracker does not know them, the tab stops stay the defaults,
+// a saved cursor is left unsaved, and the cursor goes to the region's
+// bottom row (its first column unless the column is known), where a
+// stream of lines keeps it.
 func (s *State) AppendPrime(b []byte) []byte {
+	if stops, ok := s.TabStops(); ok && s.TabsChanged {
+		b = append(b, "\x1b[3g"...)
+		for _, c := range stops {
+			b = append(b, "\x1b[1;"...)
+			b = strconv.AppendInt(b, int64(c+1), 10)
+			b = append(b, "H\x1bH"...)
+		}
+	}
 	if s.Alt {
+		b = s.appendSaved(b, 0) // ?1049h saves it again, as it did
 		b = appendSet(b, true, s.AltMode, true)
+		b = s.appendSaved(b, 1)
+	} else {
+		b = s.appendSaved(b, 0)
 	}
 	b = s.AppendRegion(b)
 	b = s.AppendModes(b)
 	b = s.AppendMargins(b)
-	return s.AppendPen(b)
+	b = s.AppendPen(b)
+	row, col, _ := s.Cursor()
+	switch {
+	case s.Cur&curRow == 0:
+		row, col = s.Bottom, 0
+	case s.Cur&curCol == 0:
+		col = 0
+	}
+	return s.AppendCursorAt(b, row, col)
+}
+
+// appendSaved saves, on a fresh emulator's screen, the cursor saved on
+// screen i (0 main, 1 alternate) if its position is known: the position,
+// the pen and the character sets, then DECSC.
+func (s *State) appendSaved(b []byte, i int) []byte {
+	sv := s.Saved[i]
+	if !sv.Valid || !sv.At {
+		return b
+	}
+	b = append(b, 0x1b, '[')
+	b = strconv.AppendInt(b, int64(sv.Row+1), 10)
+	b = append(b, ';')
+	b = strconv.AppendInt(b, int64(sv.Col+1), 10)
+	b = append(b, 'H')
+	st := State{Pen: sv.Pen, G: sv.G, GL: sv.GL}
+	b = st.AppendPen(b)
+	b = st.AppendCharsets(b)
+	return append(b, 0x1b, '7')
 }
 
 // AppendCursorAt moves the cursor to row, col (0-based, on the screen),

@@ -132,6 +132,11 @@ type Saved struct {
 	Pen   Pen        `json:"pen,omitzero"`
 	G     [4][2]byte `json:"g"`
 	GL    uint8      `json:"gl,omitempty"`
+	// At says the tracker knew the cursor's position when it was saved:
+	// Row and Col, 0-based on the screen (cursor.go).
+	At  bool   `json:"at,omitempty"`
+	Row uint16 `json:"row,omitempty"`
+	Col uint16 `json:"col,omitempty"`
 }
 
 // State is the tracked state at one offset of the stream. It is a plain
@@ -209,13 +214,25 @@ type State struct {
 	// AltTabsChanged says tab stops were set or cleared while the
 	// alternate screen is shown: as in xterm.js, it has stops of its
 	// own, the defaults each time it is entered.
-	AltTabsChanged bool   `json:"altTabsChanged,omitempty"`
-	TabsAt         uint64 `json:"tabsAt,omitempty"`
+	AltTabsChanged bool `json:"altTabsChanged,omitempty"`
+	// TabsKnown says Tabs holds the stops (once TabsChanged), one byte
+	// a column, 1 for a stop: unknown once a stop was set or cleared
+	// where the tracker did not know the column (cursor.go).
+	TabsKnown bool   `json:"tabsKnown,omitempty"`
+	TabsAt    uint64 `json:"tabsAt,omitempty"`
+	Tabs      string `json:"tabs,omitempty"`
+	// The cursor, where the tracker follows it (cursor.go): Row and
+	// Col, 0-based on the screen, valid as the Cur bits say.
+	Row uint16 `json:"row,omitempty"`
+	Col uint16 `json:"col,omitempty"`
+	Cur uint8  `json:"cur,omitempty"`
+	// RegionOdd: the screen package's region may differ (cursor.go).
+	RegionOdd bool `json:"regionOdd,omitempty"`
 }
 
 // Initial is the state of a terminal of the given size nobody wrote to.
 func Initial(cols, rows int) State {
-	return State{Cols: cols, Rows: rows, Private: privDefault, Top: 0, Bottom: max(rows, 1) - 1, ModifyOtherKeys: -1}
+	return State{Cols: cols, Rows: rows, Private: privDefault, Top: 0, Bottom: max(rows, 1) - 1, ModifyOtherKeys: -1, Cur: curRow | curCol}
 }
 
 // Mode reports a mode's state: set, and known (false for a mode the
@@ -296,12 +313,13 @@ func (s *State) resetRegion() {
 func (s *State) resetMargins() { s.Left, s.Right = 0, 0 }
 
 // setMargins is DECSLRM with 1-based margins, ignored as xterm ignores
-// an empty range.
+// an empty range; it homes the cursor.
 func (s *State) setMargins(left, right int) {
 	left, right = left-1, min(right, s.Cols)-1
 	if left < 0 || left >= right {
 		return
 	}
+	defer s.home()
 	s.Left, s.Right = left, right
 	if left == 0 && right == s.Cols-1 {
 		s.resetMargins()

@@ -7,9 +7,13 @@ import (
 )
 
 // Checkpoint is the state at one offset of the stream, where no sequence
-// was under way: a screen primed with it (Prime) and fed the stream from
-// Off renders what a terminal fed the whole stream shows, but for the
-// cells drawn before Off.
+// was under way and no UTF-8 character begun: a screen primed with it
+// (AppendPrime) and fed the stream from Off renders what a terminal fed
+// the whole stream shows, but for the cells drawn before Off. A
+// checkpoint is taken, once the interval is over, where the tracker knows
+// the cursor (State.Cursor) or just before a CUP, and a quarter of an
+// interval later wherever it can (the cursor then goes where the prime
+// guesses it).
 type Checkpoint struct {
 	Off   uint64 `json:"off"`
 	State State  `json:"state"`
@@ -76,9 +80,13 @@ func (t *Tracker) Pending() uint64 {
 }
 
 // Resize records a new size: as in xterm.js, it resets the scroll region
-// of both screens.
+// of both screens. The screen reflows its lines: the cursor and the
+// saved cursors are no longer known.
 func (t *Tracker) Resize(cols, rows int) {
+	t.st.resizeTabs(cols)
 	t.st.Cols, t.st.Rows = cols, rows
+	t.st.Cur, t.st.RegionOdd = 0, false
+	t.st.Saved[0].At, t.st.Saved[1].At = false, false
 	t.st.resetRegion()
 	t.st.MainTop, t.st.MainBottom = 0, 0
 }
@@ -88,6 +96,16 @@ func (t *Tracker) Checkpoint(off uint64) (Checkpoint, bool) {
 	for i := len(t.cps) - 1; i >= 0; i-- {
 		if t.cps[i].Off <= off {
 			return t.cps[i], true
+		}
+	}
+	return Checkpoint{}, false
+}
+
+// CheckpointFrom returns the earliest checkpoint at or after off.
+func (t *Tracker) CheckpointFrom(off uint64) (Checkpoint, bool) {
+	for _, cp := range t.cps {
+		if cp.Off >= off {
+			return cp, true
 		}
 	}
 	return Checkpoint{}, false
@@ -127,8 +145,10 @@ func Resume(st State, off uint64, every int, cps []Checkpoint) *Tracker {
 // bytes.IndexByte: only the escape sequences, SO and SI change state.
 func (t *Tracker) Write(b []byte) {
 	for len(b) > 0 {
-		if t.every > 0 && t.off-t.lastCP >= t.every && !t.p.InSequence() {
-			t.checkpoint()
+		if t.every > 0 && t.off-t.lastCP >= t.every && !t.p.InSequence() && b[0]&0xc0 != 0x80 {
+			if _, _, ok := t.st.Cursor(); ok || t.off-t.lastCP >= t.every+t.every/4 {
+				t.checkpoint()
+			}
 		}
 		if t.p.InSequence() {
 			n := t.p.ParseSequence(b, t)
@@ -141,9 +161,10 @@ func (t *Tracker) Write(b []byte) {
 			text = b[:i]
 		}
 		t.shifts(text)
+		t.st.text(text)
 		t.off += uint64(len(text))
 		b = b[len(text):]
-		if n := skipCSI(b); n > 0 {
+		if n := t.fastCSI(b); n > 0 {
 			t.off += uint64(n)
 			b = b[n:]
 			continue
@@ -173,21 +194,49 @@ var ignoredFinal = func() (f [256]bool) {
 	return f
 }()
 
-// skipCSI returns the length of the CSI b starts with if it is whole in b
-// and ignoredFinal ends it with nothing but parameters before, else 0 (the
-// parser takes it).
-func skipCSI(b []byte) int {
+// fastCSI takes the CSI b starts with if it is whole in b and
+// ignoredFinal ends it: it skips it, or applies its move to the cursor
+// (plain parameters only: digits and ';'), and returns its length; else
+// 0 (the parser takes it). A CUP due for a checkpoint gets it first:
+// where it puts the cursor does not depend on where the cursor was.
+func (t *Tracker) fastCSI(b []byte) int {
 	if len(b) < 3 || b[0] != 0x1b || b[1] != '[' {
 		return 0
 	}
+	var p [2]int
+	n, plain := 0, true
 	i := 2
-	for i < len(b) && b[i] >= 0x30 && b[i] <= 0x3f {
-		i++
+	for ; i < len(b) && b[i] >= 0x30 && b[i] <= 0x3f; i++ {
+		switch c := b[i]; {
+		case c >= '0' && c <= '9':
+			if n == 0 {
+				n = 1
+			}
+			if n <= len(p) && p[n-1] < 65535 {
+				p[n-1] = p[n-1]*10 + int(c-'0')
+			}
+		case c == ';':
+			if n == 0 {
+				n = 1
+			}
+			n++
+		default:
+			plain = false
+		}
 	}
-	if i < len(b) && ignoredFinal[b[i]] {
-		return i + 1
+	if i == len(b) || !ignoredFinal[b[i]] {
+		return 0
 	}
-	return 0
+	if f := b[i]; cursorFinals[f] {
+		if !plain {
+			return 0
+		}
+		if (f == 'H' || f == 'f') && t.every > 0 && t.off-t.lastCP >= t.every {
+			t.checkpoint()
+		}
+		t.st.cursorCSI(f, p[:min(n, len(p))])
+	}
+	return i + 1
 }
 
 // fastSGR applies the SGR b starts with if it is whole in b and plain
@@ -268,6 +317,8 @@ func (t *Tracker) Execute(c byte) {
 		t.st.GL = 1
 	case 0x0f:
 		t.st.GL = 0
+	default:
+		t.st.text([]byte{c})
 	}
 }
 
@@ -297,6 +348,8 @@ func (t *Tracker) CSI(q *vtparse.Seq) {
 		for _, n := range q.Params {
 			t.decset(n, q.Final == 'h')
 		}
+	case q.Private == 0 && inter == 0 && cursorFinals[q.Final]:
+		s.cursorCSI(q.Final, q.Params)
 	case q.Private == 0 && inter == 0:
 		switch q.Final {
 		case 'h', 'l':
@@ -318,9 +371,12 @@ func (t *Tracker) CSI(q *vtparse.Seq) {
 			}
 			if bottom > top {
 				s.Top, s.Bottom = top-1, bottom-1
+				s.RegionOdd = false // the screen's too
+				s.home()
 			}
 		case 'g':
 			if n := q.Param(0, 0); n == 0 || n == 3 {
+				s.setTab(false, n == 3)
 				t.tabsChanged()
 			}
 		case 's':
@@ -337,10 +393,12 @@ func (t *Tracker) CSI(q *vtparse.Seq) {
 	case q.Private == 0 && inter == ' ' && q.Final == 'q':
 		s.Shape = q.Param(0, 0)
 		s.ShapeSeen, s.BlinkLast = true, false
+	case q.Private == '?' && inter == 0 && q.Final == 'W' && q.Param(0, 0) == 5:
+		// DECST8C: stops every 8 columns again. (The screen package
+		// does not have it: the stops it renders are then not known.)
+		s.TabsChanged, s.TabsKnown, s.Tabs = false, false, tabsReset
 	case q.Private == 0 && inter == '!' && q.Final == 'p':
 		t.softReset()
-	case q.Private == '?' && inter == 0 && q.Final == 'W' && q.Param(0, 0) == 5:
-		s.TabsChanged = false // DECST8C: stops every 8 columns again
 	case q.Private == '>' && inter == 0 && q.Final == 'm' && q.Param(0, 0) == 4:
 		s.ModifyOtherKeys = 0
 		if len(q.Params) > 1 {
@@ -363,6 +421,7 @@ func (t *Tracker) decset(n int, on bool) {
 				t.saveCursor() // in the slot of the screen shown now, as xterm
 			}
 			if !s.Alt {
+				s.RegionOdd = s.RegionOdd || !s.FullRegion() // the screen keeps it
 				s.Alt, s.AltMode, s.AltAt = true, n, t.seqAt
 				s.MainTop, s.MainBottom = uint16(s.Top), uint16(s.Bottom)
 				s.Top, s.Bottom = 0, max(s.Rows, 1)-1
@@ -370,7 +429,10 @@ func (t *Tracker) decset(n int, on bool) {
 			}
 		} else {
 			if s.Alt {
-				s.Top, s.Bottom = s.mainRegion()
+				// The screen keeps the alternate screen's region.
+				top, bottom := s.mainRegion()
+				s.RegionOdd = s.RegionOdd || top != s.Top || bottom != s.Bottom
+				s.Top, s.Bottom = top, bottom
 				s.MainTop, s.MainBottom = 0, 0
 				s.AltTabsChanged = false
 			}
@@ -394,6 +456,10 @@ func (t *Tracker) decset(n int, on bool) {
 		if !on {
 			s.resetMargins() // as xterm: leaving the mode drops them
 		}
+	case 6:
+		defer s.home()
+	case 3:
+		s.Cur = 0 // DECCOLM: left to the screen
 	case 12:
 		s.BlinkLast = true
 	}
@@ -425,7 +491,8 @@ func (t *Tracker) decset(n int, on bool) {
 
 func (t *Tracker) saveCursor() {
 	s := &t.st
-	s.Saved[s.screenIndex()] = Saved{Valid: true, Pen: s.Pen, G: s.G, GL: s.GL}
+	row, col, at := s.Cursor()
+	s.Saved[s.screenIndex()] = Saved{Valid: true, Pen: s.Pen, G: s.G, GL: s.GL, At: at, Row: uint16(row), Col: uint16(col)}
 }
 
 // restoreCursor is DECRC: the pen and character sets saved on the screen
@@ -434,8 +501,24 @@ func (t *Tracker) restoreCursor() {
 	s := &t.st
 	sv := s.Saved[s.screenIndex()]
 	s.Pen, s.G, s.GL = sv.Pen, sv.G, sv.GL
+	// The position, as screen.restoreCursor: home if none was saved.
+	if sv.Valid && !sv.At {
+		s.Cur = 0
+		return
+	}
+	row, col := clampInt(int(sv.Row), 0, s.Rows-1), clampInt(int(sv.Col), 0, s.Cols-1)
+	if s.Private&bitOrigin != 0 {
+		if s.RegionOdd {
+			s.Cur = 0
+			return
+		}
+		left, right := s.Margins()
+		row, col = clampInt(row, s.Top, s.Bottom), clampInt(col, left, right)
+	}
+	s.setCursor(row, col)
 }
 
+// tabsChanged records that stops were set or cleared (after setTab).
 func (t *Tracker) tabsChanged() {
 	if t.st.Alt {
 		t.st.AltTabsChanged = true
@@ -454,10 +537,12 @@ func (t *Tracker) softReset() {
 	s.setPrivate(7, true)
 	s.setPrivate(25, true)
 	s.Keypad, s.Insert = false, false
+	s.RegionOdd = false // the screen's is reset too
 	s.resetRegion()
 	s.Pen = Pen{}
 	s.G, s.GL = [4][2]byte{}, 0
 	s.Saved[s.screenIndex()] = Saved{}
+	s.Cur &^= curWrap // the cursor stays
 	// The cursor's shape goes back to the emulator's own. Blinking set
 	// by ?12 stays: xterm.js makes it its option, which outlives DECSTR
 	// and RIS.
@@ -527,17 +612,32 @@ func (t *Tracker) ESC(q *vtparse.Seq) {
 		case '>':
 			s.Keypad = false
 		case 'H':
+			s.setTab(true, false)
 			t.tabsChanged()
 		case '7':
 			t.saveCursor()
 		case '8':
 			t.restoreCursor()
+		case 'D':
+			s.index()
+			s.Cur &^= curWrap
+		case 'E':
+			s.index()
+			s.Col, s.Cur = 0, s.Cur&^(curWrap|curMax)|curCol
+			if s.margined() {
+				s.Cur &^= curCol
+			}
+		case 'M':
+			s.reverseIndex()
 		case 'n':
 			s.GL = 2
 		case 'o':
 			s.GL = 3
 		}
 	case 1:
+		if q.Inter[0] == '#' && q.Final == '8' {
+			s.setCursor(0, 0) // DECALN (the screen resets the region too)
+		}
 		g := -1
 		switch q.Inter[0] {
 		case '(':

@@ -45,3 +45,24 @@ func RenderRevive(cols, rows int, stream []byte) []byte {
 	tr.Write(stream)
 	return renderScreen(snapshotTail{id: "s", cols: cols, rows: rows, tail: [][]byte{stream}, size: len(stream), final: tr.State()})
 }
+
+// RenderSnapshotJournal is the data of the SNAPSHOT a terminal of the
+// given size, with a journal of journal bytes, sends after the stream
+// read in pieces (the journal losing its oldest bytes as it fills, the
+// tracker fed each piece as the reader feeds it), and the journal's
+// start.
+func RenderSnapshotJournal(cols, rows, journal int, pieces [][]byte) (string, uint64, error) {
+	t := &term{id: "s", cols: uint16(cols), rows: uint16(rows), j: newJournal(journal), vt: newTracker(uint16(cols), uint16(rows), journal)}
+	for _, p := range pieces {
+		t.j.append(p)
+		t.trackLocked(p)
+	}
+	st := t.snapshotTailLocked()
+	f, err := proto.NewReader(bytes.NewReader(st.frame())).ReadFrame()
+	if err != nil {
+		return "", 0, err
+	}
+	var sn proto.Snapshot
+	err = json.Unmarshal(f.Body, &sn)
+	return sn.Data, t.j.start, err
+}

@@ -85,8 +85,14 @@ func (ts termState) restoreTracker(journal []byte) *vtstate.Tracker {
 // further back for the main screen's content when the alternate screen
 // is shown (to where it was entered, and the screen's worth of lines
 // before) and for tab stops set since the last reset, as far as the
-// journal and the snapshot's input bound (maxInput bytes) allow. It then begins at the
-// checkpoint at or before that point, whose state primes the screen.
+// journal and the snapshot's input bound (maxInput bytes) allow. It then
+// begins at the checkpoint at or before that point, whose state primes
+// the screen (modes.go's tracker: modes, region, charsets, pen, tab
+// stops, saved cursors and the cursor); or, when the journal no longer
+// holds one there (the tail reaches its start, where a checkpoint
+// seldom is), at the first checkpoint after the journal's start: the
+// bytes before it are left out rather than drawn without their modes, or
+// from the middle of a sequence or a character.
 func (t *term) snapshotPlanLocked(from uint64, rows, maxInput int) (start uint64, prime *vtstate.State) {
 	st := t.vt.State()
 	want := from
@@ -97,7 +103,7 @@ func (t *term) snapshotPlanLocked(from uint64, rows, maxInput int) (start uint64
 	if st.Alt && st.AltAt >= lo && st.AltAt < want {
 		want = max(t.j.linesBefore(st.AltAt, rows, lo), lo)
 	}
-	if st.TabsChanged && st.TabsAt >= lo && st.TabsAt < want {
+	if st.TabsChanged && !st.TabsKnown && st.TabsAt >= lo && st.TabsAt < want {
 		want = st.TabsAt
 	}
 	for _, w := range []uint64{want, from} {
@@ -106,8 +112,12 @@ func (t *term) snapshotPlanLocked(from uint64, rows, maxInput int) (start uint64
 			return cp.Off, &s
 		}
 	}
-	// No checkpoint in reach (a journal smaller than the interval, or
-	// one sequence longer than it): the tail as it is, on a screen that
+	if cp, ok := t.vt.CheckpointFrom(lo); ok && cp.Off <= t.j.end {
+		s := cp.State
+		return cp.Off, &s
+	}
+	// No checkpoint in the journal (one smaller than the interval, or
+	// a sequence longer than it): the tail as it is, on a screen that
 	// shows the alternate screen if it was entered before the tail.
 	if st.Alt && st.AltAt < from {
 		s := vtstate.Initial(st.Cols, st.Rows)
