@@ -212,6 +212,20 @@ func (a *answerer) answer(t *term, kind seqKind, seq []byte, at uint64) {
 	t.mu.Unlock()
 }
 
+// release lets go of what answering needs, for a terminal whose reader
+// has ended (the reader's own fields are free then): no query comes any
+// more, and a finished terminal is kept only for its end.
+func (a *answerer) release() {
+	if a.state != nil {
+		a.state.release()
+		a.state = nil
+	}
+	a.pending = nil
+	a.mu.Lock()
+	a.idents, a.answered, a.expect = nil, nil, nil
+	a.mu.Unlock()
+}
+
 // identsLocked is the screen that answers the stateless queries.
 func (a *answerer) identsLocked() *screen.Screen {
 	if a.idents == nil {

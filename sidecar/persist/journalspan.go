@@ -76,3 +76,33 @@ func (j *journal) free() {
 		j.spare = nil
 	}
 }
+
+// compact moves the bytes kept to storage of their size, if that takes
+// less than what holds them now (a 4 KiB first chunk with a prompt in
+// it, a 64 KiB one with a few lines): for a journal that no longer
+// grows, a finished terminal's. The chunks it held go back (to
+// chunkPool, or to the loans that hold them).
+func (j *journal) compact() {
+	if j.spare != nil {
+		chunkPool.Put(j.spare)
+		j.spare = nil
+	}
+	if len(j.lent) == 0 {
+		j.lent = nil
+	}
+	if j.size > journalChunk || j.allocated()-j.size < 256 {
+		return
+	}
+	var b []byte
+	if j.size > 0 {
+		b = make([]byte, j.size)
+		j.copyOut(b, j.start)
+	}
+	for _, c := range j.chunks {
+		j.release(c)
+	}
+	j.chunks, j.head, j.tail = nil, 0, 0
+	if b != nil {
+		j.chunks, j.tail = [][]byte{b}, len(b)
+	}
+}

@@ -54,15 +54,21 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		// A CREDIT that crossed a takeover is normal: dropped quietly.
 		if t := s.lookup(m.TerminalID); t != nil {
 			t.mu.Lock()
+			finished := false
 			if t.holder == c && t.credit.Limited() {
 				n := t.payDebtLocked(c, m.Bytes)
 				t.credit.Grant(n)
 				t.acked = min(t.acked+n, t.sent)
+				finished = t.end == exitWritten
 				t.broadcastLocked()
 			} else if t.holder != c {
 				t.creditViewerLocked(c, m.Bytes)
 			}
 			t.mu.Unlock()
+			if finished {
+				// Its host has more of the tail kept for it.
+				s.shrinkFinished(t)
+			}
 		}
 	case proto.Signal:
 		sig, _, err := signame.Parse(m.Signal)

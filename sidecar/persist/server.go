@@ -589,28 +589,41 @@ func (t *term) startKeepClockLocked(d time.Duration, fire func()) int {
 	return t.keepGen
 }
 
-// finishedTail is how much of a finished terminal's journal is kept past
-// what its host acknowledged: what the connection's buffers may still
-// hold, unread, when its EXIT was written (the socket's send buffer,
-// which the kernel doubles, and a bridge's pipes). A host that died
-// before reading them attaches again and finds them; one that lost more
-// gets a SNAPSHOT. The rest of the journal, and its quota, is given back.
+// finishedTail is how much of a finished terminal's journal is kept for
+// a holder that grants no credit (so acknowledges nothing): what the
+// connection's buffers may still hold, unread, when its EXIT was written
+// (the socket's send buffer, which the kernel doubles, and a bridge's
+// pipes). A host that died before reading them attaches again and finds
+// them; one that lost more gets a SNAPSHOT. The rest of the journal, and
+// its quota, is given back.
 const finishedTail = 2*connSendBuffer + 256<<10
 
+// finishedFromLocked is the offset from which a finished terminal's
+// journal is kept: what its holder did not acknowledge when the holder
+// grants credit (CREDIT is for bytes consumed, so the host has the rest
+// for good), else the last finishedTail bytes.
+func (t *term) finishedFromLocked() uint64 {
+	from := t.j.end - min(t.j.end, finishedTail)
+	if t.credit.Limited() && !t.dead {
+		// (A dead terminal keeps its tail whatever was read of it:
+		// a REVIVE repaints its screen from it.)
+		from = min(t.acked, t.j.end)
+	}
+	return max(from, t.j.start)
+}
+
 // shrinkFinished cuts t's journal to the tail a late host may still need
-// once its EXIT was written.
+// once its EXIT was written, and lets go of what only a running terminal
+// needs; again after each CREDIT that acknowledges more of that tail.
 func (s *Server) shrinkFinished(t *term) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.end != exitWritten || s.terms[t.id] != t || t.pinned {
+	if t.end != exitWritten || s.terms[t.id] != t || t.pinned || t.life == engine.Gone {
 		return
 	}
-	keep := t.ackedLocked()
-	if t.j.end-keep < finishedTail {
-		keep = t.j.end - min(t.j.end, finishedTail)
-	}
+	keep := t.finishedFromLocked()
 	if floor, ok := t.pinFloorLocked(); ok {
 		keep = min(keep, floor) // a SNAPSHOT's tail, not rendered yet
 	}
@@ -629,6 +642,14 @@ func (s *Server) shrinkFinished(t *term) {
 	if q := max(t.j.size, 1); q < t.quota {
 		s.reserved -= int64(t.quota - q)
 		t.quota, t.j.limit = q, q
+	}
+	if _, pinned := t.pinFloorLocked(); !pinned && t.readEnded {
+		// Nothing reads the journal without the lock, nor writes to
+		// it: what is kept moves to storage of its size.
+		t.j.compact()
+		t.vt.Forget(t.j.start)
+		t.vt.Trim()
+		t.answers.release()
 	}
 }
 

@@ -55,6 +55,14 @@ type term struct {
 	// broadcastLocked wakes both; pumpIdle says the pump waits for work.
 	pumpCond *sync.Cond
 	pumpIdle bool
+	// pumping says a pump goroutine runs (or was started). The pump of
+	// a finished terminal (its EXIT written, nothing left to send)
+	// ends, and retired says so: the next change that may give it work
+	// (an ATTACH, a frame queued, the terminal's removal) starts it
+	// again (broadcastLocked). So a server that ran many terminals
+	// keeps no goroutine for those whose end was delivered.
+	pumping bool
+	retired bool
 	// pumpDeferred says the pump woke while the reader was writing a
 	// frame, and waits for the reader to say it is done.
 	pumpDeferred bool
@@ -163,6 +171,11 @@ func (t *term) initConds() {
 // the pump and all that wait on cond.
 func (t *term) broadcastLocked() {
 	t.cond.Broadcast()
+	if t.retired {
+		t.retired, t.pumping = false, true
+		go t.runPump()
+		return
+	}
 	t.pumpCond.Signal()
 }
 
@@ -424,6 +437,20 @@ func (t *term) logf(format string, args ...any) {
 // reader writes the bytes it just read itself (readLoop), and the pump
 // waits for that write to end before it writes anything.
 func (t *term) pump() {
+	t.mu.Lock()
+	if t.pumping {
+		t.mu.Unlock()
+		return // started already (broadcastLocked)
+	}
+	t.pumping = true
+	t.mu.Unlock()
+	t.runPump()
+}
+
+// runPump is the pump's loop, for the goroutine that set pumping. It
+// ends when the terminal is gone, and when it is finished with nothing
+// left to send (retired; broadcastLocked starts it again).
+func (t *term) runPump() {
 	out := newOutputFrame(t.id)
 	t.mu.Lock()
 	for {
@@ -490,6 +517,17 @@ func (t *term) pump() {
 				// go to other terminals' journals.
 				t.j.free()
 			}
+			t.pumping = false
+			t.mu.Unlock()
+			return
+		}
+		if t.end == exitWritten && t.readEnded && len(t.ctl) == 0 && t.writingTo == nil {
+			// Finished: its EXIT was written and nothing is left to
+			// send. What stays of the terminal for a host that died
+			// before reading it is its record and the journal's tail
+			// (shrinkFinished); the pump ends until a host attaches
+			// it again.
+			t.pumping, t.retired, t.pumpIdle = false, true, false
 			t.mu.Unlock()
 			return
 		}
