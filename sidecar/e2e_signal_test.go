@@ -4,6 +4,7 @@ package sidecar_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -179,4 +180,14 @@ func TestSignalAndForegroundBadInput(t *testing.T) {
 	// cat is unharmed.
 	h.Input("c", "still here\n")
 	h.WaitOutput("c", "still here\r\nstill here")
+}
+
+// A SIGNAL for an unknown id is logged on stderr (PROTOCOL.md), and
+// answered with no frame.
+func TestSignalUnknownIDLogged(t *testing.T) {
+	plainOnly(t, "the persistent server logs its frames its own way")
+	h := start(t)
+	h.SendJSON(proto.TypeSignal, proto.Signal{TerminalID: "nosuch", Signal: "SIGTERM"})
+	waitLog(t, h, regexp.MustCompile(`SIGNAL "SIGTERM" for unknown terminal "nosuch"`))
+	assert.Empty(t, h.Now().Controls("nosuch"))
 }

@@ -22,7 +22,9 @@ func (s *Sidecar) signal(m proto.Signal) {
 	}
 	if t := s.lookup(m.TerminalID); t != nil {
 		s.act(t, func() { t.signal(sig, m.Signal, m.Target == proto.SignalChild) })
+		return
 	}
+	s.logf("SIGNAL %q for unknown terminal %q dropped", m.Signal, m.TerminalID)
 }
 
 // signalRefused logs a SIGNAL that cannot be carried out and tells its
