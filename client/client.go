@@ -147,7 +147,7 @@ func Start(opts Options) (*Client, error) {
 		// the handshake says.
 		opts.Hello = true
 		p := opts.Reconnect.withDefaults()
-		c.rc = &resumer{policy: p, stop: make(chan struct{}), events: newEventQueue(p.OnEvent)}
+		c.rc = &resumer{policy: p, ready: make(chan struct{}), stop: make(chan struct{}), events: newEventQueue(p.OnEvent)}
 		lv = &liveness{}
 	}
 	c.opts = opts
@@ -174,6 +174,11 @@ func Start(opts Options) (*Client, error) {
 	if opts.Hello {
 		peer, err := c.handshake(opts)
 		if err != nil {
+			if c.rc != nil {
+				// Nothing to resume yet: as npm's first connection.
+				err = fmt.Errorf("start: the first connection failed, which Reconnect does not retry "+
+					"(it resumes a connection whose handshake succeeded): %w", err)
+			}
 			return fail(err)
 		}
 		if c.rc != nil && !peer.Has(proto.FeaturePersist) {
@@ -181,6 +186,9 @@ func Start(opts Options) (*Client, error) {
 				"and this one does not announce %q: run `ptyplex-sidecar --persist NAME` (client.Persistent, or in the Transport's argv)", proto.FeaturePersist))
 		}
 		c.startKeepalive(s, lv, peer)
+	}
+	if c.rc != nil {
+		close(c.rc.ready)
 	}
 	return c, nil
 }

@@ -45,6 +45,10 @@ func runHostile(mode string) int {
 			switch mode {
 			case "old":
 				// Drops it, as a sidecar before the handshake does.
+			case "oldchatty":
+				// Drops it, but says something else: a frame of a
+				// type this host does not know, which it skips.
+				w.Write(proto.AppendFrame(nil, proto.Type(0x7e), []byte("{}")))
 			case "newer":
 				w.Write(proto.AppendFrame(nil, proto.TypeHelloReply, []byte(
 					`{"version":"v9.0.0","protocol":1,"features":["hello","signal","teleport"],"os":"plan9","arch":"mips","since":"later"}`)))
@@ -415,7 +419,7 @@ func TestTransportStderrEscaped(t *testing.T) {
 	pw.Close()
 	select {
 	case s := <-got:
-		assert.Equal(t, "transport sh: a\\e]52;c;aGk=\\ab\\e]0;title\\a\\r\ntransport sh: \u2022 ok\\x9b\n", s)
+		assert.Equal(t, "transport sh: a\\e]52;c;aGk=\\ab\\e]0;title\\a\ntransport sh: \u2022 ok\\x9b\n", s, "ssh's CR LF ends a line: the CR is dropped, not shown")
 	case <-time.After(waitBound):
 		t.Fatal("stderr not copied")
 	}
@@ -424,7 +428,7 @@ func TestTransportStderrEscaped(t *testing.T) {
 // A character cut between two writes arrives whole, not as two escaped
 // halves; a line cut anywhere comes out the same as in one write.
 func TestLinePrefixerSplitWrites(t *testing.T) {
-	in := "x\u2022y\x1b[2J\nz\U0001F600\n"
+	in := "x\u2022y\x1b[2J\nz\U0001F600\nw\r\nv\rv\n"
 	var whole strings.Builder
 	(&linePrefixer{w: &whole, prefix: "> ", start: true}).Write([]byte(in))
 	for i := 1; i < len(in); i++ {
@@ -436,7 +440,7 @@ func TestLinePrefixerSplitWrites(t *testing.T) {
 			t.Errorf("cut at %d: %q, want %q", i, b.String(), whole.String())
 		}
 	}
-	if want := "> x\u2022y\\e[2J\n> z\U0001F600\n"; whole.String() != want {
+	if want := "> x\u2022y\\e[2J\n> z\U0001F600\n> w\n> v\\rv\n"; whole.String() != want {
 		t.Errorf("%q, want %q", whole.String(), want)
 	}
 }
@@ -452,4 +456,42 @@ func TestHelloFailingTransport(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrNoHello, "not taken for an old sidecar")
 	assert.Less(t, time.Since(start), DefaultHelloTimeout, "no wait for the timeout")
 	assert.Contains(t, log.String(), "transport sh: Permission denied (publickey).")
+	// The error names the transport, and what it said last.
+	assert.Contains(t, err.Error(), "the transport (sh) exited: exit status 255: Permission denied (publickey).")
+}
+
+// A transport that gives back not one byte (ssh still connecting to a
+// host that drops its packets) is not taken for an old sidecar alone: the
+// error says the transport may not have got through, with what it said.
+func TestHelloSilentTransport(t *testing.T) {
+	log := &syncWriter{b: &strings.Builder{}}
+	_, err := Start(Options{Transport: []string{"sh", "-c", "printf 'connecting to 10.255.255.1\\r\\n' >&2; exec sleep 60"},
+		Stderr: log, Hello: true, HelloTimeout: 300 * time.Millisecond})
+	require.ErrorIs(t, err, ErrNoReply)
+	require.ErrorIs(t, err, ErrNoHello)
+	msg := err.Error()
+	assert.Contains(t, msg, "has not reached the sidecar")
+	assert.Contains(t, msg, "unreachable")
+	assert.Contains(t, msg, `it said last: "connecting to 10.255.255.1"`)
+	assert.Equal(t, "transport sh: connecting to 10.255.255.1\n", log.String())
+
+	// A sidecar that talks, but does not answer HELLO, is an old one.
+	_, err = startHostile(t, "oldchatty", true)
+	require.ErrorIs(t, err, ErrNoHello)
+	assert.NotErrorIs(t, err, ErrNoReply)
+	assert.Contains(t, err.Error(), "older than the handshake")
+}
+
+// With Reconnect, a first connection that fails is Start's error, not
+// retried: nothing was there to resume.
+func TestReconnectFirstConnectionFails(t *testing.T) {
+	ev := newEvents()
+	_, err := Start(Options{Transport: []string{"sh", "-c", "echo 'Connection refused' >&2; exit 255"}, Stderr: testLog{t},
+		Reconnect: &ReconnectPolicy{OnEvent: ev.on}})
+	require.ErrorIs(t, err, ErrSidecarGone)
+	assert.Contains(t, err.Error(), "the first connection failed, which Reconnect does not retry")
+	assert.Contains(t, err.Error(), "Connection refused")
+	ev.mu.Lock()
+	assert.Empty(t, ev.all, "no Disconnected: nothing was connected")
+	ev.mu.Unlock()
 }

@@ -21,6 +21,11 @@ func TestMain(m *testing.M) {
 		// Re-executed as a hostile stand-in sidecar (hostile_test.go).
 		os.Exit(runHostile(mode))
 	}
+	if os.Getenv(findSidecarEnv) != "" {
+		// Re-executed from a copy to look for its sidecar
+		// (unreachable_test.go).
+		os.Exit(runFindSidecar())
+	}
 	finish := testproc.Start()
 	os.Exit(finish(runTests(m)))
 }

@@ -22,6 +22,15 @@ func (c *Client) watch() {
 		s := c.stream()
 		<-s.Done()
 		cause := streamCause(s, s.lv)
+		if c.rc != nil {
+			// Only a connection whose handshake succeeded is resumed:
+			// a first one that failed is Start's error (Start closes
+			// the client then).
+			select {
+			case <-c.rc.ready:
+			case <-c.rc.stop:
+			}
+		}
 		if c.rc == nil || c.stopping() {
 			c.end(cause)
 			return
@@ -46,6 +55,15 @@ func streamCause(s *Stream, lv *liveness) error {
 		cause = errCleanEnd
 		if err := s.WaitErr(); err != nil {
 			cause = fmt.Errorf("sidecar exited: %v", err)
+			if name := transportName(s); name != "" {
+				// ssh's status says little, its last line (Connection
+				// refused) the rest.
+				said := ""
+				if l := transportSaid(s); l != "" {
+					said = fmt.Sprintf(": %s", l)
+				}
+				cause = fmt.Errorf("the transport (%s) exited: %v%s", name, err, said)
+			}
 		}
 	}
 	return cause

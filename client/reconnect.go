@@ -56,6 +56,10 @@ var (
 // buffered) with the credit its window has room for, then sends the
 // queued frames in the order they were written.
 //
+// Only a connection whose handshake succeeded is resumed: the first one
+// failing (the host unreachable, the transport killed before the sidecar
+// answered) is Start's error, with no event, as in the npm package.
+//
 // Input is delivered at most once: a Write accepted while the transport
 // was dying unnoticed (its bytes in the pipe or in ssh's buffers) can be
 // lost with it, but nothing is ever sent twice. Keys written after the
@@ -143,6 +147,7 @@ type resumer struct {
 	queued int      // their cost against QueueLimit
 	gone   error    // the client ended: frames fail with this
 
+	ready    chan struct{} // closed by Start once the first handshake succeeded
 	stop     chan struct{} // closed by Close: stop reconnecting
 	stopOnce sync.Once
 }

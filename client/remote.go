@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +27,15 @@ const DefaultHelloTimeout = 15 * time.Second
 // answer: a sidecar older than the handshake drops the frame unanswered,
 // as the protocol asks of unknown types.
 var ErrNoHello = errors.New("no HELLO answer")
+
+// ErrNoReply is wrapped, with ErrNoHello, by the error of a handshake
+// through a transport that gave back not one byte in time: the transport
+// may not have reached the other machine at all (unreachable, ssh still
+// connecting or waiting at a prompt), or the sidecar there is older than
+// the handshake. On a reconnect, after a sidecar answered HELLO on the
+// connection before, it is taken for the former. A sidecar that sent
+// something, but no HELLO answer, gives ErrNoHello alone.
+var ErrNoReply = errors.New("not one byte came back through the transport")
 
 // HelloError is a handshake that was answered, but by a sidecar this host
 // cannot use.
@@ -91,16 +101,24 @@ func sidecarCommand(opts Options) (*exec.Cmd, error) {
 // linePrefixer writes prefix at the start of every line, and the line's
 // control characters escaped (cescape.EscapeControls): the lines come from
 // the other side (ssh's messages, the remote sidecar's stderr) and must not
-// set the local terminal's title or clipboard, or move its cursor. It holds
-// back only the start of a UTF-8 character cut by the write, so a partial
-// last line still reaches w.
+// set the local terminal's title or clipboard, or move its cursor. A
+// carriage return ending a line (ssh ends its messages with CR LF) is
+// dropped, not escaped. It holds back only the start of a UTF-8 character
+// cut by the write, or a CR that may be a line's end, so a partial last
+// line still reaches w. It keeps the last line for error messages
+// (lastLine).
 type linePrefixer struct {
 	mu     sync.Mutex
 	w      io.Writer
 	prefix string
 	start  bool   // the next byte begins a line
-	cut    []byte // an incomplete UTF-8 sequence at the end of the last write
+	cut    []byte // an incomplete UTF-8 sequence, or a CR, at the end of the last write
+	cur    []byte // the line being written, raw (its first maxSaidLine bytes)
+	last   string // the last non-empty complete line, trimmed and escaped
 }
+
+// maxSaidLine bounds the line kept for messages.
+const maxSaidLine = 512
 
 func (l *linePrefixer) Write(p []byte) (int, error) {
 	l.mu.Lock()
@@ -119,19 +137,47 @@ func (l *linePrefixer) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
 			keep := incompleteTail(rest)
+			if keep == 0 && rest[len(rest)-1] == '\r' {
+				keep = 1 // a CR LF cut between two writes
+			}
+			l.note(rest[:len(rest)-keep])
 			out = append(out, cescape.EscapeControls(string(rest[:len(rest)-keep]))...)
 			l.cut = append(l.cut, rest[len(rest)-keep:]...)
 			break
 		}
-		out = append(out, cescape.EscapeControls(string(rest[:i]))...)
+		line := bytes.TrimSuffix(rest[:i], []byte{'\r'})
+		l.note(line)
+		out = append(out, cescape.EscapeControls(string(line))...)
 		out = append(out, '\n')
 		rest = rest[i+1:]
 		l.start = true
+		if s := strings.TrimSpace(string(l.cur)); s != "" {
+			l.last = cescape.EscapeControls(s)
+		}
+		l.cur = l.cur[:0]
 	}
 	if _, err := l.w.Write(out); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// note keeps the start of the current line.
+func (l *linePrefixer) note(b []byte) {
+	if room := maxSaidLine - len(l.cur); room > 0 {
+		l.cur = append(l.cur, b[:min(room, len(b))]...)
+	}
+}
+
+// lastLine is what the other side said last: the line being written, or
+// else the last complete one; "" if nothing.
+func (l *linePrefixer) lastLine() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := strings.TrimSpace(string(l.cur)); s != "" {
+		return cescape.EscapeControls(s)
+	}
+	return l.last
 }
 
 // incompleteTail is the length of the start of a UTF-8 character that p
@@ -157,6 +203,30 @@ func incompleteTail(p []byte) int {
 		}
 	}
 	return 0
+}
+
+// transportName is the program of s's transport ("ssh"), "" when s is
+// not a transport's (a local sidecar, Connect).
+func transportName(s *Stream) string {
+	if s.cmd == nil {
+		return ""
+	}
+	if _, ok := s.cmd.Stderr.(*linePrefixer); !ok {
+		return ""
+	}
+	return filepath.Base(s.cmd.Args[0])
+}
+
+// transportSaid is the last line s's transport wrote to stderr, escaped;
+// "" when none or not a transport.
+func transportSaid(s *Stream) string {
+	if s.cmd == nil {
+		return ""
+	}
+	if l, ok := s.cmd.Stderr.(*linePrefixer); ok {
+		return l.lastLine()
+	}
+	return ""
 }
 
 // Pid returns the process Start started: the sidecar, or the transport
@@ -197,7 +267,8 @@ func (c *Client) handshake(opts Options) (proto.Hello, error) {
 // terminals. It should come first; terminals opened meanwhile are not
 // disturbed. A sidecar that does not answer by ctx's deadline (a ctx
 // without one gets DefaultHelloTimeout) predates the handshake: the error
-// wraps ErrNoHello. One speaking another protocol version gives a
+// wraps ErrNoHello. Through a transport that gave back not one byte it
+// wraps ErrNoReply too, and says the transport may not have got through. One speaking another protocol version gives a
 // *HelloError. Either way the connection stays usable for what the old
 // sidecar does serve; the error says what to install.
 func (c *Client) Hello(ctx context.Context) (proto.Hello, error) {
@@ -232,6 +303,14 @@ func (c *Client) hello(ctx context.Context, s *Stream) (proto.Hello, error) {
 	msg := proto.Hello{Version: version.Version, Protocol: proto.ProtocolVersion, Features: []string{proto.FeatureHello}}
 	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeHello, proto.Marshal(msg))); err != nil {
 		forget()
+		if name := transportName(s); name != "" && errors.Is(err, ErrSidecarGone) {
+			select {
+			case <-s.Done():
+				// Its exit and last words say more than the pipe.
+				return proto.Hello{}, fmt.Errorf("hello: the transport (%s) ended before the sidecar answered: %w: %w", name, ErrSidecarGone, streamCause(s, nil))
+			default:
+			}
+		}
 		return proto.Hello{}, fmt.Errorf("hello: %w", err)
 	}
 	sent := time.Now()
@@ -240,6 +319,9 @@ func (c *Client) hello(ctx context.Context, s *Stream) (proto.Hello, error) {
 	case r = <-wait:
 	case <-s.Done():
 		forget()
+		if name := transportName(s); name != "" {
+			return proto.Hello{}, fmt.Errorf("hello: the transport (%s) ended before the sidecar answered: %w: %w", name, ErrSidecarGone, streamCause(s, nil))
+		}
 		return proto.Hello{}, fmt.Errorf("hello: the sidecar went away before answering: %w: %w", ErrSidecarGone, streamCause(s, nil))
 	case <-ctx.Done():
 		c.mu.Lock()
@@ -250,10 +332,29 @@ func (c *Client) hello(ctx context.Context, s *Stream) (proto.Hello, error) {
 			c.helloWait = nil
 			c.helloLate++
 		}
+		answered := c.peer != nil // on an earlier connection
 		c.mu.Unlock()
+		took := time.Since(sent).Round(time.Millisecond)
+		if name := transportName(s); name != "" && !s.heard.Load() {
+			// Not one byte: nothing says a sidecar is there at all.
+			said := ""
+			if l := transportSaid(s); l != "" {
+				said = fmt.Sprintf("; it said last: %q", l)
+			}
+			if answered {
+				return proto.Hello{}, fmt.Errorf("hello: %w within %v: %w: the transport (%s) has not reached the sidecar: "+
+					"the machine is unreachable or slow to connect, or the transport hangs%s "+
+					"(the sidecar there answered HELLO on the previous connection): %v", ErrNoHello, took, ErrNoReply, name, said, ctx.Err())
+			}
+			return proto.Hello{}, fmt.Errorf("hello: %w within %v: %w: either the transport (%s) has not reached the sidecar "+
+				"(the machine unreachable or slow to connect, a password or host key prompt, a command that hangs)%s, "+
+				"or the sidecar there is older than the handshake and drops HELLO unanswered; run the transport's command "+
+				"by hand to see which, and if an old sidecar starts, install a current one on that machine, e.g. "+
+				"`ptyplex remote install HOST`, or start without the handshake: %v", ErrNoHello, took, ErrNoReply, name, said, ctx.Err())
+		}
 		return proto.Hello{}, fmt.Errorf("hello: %w within %v: the sidecar is older than the handshake "+
 			"(ptyplex-sidecar before HELLO, or another sidecar); install a current one on that machine, "+
-			"e.g. `ptyplex remote install HOST`, or start without the handshake: %v", ErrNoHello, time.Since(sent).Round(time.Millisecond), ctx.Err())
+			"e.g. `ptyplex remote install HOST`, or start without the handshake: %v", ErrNoHello, took, ctx.Err())
 	}
 	if r.err != nil {
 		return proto.Hello{}, fmt.Errorf("hello: %w", r.err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -40,6 +41,26 @@ type Stream struct {
 	waitErr  error         // the process's exit, as exec.Cmd.Wait reports it
 
 	lv *liveness // a reconnecting Client's keepalive state for this connection
+
+	// heard is set once the first byte came from a process we started:
+	// a handshake that timed out can then tell a transport that never
+	// got through (ssh still connecting) from a sidecar that talks but
+	// did not answer.
+	heard atomic.Bool
+}
+
+// heardReader sets its flag once a read returned bytes.
+type heardReader struct {
+	r     io.Reader
+	heard *atomic.Bool
+}
+
+func (h *heardReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if n > 0 && !h.heard.Load() {
+		h.heard.Store(true)
+	}
+	return n, err
 }
 
 // StreamOptions configure a Stream.
@@ -89,7 +110,7 @@ func StartStream(cmd *exec.Cmd, opts StreamOptions) (*Stream, error) {
 	}
 	s := newStream(stdin)
 	s.cmd, s.out = cmd, stdout
-	go s.readLoop(stdout, opts)
+	go s.readLoop(&heardReader{r: stdout, heard: &s.heard}, opts)
 	return s, nil
 }
 

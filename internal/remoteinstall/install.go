@@ -259,7 +259,9 @@ func run(transport []string, script string, stdin []byte) ([]byte, error) {
 	if err := cmd.Run(); err != nil {
 		// The other side's words, escaped: a terminal showing the error
 		// must not act on sequences a hostile remote put in them.
-		msg := cescape.EscapeLines(strings.TrimSpace(errb.String()))
+		// ssh ends its own lines with CR LF: the CR is no part of
+		// the message.
+		msg := cescape.EscapeLines(strings.TrimSpace(strings.ReplaceAll(errb.String(), "\r\n", "\n")))
 		if msg == "" {
 			return nil, err
 		}

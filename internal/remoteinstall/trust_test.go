@@ -130,3 +130,13 @@ func TestInstallEscapesRemoteMessages(t *testing.T) {
 		t.Fatalf("the remote's message: %q", err)
 	}
 }
+
+// ssh's messages end in CR LF; the CR does not show in the error (it
+// used to, as a literal \r).
+func TestInstallDropsTransportCR(t *testing.T) {
+	ssh := []string{"sh", "-c", `printf 'ssh: connect to host 127.0.0.1 port 1: Connection refused\r\nsecond\r\n' >&2; exit 255`, "sh"}
+	_, err := Install(Options{Transport: ssh, LocalDir: fakeBinaries(t, "v1.0.0", "x"), Version: "v1.0.0"})
+	if err == nil || strings.Contains(err.Error(), `\r`) || !strings.HasSuffix(err.Error(), "Connection refused\nsecond") {
+		t.Fatalf("the transport's message: %q", err)
+	}
+}

@@ -172,7 +172,7 @@ const sidecarMethods = {
   // sends the OPEN again only if the server says it has no such terminal.
   // One whose attach() was in flight fails, as with a dead sidecar.
   _suspend(gen, how) {
-    let why = how.error ? how.error.message : how.signal ? `it was killed by ${how.signal}` : `it exited with status ${how.code}`;
+    let why = how.error ? how.error.message : `it ${how.signal ? 'was ' : ''}${this._howEnded(gen, how)}`;
     // A reason that names the sidecar itself (the keepalive's) says "it":
     // the transport's argv once in a message is enough.
     if (why.startsWith(`${this._name()} `)) why = `it ${why.slice(this._name().length + 1)}`;

@@ -140,6 +140,27 @@ class Sidecar {
       };
       const expire = () => {
         gen.helloWait = null;
+        if (this.transport && !gen.heard) {
+          // Not one byte came back: nothing says the transport reached
+          // a sidecar at all (ssh still connecting to a host that drops
+          // its packets). An old sidecar is silent too, but not after a
+          // sidecar answered on the connection before.
+          const said = gen.said ? `; it said last: ${JSON.stringify(gen.said)}` : '';
+          reject(
+            peerError(
+              this.remote
+                ? `${this._name()} did not answer HELLO within ${this.helloTimeout} ms, and not one byte came back: ` +
+                    `${this._who()} has not reached the sidecar: the machine is unreachable or slow to connect, or the transport hangs${said} ` +
+                    '(the sidecar there answered HELLO on the previous connection)'
+                : `${this._name()} did not answer HELLO within ${this.helloTimeout} ms, and not one byte came back: ` +
+                    `either ${this._who()} has not reached the sidecar (the machine unreachable or slow to connect, a password or ` +
+                    `host key prompt, a command that hangs)${said}, or the sidecar there is older than the handshake and drops HELLO ` +
+                    "unanswered; run the transport's command by hand to see which, and if an old sidecar starts, install a current " +
+                    'one on that machine (ptyplex remote install HOST), or connect without the hello option',
+            ),
+          );
+          return;
+        }
         reject(
           peerError(
             `${this._name()} did not answer HELLO within ${this.helloTimeout} ms: it is older than the handshake ` +
@@ -187,6 +208,18 @@ class Sidecar {
       };
       if (!gen.dead) gen.child.stdin.write(controlFrame(T.HELLO, { version: VERSION, protocol: PROTOCOL_VERSION, features: ['hello'] }));
     });
+  }
+
+  // _who names the process this host started, for messages about its end.
+  _who() {
+    return this.transport ? `the transport (${pathModule.basename(this.transport[0])})` : 'ptyplex-sidecar';
+  }
+
+  // _howEnded says how gen's process ended, with what a transport said
+  // last on stderr (ssh's "Connection refused").
+  _howEnded(gen, how) {
+    const what = how.signal ? `killed by ${how.signal}` : `exited with status ${how.code}`;
+    return this.transport && gen.said ? `${what}: ${gen.said}` : what;
   }
 
   // _name says which sidecar, for messages.
@@ -322,6 +355,8 @@ class Sidecar {
     // bytes (the keepalive's clock).
     const gen = { child, terms: new Map(), abandoned: new Set(), closing: false, dead: false, refed: true, hello: null, helloWait: null, held: null, listWaits: [],
       suspended: false, attempt: false, resumable: false, lastRx: Date.now(), ka: null,
+      // heard: a byte came from it; said: the last line on its stderr.
+      heard: false, said: '',
       // installing: while the first connect installs, the timers (open,
       // HELLO) waiting to start once it has.
       installing: installing ? [] : null };
@@ -374,6 +409,7 @@ class Sidecar {
     };
     child.stdout.on('data', (chunk) => {
       gen.lastRx = Date.now();
+      gen.heard = true;
       if (!gen.peek) return gen.push(chunk);
       // Behind what was read ahead, and seen by its scanner: a listener
       // that reads a pid during the drain reads on from after this chunk.
@@ -387,7 +423,10 @@ class Sidecar {
     child.stderr.on('data', (s) => {
       const lines = (errTail + s).split('\n');
       errTail = lines.pop();
-      for (const l of lines) {
+      for (let l of lines) {
+        // ssh ends its own lines with CR LF.
+        if (l.endsWith('\r')) l = l.slice(0, -1);
+        if (l.trim()) gen.said = l.trim().slice(0, 512);
         if (this._install && l.startsWith(INSTALLED_MARK)) {
           this._installed = l.slice(INSTALLED_MARK.length);
           this._log(`installed: ${this._installed}`);
@@ -413,13 +452,21 @@ class Sidecar {
         if (done) return;
         done = true;
         this._drainPeek(gen);
-        if (errTail) this._log(mark + errTail);
+        if (errTail) {
+          const l = errTail.replace(/\r$/, '');
+          errTail = '';
+          if (l.trim()) gen.said = l.trim().slice(0, 512);
+          this._log(mark + l);
+        }
         this._died(gen, { code, signal });
         exitedResolve();
       };
-      if (child.stdout.readableEnded || child.stdout.destroyed) finish();
+      // stderr too: its last line says why a transport ended.
+      const open = [child.stdout, child.stderr].filter((st) => !(st.readableEnded || st.destroyed));
+      if (!open.length) finish();
       else {
-        child.stdout.once('close', finish);
+        let n = open.length;
+        for (const st of open) st.once('close', () => --n === 0 && finish());
         setTimeout(finish, 1000).unref();
       }
     });
@@ -662,19 +709,21 @@ class Sidecar {
     if (gen.helloWait) {
       const w = gen.helloWait;
       gen.helloWait = null;
-      w.reject(peerError(`${this._name()} ended before answering HELLO${how.error ? `: ${how.error.message}` : ''}`));
+      const detail = how.error ? how.error.message : this.transport ? `${this._who()} ${this._howEnded(gen, how)}` : '';
+      w.reject(peerError(`${this._name()} ended before answering HELLO${detail ? `: ${detail}` : ''}`));
     }
     // A reconnect attempt that failed: the attempt loop goes on.
     if (gen.attempt) return this._refresh(gen);
     // A connection that ended unasked, whose terminals can be resumed.
     if (!gen.closing && gen.resumable && this._reconnect && this._gen === gen) return this._suspend(gen, how);
     if (this._gen === gen) this._gen = null;
-    const why = how.error
-      ? how.error.message
-      : how.signal
-        ? `killed by ${how.signal}`
-        : `exited with status ${how.code}`;
-    const lead = how.error && how.error.peer ? '' : 'ptyplex-sidecar ';
+    let why = how.error ? how.error.message : this._howEnded(gen, how);
+    const lead = how.error && how.error.peer ? '' : `${this._who()} `;
+    if (this._reconnect && !gen.closing && !(how.error && how.error.peer)) {
+      // As in the Go client, whose Start fails then: only a connection
+      // whose handshake succeeded is resumed.
+      why += ' (on the first connection, before its handshake succeeded: reconnect resumes only a connection that completed one)';
+    }
     const terms = [...gen.terms.values()];
     gen.terms.clear();
     for (const w of gen.listWaits.splice(0)) w.reject(new Error(`${lead}${why} before it answered LIST`));

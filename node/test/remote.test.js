@@ -55,7 +55,9 @@ test('handshake: the current sidecar answers', async (t) => {
 test('handshake: an old sidecar does not answer; without the handshake it serves terminals', async (t) => {
   const sc = hostile(t, 'old', { helloTimeout: 2000 });
   const t0 = Date.now();
-  await assert.rejects(sc.handshake(), /did not answer HELLO within 2000 ms: it is older than the handshake.*ptyplex remote install/);
+  // It sends nothing at all, so it may as well be a transport that has
+  // not got through: the message names both.
+  await assert.rejects(sc.handshake(), /did not answer HELLO within 2000 ms, and not one byte came back: .*older than the handshake.*ptyplex remote install/);
   assert.ok(Date.now() - t0 < 10000);
   const term = await sc.open('sh', []);
   assert.strictEqual(term.pid, 4242);
@@ -218,6 +220,45 @@ test('a failing transport ends the handshake at once; what it said is logged, ma
   // stderr may be read after the exit was seen.
   await waitUntil(() => sc.lines.includes('transport sh: Permission denied (publickey).'), 'the transport\'s line');
   assert.ok(sc.lines.some((l) => /exited with status 255/.test(l)), sc.lines.join('\n'));
+});
+
+test('a transport that exits is named, with what it said last, its CR LF a plain line end', async (t) => {
+  const said = 'ssh: connect to host 127.0.0.1 port 1: Connection refused';
+  const sc = newSidecar(t, { transport: ['sh', '-c', `printf '${said}\\r\\n' >&2; exit 255`], hello: true, helloTimeout: 20000 });
+  const term = sc.spawn('sh', []);
+  const err = within(new Promise((resolve) => term.on('error', resolve)), 'the error');
+  const exit = within(new Promise((resolve) => term.onExit(resolve)), 'onExit');
+  assert.strictEqual((await err).message, `the transport (sh) exited with status 255: ${said} before sh started`);
+  await exit;
+  assert.ok(sc.lines.includes(`transport sh: ${said}`), JSON.stringify(sc.lines));
+  assert.ok(!sc.lines.some((l) => l.includes('\r') || l.includes('ptyplex-sidecar exited')), JSON.stringify(sc.lines));
+});
+
+test('a transport that gives back not one byte is not taken for an old sidecar alone', async (t) => {
+  const sc = newSidecar(t, { transport: ['sh', '-c', "printf 'connecting to 10.255.255.1\\r\\n' >&2; exec sleep 60"], helloTimeout: 300 });
+  await assert.rejects(
+    sc.handshake(),
+    /did not answer HELLO within 300 ms, and not one byte came back: either the transport \(sh\) has not reached the sidecar \(the machine unreachable .*\); it said last: "connecting to 10.255.255.1", or the sidecar there is older/,
+  );
+  // A sidecar that talks but does not answer is an old one.
+  const chatty = hostile(t, 'oldchatty', { helloTimeout: 2000 });
+  await assert.rejects(chatty.handshake(), /did not answer HELLO within 2000 ms: it is older than the handshake.*ptyplex remote install/);
+});
+
+test('reconnect: a first connection that drops before its handshake answer is not resumed, as in the Go client', async (t) => {
+  const sc = newSidecar(t, { transport: ['sh', '-c', 'exec sleep 60'], reconnect: { initialDelay: 10 } });
+  const events = [];
+  for (const e of ['disconnected', 'reconnected', 'gaveup']) sc.on(e, () => events.push(e));
+  const term = sc.spawn('sh', []);
+  const err = within(new Promise((resolve) => term.on('error', resolve)), 'the error');
+  const exit = within(new Promise((resolve) => term.onExit(resolve)), 'onExit');
+  process.kill(sc.pid, 'SIGKILL');
+  assert.match(
+    (await err).message,
+    /^the transport \(sh\) killed by SIGKILL \(on the first connection, before its handshake succeeded: reconnect resumes only a connection that completed one\) before sh started$/,
+  );
+  assert.strictEqual((await exit).exitCode, 1);
+  assert.deepStrictEqual(events, []);
 });
 
 test('an idle sidecar after the handshake does not hold the event loop', async (t) => {

@@ -264,6 +264,25 @@ test('gave up: a transport that fails after the first connection; after the atte
   assert.deepStrictEqual(list.map((e) => [e.terminalId, e.exited]), [[term.terminalId, false]]);
 });
 
+test('a reconnect whose transport hangs says the machine may be unreachable, not that the sidecar is old', async (t) => {
+  const { bridge } = server(t);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-gate-'));
+  cleanup(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+  const gate = path.join(dir, 'gate');
+  // Hangs while the gate file exists, as ssh to a host that drops packets.
+  const transport = ['sh', '-c', 'while [ -e "$0" ]; do sleep 0.01; done; exec "$@"', gate, ...bridge];
+  const sc = newHost(t, { transport, helloTimeout: 3000, reconnect: { attempts: 1, initialDelay: 10 } });
+  const term = sc.spawn('/bin/sh', ['-c', 'echo hi; exec sleep 1000']);
+  await waitOutput(term, 'hi\r\n');
+  const gaveup = next(sc, 'gaveup');
+  fs.writeFileSync(gate, '');
+  process.kill(sc.pid, 'SIGKILL');
+  const g = await gaveup;
+  assert.match(g.error.message, /\(the last: .* not one byte came back: the transport \(sh\) has not reached the sidecar: the machine is unreachable/);
+  assert.doesNotMatch(g.error.message, /install/);
+  fs.rmSync(gate);
+});
+
 test('a UTF-8 character split by the drop: the decoder keeps its start, the rest comes after the reattach, nothing replaced', async (t) => {
   const { bridge } = server(t);
   const sc = newHost(t, { transport: bridge, reconnect: { initialDelay: 10 } });
