@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -19,6 +20,11 @@ type Open struct {
 	Args       []string          `json:"args,omitempty"`
 	Cwd        *string           `json:"cwd,omitempty"`
 	Env        map[string]string `json:"env,omitempty"`
+	// EnvOrder lists Env's names in the order the body sent them (each
+	// at its last appearance), set by ParseOpen only when two of them are
+	// equal without regard to case: one variable on Windows, where the
+	// later one sent wins (see PROTOCOL.md). Never sent.
+	EnvOrder []string `json:"-"`
 	// Credit is the initial read budget in bytes; nil means unthrottled.
 	Credit *uint64 `json:"credit,omitempty"`
 	// UTF8 (extension) asks for IUTF8 on the terminal (see PROTOCOL.md).
@@ -187,7 +193,7 @@ func parseOpen(body []byte, w *openWire) (Open, error) {
 	if w.TerminalID == nil {
 		return Open{}, errors.New("malformed OPEN: missing terminalId")
 	}
-	o := Open{TerminalID: *w.TerminalID, Args: w.Args, Cwd: w.Cwd, Env: w.Env}
+	o := Open{TerminalID: *w.TerminalID, Args: w.Args, Cwd: w.Cwd, Env: w.Env, EnvOrder: envOrder(body, w.Env)}
 	if err := CheckID(o.TerminalID); err != nil {
 		return o, fmt.Errorf("malformed OPEN: %w", err)
 	}
@@ -226,6 +232,56 @@ func parseOpen(body []byte, w *openWire) (Open, error) {
 		o.Credit = &c
 	}
 	return o, nil
+}
+
+// envOrder is the names of env in the order body's "env" objects send
+// them, each at its last appearance, when two of them are equal without
+// regard to case; nil otherwise (the order then changes nothing).
+func envOrder(body []byte, env map[string]string) []string {
+	if len(env) < 2 {
+		return nil
+	}
+	folded := make(map[string]bool, len(env))
+	clash := false
+	for k := range env {
+		f := strings.ToUpper(k)
+		if folded[f] {
+			clash = true
+			break
+		}
+		folded[f] = true
+	}
+	if !clash {
+		return nil
+	}
+	keys, ok := topKeys(body)
+	if !ok {
+		return nil
+	}
+	var sent []string
+	for _, k := range keys {
+		if k.name != "env" {
+			continue
+		}
+		inner, ok := topKeys(k.value)
+		if !ok {
+			continue
+		}
+		for _, e := range inner {
+			sent = append(sent, e.name)
+		}
+	}
+	last := make(map[string]int, len(sent))
+	for i, n := range sent {
+		last[n] = i
+	}
+	var order []string
+	for i, n := range sent {
+		if _, ok := env[n]; ok && last[n] == i {
+			order = append(order, n)
+		}
+	}
+	return order
 }
 
 func u16Field(frame, name string, raw json.RawMessage) (uint16, error) {

@@ -21,6 +21,12 @@ type Config struct {
 	// Env is merged over our own environment (or BaseEnv): entries here
 	// win, and TERM defaults to DefaultTerm when Env does not set it.
 	Env map[string]string
+	// EnvOrder, when set, lists Env's names in the order the host sent
+	// them (each at its last appearance). It matters only where names
+	// are compared without case (Windows): of "Path" and "PATH" both in
+	// Env, the one later in EnvOrder wins; without it, the later in
+	// byte order (what a JSON encoder that sorts keys would send last).
+	EnvOrder []string
 	// BaseEnv, when not nil, stands in for our own environment as the
 	// one Env is merged over (NAME=value entries, as os.Environ gives):
 	// the persistent server starts a terminal from the environment of

@@ -5,14 +5,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
-// environWindows builds the child's environment as Windows has it: names
+// environWindows builds the child's environment as Windows has it: ours
+// (or BaseEnv), then TERM=DefaultTerm, then cfg.Env, as on Unix; names
 // are case-insensitive, so "Path" from our environment and "PATH" from
 // cfg.Env are one variable (the later value wins, the first spelling
-// stays). The drive-letter entries ("=C:=C:\work") that cmd.exe keeps are
-// passed on untouched.
+// stays). Two names in cfg.Env that are one variable are applied in the
+// order of EnvOrder (the host's), else in byte order, so the same OPEN
+// always gives the same environment. The drive-letter entries
+// ("=C:=C:\work") that cmd.exe keeps are passed on untouched.
 func (c *Config) environWindows() []string {
 	base := c.base()
 	env := make([]string, 0, len(base)+1+len(c.Env))
@@ -32,16 +36,36 @@ func (c *Config) environWindows() []string {
 			set(k, kv)
 		}
 	}
-	if _, ok := at["TERM"]; !ok {
-		set("TERM", "TERM="+DefaultTerm)
-	}
-	for k, v := range c.Env {
+	set("TERM", "TERM="+DefaultTerm)
+	for _, k := range c.envNames() {
+		v := c.Env[k]
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(v, "\x00") {
 			continue // CreateProcess would take it for another entry
 		}
 		set(k, k+"="+v)
 	}
 	return env
+}
+
+// envNames is the names of Env in the order they are applied: EnvOrder's
+// (the host's order), then any EnvOrder left out in byte order.
+func (c *Config) envNames() []string {
+	names := make([]string, 0, len(c.Env))
+	seen := make(map[string]bool, len(c.Env))
+	for _, k := range c.EnvOrder {
+		if _, ok := c.Env[k]; ok && !seen[k] {
+			seen[k] = true
+			names = append(names, k)
+		}
+	}
+	rest := len(names)
+	for k := range c.Env {
+		if !seen[k] {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names[rest:])
+	return names
 }
 
 // envName is the name of the entry kv. A leading '=' belongs to the name

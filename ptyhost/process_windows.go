@@ -1,6 +1,7 @@
 package ptyhost
 
 import (
+	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -53,12 +54,19 @@ const (
 // Process is one child running on its own pseudo-console. Read, Write,
 // Resize and Signal may be called from different goroutines.
 type Process struct {
-	pid         int
-	proc        windows.Handle // the child's process handle
-	job         windows.Handle // holds the child's tree; kills it on close
-	in          *os.File       // our end of the console's input pipe
-	out         *os.File       // our end of the console's output pipe
-	hpc         windows.Handle // the pseudo-console
+	pid  int
+	proc windows.Handle // the child's process handle
+	job  windows.Handle // holds the child's tree; kills it on close
+	in   *os.File       // our end of the console's input pipe
+	out  *os.File       // our end of the console's output pipe
+	hpc  windows.Handle // the pseudo-console
+	// ctrlC, on the launcher path (Wine), is the semaphore the launcher
+	// turns into a ^C on the console; 0x03 never goes into the input
+	// pipe there (see launcher_windows.go).
+	ctrlC       windows.Handle
+	ctrlMu      sync.Mutex // guards ctrlC's closing (ctrlC is 0 once closed)
+	useCtrl     bool       // ctrlC was made: the launcher path
+	inMu        sync.Mutex // orders the pieces of a Write split at ^C
 	consoleOnce sync.Once
 	consoleDone chan struct{} // closed once ClosePseudoConsole returned
 
@@ -100,8 +108,13 @@ func Start(cfg Config) (*Process, error) {
 			return nil, fmt.Errorf("cwd %s is not a directory", cfg.Dir)
 		}
 	}
-	argv := append([]string{cfg.Cmd}, cfg.Args...)
-	p, err := startConsole(path, windows.ComposeCommandLine(argv), cfg.Dir, env, cfg.Cols, cfg.Rows)
+	app, cmdline := path, windows.ComposeCommandLine(append([]string{cfg.Cmd}, cfg.Args...))
+	if isBatch(path) {
+		if app, cmdline, err = batchCommandLine(path, cfg.Args); err != nil {
+			return nil, fmt.Errorf("cannot start %s: %w", cfg.Cmd, err)
+		}
+	}
+	p, err := startConsole(app, cmdline, cfg.Dir, env, cfg.Cols, cfg.Rows)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", cfg.Cmd, err)
 	}
@@ -163,8 +176,18 @@ func startConsole(path, cmdline, dir string, env []string, cols, rows int) (_ *P
 		if err != nil {
 			return nil, fmt.Errorf("launcher: %w", err)
 		}
+		sem, name, err := newCtrlCSemaphore()
+		if err != nil {
+			return nil, fmt.Errorf("launcher: %w", err)
+		}
+		p.ctrlC, p.useCtrl = sem, true
+		defer func() {
+			if err != nil {
+				windows.CloseHandle(sem)
+			}
+		}()
 		app, line = self, windows.ComposeCommandLine([]string{self})
-		extraEnv = []string{launchEnv + "=1", launchAppEnv + "=" + path, launchLineEnv + "=" + cmdline}
+		extraEnv = []string{launchEnv + "=1", launchAppEnv + "=" + path, launchLineEnv + "=" + cmdline, launchCtrlCEnv + "=" + name}
 	}
 	pi, err := createOnConsole(app, line, dir, append(env, extraEnv...), p.hpc)
 	if err != nil {
@@ -414,8 +437,50 @@ func peekNamedPipe(h windows.Handle, avail *uint32) error {
 }
 
 // Write sends input to the pseudo-console: text as UTF-8, keys as VT
-// sequences. It blocks while the input pipe is full.
-func (p *Process) Write(b []byte) (int, error) { return p.in.Write(b) }
+// sequences. It blocks while the input pipe is full. On the launcher
+// path (Wine) each ^C (0x03) goes to the launcher instead, which types
+// it into the console as Windows' conhost would have taken it.
+func (p *Process) Write(b []byte) (int, error) {
+	if !p.useCtrl {
+		return p.in.Write(b)
+	}
+	p.inMu.Lock()
+	defer p.inMu.Unlock()
+	n := 0
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, 0x03)
+		if i < 0 {
+			m, err := p.in.Write(b)
+			return n + m, err
+		}
+		if i > 0 {
+			m, err := p.in.Write(b[:i])
+			n += m
+			if err != nil {
+				return n, err
+			}
+		}
+		if err := p.typeCtrlC(); err != nil {
+			return n, err
+		}
+		n++
+		b = b[i+1:]
+	}
+	return n, nil
+}
+
+// typeCtrlC asks the launcher for one ^C.
+func (p *Process) typeCtrlC() error {
+	p.ctrlMu.Lock()
+	defer p.ctrlMu.Unlock()
+	if p.ctrlC == 0 {
+		return os.ErrClosed
+	}
+	if err := releaseSemaphore(p.ctrlC); err != nil {
+		return fmt.Errorf("ReleaseSemaphore: %w", err)
+	}
+	return nil
+}
 
 // TryWrite never writes on Windows: an anonymous pipe offers no
 // non-blocking write for one handle without making every write on it
@@ -483,6 +548,9 @@ func (p *Process) SignalForeground(sig syscall.Signal) error { return p.signalTr
 func (p *Process) signalTree(sig syscall.Signal) error {
 	switch sig {
 	case syscall.SIGINT:
+		if p.useCtrl {
+			return p.typeCtrlC()
+		}
 		// Not under the caller's locks: the input pipe may be full.
 		go p.in.Write([]byte{0x03})
 		return nil
@@ -586,6 +654,12 @@ func (p *Process) Close() error {
 	p.closeOnce.Do(func() {
 		close(p.closed)
 		windows.CloseHandle(p.job)
+		p.ctrlMu.Lock()
+		if p.ctrlC != 0 {
+			windows.CloseHandle(p.ctrlC)
+			p.ctrlC = 0
+		}
+		p.ctrlMu.Unlock()
 		p.closeConsole()
 		p.in.Close()
 		// The output pipe ends when the console is gone; closing our end

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -53,6 +54,15 @@ func TestMain(m *testing.M) {
 		blockForever()
 	case "sleep":
 		blockForever()
+	case "trapint":
+		// A program that traps Ctrl-C: it says so when it gets one and
+		// exits 7; with none it runs until it is ended.
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, os.Interrupt)
+		fmt.Print("TRAP-READY\r\n")
+		<-c
+		fmt.Print("GOT-INT\r\n")
+		os.Exit(7)
 	case "flood":
 		lines, _ := strconv.Atoi(os.Args[1])
 		var b bytes.Buffer
@@ -319,18 +329,37 @@ func TestOutputDrainedBeforeEOF(t *testing.T) {
 	}
 }
 
+// TestSigintTypesCtrlC: SIGINT and a typed ^C reach a program that traps
+// Ctrl-C, which survives them, and the terminal ends with that program's
+// own exit code (under Wine the launcher, which the Ctrl-C reaches too,
+// once died of it and the terminal ended at once with its exit code 0).
 func TestSigintTypesCtrlC(t *testing.T) {
-	p := start(t, Config{Cmd: "cmd.exe", Args: []string{"/q", "/k", "prompt $G"}})
-	r := startReader(p)
-	if err := p.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
+	for _, how := range []string{"signal", "byte"} {
+		t.Run(how, func(t *testing.T) {
+			p := start(t, helper("trapint"))
+			r := startReader(p)
+			r.waitFor(t, regexp.MustCompile(`TRAP-READY`), 30*time.Second)
+			if how == "signal" {
+				if err := p.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := p.Write([]byte{0x03}); err != nil {
+				t.Fatal(err)
+			}
+			out := r.toEOF(t, 30*time.Second)
+			if !strings.Contains(out, "GOT-INT") {
+				t.Errorf("the program never saw the Ctrl-C; output %q", out)
+			}
+			if st := exitOf(t, p, 10*time.Second); st.Code != 7 || st.Signal != 0 {
+				t.Errorf("status %+v, want the program's own code 7", st)
+			}
+		})
 	}
+	p := start(t, Config{Cmd: "cmd.exe", Args: []string{"/c", "exit 0"}})
 	if err := p.Signal(syscall.SIGQUIT); err == nil {
 		t.Error("SIGQUIT accepted; Windows has nothing to give it")
 	}
-	p.Write([]byte("exit 0\r"))
-	r.toEOF(t, 30*time.Second)
-	exitOf(t, p, 10*time.Second)
+	startReader(p).toEOF(t, 30*time.Second)
 }
 
 func TestResize(t *testing.T) {
@@ -379,6 +408,125 @@ func TestEnvironCaseInsensitive(t *testing.T) {
 	sort.Strings(got)
 	if fmt.Sprint(got) != "[PtyhostMixed=theirs TERM=dumb]" && fmt.Sprint(got) != "[PtyhostMixed=theirs term=dumb]" {
 		t.Errorf("merged %q", got)
+	}
+}
+
+// A batch file's arguments reach it as its %N, and none of them runs as a
+// command: cmd.exe, which runs every batch file, reads a command line by
+// its own rules ("BatBadBut"). Found by bare name through PATH+PATHEXT,
+// as npm.cmd would be.
+func TestBatchFileArguments(t *testing.T) {
+	dir, err := os.MkdirTemp("", "batch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bat := filepath.Join(dir, "ptyhostargs.bat")
+	t.Cleanup(func() { os.Remove(bat); os.Remove(dir) })
+	// %N, not %~N: the script's own lines must not run what they echo.
+	script := "@echo off\r\necho ARG1[%1]\r\necho ARG2[%2]\r\necho ARG3[%3]\r\necho ARG4[%4]\r\necho ARG5[%5]\r\necho BAT-END\r\nexit /b 5\r\n"
+	if err := os.WriteFile(bat, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PATH": dir + ";" + os.Getenv("PATH"), "PATHEXT": ".EXE;.BAT"}
+	args := []string{`x"&echo INJECTED&"`, "100%", "a b&echo INJECTED2", "plain", `(^!x!|<>)`}
+	p := start(t, Config{Cmd: "ptyhostargs", Args: args, Env: env})
+	out := startReader(p).toEOF(t, 30*time.Second)
+	lines := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		lines[strings.TrimSpace(l)] = true
+	}
+	if lines["INJECTED"] || lines["INJECTED2"] {
+		t.Errorf("an argument ran as a command; output %q", out)
+	}
+	for _, want := range []string{`ARG1["x""&echo INJECTED&"""]`, `ARG3["a b&echo INJECTED2"]`, "ARG4[plain]", `ARG5["(^!x!|<>)"]`, "BAT-END"} {
+		if !lines[want] {
+			t.Errorf("no line %q in the output %q", want, out)
+		}
+	}
+	if st := exitOf(t, p, 10*time.Second); st.Code != 5 {
+		t.Errorf("status %+v, want the batch file's code 5", st)
+	}
+	// What cmd.exe cannot take is refused, with the reason.
+	_, err = Start(Config{Cmd: bat, Args: []string{"two\nlines"}, Cols: 80, Rows: 24})
+	if err == nil || !strings.Contains(err.Error(), "line feed") {
+		t.Errorf("argument with a line feed: %v, want a refusal", err)
+	}
+}
+
+// The command line cmd.exe is given for a batch file (%NAME% is not
+// expanded there, as Wine's cmd.exe, which expands again what a script
+// echoes, cannot show end to end).
+func TestBatchCommandLine(t *testing.T) {
+	app, line, err := batchCommandLine(`C:\dir\x.bat`, []string{"plain", "", `a"b`, "%PATH%", `t\`, "a b", `c:\x\y`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.EqualFold(filepath.Base(app), "cmd.exe") || !filepath.IsAbs(app) {
+		t.Errorf("app %q, want the system's cmd.exe", app)
+	}
+	want := `cmd.exe /e:ON /v:OFF /d /c ""C:\dir\x.bat" plain "" "a""b" "%%cd:~,%PATH%%cd:~,%" "t\\" "a b" c:\x\y"`
+	if line != want {
+		t.Errorf("command line\n%s\nwant\n%s", line, want)
+	}
+	if _, _, err := batchCommandLine(`C:\dir\x.bat`, []string{"a\rb"}); err == nil {
+		t.Error("carriage return accepted")
+	}
+	if _, _, err := batchCommandLine(`C:\100%\x.bat`, nil); err == nil {
+		t.Error("script path with '%' accepted")
+	}
+}
+
+// TERM is xterm-256color before env is applied, whatever TERM the
+// sidecar has (PROTOCOL.md, OPEN), as on Unix; env may still set it.
+func TestEnvironTermDefault(t *testing.T) {
+	t.Setenv("TERM", "cygwin")
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, "TERM=" + DefaultTerm},
+		{map[string]string{"term": "dumb"}, "TERM=dumb"},
+	} {
+		cfg := Config{Env: c.env}
+		var got []string
+		for _, kv := range cfg.environWindows() {
+			if k, _ := envName(kv); strings.EqualFold(k, "TERM") {
+				got = append(got, kv)
+			}
+		}
+		if len(got) != 1 || got[0] != c.want {
+			t.Errorf("env %v: TERM entries %q, want [%s]", c.env, got, c.want)
+		}
+	}
+}
+
+// Two names in env that are one variable on Windows: the later one in
+// the host's order wins, every time; with no order given, the later in
+// byte order.
+func TestEnvironCaseClashDeterministic(t *testing.T) {
+	value := func(cfg Config) string {
+		v := ""
+		for _, kv := range cfg.environWindows() {
+			if k, _ := envName(kv); strings.EqualFold(k, "PTYHOSTZVAR") {
+				if v != "" {
+					t.Fatalf("two entries for one variable: %q and %q", v, kv)
+				}
+				v = kv[len(k)+1:]
+			}
+		}
+		return v
+	}
+	env := map[string]string{"PtyhostZvar": "first", "PTYHOSTZVAR": "second"}
+	for i := 0; i < 50; i++ { // map order changes from one range to the next
+		if v := value(Config{Env: env, EnvOrder: []string{"PtyhostZvar", "PTYHOSTZVAR"}}); v != "second" {
+			t.Fatalf("run %d: %q won, want the later one sent, second", i, v)
+		}
+		if v := value(Config{Env: env, EnvOrder: []string{"PTYHOSTZVAR", "PtyhostZvar"}}); v != "first" {
+			t.Fatalf("run %d: %q won, want the later one sent, first", i, v)
+		}
+		if v := value(Config{Env: env}); v != "first" { // "PtyhostZvar" > "PTYHOSTZVAR"
+			t.Fatalf("run %d: %q won without an order, want first", i, v)
+		}
 	}
 }
 

@@ -107,6 +107,7 @@ func (s *Sidecar) open(o proto.Open) {
 		Rows: int(o.Rows),
 		UTF8: o.UTF8,
 
+		EnvOrder:       o.EnvOrder,
 		NodePtyTermios: o.NodePtyTermios,
 	}
 	if o.Cwd != nil {
