@@ -104,6 +104,12 @@ func TestRunToolKeepLines(t *testing.T) {
 	}
 	args["keep_lines"] = 400
 	wantRan(t, ok[ran](c, "run", args), 0, want.String())
+	// Lines the command erased itself (clear) are said to be erased, with
+	// no advice that cannot help.
+	res = c.call("run", map[string]any{"session": s.Session, "command": `seq 3; printf '\033[H\033[2J\033[3J'; echo x`})
+	if txt := text(res); !strings.Contains(txt, "were erased") || strings.Contains(txt, "keep_lines") {
+		t.Fatalf("a command that cleared the scrollback: %s", txt)
+	}
 	for _, bad := range []int{-1, 1000001} {
 		args["keep_lines"] = bad
 		c.fails("run", args, "invalid keep_lines")

@@ -116,7 +116,11 @@ func (s *Server) run(ctx context.Context, in RunInput) (string, RunOutput, error
 	if d.OutputCut > 0 {
 		fmt.Fprintf(&b, " The first %d characters of the output were cut (max_chars %d); rerun with a filter such as | tail or | grep, or a larger max_chars.", d.OutputCut, maxChars)
 	}
-	if d.LinesLost > 0 {
+	switch {
+	case d.LinesLost > 0 && d.ScrollbackCleared:
+		// Erased by the command itself: keep_lines cannot keep them.
+		fmt.Fprintf(&b, " The first %d lines of output were erased: the command cleared the scrollback (as clear does).", d.LinesLost)
+	case d.LinesLost > 0:
 		fmt.Fprintf(&b, " The first %d lines of output had already left the scrollback; to keep them, run again with keep_lines.", d.LinesLost)
 	}
 	if d.Output == "" && !d.TimedOut {

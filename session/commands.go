@@ -228,6 +228,13 @@ func spanText(scr *screen.Screen, a, ac, b, bc int) (text string, lost int) {
 			to = min(bc, to)
 		}
 		wrapped := !partial && scr.LineWrapped(n)
+		if wrapped && to == len(cells) && to > from && cells[to-1].Text == "" && cells[to-1].Width == 1 && wideFirst(scr, line+1) {
+			// A wide character that did not fit the last column wrapped
+			// to the next line and left that column blank: the blank is
+			// the terminal's, not the program's (a space it printed there
+			// would be " ").
+			to--
+		}
 		start := sb.Len()
 		for _, c := range cells[from:to] {
 			switch {
@@ -252,6 +259,17 @@ func spanText(scr *screen.Screen, a, ac, b, bc int) (text string, lost int) {
 		}
 	}
 	return sb.String(), lost
+}
+
+// wideFirst reports whether absolute line abs starts with a wide
+// character.
+func wideFirst(scr *screen.Screen, abs int) bool {
+	n, ok := absLine(scr, abs)
+	if !ok {
+		return false
+	}
+	cells := scr.Cells(n, nil)
+	return len(cells) > 0 && cells[0].Width == 2
 }
 
 // output returns c's output so far: up to D, or up to the cursor while it
@@ -415,7 +433,7 @@ func (d *Daemon) run(f wire.Fields, gone <-chan struct{}) (any, error) {
 		return nil, wire.RequestError("Daemon is shutting down")
 	case <-timeout:
 		// Another RUN holds the prompt: its command still runs.
-		return answer(wire.RunData{TimedOut: true, WaitingFor: "prompt"}), nil
+		return answer(d.promptTimeout()), nil
 	}
 
 	// The prompt first: typed while a command runs, the text would go to
@@ -432,7 +450,9 @@ func (d *Daemon) run(f wire.Fields, gone <-chan struct{}) (any, error) {
 		changed := st.changed
 		st.mu.Unlock()
 		if exited {
-			return answer(wire.RunData{ShellExited: true, ExitCode: &code}), nil
+			// Nothing was typed: this command has no status, and the
+			// shell's would pass for its own.
+			return nil, wire.RequestError(fmt.Sprintf("Process not running: the shell exited (status %d) before the command was typed; start a new session to run more commands", code))
 		}
 		if ready {
 			// The command it starts is named by this text, not by the
@@ -488,15 +508,32 @@ func (d *Daemon) run(f wire.Fields, gone <-chan struct{}) (any, error) {
 		case <-d.done:
 			return nil, wire.RequestError("Daemon is shutting down")
 		case <-timeout:
-			out := wire.RunData{TimedOut: true, WaitingFor: "prompt"}
-			st.mu.Lock()
-			if c := st.cmds.running; c != nil {
-				out.Output, out.LinesLost = c.output(st.scr)
-			}
-			st.mu.Unlock()
-			return answer(out), nil
+			return answer(d.promptTimeout()), nil
 		}
 	}
+}
+
+// promptTimeout is RUN's answer when its timeout passed before the
+// prompt came: nothing was typed, so there is no output of this command
+// (what the earlier one printed is not), and id names the earlier command
+// that still runs, when the shell marked one.
+func (d *Daemon) promptTimeout() wire.RunData {
+	out := wire.RunData{TimedOut: true, Running: true, WaitingFor: "prompt"}
+	d.st.mu.Lock()
+	if c := d.st.cmds.running; c != nil {
+		out.ID = c.id
+	}
+	d.st.mu.Unlock()
+	return out
+}
+
+// setOutput sets out's output to c's, and says why lines are missing.
+func setOutput(out *wire.RunData, c *command, scr *screen.Screen) {
+	out.Output, out.LinesLost = c.output(scr)
+	// Lines pushed out of the top leave the scrollback full; lines
+	// missing from one that is not were erased with it (ED 3, as `clear`
+	// sends), which keep_lines cannot prevent.
+	out.ScrollbackCleared = out.LinesLost > 0 && scr.ScrollbackLen() < scr.ScrollbackCap()
 }
 
 // typeCommand types text at the prompt and presses Enter. With bracketed
@@ -533,13 +570,13 @@ func (d *Daemon) awaitCommand(before int, answer func(wire.RunData) wire.RunData
 				s := c.status
 				out.ExitCode = &s
 			}
-			out.Output, out.LinesLost = c.output(st.scr)
+			setOutput(&out, c, st.scr)
 			done = true
 		} else if exited {
 			out.ShellExited, out.ExitCode = true, &code
 			if c != nil {
 				out.ID = c.id
-				out.Output, out.LinesLost = c.output(st.scr)
+				setOutput(&out, c, st.scr)
 			}
 			done = true
 		}
@@ -558,7 +595,7 @@ func (d *Daemon) awaitCommand(before int, answer func(wire.RunData) wire.RunData
 			st.mu.Lock()
 			if c := st.cmds.after(before); c != nil {
 				out.ID = c.id
-				out.Output, out.LinesLost = c.output(st.scr)
+				setOutput(&out, c, st.scr)
 			}
 			st.mu.Unlock()
 			return answer(out), nil

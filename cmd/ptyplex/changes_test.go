@@ -128,6 +128,11 @@ func TestOutputBudget(t *testing.T) {
 	if got != want {
 		t.Errorf("plain read under a budget:\n%s\nwant:\n%s", got, want)
 	}
+	// --cursor print: the Cursor line first, as the spec has it, then
+	// the cut line.
+	if got, want := s.ok("output", "--no-color", "--max-chars", "12", "--cursor", "print"), "Cursor: row 5, col 5\n"+want; got != want {
+		t.Errorf("--cursor print under a budget:\n%s\nwant:\n%s", got, want)
+	}
 	if rest := s.ok("output", "--no-color", "--from", "1", "--to", "3"); rest != "1111\n2222\n3333\n" {
 		t.Errorf("the rest: %q", rest)
 	}

@@ -119,3 +119,11 @@ func TestDocsSynopsisHasEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// output --help describes the budget as it works: lines farthest from the
+// cursor go first, not simply the top ones.
+func TestOutputHelpBudget(t *testing.T) {
+	if strings.Contains(outputAbout, "keeping the newest") || !strings.Contains(outputAbout, "farthest from the cursor") {
+		t.Errorf("output --help misdescribes --max-chars:\n%s", outputAbout)
+	}
+}

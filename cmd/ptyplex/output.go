@@ -56,9 +56,13 @@ screen; it costs what changed.
   3: $ make
   4: ok
 
---max-chars N bounds a read (plain or --changes): lines are cut whole from
-the top, keeping the newest, and a "@@ cut ... @@" line says which and how
-many characters; "--from A --to B" as printed there gets them. Blank lines
+--max-chars N bounds a read (plain or --changes): whole lines are cut,
+those farthest from the cursor's row first (the top on a shell, whose
+cursor is under its newest output; on an editor or a pager also lines under
+the cursor), and a "@@ cut ... @@" line says which and how many characters
+("@@ cut ... below ... @@" after the text for lines under it); "--from A
+--to B" as printed there gets them. With --cursor print the Cursor line
+still comes first. Blank lines
 cost nothing and the blank rows under the last text are not printed. N
 counts the lines' own text only (code points, each line with its newline): the header
 line, the cut line and line-number prefixes (--number, a changes read's
@@ -210,14 +214,29 @@ func runOutput(args []string) int {
 		fmt.Print(termfilter.EscapeBidi(changetext.Render(out, hints)))
 		return exitOK
 	}
-	if out.Cut != nil {
-		fmt.Println(changetext.CutNote(*out.Cut, hints, false))
-	}
-	fmt.Print(renderOutput(out, *cursor, number))
-	if out.CutBelow != nil {
-		fmt.Println(changetext.CutBelowNote(*out.CutBelow, hints, false))
-	}
+	fmt.Print(renderRead(out, *cursor, number, hints))
 	return exitOK
+}
+
+// renderRead is a plain read as printed: the cursor line first (as
+// --cursor print promises), then the note of the lines cut above, the
+// lines, and the note of those cut below.
+func renderRead(out wire.OutputData, cursor string, number bool, hints changetext.Hints) string {
+	var b strings.Builder
+	text := renderOutput(out, cursor, number)
+	if cursor == "print" || cursor == "both" {
+		first, rest, _ := strings.Cut(text, "\n")
+		b.WriteString(first + "\n")
+		text = rest
+	}
+	if out.Cut != nil {
+		b.WriteString(changetext.CutNote(*out.Cut, hints, false) + "\n")
+	}
+	b.WriteString(text)
+	if out.CutBelow != nil {
+		b.WriteString(changetext.CutBelowNote(*out.CutBelow, hints, false) + "\n")
+	}
+	return b.String()
 }
 
 // answersChanges reports whether the daemon understood a changes read.

@@ -33,15 +33,25 @@ prompt shows: after an earlier command that is still running has ended.
 stdout, a note to stderr that it is still running, and run exits 124 (as
 wait does). The command is left running; the next run waits for it to end
 before it types. Without --timeout run waits as long as the command takes.
+When the timeout passes while an earlier command still runs, COMMAND was
+never typed: stdout is empty, stderr says so, and run exits 124.
+
+A command that ends the shell (exit 7) exits with the shell's status, and
+stderr says the shell exited. Once the shell has exited, run types nothing:
+it fails with "Process not running: the shell exited (status N) ...", exit 1.
 
 A shell that reports nothing (started without --shell-integration, and not
 sending OSC 133 marks itself) gets an error naming the flag, exit 1.
-The output is the screen's text: colours are dropped, tabs are spaces, and
-lines the scrollback no longer held are left out: a first line
+The output is the screen's text: colours are dropped, tabs are spaces,
+trailing spaces of a line are dropped (the screen does not keep them apart
+from blank cells once a line scrolls into the scrollback), and lines the
+scrollback no longer held are left out: a first line
 "@@ ptyplex run: the first N lines of the output had already left the
 scrollback ... @@" says so on stdout (and stderr repeats it). --keep-lines N
 keeps up to N lines (at most 1,000,000): the session's scrollback grows to N
-lines before the command is typed, and stays that large.
+lines before the command is typed, and stays that large. Lines the command
+erased itself, clearing the scrollback (clear), cannot be kept: the first
+line then says "... were erased: the command cleared the scrollback ...".
 
 Example:
   ptyplex start --shell-integration --socket /tmp/s -- bash
@@ -76,14 +86,24 @@ func runRun(args []string) int {
 	if !call(c.socket, req, &out) {
 		return exitFail
 	}
-	if out.LinesLost > 0 {
+	switch {
+	case out.LinesLost > 0 && out.ScrollbackCleared:
+		// Erased, not pushed out: --keep-lines would not have kept them.
+		note := fmt.Sprintf("the first %d lines of the output were erased: the command cleared the scrollback (as clear does)", out.LinesLost)
+		fmt.Printf("@@ ptyplex run: %s @@\n", note)
+		fmt.Fprintf(os.Stderr, "ptyplex run: %s\n", note)
+	case out.LinesLost > 0:
 		// In the output itself, where the lines are missing: a reader of
 		// stdout alone (an agent, a log) must not take the rest for all.
 		note := fmt.Sprintf("the first %d lines of the output had already left the scrollback", out.LinesLost)
 		fmt.Printf("@@ ptyplex run: %s (run --keep-lines N keeps up to N lines; or filter: | tail, | grep) @@\n", note)
 		fmt.Fprintf(os.Stderr, "ptyplex run: %s\n", note)
 	}
-	fmt.Print(termfilter.EscapeBidi(out.Output)) // as output prints the screen
+	if out.WaitingFor != "prompt" {
+		// (Not typed: nothing printed is this command's, whatever an
+		// older daemon sent.)
+		fmt.Print(termfilter.EscapeBidi(out.Output)) // as output prints the screen
+	}
 	switch {
 	case out.TimedOut:
 		what := "the command is still running"

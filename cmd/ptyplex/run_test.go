@@ -316,6 +316,11 @@ func TestCommandsEndWithTheShell(t *testing.T) {
 	if f := strings.Fields(table); len(f) < 4 || f[0] != "1" || f[1] != "7" {
 		t.Fatalf("commands table:\n%s", table)
 	}
+	// A later run types nothing: it must not report the old shell's
+	// status as its command's.
+	if r := s.runCmd("echo again"); r.code != exitFail || r.stdout != "" || !strings.Contains(r.stderr, "Process not running: the shell exited (status 7)") {
+		t.Fatalf("run after the shell exited: want exit 1, no output and the reason; got %v", r)
+	}
 }
 
 // commands' LINES column: "-" while a running command has printed
@@ -404,5 +409,53 @@ func TestCommandsTextIsWhatRunTyped(t *testing.T) {
 	}
 	if got, want := s.ok("commands", "--last", "1"), " echo A<U+202E>B # <U+2067>\n"; !strings.HasSuffix(got, want) {
 		t.Fatalf("commands: %q, want it to end in %q", got, want)
+	}
+}
+
+// A run whose timeout passes while an earlier command still runs typed
+// nothing: the earlier command's output is not printed as its own, and
+// the answer says which command still runs.
+func TestRunPromptTimeoutPrintsNothing(t *testing.T) {
+	t.Parallel()
+	s := integratedShell(t, "bash")
+	flag := filepath.Join(t.TempDir(), "go")
+	first := fmt.Sprintf("echo EARLIER-$((40+2)); while [ ! -e %s ]; do sleep 0.05; done", flag)
+	if r := s.runCmd(first, "--timeout", "100ms"); r.code != exitTimeout {
+		t.Fatalf("run: %v", r)
+	}
+	s.waitText("EARLIER-42")
+	r := s.runCmd("echo next", "--timeout", "200ms")
+	if r.code != exitTimeout || r.stdout != "" || !strings.Contains(r.stderr, "was not typed") {
+		t.Fatalf("run behind a running command: want exit 124, no output and the note; got %v", r)
+	}
+	ans := rawCall(t, s.sock, `{"type":"RUN","command":"echo next","timeout_ms":200}`)
+	data, _ := ans["data"].(map[string]any)
+	if data["waiting_for"] != "prompt" || data["running"] != true || data["id"] != float64(1) || data["output"] != "" || data["timed_out"] != true {
+		t.Fatalf("RUN timed out at the prompt: want running, the running command's id 1 and no output; got %v", ans)
+	}
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantRun(t, s.runCmd("echo next"), 0, "next\n")
+}
+
+// Output whose wide characters wrapped at the right margin comes back as
+// printed: the column a wide character did not fit is the terminal's
+// blank, not a space; a space the program printed there stays.
+func TestRunWideCharactersWrapped(t *testing.T) {
+	t.Parallel()
+	s := integratedShell(t, "bash", "--size", "80x24")
+	wantRun(t, s.runCmd(`printf a; for i in $(seq 100); do printf '\xe7\x95\x8c'; done; echo`), 0, "a"+strings.Repeat("界", 100)+"\n")
+	wantRun(t, s.runCmd(`printf '%079d \xe7\x95\x8c\n' 0`), 0, strings.Repeat("0", 79)+" 界\n")
+}
+
+// Lines a command erased with the scrollback (clear) are reported as
+// erased, without advice to keep them with --keep-lines, which cannot.
+func TestRunOutputClearedLines(t *testing.T) {
+	t.Parallel()
+	s := integratedShell(t, "bash")
+	r := s.runCmd(`seq 3; printf '\033[H\033[2J\033[3J'; echo x`, "--keep-lines", "1000")
+	if r.code != 0 || !strings.HasSuffix(r.stdout, "x\n") || !strings.Contains(r.stdout, "were erased") || strings.Contains(r.stdout+r.stderr, "keep-lines") {
+		t.Fatalf("run of a command that cleared the scrollback: %v", r)
 	}
 }

@@ -64,12 +64,17 @@ type RunData struct {
 	DurationMS int64  `json:"duration_ms"`
 	OutputCut  int    `json:"output_cut,omitempty"`
 	LinesLost  int    `json:"lines_lost,omitempty"`
+	// ScrollbackCleared says the lost lines were erased with the
+	// scrollback (ED 3, as `clear` sends) rather than pushed out of it:
+	// keep_lines would not have kept them.
+	ScrollbackCleared bool `json:"scrollback_cleared,omitempty"`
 	// ShellExited says the shell itself ended (the command was `exit`, or
 	// it killed the shell); ExitCode is then the shell's.
 	ShellExited bool `json:"shell_exited,omitempty"`
 	// WaitingFor says what a timed-out RUN was still waiting for: "prompt"
-	// (an earlier command was still running, so this one was not typed)
-	// or "end" (it was typed and has not finished).
+	// (an earlier command was still running, so this one was not typed:
+	// Output is empty and ID, when set, is that earlier command's) or
+	// "end" (it was typed and has not finished).
 	WaitingFor string `json:"waiting_for,omitempty"`
 }
 
