@@ -65,6 +65,10 @@ func otherUser(t testing.TB) account {
 		// out. The account is this test's alone: all of it goes.
 		endProcessesOf(t, uint32(uid))
 		runAdmin(t, "userdel", name)
+		// What the account's sessions made under the shared /tmp
+		// (a registry, when XDG_RUNTIME_DIR was unset) goes too: the
+		// uid is given to the next test's account.
+		os.RemoveAll("/tmp/ptyplex-" + strconv.FormatUint(uid, 10))
 	})
 	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
 	return account{name: name, uid: uint32(uid), gid: uint32(gid)}

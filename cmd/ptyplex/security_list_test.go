@@ -69,6 +69,9 @@ func TestListSurvivesPlantedRegistryDir(t *testing.T) {
 	t.Parallel()
 	victim, attacker := otherUser(t), otherUser(t)
 	planted := "/tmp/ptyplex-" + strconv.Itoa(int(victim.uid))
+	// One there now is stale: an earlier account's of the same uid (a
+	// run that was killed before its cleanup).
+	os.RemoveAll(planted)
 	t.Cleanup(func() { os.RemoveAll(planted) })
 	attacker.run(t, "mkdir -m 0777 "+planted)
 

@@ -290,6 +290,7 @@ func TestSecuritySessionDaemonNotDumpable(t *testing.T) {
 				t.Fatal(err)
 			}
 			sock := filepath.Join(dir, "s.sock")
+			env := append(env, "XDG_RUNTIME_DIR="+dir) // the registry: not in the shared /tmp
 			attack := `if ls /proc/$PPID/fd >/dev/null; then echo LISTED; fi; ` +
 				`if (: </proc/$PPID/mem); then echo MEM-OPENED; fi; echo verdict-done; exec cat`
 			args := []string{"start", "--socket", sock}
@@ -297,6 +298,7 @@ func TestSecuritySessionDaemonNotDumpable(t *testing.T) {
 				args = append(args, "--no-daemon")
 			}
 			cmd := victim.command(pb, append(args, "--", "sh", "-c", attack)...)
+			cmd.Env = env
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
