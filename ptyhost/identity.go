@@ -3,7 +3,11 @@
 package ptyhost
 
 import (
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,6 +31,47 @@ func (p *Process) Identity() Identity {
 	start, _ := startTime(p.pid)
 	dev, ino, ctime := ttyIdentity(p.pts)
 	return Identity{SID: p.pid, Start: start, PTS: p.pts, Dev: dev, Ino: ino, Ctime: ctime}
+}
+
+// String is id as one line of text, which ParseIdentity reads back: how
+// the watchdog and an upgrade's keeper are told of terminals.
+func (id Identity) String() string {
+	return fmt.Sprintf("%d %d %s %d %d %d", id.SID, id.Start, id.PTS, id.Dev, id.Ino, id.Ctime)
+}
+
+// ParseIdentity reads what Identity.String wrote.
+func ParseIdentity(s string) (Identity, error) {
+	f := strings.Fields(s)
+	if len(f) != 6 {
+		return Identity{}, fmt.Errorf("terminal identity %q: want 6 fields", s)
+	}
+	var id Identity
+	var errs [5]error
+	id.SID, errs[0] = strconv.Atoi(f[0])
+	id.Start, errs[1] = strconv.ParseUint(f[1], 10, 64)
+	id.PTS = f[2]
+	id.Dev, errs[2] = strconv.ParseUint(f[3], 10, 64)
+	id.Ino, errs[3] = strconv.ParseUint(f[4], 10, 64)
+	id.Ctime, errs[4] = strconv.ParseInt(f[5], 10, 64)
+	for _, err := range errs {
+		if err != nil {
+			return Identity{}, fmt.Errorf("terminal identity %q: %w", s, err)
+		}
+	}
+	return id, nil
+}
+
+// KillAllIdentified kills the processes of the terminals live until a pass
+// of KillIdentified finds none (they may still be forking), at most
+// passes times; it reports whether none was left.
+func KillAllIdentified(live []Identity, passes int) bool {
+	for pass := 0; pass < passes; pass++ {
+		if KillIdentified(live) == 0 {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
 }
 
 // KillIdentified sends SIGKILL to every process in one of the sessions

@@ -270,8 +270,11 @@ func resume(opts persist.Options, stateFD int, fds map[string]int) (srv *persist
 	}()
 	if p := os.Getenv(failResumeEnv); p != "" {
 		if how, rerr := os.ReadFile(p); rerr == nil && os.Remove(p) == nil {
-			if string(how) == "panic" {
+			switch string(how) {
+			case "panic":
 				panic("failing once, as " + failResumeEnv + " asks")
+			case "exit": // dying as no code of ours can catch
+				os.Exit(3)
 			}
 			return nil, nil, fmt.Errorf("failing once, as %s asks", failResumeEnv)
 		}
@@ -281,7 +284,8 @@ func resume(opts persist.Options, stateFD int, fds map[string]int) (srv *persist
 
 // failResumeEnv names a file whose removal makes the next image of an
 // upgrade fail to take the state over, once: the tests' way to the road
-// back to the previous binary. If the file says "panic", it fails so.
+// back to the previous binary. If the file says "panic", it fails so; if
+// it says "exit", the new image ends there (a death nothing catches).
 const failResumeEnv = "PTYPLEX_TEST_FAIL_RESUME"
 
 // resumeFromKeeper takes over the state the previous image gave to its

@@ -63,11 +63,8 @@ func Run(in io.Reader) int {
 		live = append(live, id)
 	}
 	// Processes may still be forking; kill until a pass finds nobody.
-	for pass := 0; pass < 50; pass++ {
-		if ptyhost.KillIdentified(live) == 0 {
-			return 0
-		}
-		time.Sleep(10 * time.Millisecond)
+	if ptyhost.KillAllIdentified(live, 50) {
+		return 0
 	}
 	fmt.Fprintf(os.Stderr, "ptyplex watchdog: processes of %d terminals still alive after 50 passes\n", len(live))
 	return 1
@@ -181,18 +178,9 @@ func (a *announcements) apply(rest []byte) {
 	case len(f) == 1 && f[0] == goodbye:
 		a.orderly = true
 	case len(f) == 7 && f[0] == "+":
-		var w ptyhost.Identity
-		var err error
-		w.SID, err = strconv.Atoi(f[1])
-		if err != nil {
-			break
+		if w, err := ptyhost.ParseIdentity(strings.Join(f[1:], " ")); err == nil {
+			a.live[w.SID] = w
 		}
-		w.Start, _ = strconv.ParseUint(f[2], 10, 64)
-		w.PTS = f[3]
-		w.Dev, _ = strconv.ParseUint(f[4], 10, 64)
-		w.Ino, _ = strconv.ParseUint(f[5], 10, 64)
-		w.Ctime, _ = strconv.ParseInt(f[6], 10, 64)
-		a.live[w.SID] = w
 	case len(f) == 2 && f[0] == "-":
 		if pid, err := strconv.Atoi(f[1]); err == nil {
 			delete(a.live, pid)

@@ -157,7 +157,7 @@ func (wd *Watchdog) Pid() int {
 // Watch announces p. Call it once p runs and before it can be reaped.
 func (wd *Watchdog) Watch(p *ptyhost.Process) {
 	id := p.Identity()
-	line := fmt.Sprintf("+ %d %d %s %d %d %d\n", id.SID, id.Start, id.PTS, id.Dev, id.Ino, id.Ctime)
+	line := "+ " + id.String() + "\n"
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
 	wd.live[id.SID] = line

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptyplex/ptyplex/ptyhost"
 	"golang.org/x/sys/unix"
 )
 
@@ -83,11 +84,32 @@ func Keep() int {
 	if err := sendMsg(c, fmt.Sprintf("kept %d %d", len(fds), os.Getpid()), nil); err != nil {
 		return fail("%v", err)
 	}
+	var live []ptyhost.Identity
 	for {
 		msg, _, err := recvMsg(c, time.Time{})
 		if err != nil {
-			// The server is gone: so are the terminals.
+			// The server is gone before an image took the terminals
+			// over (the new one died at its start, and the previous
+			// one could not be executed again): so are the terminals.
+			// The masters close with us and the children get the
+			// hangup; the watchdog that would have ended the programs
+			// that ignore it was told goodbye before the execve, so
+			// that is done here.
+			if len(live) > 0 {
+				fmt.Fprintf(os.Stderr, "ptyplex-sidecar keeper: the server ended before it took its %d terminals over; ending their processes\n", len(live))
+				if !ptyhost.KillAllIdentified(live, 50) {
+					return fail("processes of %d terminals still alive after 50 passes", len(live))
+				}
+			}
 			return 0
+		}
+		if lines, ok := strings.CutPrefix(msg, "live\n"); ok {
+			for _, l := range strings.Split(lines, "\n") {
+				if id, err := ptyhost.ParseIdentity(l); err == nil {
+					live = append(live, id)
+				}
+			}
+			continue
 		}
 		switch msg {
 		case "give":
@@ -159,10 +181,30 @@ func (k *keeper) give(tags []string, fds []int) error {
 	return nil
 }
 
-// stop ends the keeper (the upgrade was rolled back): closing our end of
+// watch tells the keeper which terminals' processes to end if the
+// server dies before an image has taken them over (see Keep): the
+// watchdog's job, which it can no longer do once told goodbye.
+func (k *keeper) watch(live []ptyhost.Identity) error {
+	const batch = 400 // lines of at most about 100 bytes: within recvMsg's 64 KiB
+	for i := 0; i < len(live); i += batch {
+		var b strings.Builder
+		b.WriteString("live")
+		for _, id := range live[i:min(i+batch, len(live))] {
+			b.WriteString("\n" + id.String())
+		}
+		if err := sendMsg(k.c, b.String(), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop ends the keeper (the upgrade was rolled back): it is told done
+// first, so that it leaves the terminals alone, then closing our end of
 // the socket ends it, and the descriptors it held with it.
 func (k *keeper) stop() {
 	if k.c != nil {
+		sendMsg(k.c, "done", nil)
 		k.c.Close()
 	}
 	k.file.Close()

@@ -2,7 +2,11 @@
 
 package persist
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/ptyplex/ptyplex/ptyhost"
+)
 
 // Without /proc/PID/fd there is no window to close here: an upgrade
 // hands its descriptors over by inheritance, and no keeper is started.
@@ -26,6 +30,9 @@ func startKeeper(func(string, ...any)) (*keeper, error) {
 
 func (k *keeper) give([]string, []int) error { return errors.New("no keeper on this platform") }
 func (k *keeper) stop()                      {}
+func (k *keeper) watch([]ptyhost.Identity) error {
+	return errors.New("no keeper on this platform")
+}
 
 // Reclaimed is what a new image got back from a keeper (Linux only).
 type Reclaimed struct{ FDs map[string]int }

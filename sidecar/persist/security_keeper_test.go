@@ -234,3 +234,38 @@ func testUpgradeGoesBackThroughTheKeeper(t *testing.T, how string) {
 		return len(kids) == 1 && kids[0] == fmt.Sprint(pid)
 	})
 }
+
+// A new image that dies before it has taken the terminals over (here it
+// exits at once, as no code of ours could catch) ends the server, and the
+// terminals' programs with it: those that ignore the PTY hangup too, which
+// the watchdog would have killed had it not been told goodbye for the
+// execve. The keeper, told which terminals are live, ends them.
+func TestUpgradeDeathEndsTheTerminalsProcesses(t *testing.T) {
+	t.Parallel()
+	fail := filepath.Join(t.TempDir(), "fail-once")
+	s := newUpgradeServer(t)
+	s.env = append(s.env, "PTYPLEX_TEST_FAIL_RESUME="+fail)
+	h := s.host()
+	h.Open(proto.Open{TerminalID: "deaf", Cols: 80, Rows: 24, Cmd: "/bin/sh",
+		Args: []string{"-c", "trap '' HUP; echo ready; exec sleep 1000"}})
+	pid := int(h.WaitControl(proto.TypeOpened, "deaf").Fields["pid"].(float64))
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	h.WaitOutput("deaf", "ready")
+	server := s.pid()
+	if err := os.WriteFile(fail, []byte("exit"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(copyBinary(t), "--persist", s.name, "--upgrade")
+	cmd.Env = s.env
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("--upgrade to an image that dies at its start succeeded:\n%s", out)
+	}
+	if _, err := os.Stat(fail); err == nil {
+		t.Fatal("the new image did not die (the test tests nothing)")
+	}
+	waitFor(t, "the server gone", func() bool { return syscall.Kill(server, 0) != nil })
+	waitFor(t, "the program that ignores SIGHUP gone", func() bool { return syscall.Kill(pid, 0) != nil })
+	if !strings.Contains(s.log(), "ending their processes") {
+		t.Errorf("the log does not say the keeper ended the terminals' processes:\n%s", s.log())
+	}
+}

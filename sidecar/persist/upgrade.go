@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost"
 	"golang.org/x/sys/unix"
 )
 
@@ -241,6 +242,9 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 		if kerr := k.give(tags, all); kerr != nil {
 			return fmt.Errorf("hand the descriptors to the keeper: %w", kerr)
 		}
+		if kerr := k.watch(s.liveIdentities()); kerr != nil {
+			return fmt.Errorf("tell the keeper the terminals: %w", kerr)
+		}
 		args = append(args, "--resume-keeper", strconv.Itoa(k.fd))
 		fds = []int{k.fd}
 	} else {
@@ -447,4 +451,18 @@ func (s *Server) trialArgs(bin *candidate) []string {
 		args = append(args, "--resume-exe", "4")
 	}
 	return args
+}
+
+// liveIdentities names the processes of every terminal whose child has
+// not been reaped, as the watchdog knows them.
+func (s *Server) liveIdentities() []ptyhost.Identity {
+	var live []ptyhost.Identity
+	for _, t := range s.snapshotTerms() {
+		t.mu.Lock()
+		if t.proc != nil && !t.exitedLocked() { // a reaped pid may be another's now
+			live = append(live, t.proc.Identity())
+		}
+		t.mu.Unlock()
+	}
+	return live
 }
