@@ -96,6 +96,18 @@ func runRemote(args []string) int {
 		return remoteUsageError("%v", err)
 	}
 	dir, from, quiet := ri.dir, ri.from, ri.quiet
+	// Checked before the other machine is asked anything: with the
+	// version installed there already, a --from that names nothing was
+	// never read, and the install said it succeeded.
+	if *from != "" {
+		if fi, err := os.Stat(*from); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = errors.New("not a directory")
+			}
+			fmt.Fprintf(os.Stderr, "Error: remote install --from %s: %v (want make release's output, a directory holding <os>-<arch>/)\n", *from, err)
+			return 1
+		}
+	}
 	var transport []string
 	switch rest := fs.Args(); {
 	case len(rest) == 1 && !strings.HasPrefix(rest[0], "-"):

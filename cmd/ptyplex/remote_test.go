@@ -111,6 +111,17 @@ func TestRemoteInstallUsage(t *testing.T) {
 		!strings.Contains(r.stderr, "no ptyplex build for Plan9 mips") {
 		t.Fatalf("unknown platform: %v", r)
 	}
+	// A --from that names no directory is refused before the other machine
+	// is asked anything (with the version installed there already it was
+	// never read, and the install said it succeeded).
+	mark := filepath.Join(t.TempDir(), "transport-ran")
+	if r := ptyplex(t, "", "remote", "install", "--from", "/nonexistent", "--", "sh", "-c", "echo > "+mark); r.code != 1 ||
+		!strings.Contains(r.stderr, "--from /nonexistent") {
+		t.Fatalf("--from a missing directory: %v", r)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("the transport was run for a --from that names nothing")
+	}
 	// The help lists the subcommand and its flags once, under one usage
 	// (it printed an empty "flags:" heading, or the flags under a second
 	// "Usage of ..." header).
