@@ -87,8 +87,9 @@ func (p *Process) SignalForeground(sig syscall.Signal) error {
 }
 
 // ForegroundProcess returns the foreground process group's id and its
-// leader's name (another member's once the leader has exited): argv[0] as the program set it, or the kernel's command
-// name when that is empty (node-pty reports the same).
+// leader's name (another member's once the leader has exited): argv[0]
+// as the program set it, or the kernel's command name when that is empty
+// (node-pty reports the same).
 func (p *Process) ForegroundProcess() (pgrp int, name string, err error) {
 	var member int
 	if pgrp, member, err = p.foreground(); err != nil {
