@@ -104,6 +104,9 @@ func spawn() (spawned, error) {
 	}
 	defer conn.Close()
 	cmd := exec.Command(exe)
+	// Named as we were, not "/proc/self/exe": ps, pgrep -x and killall
+	// find it as they find us.
+	cmd.Args[0] = os.Args[0]
 	// The parent's pid travels in the environment: under load the watchdog
 	// may start running only after its parent died, when getppid(2) would
 	// name init instead.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
 	"github.com/ptyplex/ptyplex/sidecar/persist"
 )
 
@@ -201,6 +203,26 @@ func TestUpgradeMidFlood(t *testing.T) {
 		t.Error(err)
 	} else if want := filepath.Base(bins[0]); strings.TrimSpace(string(comm)) != want[:min(len(want), 15)] {
 		t.Errorf("the upgraded server's name is %q, want %q", comm, want)
+	}
+	// So is the watchdog's that the upgraded server started ("exe", from
+	// /proc/self/exe, before).
+	var wdComm string
+	waitFor(t, "the upgraded server's watchdog", func() bool {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", serverPID))
+		for _, f := range tasks {
+			b, _ := os.ReadFile(f)
+			for _, k := range strings.Fields(string(b)) {
+				if env, _ := os.ReadFile("/proc/" + k + "/environ"); slices.Contains(strings.Split(string(env), "\x00"), watchdog.Env+"=1") {
+					c, _ := os.ReadFile("/proc/" + k + "/comm")
+					wdComm = strings.TrimSpace(string(c))
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if want := filepath.Base(bins[0]); wdComm != want[:min(len(want), 15)] {
+		t.Errorf("the upgraded server's watchdog is named %q, want %q", wdComm, want)
 	}
 }
 

@@ -142,6 +142,7 @@ func startKeeper(logf func(string, ...any)) (*keeper, error) {
 	}
 	theirs := os.NewFile(uintptr(sp[1]), "keeper")
 	cmd := exec.Command("/proc/self/exe", KeeperFlag)
+	cmd.Args[0] = os.Args[0]            // named as we are (ps, pgrep -x), not "exe"
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
 	cmd.Stderr = os.Stderr              // the server's log
 	err = cmd.Start()
