@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // Set by the linker: -X github.com/ptyplex/ptyplex/internal/version.Version=...
@@ -36,6 +37,27 @@ func init() {
 // fromBuildInfo is the version and commit Go recorded: the main module's
 // version unless it is "(devel)", and vcs.revision (12 digits, "-dirty"
 // when vcs.modified says the tree had changes).
+// Of is the Version of the binary whose build information is info: what it
+// says with --version and in HELLO (the persistent server compares an
+// upgrade's candidate with what the new image then answers).
+func Of(info *debug.BuildInfo) string {
+	for _, s := range info.Settings {
+		if s.Key != "-ldflags" {
+			continue
+		}
+		const x = "internal/version.Version="
+		if i := strings.Index(s.Value, x); i >= 0 {
+			if f := strings.Fields(s.Value[i+len(x):]); len(f) > 0 {
+				return strings.Trim(f[0], `'"`)
+			}
+		}
+	}
+	if v, _ := fromBuildInfo(info); v != "" {
+		return v
+	}
+	return "dev"
+}
+
 func fromBuildInfo(info *debug.BuildInfo) (version, commit string) {
 	if v := info.Main.Version; v != "" && v != "(devel)" {
 		version = v

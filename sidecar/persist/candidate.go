@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/version"
 	"golang.org/x/sys/unix"
 )
 
@@ -124,35 +125,9 @@ func verifyCandidate(f *os.File, path string) (string, []byte, error) {
 	return builtVersion(info), data, nil
 }
 
-// builtVersion is the version the binary says with --version: what
-// `make build` set with -X, else the module's version and revision.
-func builtVersion(info *debug.BuildInfo) string {
-	v, rev := info.Main.Version, ""
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "-ldflags":
-			const x = "internal/version.Version="
-			if i := strings.Index(s.Value, x); i >= 0 {
-				f := strings.Fields(s.Value[i+len(x):])
-				if len(f) > 0 {
-					return strings.Trim(f[0], `'"`)
-				}
-			}
-		case "vcs.revision":
-			rev = s.Value
-		}
-	}
-	if v == "" || v == "(devel)" {
-		v = "dev"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if rev != "" {
-		v += " (" + rev + ")"
-	}
-	return v
-}
+// builtVersion is the version the binary says with --version and in
+// HELLO, which --upgrade then compares.
+func builtVersion(info *debug.BuildInfo) string { return version.Of(info) }
 
 // handoverMarkFormat is the format number handoverMark says.
 func handoverMarkFormat() int {
