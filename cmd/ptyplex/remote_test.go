@@ -43,19 +43,30 @@ func TestRemoteInstall(t *testing.T) {
 		return ptyplex(t, "", append([]string{"remote", "install", "--from", from, "--dir", root, "--"}, ssh...)...)
 	}
 
+	// The version directory is named after the version the binaries
+	// report: "dev-HASH" for a build without one (a worktree, make's
+	// -ldflags aside), else the version (a clone's module pseudo-version).
+	ver := "dev"
+	if f := strings.Fields(ptyplex(t, "", "--version").stdout); len(f) > 1 {
+		ver = f[1]
+	}
+	dirGlob := ver
+	if ver == "dev" {
+		dirGlob = "dev-*"
+	}
 	root := filepath.Join(t.TempDir(), "remote home", ".ptyplex") // a space, to test the quoting
 	r := install(root)
 	if r.code != 0 {
 		t.Fatalf("first install: %v", r)
 	}
 	path := strings.TrimSpace(r.stdout)
-	if !strings.HasPrefix(path, "'"+root+"'/dev-") || !strings.HasSuffix(path, "/ptyplex-sidecar") {
-		t.Fatalf("install printed %q, want the sidecar under %s/dev-HASH", path, root)
+	if ok, _ := filepath.Match("'"+root+"'/"+dirGlob+"/ptyplex-sidecar", path); !ok {
+		t.Fatalf("install printed %q, want the sidecar under %s/%s", path, root, dirGlob)
 	}
-	if !strings.Contains(r.stderr, "installed ptyplex-sidecar and ptyplex") || !strings.Contains(r.stderr, "ptyplex-sidecar dev") {
+	if !strings.Contains(r.stderr, "installed ptyplex-sidecar and ptyplex") || !strings.Contains(r.stderr, "ptyplex-sidecar "+ver) {
 		t.Fatalf("first install did not say what it installed: %v", r)
 	}
-	dirs, _ := filepath.Glob(filepath.Join(root, "dev-*"))
+	dirs, _ := filepath.Glob(filepath.Join(root, dirGlob))
 	if len(dirs) != 1 {
 		t.Fatalf("want one version directory under %s, have %v", root, dirs)
 	}
