@@ -398,6 +398,10 @@ export declare class Sidecar {
   /** Sends HELLO and resolves with the answer; rejects, saying what to install, for an old or mismatched sidecar. */
   handshake(): Promise<SidecarHello>;
   spawn(file?: string, args?: string[] | string, options?: IPersistForkOptions | IWindowsPtyForkOptions): Terminal;
+  /**
+   * Like spawn, resolving once the terminal runs (rejecting if it cannot start). Its output and
+   * exit wait until the macrotask after that, for listeners added right after the await.
+   */
   open(file?: string, args?: string[] | string, options?: IPtyForkOptions | IWindowsPtyForkOptions): Promise<Terminal>;
   /** With persist: every terminal of the server, attached or not. */
   list(): Promise<PersistentTerminal[]>;

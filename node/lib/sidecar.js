@@ -274,7 +274,11 @@ class Sidecar {
     else arm();
   }
 
-  /** Like spawn, but resolves once the terminal runs and rejects if it cannot start. */
+  /**
+   * Like spawn, but resolves once the terminal runs and rejects if it
+   * cannot start. Output and the exit wait for the listeners the caller
+   * adds right after the await (until the next macrotask).
+   */
   open(file, args, options) {
     let term;
     try {
@@ -282,7 +286,17 @@ class Sidecar {
     } catch (err) {
       return Promise.reject(err);
     }
-    return term.ready.then(() => term);
+    term._holdForOpen();
+    return term.ready.then(
+      () => {
+        setImmediate(() => term._releaseOpen());
+        return term;
+      },
+      (err) => {
+        term._releaseOpen();
+        throw err;
+      },
+    );
   }
 
   /** Ends the sidecar: every terminal is killed and reports its exit. */

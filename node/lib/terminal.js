@@ -109,7 +109,9 @@ class Terminal {
     this._state = 'pending'; // pending -> live -> exited (or failed)
     this._features = new Set();
     this._paused = false;
-    this._queue = []; // output held back while paused
+    this._queue = []; // output held back while paused (or for open(): _holdForOpen)
+    this._openHold = false;
+    this._heldExit = null;
     this._queued = 0;
     this._unacked = 0; // bytes delivered but not yet granted back as credit
     this._credit = host.creditWindow; // what the sidecar may still send us: granted minus received
@@ -520,7 +522,7 @@ class Terminal {
 
   _output(data) {
     this._snapshotDue = false; // a SNAPSHOT comes before output, or not at all
-    if (this._paused || this._queue.length) {
+    if (this._paused || this._openHold || this._queue.length) {
       this._queue.push(data);
       this._queued += data.length;
       return;
@@ -570,7 +572,30 @@ class Terminal {
     }
   }
 
+  // open() resolves with the terminal once it runs, and its caller adds
+  // its listeners in the continuation, which runs only after whatever came
+  // in the same read as the OPENED (a short program's whole output and
+  // its EXIT). So until a macrotask after that, output and the exit are
+  // held, then given to the listeners in order.
+  _holdForOpen() {
+    this._openHold = true;
+  }
+
+  _releaseOpen() {
+    if (!this._openHold) return;
+    this._openHold = false;
+    const e = this._heldExit;
+    this._heldExit = null;
+    if (e) this._exited(e.exitCode, e.signal);
+    else while (this._queue.length && !this._paused) this._deliverHeld();
+  }
+
   _exited(exitCode, signal) {
+    if (this._openHold) {
+      this._state = 'exited';
+      this._heldExit = { exitCode, signal };
+      return;
+    }
     this._state = 'exited';
     for (const w of this._fgWaiters.splice(0)) w(this._file);
     // node-pty fires onExit on a paused terminal too (its socket is

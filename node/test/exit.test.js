@@ -194,3 +194,20 @@ test('destroy ends the terminal as kill() does', async (t) => {
   const r = await done;
   assert.strictEqual(r.signal, SIG.SIGHUP);
 });
+
+test('open(): listeners added right after the await get a short program\'s whole output and its exit', async (t) => {
+  const sc = newSidecar(t);
+  // A program that is done before open() resolves: its OUTPUT and EXIT
+  // often come in the same read as its OPENED, before the caller's
+  // continuation runs.
+  for (let i = 0; i < 40; i++) {
+    const term = await sc.open('/bin/sh', ['-c', `echo hello-${i}`]);
+    let out = '';
+    term.onData((d) => {
+      out += d;
+    });
+    const e = await within(new Promise((resolve) => term.onExit(resolve)), `the exit of open ${i}`);
+    assert.strictEqual(e.exitCode, 0);
+    assert.strictEqual(out, `hello-${i}\r\n`, `open ${i}`);
+  }
+});
