@@ -4,7 +4,9 @@ package persist_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -410,5 +412,42 @@ func TestUpgradeKeepsExits(t *testing.T) {
 	ex = h2.WaitControl(proto.TypeExit, "zombie")
 	if ex.Fields["exitCode"] != float64(5) || h2.Now().Output("zombie") != strings.Repeat(out, 40) {
 		t.Fatalf("zombie: EXIT %s after %d bytes", ex.Raw, len(h2.Now().Output("zombie")))
+	}
+}
+
+// An upgrade while a connection is open whose host has sent nothing
+// since its bridge's HELLO (a bridge run by hand, waiting for its first
+// frame): the server closes it for the execve, and the read of it that
+// ended used to panic (recvmsg's -1 taken for a count), ending the server
+// and every terminal with it.
+func TestUpgradeWithASilentHost(t *testing.T) {
+	t.Parallel()
+	s := newUpgradeServer(t)
+	h := s.host()
+	h.Open(proto.Open{TerminalID: "c", Cols: 80, Rows: 24, Cmd: "/bin/cat"})
+	pid := int(h.WaitControl(proto.TypeOpened, "c").Fields["pid"].(float64))
+	server := s.pid()
+	// A connection as a copying bridge makes it: HELLO, its answer, and
+	// then nothing. After the answer, the server's next read of it is the
+	// one a HANDOFF may come in.
+	c, err := net.Dial("unix", filepath.Join(s.dir, "sidecar", s.name+".sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hello, _ := json.Marshal(proto.Hello{Version: "test", Protocol: 1})
+	if err := proto.WriteFrame(c, proto.TypeHello, hello); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(hosttest.Timeout))
+	if f, err := proto.NewReader(c).ReadFrame(); err != nil || f.Type != proto.TypeHelloReply {
+		t.Fatalf("HELLO's answer: %v %v", f.Type, err)
+	}
+	newPid, n := s.upgradeTo(copyBinary(t))
+	if newPid != server || n != 1 {
+		t.Fatalf("after the upgrade: server pid %d (want %d), %d terminals\n%s", newPid, server, n, s.log())
+	}
+	if got := pids(t, s.host())["c"]; got != pid {
+		t.Fatalf("terminal c has pid %d after the upgrade, want %d", got, pid)
 	}
 }

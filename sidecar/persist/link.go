@@ -74,6 +74,12 @@ func (l *sockLink) Read(p []byte) (int, error) {
 		l.oob = make([]byte, unix.CmsgSpace(4*maxPendingFDs))
 	}
 	n, oobn, _, _, err := l.ReadMsgUnix(p, l.oob)
+	if err != nil {
+		// recvmsg's -1 comes back as the count with the error (Read
+		// makes it 0): taken as one, it panicked the frame reader when
+		// an upgrade ended the read of a host that had sent nothing yet.
+		n, oobn = max(n, 0), max(oobn, 0)
+	}
 	if oobn > 0 {
 		l.keepRights(l.oob[:oobn])
 	}
