@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 )
 
 // The security tests act as a second local user, the attacker of issue
@@ -82,7 +84,7 @@ func runAdmin(t testing.TB, prog string, args ...string) {
 	defer useraddMu.Unlock()
 	end := time.Now().Add(deadline)
 	for {
-		out, err := exec.Command(prog, args...).CombinedOutput()
+		out, err := testproc.Admin(prog, args...).CombinedOutput()
 		if err == nil {
 			return
 		}

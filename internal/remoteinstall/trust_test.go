@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 )
 
 // stranger creates a throwaway local user (the attacker) and removes it
@@ -29,10 +31,10 @@ func stranger(t *testing.T) (uid, gid int) {
 	var b [4]byte
 	rand.Read(b[:])
 	name := "ptyi" + hex.EncodeToString(b[:])
-	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+	if out, err := testproc.Admin("useradd", "--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
 		t.Fatalf("useradd: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { exec.Command("userdel", name).Run() })
+	t.Cleanup(func() { testproc.Admin("userdel", name).Run() })
 	u, err := user.Lookup(name)
 	if err != nil {
 		t.Fatal(err)

@@ -23,10 +23,23 @@ function needRoot(t) {
   throw new Error('this test acts as a second local user and must run as root (CI does); set PTYPLEX_NO_ROOT_TESTS=1 to skip it explicitly');
 }
 
+// useradd and userdel, found in PATH or else in the system directories:
+// root's PATH in a non-login shell, and many containers', has no /usr/sbin.
+function admin(prog) {
+  for (const dir of (process.env.PATH || '').split(path.delimiter).filter(Boolean).concat(['/usr/sbin', '/sbin'])) {
+    const p = path.join(dir, prog);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return p;
+    } catch {}
+  }
+  return prog;
+}
+
 function newUser(t) {
   const name = `ptyn${crypto.randomBytes(4).toString('hex')}`;
-  execFileSync('useradd', ['--system', '--no-create-home', '--user-group', '--shell', '/usr/sbin/nologin', name]);
-  t.after(() => spawnSync('userdel', [name]));
+  execFileSync(admin('useradd'), ['--system', '--no-create-home', '--user-group', '--shell', '/usr/sbin/nologin', name]);
+  t.after(() => spawnSync(admin('userdel'), [name]));
   const uid = Number(execFileSync('id', ['-u', name]).toString().trim());
   const gid = Number(execFileSync('id', ['-g', name]).toString().trim());
   return { name, uid, gid };

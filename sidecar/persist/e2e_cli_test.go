@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
+	"github.com/ptyplex/ptyplex/internal/testing/testproc"
 	"github.com/ptyplex/ptyplex/proto"
 )
 
@@ -153,10 +154,10 @@ func otherUser(t *testing.T) (uid, gid uint32) {
 	var b [4]byte
 	rand.Read(b[:])
 	name := "ptyp" + hex.EncodeToString(b[:])
-	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+	if out, err := testproc.Admin("useradd", "--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
 		t.Fatalf("useradd: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { exec.Command("userdel", name).Run() })
+	t.Cleanup(func() { testproc.Admin("userdel", name).Run() })
 	u, err := user.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
