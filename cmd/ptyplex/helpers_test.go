@@ -41,6 +41,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The sessions the tests start register in a directory of the run's,
+	// not in the user's own registry, where `ptyplex list` would show
+	// them stale afterwards.
+	run := filepath.Join(dir, "run")
+	os.Mkdir(run, 0o700)
+	os.Setenv("XDG_RUNTIME_DIR", run)
+	os.Unsetenv("PTYPLEX_RUNTIME_DIR")
 	bin = filepath.Join(dir, "ptyplex")
 	args := append([]string{"build", "-o", bin}, buildtags.GoBuildArgs()...)
 	if raceEnabled {
