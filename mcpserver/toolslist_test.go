@@ -5,6 +5,9 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +45,36 @@ func TestToolsListSize(t *testing.T) {
 	t.Logf("tools/list result: %d characters (tools alone %d)", len(b), total)
 	if len(b) > toolsListBound {
 		t.Errorf("tools/list is %d characters, over the bound of %d", len(b), toolsListBound)
+	}
+}
+
+// TestHelpNamesEveryTool: `ptyplex mcp --help` names every tool the server
+// lists (it left out run and screenshot), and the server reports the
+// version the binary does (it said "dev" whatever the build).
+func TestHelpNamesEveryTool(t *testing.T) {
+	t.Parallel()
+	c := connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	res, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	help, err := exec.Command(bin, "mcp", "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mcp --help: %v\n%s", err, help)
+	}
+	about := strings.Join(strings.Fields(string(help)), " ")
+	for _, tool := range res.Tools {
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(tool.Name) + `\b`).MatchString(about) {
+			t.Errorf("mcp --help does not name the tool %q:\n%s", tool.Name, help)
+		}
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Fields(string(out)); len(f) < 2 || c.cs.InitializeResult().ServerInfo.Version != f[1] {
+		t.Errorf("the server reports version %q; ptyplex --version says %q", c.cs.InitializeResult().ServerInfo.Version, out)
 	}
 }

@@ -417,10 +417,3 @@ func bridge(name string) int {
 	return 0
 }
 
-// terminals counts n terminals in words: "1 terminal", "3 terminals".
-func terminals(n int) string {
-	if n == 1 {
-		return "1 terminal"
-	}
-	return fmt.Sprintf("%d terminals", n)
-}

@@ -215,7 +215,7 @@ func upgrade(name string) int {
 	if pid != 0 && newPID != 0 && pid != newPID {
 		return fail("the server is pid %d now, not %d", newPID, pid)
 	}
-	fmt.Printf("upgraded persistent sidecar %s (pid %d): %s, %s -> %s\n", name, newPID, terminals(up.Terminals), up.From, up.To)
+	fmt.Printf("upgraded persistent sidecar %s (pid %d): %s, %s -> %s\n", name, newPID, persist.Terminals(up.Terminals), up.From, up.To)
 	return 0
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/ptyplex/ptyplex/internal/safefile"
+	"github.com/ptyplex/ptyplex/internal/version"
 	"github.com/ptyplex/ptyplex/mcpserver"
 )
 
@@ -25,8 +26,8 @@ func init() {
 const mcpAbout = `
 Runs a Model Context Protocol server on stdin/stdout, for AI agents (Claude
 Code, Claude Desktop, Cursor, Codex, Gemini CLI, ...). Its tools start
-programs in terminals and drive them: start, input, output, wait, status,
-list, kill, resize, stop, debug. The sessions are ordinary ptyplex
+programs in terminals and drive them: start, input, output, wait, run,
+screenshot, status, list, kill, resize, stop, debug. The sessions are ordinary ptyplex
 daemons: 'ptyplex output --socket <socket>' shows what the agent sees.
 
 When the client disconnects (or this process gets SIGTERM, SIGINT or
@@ -64,7 +65,7 @@ func runMCP(args []string) int {
 	if idle <= 0 {
 		idle = -1 // Options: negative means never
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Logger: logger, IdleExit: idle})
+	srv, err := mcpserver.New(mcpserver.Options{Logger: logger, IdleExit: idle, Version: version.Version})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
 		return exitFail

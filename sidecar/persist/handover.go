@@ -51,6 +51,14 @@ const keeperMark = "\x00ptyplex-persist-keeper:1\x00"
 // --persist-handover-format: "ptyplex-persist-handover FORMAT VERSION".
 const HandoverBanner = "ptyplex-persist-handover"
 
+// Terminals counts n terminals in words: "1 terminal", "3 terminals".
+func Terminals(n int) string {
+	if n == 1 {
+		return "1 terminal"
+	}
+	return fmt.Sprintf("%d terminals", n)
+}
+
 // HandoverLine is what --persist-handover-format prints.
 func HandoverLine() string {
 	return fmt.Sprintf("%s %d %s", HandoverBanner, HandoverFormat, version.Version)

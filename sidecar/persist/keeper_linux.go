@@ -96,7 +96,7 @@ func Keep() int {
 			// that ignore it was told goodbye before the execve, so
 			// that is done here.
 			if len(live) > 0 {
-				fmt.Fprintf(os.Stderr, "ptyplex-sidecar keeper: the server ended before it took its %d terminals over; ending their processes\n", len(live))
+				fmt.Fprintf(os.Stderr, "ptyplex-sidecar keeper: the server ended before it took its %s over; ending their processes\n", Terminals(len(live)))
 				if !ptyhost.KillAllIdentified(live, 50) {
 					return fail("processes of %d terminals still alive after 50 passes", len(live))
 				}

@@ -62,8 +62,8 @@ func Resume(opts Options, stateFD int, remap map[string]int) (*Server, *net.Unix
 	for i, ts := range st.Terms {
 		s.restore(ts, journals[i])
 	}
-	s.logf("took over %d terminals from version %s (handover format %d); this is version %s, pid %d",
-		len(st.Terms), st.From, st.Format, version.Version, os.Getpid())
+	s.logf("took over %s from version %s (handover format %d); this is version %s, pid %d",
+		Terminals(len(st.Terms)), st.From, st.Format, version.Version, os.Getpid())
 	return s, ln, nil
 }
 

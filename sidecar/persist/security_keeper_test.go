@@ -204,7 +204,7 @@ func testUpgradeGoesBackThroughTheKeeper(t *testing.T, how string) {
 	if _, err := os.Stat(fail); err == nil {
 		t.Fatal("the new image did not fail (the test tests nothing)")
 	}
-	for _, want := range []string{"failing once", "going back to the previous binary", "took over 1 terminals"} {
+	for _, want := range []string{"failing once", "going back to the previous binary", "took over 1 terminal from"} {
 		if !strings.Contains(s.log(), want) {
 			t.Fatalf("the server's log does not say %q:\n%s", want, s.log())
 		}

@@ -261,7 +261,7 @@ func (s *Server) handover(c *conn, bin *candidate, to string) (err error) {
 	// and go. The exec closes c (close-on-exec), which is how the
 	// upgrader learns that the new image is starting.
 	c.writeJSON(proto.TypeUpgrading, proto.Upgrading{From: version.Version, Terminals: len(st.Terms), To: to})
-	s.logf("handing %d terminals (%d journal bytes, %d bytes of input queued for them) to %s", len(st.Terms), size, queued, path)
+	s.logf("handing %s (%d journal bytes, %d bytes of input queued for them) to %s", Terminals(len(st.Terms)), size, queued, path)
 	for _, fd := range fds {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
 			return fmt.Errorf("clear close-on-exec of descriptor %d: %w", fd, err)
