@@ -416,4 +416,3 @@ func bridge(name string) int {
 	}
 	return 0
 }
-

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/session/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
-	"golang.org/x/sys/unix"
 )
 
 // follower prints a session's screen (or its new lines) until the
@@ -371,9 +370,4 @@ func stripSGR(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
-	return err == nil
 }

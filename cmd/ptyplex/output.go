@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/session/changetext"
 	"github.com/ptyplex/ptyplex/internal/session/termfilter"
+	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -178,7 +179,7 @@ func runOutput(args []string) int {
 		if *asJSON {
 			return c.usageError("--follow and --json cannot be combined")
 		}
-		f := &follower{socket: c.socket, req: req, cursor: *cursor, number: number, clear: isTerminal(os.Stdout)}
+		f := &follower{socket: c.socket, req: req, cursor: *cursor, number: number, clear: ptyhost.IsTerminal(os.Stdout)}
 		if *lines {
 			if *from != "" || *to != "" || number || *cursor != "none" {
 				return c.usageError("--follow --lines prints whole lines: --from, --to, -n and --cursor do not apply")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ptyplex/ptyplex/internal/safefile"
+	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -45,7 +46,7 @@ func runOutputPNG(c *cli, path string) int {
 	if len(other) > 0 {
 		return c.usageError("--png writes the visible screen as an image: %s cannot be combined with it", strings.Join(other, ", "))
 	}
-	if path == "-" && isTerminal(os.Stdout) {
+	if path == "-" && ptyhost.IsTerminal(os.Stdout) {
 		return c.usageError("--png - would write binary PNG data to the terminal; redirect stdout or name a file")
 	}
 	var ans wire.ScreenshotData

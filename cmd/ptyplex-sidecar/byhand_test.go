@@ -1,0 +1,54 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
+)
+
+// Run by hand in a terminal, the sidecar says what it is on stderr before
+// anyone types a line, which it would read as a frame header; run by a
+// host (stdin a pipe) it says nothing.
+func TestSaysWhatItIsOnATerminal(t *testing.T) {
+	sidecar, err := hosttest.Binary("./cmd/ptyplex-sidecar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, onTTY := range []bool{true, false} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, sidecar)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if onTTY {
+			ptmx, tty, err := pty.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdin = tty
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			tty.Close()
+			// ^D at the start of a line: end of input, and the sidecar ends.
+			ptmx.Write([]byte{4})
+			cmd.Wait()
+			ptmx.Close()
+		} else {
+			cmd.Stdin = strings.NewReader("")
+			cmd.Run()
+		}
+		cancel()
+		said := strings.Contains(stderr.String(), "standard input is a terminal")
+		if said != onTTY {
+			t.Errorf("stdin a terminal: %v; the note on stderr: %v\n%s", onTTY, said, stderr.String())
+		}
+	}
+}
