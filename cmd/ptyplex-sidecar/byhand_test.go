@@ -22,9 +22,19 @@ func TestSaysWhatItIsOnATerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, onTTY := range []bool{true, false} {
+	t.Setenv("PTYPLEX_RUNTIME_DIR", t.TempDir())
+	for _, c := range []struct {
+		args       []string
+		onTTY, say bool
+	}{
+		{nil, true, true},
+		{nil, false, false},
+		{[]string{"--persist", "byhand"}, true, true},
+		{[]string{"--persist", "byhand", "--list"}, true, false}, // an action, not frames
+	} {
+		onTTY := c.onTTY
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		cmd := exec.CommandContext(ctx, sidecar)
+		cmd := exec.CommandContext(ctx, sidecar, c.args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if onTTY {
@@ -47,8 +57,10 @@ func TestSaysWhatItIsOnATerminal(t *testing.T) {
 		}
 		cancel()
 		said := strings.Contains(stderr.String(), "standard input is a terminal")
-		if said != onTTY {
-			t.Errorf("stdin a terminal: %v; the note on stderr: %v\n%s", onTTY, said, stderr.String())
+		if said != c.say {
+			t.Errorf("%v, stdin a terminal: %v; the note on stderr: %v\n%s", c.args, onTTY, said, stderr.String())
 		}
 	}
+	stop := exec.Command(sidecar, "--persist", "byhand", "--stop")
+	stop.Run()
 }

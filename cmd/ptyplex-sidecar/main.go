@@ -81,18 +81,24 @@ func main() {
 		fmt.Println(version.String("ptyplex-sidecar", ptyhost.Backend()))
 		return
 	}
-	// Someone ran us by hand: say what we are before they type a line,
-	// which we would read as a frame header (a corrupt stream).
-	if ptyhost.IsTerminal(os.Stdin) {
-		fmt.Fprintln(os.Stderr, "ptyplex-sidecar: standard input is a terminal; this program speaks binary frames (PROTOCOL.md) with the program that starts it, such as an editor or an agent. See --help; for terminals you type into, use ptyplex (ptyplex --help). Ctrl-C ends it.")
-	}
 	if code, ok := persistMode(); ok {
 		os.Exit(code)
 	}
 	os.Exit(run())
 }
 
+// sayWhatWeAre tells someone who ran us by hand in a terminal what we
+// are, before they type a line, which we would read as a frame header
+// (a corrupt stream): for the plain sidecar and the bridge, which read
+// frames on stdin, not for --list and the other actions.
+func sayWhatWeAre() {
+	if ptyhost.IsTerminal(os.Stdin) {
+		fmt.Fprintln(os.Stderr, "ptyplex-sidecar: standard input is a terminal; this program speaks binary frames (PROTOCOL.md) with the program that starts it, such as an editor or an agent. See --help; for terminals you type into, use ptyplex (ptyplex --help). Ctrl-C ends it.")
+	}
+}
+
 func run() int {
+	sayWhatWeAre()
 	logger, flushLog := newLogger()
 	defer flushLog()
 	growPipe(os.Stdout)

@@ -336,6 +336,7 @@ func resumeFromKeeper(logger *log.Logger, opts persist.Options) (*persist.Server
 // closes the connection, which it does once our stdin has ended (the host
 // went away) and it has detached our terminals.
 func bridge(name string) int {
+	sayWhatWeAre()
 	// A signal that would end us silently (the host's SIGTERM, a closing
 	// terminal's SIGHUP) ends us as the end of stdin does, with status 0
 	// and a line saying so, as the plain sidecar ends; the terminals stay
