@@ -421,18 +421,7 @@ func (s *diskStore) appendRead(a, b []byte, off uint64) {
 // write is logged once and ends the store's writing: the terminal goes
 // on, its output is never held up by the disk (its counter goes on, so
 // that what the files do not have is counted after a crash).
-func (s *diskStore) append(p []byte, off uint64) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gone {
-		return
-	}
-	s.countLocked(off + uint64(len(p)))
-	s.appendLocked(p, off)
-}
+func (s *diskStore) append(p []byte, off uint64) { s.appendRead(p, nil, off) }
 
 func (s *diskStore) appendLocked(p []byte, off uint64) {
 	if len(p) == 0 || s.broken {
