@@ -172,30 +172,6 @@ func fds(t *testing.T, pid int) map[string]bool {
 	return out
 }
 
-// waitFor checks cond until it holds, within hosttest.Timeout: what a
-// process holds has no event to wait on.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(hosttest.Timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, hosttest.Timeout)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-// pid is the server's pid, from its log.
-func (s *server) pid() int {
-	s.t.Helper()
-	m := servingPID.FindStringSubmatch(s.log())
-	if m == nil {
-		s.t.Fatalf("no pid in the server's log:\n%s", s.log())
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
-}
-
 // The bridge hands the host's pipes to the server: once the host is
 // served, the bridge holds neither of them (its descriptors 0 and 1 are
 // /dev/null), the server holds both, frames go through, and the host

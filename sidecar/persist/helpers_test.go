@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -249,4 +250,28 @@ func checkStreams(t *testing.T, ids []string, got []bytes.Buffer, done map[strin
 				got[i].Len(), len(want), n, got[i].Bytes()[n:min(n+20, got[i].Len())], want[n:min(n+20, len(want))])
 		}
 	}
+}
+
+// waitFor checks cond until it holds, within hosttest.Timeout: what a
+// process holds has no event to wait on.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(hosttest.Timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, hosttest.Timeout)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// pid is the server's pid, from its log.
+func (s *server) pid() int {
+	s.t.Helper()
+	m := servingPID.FindStringSubmatch(s.log())
+	if m == nil {
+		s.t.Fatalf("no pid in the server's log:\n%s", s.log())
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
