@@ -63,6 +63,10 @@ type term struct {
 	// keeps no goroutine for those whose end was delivered.
 	pumping bool
 	retired bool
+	// exitInFlight says the pump has taken the EXIT (end is exitWritten)
+	// and has not yet written it to the holder: Stop waits for it
+	// (awaitExitWritten) before it closes the connections.
+	exitInFlight bool
 	// pumpDeferred says the pump woke while the reader was writing a
 	// frame, and waits for the reader to say it is done.
 	pumpDeferred bool
@@ -495,7 +499,7 @@ func (t *term) runPump() {
 			continue
 		}
 		if h != nil && t.exitedLocked() && t.end == unread && t.sent == t.j.end {
-			t.end = exitWritten
+			t.end, t.exitInFlight = exitWritten, true
 			buf := proto.AppendFrame(nil, proto.TypeExit, proto.Marshal(t.exit))
 			t.mu.Unlock()
 			// The id is free for an OPEN once EXIT is on its way, as in
@@ -506,6 +510,7 @@ func (t *term) runPump() {
 			t.s.keepFinished(t)
 			t.mu.Lock()
 			t.writeLocked(h, buf)
+			t.exitInFlight = false
 			t.mu.Unlock()
 			t.s.shrinkFinished(t)
 			t.mu.Lock()
@@ -687,7 +692,7 @@ func (t *term) awaitExitWritten(by time.Time) {
 	for {
 		t.mu.Lock()
 		h := t.holder
-		done := h == nil || (t.end == exitWritten && t.writingTo != h)
+		done := h == nil || (t.end == exitWritten && !t.exitInFlight)
 		t.mu.Unlock()
 		if done || h.isBroken() || !time.Now().Before(by) {
 			return
