@@ -612,7 +612,7 @@ func (r *renderedState) reply(t *term, query []byte, at uint64) []byte {
 			var st *vtstate.State
 			// Reaching back one checkpoint interval further than the
 			// tail finds the checkpoint before it, wherever it falls.
-			from, st = t.snapshotPlanLocked(from, rows, stateMaxInput+checkpointEvery(t.j.limit))
+			from, _, st = t.snapshotPlanLocked(from, rows, stateMaxInput+checkpointEvery(t.j.limit))
 			from = min(from, at)
 			if st != nil {
 				prime = st.AppendPrime(nil)

@@ -93,7 +93,12 @@ func (ts termState) restoreTracker(journal []byte) *vtstate.Tracker {
 // seldom is), at the first checkpoint after the journal's start: the
 // bytes before it are left out rather than drawn without their modes, or
 // from the middle of a sequence or a character.
-func (t *term) snapshotPlanLocked(from uint64, rows, maxInput int) (start uint64, prime *vtstate.State) {
+//
+// shown is where the lines the snapshot shows begin: the bytes between
+// start and shown only bring the screen to the state it was in there
+// (their lines are older than the scrollback kept), so a renderer parses
+// them without rendering what they scroll off.
+func (t *term) snapshotPlanLocked(from uint64, rows, maxInput int) (start, shown uint64, prime *vtstate.State) {
 	st := t.vt.State()
 	want := from
 	lo := t.j.start
@@ -109,12 +114,12 @@ func (t *term) snapshotPlanLocked(from uint64, rows, maxInput int) (start uint64
 	for _, w := range []uint64{want, from} {
 		if cp, ok := t.vt.Checkpoint(w); ok && cp.Off >= lo {
 			s := cp.State
-			return cp.Off, &s
+			return cp.Off, max(cp.Off, want), &s
 		}
 	}
 	if cp, ok := t.vt.CheckpointFrom(lo); ok && cp.Off <= t.j.end {
 		s := cp.State
-		return cp.Off, &s
+		return cp.Off, cp.Off, &s
 	}
 	// No checkpoint in the journal (one smaller than the interval, or
 	// a sequence longer than it): the tail as it is, on a screen that
@@ -122,9 +127,9 @@ func (t *term) snapshotPlanLocked(from uint64, rows, maxInput int) (start uint64
 	if st.Alt && st.AltAt < from {
 		s := vtstate.Initial(st.Cols, st.Rows)
 		s.Alt, s.AltMode = true, st.AltMode
-		return from, &s
+		return from, from, &s
 	}
-	return from, nil
+	return from, from, nil
 }
 
 // linesBefore is the offset from which the kept bytes before end hold

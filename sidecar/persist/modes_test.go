@@ -68,11 +68,16 @@ func TestSnapshotPlanReachesTheAltScreenEntry(t *testing.T) {
 		add("\x1b[5;1Hdrawn on the alternate screen\r\n")
 	}
 	from := tm.j.tailStart(24+snapshotScrollback, snapshotMaxInput)
-	start, prime := tm.snapshotPlanLocked(tm.j.end-100, 24, snapshotMaxInput)
+	start, shown, prime := tm.snapshotPlanLocked(tm.j.end-100, 24, snapshotMaxInput)
 	if start > altAt-24*38 || prime == nil || prime.Alt {
 		t.Fatalf("plan starts at %d (alt entered at %d, tail from %d), prime %+v", start, altAt, from, prime)
 	}
 	if cp, _ := tm.vt.Checkpoint(start); cp.Off != start {
 		t.Fatalf("plan starts at %d, not at a checkpoint (%d)", start, cp.Off)
+	}
+	// The lines shown begin a screen's worth of lines before the entry,
+	// after the checkpoint: the bytes between only set the state.
+	if want := tm.j.linesBefore(altAt, 24, tm.j.start); shown != want || shown < start {
+		t.Fatalf("lines shown from %d, want %d (plan starts at %d)", shown, want, start)
 	}
 }

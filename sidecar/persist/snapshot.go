@@ -52,7 +52,11 @@ type snapshotTail struct {
 	from       uint64   // the tail's first byte, pinned
 	tail       [][]byte // the journal's bytes from from to offset
 	size       int      // their length
-	lost       uint64   // for a viewer: the bytes it was skipped past (its SNAPSHOT says so)
+	// skip is how many of the tail's first bytes only bring the screen
+	// to its state where the lines shown begin (snapshotPlanLocked's
+	// shown): parsed, and what they scroll off dropped, not rendered.
+	skip int
+	lost uint64 // for a viewer: the bytes it was skipped past (its SNAPSHOT says so)
 	// prime, if set, is the state at from, set on the screen before the
 	// tail; final is the state at offset, restored after the content.
 	prime *vtstate.State
@@ -70,10 +74,10 @@ func (t *term) snapshotTailLocked() snapshotTail {
 		rows = 24
 	}
 	from := max(t.j.tailStart(rows+snapshotScrollback, snapshotMaxInput), t.j.start)
-	from, prime := t.snapshotPlanLocked(from, rows, snapshotMaxInput)
+	from, shown, prime := t.snapshotPlanLocked(from, rows, snapshotMaxInput)
 	size := int(t.j.end - from)
 	t.snapPins = append(t.snapPins, from)
-	return snapshotTail{id: t.id, offset: t.j.end, cols: cols, rows: rows, from: from, size: size,
+	return snapshotTail{id: t.id, offset: t.j.end, cols: cols, rows: rows, from: from, size: size, skip: int(shown - from),
 		tail: t.j.appendSlices(nil, from, size), prime: prime, final: t.vt.State()}
 }
 
@@ -148,7 +152,8 @@ func (st snapshotTail) frame() []byte {
 	// on whatever the host's emulator shows), the lines, each followed
 	// by a newline but the last, the alternate screen, the modes, the
 	// cursor and the pen (appendRestore), and the rest of the JSON.
-	b := make([]byte, 0, 5+len(empty)+st.size+st.size/8+(st.rows+1)*st.cols)
+	shown := st.size - st.skip
+	b := make([]byte, 0, 5+len(empty)+shown+shown/8+(st.rows+1)*st.cols)
 	b = append(b, 0, 0, 0, 0, byte(proto.TypeSnapshot))
 	b = append(b, empty[:at]...)
 	b = appendJSONContents(b, []byte(snapshotPreamble))
@@ -159,7 +164,7 @@ func (st snapshotTail) frame() []byte {
 	// that a large SNAPSHOT does not leave a trail of doubled copies
 	// behind; int32, since b fits a frame and the tail (a frame's worth
 	// at most).
-	starts := make([]int32, 0, min(st.size, snapshotScrollback+snapshotRing)+st.rows+1)
+	starts := make([]int32, 0, min(shown, snapshotScrollback+snapshotRing)+st.rows+1)
 	var line []byte
 	// mainShown says the screen's main lines are the main screen's: set
 	// once the tail is in (add draws the screen's lines after it).
@@ -183,9 +188,25 @@ func (st snapshotTail) frame() []byte {
 		}
 		sc.DropScrollback()
 	}
-	sc.OnScrollbackFull(flush)
+	// The bytes before the lines shown: what they scroll off is older
+	// than the scrollback a snapshot keeps.
+	skip := st.skip
+	sc.OnScrollbackFull(sc.DropScrollback)
 	for _, tail := range st.tail {
+		if skip > 0 {
+			n := min(skip, len(tail))
+			sc.Write(tail[:n])
+			tail, skip = tail[n:], skip-n
+		}
+		if skip == 0 {
+			sc.DropScrollback()
+			sc.OnScrollbackFull(flush)
+			skip = -1
+		}
 		sc.Write(tail)
+	}
+	if skip > 0 {
+		sc.DropScrollback()
 	}
 	flush()
 	scrollback := len(starts)

@@ -372,6 +372,40 @@ func TestSnapshotTailPinnedWhileRendered(t *testing.T) {
 	}
 }
 
+// A tail primed from a checkpoint before its lines begin (skip): the
+// bytes before them are parsed but not rendered, so the frame is the same
+// as if they were, the lines they scroll off being older than the
+// scrollback kept, and its buffer is sized for the lines shown, not for
+// the whole tail (the server's RSS while a SNAPSHOT is built).
+func TestSnapshotSkipRendersOnlyTheLinesShown(t *testing.T) {
+	var prefix, shown strings.Builder
+	for i := 0; prefix.Len() < 1<<20; i++ {
+		fmt.Fprintf(&prefix, "\x1b[3%dmolder line %d\x1b[m\r\n", i%8, i)
+	}
+	for i := 0; i < snapshotScrollback+40; i++ {
+		fmt.Fprintf(&shown, "%0119d\r\n", i)
+	}
+	tail := []byte(prefix.String() + shown.String())
+	var slices [][]byte
+	for rest := tail; len(rest) > 0; {
+		n := min(len(rest), 64<<10)
+		slices, rest = append(slices, rest[:n]), rest[n:]
+	}
+	whole := snapshotTail{id: "big", offset: 1, cols: 120, rows: 40, tail: slices, size: len(tail), final: vtstate.Initial(120, 40)}
+	skipped := whole
+	skipped.skip = prefix.Len()
+	want, got := whole.frame(), skipped.frame()
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the frame with the first %d bytes skipped differs from the whole tail's (%d and %d bytes)", skipped.skip, len(got), len(want))
+	}
+	if bytes.Contains(got, []byte("older line")) {
+		t.Fatal("a line older than the scrollback is in the SNAPSHOT")
+	}
+	if r := float64(cap(got)) / float64(len(got)); r > 1.3 {
+		t.Fatalf("a frame of %d bytes was built in a buffer of %d (%.2fx)", len(got), cap(got), r)
+	}
+}
+
 // BenchmarkSnapshotFrame renders the SNAPSHOT of a full tail of 120-column
 // lines, as the bench's 256 MiB journal row does: its time, and with
 // -benchmem what it allocates (the server's RSS growth while it runs).

@@ -450,9 +450,9 @@ func (t *term) viewerTailLocked(lost uint64) snapshotTail {
 		rows = 24
 	}
 	from := max(t.j.tailStart(rows+viewerSnapshotLines, viewerSnapshotMax), t.j.start)
-	from, prime := t.snapshotPlanLocked(from, rows, viewerSnapshotMax) // modes.go
+	from, shown, prime := t.snapshotPlanLocked(from, rows, viewerSnapshotMax) // modes.go
 	tail := t.j.copyFrom(from)
-	return snapshotTail{id: t.id, offset: t.j.end, cols: cols, rows: rows, from: from, size: len(tail),
+	return snapshotTail{id: t.id, offset: t.j.end, cols: cols, rows: rows, from: from, size: len(tail), skip: int(shown - from),
 		tail: [][]byte{tail}, lost: lost, prime: prime, final: t.vt.State()}
 }
 
