@@ -99,6 +99,11 @@ func envValue(env []string, name string) string {
 // with the extensions. Our own directory and the current directory are
 // not searched (CreateProcess's implicit search is a well-known way to
 // run a planted program).
+//
+// The result is absolute: CreateProcess takes a relative program name
+// relative to our current directory, not to the child's, so the program
+// found under dir (a cmd such as sub	ool.exe, or a relative PATH entry)
+// would be looked for again beside us, and whatever is there run instead.
 func resolveWindows(cmd string, env []string, dir string) (string, error) {
 	if cmd == "" {
 		return "", errors.New("command is empty")
@@ -109,14 +114,17 @@ func resolveWindows(cmd string, env []string, dir string) (string, error) {
 		if dir != "" && !filepath.IsAbs(p) {
 			full = filepath.Join(dir, p)
 		}
+		if abs, err := filepath.Abs(full); err == nil {
+			full = abs
+		}
 		if hasExt(p, exts) {
 			if isFile(full) {
-				return p, true
+				return full, true
 			}
 		}
 		for _, e := range exts {
 			if isFile(full + e) {
-				return p + e, true
+				return full + e, true
 			}
 		}
 		return "", false

@@ -555,6 +555,52 @@ func TestResolvePathext(t *testing.T) {
 	}
 }
 
+// A program named relative to the OPEN's cwd (a cmd with a directory
+// part, or found through a relative PATH entry) is the one under that
+// cwd, on both paths: CreateProcess takes a relative name relative to
+// the caller's directory, which is not the child's. Under Wine the real
+// Windows path is the one without the launcher (its output is lost
+// there, its exit code is not).
+func TestRelativeProgramResolvedInDir(t *testing.T) {
+	dir, err := os.MkdirTemp("", "relprog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "sub", "ptyhostrel.exe")
+	t.Cleanup(func() { os.Remove(prog); os.Remove(filepath.Dir(prog)); os.Remove(dir) })
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Dir(prog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prog, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"", "never"} {
+		t.Run("launcher="+mode, func(t *testing.T) {
+			t.Setenv(launcherMode, mode)
+			for i, cfg := range []Config{
+				{Cmd: `sub\ptyhostrel.exe`, Dir: dir, Env: map[string]string{helperEnv: "code"}},
+				{Cmd: `.\sub\ptyhostrel`, Dir: dir, Env: map[string]string{helperEnv: "code"}},
+				{Cmd: "ptyhostrel", Dir: dir, Env: map[string]string{helperEnv: "code", "PATH": "sub;" + os.Getenv("PATH")}},
+			} {
+				code := 40 + i
+				cfg.Args = []string{strconv.Itoa(code)}
+				p := start(t, cfg)
+				if st := exitOf(t, p, 20*time.Second); st.Code != code {
+					t.Errorf("%s in %s: status %+v, want %d", cfg.Cmd, dir, st, code)
+				}
+			}
+		})
+	}
+}
+
 // blockForever is what a helper that runs until it is killed does. Not
 // select{}: with no other goroutine the runtime would call that a
 // deadlock and end the process.
