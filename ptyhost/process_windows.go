@@ -55,7 +55,7 @@ const (
 // Resize and Signal may be called from different goroutines.
 type Process struct {
 	pid  int
-	proc windows.Handle // the child's process handle
+	proc windows.Handle // the child's process handle, closed by watch once it exited
 	job  windows.Handle // holds the child's tree; kills it on close
 	in   *os.File       // our end of the console's input pipe
 	out  *os.File       // our end of the console's output pipe
@@ -90,6 +90,11 @@ type Process struct {
 	reapOnce sync.Once
 	status   Status
 	reapErr  error
+
+	// The child's exit code, read by watch before it closes proc and
+	// then exited; codeErr if it could not be read.
+	code    uint32
+	codeErr error
 }
 
 // Start runs cfg.Cmd on a new pseudo-console in a new job object.
@@ -288,9 +293,17 @@ func envBlock(env []string) ([]uint16, error) {
 
 // watch waits for the child to exit, then lets the output drain and
 // closes the pseudo-console, which ends the output pipe: the reader
-// sees EOF only after the last byte conhost rendered.
+// sees EOF only after the last byte conhost rendered. The child's exit
+// code is all that is needed of it once it exited: its handle is closed
+// here, or the process object would stay for as long as we run, one per
+// terminal ever opened (nothing signals by pid on Windows; the job holds
+// the tree).
 func (p *Process) watch() {
 	windows.WaitForSingleObject(p.proc, windows.INFINITE)
+	if err := windows.GetExitCodeProcess(p.proc, &p.code); err != nil {
+		p.codeErr = fmt.Errorf("GetExitCodeProcess: %w", err)
+	}
+	windows.CloseHandle(p.proc)
 	close(p.exited)
 	deadline := time.Now().Add(drainMax)
 	for {
@@ -606,9 +619,10 @@ func (p *Process) ExitStatus() (Status, error) {
 // calls return the first result.
 func (p *Process) Reap() (Status, error) {
 	p.reapOnce.Do(func() {
-		var code uint32
-		if err := windows.GetExitCodeProcess(p.proc, &code); err != nil {
-			p.reapErr = fmt.Errorf("GetExitCodeProcess: %w", err)
+		<-p.exited // Reap is called after WaitExit; this orders watch's writes
+		code := p.code
+		if p.codeErr != nil {
+			p.reapErr = p.codeErr
 			return
 		}
 		p.status = Status{Code: int(code)}

@@ -601,6 +601,45 @@ func TestRelativeProgramResolvedInDir(t *testing.T) {
 	}
 }
 
+// A terminal that has ended leaves no handle to its child behind: the
+// process handle is closed once the exit code is read, so the process
+// object is released (a sidecar held one for every terminal it ever
+// ran), and Reap still answers after Close.
+func TestEndedProcessReleased(t *testing.T) {
+	const code = 23
+	p, err := Start(helper("code", strconv.Itoa(code)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startReader(p).toEOF(t, 30*time.Second)
+	if st := exitOf(t, p, 10*time.Second); st.Code != code {
+		t.Errorf("status %+v, want %d", st, code)
+	}
+	p.Close()
+	if st, err := p.Reap(); err != nil || st.Code != code {
+		t.Errorf("Reap after Close: %+v, %v; want %d", st, err, code)
+	}
+	// The pseudo-console's host, which lets go of its console's processes
+	// as it ends, is closed in the background: wait for that.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(p.Pid()))
+		if err != nil {
+			return // released
+		}
+		var got uint32
+		err = windows.GetExitCodeProcess(h, &got)
+		windows.CloseHandle(h)
+		if err != nil || got != code {
+			return // the pid was given to a new process already
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ended child %d (exit code %d) can still be opened 10s after Close: a handle to it was left open", p.Pid(), got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // blockForever is what a helper that runs until it is killed does. Not
 // select{}: with no other goroutine the runtime would call that a
 // deadlock and end the process.
