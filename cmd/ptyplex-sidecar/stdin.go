@@ -24,6 +24,15 @@ import (
 // Only pipes and sockets: O_NONBLOCK belongs to the open file, which a
 // terminal shares with the shell that started us (it would find its own
 // stdin non-blocking after we exit). A pipe's read end is ours alone.
+//
+// A socket may be our stdout (and stderr) as well: one socket for both
+// directions is what socat's EXEC, inetd and systemd's Accept=yes give a
+// program. Its O_NONBLOCK is then stdout's too, and os.Stdout, made while
+// the socket blocked, writes outside the poller: a write to a socket the
+// host has not emptied yet would fail with EAGAIN, which we take for a
+// host that is gone, and every terminal would be killed. So when making
+// stdin non-blocking turns stdout or stderr non-blocking with it, stdin
+// stays as it was.
 func pollableStdin() io.Reader {
 	var st unix.Stat_t
 	if err := unix.Fstat(0, &st); err != nil {
@@ -32,7 +41,16 @@ func pollableStdin() io.Reader {
 	if t := st.Mode & unix.S_IFMT; t != unix.S_IFIFO && t != unix.S_IFSOCK {
 		return os.Stdin
 	}
+	blocking := func(fd int) bool {
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		return err == nil && fl&unix.O_NONBLOCK == 0
+	}
+	outBlocks, errBlocks := blocking(1), blocking(2)
 	if err := unix.SetNonblock(0, true); err != nil {
+		return os.Stdin
+	}
+	if outBlocks && !blocking(1) || errBlocks && !blocking(2) {
+		unix.SetNonblock(0, false)
 		return os.Stdin
 	}
 	// NewFile sees the non-blocking flag and uses the poller.
