@@ -27,6 +27,13 @@ const READ_AHEAD_LIMIT = 8 << 20;
 // What _awaitPid sleeps on between reads that find nothing.
 const napper = new Int32Array(new SharedArrayBuffer(4));
 
+// bridgeArgs says whether args make the sidecar a bridge to a persistent
+// server (--persist NAME or --persist=NAME, with one dash or two, as Go's
+// flag package takes them).
+function bridgeArgs(args) {
+  return args.some((a) => /^--?persist(=|$)/.test(a));
+}
+
 // peerError is an error whose message already names the sidecar (or the
 // transport that reached it), so reports do not prefix it again.
 function peerError(message) {
@@ -346,8 +353,12 @@ class Sidecar {
       args = this.persist ? ['--persist', this.persist, ...this._args] : this._args;
       // An empty environment: OPEN carries the child's whole environment,
       // so the child sees exactly options.env (node-pty's semantics)
-      // rather than options.env merged over ours.
-      env = this.persist ? persistEnv(this._env || process.env) : {};
+      // rather than options.env merged over ours. A bridge (persist, or
+      // --persist among args, as a --readopt host runs it) gets what
+      // places the server's socket, or it would start a server where
+      // `ptyplex-sidecar --persist NAME --list` run from a shell, and
+      // Sidecar({ persist: NAME }), never look.
+      env = this.persist || bridgeArgs(this._args) ? persistEnv(this._env || process.env) : {};
       mark = '';
     }
     const installing = !!(this.transport && this._install && !this._installed);

@@ -302,3 +302,17 @@ test('revive() after an attach read the dead terminal: the revived terminal repo
   await within(b.ready, 'OPENED');
   assert.deepStrictEqual([b.cols, b.rows], [100, 30]);
 });
+
+test("a host that runs the bridge through args (--persist NAME --readopt) keeps its server where --list finds it", async (t) => {
+  const { name, env, runtimeDir } = server(t);
+  // Not the persist option: a node-pty style host, as the README's --readopt advice runs it.
+  const sc = new Sidecar({ path: BIN, args: ['--persist', name, '--readopt'], env, logger: () => {} });
+  cleanup(t, () => sc.close());
+  const term = sc.spawn('/bin/sh', ['-c', 'echo ready; exec cat'], {});
+  await waitOutput(term, 'ready');
+  // The server's log is in env's runtime directory, and --list run with that env finds the terminal.
+  assert.ok(serverPid(runtimeDir, name) > 0);
+  const listed = childProcess.spawnSync(BIN, ['--persist', name, '--list'], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 20000 });
+  assert.strictEqual(listed.status, 0, listed.stderr);
+  assert.match(listed.stdout, new RegExp(`\\b${term.pid}\\b`));
+});
