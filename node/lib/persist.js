@@ -320,6 +320,18 @@ const terminalMethods = {
   _listed(entries) {
     const e = entries.find((x) => x.terminalId === this._id);
     if (e && Number.isInteger(e.pid) && e.pid > 0 && !this._pid) this._pid = e.pid;
+    // An attached terminal has the size its holders gave it, not the
+    // 80x24 of a new one: a host sizes its screen from cols and rows.
+    if (e) this._serverSize(e);
+  },
+
+  // _serverSize takes the terminal's size from what the server says (a
+  // LISTED entry, a SNAPSHOT), unless this host resized it since: the
+  // server's answer may predate that RESIZE.
+  _serverSize(m) {
+    if (this._resized || !isWhole(m.cols) || m.cols < 1 || !isWhole(m.rows) || m.rows < 1) return;
+    this.cols = m.cols;
+    this.rows = m.rows;
   },
 
   // _revivedSize takes a revived terminal's size from the dead terminal it
@@ -337,6 +349,8 @@ const terminalMethods = {
   // _snapshot delivers the server's repaint, which stands in for the
   // bytes that fell out of its journal; output goes on from its offset.
   _snapshot(msg) {
+    // The size it was drawn at: a viewer has no other news of a holder's resize.
+    this._serverSize(msg);
     this._offset = msg.offset;
     this._utf8Tail = this._utf8Tail.subarray(0, 0);
     // A character the decoder began is not going to be completed.

@@ -137,6 +137,7 @@ class Terminal {
     this.viewing = false;
     this.viewer = 0;
     this._snapshotDue = false; // an ATTACHED reported loss: its SNAPSHOT comes next, before any OUTPUT
+    this._resized = false; // resize() was called: the server's reports of the size are older (persist.js)
     this._detachReason = null;
     this._onDetach = new Emitter();
     this.onDetach = this._onDetach.event;
@@ -317,6 +318,7 @@ class Terminal {
     rows = size(rows);
     this.cols = cols;
     this.rows = rows;
+    this._resized = true; // the size is this host's now, not the one a LISTED reported (persist.js)
     if (this._state === 'pending' || this._state === 'live') {
       const body = { terminalId: this._id, cols, rows };
       const pixelWidth = pixels(pixelSize && pixelSize.width);

@@ -316,3 +316,46 @@ test("a host that runs the bridge through args (--persist NAME --readopt) keeps 
   assert.strictEqual(listed.status, 0, listed.stderr);
   assert.match(listed.stdout, new RegExp(`\\b${term.pid}\\b`));
 });
+
+test("attach() and a viewer report the terminal's own size, not 80x24; a resize right after attach() stands", async (t) => {
+  const { sidecar } = server(t);
+  const a = sidecar().spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat'], { cols: 100, rows: 30 });
+  await waitOutput(a, 'ready');
+  a.resize(132, 43);
+  const lister = sidecar();
+  // The RESIZE has reached the server once LISTED says so.
+  await waitUntil(async () => (await lister.list()).some((e) => e.terminalId === a.terminalId && e.cols === 132), 'the resize to reach the server');
+
+  const view = sidecar().attach(a.terminalId, { view: true });
+  await within(view.ready, 'the viewer attached');
+  assert.deepStrictEqual([view.cols, view.rows], [132, 43]);
+
+  const held = sidecar().attach(a.terminalId);
+  await within(held.ready, 'the takeover');
+  assert.deepStrictEqual([held.cols, held.rows], [132, 43]);
+
+  // This host's own resize, sent before the LISTED that attach() asked for was answered, is not undone by it.
+  const again = sidecar().attach(a.terminalId);
+  again.resize(90, 20);
+  await within(again.ready, 'the second takeover');
+  await waitUntil(async () => (await lister.list()).some((e) => e.terminalId === a.terminalId && e.cols === 90 && e.rows === 20), 'the resize to reach the server');
+  assert.deepStrictEqual([again.cols, again.rows], [90, 20]);
+});
+
+test("a viewer skipped forward takes the size the repaint was drawn at, a holder's resize meanwhile included", async (t) => {
+  const { sidecar } = server(t);
+  const a = sidecar().spawn('/bin/sh', ['-c', 'stty -echo; echo ready; read x; seq 1 300000; echo END; exec cat'], { cols: 100, rows: 30, journal: 256 << 10 });
+  await waitOutput(a, 'ready');
+  const view = sidecar({ creditWindow: 64 << 10 }).attach(a.terminalId, { view: true });
+  await within(view.ready, 'the viewer attached');
+  assert.deepStrictEqual([view.cols, view.rows], [100, 30]);
+  view.pause(); // it grants no credit: the flood leaves it behind the journal
+  a.resize(120, 40);
+  a.write('go\n');
+  await waitOutput(a, 'END');
+  const end = waitOutput(view, 'END');
+  view.resume();
+  await end;
+  assert.ok(view.lost > 0, `lost ${view.lost}`);
+  assert.deepStrictEqual([view.cols, view.rows], [120, 40]);
+});
