@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -50,6 +52,10 @@ const (
 	launchLineEnv = "PTYPLEX_CONPTY_CMDLINE"
 	// launchCtrlCEnv names the semaphore released once per ^C.
 	launchCtrlCEnv = "PTYPLEX_CONPTY_CTRLC"
+	// launchStartedEnv names the event the launcher sets once its
+	// program runs; a launcher that ends without setting it could not
+	// start the program, and its exit code says why (launchError).
+	launchStartedEnv = "PTYPLEX_CONPTY_STARTED"
 	// launcherMode overrides the detection: "always" or "never" (for
 	// comparing the two paths; "never" loses the output under Wine).
 	launcherMode = "PTYPLEX_CONPTY_LAUNCHER"
@@ -126,10 +132,17 @@ func launch() uint32 {
 	}
 	pi := &windows.ProcessInformation{}
 	if err := windows.CreateProcess(appW, lineW, nil, nil, true, windows.CREATE_UNICODE_ENVIRONMENT, &block[0], nil, si, pi); err != nil {
-		return fail("cannot start " + app + ": " + err.Error())
+		code := fail("cannot start " + app + ": " + err.Error())
+		if errno, ok := err.(syscall.Errno); ok && errno != 0 {
+			code = uint32(errno) // for the backend's error (launchError)
+		}
+		return code
 	}
 	windows.CloseHandle(pi.Thread)
 	child.Store(uintptr(pi.Process))
+	if name := os.Getenv(launchStartedEnv); name != "" {
+		setStarted(name)
+	}
 	if name := os.Getenv(launchCtrlCEnv); name != "" {
 		if sem, err := openSemaphore(name); err == nil {
 			go typeCtrlC(sem, conin)
@@ -185,6 +198,72 @@ func writeCtrlCKey(conin windows.Handle) {
 	}
 	var n uint32
 	procWriteConsoleInputW.Call(uintptr(conin), uintptr(unsafe.Pointer(&recs[0])), uintptr(len(recs)), uintptr(unsafe.Pointer(&n)))
+}
+
+// newStartedEvent makes the event the launcher sets once its program
+// runs, under a unique name for the launcher to open.
+func newStartedEvent() (windows.Handle, string, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return 0, "", err
+	}
+	name := fmt.Sprintf("ptyplex-started-%d-%x", os.Getpid(), rnd)
+	n, err := windows.UTF16PtrFromString(name)
+	if err != nil {
+		return 0, "", err
+	}
+	h, err := windows.CreateEvent(nil, 1, 0, n)
+	if err != nil {
+		if h != 0 {
+			windows.CloseHandle(h)
+		}
+		return 0, "", fmt.Errorf("CreateEvent: %w", err)
+	}
+	return h, name, nil
+}
+
+// setStarted sets the launcher's started event.
+func setStarted(name string) {
+	n, err := windows.UTF16PtrFromString(name)
+	if err != nil {
+		return
+	}
+	if h, err := windows.OpenEvent(windows.EVENT_MODIFY_STATE, false, n); err == nil {
+		windows.SetEvent(h)
+		windows.CloseHandle(h)
+	}
+}
+
+// awaitLauncher waits until the launcher proc has started its program
+// (it set started) or ended without (the error says why), so that a
+// program that cannot be run fails the Start, as CreateProcess does on
+// the real-Windows path, instead of giving a terminal that ends at once
+// with launchFailed. A launcher that takes longer than launchWait is let
+// run: its program is then taken to be running.
+func awaitLauncher(started, proc windows.Handle, app string) error {
+	ev, err := windows.WaitForMultipleObjects([]windows.Handle{started, proc}, false, uint32(launchWait/time.Millisecond))
+	if err != nil || ev != windows.WAIT_OBJECT_0+1 {
+		return nil // started (index 0 wins when both are signalled), or slow
+	}
+	var code uint32
+	if err := windows.GetExitCodeProcess(proc, &code); err != nil {
+		return fmt.Errorf("launcher: GetExitCodeProcess: %w", err)
+	}
+	return launchError(app, code)
+}
+
+// launchWait bounds how long Start waits for the launcher to start its
+// program.
+const launchWait = 10 * time.Second
+
+// launchError is the error of a launcher that ended with code without
+// starting app: code is CreateProcess's error, or launchFailed for a
+// failure before it (the launcher said which on the console).
+func launchError(app string, code uint32) error {
+	if code == launchFailed {
+		return fmt.Errorf("the launcher could not start %s (exit code %d)", app, code)
+	}
+	return fmt.Errorf("CreateProcess %s: %w", app, syscall.Errno(code))
 }
 
 // newCtrlCSemaphore makes the semaphore the backend releases once per
@@ -278,7 +357,7 @@ func envOf() []string {
 	for _, kv := range os.Environ() {
 		name, _ := envName(kv)
 		switch strings.ToUpper(name) {
-		case launchEnv, launchAppEnv, launchLineEnv, launchCtrlCEnv:
+		case launchEnv, launchAppEnv, launchLineEnv, launchCtrlCEnv, launchStartedEnv:
 			continue
 		}
 		env = append(env, kv)

@@ -173,17 +173,19 @@ func startConsole(path, cmdline, dir string, env []string, cols, rows int) (_ *P
 	}()
 	app, line := path, cmdline
 	var extraEnv []string
+	var started windows.Handle // the launcher's started event
 	if useLauncher() {
 		// Wine does not give a pseudo-console's child the console as its
 		// standard handles: a copy of ourselves, started on the console,
 		// opens CONIN$ and CONOUT$ and starts the program with them.
-		self, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("launcher: %w", err)
+		// Not err: the deferred closes below look at what Start returns.
+		self, lerr := os.Executable()
+		if lerr != nil {
+			return nil, fmt.Errorf("launcher: %w", lerr)
 		}
-		sem, name, err := newCtrlCSemaphore()
-		if err != nil {
-			return nil, fmt.Errorf("launcher: %w", err)
+		sem, name, lerr := newCtrlCSemaphore()
+		if lerr != nil {
+			return nil, fmt.Errorf("launcher: %w", lerr)
 		}
 		p.ctrlC, p.useCtrl = sem, true
 		defer func() {
@@ -191,8 +193,15 @@ func startConsole(path, cmdline, dir string, env []string, cols, rows int) (_ *P
 				windows.CloseHandle(sem)
 			}
 		}()
+		ev, evName, lerr := newStartedEvent()
+		if lerr != nil {
+			return nil, fmt.Errorf("launcher: %w", lerr)
+		}
+		started = ev
+		defer windows.CloseHandle(started)
 		app, line = self, windows.ComposeCommandLine([]string{self})
-		extraEnv = []string{launchEnv + "=1", launchAppEnv + "=" + path, launchLineEnv + "=" + cmdline, launchCtrlCEnv + "=" + name}
+		extraEnv = []string{launchEnv + "=1", launchAppEnv + "=" + path, launchLineEnv + "=" + cmdline,
+			launchCtrlCEnv + "=" + name, launchStartedEnv + "=" + evName}
 	}
 	pi, err := createOnConsole(app, line, dir, append(env, extraEnv...), p.hpc)
 	if err != nil {
@@ -208,6 +217,12 @@ func startConsole(path, cmdline, dir string, env []string, cols, rows int) (_ *P
 		windows.TerminateProcess(pi.Process, 1)
 		windows.CloseHandle(pi.Process)
 		return nil, fmt.Errorf("ResumeThread: %w", err)
+	}
+	if started != 0 {
+		if err := awaitLauncher(started, pi.Process, path); err != nil {
+			windows.CloseHandle(pi.Process)
+			return nil, err
+		}
 	}
 	p.pid, p.proc = int(pi.ProcessId), pi.Process
 	p.lastOut.Store(time.Now().UnixNano())

@@ -640,6 +640,42 @@ func TestEndedProcessReleased(t *testing.T) {
 	}
 }
 
+// A program that exists but cannot be run fails Start with
+// CreateProcess's reason, on both paths: under Wine the launcher started
+// and the terminal ended at once with exit code 9009, so the host saw a
+// terminal open instead of a spawn that failed.
+func TestUnrunnableProgramFailsStart(t *testing.T) {
+	dir, err := os.MkdirTemp("", "unrunnable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "notaprogram.exe")
+	t.Cleanup(func() { os.Remove(prog); os.Remove(dir) })
+	if err := os.WriteFile(prog, []byte("not a program\r\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"", "never"} {
+		t.Run("launcher="+mode, func(t *testing.T) {
+			t.Setenv(launcherMode, mode)
+			p, err := Start(Config{Cmd: prog, Cols: 80, Rows: 24})
+			if err == nil {
+				st := exitOf(t, p, 20*time.Second)
+				p.Close()
+				t.Fatalf("Start of %s succeeded; the terminal ended with %+v", prog, st)
+			}
+			if !strings.Contains(err.Error(), "CreateProcess") || !strings.Contains(err.Error(), prog) {
+				t.Errorf("error %q, want CreateProcess's reason for %s", err, prog)
+			}
+		})
+	}
+	// A program that runs is still started, and what it does is its own.
+	p := start(t, helper("code", "6"))
+	startReader(p).toEOF(t, 30*time.Second)
+	if st := exitOf(t, p, 10*time.Second); st.Code != 6 {
+		t.Errorf("status %+v, want 6", st)
+	}
+}
+
 // blockForever is what a helper that runs until it is killed does. Not
 // select{}: with no other goroutine the runtime would call that a
 // deadlock and end the process.
