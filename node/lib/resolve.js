@@ -24,6 +24,17 @@ function isExecutable(p) {
   }
 }
 
+// asarUnpacked maps a path inside an Electron app's asar archive
+// (resources/app.asar/node_modules/...) to the same path in the directory
+// beside it where electron-builder and electron-forge put the files named
+// by asarUnpack (resources/app.asar.unpacked/...). Electron's fs reads
+// into the archive, so the packed path looks like an executable file, but
+// no program can be started from inside it: the unpacked copy is the one
+// to run, as node-pty runs its spawn-helper from there.
+function asarUnpacked(p) {
+  return p.replace(/\.asar(?=[\\/])/, '.asar.unpacked');
+}
+
 // resolveSidecar returns the path of the binary to run or throws an Error
 // that names the three places it looked.
 function resolveSidecar(env = process.env) {
@@ -38,6 +49,8 @@ function resolveSidecar(env = process.env) {
   const pkg = platformPackage();
   try {
     const p = path.join(path.dirname(require.resolve(`${pkg}/package.json`)), 'bin', BINARY);
+    const unpacked = asarUnpacked(p);
+    if (unpacked !== p && isExecutable(unpacked)) return unpacked;
     if (isExecutable(p)) return p;
     tried.push(`${pkg} is installed but ${p} is not an executable file`);
   } catch {

@@ -77,6 +77,33 @@ test('binary resolution: env var, platform package, PATH, and an error naming al
   }
 });
 
+test("an Electron app's asar archive: the platform package's binary is run from app.asar.unpacked", (t) => {
+  // An app packed by electron-builder: the package and the platform
+  // package inside resources/app.asar (a plain directory here, as
+  // Electron's fs shows the archive), the binary listed in asarUnpack and
+  // so in resources/app.asar.unpacked, from where alone it can be started.
+  const fs = require('fs');
+  const os = require('os');
+  const path = require('path');
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-asar-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  const mods = path.join(root, 'resources', 'app.asar', 'node_modules');
+  const pkg = path.join(mods, 'ptyplex');
+  fs.cpSync(path.join(__dirname, '..', 'lib'), path.join(pkg, 'lib'), { recursive: true });
+  fs.copyFileSync(path.join(__dirname, '..', 'package.json'), path.join(pkg, 'package.json'));
+  const platform = `sidecar-${process.platform}-${process.arch}`;
+  const packed = path.join(mods, '@ptyplex', platform);
+  fs.mkdirSync(path.join(packed, 'bin'), { recursive: true });
+  fs.writeFileSync(path.join(packed, 'package.json'), JSON.stringify({ name: `@ptyplex/${platform}`, version: '0.0.0' }));
+  const unpackedBin = path.join(root, 'resources', 'app.asar.unpacked', 'node_modules', '@ptyplex', platform, 'bin');
+  fs.mkdirSync(unpackedBin, { recursive: true });
+  const binary = path.join(unpackedBin, path.basename(BIN));
+  fs.copyFileSync(BIN, binary);
+  fs.chmodSync(binary, 0o755);
+  const { resolveSidecar: resolveInApp } = require(pkg);
+  assert.strictEqual(resolveInApp({ PATH: '' }), binary);
+});
+
 test('an idle sidecar does not keep the script alive', async () => {
   const { execFile } = require('child_process');
   const script = `const {Sidecar}=require(${JSON.stringify(require.resolve('..'))});
