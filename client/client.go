@@ -124,6 +124,10 @@ type pendingOpen struct {
 	t         *Terminal
 	result    chan error // capacity 1; nil error means OPENED
 	abandoned bool       // the caller gave up (timeout); close it if it opens
+	// detach makes an abandoned one that opens after all detached rather
+	// than closed: a revived terminal is the user's old session, which a
+	// caller's timeout must not end.
+	detach bool
 }
 
 // Start starts a sidecar process and returns a Client that owns its stdin

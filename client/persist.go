@@ -69,7 +69,7 @@ func (c *Client) List(ctx context.Context) ([]proto.ListedTerminal, error) {
 		c.persist.listed = nil
 		c.persist.mu.Unlock()
 	}()
-	if err := s.Send(proto.AppendFrame(nil, proto.TypeList, []byte("{}"))); err != nil {
+	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeList, []byte("{}"))); err != nil {
 		return nil, fmt.Errorf("list terminals: %w", err)
 	}
 	select {

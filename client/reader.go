@@ -197,11 +197,16 @@ func (c *Client) opened(m proto.Opened) error {
 	}
 	c.mu.Unlock()
 	if abandoned {
-		// Its caller timed out: end it. The id stays reserved until
-		// its EXIT, because the sidecar still holds it too. The send
-		// runs apart so that this goroutine never waits on stdin.
+		// Its caller timed out: end it (or, revived, let it run on
+		// unheld). The id stays reserved until its EXIT (or DETACHED),
+		// because the sidecar still holds it too. The send runs apart
+		// so that this goroutine never waits on stdin.
 		p.t.win.drop()
-		go p.t.Close()
+		if p.detach {
+			go p.t.Detach()
+		} else {
+			go p.t.Close()
+		}
 	}
 	return nil
 }

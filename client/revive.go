@@ -14,8 +14,15 @@ import (
 // this connection; its output begins with the old terminal's screen,
 // then the new program's. A refusal (no dead terminal of that id, the
 // program cannot be started) is an *OpenError with the server's message.
-// A ctx without deadline gets DefaultOpenTimeout.
+// A ctx without deadline gets DefaultOpenTimeout. A ctx that has ended
+// already sends nothing (the dead terminal stays as it is); one that ends
+// while Revive waits for the answer leaves a terminal revived after all
+// running unheld (List shows it, Attach takes it), since it is the old
+// session's program: it is detached, not closed as an abandoned Open is.
 func (c *Client) Revive(ctx context.Context, id string) (*Terminal, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("revive terminal %q: %w", id, err)
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
@@ -36,7 +43,8 @@ func (c *Client) Revive(ctx context.Context, id string) (*Terminal, error) {
 		}
 		c.mu.Unlock()
 	}
-	if err := s.Send(proto.AppendFrame(nil, proto.TypeRevive, body)); err != nil {
+	p.detach = true
+	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeRevive, body)); err != nil {
 		forget()
 		return nil, fmt.Errorf("revive terminal %q: %w", id, err)
 	}

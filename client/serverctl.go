@@ -36,8 +36,12 @@ type upgradeAnswer struct {
 // and closes every connection once they have ended. Stop returns when
 // this connection ended, or with ctx's error if it did not by then. The
 // client is done then, as after Close: a reconnecting one does not take
-// that end for a drop (it would start a new server).
+// that end for a drop (it would start a new server). A ctx that has ended
+// already sends nothing: the server and the client go on.
 func (c *Client) Stop(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("stop: %w", err)
+	}
 	c.mu.Lock()
 	c.closing = true
 	s := c.stream()
@@ -64,7 +68,8 @@ func (c *Client) Stop(ctx context.Context) error {
 // terminals. It returns the server's UPGRADING once the server closed
 // this connection to re-execute itself. A refusal, or an ERROR after
 // UPGRADING (the exec failed and the server went on as it was), is a
-// *ServerError; ctx bounds each of the two waits.
+// *ServerError; ctx bounds each of the two waits. A ctx that has ended
+// already sends nothing.
 //
 // The connection is of no more use afterwards: the new image listens on
 // the same socket, for a new Connect.
@@ -85,7 +90,7 @@ func (c *Client) Upgrade(ctx context.Context, path, version string) (proto.Upgra
 		c.mu.Unlock()
 	}()
 	s := c.stream()
-	if err := s.SendJSON(proto.TypeUpgrade, proto.Upgrade{Path: path, Version: version}); err != nil {
+	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeUpgrade, proto.Marshal(proto.Upgrade{Path: path, Version: version}))); err != nil {
 		return proto.Upgrading{}, fmt.Errorf("upgrade: %w", err)
 	}
 	var up proto.Upgrading

@@ -260,12 +260,18 @@ func (s *Stream) exited(d time.Duration) bool {
 func (s *Stream) Send(frames []byte) error { return s.SendContext(context.Background(), frames) }
 
 // SendContext is Send that gives up, with an error wrapping ctx.Err(), if
-// ctx ends while it waits for another sender's write: a sidecar that does
-// not read its input for a while (PROTOCOL.md, INPUT) keeps every sender
-// behind that write waiting. A write already begun is not cut short.
+// ctx has ended or ends while it waits for another sender's write: a
+// sidecar that does not read its input for a while (PROTOCOL.md, INPUT)
+// keeps every sender behind that write waiting. A write already begun is
+// not cut short.
 func (s *Stream) SendContext(ctx context.Context, frames []byte) error {
 	if err := s.sendErr(); err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		// A request whose caller gave up already must not reach the
+		// sidecar: a STOP or REVIVE acts even if nobody waits for it.
+		return fmt.Errorf("not sent to the sidecar: %w", err)
 	}
 	if err := s.lock(ctx); err != nil {
 		return fmt.Errorf("waiting to write to the sidecar: %w", err)

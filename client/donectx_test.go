@@ -1,0 +1,156 @@
+//go:build linux
+
+package client
+
+import (
+	"context"
+	"io"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptyplex/ptyplex/proto"
+)
+
+// fakePeer is the other end of a Connect: the test reads the frames the
+// client writes and writes the peer's.
+type fakePeer struct {
+	c      *Client
+	toHost *io.PipeWriter
+	frames chan proto.Frame
+}
+
+func newFakePeer(t *testing.T) *fakePeer {
+	hostR, peerW := io.Pipe()
+	peerR, hostW := io.Pipe()
+	p := &fakePeer{c: Connect(hostR, hostW), toHost: peerW, frames: make(chan proto.Frame, 16)}
+	go func() {
+		defer close(p.frames)
+		r := proto.NewReader(peerR)
+		for {
+			f, err := r.ReadFrame()
+			if err != nil {
+				return
+			}
+			p.frames <- f
+		}
+	}()
+	t.Cleanup(func() {
+		peerW.Close()
+		peerR.Close()
+		p.c.Close()
+	})
+	return p
+}
+
+// next returns the next frame the client wrote.
+func (p *fakePeer) next(t *testing.T) proto.Frame {
+	t.Helper()
+	select {
+	case f, ok := <-p.frames:
+		require.True(t, ok, "the client's stream ended")
+		return f
+	case <-time.After(waitBound):
+		t.Fatal("no frame from the client in time")
+	}
+	return proto.Frame{}
+}
+
+// A request made with a context that has ended already reaches nothing:
+// STOP, REVIVE and UPGRADE act even when nobody waits for their answer,
+// and used to be sent all the same (Stop ended the server and every
+// terminal while it reported the cancellation).
+func TestEndedContextSendsNothing(t *testing.T) {
+	p := newFakePeer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	for _, ctx := range []context.Context{ctx, expired} {
+		_, err := p.c.Hello(ctx)
+		require.ErrorIs(t, err, ctx.Err(), "Hello")
+		_, err = p.c.List(ctx)
+		require.ErrorIs(t, err, ctx.Err(), "List")
+		_, err = p.c.Revive(ctx, "dead")
+		require.ErrorIs(t, err, ctx.Err(), "Revive")
+		_, err = p.c.Upgrade(ctx, "/bin/true", "v")
+		require.ErrorIs(t, err, ctx.Err(), "Upgrade")
+		_, err = p.c.Attach(ctx, "t", 0)
+		require.ErrorIs(t, err, ctx.Err(), "Attach")
+		_, err = p.c.Open(ctx, OpenOptions{Cmd: "true"})
+		require.ErrorIs(t, err, ctx.Err(), "Open")
+		require.ErrorIs(t, p.c.Stop(ctx), ctx.Err(), "Stop")
+	}
+	// Nothing was written before this frame, and the client is not
+	// closing: a Stop refused at once left it usable.
+	require.NoError(t, p.c.stream().Send(proto.AppendFrame(nil, proto.TypePing, []byte(`{"seq":1}`))))
+	f := p.next(t)
+	require.Equal(t, proto.TypePing, f.Type, "first frame written: %s %s", f.Type, f.Body)
+	_, _, err := p.c.register(OpenOptions{ID: "still-open"})
+	require.NoError(t, err, "the client after a refused Stop")
+}
+
+// A Revive whose caller gave up waiting leaves the terminal, revived
+// after all, running unheld: DETACH, not the CLOSE an abandoned Open
+// gets, since the program is the old session's.
+func TestAbandonedReviveIsDetached(t *testing.T) {
+	p := newFakePeer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() {
+		_, err := p.c.Revive(ctx, "old")
+		res <- err
+	}()
+	require.Equal(t, proto.TypeRevive, p.next(t).Type)
+	cancel()
+	require.ErrorIs(t, <-res, context.Canceled)
+	_, err := p.toHost.Write(proto.AppendFrame(nil, proto.TypeOpened, []byte(`{"terminalId":"old","pid":4242}`)))
+	require.NoError(t, err)
+	f := p.next(t)
+	require.Equal(t, proto.TypeDetach, f.Type, "after the late OPENED: %s %s", f.Type, f.Body)
+	require.Contains(t, string(f.Body), `"old"`)
+}
+
+// With a real server: a Revive with an ended context leaves the dead
+// terminal dead, its output still there to attach or revive. It used to
+// be revived and, abandoned, closed at once: the old session was gone.
+func TestRevivedNotWithEndedContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env := persistEnv(t, "rc")
+	opts := Options{SidecarPath: sidecarBin, Env: env, Args: []string{"--journal-dir", t.TempDir() + "/j"}}
+	c1, err := Persistent("rc", opts)
+	require.NoError(t, err)
+	defer c1.Close()
+	term, err := c1.Open(ctx, OpenOptions{ID: "old", Cmd: "/bin/sh", Args: []string{"-c", "echo precious; exec cat"}})
+	require.NoError(t, err)
+	out := collect(term)
+	out.waitText(t, "precious")
+	require.NoError(t, syscall.Kill(serverPid(t, env, "rc"), syscall.SIGKILL))
+	term.Wait()
+
+	c2, err := Persistent("rc", opts)
+	require.NoError(t, err)
+	defer c2.Close()
+	dead := func() bool {
+		for _, e := range mustList(t, ctx, c2) {
+			if e.TerminalID == "old" && e.Dead {
+				return true
+			}
+		}
+		return false
+	}
+	require.Eventually(t, dead, waitBound, 20*time.Millisecond)
+	ended, cancelEnded := context.WithCancel(context.Background())
+	cancelEnded()
+	_, err = c2.Revive(ended, "old")
+	require.ErrorIs(t, err, context.Canceled)
+	require.True(t, dead(), "the dead terminal after a Revive with an ended context")
+	t2, err := c2.Attach(ctx, "old", 0)
+	require.NoError(t, err)
+	got, _ := io.ReadAll(t2)
+	require.True(t, strings.Contains(string(got), "precious"), "%q", got)
+}
