@@ -4,6 +4,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"syscall"
@@ -91,6 +92,24 @@ func TestEndedContextSendsNothing(t *testing.T) {
 	require.Equal(t, proto.TypePing, f.Type, "first frame written: %s %s", f.Type, f.Body)
 	_, _, err := p.c.register(OpenOptions{ID: "still-open"})
 	require.NoError(t, err, "the client after a refused Stop")
+}
+
+// A handshake the caller cancels says so, not that the sidecar is too old
+// to answer HELLO (with the advice to install another).
+func TestCanceledHelloIsNotNoHello(t *testing.T) {
+	p := newFakePeer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() {
+		_, err := p.c.Hello(ctx)
+		res <- err
+	}()
+	require.Equal(t, proto.TypeHello, p.next(t).Type)
+	cancel()
+	err := <-res
+	require.ErrorIs(t, err, context.Canceled)
+	require.False(t, errors.Is(err, ErrNoHello), "%v", err)
+	require.NotContains(t, err.Error(), "install")
 }
 
 // A Revive whose caller gave up waiting leaves the terminal, revived

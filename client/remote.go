@@ -268,9 +268,12 @@ func (c *Client) handshake(opts Options) (proto.Hello, error) {
 // disturbed. A sidecar that does not answer by ctx's deadline (a ctx
 // without one gets DefaultHelloTimeout) predates the handshake: the error
 // wraps ErrNoHello. Through a transport that gave back not one byte it
-// wraps ErrNoReply too, and says the transport may not have got through. One speaking another protocol version gives a
-// *HelloError. Either way the connection stays usable for what the old
-// sidecar does serve; the error says what to install.
+// wraps ErrNoReply too, and says the transport may not have got through.
+// One speaking another protocol version gives a *HelloError. Either way
+// the connection stays usable for what the old sidecar does serve; the
+// error says what to install. A ctx canceled before the answer (rather
+// than past its deadline) gives an error wrapping context.Canceled alone,
+// and one that has ended already sends nothing.
 func (c *Client) Hello(ctx context.Context) (proto.Hello, error) {
 	if c.disconnected() {
 		return proto.Hello{}, fmt.Errorf("hello: %w: reconnecting", ErrDisconnected)
@@ -335,6 +338,11 @@ func (c *Client) hello(ctx context.Context, s *Stream) (proto.Hello, error) {
 		answered := c.peer != nil // on an earlier connection
 		c.mu.Unlock()
 		took := time.Since(sent).Round(time.Millisecond)
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// The caller gave up (or Close stopped a reconnect): that
+			// says nothing about the sidecar's age.
+			return proto.Hello{}, fmt.Errorf("hello: canceled after %v, before the sidecar answered: %w", took, ctx.Err())
+		}
 		if name := transportName(s); name != "" && !s.heard.Load() {
 			// Not one byte: nothing says a sidecar is there at all.
 			said := ""
