@@ -238,6 +238,8 @@ export interface PersistentTerminal {
   viewers?: PersistentViewer[];
   /** Left by a server that died (--journal-dir, docs/persist.md): attach() replays what was kept, revive() starts it again. */
   dead?: boolean;
+  /** A dead terminal's bytes past produced that its server had read but the crash lost; absent when none were. */
+  crashLost?: number;
   /** With --journal-dir: why its output no longer reaches the directory (a full disk, say); it runs on, and this clears once the disk has room again. */
   journalDirError?: string;
 }
@@ -402,7 +404,7 @@ export declare class Sidecar {
    * Like spawn, resolving once the terminal runs (rejecting if it cannot start). Its output and
    * exit wait until the macrotask after that, for listeners added right after the await.
    */
-  open(file?: string, args?: string[] | string, options?: IPtyForkOptions | IWindowsPtyForkOptions): Promise<Terminal>;
+  open(file?: string, args?: string[] | string, options?: IPersistForkOptions | IWindowsPtyForkOptions): Promise<Terminal>;
   /** With persist: every terminal of the server, attached or not. */
   list(): Promise<PersistentTerminal[]>;
   /** With persist: takes a terminal over; its onData goes on from options.offset. `ready` rejects with the server's refusal. */

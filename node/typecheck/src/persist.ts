@@ -16,6 +16,9 @@ export async function persistentHost(saved: Map<string, number>): Promise<number
     bytes += e.produced - e.start;
   }
   const fresh = sc.spawn('bash', [], { detached: 'park', journal: 1 << 20 });
+  // open takes the same options as spawn.
+  const opened: Terminal = await sc.open('bash', ['-l'], { detached: 'ring', journal: 1 << 22, orphanMs: -1, cols: 120 });
+  opened.detach();
   fresh.detach();
   // @ts-expect-error detached is "ring" or "park"
   sc.spawn('bash', [], { detached: 'keep' });
@@ -78,6 +81,8 @@ export async function reviveHost(): Promise<number[]> {
   const sc = new Sidecar({ persist: 'editor' });
   const pids: number[] = [];
   for (const e of (await sc.list()).filter((x) => x.dead === true)) {
+    const missing: number = e.crashLost ?? 0;
+    if (missing) console.log(`${e.terminalId}: the crash lost ${missing} bytes`);
     const options: ReviveOptions = { encoding: null };
     const term: Terminal = sc.revive(e.terminalId, options);
     await term.ready;
