@@ -16,6 +16,13 @@ type vtHandler Screen
 func (h *vtHandler) Print(text []byte) { (*Screen)(h).printASCII(text) }
 func (h *vtHandler) PrintRune(r rune)  { (*Screen)(h).printRune(r) }
 
+// ExecuteC1 takes a stray byte 0x80-0x9f and shows nothing for it, as
+// alacritty (interminai's xterm mode) and xterm.js do: a binary file
+// cat to the terminal keeps the layout they give it. It changes nothing
+// else either, so a REP after it still repeats (vte's preceding
+// character survives it too).
+func (h *vtHandler) ExecuteC1(byte) {}
+
 // Execute and every dispatch but SGR clear lastPrinted: REP repeats a
 // character only when nothing that moves or edits came between it and the
 // REP, as xterm and tmux do. SGR is the exception: interminai keeps the

@@ -61,6 +61,13 @@ func TestText(t *testing.T) {
 		{name: "autowrap on again", in: "\x1b[?7l\x1b[?7h0123456789X", lines: []string{"0123456789", "X"}, row: 1, col: 1},
 		{name: "utf8", in: "héllo", lines: []string{"héllo"}, col: 5},
 		{name: "invalid utf8", in: "a\xffb\xe4c", lines: []string{"a\ufffdb\ufffdc"}, col: 5},
+		// As alacritty (vte) shows them: a stray 0x80-0x9f byte is nothing
+		// (xterm.js agrees), any other malformed piece one U+FFFD each.
+		{name: "stray c1 bytes show nothing", in: "a\x86b\x9bc\x80d", lines: []string{"abcd"}, col: 4},
+		{name: "stray byte above c1", in: "a\xa0b", lines: []string{"a\ufffdb"}, col: 3},
+		{name: "surrogate in pieces", in: "a\xed\xa0\x80b", lines: []string{"a\ufffd\ufffdb"}, col: 4},
+		{name: "overlong in pieces", in: "a\xc0\x80b", lines: []string{"a\ufffdb"}, col: 3},
+		{name: "binary bytes", cols: 20, rows: 4, in: "\x80\x81\x8f\x90\x9f\xbf\xc2\xc0\xf8Z", lines: []string{"\ufffd\ufffd\ufffd\ufffdZ"}, col: 5},
 		{name: "wide", in: "中a", lines: []string{"中a"}, col: 3},
 		{name: "emoji", in: "😀x", lines: []string{"😀x"}, col: 3},
 		{name: "wide wraps whole", in: "012345678中", lines: []string{"012345678", "中"}, row: 1, col: 2},

@@ -17,8 +17,10 @@
 // re-emits what it keeps and drops the rest:
 //
 //   - Print: write the text as is; PrintRune: write utf8.AppendRune of
-//     the rune (a malformed byte arrives as utf8.RuneError and goes out as
-//     U+FFFD, which is what a terminal would have shown).
+//     the rune (malformed UTF-8 arrives as utf8.RuneError and goes out as
+//     U+FFFD, which is what a terminal would have shown). A stray byte
+//     0x80-0x9f arrives that way too, unless the handler implements
+//     C1Handler: terminals show nothing for it, and ExecuteC1 can drop it.
 //   - Execute: write the byte (controls inside a sequence arrive here
 //     before the sequence they interrupted, and are not part of its Raw).
 //   - CSI, ESC, OSC, String: write s.Raw, or drop it. An OSC's number is

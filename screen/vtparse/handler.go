@@ -26,6 +26,16 @@ type Handler interface {
 	String(s *Seq)
 }
 
+// C1Handler is an optional interface of a Handler. A byte 0x80-0x9f that
+// arrives outside any sequence and belongs to no UTF-8 character is an
+// 8-bit C1 control to a terminal not in UTF-8 mode; in UTF-8 it is a stray
+// byte, which alacritty and xterm.js both ignore. A handler that
+// implements C1Handler receives such a byte through ExecuteC1; any other
+// receives utf8.RuneError through PrintRune, as for other malformed bytes.
+type C1Handler interface {
+	ExecuteC1(c byte)
+}
+
 // Seq is one complete sequence as the parser saw it.
 type Seq struct {
 	// Final is the final byte of a CSI or ESC sequence, ']' for an OSC,

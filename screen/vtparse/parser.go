@@ -40,6 +40,11 @@ type Parser struct {
 	utf8buf  [utf8.UTFMax]byte
 	utf8len  int
 	utf8need int
+	// The bytes the second byte of the character being decoded may be:
+	// narrower than 0x80-0xbf after E0, ED, F0 and F4, so that an overlong
+	// form, a surrogate or a code point past U+10FFFF ends the character
+	// at its first byte that cannot belong to it.
+	utf8lo, utf8hi byte
 }
 
 // Parse feeds b to the parser, calling h for everything it completes.
@@ -155,9 +160,22 @@ func (p *Parser) afterStringEsc(c byte, h Handler) {
 
 // ground handles a byte outside any sequence that the ASCII fast path did
 // not take: controls, ESC and UTF-8.
+//
+// Malformed UTF-8 is cut into the pieces the Unicode standard recommends
+// (its "maximal subparts", as Rust's and Go's own decoders do): each
+// piece is one utf8.RuneError, and the byte that broke a character is
+// looked at afresh. That is what alacritty (vte), the emulator of
+// interminai's xterm mode, shows. A byte 0x80-0x9f that belongs to no
+// character is an 8-bit C1 control, which alacritty and xterm.js both
+// show nothing for: it goes to a C1Handler, or as utf8.RuneError to
+// another handler.
 func (p *Parser) ground(c byte, h Handler) {
 	if p.utf8need > 0 {
-		if c&0xc0 == 0x80 {
+		lo, hi := byte(0x80), byte(0xbf)
+		if p.utf8len == 1 {
+			lo, hi = p.utf8lo, p.utf8hi
+		}
+		if c >= lo && c <= hi {
 			p.utf8buf[p.utf8len] = c
 			p.utf8len++
 			if p.utf8len == p.utf8need {
@@ -180,13 +198,19 @@ func (p *Parser) ground(c byte, h Handler) {
 	case c < 0x7f:
 		h.PrintRune(rune(c))
 	case c == 0x7f: // DEL is ignored
-	case c&0xe0 == 0xc0:
+	case c <= 0x9f:
+		if c1, ok := h.(C1Handler); ok {
+			c1.ExecuteC1(c)
+		} else {
+			h.PrintRune(utf8.RuneError)
+		}
+	case c >= 0xc2 && c <= 0xdf:
 		p.startUTF8(c, 2)
-	case c&0xf0 == 0xe0:
+	case c >= 0xe0 && c <= 0xef:
 		p.startUTF8(c, 3)
-	case c&0xf8 == 0xf0:
+	case c >= 0xf0 && c <= 0xf4:
 		p.startUTF8(c, 4)
-	default:
+	default: // a stray continuation byte, C0, C1 or F5-FF: never valid
 		h.PrintRune(utf8.RuneError)
 	}
 }
@@ -195,6 +219,17 @@ func (p *Parser) startUTF8(c byte, n int) {
 	p.utf8buf[0] = c
 	p.utf8len = 1
 	p.utf8need = n
+	p.utf8lo, p.utf8hi = 0x80, 0xbf
+	switch c {
+	case 0xe0:
+		p.utf8lo = 0xa0 // below is an overlong form
+	case 0xed:
+		p.utf8hi = 0x9f // above are the surrogates
+	case 0xf0:
+		p.utf8lo = 0x90 // below is an overlong form
+	case 0xf4:
+		p.utf8hi = 0x8f // above is past U+10FFFF
+	}
 }
 
 // begin starts a new sequence at an ESC.

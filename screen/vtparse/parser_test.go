@@ -1,6 +1,7 @@
 package vtparse
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -140,5 +141,66 @@ func TestParseSequence(t *testing.T) {
 	var r Parser
 	if n := r.ParseSequence([]byte("\x1b[?25lhello"), &seqs); n != len("\x1b[?25l") {
 		t.Fatalf("took %d bytes, want %d", n, len("\x1b[?25l"))
+	}
+}
+
+// c1recorder is a recorder that takes stray 0x80-0x9f bytes itself.
+type c1recorder struct{ recorder }
+
+func (r *c1recorder) ExecuteC1(c byte) {
+	r.flush()
+	r.events = append(r.events, fmt.Sprintf("c1 %#x", c))
+}
+
+// TestMalformedUTF8 checks how malformed UTF-8 is cut: one U+FFFD for
+// each maximal subpart (the longest start of a valid character), the byte
+// that broke it looked at afresh, and a stray byte 0x80-0x9f handed to a
+// C1Handler (U+FFFD for a handler without one), as vte does for
+// alacritty. Every chunking gives the same events.
+func TestMalformedUTF8(t *testing.T) {
+	cases := []struct {
+		name, in   string
+		plain, c1s []string
+	}{
+		{"stray c1 bytes", "a\x86b\x9bc", []string{"print \"a\ufffdb\ufffdc\""},
+			[]string{`print "a"`, "c1 0x86", `print "b"`, "c1 0x9b", `print "c"`}},
+		{"stray continuation above c1", "a\xa0b", []string{"print \"a\ufffdb\""}, []string{"print \"a\ufffdb\""}},
+		{"surrogate", "a\xed\xa0\x80b", []string{"print \"a\ufffd\ufffd\ufffdb\""},
+			[]string{"print \"a\ufffd\ufffd\"", "c1 0x80", `print "b"`}},
+		{"overlong two bytes", "a\xc0\x80b", []string{"print \"a\ufffd\ufffdb\""},
+			[]string{"print \"a\ufffd\"", "c1 0x80", `print "b"`}},
+		{"overlong three bytes", "a\xe0\x9f\xbfb", []string{"print \"a\ufffd\ufffd\ufffdb\""},
+			[]string{"print \"a\ufffd\"", "c1 0x9f", "print \"\ufffdb\""}},
+		{"past U+10FFFF", "a\xf4\x90\x80\x80b", []string{"print \"a\ufffd\ufffd\ufffd\ufffdb\""},
+			[]string{"print \"a\ufffd\"", "c1 0x90", "c1 0x80", "c1 0x80", `print "b"`}},
+		{"F5 lead", "a\xf5\xa0b", []string{"print \"a\ufffd\ufffdb\""}, []string{"print \"a\ufffd\ufffdb\""}},
+		{"truncated then c1", "a\xe4\xb8\x41\x85b", []string{"print \"a\ufffdA\ufffdb\""},
+			[]string{"print \"a\ufffdA\"", "c1 0x85", `print "b"`}},
+		{"valid edges", "\xe0\xa0\x80\xed\x9f\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf",
+			[]string{fmt.Sprintf("print %q", "\u0800\ud7ff\U00010000\U0010ffff")},
+			[]string{fmt.Sprintf("print %q", "\u0800\ud7ff\U00010000\U0010ffff")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, chunk := range []int{0, 1, 2, 3} {
+				if got := parseAll(c.in, chunk).done(); !slices.Equal(got, c.plain) {
+					t.Errorf("chunk %d, plain handler:\n got %q\nwant %q", chunk, got, c.plain)
+				}
+				var p Parser
+				r := &c1recorder{}
+				b := []byte(c.in)
+				for len(b) > 0 {
+					n := len(b)
+					if chunk > 0 {
+						n = min(chunk, n)
+					}
+					p.Parse(b[:n], r)
+					b = b[n:]
+				}
+				if got := r.done(); !slices.Equal(got, c.c1s) {
+					t.Errorf("chunk %d, C1Handler:\n got %q\nwant %q", chunk, got, c.c1s)
+				}
+			}
+		})
 	}
 }
