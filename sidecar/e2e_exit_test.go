@@ -5,9 +5,11 @@ package sidecar_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,6 +103,32 @@ func TestCloseHangsUpThenKills(t *testing.T) {
 	// The escalation waits for its grace period (not a timing assertion on
 	// speed: SIGKILL must not come early).
 	assert.GreaterOrEqual(t, time.Since(began), 2500*time.Millisecond)
+}
+
+// A stopped child (SIGSTOP from a host's SIGNAL, a debugger) ends by
+// CLOSE's hangup, at once: the sidecar continues the group after the
+// SIGHUP, as the kernel's own hangup does. Before, the hangup stayed
+// pending and the SIGKILL ended the child after the grace period.
+func TestCloseEndsAStoppedChild(t *testing.T) {
+	h := start(t)
+	sh(h, "stopped", "echo ready; kill -STOP $$; echo resumed; sleep 1000")
+	pid := openedPID(t, h, "stopped")
+	h.WaitOutput("stopped", "ready")
+	// ps, not /proc: the same on every Unix.
+	deadline := time.Now().Add(hosttest.Timeout)
+	for {
+		out, err := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
+		require.NoError(t, err)
+		if strings.HasPrefix(strings.TrimSpace(string(out)), "T") {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the child never stopped: ps says %q", out)
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.SendJSON(proto.TypeClose, proto.Close{TerminalID: "stopped"})
+	e := exitOf(t, h, "stopped")
+	assert.Equal(t, "SIGHUP", e.Fields["signal"], e.Raw)
+	assert.NotContains(t, h.Now().Output("stopped"), "resumed")
 }
 
 // Background jobs of an interactive shell sit in process groups of their

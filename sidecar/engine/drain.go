@@ -71,8 +71,14 @@ func Drain(p *ptyhost.Process, readDone <-chan struct{}, limited func() bool, lo
 // child's process group now, and kill (which ends with Kill) after
 // CloseGrace unless the returned timer is stopped. The caller holds the
 // terminal's lock and has checked that the child runs (IfRunning).
+//
+// SIGCONT follows the SIGHUP, as it does when the kernel hangs a terminal
+// up: a stopped process (SIGSTOP from a host's SIGNAL, a debugger) would
+// otherwise keep the hangup pending until the SIGKILL, and end by that
+// after the whole grace period, with no chance to clean up.
 func Hangup(p *ptyhost.Process, kill func()) *time.Timer {
 	p.SignalGroup(syscall.SIGHUP)
+	continueGroup(p)
 	return time.AfterFunc(CloseGrace, kill)
 }
 
