@@ -504,7 +504,10 @@ class Terminal {
     this._failure = err;
     if (this._readyReject) this._readyReject(err);
     this._emitError(err);
-    // node-pty reports a program it cannot start as exit code 1.
+    // node-pty reports a program it cannot start as exit code 1, after
+    // its PTY's 'close' as for any exit: a host that frees the terminal
+    // on 'close' frees this one too.
+    this.emit('close');
     this._onExit.fire({ exitCode: 1, signal: 0 });
   }
 

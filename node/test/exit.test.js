@@ -125,6 +125,17 @@ test('a program that cannot start: ready rejects, onExit fires with code 1', asy
   await waitUntil(() => sc.lines.some((l) => l.includes('/nonexistent/program')), "the sidecar's stderr line about it");
 });
 
+test("a program that cannot start: 'close' comes before 'exit', as for any other exit", async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/nonexistent/program');
+  const order = [];
+  term.on('error', () => order.push('error'));
+  term.on('close', () => order.push('close'));
+  term.on('exit', (code) => order.push(`exit ${code}`));
+  await run(term);
+  assert.deepStrictEqual(order, ['error', 'close', 'exit 1']);
+});
+
 // node-pty emits no 'error' here; a program with no 'error' listener must
 // not die of one, as it would of an EventEmitter's unhandled 'error'.
 test('a program that cannot start does not crash a host with no error listener', async () => {
