@@ -93,6 +93,7 @@ const sidecarMethods = {
     const term = new Terminal(this, terminalId, 'sh', [], { encoding: options.encoding, cols: options.cols, rows: options.rows });
     term._openBody = null;
     term._file = `terminal ${JSON.stringify(terminalId)}`;
+    term._program = term._process = term._file; // until LISTED names its program
     term._attaching = { offset };
     term._offset = offset;
     term.viewing = view;
@@ -128,6 +129,7 @@ const sidecarMethods = {
     const term = new Terminal(this, terminalId, 'sh', [], { encoding: options.encoding });
     term._openBody = null;
     term._file = `terminal ${JSON.stringify(terminalId)}`;
+    term._program = term._process = term._file; // until LISTED names its program
     gen.terms.set(terminalId, term);
     term._gen = gen;
     // The server starts it at the dead terminal's size, which LISTED,
@@ -168,7 +170,7 @@ const sidecarMethods = {
       for (const e of entries) {
         if (e.dead && isWhole(e.cols) && e.cols > 0 && isWhole(e.rows) && e.rows > 0) {
           if (!this._deadSizes) this._deadSizes = new Map();
-          this._deadSizes.set(e.terminalId, { cols: e.cols, rows: e.rows });
+          this._deadSizes.set(e.terminalId, { cols: e.cols, rows: e.rows, cmd: e.cmd });
         }
       }
       w.resolve(entries);
@@ -323,6 +325,17 @@ const terminalMethods = {
     // An attached terminal has the size its holders gave it, not the
     // 80x24 of a new one: a host sizes its screen from cols and rows.
     if (e) this._serverSize(e);
+    if (e) this._ran(e.cmd);
+  },
+
+  // _ran names the program the server runs in the terminal: what process
+  // says until the foreground process is known (elsewhere than on Linux,
+  // for a viewer, always), and once the terminal has ended, as node-pty
+  // falls back to the file it ran.
+  _ran(cmd) {
+    if (typeof cmd !== 'string' || !cmd) return;
+    this._program = cmd;
+    if (this._state === 'pending') this._process = cmd;
   },
 
   // _serverSize takes the terminal's size from what the server says (a
@@ -344,6 +357,7 @@ const terminalMethods = {
     sizes.delete(this._id);
     this.cols = e.cols;
     this.rows = e.rows;
+    this._ran(e.cmd);
   },
 
   // _snapshot delivers the server's repaint, which stands in for the

@@ -102,6 +102,7 @@ class Terminal {
     this._pidWaited = false;
     this._ptsName = undefined;
     this._file = file;
+    this._program = file; // the file it ran: process once it has ended (persist.js sets an attached one's)
     this._process = file;
     this._host = host;
     this._id = id;
@@ -212,7 +213,7 @@ class Terminal {
    * the terminal has ended, the file it ran, as node-pty falls back to it.
    */
   get process() {
-    if (this._state === 'exited' || this._state === 'failed') return this._file;
+    if (this._state === 'exited' || this._state === 'failed') return this._program;
     if (process.platform === 'linux' && this._pid > 0 && this._state === 'live') {
       const name = linuxForeground(this._pid);
       if (name) this._process = name;
@@ -602,7 +603,7 @@ class Terminal {
       return;
     }
     this._state = 'exited';
-    for (const w of this._fgWaiters.splice(0)) w(this._file);
+    for (const w of this._fgWaiters.splice(0)) w(this._program);
     // node-pty fires onExit on a paused terminal too (its socket is
     // destroyed, and what was not read yet is lost), and programs wait for
     // it. Here nothing is lost: the output pause() held back is delivered

@@ -359,3 +359,17 @@ test("a viewer skipped forward takes the size the repaint was drawn at, a holder
   assert.ok(view.lost > 0, `lost ${view.lost}`);
   assert.deepStrictEqual([view.cols, view.rows], [120, 40]);
 });
+
+test("an attached terminal that has ended names the program it ran in process, as node-pty falls back to the file", async (t) => {
+  const { sidecar } = server(t);
+  const a = sidecar().spawn('/bin/sh', ['-c', 'stty -echo; echo ready; read x; echo bye'], {});
+  await waitOutput(a, 'ready');
+  const b = sidecar().attach(a.terminalId);
+  await within(b.ready, 'the takeover');
+  const done = run(b);
+  b.write('x\n');
+  const r = await done;
+  assert.match(r.output, /bye/);
+  assert.strictEqual(b.process, '/bin/sh');
+  assert.strictEqual(await within(b.getProcess(), 'getProcess'), '/bin/sh');
+});
