@@ -35,6 +35,12 @@ function pixels(v) {
   return Number.isFinite(n) ? Math.min(Math.max(n, 0), 65535) : 0;
 }
 
+// isUtf8 says whether an encoding name is UTF-8 however it is spelled
+// ('utf8', 'utf-8', 'UTF8'), as Buffer and StringDecoder take them all.
+function isUtf8(encoding) {
+  return typeof encoding === 'string' && /^utf-?8$/i.test(encoding);
+}
+
 // bufferEncoding is the encoding strings are written in: node-pty encodes
 // them with the terminal's encoding.
 function bufferEncoding(encoding) {
@@ -556,7 +562,7 @@ class Terminal {
     }
     this._offset += data.length;
     if (this._decoder) {
-      if (this._writeEncoding === 'utf8') this._utf8Tail = utf8Tail(this._utf8Tail, data);
+      if (isUtf8(this._writeEncoding)) this._utf8Tail = utf8Tail(this._utf8Tail, data);
       const s = this._decoder.write(data);
       if (s.length) this._onData.fire(s);
     } else {

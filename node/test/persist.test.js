@@ -373,3 +373,25 @@ test("an attached terminal that has ended names the program it ran in process, a
   assert.strictEqual(b.process, '/bin/sh');
   assert.strictEqual(await within(b.getProcess(), 'getProcess'), '/bin/sh');
 });
+
+test("pty.offset leaves out a character's start for every spelling of UTF-8 ('utf-8', 'UTF8'): a new host attached from it gets the character whole", async (t) => {
+  const { sidecar } = server(t);
+  for (const encoding of ['utf-8', 'UTF8']) {
+    const a = sidecar();
+    // The euro sign's first two bytes, then, after a line, its last one.
+    const term = a.spawn('/bin/sh', ['-c', "stty -echo; printf 'A\\342\\202'; read x; printf '\\254B'; read y"], { encoding });
+    let out = '';
+    term.onData((d) => (out += d));
+    await waitUntil(() => out === 'A' && term._offset === 3, 'A and the start of the euro sign');
+    assert.strictEqual(term.offset, 1, `${encoding}: pty.offset leaves out the incomplete character`);
+    await within(a.close(), 'close');
+    const b = sidecar();
+    const again = b.attach(term.terminalId, { offset: term.offset, encoding });
+    await within(again.ready, 'the attach');
+    const got = waitOutput(again, 'B');
+    again.write('x\n');
+    assert.strictEqual(await got, '\u20acB', encoding);
+    again.kill();
+    await run(again);
+  }
+});
