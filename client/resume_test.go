@@ -676,3 +676,44 @@ func TestResumeCloseWhileDown(t *testing.T) {
 		t.Fatalf("%d reconnects after Close", n)
 	}
 }
+
+// A write larger than one INPUT frame (64 KiB) that would pass QueueLimit
+// fails whole while disconnected: none of it reaches the child. Its first
+// frames used to be queued before the one that did not fit failed, and the
+// child got the first part of the paste.
+func TestResumeQueueLimitLargeWriteFailsWhole(t *testing.T) {
+	rig := newLocalRig(t, "queuewhole")
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: time.Millisecond, QueueLimit: 100 << 10})
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	// Raw and without echo: the bytes come back as they were written (and
+	// the newline without a CR).
+	echo, err := c.Open(ctx, OpenOptions{Cmd: "sh", Args: []string{"-c", "stty raw -echo; echo ready; exec cat"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := drain(echo)
+	out.until(t, "ready", func(b []byte, _ error) bool { return bytes.Equal(b, []byte("ready\n")) })
+	os.WriteFile(rig.gate, nil, 0o600)
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	ev.next(t, EventDisconnected, 1)
+	if n, err := echo.Write(bytes.Repeat([]byte("a"), 20<<10)); err != nil || n != 20<<10 {
+		t.Fatalf("a write within the limit: %d, %v", n, err)
+	}
+	// 20 KiB queued: the first 64 KiB frame of this one would fit, the
+	// rest would not.
+	if n, err := echo.Write(bytes.Repeat([]byte("b"), 100<<10)); !errors.Is(err, ErrDisconnectedQueueFull) || n != 0 {
+		t.Fatalf("a 100 KiB write past the limit: %d, %v; want 0 and ErrDisconnectedQueueFull", n, err)
+	}
+	if _, err := echo.Write([]byte("end")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(rig.gate)
+	ev.next(t, EventReconnected, 1)
+	want := "ready\n" + strings.Repeat("a", 20<<10) + "end"
+	out.until(t, "the queued keys", func(b []byte, _ error) bool { return bytes.HasSuffix(b, []byte("end")) })
+	if got := string(out.bytes()); got != want {
+		t.Fatalf("after the reconnect: %d bytes (%d of them b), want %d without b", len(got), strings.Count(got, "b"), len(want))
+	}
+}

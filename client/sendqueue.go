@@ -30,14 +30,49 @@ func (c *Client) sendTerm(frame []byte, cost int) error {
 			return err
 		}
 	}
+	if err := r.room(cost); err != nil {
+		return err
+	}
+	r.queue = append(r.queue, frame)
+	r.queued += cost
+	return nil
+}
+
+// room says whether cost more bytes fit the queue; under io.
+func (r *resumer) room(cost int) error {
 	limit := r.policy.QueueLimit
 	if limit < 0 || r.queued+cost > limit {
 		return fmt.Errorf("%w: %d bytes queued, %d more would pass the limit of %d (ReconnectPolicy.QueueLimit)",
 			ErrDisconnectedQueueFull, r.queued, cost, max(limit, 0))
 	}
-	r.queue = append(r.queue, frame)
-	r.queued += cost
 	return nil
+}
+
+// queueInput queues the rest of one Write as INPUT frames, all of it or
+// none, while a reconnecting client is down: a write past the limit fails
+// whole, rather than leaving the child the first part of a paste. It
+// reports false, queuing nothing, while the connection is up; the write
+// is then sent a frame at a time.
+func (c *Client) queueInput(id string, p []byte) (bool, error) {
+	r := c.rc
+	r.io.Lock()
+	defer r.io.Unlock()
+	if r.gone != nil {
+		return true, r.gone
+	}
+	if !r.down {
+		return false, nil
+	}
+	if err := r.room(len(p)); err != nil {
+		return true, err
+	}
+	for len(p) > 0 {
+		chunk := p[:min(len(p), maxInputChunk)]
+		r.queue = append(r.queue, proto.AppendDataFrame(nil, proto.TypeInput, id, chunk))
+		r.queued += len(chunk)
+		p = p[len(chunk):]
+	}
+	return true, nil
 }
 
 // grant sends CREDIT for n bytes read in epoch e. One that cannot be sent

@@ -130,13 +130,21 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	default:
 	}
 	written := 0
-	for len(p) > 0 {
-		chunk := p[:min(len(p), maxInputChunk)]
+	for written < len(p) {
+		if t.c.rc != nil {
+			// Down (or gone): what is left of p queues whole, or fails.
+			if queued, err := t.c.queueInput(t.id, p[written:]); queued {
+				if err != nil {
+					return written, fmt.Errorf("terminal %q: write: %w", t.id, err)
+				}
+				return len(p), nil
+			}
+		}
+		chunk := p[written:min(len(p), written+maxInputChunk)]
 		if err := t.c.sendTerm(proto.AppendDataFrame(nil, proto.TypeInput, t.id, chunk), len(chunk)); err != nil {
 			return written, fmt.Errorf("terminal %q: write: %w", t.id, err)
 		}
 		written += len(chunk)
-		p = p[len(chunk):]
 	}
 	return written, nil
 }
