@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -154,18 +155,20 @@ func Marshal(v any) []byte {
 }
 
 // openWire mirrors Open with every field optional so that missing and
-// mistyped fields can be told apart and reported by name.
+// mistyped fields can be told apart and reported by name. Args and Env
+// hold pointers so that a null among their strings is seen: JSON decodes
+// it into a string as "", an argument or a value nobody sent.
 type openWire struct {
-	TerminalID *string           `json:"terminalId"`
-	Cols       json.RawMessage   `json:"cols"`
-	Rows       json.RawMessage   `json:"rows"`
-	Cmd        *string           `json:"cmd"`
-	Args       []string          `json:"args"`
-	Cwd        *string           `json:"cwd"`
-	Env        map[string]string `json:"env"`
-	UTF8       *bool             `json:"utf8"`
-	NodePty    *bool             `json:"nodePtyTermios"`
-	Credit     json.RawMessage   `json:"credit"`
+	TerminalID *string            `json:"terminalId"`
+	Cols       json.RawMessage    `json:"cols"`
+	Rows       json.RawMessage    `json:"rows"`
+	Cmd        *string            `json:"cmd"`
+	Args       []*string          `json:"args"`
+	Cwd        *string            `json:"cwd"`
+	Env        map[string]*string `json:"env"`
+	UTF8       *bool              `json:"utf8"`
+	NodePty    *bool              `json:"nodePtyTermios"`
+	Credit     json.RawMessage    `json:"credit"`
 	// The persistent server's fields, kept raw for OpenRequest.Persist:
 	// the plain sidecar ignores them, so they must never fail ParseOpen.
 	Journal  json.RawMessage `json:"journal"`
@@ -193,7 +196,7 @@ func parseOpen(body []byte, w *openWire) (Open, error) {
 	if w.TerminalID == nil {
 		return Open{}, errors.New("malformed OPEN: missing terminalId")
 	}
-	o := Open{TerminalID: *w.TerminalID, Args: w.Args, Cwd: w.Cwd, Env: w.Env, EnvOrder: envOrder(body, w.Env)}
+	o := Open{TerminalID: *w.TerminalID, Cwd: w.Cwd}
 	if err := CheckID(o.TerminalID); err != nil {
 		return o, fmt.Errorf("malformed OPEN: %w", err)
 	}
@@ -216,6 +219,9 @@ func parseOpen(body []byte, w *openWire) (Open, error) {
 		return o, errors.New("malformed OPEN: cmd is empty")
 	}
 	o.Cmd = *w.Cmd
+	if err := o.setArgsEnv(body, w); err != nil {
+		return o, fmt.Errorf("malformed OPEN: %w", err)
+	}
 	if err := checkLaunch(o); err != nil {
 		return o, fmt.Errorf("malformed OPEN: %w", err)
 	}
@@ -232,6 +238,38 @@ func parseOpen(body []byte, w *openWire) (Open, error) {
 		o.Credit = &c
 	}
 	return o, nil
+}
+
+// setArgsEnv copies w's args and env into o, refusing a null among them:
+// they are an array of strings and an object of strings, and a null is no
+// string (a decoder with those types, as the seed sidecar's, refuses it).
+func (o *Open) setArgsEnv(body []byte, w *openWire) error {
+	if w.Args != nil {
+		o.Args = make([]string, len(w.Args))
+		for i, a := range w.Args {
+			if a == nil {
+				return fmt.Errorf("args[%d] is null, not a string", i)
+			}
+			o.Args[i] = *a
+		}
+	}
+	if w.Env != nil {
+		o.Env = make(map[string]string, len(w.Env))
+		nulls := []string{}
+		for k, v := range w.Env {
+			if v == nil {
+				nulls = append(nulls, k)
+				continue
+			}
+			o.Env[k] = *v
+		}
+		if len(nulls) > 0 {
+			sort.Strings(nulls) // the same complaint for the same body
+			return fmt.Errorf("env: the value of %q is null, not a string", nulls[0])
+		}
+	}
+	o.EnvOrder = envOrder(body, o.Env)
+	return nil
 }
 
 // envOrder is the names of env in the order body's "env" objects send

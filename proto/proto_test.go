@@ -288,3 +288,31 @@ func TestParseOpenRefusesWhatNoChildCanTake(t *testing.T) {
 	_, err := ParseOpen(open(`,"env":{"A":"","B":"x=y","C":"\u001b[m"},"args":["\t"],"cwd":"/tmp"`))
 	assert.NoError(t, err)
 }
+
+// A null among args or env values is no string: refused under the OPEN's
+// id. Before, JSON decoded it as "", so the child got an empty argument
+// or an empty variable that nobody sent. A null for the whole field is
+// still the field left out.
+func TestParseOpenRefusesNullStrings(t *testing.T) {
+	open := func(extra string) []byte {
+		return []byte(`{"terminalId":"t","cols":80,"rows":24,"cmd":"sh"` + extra + `}`)
+	}
+	for extra, want := range map[string]string{
+		`,"args":["-c",null,"x"]`:      `malformed OPEN: args[1] is null, not a string`,
+		`,"env":{"HOME":null,"A":"1"}`: `malformed OPEN: env: the value of "HOME" is null, not a string`,
+		`,"env":{"B":null,"A":null}`:   `malformed OPEN: env: the value of "A" is null, not a string`,
+	} {
+		o, err := ParseOpen(open(extra))
+		require.Error(t, err, extra)
+		assert.Equal(t, want, err.Error(), extra)
+		assert.Equal(t, "t", o.TerminalID, "refused under its id")
+	}
+	o, err := ParseOpen(open(`,"args":null,"env":null`))
+	require.NoError(t, err)
+	assert.Nil(t, o.Args)
+	assert.Nil(t, o.Env)
+	o, err = ParseOpen(open(`,"args":[],"env":{}`))
+	require.NoError(t, err)
+	assert.Empty(t, o.Args)
+	assert.Empty(t, o.Env)
+}
