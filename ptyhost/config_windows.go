@@ -95,28 +95,34 @@ func envValue(env []string, name string) string {
 // resolveWindows finds the program for cmd as CreateProcess would not:
 // a bare name is looked up in the child's PATH (not ours), trying each
 // extension of the child's PATHEXT unless the name already ends in one.
-// A name with a directory part is taken relative to dir and only tried
-// with the extensions. Our own directory and the current directory are
-// not searched (CreateProcess's implicit search is a well-known way to
-// run a planted program).
+// A name with a directory part is taken relative to dir and tried with
+// the extensions; failing those, a file by that very name that has an
+// extension is taken as named, whatever PATHEXT holds (the host named the
+// program: CreateProcess runs C:\x\tool.exe whether or not PATHEXT lists
+// .exe, and says so if it cannot run it). Our own directory and the
+// current directory are not searched (CreateProcess's implicit search is
+// a well-known way to run a planted program).
 //
 // The result is absolute: CreateProcess takes a relative program name
 // relative to our current directory, not to the child's, so the program
-// found under dir (a cmd such as sub	ool.exe, or a relative PATH entry)
+// found under dir (a cmd such as sub\tool.exe, or a relative PATH entry)
 // would be looked for again beside us, and whatever is there run instead.
 func resolveWindows(cmd string, env []string, dir string) (string, error) {
 	if cmd == "" {
 		return "", errors.New("command is empty")
 	}
 	exts := pathExts(env)
-	try := func(p string) (string, bool) {
-		full := p
+	abs := func(p string) string {
 		if dir != "" && !filepath.IsAbs(p) {
-			full = filepath.Join(dir, p)
+			p = filepath.Join(dir, p)
 		}
-		if abs, err := filepath.Abs(full); err == nil {
-			full = abs
+		if a, err := filepath.Abs(p); err == nil {
+			p = a
 		}
+		return p
+	}
+	try := func(p string) (string, bool) {
+		full := abs(p)
 		if hasExt(p, exts) {
 			if isFile(full) {
 				return full, true
@@ -132,6 +138,9 @@ func resolveWindows(cmd string, env []string, dir string) (string, error) {
 	if strings.ContainsAny(cmd, `/\:`) {
 		if p, ok := try(cmd); ok {
 			return p, nil
+		}
+		if full := abs(cmd); filepath.Ext(cmd) != "" && isFile(full) {
+			return full, nil
 		}
 		return "", fmt.Errorf("%s: file not found (tried the extensions of PATHEXT: %s)", cmd, strings.Join(exts, ";"))
 	}

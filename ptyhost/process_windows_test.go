@@ -553,6 +553,23 @@ func TestResolvePathext(t *testing.T) {
 	if p, err := resolveWindows("cmd", os.Environ(), ""); err != nil || !strings.HasSuffix(strings.ToLower(p), `\cmd.exe`) {
 		t.Errorf("resolve cmd: %q, %v", p, err)
 	}
+	// A program the host names by its path runs whatever PATHEXT says,
+	// as CreateProcess runs it; a bare name still needs PATHEXT.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	noExe := []string{"Path=" + filepath.Dir(self), "PATHEXT=.BAT;.CMD"}
+	if p, err := resolveWindows(self, noExe, ""); err != nil || p != self {
+		t.Errorf("resolve %s with PATHEXT .BAT;.CMD: %q, %v; want it as named", self, p, err)
+	}
+	if p, err := resolveWindows(filepath.Base(self), noExe, ""); err == nil {
+		t.Errorf("bare %s resolved to %q with PATHEXT .BAT;.CMD", filepath.Base(self), p)
+	}
+	// The extensions still come first: tool.cmd for a named "tool".
+	if p, err := resolveWindows(filepath.Join(dir, "tool"), noExe, ""); err != nil || !strings.EqualFold(p, tool) {
+		t.Errorf("resolve %s: %q, %v; want %s", filepath.Join(dir, "tool"), p, err, tool)
+	}
 }
 
 // A program named relative to the OPEN's cwd (a cmd with a directory
