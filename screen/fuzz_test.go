@@ -6,15 +6,11 @@ import (
 )
 
 // plainWidth measures a rendered plain line in cells with the screen's
-// own width rule: code point widths summed, nothing for one after a ZWJ.
+// own width rule: code point widths summed.
 func plainWidth(s string) int {
 	w := 0
-	afterZWJ := false
 	for _, r := range s {
-		if !afterZWJ {
-			w += runeWidth(r)
-		}
-		afterZWJ = r == 0x200d
+		w += runeWidth(r)
 	}
 	return w
 }

@@ -1,7 +1,6 @@
 package screen
 
 import (
-	"bytes"
 	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
@@ -164,11 +163,12 @@ func (s *Screen) clearWideAt(line []cell, c int) {
 // extendCluster tries to add r to the grapheme cluster in the cell before
 // the cursor (UAX #29, segmented by uniseg) and reports whether it did.
 // The cluster's width is the sum of its code points' widths as glibc's
-// wcwidth gives them, except that a code point after a zero-width joiner
-// adds nothing (tmux 3.3a does the same): programs position the cursor by
-// wcwidth, so the screen must agree with it. A cluster wider than two
-// cells is not built; the code point that would widen it starts a new
-// cell (an emoji modifier after an emoji: 2+2 cells, as tmux and glibc).
+// wcwidth gives them: programs position the cursor by wcwidth (readline
+// redraws a command line by it), so the screen must agree with it.
+// alacritty (interminai's xterm mode) and xterm.js do the same. A cluster
+// wider than two cells is not built; the code point that would widen it
+// starts a new cell: an emoji modifier after an emoji takes 2+2 cells, a
+// ZWJ family of three 2+2+2, the joiner staying with the emoji before it.
 func (s *Screen) extendCluster(r rune, w int) bool {
 	c := s.col - 1
 	if s.pendingWrap {
@@ -191,15 +191,11 @@ func (s *Screen) extendCluster(r rune, w int) bool {
 	} else {
 		buf = utf8.AppendRune(buf, base)
 	}
-	afterZWJ := bytes.HasSuffix(buf, zwj)
 	n := len(buf)
 	buf = utf8.AppendRune(buf, r)
 	s.clusterBuf = buf
 	if _, rest, _, _ := uniseg.FirstGraphemeCluster(buf, -1); len(rest) != 0 {
 		return false // r starts a new cluster
-	}
-	if afterZWJ {
-		w = 0
 	}
 	wide := line[c].flags&flagWideLead != 0
 	cur := 1
@@ -241,8 +237,6 @@ func (s *Screen) extendCluster(r rune, w int) bool {
 	}
 	return true
 }
-
-var zwj = []byte("\u200d")
 
 // plainStarter reports code points that are neither continuations of a
 // cluster (Extend, SpacingMark, ZWJ, regional indicators, Hangul jamo)

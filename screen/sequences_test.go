@@ -531,14 +531,19 @@ func TestRuneWidth(t *testing.T) {
 }
 
 // TestGraphemeClusters checks that a cell holds a whole cluster (UAX #29)
-// and that widths follow glibc's wcwidth and tmux 3.3a: a ZWJ sequence
-// is as wide as its first emoji, a regional-indicator pair is two cells,
-// VS16 does not widen, and an emoji modifier takes two cells of its own.
+// and that widths follow glibc's wcwidth, as alacritty and xterm.js do: a
+// ZWJ sequence is as wide as its emoji together (each emoji in cells of
+// its own, the joiner with the one before it), a regional-indicator pair
+// is two cells, VS16 does not widen, and an emoji modifier takes two cells
+// of its own.
 func TestGraphemeClusters(t *testing.T) {
 	runScreenCases(t, []screenCase{
 		{name: "emoji modifier is 2+2", in: "👍🏽x", lines: []string{"👍🏽x"}, col: 5},
-		{name: "ZWJ family is one wide cell", in: "a👨\u200d👩\u200d👧b", lines: []string{"a👨\u200d👩\u200d👧b"}, col: 4},
-		{name: "ZWJ profession", in: "👩\u200d💻x", lines: []string{"👩\u200d💻x"}, col: 3},
+		{name: "ZWJ family is three wide cells", in: "a👨\u200d👩\u200d👧b", lines: []string{"a👨\u200d👩\u200d👧b"}, col: 8},
+		{name: "ZWJ profession", in: "👩\u200d💻x", lines: []string{"👩\u200d💻x"}, col: 5},
+		{name: "ZWJ with a narrow second", in: "🏳\ufe0f\u200d🌈x", lines: []string{"🏳\ufe0f\u200d🌈x"}, col: 4},
+		{name: "ZWJ sequence wraps emoji by emoji", cols: 5, rows: 3, in: "ab👨\u200d👩\u200d👧", lines: []string{"ab👨\u200d", "👩\u200d👧"}, row: 1, col: 4},
+		{name: "SGR inside a ZWJ sequence", in: "👨\u200d\x1b[1m👩x", lines: []string{"👨\u200d👩x"}, col: 5},
 		{name: "flag is two cells", in: "🇩🇪x", lines: []string{"🇩🇪x"}, col: 3},
 		{name: "two flags", in: "🇩🇪🇫🇷x", lines: []string{"🇩🇪🇫🇷x"}, col: 5},
 		{name: "lone regional indicator", in: "🇩x", lines: []string{"🇩x"}, col: 2},
@@ -552,7 +557,7 @@ func TestGraphemeClusters(t *testing.T) {
 		{name: "modifier after a wrap", in: "123456789👍🏽", lines: []string{"123456789", "👍🏽"}, row: 1, col: 4},
 		{name: "no cluster across a cursor move", in: "👍\x1b[1C🏽x", lines: []string{"👍 🏽x"}, col: 6},
 		{name: "overwriting a flag removes it whole", in: "🇩🇪\rx", lines: []string{"x"}, col: 1},
-		{name: "DCH removes a ZWJ sequence whole", in: "👩\u200d💻x\r\x1b[2P", lines: []string{"x"}},
+		{name: "DCH removes a ZWJ sequence emoji by emoji", in: "👩\u200d💻x\r\x1b[2P", lines: []string{"💻x"}},
 		{name: "ICH moves a cluster whole", in: "e\u0301x\r\x1b[@", lines: []string{" e\u0301x"}},
 		{name: "IRM makes room for a widening cluster", in: "ab\r\x1b[4h🇩🇪\x1b[4l", lines: []string{"🇩🇪ab"}, col: 2},
 	})
