@@ -244,8 +244,11 @@ export interface PersistentTerminal {
   journalDirError?: string;
 }
 
-/** The terminal class (created by spawn, not directly). */
-export declare const Terminal: { prototype: Terminal };
+/**
+ * The terminal class, for `instanceof`: terminals come from spawn, open,
+ * attach and revive, never from `new`.
+ */
+export declare const Terminal: { readonly prototype: Terminal } & (abstract new (...args: never[]) => Terminal);
 
 export interface SidecarOptions {
   /** The ptyplex-sidecar binary (default: resolveSidecar()). */

@@ -12,6 +12,8 @@ const options: IPtyForkOptions = {
   env: { ...process.env, PTYPLEX_TYPECHECK: 'nodepty' },
 };
 const term: IPty = pty.spawn('/bin/sh', ['-c', 'echo "$PTYPLEX_TYPECHECK $COLUMNS"; exit 3'], options);
+// The class is exported for instanceof, which narrows to it.
+if (!(term instanceof pty.Terminal) || typeof term.terminalId !== 'string') throw new Error('spawn did not return a Terminal');
 // node-pty 1.2's third argument, the size in pixels.
 term.resize(100, 30, { width: 1000, height: 600 });
 const onData: IEvent<string> = term.onData;

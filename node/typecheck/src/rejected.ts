@@ -25,4 +25,6 @@ export function rejected(): void {
   t.kill(true);
   // @ts-expect-error no such method
   t.flush();
+  // @ts-expect-error terminals come from spawn, not new
+  new pty.Terminal();
 }
