@@ -3,6 +3,7 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -207,7 +208,9 @@ func absLine(scr *screen.Screen, abs int) (n int, ok bool) {
 // unless the text wrapped there, as the program printed it. lost counts
 // the lines the scrollback no longer holds.
 func spanText(scr *screen.Screen, a, ac, b, bc int) (text string, lost int) {
-	var sb strings.Builder
+	// One growing byte slice, trimmed in place: the output may be a
+	// million lines, and it is built under the state's lock.
+	var buf []byte
 	var cells []screen.Cell
 	for line := a; line <= b; line++ {
 		if line == b && bc == 0 {
@@ -235,30 +238,28 @@ func spanText(scr *screen.Screen, a, ac, b, bc int) (text string, lost int) {
 			// would be " ").
 			to--
 		}
-		start := sb.Len()
+		start := len(buf)
 		for _, c := range cells[from:to] {
 			switch {
 			case c.Width == 0: // the right half of a wide character
 			case c.Text == "":
-				sb.WriteByte(' ')
+				buf = append(buf, ' ')
 			default:
-				sb.WriteString(c.Text)
+				buf = append(buf, c.Text...)
 			}
 		}
 		if !wrapped {
 			// Trailing blanks are the screen's, not the program's, except
-			// where the text wrapped on: trim them back to this line's start.
-			s := sb.String()
-			t := strings.TrimRight(s[start:], " ")
-			sb.Reset()
-			sb.WriteString(s[:start])
-			sb.WriteString(t)
+			// where the text wrapped on: trim them back to this line's
+			// start. (Trimmed where they lie: rebuilding the text so far
+			// for every line made a long output cost its length squared.)
+			buf = buf[:start+len(bytes.TrimRight(buf[start:], " "))]
 		}
 		if !partial && !wrapped {
-			sb.WriteByte('\n')
+			buf = append(buf, '\n')
 		}
 	}
-	return sb.String(), lost
+	return string(buf), lost
 }
 
 // wideFirst reports whether absolute line abs starts with a wide

@@ -6,6 +6,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,5 +141,38 @@ func TestCommandLogTypedText(t *testing.T) {
 	feedMarks(scr, &l, "true\r\n"+markC+markD(0)+markA+"$ "+markB)
 	if len(l.cmds) != 2 || l.cmds[0].text != "echo \u202eok" || l.cmds[1].text != "true" || l.typed != "" {
 		t.Fatalf("commands %q, %q; typed left %q", l.cmds[0].text, l.cmds[len(l.cmds)-1].text, l.typed)
+	}
+}
+
+// A command's output is read back in one pass: the bytes it allocates
+// grow with the output, not with its square. (Each line used to copy the
+// text before it, so a run of 600,000 lines held the session's lock, and
+// with it every request and the PTY reader, for minutes.)
+func TestCommandOutputCostIsLinear(t *testing.T) {
+	const lines = 20000
+	scr := screen.New(40, 5, screen.Options{Scrollback: lines + 10})
+	var l commandLog
+	feedMarks(scr, &l, markA+"$ "+markB)
+	var out bytes.Buffer
+	var want strings.Builder
+	out.WriteString("seq\r\n" + markC)
+	for i := range lines {
+		fmt.Fprintf(&out, "line %d  \r\n", i) // trailing blanks, trimmed in the output
+		fmt.Fprintf(&want, "line %d\n", i)
+	}
+	out.WriteString(markD(0) + markA + "$ " + markB)
+	feedMarks(scr, &l, out.String())
+	if len(l.cmds) != 1 {
+		t.Fatalf("commands: %d", len(l.cmds))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, lost := l.cmds[0].output(scr)
+	runtime.ReadMemStats(&after)
+	if got != want.String() || lost != 0 {
+		t.Fatalf("output: %d bytes (want %d), lost %d", len(got), want.Len(), lost)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(64*len(got)) {
+		t.Fatalf("reading %d bytes of output allocated %d bytes (%.0fx)", len(got), alloc, float64(alloc)/float64(len(got)))
 	}
 }
