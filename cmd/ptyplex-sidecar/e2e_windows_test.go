@@ -432,6 +432,68 @@ func TestPersistRefused(t *testing.T) {
 	}
 }
 
+// TestSaysWhatItIsOnAConsole: run by hand in a console, the sidecar says
+// what it is on stderr before anyone types a line, which it would read as
+// a frame header, as on Unix; run by a host (stdin a pipe) it says
+// nothing. The console is a pseudo-console of the backend's.
+func TestSaysWhatItIsOnAConsole(t *testing.T) {
+	const note = "standard input is a terminal"
+	path, env := sidecarPath(t)
+	cfg := ptyhost.Config{Cmd: path, Cols: 200, Rows: 24, Env: map[string]string{}}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		cfg.Env[k] = v
+	}
+	p, err := ptyhost.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	out := make(chan string, 1)
+	go func() {
+		var b bytes.Buffer
+		buf := make([]byte, 4096)
+		for {
+			n, err := p.Read(buf)
+			b.Write(buf[:n])
+			if strings.Contains(vtSeq.ReplaceAllString(b.String(), ""), note) || err != nil {
+				out <- b.String()
+				return
+			}
+		}
+	}()
+	select {
+	case text := <-out:
+		if !strings.Contains(vtSeq.ReplaceAllString(text, ""), note) {
+			t.Errorf("on a console the sidecar said %q, want a line with %q", text, note)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("on a console the sidecar said nothing with %q within 30s", note)
+	}
+	// Ctrl-Z, Enter: the end of the console's input, and the sidecar ends
+	// as at the end of any input.
+	p.Write([]byte("\x1a\r"))
+	done := make(chan error, 1)
+	go func() { _, err := p.ExitStatus(); done <- err }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Errorf("the sidecar on a console did not end at Ctrl-Z")
+	}
+
+	cmd := exec.Command(path)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader("")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Errorf("sidecar with an empty pipe as stdin: %v", err)
+	}
+	if strings.Contains(stderr.String(), note) {
+		t.Errorf("with a pipe as stdin the sidecar said %q", stderr.String())
+	}
+}
+
 // TestSignalAndForegroundOnWindows: what the extensions mean on a
 // pseudo-console (PROTOCOL.md, "On Windows"): OPENED lists "signal" but
 // not "foreground", a FOREGROUND asked anyway is answered with neither pid

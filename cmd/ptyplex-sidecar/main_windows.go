@@ -41,9 +41,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --persist is not supported on Windows (the persistent server needs Unix sockets and re-executes itself); see docs/platforms.md")
 		os.Exit(2)
 	}
+	sayWhatWeAre()
 	dropOwnConsole()
 	sizeProcs()
 	os.Exit(run())
+}
+
+// sayWhatWeAre tells someone who ran us by hand in a console what we are,
+// before they type a line, which we would read as a frame header (a
+// corrupt stream). The note is Unix's, without its pointer to ptyplex,
+// which does not run on Windows.
+func sayWhatWeAre() {
+	if isConsole(windows.STD_INPUT_HANDLE) {
+		fmt.Fprintln(os.Stderr, "ptyplex-sidecar: standard input is a terminal; this program speaks binary frames (PROTOCOL.md) with the program that starts it, such as an editor or an agent. See --help. Ctrl-C ends it.")
+	}
 }
 
 // dropOwnConsole detaches us from a console that was made for us alone.
