@@ -253,8 +253,9 @@ func awaitLauncher(started, proc windows.Handle, app string) error {
 }
 
 // launchWait bounds how long Start waits for the launcher to start its
-// program.
-const launchWait = 10 * time.Second
+// program: well within the 10 s a host gives an OPEN to be answered
+// (the seed protocol's open timeout), as OPENED waits for it.
+const launchWait = 3 * time.Second
 
 // launchError is the error of a launcher that ended with code without
 // starting app: code is CreateProcess's error, or launchFailed for a
