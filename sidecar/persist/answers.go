@@ -5,6 +5,8 @@ package persist
 import (
 	"bytes"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,11 +28,13 @@ import (
 //     the OSC 4/10/11/12 colour queries need no state of the screen: a
 //     small screen.Screen per terminal (idents) answers them, the one table
 //     of answers the session daemon uses too. It also sees the colours a
-//     program sets (OSC 4/10/11/12, and their resets), and the colours the
-//     last holder's emulator reported: a host's replies to colour queries
-//     pass through INPUT in the form of a colour set (OSC 11;rgb:... ), and
-//     idents takes them as such. Unset colours answer the screen
-//     package's defaults (xterm's palette, white on black).
+//     program sets (OSC 4/10/11/12, and their resets), held or not, and
+//     the colours the last holder's emulator reported: a host's replies
+//     to colour queries pass through INPUT in the form of a colour set
+//     (OSC 11;rgb:... ), and idents takes them as such; a colour the
+//     program resets goes back to the reported one. Colours nobody set
+//     or reported answer the screen package's defaults (xterm's palette,
+//     white on black).
 //   - XTGETTCAP (DCS + q names ST) asks for the terminal's name and
 //     colours only: idents answers it too.
 //   - DSR 6 (cursor position, CSI 6 n and CSI ? 6 n), DECRQM
@@ -39,9 +43,10 @@ import (
 //     answers them (renderedState: a screen rendered from the journal's
 //     tail when the first such query comes, then fed what came after).
 //
-// Cost: the reader calls read after each PTY read. With a holder it does
-// nothing; without one it looks for ESC with bytes.IndexByte and does
-// nothing more for a read without one. A query that a read ends in the
+// Cost: the reader calls read after each PTY read. With a holder it
+// looks for ESC ] (an OSC, which may set a colour) with bytes.Index and
+// does nothing more for a read without one; without a holder it looks for
+// ESC with bytes.IndexByte and does nothing more for a read without one. A query that a read ends in the
 // middle of is kept (pending) and completed by the next read; if a holder
 // attached in between, the query was sent to it whole (the replay starts
 // at an offset the host had reached), and its emulator answers: the
@@ -60,6 +65,14 @@ type answerer struct {
 
 	mu     sync.Mutex
 	idents *screen.Screen // nil until a query or a colour needs it
+	// reported are the colours the holders' emulators reported, by
+	// colourKey, each as its spec: what a colour is once the program
+	// resets it (OSC 104, 110-112), as in the emulator that reported
+	// it. programSet are the colours the program set and has not reset:
+	// a report of one of those is the program's colour, not the
+	// emulator's own.
+	reported   map[string]string
+	programSet map[string]bool
 	// answered are the replies given while detached (replyKey), by the
 	// offset where their query began; expect, the kinds of those a
 	// holder's emulator will give again (its replay holds the query),
@@ -127,11 +140,25 @@ const (
 func (a *answerer) read(t *term, p []byte, at uint64, detached bool) {
 	if !detached {
 		// The holder answers, the whole query included (see above).
-		a.pending = a.pending[:0]
 		if a.state != nil {
 			a.state.release()
 			a.state = nil
 		}
+		// A colour the program sets meanwhile is still its colour once
+		// the holder is gone: OSCs are rare in output, so one search per
+		// read finds the reads that may hold one, and only those are
+		// scanned (a sequence a read ends in is kept, as below, in case
+		// it is one).
+		if len(a.pending) == 0 && bytes.Index(p, oscIntro) < 0 && (len(p) == 0 || p[len(p)-1] != 0x1b) {
+			return
+		}
+		a.scan(p, at, func(kind seqKind, seq []byte, _ uint64) {
+			if kind == seqIdent && seq[1] == ']' {
+				a.mu.Lock()
+				a.programColourLocked(seq)
+				a.mu.Unlock()
+			}
+		})
 		return
 	}
 	if len(a.pending) == 0 && bytes.IndexByte(p, 0x1b) < 0 {
@@ -189,9 +216,13 @@ func (a *answerer) answer(t *term, kind seqKind, seq []byte, at uint64) {
 	switch kind {
 	case seqIdent:
 		a.mu.Lock()
-		sc := a.identsLocked()
-		sc.Write(seq)
-		reply = sc.TakeReplies()
+		if seq[1] == ']' {
+			reply = a.programColourLocked(seq)
+		} else {
+			sc := a.identsLocked()
+			sc.Write(seq)
+			reply = sc.TakeReplies()
+		}
 		a.mu.Unlock()
 	case seqState:
 		if a.state == nil {
@@ -223,6 +254,7 @@ func (a *answerer) release() {
 	a.pending = nil
 	a.mu.Lock()
 	a.idents, a.answered, a.expect = nil, nil, nil
+	a.reported, a.programSet = nil, nil
 	a.mu.Unlock()
 }
 
@@ -232,6 +264,121 @@ func (a *answerer) identsLocked() *screen.Screen {
 		a.idents = screen.New(1, 1, screen.Options{Scrollback: -1, Unhandled: 1, Version: identVersion})
 	}
 	return a.idents
+}
+
+// oscIntro begins every OSC.
+var oscIntro = []byte("\x1b]")
+
+// programColourLocked applies a colour OSC of the program's output (a
+// query, a set or a reset) to idents and returns idents' reply. A reset
+// goes back to the colour the last holder's emulator reported, where one
+// did: that emulator's own, which a reset shows there; otherwise to the
+// screen's default.
+func (a *answerer) programColourLocked(seq []byte) []byte {
+	sc := a.identsLocked()
+	sc.Write(seq)
+	reply := sc.TakeReplies()
+	colourSpecs(seq, func(key, spec string) {
+		switch spec {
+		case "?":
+		case "":
+			for k := range a.programSet {
+				if k == key || key == paletteAll && strings.HasPrefix(k, "4;") {
+					delete(a.programSet, k)
+				}
+			}
+			for k, v := range a.reported {
+				if k == key || key == paletteAll && strings.HasPrefix(k, "4;") {
+					sc.Write(colourSet(k, v))
+				}
+			}
+		default:
+			if a.programSet == nil {
+				a.programSet = make(map[string]bool)
+			}
+			a.programSet[key] = true
+		}
+	})
+	sc.TakeReplies()
+	return reply
+}
+
+// hostColourLocked takes a colour OSC from a holder's INPUT: its
+// emulator's reply to a colour query, which has the form of a set. It is
+// what queries answer from now on, and, unless the program had set that
+// colour itself, the emulator's own colour, to which a reset returns.
+func (a *answerer) hostColourLocked(seq []byte) {
+	sc := a.identsLocked()
+	sc.Write(seq)
+	sc.TakeReplies() // a "?" typed by a person is no query to us
+	colourSpecs(seq, func(key, spec string) {
+		if spec == "?" || spec == "" || a.programSet[key] {
+			return
+		}
+		if a.reported == nil {
+			a.reported = make(map[string]string)
+		}
+		a.reported[key] = spec
+	})
+}
+
+// paletteAll is the key of an OSC 104 without arguments: every palette
+// entry.
+const paletteAll = "4;*"
+
+// colourSpecs calls fn for each colour a complete colour OSC (ESC ], its
+// number, its arguments, BEL or ST) names: key "10", "11" or "12" for
+// the dynamic colours (further specs of OSC 10 and 11 move on to the
+// next, as in xterm), "4;N" for palette entry N (paletteAll for all of
+// them), and spec the colour, "?" for a query, "" for a reset (OSC 104,
+// 110, 111, 112).
+func colourSpecs(seq []byte, fn func(key, spec string)) {
+	body := string(seq[2:])
+	switch {
+	case strings.HasSuffix(body, "\x07"):
+		body = body[:len(body)-1]
+	case strings.HasSuffix(body, "\x1b\\"):
+		body = body[:len(body)-2]
+	}
+	num, args, _ := strings.Cut(body, ";")
+	switch num {
+	case "10", "11", "12":
+		k := int(num[1] - '0')
+		for _, spec := range strings.Split(args, ";") {
+			if k > 2 {
+				break
+			}
+			fn("1"+string(rune('0'+k)), spec)
+			k++
+		}
+	case "4":
+		f := strings.Split(args, ";")
+		for i := 0; i+1 < len(f); i += 2 {
+			if idx, err := strconv.Atoi(f[i]); err == nil && idx >= 0 && idx <= 255 {
+				fn("4;"+strconv.Itoa(idx), f[i+1])
+			}
+		}
+	case "110", "111", "112":
+		fn("1"+num[2:], "")
+	case "104":
+		if args == "" {
+			fn(paletteAll, "")
+			return
+		}
+		for _, f := range strings.Split(args, ";") {
+			if idx, err := strconv.Atoi(f); err == nil && idx >= 0 && idx <= 255 {
+				fn("4;"+strconv.Itoa(idx), "")
+			}
+		}
+	}
+}
+
+// colourSet is the OSC that sets the colour key to spec.
+func colourSet(key, spec string) []byte {
+	if strings.HasPrefix(key, "4;") {
+		return []byte("\x1b]4;" + key[2:] + ";" + spec + "\x07")
+	}
+	return []byte("\x1b]" + key + ";" + spec + "\x07")
 }
 
 // input is the INPUT hook; it returns what goes on to the PTY. A holder's
@@ -261,9 +408,7 @@ func (a *answerer) input(p []byte) []byte {
 		i += j
 		n := 1
 		if kind, m, complete := scanOSC(p[i:]); len(p) > i+1 && p[i+1] == ']' && complete && kind == seqIdent {
-			sc := a.identsLocked()
-			sc.Write(p[i : i+m])
-			sc.TakeReplies() // a "?" typed by a person is no query to us
+			a.hostColourLocked(p[i : i+m])
 		}
 		if len(a.expect) > 0 {
 			if key, m, ok := replyKey(p[i:]); ok {

@@ -160,6 +160,38 @@ func TestDetachedAnswersColoursOfLastHolder(t *testing.T) {
 	}
 }
 
+// A colour the program set while a host held the terminal is still its
+// colour once the host is gone, and a colour the program resets goes back
+// to the one the holder's emulator reported (what a reset shows there),
+// not to xterm's default.
+func TestDetachedAnswersColoursSetWhileHeldAndReset(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	h := s.host()
+	dir := t.TempDir()
+	gate, out := filepath.Join(dir, "go"), filepath.Join(dir, "out")
+	h.Open(proto.Open{TerminalID: "q", Cols: 80, Rows: 24, Cmd: "/bin/bash", Args: []string{"-c",
+		`stty raw -echo; printf '\033]4;1;rgb:ab/cd/ef\007\033]10;?\033\\'; IFS= read -r -d '\' r; printf 'learned';` +
+			` while [ ! -e ` + gate + ` ]; do sleep 0.01; done;` +
+			` printf '\033]4;1;?\007'; IFS= read -r -d $'\a' p1;` +
+			` printf '\033]10;rgb:ff/ff/00\007\033]10;?\007'; IFS= read -r -d $'\a' fg1;` +
+			` printf '\033]110\007\033]10;?\007'; IFS= read -r -d $'\a' fg2;` +
+			` printf '\033]104;1\007\033]4;1;?\007'; IFS= read -r -d $'\a' p2;` +
+			` printf '%s|%s|%s|%s' "${p1#?}" "${fg1#?}" "${fg2#?}" "${p2#?}" > ` + out + `.tmp; mv ` + out + `.tmp ` + out + `; read -r x`}})
+	h.WaitOutput("q", "\x1b]10;?\x1b\\")
+	h.Input("q", "\x1b]10;rgb:1010/2020/3030\x1b\\") // the host's emulator answers
+	h.WaitOutput("q", "learned")
+	h.SendJSON(proto.TypeDetach, map[string]any{"terminalId": "q"})
+	h.WaitControl(proto.TypeDetached, "q")
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := `]4;1;rgb:abab/cdcd/efef|]10;rgb:ffff/ffff/0000|]10;rgb:1010/2020/3030|]4;1;rgb:cdcd/0000/0000`
+	if got := waitFile(t, out); got != want {
+		t.Fatalf("answers %q, want %q", got, want)
+	}
+}
+
 // A host that attaches at an offset before a query the server answered
 // is replayed the query, and its emulator answers it again: the program
 // gets one answer, and the key typed next is what it reads next.
