@@ -45,6 +45,13 @@ func pollableStdin() io.Reader {
 		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 		return err == nil && fl&unix.O_NONBLOCK == 0
 	}
+	if !blocking(0) {
+		// The host gave it to us non-blocking: the runtime saw that at
+		// start-up and registered os.Stdin with the poller already. A
+		// second File for fd 0 could not register, and its reads would
+		// fail with EAGAIN at once, which ended the sidecar.
+		return os.Stdin
+	}
 	outBlocks, errBlocks := blocking(1), blocking(2)
 	if err := unix.SetNonblock(0, true); err != nil {
 		return os.Stdin

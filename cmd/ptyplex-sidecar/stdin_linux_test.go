@@ -104,7 +104,7 @@ func TestOneSocketForStdinAndStdout(t *testing.T) {
 		ExitCode *int `json:"exitCode"`
 	}
 	for exit == nil {
-		typ, body := readRawFrame(t, r)
+		typ, body := readRawFrame(t, r, stderr)
 		switch typ {
 		case 0x82:
 			n := int(binary.LittleEndian.Uint16(body))
@@ -144,22 +144,4 @@ func TestOneSocketForStdinAndStdout(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the sidecar did not exit at the end of its input")
 	}
-}
-
-func rawFrame(typ byte, body []byte) []byte {
-	f := binary.LittleEndian.AppendUint32(nil, uint32(1+len(body)))
-	return append(append(f, typ), body...)
-}
-
-func readRawFrame(t *testing.T, r io.Reader) (byte, []byte) {
-	t.Helper()
-	var head [5]byte
-	if _, err := io.ReadFull(r, head[:]); err != nil {
-		t.Fatalf("reading a frame header: %v", err)
-	}
-	body := make([]byte, binary.LittleEndian.Uint32(head[:4])-1)
-	if _, err := io.ReadFull(r, body); err != nil {
-		t.Fatalf("reading a frame body: %v", err)
-	}
-	return head[4], body
 }
