@@ -9,7 +9,7 @@ func (s *Screen) execute(b byte) {
 			s.col--
 		}
 	case 0x09: // HT
-		s.tabForward(1)
+		s.tab()
 	case 0x0a, 0x0b, 0x0c: // LF, VT, FF
 		s.cur.setWrapped(s.row, false) // an explicit newline ends the logical line, as in tmux
 		s.index()

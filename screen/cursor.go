@@ -169,11 +169,28 @@ func (s *Screen) restoreCursor() {
 	s.pendingWrap = c.pendingWrap && s.col == s.cols-1
 }
 
+// tab is HT. With a wrap pending it is a line break, as in alacritty
+// (interminai's xterm mode: put_tab wraps the line and stops there): the
+// text after it starts the next row, and so does the cursor, so a CR after
+// it returns to that row. With autowrap off the cursor stays and so does
+// the wrap. (xterm.js and tmux leave the cursor and the pending wrap as
+// they were, which puts the text after it in the same place.)
+func (s *Screen) tab() {
+	if s.pendingWrap && s.col == s.cols-1 {
+		if s.autowrap {
+			s.wrap()
+		}
+		return
+	}
+	s.tabForward(1)
+}
+
+// tabForward is CHT.
 func (s *Screen) tabForward(n int) {
 	if s.pendingWrap && s.col == s.cols-1 {
 		// There is no stop to go to: the cursor stays, and so does the
 		// pending wrap, so the next character still starts a new line (as
-		// xterm.js and tmux; clearing it put that text a row higher).
+		// alacritty, xterm.js and tmux).
 		return
 	}
 	s.pendingWrap = false

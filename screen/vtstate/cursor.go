@@ -100,7 +100,7 @@ func (s *State) text(p []byte) {
 				s.Cur &^= curMax | curWrap
 			}
 		case '\t':
-			s.tab(1)
+			s.ht()
 		case 0x7f:
 		default:
 			if c < 0x20 {
@@ -259,10 +259,22 @@ func (s *State) tabsKnown() bool {
 // stops, which the screen package does not do: they are not known.
 const tabsReset = "8"
 
-// tab is HT (CHT n): to the next stop, or the last column.
+// ht is HT: screen.tab, a line break with a wrap pending (curWrap is only
+// set while autowrap is on), else a tab to the next stop.
+func (s *State) ht() {
+	if s.Cur&curWrap != 0 {
+		s.index()
+		s.Col, s.Cur = 0, s.Cur&^(curWrap|curMax)|curCol
+		return
+	}
+	s.tab(1)
+}
+
+// tab is CHT n (HT, n 1, without a wrap pending): to the next stop, or the
+// last column.
 func (s *State) tab(n int) {
 	if s.Cur&curCol == 0 || !s.tabsKnown() {
-		s.Cur &^= curCol | curMax // a tab never wraps: the row stays
+		s.Cur &^= curCol | curMax // no wrap is pending then: the row stays
 		return
 	}
 	if s.Cur&curWrap != 0 {

@@ -14,6 +14,7 @@ import (
 // origin mode, margins, saved cursors, tab stops and resets.
 var cursorFrags = []string{
 	"text ", "lines\r\n", "\r", "\n", "\x08", "\t", "\t\t\t", "\x0b", strings.Repeat("w", 23), strings.Repeat("x", 81),
+	"\r" + strings.Repeat("y", 40) + "\t", // a tab with a wrap pending: a line break (40 is the test's width)
 	"é", "中文", "a\u0301", "\x1b(0lqk\x1b(B", "\x0e", "\x0f", "\x7f", "\x00",
 	"\x1b[H", "\x1b[3;7H", "\x1b[30;90H", "\x1b[5f", "\x1b[2A", "\x1b[3B", "\x1b[4C", "\x1b[2D", "\x1b[2E", "\x1b[F",
 	"\x1b[10G", "\x1b[5`", "\x1b[7d", "\x1b[3e", "\x1b[4a", "\x1b[2I", "\x1b[Z", "\x1b[2L", "\x1b[M", "\x1b[3@", "\x1b[2b",
