@@ -143,7 +143,7 @@ class FrameParser {
   _need() {
     if (this.plen < 5) return 5;
     const len = this.head.readUInt32LE(0);
-    checkLength(len);
+    checkLength(len, this.head.subarray(0, Math.min(this.plen, this.head.length)));
     if (this.head[4] === T.OUTPUT && this.onOutput && len >= 3) {
       if (this.plen < 7) return 7;
       const idLen = this.head.readUInt16LE(5);
@@ -160,7 +160,7 @@ class FrameParser {
     const restAt = (o) => (o < buf.length || !tail ? buf.subarray(o) : tail);
     while (buf.length - off >= 5) {
       const len = buf.readUInt32LE(off);
-      checkLength(len);
+      checkLength(len, buf.subarray(off));
       const type = buf[off + 4];
       const have = buf.length - off - 4;
       if (have >= len) {
@@ -199,10 +199,20 @@ class FrameParser {
   }
 }
 
-function checkLength(len) {
-  if (len < 1 || len > MAX_FRAME) {
-    throw new Error(`corrupt frame stream from ptyplex-sidecar: frame length ${len}`);
+// checkLength refuses a frame length no peer may send; start is what the
+// stream holds from that header on, which the error quotes when it is
+// text: a line that reached stdout ahead of the sidecar's frames (a shell
+// startup file run by ssh that echoes, a banner) always has a length
+// above the limit, and quoting it says at once what went wrong.
+function checkLength(len, start) {
+  if (len >= 1 && len <= MAX_FRAME) return;
+  let why = `corrupt frame stream: frame length ${len}`;
+  const head = start.subarray(0, 4);
+  if (head.length === 4 && head.every((b) => b === 9 || b === 10 || b === 13 || (b >= 0x20 && b !== 0x7f))) {
+    const text = start.subarray(0, 60).toString('utf8');
+    why += `, which reads as text (${JSON.stringify(text)}${start.length > 60 ? '...' : ''}: something writes to stdout where only the sidecar's frames belong, such as a shell startup file (.bashrc) or a banner on the other side of the transport, or the program is not ptyplex-sidecar)`;
   }
+  throw new Error(why);
 }
 
 // splitData splits an OUTPUT body into its terminal id and payload.

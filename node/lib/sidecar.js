@@ -426,7 +426,9 @@ class Sidecar {
       if (gen.dead) return;
       try {
         parser.push(chunk);
-      } catch (err) {
+      } catch (e) {
+        // The parser's own errors (a corrupt stream) say what, not who.
+        const err = e.peer ? e : peerError(`protocol violation by ${this._name()}: ${e.message}`);
         this._log(err.message);
         child.kill('SIGKILL');
         this._died(gen, { error: err });

@@ -234,6 +234,19 @@ test('a transport that exits is named, with what it said last, its CR LF a plain
   assert.ok(!sc.lines.some((l) => l.includes('\r') || l.includes('ptyplex-sidecar exited')), JSON.stringify(sc.lines));
 });
 
+test('a transport that writes text before the frames (a .bashrc that echoes): the error quotes it and says what to look for', async (t) => {
+  // sh stands for ssh running a login shell whose startup file echoes a line.
+  const sc = newSidecar(t, { transport: ['sh', '-c', 'echo "Welcome to the build box"; exec "$0"', BIN] });
+  const term = sc.spawn('sh', []);
+  const err = within(new Promise((resolve) => term.on('error', resolve)), 'the error');
+  const death = within(new Promise((resolve) => sc.onDeath(resolve)), 'onDeath');
+  const { message } = await err;
+  assert.match(message, /^protocol violation by the sidecar reached through \[.*\]: corrupt frame stream: frame length \d+, which reads as text \("Welcome to the build box\\n/);
+  assert.match(message, /a shell startup file \(\.bashrc\) or a banner/);
+  assert.match(message, / before sh started$/);
+  assert.strictEqual((await death).error.message.split('protocol violation').length, 2, 'said once');
+});
+
 test('a transport that gives back not one byte is not taken for an old sidecar alone', async (t) => {
   const sc = newSidecar(t, { transport: ['sh', '-c', "printf 'connecting to 10.255.255.1\\r\\n' >&2; exec sleep 60"], helloTimeout: 300 });
   await assert.rejects(
