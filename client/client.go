@@ -113,6 +113,10 @@ type Client struct {
 	peer      *proto.Hello     // the sidecar's HELLO, once it answered
 
 	done chan struct{} // closed once the stream ended and every terminal was finished
+	// closeBound is how long Close waits for the stream to end after
+	// closing the sidecar's input (closeBound, the constant; a field so
+	// that a test need not wait that long).
+	closeBound time.Duration
 
 	persist persistState // LIST and ATTACH in flight (persist.go)
 	// upgradeWait is the UPGRADE waiting for its answer, if any (serverctl.go); under mu.
@@ -199,9 +203,22 @@ func Start(opts Options) (*Client, error) {
 
 // Connect returns a Client speaking the frame protocol over an existing
 // stream, for a sidecar this program did not start itself (for example
-// `ssh host ptyplex-sidecar`). Close closes w and waits for r to end.
+// `ssh host ptyplex-sidecar`, or a persistent server's socket). Close
+// closes w and waits for r to end, as the sidecar answers the end of its
+// input. A w that can close its writing half alone (a *net.UnixConn or
+// *net.TCPConn, which may be r as well) is half-closed, so that the
+// sidecar still sends what it has queued and then closes the connection,
+// a clean end; it is closed whole once r has ended. Should r not end
+// within 15 s, Close closes w, and r too if it is an io.Closer, and
+// returns.
 func Connect(r io.Reader, w io.WriteCloser) *Client {
 	c := newClient()
+	if h, ok := w.(interface {
+		io.WriteCloser
+		CloseWrite() error
+	}); ok {
+		w = halfClosing{h}
+	}
 	c.cur.Store(NewStream(r, w, StreamOptions{Handle: c.dispatch, CheckData: c.checkOutput}))
 	go c.watch()
 	return c
@@ -211,10 +228,11 @@ func newClient() *Client {
 	var b [4]byte
 	rand.Read(b[:])
 	return &Client{
-		pending:  make(map[string]*pendingOpen),
-		live:     make(map[string]*Terminal),
-		idPrefix: "term-" + hex.EncodeToString(b[:]) + "-",
-		done:     make(chan struct{}),
+		pending:    make(map[string]*pendingOpen),
+		live:       make(map[string]*Terminal),
+		idPrefix:   "term-" + hex.EncodeToString(b[:]) + "-",
+		done:       make(chan struct{}),
+		closeBound: closeBound,
 	}
 }
 
@@ -416,12 +434,12 @@ func (c *Client) Close() error {
 		terminate(s.Process())
 	}
 
-	timer := time.NewTimer(closeBound)
+	timer := time.NewTimer(c.closeBound)
 	defer timer.Stop()
 	select {
 	case <-c.done:
 	case <-timer.C:
-		c.stream().Kill()
+		c.stream().abort()
 		<-c.done
 	}
 	return c.Err()

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -172,4 +174,68 @@ func TestRevivedNotWithEndedContext(t *testing.T) {
 	require.NoError(t, err)
 	got, _ := io.ReadAll(t2)
 	require.True(t, strings.Contains(string(got), "precious"), "%q", got)
+}
+
+// Connect on a persistent server's socket (as `ptyplex-sidecar --list`
+// and `ptyplex attach` do): Close ends the connection cleanly. It closed
+// the socket whole, so reading failed with "use of closed network
+// connection": Close returned that as ErrSidecarGone, and a terminal
+// still live ended with ErrSidecarGone rather than ErrClientClosed.
+func TestConnectOnSocketClosesCleanly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env := persistEnv(t, "sock")
+	c1, err := Persistent("sock", Options{SidecarPath: sidecarBin, Env: env, Stderr: testLog{t}})
+	require.NoError(t, err)
+	defer c1.Close()
+	_, err = c1.Open(ctx, OpenOptions{ID: "s", Cmd: "sleep", Args: []string{"1000"}})
+	require.NoError(t, err)
+	require.NoError(t, c1.Close())
+
+	nc := dialServer(t, env, "sock")
+	c := Connect(nc, nc)
+	term, err := c.Attach(ctx, "s", 0)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	require.NoError(t, c.Err())
+	_, err = term.Wait()
+	require.ErrorIs(t, err, ErrClientClosed)
+	require.False(t, errors.Is(err, ErrSidecarGone), "Wait: %v", err)
+	// The socket is closed whole once the server has ended it.
+	_, err = nc.Write([]byte{0})
+	require.ErrorIs(t, err, net.ErrClosed)
+}
+
+// Close of a Connect whose other end never ends its output returns once
+// its bound passed, having closed both ends. It waited for ever: the
+// kill that bounds Close does nothing for a stream it did not start.
+func TestConnectCloseIsBounded(t *testing.T) {
+	hostR, _ := io.Pipe() // the peer never writes nor closes
+	peerR, hostW := io.Pipe()
+	go io.Copy(io.Discard, peerR)
+	c := Connect(hostR, hostW)
+	c.closeBound = 50 * time.Millisecond
+	res := make(chan error, 1)
+	go func() { res <- c.Close() }()
+	select {
+	case err := <-res:
+		require.ErrorIs(t, err, ErrSidecarGone)
+	case <-time.After(waitBound):
+		t.Fatal("Close did not return")
+	}
+}
+
+// dialServer connects to persistent server name's socket, as
+// persist.Dial does.
+func dialServer(t *testing.T, env []string, name string) *net.UnixConn {
+	t.Helper()
+	dir := ""
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PTYPLEX_RUNTIME_DIR="); ok {
+			dir = v
+		}
+	}
+	nc, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: filepath.Join(dir, "sidecar", name+".sock"), Net: "unix"})
+	require.NoError(t, err)
+	return nc
 }

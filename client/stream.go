@@ -31,6 +31,7 @@ type Stream struct {
 	// must not wait behind a write the sidecar does not read).
 	wlock chan struct{}
 	w     io.WriteCloser
+	r     io.Reader // what readLoop reads (for NewStream: the caller's)
 
 	emu  sync.Mutex
 	werr error // sticky: once set, every Send returns it
@@ -122,8 +123,45 @@ func StartStream(cmd *exec.Cmd, opts StreamOptions) (*Stream, error) {
 // read.
 func NewStream(r io.Reader, w io.WriteCloser, opts StreamOptions) *Stream {
 	s := newStream(w)
+	s.r = r
 	go s.readLoop(r, opts)
 	return s
+}
+
+// halfClosing is a connection whose Close, as the end of the sidecar's
+// input, shuts down its writing half only (Connect): the peer still
+// sends what it has queued (the EXITs of a plain sidecar) and then closes
+// the connection, a clean end of the stream, where closing it whole ended
+// our reading with "use of closed network connection", which took the
+// sidecar for gone. readLoop closes it whole once reading has stopped.
+type halfClosing struct {
+	conn interface {
+		io.WriteCloser
+		CloseWrite() error
+	}
+}
+
+func (h halfClosing) Write(p []byte) (int, error) { return h.conn.Write(p) }
+func (h halfClosing) Close() error                { return h.conn.CloseWrite() }
+
+// closeWhole closes the connection, both halves.
+func (h halfClosing) closeWhole() error { return h.conn.Close() }
+
+// abort ends a stream whose other side does not end it: a process we
+// started is killed; for NewStream, w is closed whole and r, if it can be.
+func (s *Stream) abort() {
+	if s.cmd != nil {
+		s.Kill()
+		return
+	}
+	if h, ok := s.w.(halfClosing); ok {
+		h.closeWhole()
+	} else {
+		s.w.Close()
+	}
+	if c, ok := s.r.(io.Closer); ok {
+		c.Close()
+	}
 }
 
 func newStream(w io.WriteCloser) *Stream {
@@ -181,6 +219,11 @@ func (s *Stream) closeWriter() (forced bool, err error) {
 		defer s.unlock()
 	} else {
 		forced = true
+		if h, ok := s.w.(halfClosing); ok {
+			// Shutting down a socket's writing half need not end a
+			// write blocked on it; closing it whole does.
+			return forced, h.closeWhole()
+		}
 	}
 	return forced, s.w.Close()
 }
@@ -218,6 +261,11 @@ func (s *Stream) readLoop(r io.Reader, opts StreamOptions) {
 	}
 	if err != nil && !opts.KeepOnError {
 		s.abandon(err)
+	}
+	if h, ok := s.w.(halfClosing); ok {
+		// Nothing more comes: the descriptor is of no more use. (Were a
+		// write blocked, this would end it too.)
+		h.closeWhole()
 	}
 	s.readErr = err
 	close(s.readDone)
