@@ -267,7 +267,11 @@ export interface SidecarOptions {
    * and its stderr lines reach logger marked "transport ssh: ".
    */
   transport?: string[];
-  /** The transport's environment (default process.env). */
+  /**
+   * The transport's environment (default process.env). Without a transport, a persistent
+   * sidecar (persist, or --persist NAME in args) takes from it only what places the server's
+   * socket (PTYPLEX_RUNTIME_DIR, XDG_RUNTIME_DIR, TMPDIR, HOME, XDG_CACHE_HOME); a plain one, nothing.
+   */
   env?: NodeJS.ProcessEnv;
   /**
    * Begin with the handshake; frames wait for it, and when the sidecar is too
