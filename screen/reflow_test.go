@@ -250,3 +250,41 @@ func TestReflowKeepsGeneratedText(t *testing.T) {
 		}
 	}
 }
+
+// TestResizeKeepsPendingWrap: a resize that leaves the cursor in the last
+// column keeps a pending wrap, as alacritty (interminai's xterm mode) does,
+// so the next character starts the next row instead of overwriting the
+// last column: a height change on either screen, and a narrower
+// alternate screen (the cursor is clamped into its last column).
+func TestResizeKeepsPendingWrap(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		in         string
+		cols, rows int
+		lines      []string
+		row, col   int
+	}{
+		{"main taller", "abcdefghij", 10, 6, []string{"abcdefghij", "X"}, 1, 1},
+		{"main shorter", "1\r\n2\r\n3\r\nabcdefghij", 10, 2, []string{"abcdefghij", "X"}, 1, 1},
+		{"alternate taller", "\x1b[?1049habcdefghij", 10, 6, []string{"abcdefghij", "X"}, 1, 1},
+		{"alternate narrower", "\x1b[?1049habcdefghij", 8, 4, []string{"abcdefgh", "X"}, 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := New(10, 4, Options{})
+			s.Write([]byte(c.in))
+			s.Resize(c.cols, c.rows)
+			if !s.PendingWrap() {
+				t.Errorf("no wrap pending after the resize")
+			}
+			s.Write([]byte("X"))
+			for i, want := range c.lines {
+				if got := s.Line(i+1, false); got != want {
+					t.Errorf("line %d = %q, want %q", i+1, got, want)
+				}
+			}
+			if row, col := s.Cursor(); row != c.row || col != c.col {
+				t.Errorf("cursor = %d,%d, want %d,%d", row, col, c.row, c.col)
+			}
+		})
+	}
+}

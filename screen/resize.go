@@ -12,6 +12,8 @@ package screen
 // recent scrollback lines as it gained rows, and its cursors move down
 // with them, as in alacritty (interminai's xterm mode: grid/resize.rs
 // grow_lines), tmux and, with the cursor on the bottom row, xterm.js.
+// A wrap pending stays pending while the cursor stays in the last column,
+// as in alacritty.
 func (s *Screen) Resize(cols, rows int) {
 	cols, rows = clampSize(cols, rows)
 	if cols == s.cols && rows == s.rows {
@@ -35,8 +37,12 @@ func (s *Screen) Resize(cols, rows int) {
 	if s.altActive {
 		s.cur = s.alt
 		s.row = clamp(s.row, 0, rows-1)
+		// A wrap pending stays pending where the cursor is still in the
+		// last column (the height alone changed, or the width shrank past
+		// it), as in alacritty, whose cursor keeps it through a resize of
+		// the alternate screen: the next character starts the next row.
+		s.pendingWrap = s.pendingWrap && s.col >= cols-1
 		s.col = clamp(s.col, 0, cols-1)
-		s.pendingWrap = false
 	} else {
 		s.cur = s.main
 	}
@@ -86,10 +92,10 @@ func (s *Screen) resizeRows(rows int) {
 	w[rows-1] = false
 	b.wrapped = w
 	*row = clamp(*row, 0, rows-1)
-	if !s.altActive {
-		s.col = clamp(s.col, 0, s.cols-1)
-		s.pendingWrap = false
-	}
+	// The width is the same, so the cursor's column is, and a wrap
+	// pending stays pending (alacritty's cursor keeps it through a resize;
+	// xterm.js drops it, and the next character then overwrote the last
+	// column instead of starting the next row).
 	b.saved.row = clamp(b.saved.row, 0, rows-1)
 }
 
