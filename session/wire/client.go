@@ -74,8 +74,11 @@ func exchange(c net.Conn, socket string, req any) (*Response, error) {
 	_, werr := c.Write(append(line, '\n'))
 	// Read even when the write failed: a daemon that refuses the request
 	// (another user, shutting down) answers and closes without reading it.
-	br := bufio.NewReaderSize(io.LimitReader(c, MaxMessage+2), 64<<10)
+	br := bufio.NewReaderSize(io.LimitReader(c, MaxAnswer+1), 64<<10)
 	resp, err := br.ReadBytes('\n')
+	if len(resp) > MaxAnswer {
+		return nil, fmt.Errorf("answer from %s is longer than %d bytes, the most a client reads", socket, MaxAnswer)
+	}
 	if err != nil && (!errors.Is(err, io.EOF) || len(resp) == 0) {
 		if werr != nil {
 			return nil, fmt.Errorf("send request to %s: %w", socket, unwrapSyscall(werr))

@@ -6,8 +6,15 @@ import "time"
 
 import "encoding/json"
 
-// MaxMessage is the largest request or response line the protocol allows.
+// MaxMessage is the largest request line the protocol allows.
 const MaxMessage = 10 << 20
+
+// MaxAnswer is the largest answer line a client reads. Answers are not
+// held to MaxMessage: OUTPUT of a long coloured scrollback or of a wide
+// screen, and RUN with keep_lines, can be larger, and interminai's own
+// client reads them whatever their size. The bound only keeps a daemon
+// that never ends its line from exhausting the client's memory.
+const MaxAnswer = 1 << 30
 
 // Response is the envelope of every answer: {"status":"ok","data":{...}}
 // or {"status":"error","error":"..."}, with a "code" after the error on
