@@ -198,6 +198,15 @@ func (w *window) read(p []byte) (n int, grant int, err error) {
 func (w *window) readEpoch(p []byte) (n int, grant int, epoch uint64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if len(p) == 0 {
+		// As an os.File's or net.Conn's: an empty read has nothing to
+		// wait for. It says io.EOF (or why the terminal died) once
+		// everything was read.
+		if w.buffered == 0 && w.end != nil {
+			return 0, 0, w.epoch, w.end
+		}
+		return 0, 0, w.epoch, nil
+	}
 	for {
 		// An empty repaint only moves pos; it is passed here so that
 		// read never returns 0 bytes without an error.
@@ -212,9 +221,6 @@ func (w *window) readEpoch(p []byte) (n int, grant int, epoch uint64, err error)
 	}
 	if w.buffered == 0 {
 		return 0, 0, w.epoch, w.end
-	}
-	if len(p) == 0 {
-		return 0, 0, w.epoch, nil
 	}
 	credited := 0 // bytes of OUTPUT read: resync chunks took no credit
 	for n < len(p) && len(w.chunks) > 0 {

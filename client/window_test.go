@@ -3,6 +3,7 @@ package client
 import (
 	"io"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,4 +111,34 @@ func TestWindowResume(t *testing.T) {
 	raw := newWindow(0)
 	_, credit = raw.resetCredit()
 	assert.Nil(t, credit, "a raw terminal attaches unthrottled")
+}
+
+// A Read with an empty buffer returns at once, as io.Reader's convention
+// and an os.File's or net.Conn's have it; io.EOF once everything was read
+// after the end. It waited for the terminal's next output.
+func TestWindowEmptyReadDoesNotWait(t *testing.T) {
+	w := newWindow(10)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := w.read(nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(waitBound):
+		w.push([]byte("x")) // let the goroutine go
+		t.Fatal("an empty read waited for output")
+	}
+	w.push([]byte("ab"))
+	n, _, err := w.read(nil)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	w.finish(io.EOF)
+	_, _, err = w.read([]byte{})
+	require.NoError(t, err, "output still buffered")
+	n, _, _ = w.read(make([]byte, 8))
+	assert.Equal(t, 2, n)
+	_, _, err = w.read(nil)
+	assert.Equal(t, io.EOF, err)
 }
