@@ -93,7 +93,13 @@ class Sidecar {
     this.path = options.path;
     this.logger = options.logger || null;
     this.openTimeout = options.openTimeout === undefined ? DEFAULT_OPEN_TIMEOUT : options.openTimeout;
-    this.creditWindow = options.creditWindow || DEFAULT_CREDIT_WINDOW;
+    const cw = options.creditWindow;
+    // Checked here, as the other options are: the sidecar refuses a
+    // window that is no whole number of bytes, and each OPEN then failed.
+    if (cw !== undefined && cw !== null && cw !== 0 && !(Number.isSafeInteger(cw) && cw > 0)) {
+      throw new TypeError(`ptyplex: creditWindow must be a whole number of bytes, 1 or more (not ${JSON.stringify(cw)})`);
+    }
+    this.creditWindow = cw || DEFAULT_CREDIT_WINDOW;
     this._args = options.args || [];
     this._gen = null; // the running sidecar process and its terminals
     this._nextId = 1;

@@ -104,6 +104,14 @@ test("an Electron app's asar archive: the platform package's binary is run from 
   assert.strictEqual(resolveInApp({ PATH: '' }), binary);
 });
 
+test('creditWindow is checked when the Sidecar is made, not by the sidecar at each open', () => {
+  for (const bad of [-1, 1000.5, '4096', NaN, Infinity]) {
+    assert.throws(() => new Sidecar({ creditWindow: bad }), /creditWindow must be a whole number of bytes/, String(bad));
+  }
+  assert.strictEqual(new Sidecar({ creditWindow: 4096 }).creditWindow, 4096);
+  assert.strictEqual(new Sidecar({}).creditWindow, 1 << 20);
+});
+
 test('an idle sidecar does not keep the script alive', async () => {
   const { execFile } = require('child_process');
   const script = `const {Sidecar}=require(${JSON.stringify(require.resolve('..'))});
