@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/ptyplex/ptyplex/internal/inherited"
+	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost/watchdog"
 	"github.com/ptyplex/ptyplex/sidecar/persist"
 	"golang.org/x/sys/unix"
@@ -401,10 +403,17 @@ func bridge(name string) int {
 		// stopping): the next dial finds it gone and starts a new one.
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: the persistent sidecar closed the connection before it answered (%v); connecting again\n", err)
 	}
+	corrupt := make(chan error, 1)
 	go func() {
 		// The host's stdin ends: half-close, so the server sees the end
-		// of our frames and still sends what it has queued.
-		if _, err := io.Copy(c, pollableStdin()); err != nil {
+		// of our frames and still sends what it has queued. A stream
+		// that is not frames ends the same way after its last whole
+		// frame, and we exit as a plain sidecar (or the server, for a
+		// bridge that handed over) does then: 1, with the reason.
+		err := copyFrames(c, pollableStdin())
+		if errors.Is(err, proto.ErrCorrupt) {
+			corrupt <- err
+		} else if err != nil {
 			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: to the server: %v\n", err)
 		}
 		c.CloseWrite()
@@ -415,5 +424,39 @@ func bridge(name string) int {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: to the host: %v\n", err)
 		return 1
 	}
+	select {
+	case err := <-corrupt:
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: from the host: %v\n", err)
+		return 1
+	default:
+	}
 	return 0
+}
+
+// copyFrames copies the host's frames from src to the server, each as it
+// is read whole (a keystroke waits for nothing): nil at the end of src
+// between two frames, an error wrapping proto.ErrCorrupt, after the
+// frames before it, when src holds what is not a frame (a zero or
+// oversized length, or an end inside a frame). The server would see only
+// a clean end of our half of the connection, so the reason is ours to
+// give, as it gives it to a bridge that handed the host over.
+func copyFrames(dst *net.UnixConn, src io.Reader) error {
+	r := proto.NewReader(src)
+	r.ReuseBuffer()
+	var hdr [proto.HeaderSize]byte
+	for {
+		f, err := r.ReadFrame()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		binary.LittleEndian.PutUint32(hdr[:4], uint32(len(f.Body)+1))
+		hdr[4] = byte(f.Type)
+		bufs := net.Buffers{hdr[:], f.Body}
+		if _, err := bufs.WriteTo(dst); err != nil {
+			return err
+		}
+	}
 }

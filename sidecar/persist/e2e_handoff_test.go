@@ -236,23 +236,50 @@ func TestHandoffServerHoldsTheHostsPipes(t *testing.T) {
 	}
 }
 
-// A host that sends what is not a frame ends its bridge with status 1 and
-// the reason, and its terminals are detached, not ended.
+// A host that sends what is not a frame (a zero or oversized length, a
+// stream that ends inside a frame) ends its bridge with status 1 and the
+// reason, the same line whether the bridge handed the host's pipes over
+// or copies (a copying bridge exited 0 and said nothing: the server saw
+// only the end of the frames it was sent), and its terminals are
+// detached, not ended.
 func TestHandoffCorruptStream(t *testing.T) {
 	t.Parallel()
-	s := newServer(t)
-	b := s.pipedBridge(nil)
-	b.send(proto.TypeOpen, map[string]any{"terminalId": "k", "cols": 80, "rows": 24, "cmd": "sleep", "args": []string{"100"}})
-	b.next(proto.TypeOpened)
-	if _, err := b.in.Write([]byte{0, 0, 0, 0, 0}); err != nil { // a frame of length 0
-		t.Fatal(err)
+	cases := []struct {
+		name  string
+		bytes []byte
+		close bool // the host closes its stdin after them
+		want  string
+	}{
+		{"zero", []byte{0, 0, 0, 0, 0}, false, "zero frame length"},
+		{"oversized", []byte{1, 0, 0, 1, byte(proto.TypeInput)}, false, "frame length 16777217 exceeds the 16777216 byte limit"},
+		{"cut", []byte{100, 0, 0, 0, byte(proto.TypeInput), 'a', 'b'}, true, "stream ended inside an INPUT frame (2 of 99 body bytes)"},
 	}
-	code, last := b.wait()
-	if code != 1 || !strings.Contains(last, "from the host") || !strings.Contains(last, "corrupt") {
-		t.Fatalf("exit %d, last line %q; want 1 saying the host's stream is corrupt", code, last)
+	for _, mode := range []string{"handoff", "copy"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t)
+			var env []string
+			if mode == "copy" {
+				env = append(env, bridgeCopyEnv)
+			}
+			for _, c := range cases {
+				b := s.pipedBridge(nil, env...)
+				b.send(proto.TypeOpen, map[string]any{"terminalId": c.name, "cols": 80, "rows": 24, "cmd": "sleep", "args": []string{"100"}})
+				b.next(proto.TypeOpened)
+				if _, err := b.in.Write(c.bytes); err != nil {
+					t.Fatal(err)
+				}
+				if c.close {
+					b.in.Close()
+				}
+				want := "ptyplex-sidecar: from the host: corrupt frame stream: " + c.want
+				if code, last := b.wait(); code != 1 || last != want {
+					t.Fatalf("%s: exit %d, last line %q; want 1 and %q", c.name, code, last, want)
+				}
+				waitDetached(t, s.host(), c.name)
+			}
+		})
 	}
-	h := s.host()
-	waitDetached(t, h, "k")
 }
 
 // A host that died (its stdout's read end closed) while a terminal floods
