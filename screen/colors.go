@@ -16,7 +16,7 @@ type colorTable struct {
 }
 
 // A headless screen has no real colours; it answers as a dark terminal
-// (light grey on black), which is what xterm.js reports by default and
+// (white on black), which is what xterm.js reports by default and
 // what most programs assume when they cannot ask.
 var defaultDynamic = [3]uint32{0xffffff, 0x000000, 0xffffff}
 

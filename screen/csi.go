@@ -203,6 +203,16 @@ func (s *Screen) windowOp() {
 			s.title = s.titles[n-1]
 			s.titles = s.titles[:n-1]
 		}
+	case 18:
+		// The text area's size in characters, CSI 8 ; rows ; cols t, as
+		// alacritty (interminai's xterm mode) answers it; programs that
+		// ask (image viewers, size probes) wait for it. The size in
+		// pixels (14) stays unanswered, as there: there are no pixels.
+		s.replies = append(s.replies, "\x1b[8;"...)
+		s.replies = strconv.AppendInt(s.replies, int64(s.rows), 10)
+		s.replies = append(s.replies, ';')
+		s.replies = strconv.AppendInt(s.replies, int64(s.cols), 10)
+		s.replies = append(s.replies, 't')
 	default:
 		s.recordUnhandled()
 	}

@@ -307,6 +307,8 @@ func TestReplies(t *testing.T) {
 		{"DECRQM reset", "\x1b[?25l\x1b[?25$p", "\x1b[?25;2$y"},
 		{"DECRQM unknown", "\x1b[?4242$p", "\x1b[?4242;0$y"},
 		{"two queries", "\x1b[5n\x1b[6n", "\x1b[0n\x1b[1;1R"},
+		{"text area size in characters", "\x1b[18t", "\x1b[8;5;10t"},
+		{"text area size in pixels unanswered", "\x1b[14t", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
