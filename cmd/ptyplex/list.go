@@ -29,9 +29,12 @@ Each session is asked for its status; nothing is changed. With
 PTYPLEX_RUNTIME_DIR set, only that registry is read.
 
 A stale session is a socket whose daemon is gone (killed, or the machine
-went down): nobody listens on it. --prune removes stale sockets, their
-private /tmp/interminai-* directories and their registry entries, and says
-what it removed. Live sessions are never touched.
+went down): nobody listens on it. A registry entry whose daemon is gone
+while a session started since serves its socket is stale too (that
+session is listed as itself). --prune removes stale sockets, their
+private /tmp/interminai-* directories and their registry entries (only
+the entry when another session serves the socket), and says what it
+removed. Live sessions are never touched.
 
 The command is shown as a shell reads it back: an argument with spaces or
 shell characters in quotes ('seq 3; sleep 1000'), one with characters a

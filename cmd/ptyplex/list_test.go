@@ -170,3 +170,55 @@ func TestListQuotesCommand(t *testing.T) {
 		t.Errorf("list --json: command %q", l.Command)
 	}
 }
+
+// A session started at the socket of one whose daemon died is listed
+// once, as itself; the dead one's record is stale (it showed the new
+// daemon's pid and state under the old command, so the new session was
+// listed twice), and pruning removes that record and leaves the live
+// socket alone.
+func TestListSocketReusedAfterDaemonDied(t *testing.T) {
+	t.Parallel()
+	env := registryEnv(t)
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	a := startEnv(t, env, "--socket", sock, "--", "sh", "-c", "exec cat # first")
+	syscall.Kill(a.pid, syscall.SIGKILL)
+	if !waitGone(a.pid, deadline) {
+		t.Fatal("daemon survived SIGKILL")
+	}
+	b := startEnv(t, env, "--socket", sock, "--", "sh", "-c", "exec cat # second")
+	entries := func() (live, stale []wire.Listed) {
+		t.Helper()
+		r := ptyplexEnv(t, env, "list", "--json")
+		var list []wire.Listed
+		if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+			t.Fatalf("list --json: %v\n%v", err, r)
+		}
+		for _, l := range list {
+			switch {
+			case l.Socket != sock:
+			case l.State == wire.StateStale:
+				stale = append(stale, l)
+			default:
+				live = append(live, l)
+			}
+		}
+		return live, stale
+	}
+	live, stale := entries()
+	if len(live) != 1 || live[0].PID != b.pid || live[0].State != wire.StateRunning || !strings.Contains(strings.Join(live[0].Command, " "), "second") {
+		t.Errorf("live entries at the reused socket: %+v", live)
+	}
+	if len(stale) != 1 || stale[0].PID != a.pid || !strings.Contains(strings.Join(stale[0].Command, " "), "first") || stale[0].Problem == "" {
+		t.Errorf("the dead daemon's entry: %+v", stale)
+	}
+	if r := ptyplexEnv(t, env, "list", "--prune"); r.code != 0 || !strings.Contains(r.stdout, "Removed stale session "+sock) {
+		t.Errorf("list --prune: %v", r)
+	}
+	live, stale = entries()
+	if len(live) != 1 || live[0].PID != b.pid || len(stale) != 0 {
+		t.Errorf("after prune: live %+v, stale %+v", live, stale)
+	}
+	if st := b.ok("status"); !strings.Contains(st, "Running: true") {
+		t.Errorf("the live session after prune: %s", st)
+	}
+}

@@ -40,6 +40,9 @@ type Listed struct {
 	Registered bool   `json:"registered"`
 	Problem    string `json:"problem,omitempty"` // why it is stale or unreachable
 	rec        Record
+	// superseded: the record's daemon is gone and another one listens on
+	// its socket now; pruning removes the record, not the live socket.
+	superseded bool
 }
 
 // listProbeTimeout bounds the STATUS List sends to each session.
@@ -110,6 +113,17 @@ func probe(ctx context.Context, l *Listed) {
 		return
 	}
 	if pid := peerPID(c); pid > 0 {
+		if l.Registered && l.rec.PID > 0 && pid != l.rec.PID {
+			// The socket was reused: its daemon died, and a session
+			// started since at the same path answers. That one has a
+			// record of its own; this record describes nothing alive,
+			// and showing the new daemon's state under it listed the
+			// new session twice.
+			c.Close()
+			l.State, l.superseded = StateStale, true
+			l.Problem = fmt.Sprintf("its daemon (pid %d) is gone; pid %d serves this socket now", l.rec.PID, pid)
+			return
+		}
 		l.PID = pid
 	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
@@ -146,6 +160,14 @@ func Prune(list []Listed) (removed []string, err error) {
 	var errs []error
 	for _, l := range list {
 		if l.State != StateStale {
+			continue
+		}
+		if l.superseded {
+			// Only the record goes: the socket is another session's.
+			if l.rec.file != "" {
+				os.Remove(l.rec.file)
+			}
+			removed = append(removed, l.Socket)
 			continue
 		}
 		if fi, e := os.Lstat(l.Socket); e == nil && fi.Mode()&os.ModeSocket != 0 {
