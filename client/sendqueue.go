@@ -75,6 +75,34 @@ func (c *Client) queueInput(id string, p []byte) (bool, error) {
 	return true, nil
 }
 
+// sendNow sends a frame about a terminal that waits for an answer, on the
+// current connection, and returns that connection. It does not queue:
+// while a reconnecting client is down it fails with ErrDisconnected.
+func (c *Client) sendNow(frame []byte) (*Stream, error) {
+	if c.rc == nil {
+		s := c.stream()
+		return s, s.Send(frame)
+	}
+	r := c.rc
+	r.io.Lock()
+	defer r.io.Unlock()
+	switch {
+	case r.gone != nil:
+		return nil, r.gone
+	case r.down:
+		return nil, fmt.Errorf("%w: reconnecting", ErrDisconnected)
+	}
+	s := c.stream()
+	if err := s.Send(frame); err != nil {
+		if c.stopping() {
+			return nil, err
+		}
+		// The connection is dropping; the reconnect will notice.
+		return nil, fmt.Errorf("%w: %v", ErrDisconnected, err)
+	}
+	return s, nil
+}
+
 // grant sends CREDIT for n bytes read in epoch e. One that cannot be sent
 // now is owed again; one from before a resume is dropped, because the
 // resume's ATTACH already granted it.

@@ -69,7 +69,10 @@ func (t *Terminal) Lost() uint64 {
 // handed the terminal over (t has then finished with an error wrapping
 // ErrDetached), a *ServerError when it refused (a number that is not one
 // of the terminal's viewers; nothing changes then), or an error when no
-// answer came within DefaultOpenTimeout.
+// answer came within DefaultOpenTimeout. On a reconnecting client it
+// waits for no reconnect: while the connection is down, or when the drop
+// takes its answer away, it fails with an error wrapping ErrDisconnected
+// (and, while down, sends nothing).
 func (t *Terminal) HandOver(viewer uint64) error {
 	if err := t.refuseViewing("hand over"); err != nil {
 		return err
@@ -94,7 +97,11 @@ func (t *Terminal) HandOver(viewer uint64) error {
 		To         uint64 `json:"to"`
 	}{t.id, viewer})
 	frame := proto.AppendFrame(nil, proto.TypeDetach, body)
-	if err := t.c.sendTerm(frame, len(frame)); err != nil {
+	// Not queued while a reconnecting client is down: the wait for the
+	// answer would give up before the reconnect, and the queued DETACH
+	// would then hand the terminal over after HandOver said it had not.
+	s, err := t.c.sendNow(frame)
+	if err != nil {
 		return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
 	}
 	timer := time.NewTimer(DefaultOpenTimeout)
@@ -102,6 +109,18 @@ func (t *Terminal) HandOver(viewer uint64) error {
 	select {
 	case err := <-wait:
 		return err
+	case <-s.Done():
+		if t.c.rc != nil {
+			// The terminal goes on; whether the server handed it
+			// over before the drop, the reattach decides (it takes
+			// the terminal back).
+			return fmt.Errorf("terminal %q: hand over to viewer %d: %w: the connection dropped before the answer", t.id, viewer, ErrDisconnected)
+		}
+		<-t.done
+		if _, err := t.Wait(); err != nil && !errors.Is(err, ErrDetached) {
+			return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
+		}
+		return nil
 	case <-t.done:
 		if _, err := t.Wait(); err != nil && !errors.Is(err, ErrDetached) {
 			return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
