@@ -43,7 +43,8 @@ func TestMain(m *testing.M) {
 	case "":
 		os.Exit(m.Run())
 	case "sidecar":
-		os.Args = os.Args[:1]
+		// The arguments are the sidecar's (--persist for
+		// TestPersistRefused); main parses them.
 		main()
 		os.Exit(0)
 	case "tree":
