@@ -29,6 +29,44 @@ func openOrphan(t *testing.T, h *hosttest.Host, id, script string, ms *int64) in
 
 func ms(n int64) *int64 { return &n }
 
+// A re-adopting OPEN's orphanMs replaces the terminal's, and so does its
+// absence: the server's default (--orphan-timeout), as for any OPEN, not
+// what the host of the previous run asked for.
+func TestReadoptReplacesOrphanMs(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	h1 := s.host("--readopt", "--orphan-timeout", "1h")
+	openOrphan(t, h1, "o", "exec cat", ms(60000))
+	killHost(h1)
+	h := s.host()
+	left := func() int64 {
+		l := waitDetached(t, h, "o")
+		e, _ := entry(l, "o")
+		if e.OrphanInMs == nil {
+			t.Fatalf("LIST of a detached terminal: %+v, want orphanInMs", e)
+		}
+		return *e.OrphanInMs
+	}
+	if ms := left(); ms > 60000 {
+		t.Fatalf("orphanInMs %d after an OPEN of orphanMs 60000", ms)
+	}
+	for _, want := range []int64{120000, time.Hour.Milliseconds()} {
+		h2 := s.host("--readopt")
+		o := map[string]any{"terminalId": "o", "cols": 80, "rows": 24, "cmd": "/bin/sh", "args": []string{"-c", "echo up; exec cat"}}
+		if want != time.Hour.Milliseconds() {
+			o["orphanMs"] = want
+		}
+		h2.SendJSON(proto.TypeOpen, o)
+		if op := h2.WaitControl(proto.TypeOpened, "o"); op.Fields["readopted"] != true {
+			t.Fatalf("OPENED %s, want the terminal re-adopted", op.Raw)
+		}
+		killHost(h2)
+		if ms := left(); ms > want || ms < want-hosttest.Timeout.Milliseconds() {
+			t.Fatalf("orphanInMs %d after a re-adopting OPEN, want a little under %d", ms, want)
+		}
+	}
+}
+
 // A terminal nobody holds for longer than its orphan timeout is closed as
 // CLOSE closes it (SIGHUP), and its EXIT is kept; one with "orphanMs": -1
 // and one a host holds are left alone; LIST shows the time left.

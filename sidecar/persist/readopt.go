@@ -47,9 +47,9 @@ func (s *Server) readopt(c *conn, t *term, o proto.Open, x proto.OpenPersist) bo
 	t.removeViewerLocked(c, "") // as an ATTACH by a viewer does
 	t.holder, t.credit = c, engine.NewCredit(o.Credit)
 	t.adoptedLocked()
-	if x.OrphanMs != 0 {
-		t.orphan.ms = x.OrphanMs
-	}
+	// As its credit: an OPEN that names no orphanMs asks for the
+	// server's default, whatever the OPEN before it asked.
+	t.orphan.ms = x.OrphanMs
 	t.queueCtlLocked(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: proto.PersistFeatures, Readopted: true})
 	// The repaint stands for everything up to the journal's end; live
 	// output goes on from there.
