@@ -717,3 +717,41 @@ func TestResumeQueueLimitLargeWriteFailsWhole(t *testing.T) {
 		t.Fatalf("after the reconnect: %d bytes (%d of them b), want %d without b", len(got), strings.Count(got, "b"), len(want))
 	}
 }
+
+// A Close that cannot be queued while disconnected (no queue) leaves the
+// terminal as it was: Write still works and a later Close sends CLOSE. The
+// terminal was marked closed all the same, so Write failed with
+// ErrTerminalClosed and every later Close did nothing, the program running
+// on.
+func TestResumeRefusedCloseCanBeRetried(t *testing.T) {
+	rig := newLocalRig(t, "closeretry")
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: time.Millisecond, QueueLimit: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	echo, err := c.Open(ctx, OpenOptions{Cmd: "sh", Args: []string{"-c", "stty -echo; echo ready; exec cat"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := drain(echo)
+	out.until(t, "ready", func(b []byte, _ error) bool { return bytes.Equal(b, []byte("ready\r\n")) })
+	os.WriteFile(rig.gate, nil, 0o600)
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	ev.next(t, EventDisconnected, 1)
+	if err := echo.Close(); !errors.Is(err, ErrDisconnectedQueueFull) {
+		t.Fatalf("Close while disconnected with no queue: %v", err)
+	}
+	os.Remove(rig.gate)
+	ev.next(t, EventReconnected, 1)
+	if _, err := echo.Write([]byte("after\n")); err != nil {
+		t.Fatalf("Write after the refused Close: %v", err)
+	}
+	out.until(t, "the echo", func(b []byte, _ error) bool { return bytes.Contains(b, []byte("after\r\n")) })
+	if err := echo.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := echo.Wait()
+	if err != nil || st.Signal != "SIGHUP" {
+		t.Fatalf("after the second Close: %v, %v; want SIGHUP", st, err)
+	}
+}

@@ -193,6 +193,13 @@ func (t *Terminal) Close() error {
 	select {
 	case err := <-sent:
 		if err != nil {
+			// Nothing went out (a reconnecting client's full queue,
+			// or a sidecar gone): the terminal is as it was, so that
+			// Write still works and another Close sends CLOSE.
+			t.win.relimit()
+			t.mu.Lock()
+			t.closed = false
+			t.mu.Unlock()
 			return fmt.Errorf("terminal %q: close: %w", t.id, err)
 		}
 		return nil

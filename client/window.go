@@ -186,6 +186,16 @@ func (w *window) lift() {
 	w.mu.Unlock()
 }
 
+// relimit undoes lift, for a CLOSE that could not be sent: the sidecar
+// still holds the terminal to its credit. (Nothing was pushed meanwhile
+// that the gate did not count: a reconnecting client that is down
+// receives nothing.)
+func (w *window) relimit() {
+	w.mu.Lock()
+	w.unlimit = false
+	w.mu.Unlock()
+}
+
 // read blocks until there is output or the terminal ended, copies what
 // fits into p and returns the credit the caller should now grant (0 for
 // none).
