@@ -106,10 +106,26 @@ func removeStale(path string) error {
 		c.Close()
 		return fmt.Errorf("socket %s is in use by a running daemon", path)
 	}
+	// Only "connection refused" says that nobody listens. A socket we may
+	// not connect to (another user's, in a directory we may write) or one
+	// whose backlog is full has a live daemon behind it, whose socket
+	// must not be taken away.
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("socket %s exists and cannot be reused: connecting to it failed (%v), so a daemon may still serve it; choose another path", path, unwrapErrno(err))
+	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove stale socket %s: %w", path, err)
 	}
 	return nil
+}
+
+// unwrapErrno reduces a dial error to its errno's text when it has one.
+func unwrapErrno(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return err
 }
 
 // peerAllowed reports whether the connecting process runs as our own user.

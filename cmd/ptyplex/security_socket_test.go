@@ -104,3 +104,31 @@ func startedPID(t testing.TB, out string) int {
 	t.Fatalf("start printed no PID:\n%s", out)
 	return 0
 }
+
+// TestStartKeepsAnotherUsersLiveSocket: in a directory every user may
+// write (no sticky bit), another user's `start` at the path of our live
+// session took it for stale, because it may not connect to our 0600
+// socket, removed it and served its own there: our session lost its
+// socket. Only a refused connection means that nobody listens now.
+func TestStartKeepsAnotherUsersLiveSocket(t *testing.T) {
+	t.Parallel()
+	other := otherUser(t)
+	exe := publicBin(t)
+	dir := sharedDir(t, 0o777)
+	sock := filepath.Join(dir, "s")
+	s := start(t, "--socket", sock, "--", "cat")
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/", "XDG_RUNTIME_DIR=" + sharedDir(t, 0o777)}
+	r := asUser(t, other, env, exe, "start", "--socket", sock, "--", "cat")
+	if r.code == 0 {
+		if pid := startedPID(t, r.stdout); pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("another user's start took over our live socket: %v", r)
+	}
+	if !strings.Contains(r.stderr, "cannot be reused") || !strings.Contains(r.stderr, "permission denied") {
+		t.Errorf("another user's start at our live socket: %v", r)
+	}
+	if st := s.ok("status"); !strings.Contains(st, "Running: true") {
+		t.Errorf("our session after another user's start at its socket: %s", st)
+	}
+}
