@@ -224,3 +224,22 @@ func TestClearKeepsScreenInScrollback(t *testing.T) {
 		t.Errorf("custom: status after a clear:\n%s", st)
 	}
 }
+
+// A socket path may hold any byte but NUL; start printed one with a
+// newline cut at the newline (the daemon's readiness report is a line),
+// naming a path where nothing listens.
+func TestStartSocketPathWithNewline(t *testing.T) {
+	t.Parallel()
+	sock := filepath.Join(t.TempDir(), "a\nb s.sock")
+	r := ptyplex(t, "", "start", "--socket", sock, "--", "cat")
+	if r.code != 0 {
+		t.Fatalf("start: %v", r)
+	}
+	t.Cleanup(func() { ptyplex(t, "", "stop", "--socket", sock) })
+	if !strings.HasPrefix(r.stdout, "Socket: "+sock+"\nPID: ") || !strings.HasSuffix(r.stdout, "\nAuto-generated: false\n") {
+		t.Errorf("start printed:\n%s", r.stdout)
+	}
+	if st := ok(t, "status", "--socket", sock); !strings.Contains(st, "Running: true") {
+		t.Errorf("status: %s", st)
+	}
+}
