@@ -18,6 +18,17 @@ cache=${PTYPLEX_WINE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ptyplex-wine}
 NODE_WIN_VERSION=${NODE_WIN_VERSION:-20.20.2}
 GO=${GO:-go}
 
+# One run at a time per cache: a run's wineserver -k at its end would end
+# the programs of another run on the same prefix (a second CI job on one
+# runner, two developers' make test-windows), and two runs would both
+# build the prefix on the first use.
+mkdir -p "$cache"
+exec 9>"$cache/.test-windows.lock"
+if ! flock -n 9; then
+	echo "test-windows: another run uses $cache; waiting for it" >&2
+	flock 9
+fi
+
 prefix=$(scripts/wine-prefix.sh)
 export WINEPREFIX=$prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 
