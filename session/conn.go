@@ -15,8 +15,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// responseTimeout bounds how long a client that does not read its answer
-// can hold up the request handler.
+// responseTimeout bounds how long the daemon keeps writing an answer its
+// client does not read (and how long such a client can hold up whoever
+// answers it: a WAIT's goroutine, or STOP's exit; not the request handler,
+// see answer).
 const responseTimeout = 10 * time.Second
 
 // readRequest reads one request line (see readLine) and queues it in its
@@ -178,6 +180,28 @@ func respond(c *clientConn, data any, rerr error) {
 		c.Write(out[n:])
 	}
 	c.Close()
+}
+
+// answer is respond for the request handler: the answer is encoded now,
+// in the request's turn, but what the socket does not take at once (a
+// long OUTPUT whose client reads slowly, or not at all) is written by a
+// goroutine of its own, so that such a client holds up no later request
+// for the responseTimeout. Serve waits for those writes before it
+// returns.
+func (d *Daemon) answer(c *clientConn, data any, rerr error) {
+	out := encodeResponse(data, rerr)
+	n, err := writeNow(c, out)
+	if err != nil || n == len(out) {
+		c.Close()
+		return
+	}
+	d.writes.Add(1)
+	go func() {
+		defer d.writes.Done()
+		c.SetWriteDeadline(time.Now().Add(responseTimeout))
+		c.Write(out[n:])
+		c.Close()
+	}()
 }
 
 // encodeResponse renders the answer line. An ok answer with data is

@@ -41,6 +41,7 @@ type Daemon struct {
 	inputMu  sync.Mutex     // serialises PTY writes: INPUT and query replies
 	limits   limits         // connections and request bytes held (limits.go)
 	async    sync.WaitGroup // WAITs answered off the handler (async.go)
+	writes   sync.WaitGroup // the rest of long answers (answer, conn.go)
 
 	readerDone chan struct{} // closed by readPTY
 	exited     chan struct{} // closed by watchExit
@@ -185,6 +186,7 @@ func (d *Daemon) Serve() {
 	if stopReq != nil {
 		respond(stopReq.conn, wire.MessageData{Message: "Shutting down"}, nil)
 	}
+	d.writes.Wait() // answers given before the STOP reach their clients
 }
 
 // Shutdown asks Serve to end the session as a STOP would (used on

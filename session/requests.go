@@ -68,7 +68,7 @@ func (d *Daemon) handle(r *request) (stop bool) {
 		r.conn.Close()
 		return false
 	}
-	respond(r.conn, data, err)
+	d.answer(r.conn, data, err)
 	return false
 }
 

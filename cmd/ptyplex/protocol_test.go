@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -296,5 +297,51 @@ func TestCLIConventions(t *testing.T) {
 	// -flag and --flag are the same.
 	if a, b := s.ok("output", "-no-color"), s.ok("output", "--no-color"); a != b {
 		t.Errorf("-no-color and --no-color differ")
+	}
+}
+
+// TestSlowReaderHoldsUpNobody: a client that asks for a long answer (the
+// whole scrollback, more than the socket buffers hold) and does not read
+// it held up every later request for the 10 s the daemon gives a client
+// to read; now the rest of its answer is written aside, and it still gets
+// all of it when it reads.
+func TestSlowReaderHoldsUpNobody(t *testing.T) {
+	t.Parallel()
+	const lines = 10000
+	prog := fmt.Sprintf(`awk 'BEGIN { s = sprintf("%%300s", ""); gsub(/ /, "y", s); for (i = 0; i < %d; i++) print s; print "DONE" }'; exec cat`, lines)
+	s := start(t, "--size", "300x10", "--", "sh", "-c", prog)
+	s.waitText("DONE")
+
+	slow, err := net.Dial("unix", s.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	if _, err := slow.Write([]byte(`{"type":"OUTPUT","from":"-"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	// Our STATUS comes after the OUTPUT: it is queued behind it.
+	begin := time.Now()
+	if m := rawCall(t, s.sock, `{"type":"STATUS"}`); m["status"] != "ok" {
+		t.Fatalf("STATUS: %v", m)
+	}
+	if took := time.Since(begin); took > 5*time.Second {
+		t.Errorf("STATUS behind a client that does not read its answer took %v", took)
+	}
+	slow.SetDeadline(time.Now().Add(3 * deadline))
+	line, err := bufio.NewReaderSize(slow, 1<<20).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the slow client's answer: %v (%d bytes)", err, len(line))
+	}
+	var a struct {
+		Data struct {
+			Screen string `json:"screen"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(line), &a); err != nil {
+		t.Fatalf("the slow client's answer (%d bytes): %v", len(line), err)
+	}
+	if n := strings.Count(a.Data.Screen, strings.Repeat("y", 300)+"\n"); n < lines-10 {
+		t.Errorf("the slow client's answer holds %d full lines, want about %d", n, lines)
 	}
 }
