@@ -239,3 +239,28 @@ func dialServer(t *testing.T, env []string, name string) *net.UnixConn {
 	require.NoError(t, err)
 	return nc
 }
+
+// A List waiting on a sidecar that does not answer it (a plain one) ends
+// with ErrClientClosed when Close ends the connection. It returned
+// "list terminals: %!w(<nil>)", an error that wrapped nothing.
+func TestListEndsWithClose(t *testing.T) {
+	c := startClient(t)
+	res := make(chan error, 1)
+	go func() {
+		_, err := c.List(context.Background())
+		res <- err
+	}()
+	require.Eventually(t, func() bool {
+		c.persist.mu.Lock()
+		defer c.persist.mu.Unlock()
+		return c.persist.listed != nil
+	}, waitBound, time.Millisecond)
+	require.NoError(t, c.Close())
+	select {
+	case err := <-res:
+		require.ErrorIs(t, err, ErrClientClosed)
+		require.NotContains(t, err.Error(), "%!")
+	case <-time.After(waitBound):
+		t.Fatal("List did not end with the connection")
+	}
+}

@@ -80,7 +80,12 @@ func (c *Client) List(ctx context.Context) ([]proto.ListedTerminal, error) {
 			return nil, fmt.Errorf("list terminals: %w", ErrDisconnected)
 		}
 		<-c.done
-		return nil, fmt.Errorf("list terminals: %w", c.Err())
+		err := c.Err()
+		if err == nil {
+			// A clean end: our own Close (or Stop).
+			err = ErrClientClosed
+		}
+		return nil, fmt.Errorf("list terminals: %w", err)
 	case <-ctx.Done():
 		return nil, fmt.Errorf("list terminals: no answer (is this a persistent sidecar?): %w", ctx.Err())
 	}
