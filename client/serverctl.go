@@ -37,7 +37,10 @@ type upgradeAnswer struct {
 // this connection ended, or with ctx's error if it did not by then. The
 // client is done then, as after Close: a reconnecting one does not take
 // that end for a drop (it would start a new server). A ctx that has ended
-// already sends nothing: the server and the client go on.
+// already sends nothing: the server and the client go on. A plain
+// sidecar skips STOP, as it skips every frame it does not know: Stop then
+// waits until ctx ends, and the client takes no new terminals (Close
+// ends it).
 func (c *Client) Stop(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("stop: %w", err)
