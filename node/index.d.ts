@@ -124,7 +124,7 @@ export interface Terminal extends IPty {
   destroy(): void;
   /** Output decoding from now on; null: Buffers. */
   setEncoding(encoding: string | null): void;
-  /** node-pty's ptsName (/dev/pts/N), read from the child on Linux; undefined elsewhere. */
+  /** node-pty's ptsName (/dev/pts/N), read from the child on Linux with a local sidecar; undefined elsewhere and through a transport. */
   readonly ptsName: string | undefined;
   /** Resolves when the terminal runs; rejects with the reason it could not start. */
   readonly ready: Promise<void>;

@@ -197,7 +197,7 @@ class Terminal {
    */
   get ptsName() {
     // pid first: read at once after spawn, it waits for the sidecar's answer.
-    if (this._ptsName === undefined && process.platform === 'linux' && this.pid > 0 &&
+    if (this._ptsName === undefined && this._localProc() && this.pid > 0 &&
         this._state !== 'exited' && this._state !== 'failed') {
       for (const fd of [0, 1, 2]) {
         try {
@@ -214,13 +214,22 @@ class Terminal {
     return this._ptsName;
   }
 
+  // _localProc says whether this machine's /proc shows the terminal's
+  // processes: on Linux, with a sidecar this host started (or the
+  // persistent server its bridge reaches). A transport may reach another
+  // machine, or another pid namespace, where pid names some other process
+  // here; its sidecar is asked instead.
+  _localProc() {
+    return process.platform === 'linux' && !this._host.transport;
+  }
+
   /**
    * The name of the terminal's foreground process (node-pty: process); once
    * the terminal has ended, the file it ran, as node-pty falls back to it.
    */
   get process() {
     if (this._state === 'exited' || this._state === 'failed') return this._program;
-    if (process.platform === 'linux' && this._pid > 0 && this._state === 'live') {
+    if (this._localProc() && this._pid > 0 && this._state === 'live') {
       const name = linuxForeground(this._pid);
       if (name) this._process = name;
     } else if (this._features.has('foreground') && this._state === 'live' && !this.viewing) {

@@ -247,6 +247,22 @@ test('a transport that writes text before the frames (a .bashrc that echoes): th
   assert.strictEqual((await death).error.message.split('protocol violation').length, 2, 'said once');
 });
 
+test("through a transport, process and ptsName come from the terminal's sidecar, not from this machine's /proc, where its pid is another process", { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  // A terminal here whose pid the stand-in gives as its own: this
+  // machine's /proc says sleep runs in the foreground of that pid's tty.
+  const here = newSidecar(t).spawn('sh', ['-c', 'exec sleep 100']);
+  await within(here.ready, 'the local terminal');
+  await waitUntil(() => here.process === 'sleep', 'sleep in the foreground here');
+  const sc = newSidecar(t, { transport: [process.execPath, HOSTILE, 'foreign', String(here.pid)] });
+  const term = sc.spawn('bash', []);
+  await within(term.ready, 'OPENED');
+  assert.strictEqual(term.pid, here.pid);
+  assert.strictEqual(await within(term.getProcess(), 'FOREGROUND'), 'remote-shell');
+  assert.strictEqual(term.process, 'remote-shell');
+  assert.strictEqual(term.ptsName, undefined);
+  here.kill();
+});
+
 test('a transport that gives back not one byte is not taken for an old sidecar alone', async (t) => {
   const sc = newSidecar(t, { transport: ['sh', '-c', "printf 'connecting to 10.255.255.1\\r\\n' >&2; exec sleep 60"], helloTimeout: 300 });
   await assert.rejects(
