@@ -77,6 +77,16 @@ func (t *Terminal) HandOver(viewer uint64) error {
 	if err := t.refuseViewing("hand over"); err != nil {
 		return err
 	}
+	select {
+	case <-t.done:
+		// Not this connection's any more: nothing to give.
+		_, err := t.Wait()
+		if err == nil {
+			err = errors.New("the terminal has exited")
+		}
+		return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
+	default:
+	}
 	wait := make(chan error, 1)
 	t.mu.Lock()
 	if t.handover != nil {
@@ -116,19 +126,26 @@ func (t *Terminal) HandOver(viewer uint64) error {
 			// the terminal back).
 			return fmt.Errorf("terminal %q: hand over to viewer %d: %w: the connection dropped before the answer", t.id, viewer, ErrDisconnected)
 		}
-		<-t.done
-		if _, err := t.Wait(); err != nil && !errors.Is(err, ErrDetached) {
-			return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
-		}
-		return nil
+		return t.handedOver(viewer)
 	case <-t.done:
-		if _, err := t.Wait(); err != nil && !errors.Is(err, ErrDetached) {
-			return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
-		}
-		return nil
+		return t.handedOver(viewer)
 	case <-timer.C:
 		return fmt.Errorf("terminal %q: hand over to viewer %d: no answer from the server within %v", t.id, viewer, DefaultOpenTimeout)
 	}
+}
+
+// handedOver is HandOver's answer once t has finished while it waited:
+// nil if the server detached it (handing it over), otherwise why it ended.
+func (t *Terminal) handedOver(viewer uint64) error {
+	<-t.done
+	_, err := t.Wait()
+	if errors.Is(err, ErrDetached) {
+		return nil
+	}
+	if err == nil {
+		err = errors.New("the terminal exited before the server handed it over")
+	}
+	return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
 }
 
 // handOverRefused takes an ERROR about t that refuses the DETACH of a

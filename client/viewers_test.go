@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -109,5 +110,37 @@ func TestPersistentViewerAndHandOver(t *testing.T) {
 	}
 	if viewed.Lost() != 0 {
 		t.Fatalf("Lost %d", viewed.Lost())
+	}
+}
+
+// HandOver of a terminal that has ended (exited, or detached) fails and
+// sends nothing: it returned nil, as if it had handed the terminal over.
+func TestHandOverOfEndedTerminalFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env := persistEnv(t, "hoe")
+	c, err := Persistent("hoe", Options{SidecarPath: sidecarBin, Env: env, Stderr: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	exited, err := c.Open(ctx, OpenOptions{Cmd: "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-exited.Done()
+	if err := exited.HandOver(1); err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("HandOver of an exited terminal: %v", err)
+	}
+	detached, err := c.Open(ctx, OpenOptions{Cmd: "sleep", Args: []string{"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := detached.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	<-detached.Done()
+	if err := detached.HandOver(1); !errors.Is(err, ErrDetached) {
+		t.Fatalf("HandOver of a detached terminal: %v", err)
 	}
 }
