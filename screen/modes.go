@@ -46,6 +46,21 @@ func (s *Screen) setPrivateModes(on bool) {
 		switch m := p.Params[i]; m {
 		case 1:
 			s.appCursor = on
+		case 3:
+			// DECCOLM. There is no 132-column mode, but alacritty
+			// (interminai's xterm mode) runs its other effects, set or
+			// reset: the scroll region (here the left and right margins
+			// too) goes, the screen is cleared (not into the scrollback)
+			// and the cursor goes home. tset and tput init send ?3l.
+			// xterm.js ignores it unless told to resize.
+			s.top, s.bottom = 0, s.rows-1
+			s.left, s.right = 0, s.cols-1
+			s.clearBuffer(s.cur)
+			s.moveTo(0, 0)
+			if s.inert == nil {
+				s.inert = make(map[int]bool)
+			}
+			s.inert[m] = on // DECRQM reports it as before
 		case 6:
 			s.origin = on
 			s.moveTo(0, 0)

@@ -225,6 +225,28 @@ func TestSGRRendering(t *testing.T) {
 	}
 }
 
+// TestDECCOLM: set or reset, DECCOLM resets the scroll region, clears
+// the screen and homes the cursor, as alacritty (interminai's xterm mode)
+// does; there is no 132-column mode, so the width stays.
+func TestDECCOLM(t *testing.T) {
+	runScreenCases(t, []screenCase{
+		// With the region 2;3 kept, the LFs from row 4 (below it) would
+		// not scroll and X would stay on row 1.
+		{name: "reset clears and drops the region", in: "1\r\n2\r\n3\x1b[2;3r\x1b[3;5H\x1b[?3lX\x1b[4;1H\n\nY",
+			lines: []string{"", "", "", "Y"}, row: 3, col: 1},
+		{name: "set homes in origin mode", in: "1\r\n2\x1b[2;3r\x1b[?6h\x1b[2;2H\x1b[?3hZ", lines: []string{"Z"}, row: 0, col: 1},
+		{name: "no scrollback", in: "1\r\n2\r\n3\r\n4\x1b[?3l\x1b[H", lines: []string{""}},
+	})
+	s := New(10, 4, Options{})
+	s.Write([]byte("1\r\n2\r\n3\r\n4\x1b[?3l"))
+	if n := s.ScrollbackLen(); n != 0 {
+		t.Errorf("scrollback has %d lines, want 0", n)
+	}
+	if cols, rows := s.Size(); cols != 10 || rows != 4 {
+		t.Errorf("size %dx%d, want 10x4", cols, rows)
+	}
+}
+
 func TestModes(t *testing.T) {
 	s := New(10, 3, Options{})
 	check := func(name string, got, want bool) {

@@ -459,7 +459,11 @@ func (t *Tracker) decset(n int, on bool) {
 	case 6:
 		defer s.home()
 	case 3:
-		s.Cur = 0 // DECCOLM: left to the screen
+		// DECCOLM, as screen runs it: the region and margins reset, the
+		// cursor home.
+		s.resetRegion()
+		s.RegionOdd = false // the screen's too
+		defer s.home()
 	case 12:
 		s.BlinkLast = true
 	}
