@@ -193,10 +193,13 @@ func (d *Daemon) Serve() {
 // SIGTERM/SIGINT/SIGHUP to the daemon). It does not wait.
 func (d *Daemon) Shutdown() { d.stop() }
 
+// stop ends the request loop. The listener stays open until teardown is
+// done, so that a request made meanwhile (the program may take seconds to
+// end) is answered "Daemon is shutting down" rather than refused as if
+// the daemon were gone.
 func (d *Daemon) stop() {
 	d.stopOnce.Do(func() {
 		close(d.done)
-		d.ln.Close()
 	})
 }
 
@@ -268,6 +271,7 @@ func (d *Daemon) teardown() {
 	d.removeIntegration()
 	d.removeSocket()
 	d.unregister()
+	d.ln.Close()
 }
 
 // integrate writes the shell-integration startup files and returns the

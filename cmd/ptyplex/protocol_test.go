@@ -345,3 +345,41 @@ func TestSlowReaderHoldsUpNobody(t *testing.T) {
 		t.Errorf("the slow client's answer holds %d full lines, want about %d", n, lines)
 	}
 }
+
+// TestRequestsDuringShutdownAreAnswered: while STOP waits for a program
+// that ignores SIGTERM and SIGHUP (2 s until SIGKILL), a request is
+// answered "Daemon is shutting down", as PROTOCOL.md says; the socket
+// used to be closed at once, so it was refused as if the daemon were
+// gone.
+func TestRequestsDuringShutdownAreAnswered(t *testing.T) {
+	t.Parallel()
+	s := start(t, "--", "sh", "-c", `trap "" TERM HUP; echo ready; while :; do read x; done`)
+	s.waitText("ready")
+	stopped := make(chan string, 1)
+	go func() {
+		r := ptyplex(t, "", "stop", "--socket", s.sock)
+		stopped <- r.String()
+	}()
+	for end := time.Now().Add(deadline); ; {
+		if time.Now().After(end) {
+			t.Fatal("no request was answered 'Daemon is shutting down' while STOP ran")
+		}
+		c, err := net.Dial("unix", s.sock)
+		if err != nil {
+			t.Fatalf("connecting while STOP runs: %v", err)
+		}
+		c.SetDeadline(time.Now().Add(3 * deadline))
+		c.Write([]byte(`{"type":"STATUS"}` + "\n"))
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if line == `{"status":"error","error":"Daemon is shutting down"}`+"\n" {
+			break
+		}
+		if !strings.HasPrefix(line, `{"status":"ok"`) {
+			t.Fatalf("STATUS while STOP runs: %q", line)
+		}
+	}
+	if r := <-stopped; !strings.HasPrefix(r, "exit 0") {
+		t.Errorf("stop: %s", r)
+	}
+}
