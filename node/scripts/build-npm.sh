@@ -70,6 +70,9 @@ for plat in "${platforms[@]}"; do
 }
 JSON
 	printf '# @ptyplex/sidecar-%s\n\nThe `ptyplex-sidecar` binary for %s. Install `ptyplex` instead; it depends on this package.\n' "$plat" "$plat" >"$dir/README.md"
+	# The MIT license asks for its text to go with the software; npm packs
+	# a LICENSE file whatever "files" says.
+	cp "$root/LICENSE" "$dir/"
 	(cd "$dir" && npm pack --silent --pack-destination "$out" >/dev/null)
 done
 # The main package from a copy: its version, its dependencies on the
@@ -78,6 +81,7 @@ done
 main="$stage/main"
 mkdir -p "$main"
 (cd "$root/node" && cp -R package.json README.md index.mjs index.d.ts lib "$main/")
+cp "$root/LICENSE" "$main/"
 node - "$main/package.json" "$version" <<'JS'
 const fs = require('fs');
 const [file, version] = process.argv.slice(2);
