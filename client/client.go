@@ -263,7 +263,7 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 		defer cancel()
 	}
 
-	p, s, err := c.register(o)
+	p, s, err := c.register("open terminal", o)
 	if err != nil {
 		return nil, err
 	}
@@ -308,13 +308,13 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 }
 
 // register reserves o's id (generating one if needed) as a pending open,
-// and returns the connection to ask on. The request must go to that one:
+// and returns the connection to ask on; op names the request in errors. The request must go to that one:
 // were the connection to drop meanwhile, the drop fails the pending open,
 // and an OPEN reaching the next connection would be answered with an
 // OPENED nobody waits for.
-func (c *Client) register(o OpenOptions) (*pendingOpen, *Stream, error) {
+func (c *Client) register(op string, o OpenOptions) (*pendingOpen, *Stream, error) {
 	if c.disconnected() {
-		return nil, nil, fmt.Errorf("open terminal: %w: reconnecting", ErrDisconnected)
+		return nil, nil, fmt.Errorf("%s: %w: reconnecting", op, ErrDisconnected)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -322,7 +322,7 @@ func (c *Client) register(o OpenOptions) (*pendingOpen, *Stream, error) {
 	case c.closing:
 		return nil, nil, ErrClientClosed
 	case c.ended != nil:
-		return nil, nil, fmt.Errorf("open terminal: %w", c.ended)
+		return nil, nil, fmt.Errorf("%s: %w", op, c.ended)
 	}
 	id := o.ID
 	if id == "" {
@@ -330,7 +330,7 @@ func (c *Client) register(o OpenOptions) (*pendingOpen, *Stream, error) {
 			id = fmt.Sprint(c.idPrefix, c.nextID.Add(1))
 		}
 	} else if err := proto.CheckID(id); err != nil {
-		return nil, nil, fmt.Errorf("open terminal %q: %w", id, err)
+		return nil, nil, fmt.Errorf("%s %q: %w", op, id, err)
 	} else if c.inUse(id) {
 		// The sidecar would refuse it too, but its ERROR could not be
 		// told apart from one about the live terminal of that id.

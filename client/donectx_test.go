@@ -92,7 +92,7 @@ func TestEndedContextSendsNothing(t *testing.T) {
 	require.NoError(t, p.c.stream().Send(proto.AppendFrame(nil, proto.TypePing, []byte(`{"seq":1}`))))
 	f := p.next(t)
 	require.Equal(t, proto.TypePing, f.Type, "first frame written: %s %s", f.Type, f.Body)
-	_, _, err := p.c.register(OpenOptions{ID: "still-open"})
+	_, _, err := p.c.register("open terminal", OpenOptions{ID: "still-open"})
 	require.NoError(t, err, "the client after a refused Stop")
 }
 

@@ -119,7 +119,7 @@ func (c *Client) Attach(ctx context.Context, id string, offset uint64, opts ...A
 		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
 		defer cancel()
 	}
-	p, s, err := c.register(OpenOptions{ID: id, Window: DefaultWindow})
+	p, s, err := c.register("attach terminal", OpenOptions{ID: id, Window: DefaultWindow})
 	if err != nil {
 		return nil, err
 	}

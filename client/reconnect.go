@@ -30,8 +30,9 @@ const (
 
 var (
 	// ErrDisconnected is wrapped by the errors of what cannot wait for a
-	// reconnect: an Open, Attach, Revive, List, Hello or HandOver while
-	// the connection is down, or one whose answer the drop took away.
+	// reconnect: an Open, Attach, Revive, List, Hello, HandOver or
+	// Upgrade while the connection is down, or one whose answer the drop
+	// took away.
 	ErrDisconnected = errors.New("disconnected")
 	// ErrDisconnectedQueueFull is wrapped by the error of a Write (or
 	// Resize, Close, Detach) that would queue more than

@@ -755,3 +755,36 @@ func TestResumeRefusedCloseCanBeRetried(t *testing.T) {
 		t.Fatalf("after the second Close: %v, %v; want SIGHUP", st, err)
 	}
 }
+
+// While a reconnecting client is down, the requests that wait for an
+// answer fail at once with ErrDisconnected, each error naming its
+// request. Upgrade wrote to the dead connection and failed with
+// ErrSidecarGone; Attach and Revive said "open terminal".
+func TestResumeRequestsWhileDown(t *testing.T) {
+	rig := newLocalRig(t, "reqdown")
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	os.WriteFile(rig.gate, nil, 0o600)
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	ev.next(t, EventDisconnected, 1)
+	_, err := c.Upgrade(ctx, sidecarBin, "v")
+	if !errors.Is(err, ErrDisconnected) || !strings.HasPrefix(err.Error(), "upgrade: ") {
+		t.Errorf("Upgrade while down: %v", err)
+	}
+	_, err = c.Attach(ctx, "a", 0)
+	if !errors.Is(err, ErrDisconnected) || !strings.HasPrefix(err.Error(), "attach terminal: ") {
+		t.Errorf("Attach while down: %v", err)
+	}
+	_, err = c.Revive(ctx, "r")
+	if !errors.Is(err, ErrDisconnected) || !strings.HasPrefix(err.Error(), "revive terminal: ") {
+		t.Errorf("Revive while down: %v", err)
+	}
+	_, err = c.Open(ctx, OpenOptions{Cmd: "true"})
+	if !errors.Is(err, ErrDisconnected) || !strings.HasPrefix(err.Error(), "open terminal: ") {
+		t.Errorf("Open while down: %v", err)
+	}
+	os.Remove(rig.gate)
+	ev.next(t, EventReconnected, 1)
+}

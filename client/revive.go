@@ -30,7 +30,7 @@ func (c *Client) Revive(ctx context.Context, id string) (*Terminal, error) {
 	}
 	// The server answers as it answers OPEN: OPENED, or an ERROR about
 	// the id, which settles the pending open either way.
-	p, s, err := c.register(OpenOptions{ID: id, Window: DefaultWindow})
+	p, s, err := c.register("revive terminal", OpenOptions{ID: id, Window: DefaultWindow})
 	if err != nil {
 		return nil, err
 	}

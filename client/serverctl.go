@@ -72,11 +72,15 @@ func (c *Client) Stop(ctx context.Context) error {
 // this connection to re-execute itself. A refusal, or an ERROR after
 // UPGRADING (the exec failed and the server went on as it was), is a
 // *ServerError; ctx bounds each of the two waits. A ctx that has ended
-// already sends nothing.
+// already sends nothing, and so does a reconnecting client that is down
+// (the error wraps ErrDisconnected).
 //
 // The connection is of no more use afterwards: the new image listens on
 // the same socket, for a new Connect.
 func (c *Client) Upgrade(ctx context.Context, path, version string) (proto.Upgrading, error) {
+	if c.disconnected() {
+		return proto.Upgrading{}, fmt.Errorf("upgrade: %w: reconnecting", ErrDisconnected)
+	}
 	wait := make(upgradeWait, 2)
 	c.mu.Lock()
 	if c.upgradeWait != nil {
