@@ -24,8 +24,29 @@ const FRAME_NAMES = { [T.OPENED]: 'OPENED', [T.ERROR]: 'ERROR', [T.EXIT]: 'EXIT'
 // loop looking for an OPENED: the credit windows of a few busy terminals.
 const READ_AHEAD_LIMIT = 8 << 20;
 
-// What _awaitPid sleeps on between reads that find nothing.
-const napper = new Int32Array(new SharedArrayBuffer(4));
+// sleepFor blocks the thread for ms (a fraction of a millisecond) between
+// _awaitPid's reads that find nothing. Atomics.wait sleeps; where it is
+// not allowed (an Electron renderer: its main thread may not block in
+// it, and without cross-origin isolation there is no SharedArrayBuffer
+// at all) the wait spins instead. Decided on first use, not at load: a
+// SharedArrayBuffer made at load would fail the require itself there.
+let napper;
+function sleepFor(ms) {
+  if (napper === undefined) {
+    try {
+      napper = new Int32Array(new SharedArrayBuffer(4));
+      Atomics.wait(napper, 0, 0, 0);
+    } catch {
+      napper = null;
+    }
+  }
+  if (napper) {
+    Atomics.wait(napper, 0, 0, ms);
+    return;
+  }
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
 
 // bridgeArgs says whether args make the sidecar a bridge to a persistent
 // server (--persist NAME or --persist=NAME, with one dash or two, as Go's
@@ -590,7 +611,7 @@ class Sidecar {
       } catch (err) {
         if (err.code !== 'EAGAIN' && err.code !== 'EWOULDBLOCK') break;
         if (Date.now() >= deadline) break;
-        Atomics.wait(napper, 0, 0, nap);
+        sleepFor(nap);
         nap = Math.min(nap * 2, 0.2);
         continue;
       }

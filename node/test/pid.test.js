@@ -5,7 +5,7 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const fs = require('fs');
-const { newSidecar, run, waitOutput } = require('./helpers');
+const { newSidecar, run, waitOutput, BIN, DEADLINE } = require('./helpers');
 
 const nap = new Int32Array(new SharedArrayBuffer(4));
 
@@ -19,6 +19,27 @@ test('pid is the child at once after spawn, before any await', async (t) => {
   const r = await run(term);
   assert.strictEqual(r.output, `pid=${pid}\r\n`);
   assert.strictEqual(r.exitCode, 0);
+});
+
+test('where the thread may not block in Atomics.wait and there is no SharedArrayBuffer (an Electron renderer), the package loads and pid is still there at once', async () => {
+  const { execFile } = require('child_process');
+  // A renderer's main thread, as far as this package can tell: no
+  // SharedArrayBuffer without cross-origin isolation, and Atomics.wait refused.
+  const script = `delete globalThis.SharedArrayBuffer;
+    Atomics.wait = () => { throw new TypeError('Atomics.wait cannot be called in this context'); };
+    const { Sidecar } = require(${JSON.stringify(require.resolve('..'))});
+    const sc = new Sidecar({ path: ${JSON.stringify(BIN)} });
+    const t = sc.spawn('/bin/sh', ['-c', 'echo "pid=$$"']);
+    const pid = t.pid;
+    let out = '';
+    t.onData((d) => (out += d));
+    t.onExit(() => process.stdout.write(JSON.stringify({ pid, out })));`;
+  const got = await new Promise((res, rej) =>
+    execFile(process.execPath, ['-e', script], { timeout: DEADLINE }, (err, stdout, stderr) => (err ? rej(new Error(`${err.message}\n${stderr}`)) : res(stdout))),
+  );
+  const { pid, out } = JSON.parse(got);
+  assert.ok(pid > 0, `pid ${pid}`);
+  assert.strictEqual(out, `pid=${pid}\r\n`);
 });
 
 test('reading pid ahead runs no listener inside it and keeps other streams whole', async (t) => {
