@@ -13,8 +13,9 @@ import (
 )
 
 // shutdownBound caps how long shutdown waits for terminals to report EXIT
-// after everything was killed. Only a process stuck in the kernel
-// (uninterruptible sleep) can take that long.
+// after everything was killed (only a process stuck in the kernel, in
+// uninterruptible sleep, can take that long), and how long it lets a
+// write to a host that does not read hold it up.
 const shutdownBound = 10 * time.Second
 
 // Options configure a Sidecar.
@@ -97,9 +98,12 @@ func (s *Sidecar) Run(in io.Reader) error {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
-	s.shutdown()
+	stalled := s.shutdown()
 	// The reader goroutine may still sit in a read of in; it touches
 	// nothing once closing is set, and ends with the process.
+	if stalled != nil && s.stopErr == nil {
+		return stalled
+	}
 	return s.stopErr
 }
 
@@ -135,8 +139,9 @@ func (s *Sidecar) isClosing() bool {
 // stops the writer. A terminal whose spawn is in flight or still waiting
 // for its turn is killed as soon as its child runs (after its OPENED):
 // every OPEN read before shutdown gets its answer, and every child its
-// EXIT.
-func (s *Sidecar) shutdown() {
+// EXIT. It reports an error when the host read nothing of stdout for
+// shutdownBound while frames were still queued: it leaves them then.
+func (s *Sidecar) shutdown() error {
 	s.mu.Lock()
 	live := make([]*terminal, 0, len(s.terms))
 	for _, t := range s.terms {
@@ -148,16 +153,34 @@ func (s *Sidecar) shutdown() {
 	}
 	deadline := time.NewTimer(shutdownBound)
 	defer deadline.Stop()
+	check := time.NewTicker(shutdownBound / 10)
+	defer check.Stop()
 	for _, t := range live {
-		select {
-		case <-t.exitFlushed:
-		case <-deadline.C:
-			s.logf("shutdown: gave up waiting for terminals after %v", shutdownBound)
-			s.out.close()
-			return
+	waiting:
+		for {
+			select {
+			case <-t.exitFlushed:
+				break waiting
+			case <-check.C:
+				// EXITs held up behind a host that does not read.
+				if s.out.stalledFor(shutdownBound) {
+					return s.closeOutput()
+				}
+			case <-deadline.C:
+				s.logf("shutdown: gave up waiting for terminals after %v", shutdownBound)
+				return s.closeOutput()
+			}
 		}
 	}
-	s.out.close()
+	return s.closeOutput()
+}
+
+// closeOutput writes what is queued, unless the host stops taking it.
+func (s *Sidecar) closeOutput() error {
+	if s.out.closeUnlessStalled(shutdownBound) {
+		return nil
+	}
+	return fmt.Errorf("%w: the host read nothing of it for %v while we shut down; frames still queued are lost", ErrOutputBroken, shutdownBound)
 }
 
 // lookup returns the terminal with id (live or spawning), or nil.

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -80,6 +82,7 @@ type writer struct {
 	closed               bool          // no more frames: the writer goroutine ends once all is written
 	wake                 chan struct{} // nudges the writer goroutine (one pending nudge is enough)
 	done                 chan struct{} // closed when the writer goroutine has ended
+	progress             *writeClock
 
 	// Owned by the stream's holder.
 	bw       *bufio.Writer
@@ -107,10 +110,12 @@ func (q *fifo) pop() (f outFrame) {
 }
 
 func newWriter(w io.Writer, tee func([]byte), onBroken func(error)) *writer {
+	progress := &writeClock{w: w}
 	wr := &writer{
 		prio:     newFifo(prioQueue),
 		bulk:     newFifo(writerQueue),
-		bw:       bufio.NewWriterSize(w, 128<<10),
+		progress: progress,
+		bw:       bufio.NewWriterSize(progress, 128<<10),
 		tee:      tee,
 		onBroken: onBroken,
 		wake:     make(chan struct{}, 1),
@@ -194,6 +199,57 @@ func (w *writer) close() {
 	w.mu.Unlock()
 	w.nudge()
 	<-w.done
+}
+
+// closeUnlessStalled is close for the end of the sidecar, when nothing
+// but the host waits for what is queued: it waits while the host reads,
+// however slowly, but gives up once a write to the host has been blocked
+// for stall, and reports whether everything was written. The stream's
+// holder then still sits in that write(2), which only the host can end;
+// the process's exit ends it. (close would wait for ever for a host that
+// closed stdin but does not read stdout, and may be waiting for us to
+// exit before it reads.)
+func (w *writer) closeUnlessStalled(stall time.Duration) bool {
+	w.mu.Lock()
+	w.closed = true
+	w.prioSpace.Broadcast()
+	w.bulkSpace.Broadcast()
+	w.mu.Unlock()
+	w.nudge()
+	tick := time.NewTicker(stall / 10)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.done:
+			return true
+		case <-tick.C:
+			if w.stalledFor(stall) {
+				return false
+			}
+		}
+	}
+}
+
+// stalledFor reports whether a write to the host has been blocked for d
+// or more: the host has not read for that long.
+func (w *writer) stalledFor(d time.Duration) bool {
+	began := w.progress.began.Load()
+	return began != 0 && time.Since(time.Unix(0, began)) >= d
+}
+
+// writeClock notes when the write to the host under way began (zero when
+// none is), so that a host that stopped reading can be told from a busy
+// one.
+type writeClock struct {
+	w     io.Writer
+	began atomic.Int64 // UnixNano
+}
+
+func (c *writeClock) Write(p []byte) (int, error) {
+	c.began.Store(time.Now().UnixNano())
+	n, err := c.w.Write(p)
+	c.began.Store(0)
+	return n, err
 }
 
 // loop is the writer goroutine: it writes what senders that may not block
