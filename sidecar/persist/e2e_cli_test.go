@@ -5,6 +5,7 @@ package persist_test
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/internal/testing/testproc"
@@ -195,6 +197,44 @@ func TestStopWritesEveryExitFirst(t *testing.T) {
 		if got := sn.Output("c"); got != "0123456789\r\n" {
 			t.Fatalf("round %d: the terminal out of credit got %q before its EXIT", round, got)
 		}
+	}
+}
+
+// --stop ends a server whose host stopped reading (a hung link that is
+// not closed) with two flooding terminals: such a holder keeps its
+// terminals' readers in a write, so their children are never reaped, and
+// it is shut down as a takeover shuts it down. (The server waited for
+// the first terminal until its 10 s bound and for the second for ever:
+// the bound was a channel that delivers one value.)
+func TestStopEndsAServerWithAHungHost(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	h := s.host()
+	list(t, h) // the server is up
+	hung, err := net.Dial("unix", s.dir+"/sidecar/"+s.name+".sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close()
+	for _, id := range []string{"f1", "f2"} {
+		open := proto.Marshal(map[string]any{"terminalId": id, "cols": 80, "rows": 24, "cmd": "yes", "journal": 256 << 10})
+		if _, err := hung.Write(proto.AppendFrame(nil, proto.TypeOpen, open)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitWriteStuck(t, h, "f1")
+	waitWriteStuck(t, h, "f2")
+	start := time.Now()
+	if out, err := s.run("--stop"); err != nil {
+		t.Fatalf("--stop: %v\n%s", err, out)
+	}
+	// Well under the server's 10 s bound on the reaping, which it no
+	// longer waits out.
+	if took := time.Since(start); took > 8*time.Second {
+		t.Fatalf("--stop took %v with a hung host", took)
+	}
+	if !strings.Contains(s.log(), "while the server stops: its connection is shut down") {
+		t.Fatalf("the server's log does not say it shut the hung host down:\n%s", s.log())
 	}
 }
 

@@ -747,14 +747,16 @@ func (s *Server) Stop() {
 			t.kill()
 		}
 		// Wait (bounded) until every child is reaped, so that none is
-		// left behind as a zombie for whoever inherits it.
+		// left behind as a zombie for whoever inherits it. The bound is
+		// a channel that stays closed: one that delivers a single value
+		// would end the wait for the first terminal still running at
+		// the bound and leave the next one's waiting for ever.
 		bound := time.Now().Add(10 * time.Second)
-		deadline := time.After(time.Until(bound))
+		expired := make(chan struct{})
+		timer := time.AfterFunc(time.Until(bound), func() { close(expired) })
+		defer timer.Stop()
 		for _, t := range terms {
-			select {
-			case <-t.reaped:
-			case <-deadline:
-			}
+			t.awaitReaped(expired)
 		}
 		// And until each holder was written its terminal's EXIT, which
 		// the pump writes once the output before it is out: closing the

@@ -680,6 +680,39 @@ const (
 	exitWritten
 )
 
+// awaitReaped waits until t's child was reaped, or until expired is
+// closed. The reader reaps it once the PTY is drained, which it is not
+// while the reader (or the pump, holding the journal full) waits for a
+// write to a holder that stopped reading: such a holder, one that took
+// no frame for takeoverGrace, is shut down, as after a takeover, so that
+// a hung host does not keep the server from ending (for ever, with
+// nothing else to end the connection).
+func (t *term) awaitReaped(expired <-chan struct{}) {
+	tick := time.NewTicker(takeoverGrace / 3)
+	defer tick.Stop()
+	var shut *conn
+	for {
+		select {
+		case <-t.reaped:
+			return
+		case <-expired:
+			return
+		case <-tick.C:
+		}
+		t.mu.Lock()
+		stuck := t.writingTo
+		if stuck != nil && time.Since(t.writeSince) < takeoverGrace {
+			stuck = nil
+		}
+		t.mu.Unlock()
+		if stuck != nil && stuck != shut && !stuck.isBroken() {
+			shut = stuck
+			t.logf("its holder took no frame for %v while the server stops: its connection is shut down", takeoverGrace)
+			stuck.abort("it took no frame for " + takeoverGrace.String() + " while the server stopped")
+		}
+	}
+}
+
 // stopFlushBound bounds how long Stop waits for the EXITs to reach the
 // holders once the children are reaped: a host that does not read its
 // connection must not hold the server's end up for long.
