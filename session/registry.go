@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ptyplex/ptyplex/session/wire"
@@ -21,8 +22,14 @@ func (d *Daemon) register() (dirOK bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	// The record names the socket absolutely, for a list run elsewhere
+	// (a path too long to connect to is shown as unreachable there).
+	sock, err := filepath.Abs(d.sock)
+	if err != nil {
+		return true, err
+	}
 	rec := wire.Record{
-		Socket: d.sock, PID: os.Getpid(), ChildPID: d.proc.Pid(),
+		Socket: sock, PID: os.Getpid(), ChildPID: d.proc.Pid(),
 		Command: d.cfg.Command, Started: time.Now(), Auto: d.autoDir != "",
 	}
 	b, err := json.Marshal(rec)

@@ -31,12 +31,22 @@ func listen(path string) (ln *net.UnixListener, sock, autoDir string, err error)
 		}
 		path = filepath.Join(autoDir, "socket")
 	} else {
-		if path, err = filepath.Abs(path); err != nil {
+		abs, err := filepath.Abs(path)
+		if err != nil {
 			return nil, "", "", fmt.Errorf("socket path: %w", err)
 		}
-		if err := wire.CheckSocketPath(path); err != nil {
-			return nil, "", "", err
+		if err := wire.CheckSocketPath(abs); err != nil {
+			// A relative path in a directory whose absolute name is too
+			// long for a socket address still fits as it is given, and
+			// works for clients started in the same directory, as in
+			// interminai: the kernel resolves it against our working
+			// directory, which the daemon keeps.
+			if filepath.IsAbs(path) || wire.CheckSocketPath(path) != nil {
+				return nil, "", "", err
+			}
+			abs = filepath.Clean(path)
 		}
+		path = abs
 		if err := removeStale(path); err != nil {
 			return nil, "", "", err
 		}

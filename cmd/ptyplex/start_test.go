@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 func TestStartAutoSocketPermissionsAndCleanup(t *testing.T) {
@@ -241,5 +243,57 @@ func TestStartSocketPathWithNewline(t *testing.T) {
 	}
 	if st := ok(t, "status", "--socket", sock); !strings.Contains(st, "Running: true") {
 		t.Errorf("status: %s", st)
+	}
+}
+
+// A relative --socket in a directory whose absolute name is too long for
+// a socket address (107 bytes on Linux) works from that directory, as in
+// interminai; start refused it, since it made the path absolute first.
+// list, run elsewhere, shows such a session as unreachable, never stale.
+func TestStartRelativeSocketInLongDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for len(dir) <= wire.MaxSocketPath {
+		dir = filepath.Join(dir, strings.Repeat("d", 40))
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	inDir := func(args ...string) result {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return result{out.String(), errb.String(), cmd.ProcessState.ExitCode()}
+	}
+	env := registryEnv(t)
+	start := exec.Command(bin, "start", "--socket", "s.sock", "--", "cat")
+	start.Dir, start.Env = dir, env
+	out, err := start.Output()
+	if err != nil {
+		t.Fatalf("start in a directory of %d bytes: %v\n%s", len(dir), err, out)
+	}
+	t.Cleanup(func() { inDir("stop", "--socket", "s.sock") })
+	if !strings.HasPrefix(string(out), "Socket: s.sock\nPID: ") {
+		t.Errorf("start printed:\n%s", out)
+	}
+	if r := inDir("status", "--socket", "s.sock"); r.code != 0 || !strings.Contains(r.stdout, "Running: true") {
+		t.Errorf("status: %v", r)
+	}
+	abs := filepath.Join(dir, "s.sock")
+	if l, ok := listJSON(t, env)[abs]; !ok || l.State != wire.StateUnreachable || !strings.Contains(l.Problem, "over the limit") {
+		t.Errorf("list: %+v (present %v)", l, ok)
+	}
+	if r := ptyplexEnv(t, env, "list", "--prune"); strings.Contains(r.stdout, "Removed") {
+		t.Errorf("list --prune removed a live session: %v", r)
+	}
+	if r := inDir("stop", "--socket", "s.sock"); r.code != 0 {
+		t.Errorf("stop: %v", r)
 	}
 }

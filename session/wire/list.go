@@ -96,6 +96,14 @@ func List(ctx context.Context) ([]Listed, error) {
 func probe(ctx context.Context, l *Listed) {
 	ctx, cancel := context.WithTimeout(ctx, listProbeTimeout)
 	defer cancel()
+	if err := CheckSocketPath(l.Socket); err != nil {
+		// (A session started with a relative path in a deep directory.)
+		// The kernel refuses to connect to it from here: that says
+		// nothing of its daemon, and it must not read as stale, which
+		// prune would remove.
+		l.State, l.Problem = StateUnreachable, err.Error()
+		return
+	}
 	var dl net.Dialer
 	c, err := dl.DialContext(ctx, "unix", l.Socket)
 	if err != nil {
