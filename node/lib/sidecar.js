@@ -249,11 +249,21 @@ class Sidecar {
     return this.transport ? `the transport (${pathModule.basename(this.transport[0])})` : 'ptyplex-sidecar';
   }
 
-  // _howEnded says how gen's process ended, with what a transport said
-  // last on stderr (ssh's "Connection refused").
+  // _howEnded says how gen's process ended, with what it said last on
+  // stderr when that says why: a transport's (ssh's "Connection refused"),
+  // or a local sidecar's that failed (a bridge that cannot make its
+  // runtime directory). Without a logger the error is all a host sees.
   _howEnded(gen, how) {
     const what = how.signal ? `killed by ${how.signal}` : `exited with status ${how.code}`;
-    return this.transport && gen.said ? `${what}: ${gen.said}` : what;
+    return this._told(how) && gen.said ? `${what}: ${gen.said}` : what;
+  }
+
+  // _told says whether the last stderr line of gen's process says why it
+  // ended: always a transport's; a local sidecar's when it failed (not
+  // when a signal ended it or it shut down in order, where the last line
+  // is about something else).
+  _told(how) {
+    return !!this.transport || (!how.signal && how.code !== 0 && how.code !== null && how.code !== undefined);
   }
 
   // _name says which sidecar, for messages.
@@ -763,7 +773,7 @@ class Sidecar {
     if (gen.helloWait) {
       const w = gen.helloWait;
       gen.helloWait = null;
-      const detail = how.error ? how.error.message : this.transport ? `${this._who()} ${this._howEnded(gen, how)}` : '';
+      const detail = how.error ? how.error.message : this._told(how) ? `${this._who()} ${this._howEnded(gen, how)}` : '';
       w.reject(peerError(`${this._name()} ended before answering HELLO${detail ? `: ${detail}` : ''}`));
     }
     // A reconnect attempt that failed: the attempt loop goes on.

@@ -395,3 +395,16 @@ test("pty.offset leaves out a character's start for every spelling of UTF-8 ('ut
     await run(again);
   }
 });
+
+test("a bridge that fails to start says why in the terminal's error, not only to the logger", async (t) => {
+  // No logger: the error is all a host sees.
+  const sc = new Sidecar({ path: BIN, persist: `f${process.pid}`, env: { PTYPLEX_RUNTIME_DIR: '/proc/no-such-dir' } });
+  cleanup(t, () => sc.close());
+  const term = sc.spawn('sh', []);
+  const err = within(new Promise((resolve) => term.on('error', resolve)), 'the error');
+  const exit = within(new Promise((resolve) => term.onExit(resolve)), 'onExit');
+  const listed = sc.list();
+  assert.match((await err).message, /^ptyplex-sidecar exited with status 1: .*\/proc\/no-such-dir.* before sh started$/);
+  await assert.rejects(listed, /exited with status 1: .*\/proc\/no-such-dir.* before it answered LIST/);
+  assert.deepStrictEqual(await exit, { exitCode: 1, signal: 0 });
+});
