@@ -105,6 +105,7 @@ type Client struct {
 	live     map[string]*Terminal
 	closing  bool
 	ended    error // why the stream ended, once it has
+	cleanEnd bool  // it ended cleanly after Close (or Stop) began: Err is nil; an end before Close stays an error
 	idPrefix string
 	nextID   atomic.Uint64
 
@@ -379,7 +380,7 @@ func (c *Client) Err() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closing && errors.Is(c.ended, errCleanEnd) {
+	if c.cleanEnd {
 		return nil
 	}
 	return c.ended

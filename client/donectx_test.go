@@ -264,3 +264,22 @@ func TestListEndsWithClose(t *testing.T) {
 		t.Fatal("List did not end with the connection")
 	}
 }
+
+// A sidecar that ended on its own (SIGTERM: every EXIT, then exit 0)
+// before Close was called stays an error: Close returns it and Err keeps
+// saying it. Close made the end look like its own: both became nil.
+func TestEndBeforeCloseStaysAnError(t *testing.T) {
+	c := startClient(t)
+	term := open(t, c, OpenOptions{Cmd: "sleep", Args: []string{"1000"}})
+	require.NoError(t, c.stream().Process().Signal(syscall.SIGTERM))
+	select {
+	case <-c.Done():
+	case <-time.After(waitBound):
+		t.Fatal("the client did not end with its sidecar")
+	}
+	require.ErrorIs(t, c.Err(), ErrSidecarGone)
+	require.ErrorIs(t, c.Close(), ErrSidecarGone)
+	require.ErrorIs(t, c.Err(), ErrSidecarGone, "Err after Close")
+	_, err := term.Wait()
+	require.NoError(t, err, "the terminal ended with its EXIT")
+}

@@ -89,6 +89,7 @@ func (c *Client) end(cause error) {
 		// the terminals still here did not die with a sidecar; this
 		// connection let them go (a persistent server keeps them).
 		gone = ErrClientClosed
+		c.cleanEnd = true
 	}
 	pending, live := c.pending, c.live
 	c.pending, c.live = map[string]*pendingOpen{}, map[string]*Terminal{}
