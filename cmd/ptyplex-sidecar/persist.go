@@ -155,7 +155,31 @@ func persistMode() (code int, ok bool) {
 	case *persistUpgrade:
 		return upgrade(*persistName), true
 	}
+	if err := checkServerFlags(); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v (nothing was done)\n", err)
+		return 2, true
+	}
 	return bridge(*persistName), true
+}
+
+// checkServerFlags refuses the server flags a bridge is given with values
+// that mean nothing: the server would take its default instead (a
+// --keep-exited 0 kept exited terminals for 24 h), and the user would
+// not know. A server is not asked (--serve): one started by an older
+// bridge with such a value must still take its flags when a live upgrade
+// runs the new binary with them.
+func checkServerFlags() error {
+	switch {
+	case *journalSize < 1 || *journalSize > persist.MaxJournal:
+		return fmt.Errorf("--journal %d: a journal is 1 to %d bytes", *journalSize, persist.MaxJournal)
+	case *journalTotal < 1:
+		return fmt.Errorf("--journal-total %d: the cap on all journals is 1 byte or more", *journalTotal)
+	case *keepExited <= 0:
+		return fmt.Errorf("--keep-exited %v: an exited terminal is kept for more than 0", *keepExited)
+	case *journalDirMax < 1:
+		return fmt.Errorf("--journal-dir-max %d: the bound is 1 byte or more", *journalDirMax)
+	}
+	return nil
 }
 
 // serve is the server process.

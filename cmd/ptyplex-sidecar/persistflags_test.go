@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +97,41 @@ func TestPersistEmptyNameRefused(t *testing.T) {
 			!strings.Contains(errb.String(), `persistent sidecar name "": use 1 to 64 letters`) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and the name refused", args, code, out.String(), errb.String())
 		}
+	}
+}
+
+// A bridge given a server flag whose value means nothing (a journal of 0
+// bytes, a --keep-exited of 0) refuses it as a usage error, exit 2, and
+// starts no server. Before, the server took its default in its place,
+// silently: --keep-exited 0 kept exited terminals for 24 h.
+func TestPersistServerFlagsChecked(t *testing.T) {
+	sidecar, err := hosttest.Binary("./cmd/ptyplex-sidecar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Setenv("PTYPLEX_RUNTIME_DIR", dir)
+	for _, args := range [][]string{
+		{"--journal", "0"},
+		{"--journal", "-5"},
+		{"--journal", "268435457"},
+		{"--journal-total", "0"},
+		{"--keep-exited", "0"},
+		{"--keep-exited", "-1s"},
+		{"--journal-dir", filepath.Join(dir, "j"), "--journal-dir-max", "0"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, sidecar, append([]string{"--persist", "w"}, args...)...)
+		cmd.Stdin = strings.NewReader("")
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.Run()
+		cancel()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || out.String() != "" || !strings.Contains(errb.String(), args[len(args)-2]+" "+args[len(args)-1]) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and the flag refused", args, code, out.String(), errb.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sidecar", "w.sock")); err == nil {
+		t.Errorf("a server was started")
 	}
 }
