@@ -283,3 +283,15 @@ func TestEndBeforeCloseStaysAnError(t *testing.T) {
 	_, err := term.Wait()
 	require.NoError(t, err, "the terminal ended with its EXIT")
 }
+
+// Detach of a terminal that has finished fails and sends nothing: it
+// returned nil, and its DETACH named an id this connection no longer
+// held (which another host may have opened again since).
+func TestDetachOfEndedTerminalFails(t *testing.T) {
+	c := startClient(t)
+	term := open(t, c, OpenOptions{Cmd: "true"})
+	<-term.Done()
+	err := term.Detach()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "exited")
+}

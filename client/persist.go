@@ -217,8 +217,19 @@ func (t *Terminal) Replay() (offset, lost uint64, snapshot string) {
 }
 
 // Detach lets the terminal go on without this connection; t finishes with
-// an error wrapping ErrDetached once the server confirms.
+// an error wrapping ErrDetached once the server confirms. A terminal that
+// has finished already is not this connection's to detach: Detach fails
+// then, and sends nothing.
 func (t *Terminal) Detach() error {
+	select {
+	case <-t.done:
+		_, err := t.Wait()
+		if err == nil {
+			err = errors.New("the terminal has exited")
+		}
+		return fmt.Errorf("terminal %q: detach: %w", t.id, err)
+	default:
+	}
 	frame := proto.AppendFrame(nil, proto.TypeDetach, proto.Marshal(proto.Close{TerminalID: t.id}))
 	if err := t.c.sendTerm(frame, len(frame)); err != nil {
 		return fmt.Errorf("terminal %q: detach: %w", t.id, err)
