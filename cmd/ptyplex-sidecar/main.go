@@ -115,6 +115,9 @@ func run() int {
 	in, closeRecord := recordInto(&opts, pollableStdin(), logger)
 	defer closeRecord()
 	sc := sidecar.New(os.Stdout, opts)
+	watchStdout(func() {
+		sc.Stop(fmt.Errorf("%w: the host closed its end of stdout", sidecar.ErrOutputBroken))
+	})
 
 	// Every signal whose default action would end us silently shuts down
 	// like the end of stdin instead, and says so. SIGPIPE is caught so that

@@ -63,3 +63,38 @@ func pollableStdin() io.Reader {
 	// NewFile sees the non-blocking flag and uses the poller.
 	return os.NewFile(0, "/dev/stdin")
 }
+
+// watchStdout calls gone once the host has closed its end of our stdout
+// (it exited, or closed the pipe), when stdout is a pipe or a socket:
+// poll(2) reports that as POLLERR or POLLHUP without our writing. Until
+// then we learned it only at our next write, which idle terminals never
+// make, nor a sidecar that holds back the host's frames for a child that
+// does not read its input: the sidecar and every terminal outlived their
+// host.
+func watchStdout(gone func()) {
+	var st unix.Stat_t
+	if err := unix.Fstat(1, &st); err != nil {
+		return
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFIFO && t != unix.S_IFSOCK {
+		return
+	}
+	go func() {
+		// No events asked for: only the error and hang-up conditions,
+		// which poll always reports, wake it. The thread it blocks is
+		// the price of hearing of a host that is gone without writing.
+		fds := []unix.PollFd{{Fd: 1}}
+		for {
+			_, err := unix.Poll(fds, -1)
+			if err == unix.EINTR {
+				continue
+			}
+			if err == nil && fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+				gone()
+			}
+			// Anything else (a system that reports other events even
+			// so) ends the watch rather than spin.
+			return
+		}
+	}()
+}

@@ -6,10 +6,12 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +104,77 @@ func TestNonBlockingStdin(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the sidecar did not exit at the end of its input")
+	}
+}
+
+// A host that closes its end of our stdout (it died, or dropped the pipe)
+// ends the sidecar and its terminals at once, though nothing is written:
+// before, the sidecar heard of it only at its next write, which idle
+// terminals never make (nor a sidecar holding back the host's frames for
+// a child that does not read), and the sidecar and its programs outlived
+// their host.
+func TestHostClosingStdoutEndsTheSidecar(t *testing.T) {
+	sidecar, err := hosttest.Binary("./cmd/ptyplex-sidecar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sidecar)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	cmd.Stderr = errFile
+	stderr := func() string {
+		b, _ := os.ReadFile(errFile.Name())
+		return string(b)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+
+	open, _ := json.Marshal(map[string]any{"terminalId": "idle", "cols": 80, "rows": 24, "cmd": "/bin/sh",
+		"args": []string{"-c", "exec sleep 1000"}})
+	if _, err := in.Write(rawFrame(0x01, open)); err != nil {
+		t.Fatal(err)
+	}
+	typ, body := readRawFrame(t, bufio.NewReader(out), stderr)
+	var opened struct{ Pid int }
+	if err := json.Unmarshal(body, &opened); typ != 0x81 || err != nil || opened.Pid <= 0 {
+		t.Fatalf("frame %#x %s, want OPENED with a pid", typ, body)
+	}
+	out.Close() // the host's end; its stdin stays open
+
+	select {
+	case err := <-exited:
+		exited <- err
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("the sidecar ended with %v, want exit status 1; stderr:\n%s", err, stderr())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the sidecar still runs 30 s after its host closed stdout; stderr:\n%s", stderr())
+	}
+	if !strings.Contains(stderr(), "the host closed its end of stdout") {
+		t.Errorf("stderr does not say why:\n%s", stderr())
+	}
+	if !hosttest.WaitGone(opened.Pid, 10*time.Second) {
+		t.Errorf("the terminal's program (pid %d) outlived the sidecar", opened.Pid)
 	}
 }
 
