@@ -43,18 +43,18 @@ import (
 //     answers them (renderedState: a screen rendered from the journal's
 //     tail when the first such query comes, then fed what came after).
 //
-// Cost: the reader calls read after each PTY read. With a holder it
-// looks for ESC ] (an OSC, which may set a colour) with bytes.Index and
-// does nothing more for a read without one; without a holder it looks for
-// ESC with bytes.IndexByte and does nothing more for a read without one. A query that a read ends in the
-// middle of is kept (pending) and completed by the next read; if a holder
-// attached in between, the query was sent to it whole (the replay starts
-// at an offset the host had reached), and its emulator answers: the
-// server drops its half. A host that attaches at an offset before queries
-// the server answered is replayed them and answers again: input takes
-// those second replies out of its INPUT. The reader owns pending and
-// state; mu guards the rest, which INPUT and ATTACH (in the connection's
-// dispatch loop) use too. Lock order: t.mu before mu.
+// Cost: the reader calls read after each PTY read. With a holder it looks
+// for ESC ] (an OSC, which may set a colour) with bytes.Index and does
+// nothing more for a read without one; without a holder it looks for ESC
+// with bytes.IndexByte and does nothing more for a read without one. A
+// query that a read ends in the middle of is kept (pending) and completed
+// by the next read; if a holder attached in between, the query was sent to
+// it whole (the replay starts at an offset the host had reached), and its
+// emulator answers: the server drops its half. A host that attaches at an
+// offset before queries the server answered is replayed them and answers
+// again: input takes those second replies out of its INPUT. The reader
+// owns pending and state; mu guards the rest, which INPUT and ATTACH (in
+// the connection's dispatch loop) use too. Lock order: t.mu before mu.
 type answerer struct {
 	// pending is the start of an escape sequence the last read ended in,
 	// read while detached; pendingAt is its offset in the output.
@@ -66,7 +66,7 @@ type answerer struct {
 	mu     sync.Mutex
 	idents *screen.Screen // nil until a query or a colour needs it
 	// reported are the colours the holders' emulators reported, by
-	// colourKey, each as its spec: what a colour is once the program
+	// their key (colourSpecs), each as its spec: what a colour is once the program
 	// resets it (OSC 104, 110-112), as in the emulator that reported
 	// it. programSet are the colours the program set and has not reset:
 	// a report of one of those is the program's colour, not the
@@ -348,13 +348,15 @@ func colourSpecs(seq []byte, fn func(key, spec string)) {
 			if k > 2 {
 				break
 			}
-			fn("1"+string(rune('0'+k)), spec)
+			if spec != "" { // no colour, no reset: nothing
+				fn("1"+string(rune('0'+k)), spec)
+			}
 			k++
 		}
 	case "4":
 		f := strings.Split(args, ";")
 		for i := 0; i+1 < len(f); i += 2 {
-			if idx, err := strconv.Atoi(f[i]); err == nil && idx >= 0 && idx <= 255 {
+			if idx, err := strconv.Atoi(f[i]); err == nil && idx >= 0 && idx <= 255 && f[i+1] != "" {
 				fn("4;"+strconv.Itoa(idx), f[i+1])
 			}
 		}

@@ -194,3 +194,25 @@ func BenchmarkAnswerScan(b *testing.B) {
 		})
 	}
 }
+
+// colourSpecs names each colour a colour OSC sets, queries or resets,
+// by the key a later reset finds it under; an empty spec is nothing.
+func TestColourSpecs(t *testing.T) {
+	for _, c := range []struct{ seq, want string }{
+		{"\x1b]10;?;rgb:1/2/3\x07", "10=? 11=rgb:1/2/3"},
+		{"\x1b]12;#fff;#000\x1b\\", "12=#fff"},
+		{"\x1b]4;1;red;300;x;02;?\x1b\\", "4;1=red 4;2=?"},
+		{"\x1b]10;\x07", ""},
+		{"\x1b]4;5;\x07", ""},
+		{"\x1b]104\x07", "4;*="},
+		{"\x1b]104;3;x;07\x07", "4;3= 4;7="},
+		{"\x1b]111\x07", "11="},
+		{"\x1b]110;whatever\x07", "10="},
+	} {
+		var got []string
+		colourSpecs([]byte(c.seq), func(key, spec string) { got = append(got, key+"="+spec) })
+		if s := strings.Join(got, " "); s != c.want {
+			t.Errorf("%q: %q, want %q", c.seq, s, c.want)
+		}
+	}
+}
