@@ -295,3 +295,24 @@ func TestDetachOfEndedTerminalFails(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "exited")
 }
+
+// A handshake that Close interrupts says the client was closed, not that
+// the sidecar went away (ErrSidecarGone).
+func TestHelloInterruptedByClose(t *testing.T) {
+	p := newFakePeer(t)
+	res := make(chan error, 1)
+	go func() {
+		_, err := p.c.Hello(context.Background())
+		res <- err
+	}()
+	require.Equal(t, proto.TypeHello, p.next(t).Type)
+	closed := make(chan error, 1)
+	go func() { closed <- p.c.Close() }()
+	require.Eventually(t, p.c.stopping, waitBound, time.Millisecond)
+	// The peer ends its output at the end of its input, as a sidecar does.
+	p.toHost.Close()
+	err := <-res
+	require.ErrorIs(t, err, ErrClientClosed)
+	require.False(t, errors.Is(err, ErrSidecarGone), "%v", err)
+	require.NoError(t, <-closed)
+}

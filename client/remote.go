@@ -322,6 +322,11 @@ func (c *Client) hello(ctx context.Context, s *Stream) (proto.Hello, error) {
 	case r = <-wait:
 	case <-s.Done():
 		forget()
+		if cause := streamCause(s, nil); c.stopping() && errors.Is(cause, errCleanEnd) {
+			// Our own Close (or Stop) ended the connection, not the
+			// sidecar going away.
+			return proto.Hello{}, fmt.Errorf("hello: %w before the sidecar answered", ErrClientClosed)
+		}
 		if name := transportName(s); name != "" {
 			return proto.Hello{}, fmt.Errorf("hello: the transport (%s) ended before the sidecar answered: %w: %w", name, ErrSidecarGone, streamCause(s, nil))
 		}
