@@ -341,6 +341,29 @@ func TestHandoffTakeoverFromHungHost(t *testing.T) {
 	}
 }
 
+// A host whose bridge handed its pipes over and which then stopped
+// reading does not hold up --stop: the server shuts it down after
+// takeoverGrace, as its own end of the connection, so the bridge exits 0
+// and quietly, as after any STOP.
+func TestHandoffHungHostAtStop(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	hung := s.pipedBridge(nil)
+	hung.send(proto.TypeOpen, map[string]any{"terminalId": "f", "cols": 80, "rows": 24, "cmd": "yes", "journal": 256 << 10})
+	hung.next(proto.TypeOpened) // and nothing more is read
+	waitWriteStuck(t, s.host(), "f")
+	start := time.Now()
+	if out, err := s.run("--stop"); err != nil {
+		t.Fatalf("--stop: %v\n%s", err, out)
+	}
+	if took := time.Since(start); took > 8*time.Second {
+		t.Fatalf("--stop took %v with a hung host", took)
+	}
+	if code, stderr := hung.wait(); code != 0 || stderr != "" {
+		t.Fatalf("the hung host's bridge: exit %d, stderr %q; want 0 and nothing, as after a STOP", code, stderr)
+	}
+}
+
 // A bridge whose stdin is a terminal copies (the server would make the
 // terminal's open file non-blocking, which the user's shell shares): it
 // keeps the terminal, which stays in blocking mode, and frames still go

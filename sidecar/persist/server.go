@@ -309,6 +309,16 @@ func (c *conn) abort(why string) {
 	c.l.stopReading()
 }
 
+// cut ends the connection at once for a reason of the server's own (a
+// stop) while a write to it is stuck: as abort, but not as the host's
+// doing, so a bridge that handed the host over exits 0, as after any
+// STOP (ending).
+func (c *conn) cut(why string) {
+	c.setShut(why)
+	c.l.stopWriting()
+	c.l.stopReading()
+}
+
 // close ends the connection from our side, for why.
 func (c *conn) close(why string) {
 	c.setShut(why)

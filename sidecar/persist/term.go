@@ -684,9 +684,10 @@ const (
 // closed. The reader reaps it once the PTY is drained, which it is not
 // while the reader (or the pump, holding the journal full) waits for a
 // write to a holder that stopped reading: such a holder, one that took
-// no frame for takeoverGrace, is shut down, as after a takeover, so that
-// a hung host does not keep the server from ending (for ever, with
-// nothing else to end the connection).
+// no frame for takeoverGrace, is shut down, as after a takeover (but as
+// the server's own end of it, as STOP ends every connection), so that a
+// hung host does not keep the server from ending (for ever, with nothing
+// else to end the connection).
 func (t *term) awaitReaped(expired <-chan struct{}) {
 	tick := time.NewTicker(takeoverGrace / 3)
 	defer tick.Stop()
@@ -708,7 +709,7 @@ func (t *term) awaitReaped(expired <-chan struct{}) {
 		if stuck != nil && stuck != shut && !stuck.isBroken() {
 			shut = stuck
 			t.logf("its holder took no frame for %v while the server stops: its connection is shut down", takeoverGrace)
-			stuck.abort("it took no frame for " + takeoverGrace.String() + " while the server stopped")
+			stuck.cut("the server stopped")
 		}
 	}
 }
