@@ -255,7 +255,7 @@ export interface SidecarOptions {
   path?: string;
   /** Receives each stderr line of the sidecar and the package's own notes. */
   logger?: (line: string) => void;
-  /** Milliseconds to wait for a terminal to start (default 10000; 0: forever). */
+  /** Milliseconds to wait for a terminal to start (default 10000; 0 or Infinity: forever). */
   openTimeout?: number;
   /** Bytes of output a terminal may have in flight to this process (default 1 MiB). */
   creditWindow?: number;
@@ -278,7 +278,7 @@ export interface SidecarOptions {
    * old or speaks another protocol every terminal fails with the reason.
    */
   hello?: boolean;
-  /** Milliseconds the handshake may take, transport start-up included (default 15000). */
+  /** Milliseconds the handshake may take, transport start-up included (default 15000; Infinity: forever). */
   helloTimeout?: number;
   /**
    * Run `ptyplex-sidecar --persist NAME`: terminals outlive this host, to be

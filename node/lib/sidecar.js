@@ -48,6 +48,20 @@ function sleepFor(ms) {
   while (performance.now() < end);
 }
 
+// MAX_TIMER is the longest delay setTimeout takes: beyond it (Infinity
+// included) node fires after 1 ms, so a longer timeout means no timer.
+const MAX_TIMER = 2 ** 31 - 1;
+
+// timeoutOption checks a timeout option in milliseconds: a number, 0 or
+// more; Infinity (or anything past MAX_TIMER) waits for ever.
+function timeoutOption(name, v, dflt) {
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== 'number' || Number.isNaN(v) || v < 0) {
+    throw new TypeError(`ptyplex: ${name} must be a number of milliseconds, 0 or more, or Infinity (not ${JSON.stringify(v)})`);
+  }
+  return v;
+}
+
 // bridgeArgs says whether args make the sidecar a bridge to a persistent
 // server (--persist NAME or --persist=NAME, with one dash or two, as Go's
 // flag package takes them).
@@ -108,12 +122,12 @@ class Sidecar {
     // plain one) and so does a transport expected to be persistent.
     // So does the keepalive: only a sidecar that says so answers PING.
     this.hello = !!options.hello || !!this._reconnect || !!this._keepalive || !!(this.transport && this.persist);
-    this.helloTimeout = options.helloTimeout === undefined ? DEFAULT_HELLO_TIMEOUT : options.helloTimeout;
+    this.helloTimeout = timeoutOption('helloTimeout', options.helloTimeout, DEFAULT_HELLO_TIMEOUT);
     /** The sidecar's HELLO ({ version, protocol, features, os, arch }) once a handshake succeeded. */
     this.remote = null;
     this.path = options.path;
     this.logger = options.logger || null;
-    this.openTimeout = options.openTimeout === undefined ? DEFAULT_OPEN_TIMEOUT : options.openTimeout;
+    this.openTimeout = timeoutOption('openTimeout', options.openTimeout, DEFAULT_OPEN_TIMEOUT);
     const cw = options.creditWindow;
     // Checked here, as the other options are: the sidecar refuses a
     // window that is no whole number of bytes, and each OPEN then failed.
@@ -170,7 +184,7 @@ class Sidecar {
     return new Promise((resolve, reject) => {
       let timer = null;
       const arm = () => {
-        timer = setTimeout(expire, this.helloTimeout);
+        if (this.helloTimeout <= MAX_TIMER) timer = setTimeout(expire, this.helloTimeout);
       };
       const expire = () => {
         gen.helloWait = null;
@@ -298,7 +312,7 @@ class Sidecar {
   // _armOpenTimeout fails term, whose OPEN (or REVIVE) was sent, if no
   // OPENED comes within openTimeout.
   _armOpenTimeout(gen, term) {
-    if (!(this.openTimeout > 0)) return;
+    if (!(this.openTimeout > 0) || this.openTimeout > MAX_TIMER) return;
     const id = term._id;
     const arm = () => {
       if (term._state !== 'pending' || !gen.terms.has(id)) return;

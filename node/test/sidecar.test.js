@@ -112,6 +112,15 @@ test('creditWindow is checked when the Sidecar is made, not by the sidecar at ea
   assert.strictEqual(new Sidecar({}).creditWindow, 1 << 20);
 });
 
+test('openTimeout and helloTimeout: Infinity waits for ever (node would fire its timer after 1 ms); what is no number of milliseconds throws', async (t) => {
+  const sc = newSidecar(t, { openTimeout: Infinity, helloTimeout: Infinity, hello: true });
+  const r = await run(sc.spawn('/bin/sh', ['-c', 'echo opened']));
+  assert.deepStrictEqual([r.output, r.exitCode], ['opened\r\n', 0]);
+  for (const [name, bad] of [['openTimeout', -5], ['openTimeout', NaN], ['helloTimeout', '5000'], ['helloTimeout', NaN]]) {
+    assert.throws(() => new Sidecar({ [name]: bad }), new RegExp(`${name} must be a number of milliseconds`), `${name} ${bad}`);
+  }
+});
+
 test('an idle sidecar does not keep the script alive', async () => {
   const { execFile } = require('child_process');
   const script = `const {Sidecar}=require(${JSON.stringify(require.resolve('..'))});
