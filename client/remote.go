@@ -230,8 +230,14 @@ func transportSaid(s *Stream) string {
 }
 
 // Pid returns the process Start started: the sidecar, or the transport
-// (ssh, kubectl) when Options.Transport was given; 0 for Connect.
+// (ssh, kubectl) when Options.Transport was given; 0 for Connect. A
+// reconnecting client (Options.Reconnect) has no such process while it is
+// disconnected, and Pid returns 0 then; once reconnected it returns the
+// new process's pid, and 0 for good after it gave up.
 func (c *Client) Pid() int {
+	if c.disconnected() {
+		return 0
+	}
 	if p := c.stream().Process(); p != nil {
 		return p.Pid
 	}

@@ -788,3 +788,33 @@ func TestResumeRequestsWhileDown(t *testing.T) {
 	os.Remove(rig.gate)
 	ev.next(t, EventReconnected, 1)
 }
+
+// While a reconnecting client is down there is no transport process, and
+// Pid says 0 (as the npm package's pid does), not the dead one's pid;
+// after the reconnect it is the new transport's.
+func TestResumePidWhileDisconnected(t *testing.T) {
+	rig := newLocalRig(t, "pid")
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: time.Millisecond})
+	old := c.Pid()
+	if old <= 0 {
+		t.Fatalf("Pid of a connected client: %d", old)
+	}
+	os.WriteFile(rig.gate, nil, 0o600)
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	ev.next(t, EventDisconnected, 1)
+	if pid := c.Pid(); pid != 0 {
+		t.Errorf("Pid while disconnected: %d (the killed transport was %d), want 0", pid, old)
+	}
+	os.Remove(rig.gate)
+	ev.next(t, EventReconnected, 1)
+	pid := c.Pid()
+	if pid <= 0 || pid == old {
+		t.Fatalf("Pid after the reconnect: %d (the killed one was %d)", pid, old)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("Pid after the reconnect, %d, is no running process: %v", pid, err)
+	}
+}
