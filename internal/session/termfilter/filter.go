@@ -105,6 +105,11 @@ func (h *handler) PrintRune(r rune) {
 	h.out = utf8.AppendRune(h.out, r)
 }
 
+// ExecuteC1 drops a stray byte 0x80-0x9f: the session's screen shows
+// nothing for it (alacritty and xterm.js do the same), and passed on as
+// it is, a terminal reading 8-bit controls would take it for one.
+func (h *handler) ExecuteC1(byte) {}
+
 // c0Kept has a bit set for each C0 control that passes.
 const c0Kept = 1<<0x07 | 1<<0x08 | 1<<0x09 | 1<<0x0a | 1<<0x0b | 1<<0x0c | 1<<0x0d | 1<<0x0e | 1<<0x0f
 
