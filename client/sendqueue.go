@@ -67,7 +67,7 @@ func (c *Client) queueInput(id string, p []byte) (bool, error) {
 		return true, err
 	}
 	for len(p) > 0 {
-		chunk := p[:min(len(p), maxInputChunk)]
+		chunk := p[:inputChunk(p)]
 		r.queue = append(r.queue, proto.AppendDataFrame(nil, proto.TypeInput, id, chunk))
 		r.queued += len(chunk)
 		p = p[len(chunk):]

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -15,6 +16,26 @@ import (
 // so that one terminal's paste does not sit in front of every other frame
 // as a single multi-megabyte write.
 const maxInputChunk = 64 << 10
+
+// inputChunk returns how many bytes of p the next INPUT frame carries: all
+// of them up to maxInputChunk, and otherwise as many as end at a UTF-8
+// character's start at or before that limit, so that no character is cut
+// in two. A console that decodes each read on its own (Wine's conhost)
+// turns each half of a cut character into U+FFFD. Bytes that are not
+// UTF-8 (a run of more than three continuation bytes) are cut at the
+// limit; a chunk is never empty.
+func inputChunk(p []byte) int {
+	end := maxInputChunk
+	if len(p) <= end {
+		return len(p)
+	}
+	for i := end; i > 0 && i > end-utf8.UTFMax; i-- {
+		if utf8.RuneStart(p[i]) {
+			return i
+		}
+	}
+	return end
+}
 
 var _ io.ReadWriteCloser = (*Terminal)(nil)
 
@@ -92,7 +113,9 @@ func (t *Terminal) Read(p []byte) (int, error) {
 }
 
 // Write sends p to the child's PTY. It returns once the frames are handed
-// to the sidecar, not when the child has read them. A child that does not
+// to the sidecar, not when the child has read them. A large p goes out as
+// several INPUT frames of at most 64 KiB, cut where a UTF-8 character
+// begins, so that no character is split between two of them. A child that does not
 // read makes Write block once 16 MiB are queued for it in the sidecar,
 // and every other sender on the connection with it (the sidecar stops
 // reading frames, PROTOCOL.md, INPUT); Close still ends it. An ERROR
@@ -140,7 +163,7 @@ func (t *Terminal) Write(p []byte) (int, error) {
 				return len(p), nil
 			}
 		}
-		chunk := p[written:min(len(p), written+maxInputChunk)]
+		chunk := p[written : written+inputChunk(p[written:])]
 		if err := t.c.sendTerm(proto.AppendDataFrame(nil, proto.TypeInput, t.id, chunk), len(chunk)); err != nil {
 			return written, fmt.Errorf("terminal %q: write: %w", t.id, err)
 		}
