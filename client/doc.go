@@ -21,6 +21,9 @@
 //     Options.Raw opens a terminal without credit; its output is buffered
 //     without bound.
 //
+// Terminal.Signal sends a signal to a terminal's foreground process group
+// (SIGNAL) and waits for the sidecar's word on it.
+//
 // If the sidecar dies or its stream turns corrupt, every pending Open fails
 // and every live terminal finishes with an error that says so. Client.Close
 // closes the sidecar's stdin, which makes it kill every terminal, and waits

@@ -269,6 +269,7 @@ func (c *Client) dispatchPersist(f proto.Frame) error {
 			return nil
 		}
 		p.t.attached = a
+		p.t.features = c.attachedFeatures()
 		p.t.viewAttached(a)
 		if a.Lost == 0 {
 			c.attached(p)
@@ -312,6 +313,19 @@ func (c *Client) dispatchPersist(f proto.Frame) error {
 		}
 	}
 	return nil
+}
+
+// attachedFeatures are the features of a terminal taken by ATTACH, whose
+// answer lists none: the server's HELLO's when it answered one, and
+// otherwise SIGNAL and FOREGROUND, which every persistent server serves
+// (it answers ATTACH, so it is one).
+func (c *Client) attachedFeatures() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.peer != nil {
+		return c.peer.Features
+	}
+	return []string{proto.FeatureSignal, proto.FeatureForeground}
 }
 
 // attached moves a pending ATTACH to the live terminals before the OUTPUT

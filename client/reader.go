@@ -144,6 +144,18 @@ func (c *Client) dispatch(f proto.Frame) error {
 		}
 	case proto.TypeHelloReply:
 		return c.helloReply(f.Body)
+	case proto.TypeForegroundInfo:
+		var m proto.ForegroundInfo
+		if err := unmarshal(f, &m); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		t := c.live[m.TerminalID]
+		c.mu.Unlock()
+		if t != nil {
+			// The answer a Signal waits for (signal.go).
+			t.foregroundAnswered()
+		}
 	default:
 		// The persistent server's frames (persist.go); other unknown
 		// frame types are skipped, as the protocol asks.
@@ -191,6 +203,7 @@ func (c *Client) opened(m proto.Opened) error {
 	}
 	delete(c.pending, m.TerminalID)
 	p.t.pid = m.PID
+	p.t.features = m.Features
 	c.live[m.TerminalID] = p.t
 	abandoned := p.abandoned
 	if !abandoned {
@@ -213,7 +226,7 @@ func (c *Client) opened(m proto.Opened) error {
 }
 
 // refused handles ERROR: the answer to a pending open, or a report about a
-// live terminal (INPUT it had to drop).
+// live terminal (a SIGNAL it refused, INPUT it had to drop).
 func (c *Client) refused(m proto.Error) {
 	if m.TerminalID != "" && c.resumeRefused(m) {
 		return
@@ -242,7 +255,7 @@ func (c *Client) refused(m proto.Error) {
 		}
 		return
 	}
-	if t := c.live[m.TerminalID]; t != nil && !t.handOverRefused(m.Message) {
+	if t := c.live[m.TerminalID]; t != nil && !t.handOverRefused(m.Message) && !t.signalRefused(m.Message) {
 		t.dropped(m.Message)
 	}
 }

@@ -74,11 +74,17 @@ type Terminal struct {
 	attached proto.Attached // how an ATTACH began (persist.go)
 	snapshot string         // its repaint, when bytes were lost
 
+	// features are the sidecar's for this terminal (OPENED's, or the
+	// server's for an attached one); set before the caller has t.
+	features []string
+
+	sigMu    sync.Mutex // one Signal sends at a time (signal.go)
 	mu       sync.Mutex
-	view     viewState  // viewers.go
-	closed   bool       // CLOSE was sent
-	handover chan error // a HandOver waiting for the server's answer
-	inputErr error      // dropped INPUT, reported by the next Write
+	signals  []*signalWait // Signals waiting for their answers, in order
+	view     viewState     // viewers.go
+	closed   bool          // CLOSE was sent
+	handover chan error    // a HandOver waiting for the server's answer
+	inputErr error         // dropped INPUT, reported by the next Write
 	status   ExitStatus
 	err      error // why Wait fails, if it does
 }
