@@ -219,7 +219,9 @@ func TestJournalDirRevive(t *testing.T) {
 	h.WaitControl(proto.TypeOpened, "sh")
 	h.Input("sh", "echo before-$MARK\n")
 	h.WaitOutput("sh", "before-env-ok\r\n")
-	h.Open(proto.Open{TerminalID: "prog", Cols: 80, Rows: 24, Cmd: "/bin/sh", Cwd: &cwd,
+	// Wide enough that the old screen does not wrap its line, however
+	// long the temporary directory's path.
+	h.Open(proto.Open{TerminalID: "prog", Cols: 400, Rows: 24, Cmd: "/bin/sh", Cwd: &cwd,
 		Args: []string{"-c", `echo "run in $(pwd) with [$1] [$2]"; exec cat`, "zero", "one arg", "two"}})
 	h.WaitOutput("prog", "with [one arg] [two]\r\n")
 	killServer(t, s)
