@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -220,5 +221,53 @@ func TestListSocketReusedAfterDaemonDied(t *testing.T) {
 	}
 	if st := b.ok("status"); !strings.Contains(st, "Running: true") {
 		t.Errorf("the live session after prune: %s", st)
+	}
+}
+
+// A daemon in another pid namespace (a container sharing /tmp and the
+// registry) is seen here under another pid than the one its record
+// holds. That says nothing of its life: it is listed as running, and
+// prune leaves its record alone.
+func TestListDaemonInOtherPIDNamespace(t *testing.T) {
+	t.Parallel()
+	requireRoot(t)
+	requireTool(t, "unshare")
+	env := registryEnv(t)
+	sock := filepath.Join(t.TempDir(), "ns.sock")
+	cmd := exec.Command("unshare", "--pid", "--fork", bin, "start", "--no-daemon", "--socket", sock, "--", "cat")
+	cmd.Env = env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ptyplex(t, "", "stop", "--socket", sock)
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	sc := bufio.NewScanner(out)
+	var nsPID string
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "PID: "); ok {
+			nsPID = v
+		}
+		if strings.HasPrefix(sc.Text(), "Auto-generated: ") {
+			break
+		}
+	}
+	if nsPID == "" {
+		t.Fatalf("start in a pid namespace printed no PID (%v)", sc.Err())
+	}
+	if l := listJSON(t, env)[sock]; l.State != wire.StateRunning {
+		t.Errorf("daemon with pid %s in its namespace: %+v", nsPID, l)
+	}
+	if r := ptyplexEnv(t, env, "list", "--prune"); strings.Contains(r.stdout, "Removed") {
+		t.Errorf("list --prune removed a live session's record: %v", r)
+	}
+	if l, ok := listJSON(t, env)[sock]; !ok || l.State != wire.StateRunning {
+		t.Errorf("after prune: %+v (listed %v)", l, ok)
 	}
 }

@@ -104,6 +104,18 @@ func probe(ctx context.Context, l *Listed) {
 		l.State, l.Problem = StateUnreachable, err.Error()
 		return
 	}
+	if fi, err := os.Lstat(l.Socket); err == nil && l.Registered && !l.rec.Started.IsZero() && fi.ModTime().After(l.rec.Started) {
+		// The socket was made after the record's daemon started (which
+		// it does after binding): the path was reused, that daemon died,
+		// and whoever answers there now is a session with a record of
+		// its own. This record describes nothing alive; showing the new
+		// daemon's state under it listed that session twice. (The times,
+		// not the pids: a daemon in another pid namespace is seen here
+		// under another pid.)
+		l.State, l.superseded = StateStale, true
+		l.Problem = fmt.Sprintf("its daemon (pid %d) is gone: the socket was made again at %s, by a session started since", l.rec.PID, fi.ModTime().Format(time.RFC3339))
+		return
+	}
 	var dl net.Dialer
 	c, err := dl.DialContext(ctx, "unix", l.Socket)
 	if err != nil {
@@ -121,17 +133,6 @@ func probe(ctx context.Context, l *Listed) {
 		return
 	}
 	if pid := peerPID(c); pid > 0 {
-		if l.Registered && l.rec.PID > 0 && pid != l.rec.PID {
-			// The socket was reused: its daemon died, and a session
-			// started since at the same path answers. That one has a
-			// record of its own; this record describes nothing alive,
-			// and showing the new daemon's state under it listed the
-			// new session twice.
-			c.Close()
-			l.State, l.superseded = StateStale, true
-			l.Problem = fmt.Sprintf("its daemon (pid %d) is gone; pid %d serves this socket now", l.rec.PID, pid)
-			return
-		}
 		l.PID = pid
 	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
