@@ -26,7 +26,7 @@ func (s *Screen) setANSIModes(on bool) {
 // reporting, focus events, cursor blink, synchronized output and the like.
 var inertModes = map[int]bool{
 	3: true, 4: true, 5: true, 8: true, 9: true, 12: true, 40: true, 45: true,
-	66: true, 67: true, 1000: true, 1001: true, 1002: true, 1003: true,
+	67: true, 1000: true, 1001: true, 1002: true, 1003: true,
 	1004: true, 1005: true, 1006: true, 1007: true, 1015: true, 1016: true,
 	1034: true, 1036: true, 1039: true, 1042: true, 1048: true, 2026: true, 2027: true,
 }
@@ -36,7 +36,7 @@ var mouseTracking = map[int]bool{9: true, 1000: true, 1002: true, 1003: true}
 
 // trackedModes are the DEC private modes the screen acts on (and so
 // reports through DECRQM besides the inert ones).
-var trackedModes = map[int]bool{1: true, 6: true, 7: true, 25: true, 47: true, 69: true, 1047: true, 1049: true, 2004: true}
+var trackedModes = map[int]bool{1: true, 6: true, 7: true, 25: true, 47: true, 66: true, 69: true, 1047: true, 1049: true, 2004: true}
 
 // setPrivateModes handles DECSET/DECRST (CSI ? h / CSI ? l).
 func (s *Screen) setPrivateModes(on bool) {
@@ -46,6 +46,11 @@ func (s *Screen) setPrivateModes(on bool) {
 		switch m := p.Params[i]; m {
 		case 1:
 			s.appCursor = on
+		case 66:
+			// DECNKM: the keypad mode DECKPAM and DECKPNM set, as
+			// xterm keeps it (one flag, so DECRQM ?66 after ESC =
+			// says set); the mode tracker does the same.
+			s.appKeypad = on
 		case 3:
 			// DECCOLM. There is no 132-column mode, but alacritty
 			// (interminai's xterm mode) runs its other effects, set or

@@ -28,6 +28,8 @@ func TestColorAndModeQueries(t *testing.T) {
 		{"DECRQM DECCKM", "\x1b[?1$p", "\x1b[?1;2$y"},
 		{"DECRQM 1049 on alt", "\x1b[?1049h\x1b[?1049$p", "\x1b[?1049;1$y"},
 		{"DECRQM 47", "\x1b[?47$p", "\x1b[?47;2$y"},
+		{"DECRQM DECNKM after DECKPAM", "\x1b=\x1b[?66$p", "\x1b[?66;1$y"},
+		{"DECRQM DECNKM after DECKPNM", "\x1b=\x1b>\x1b[?66$p", "\x1b[?66;2$y"},
 		{"DECRQM DECLRMM", "\x1b[?69h\x1b[?69$p", "\x1b[?69;1$y"},
 		{"DECRQM inert mouse mode", "\x1b[?1006h\x1b[?1006$p", "\x1b[?1006;1$y"},
 		{"DECRQM IRM", "\x1b[4h\x1b[4$p", "\x1b[4;1$y"},

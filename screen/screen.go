@@ -266,6 +266,8 @@ func (s *Screen) PrivateMode(n int) bool {
 	switch n {
 	case 1:
 		return s.appCursor
+	case 66:
+		return s.appKeypad
 	case 6:
 		return s.origin
 	case 7:

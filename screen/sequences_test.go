@@ -267,6 +267,11 @@ func TestModes(t *testing.T) {
 	check("bracketed", s.BracketedPaste(), false)
 	check("app cursor", s.AppCursorKeys(), false)
 	check("app keypad", s.AppKeypad(), false)
+	// DECNKM is the same keypad mode.
+	s.Write([]byte("\x1b[?66h"))
+	check("app keypad after ?66h", s.AppKeypad(), true)
+	s.Write([]byte("\x1b[?66l"))
+	check("app keypad after ?66l", s.AppKeypad(), false)
 	check("mouse", s.PrivateMode(1000), false)
 	s.Write([]byte("\x1b[2 q"))
 	if s.CursorStyle() != 2 {
