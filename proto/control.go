@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,12 @@ type Open struct {
 	// NodePtyTermios (extension) asks for node-pty's terminal attributes
 	// instead of the kernel's defaults (see PROTOCOL.md).
 	NodePtyTermios bool `json:"nodePtyTermios,omitempty"`
+	// CommandLine (extension, Windows only) is the child's command line
+	// after the program, taken as it is, in place of Args: cmd.exe does
+	// not split its line by the rules Args are quoted for, so a command
+	// for cmd /c that holds quotes can only be given this way (node-pty's
+	// args as a string). Empty is the same as absent.
+	CommandLine string `json:"commandLine,omitempty"`
 }
 
 // Resize is the body of a RESIZE frame.
@@ -169,6 +176,7 @@ type openWire struct {
 	UTF8       *bool              `json:"utf8"`
 	NodePty    *bool              `json:"nodePtyTermios"`
 	Credit     json.RawMessage    `json:"credit"`
+	CmdLine    *string            `json:"commandLine"`
 	// The persistent server's fields, kept raw for OpenRequest.Persist:
 	// the plain sidecar ignores them, so they must never fail ParseOpen.
 	Journal  json.RawMessage `json:"journal"`
@@ -222,11 +230,20 @@ func parseOpen(body []byte, w *openWire) (Open, error) {
 	if err := o.setArgsEnv(body, w); err != nil {
 		return o, fmt.Errorf("malformed OPEN: %w", err)
 	}
+	if w.CmdLine != nil {
+		o.CommandLine = *w.CmdLine
+		if o.CommandLine != "" && len(o.Args) > 0 {
+			return o, errors.New("malformed OPEN: commandLine and args cannot both be given")
+		}
+	}
 	if err := checkLaunch(o); err != nil {
 		return o, fmt.Errorf("malformed OPEN: %w", err)
 	}
 	if err := checkSentLaunch(body); err != nil {
 		return o, fmt.Errorf("malformed OPEN: %w", err)
+	}
+	if err := checkCommandLine(o); err != nil {
+		return o, err
 	}
 	o.UTF8 = w.UTF8 != nil && *w.UTF8
 	o.NodePtyTermios = w.NodePty != nil && *w.NodePty
@@ -238,6 +255,21 @@ func parseOpen(body []byte, w *openWire) (Open, error) {
 		o.Credit = &c
 	}
 	return o, nil
+}
+
+// errCommandLineUnix refuses commandLine where there is no command line
+// to give: a Unix child gets an argument vector, which args already is.
+var errCommandLineUnix = errors.New("commandLine is only for Windows: give args")
+
+// checkCommandLine refuses o's commandLine on a system that starts
+// programs with an argument vector. Beside args it was refused earlier,
+// as malformed (which of the two would the child get?), and its NUL and
+// UTF-8 checks are the other launch strings'.
+func checkCommandLine(o Open) error {
+	if o.CommandLine != "" && runtime.GOOS != "windows" {
+		return errCommandLineUnix
+	}
+	return nil
 }
 
 // setArgsEnv copies w's args and env into o, refusing a null among them:

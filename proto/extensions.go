@@ -22,6 +22,9 @@ const (
 const (
 	FeatureSignal     = "signal"
 	FeatureForeground = "foreground"
+	// FeatureCommandLine says OPEN's commandLine is served: listed on
+	// Windows only, where a child is given a command line.
+	FeatureCommandLine = "commandLine"
 )
 
 // Features is what this version of the sidecar serves beyond the seed

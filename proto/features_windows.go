@@ -4,9 +4,13 @@ package proto
 // not served there and OPENED does not list it: a host that checks the
 // list (as the protocol asks) never sends the question. One sent anyway
 // is answered with neither pid nor process (see docs/platforms.md).
+//
+// A Windows child is given a command line, which OPEN's commandLine
+// can hold as it is: that the plain sidecar serves and lists. The
+// persistent server, which runs on Unix only, lists neither.
 func init() {
-	Features = withoutForeground(Features)
-	HelloFeatures = withoutForeground(HelloFeatures)
+	Features = append(withoutForeground(Features), FeatureCommandLine)
+	HelloFeatures = append(withoutForeground(HelloFeatures), FeatureCommandLine)
 	PersistFeatures = withoutForeground(PersistFeatures)
 	PersistHelloFeatures = withoutForeground(PersistHelloFeatures)
 }

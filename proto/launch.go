@@ -23,6 +23,9 @@ func checkLaunch(o Open) error {
 			return fmt.Errorf("args[%d] %q has a NUL byte (at byte %d), which no argument can hold", n, a, i)
 		}
 	}
+	if i := strings.IndexByte(o.CommandLine, 0); i >= 0 {
+		return fmt.Errorf("commandLine %q has a NUL byte (at byte %d), which no command line can hold", o.CommandLine, i)
+	}
 	if o.Cwd != nil {
 		if i := strings.IndexByte(*o.Cwd, 0); i >= 0 {
 			return fmt.Errorf("cwd %q has a NUL byte (at byte %d), which no path can hold", *o.Cwd, i)

@@ -316,3 +316,72 @@ func TestParseOpenRefusesNullStrings(t *testing.T) {
 	assert.Empty(t, o.Args)
 	assert.Empty(t, o.Env)
 }
+
+// commandLine (Windows' verbatim command line after the program) is one
+// string, never beside args, with no NUL and valid UTF-8 as sent, like the
+// other launch strings; where children take an argument vector it is
+// refused, under the OPEN's id, saying what to give instead. Empty or null
+// is the field left out.
+func TestParseOpenCommandLine(t *testing.T) {
+	open := func(extra string) []byte {
+		return []byte(`{"terminalId":"t","cols":80,"rows":24,"cmd":"cmd.exe"` + extra + `}`)
+	}
+	bad := map[string]string{
+		`,"commandLine":"/c echo \"a b\"","args":["/c"]`:     `malformed OPEN: commandLine and args cannot both be given`,
+		`,"args":["/c"],"commandLine":"/c"`:                  `malformed OPEN: commandLine and args cannot both be given`,
+		`,"commandLine":5`:                                   `malformed OPEN: json: cannot unmarshal number into Go struct field openWire.commandLine of type string`,
+		`,"commandLine":["/c","x"]`:                          `malformed OPEN: json: cannot unmarshal array into Go struct field openWire.commandLine of type string`,
+		`,"commandLine":"/c a\u0000b"`:                       `malformed OPEN: commandLine "/c a\x00b" has a NUL byte (at byte 4), which no command line can hold`,
+		`,"commandLine":"/c ` + "\xff" + `"`:                 `malformed OPEN: commandLine is not valid UTF-8 (byte 0xff at offset 3 of its JSON string)`,
+		`,"commandLine":"/c \ud800"`:                         `malformed OPEN: commandLine is not valid UTF-8 (the escape \ud800 is half of a surrogate pair)`,
+		`,"commandLine":"/c echo \"a b\"","env":{"A=B":"v"}`: `malformed OPEN: env: invalid environment variable name "A=B"`,
+	}
+	if runtime.GOOS != "windows" {
+		bad[`,"commandLine":"/c echo \"a b\""`] = `commandLine is only for Windows: give args`
+	}
+	for extra, want := range bad {
+		o, err := ParseOpen(open(extra))
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", extra, err, want)
+		}
+		if o.TerminalID != "t" {
+			t.Errorf("%s: refused under %q", extra, o.TerminalID)
+		}
+		// The servers' shared decode answers under the same id.
+		_, err = Decode(Frame{TypeOpen, open(extra)})
+		var de *DecodeError
+		if !errors.As(err, &de) || de.ID != "t" || !de.HasID || !strings.HasPrefix(de.Error(), want) {
+			t.Errorf("Decode %s: %#v", extra, err)
+		}
+	}
+	for _, extra := range []string{`,"commandLine":""`, `,"commandLine":null`, `,"commandLine":"","args":["-c","x"]`} {
+		o, err := ParseOpen(open(extra))
+		if err != nil || o.CommandLine != "" {
+			t.Errorf("%s: %+v, %v (the field left out)", extra, o, err)
+		}
+	}
+	o, err := ParseOpen(open(`,"commandLine":"/c \"\"C:\\a b\\p.exe\" 5\" é","args":[]`))
+	if runtime.GOOS == "windows" {
+		if err != nil || o.CommandLine != `/c ""C:\a b\p.exe" 5" é` || len(o.Args) != 0 {
+			t.Fatalf("taken as it is on Windows: %+v, %v", o, err)
+		}
+	} else if err == nil || err.Error() != "commandLine is only for Windows: give args" {
+		t.Fatalf("with empty args, on %s: %v", runtime.GOOS, err)
+	}
+}
+
+// OPENED and HELLO list commandLine where it is served: on Windows, by the
+// plain sidecar (the persistent server runs on Unix only).
+func TestCommandLineListedOnWindowsOnly(t *testing.T) {
+	win := runtime.GOOS == "windows"
+	for name, fs := range map[string][]string{"Features": Features, "HelloFeatures": HelloFeatures} {
+		if slices.Contains(fs, FeatureCommandLine) != win {
+			t.Errorf("%s %v on %s", name, fs, runtime.GOOS)
+		}
+	}
+	for name, fs := range map[string][]string{"PersistFeatures": PersistFeatures, "PersistHelloFeatures": PersistHelloFeatures} {
+		if slices.Contains(fs, FeatureCommandLine) {
+			t.Errorf("%s %v", name, fs)
+		}
+	}
+}

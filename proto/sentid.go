@@ -34,10 +34,11 @@ func checkSentIDs(body []byte) error {
 	return nil
 }
 
-// checkSentLaunch reports a "cmd", "cwd" or "args" string of an OPEN that
-// is not valid UTF-8 as the host wrote it, as checkSentIDs does for the
-// id: decoded, it would be another program, directory or argument than
-// the one sent (U+FFFD for the bytes), run without a word. The values of
+// checkSentLaunch reports a "cmd", "cwd", "commandLine" or "args" string
+// of an OPEN that is not valid UTF-8 as the host wrote it, as
+// checkSentIDs does for the id: decoded, it would be another program,
+// directory, command line or argument than the one sent (U+FFFD for the
+// bytes), run without a word. The values of
 // "env" are left as decoded: a host passes its own environment on, which
 // may hold anything, and a variable with U+FFFD in it is no other
 // program.
@@ -51,7 +52,7 @@ func checkSentLaunch(body []byte) error {
 	}
 	for _, k := range keys {
 		switch k.name {
-		case "cmd", "cwd":
+		case "cmd", "cwd", "commandLine":
 			if err := checkJSONString(k.value); err != nil {
 				return fmt.Errorf("%s is not valid UTF-8 (%v)", k.name, err)
 			}

@@ -46,6 +46,12 @@ func isBatch(path string) bool {
 // errBatchArg refuses an argument no batch file can be given safely.
 var errBatchArg = errors.New("a batch file (.bat, .cmd) cannot be given an argument with a carriage return or a line feed: cmd.exe would end the command there")
 
+// errBatchCmdLine refuses a verbatim command line for a batch file:
+// cmd.exe would read that line once more, where a quote, a '&' or a
+// %NAME% in it could run what the caller meant as text, which the
+// quoting above exists to prevent.
+var errBatchCmdLine = errors.New("a batch file (.bat, .cmd) cannot be given a command line as it is (commandLine): cmd.exe would read it again and could run what it holds; give args, which are quoted for it")
+
 // batchCommandLine is the program and the command line that run the
 // batch file script with args, every argument reaching the script as one
 // %N and none of it run by cmd.exe.

@@ -17,7 +17,13 @@ const DefaultTerm = "xterm-256color"
 type Config struct {
 	Cmd  string   // program: a path, or a bare name looked up in the child's PATH as execvp does (see resolve)
 	Args []string // arguments after the program name
-	Dir  string   // working directory; "" inherits ours
+	// CmdLine (Windows only) is the command line after the program, given
+	// to the child as it is in place of Args, which must then be empty:
+	// cmd.exe reads its line by rules of its own, not by those Args are
+	// quoted for. Refused for a batch file, whose line cmd.exe would read
+	// once more, and on Unix, where a child takes an argument vector.
+	CmdLine string
+	Dir     string // working directory; "" inherits ours
 	// Env is merged over our own environment (or BaseEnv): entries here
 	// win, and TERM defaults to DefaultTerm when Env does not set it.
 	Env map[string]string

@@ -31,6 +31,9 @@ type Process struct {
 // Start runs cfg.Cmd in a new PTY as a session leader with the PTY as its
 // controlling terminal.
 func Start(cfg Config) (*Process, error) {
+	if cfg.CmdLine != "" {
+		return nil, fmt.Errorf("cannot start %s: a command line (CmdLine) is only for Windows: give Args", cfg.Cmd)
+	}
 	resetInheritedSignals()
 	env := cfg.environ()
 	path, err := resolve(cfg.Cmd, env, cfg.Dir)

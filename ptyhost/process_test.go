@@ -71,6 +71,9 @@ func TestStartErrors(t *testing.T) {
 		{Config{Cmd: "sh", Dir: file}, "not a directory"},
 		{Config{Cmd: "sh", Dir: "/no/such/dir"}, "no such file"},
 		{Config{Cmd: ""}, "empty"},
+		// A Unix child takes an argument vector: a Windows command line
+		// is refused, not dropped (sh would start with no arguments).
+		{Config{Cmd: "sh", CmdLine: `-c "exit 3"`}, "a command line (CmdLine) is only for Windows: give Args"},
 	}
 	for _, c := range cases {
 		_, err := Start(c.cfg)

@@ -114,6 +114,17 @@ func Start(cfg Config) (*Process, error) {
 		}
 	}
 	app, cmdline := path, windows.ComposeCommandLine(append([]string{cfg.Cmd}, cfg.Args...))
+	if cfg.CmdLine != "" {
+		if len(cfg.Args) > 0 {
+			return nil, fmt.Errorf("cannot start %s: a command line and arguments cannot both be given", cfg.Cmd)
+		}
+		if isBatch(path) {
+			return nil, fmt.Errorf("cannot start %s: %w", cfg.Cmd, errBatchCmdLine)
+		}
+		// The program's name as with args (the same argv[0]), the rest
+		// as the caller wrote it: node-pty's line for args as a string.
+		cmdline = windows.ComposeCommandLine([]string{cfg.Cmd}) + " " + cfg.CmdLine
+	}
 	if isBatch(path) {
 		if app, cmdline, err = batchCommandLine(path, cfg.Args); err != nil {
 			return nil, fmt.Errorf("cannot start %s: %w", cfg.Cmd, err)

@@ -35,6 +35,10 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Print("ARGS-END\r\n")
 		os.Exit(0)
+	case "cmdline":
+		// The command line as the child got it, before any splitting.
+		fmt.Printf("LINE[%s]\r\n", strconv.Quote(windows.UTF16PtrToString(windows.GetCommandLine())))
+		os.Exit(0)
 	case "code":
 		n, _ := strconv.ParseUint(os.Args[1], 0, 32)
 		windows.ExitProcess(uint32(n))
@@ -712,5 +716,76 @@ func TestWineDetected(t *testing.T) {
 	}
 	if os.Getenv(launcherMode) == "" && useLauncher() != underWine {
 		t.Errorf("launcher path %v under Wine %v", useLauncher(), underWine)
+	}
+}
+
+// CmdLine is the child's command line after the program, as it is: a
+// program gets exactly that line, cmd.exe /c a command that holds quotes
+// (through Args its quotes came out as \"), and a program whose path has
+// spaces runs through cmd /c ""path" args", node-pty's args as a string.
+// A batch file is refused one, as is a CmdLine beside Args.
+func TestVerbatimCommandLine(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := `plain "two words" x\"y  %PATH% "`
+	p := start(t, Config{Cmd: self, CmdLine: line, Env: map[string]string{helperEnv: "cmdline"}})
+	m := startReader(p).waitFor(t, regexp.MustCompile(`LINE\[(".*")\]`), 30*time.Second)
+	got, err := strconv.Unquote(m[1])
+	if want := windows.ComposeCommandLine([]string{self}) + " " + line; err != nil || got != want {
+		t.Errorf("the child's command line\n%s\nwant\n%s (%v)", got, want, err)
+	}
+
+	p = start(t, Config{Cmd: "cmd.exe", CmdLine: `/c echo "a b"& exit 3`})
+	out := startReader(p).toEOF(t, 30*time.Second)
+	if !regexp.MustCompile(`(?m)^"a b" ?\r?$`).MatchString(out) {
+		t.Errorf("cmd.exe /c echo \"a b\" printed %q, want the quotes intact", out)
+	}
+	if st := exitOf(t, p, 10*time.Second); st.Code != 3 {
+		t.Errorf("status %+v, want 3", st)
+	}
+
+	dir, err := os.MkdirTemp("", "verbatim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "with spaces", "prog.exe")
+	bat := filepath.Join(dir, "x.bat")
+	t.Cleanup(func() { os.Remove(prog); os.Remove(bat); os.Remove(filepath.Dir(prog)); os.Remove(dir) })
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Dir(prog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prog, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"", "never"} {
+		t.Run("launcher="+mode, func(t *testing.T) {
+			t.Setenv(launcherMode, mode)
+			cfg := Config{Cmd: "cmd.exe", CmdLine: `/d /c ""` + prog + `" 5"`, Env: map[string]string{helperEnv: "code"}}
+			if st := exitOf(t, start(t, cfg), 20*time.Second); st.Code != 5 {
+				t.Errorf("%s: status %+v, want the program's 5", cfg.CmdLine, st)
+			}
+		})
+	}
+
+	if err := os.WriteFile(bat, []byte("@echo off\r\necho RAN\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []Config{
+		{Cmd: bat, CmdLine: `"&echo INJECTED&"`},
+		{Cmd: "cmd.exe", Args: []string{"/c"}, CmdLine: "echo x"},
+	} {
+		cfg.Cols, cfg.Rows = 80, 24
+		if p, err := Start(cfg); err == nil {
+			p.Close()
+			t.Errorf("%s with CmdLine %q and Args %q started", cfg.Cmd, cfg.CmdLine, cfg.Args)
+		} else if want := map[bool]string{true: "batch file", false: "cannot both"}[cfg.Cmd == bat]; !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", cfg.Cmd, err, want)
+		}
 	}
 }

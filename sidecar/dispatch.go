@@ -100,12 +100,13 @@ func (s *Sidecar) open(o proto.Open) {
 		return
 	}
 	cfg := ptyhost.Config{
-		Cmd:  o.Cmd,
-		Args: o.Args,
-		Env:  o.Env,
-		Cols: int(o.Cols),
-		Rows: int(o.Rows),
-		UTF8: o.UTF8,
+		Cmd:     o.Cmd,
+		Args:    o.Args,
+		CmdLine: o.CommandLine,
+		Env:     o.Env,
+		Cols:    int(o.Cols),
+		Rows:    int(o.Rows),
+		UTF8:    o.UTF8,
 
 		EnvOrder:       o.EnvOrder,
 		NodePtyTermios: o.NodePtyTermios,

@@ -309,3 +309,27 @@ func TestStderrEscapesHostControls(t *testing.T) {
 	assert.NotRegexp(t, "[\x00-\x09\x0b-\x1f\x7f]", h.Stderr())
 	assert.NotRegexp(t, "(?m)^forged", h.Stderr())
 }
+
+// commandLine, Windows' verbatim command line, is refused on Unix, where a
+// child takes an argument vector: ERROR under the OPEN's id, saying to give
+// args, and nothing started; the sidecar (or the persistent server, through
+// the same decode) serves on, and OPENED does not list the feature.
+func TestOpenCommandLineRefusedOnUnix(t *testing.T) {
+	h := start(t)
+	h.Open(proto.Open{TerminalID: "live", Cols: 80, Rows: 24, Cmd: "cat"})
+	opened := h.WaitControl(proto.TypeOpened, "live")
+	assert.NotContains(t, fmt.Sprint(opened.Fields["features"]), proto.FeatureCommandLine)
+	require.NoError(t, h.Send(proto.TypeOpen, []byte(`{"terminalId":"cl","cols":80,"rows":24,"cmd":"/bin/sh","commandLine":"-c \"echo started\""}`)))
+	require.NoError(t, h.Send(proto.TypeOpen, []byte(`{"terminalId":"both","cols":80,"rows":24,"cmd":"/bin/sh","args":["-c","echo started"],"commandLine":"-c x"}`)))
+	assert.Equal(t, "commandLine is only for Windows: give args", h.WaitControl(proto.TypeError, "cl").Fields["message"])
+	assert.Equal(t, "malformed OPEN: commandLine and args cannot both be given", h.WaitControl(proto.TypeError, "both").Fields["message"])
+	h.Input("live", "still-here\n")
+	h.WaitOutput("live", "still-here")
+	for _, id := range []string{"cl", "both"} {
+		for _, x := range h.Now().Controls(id) {
+			assert.Equal(t, proto.TypeError, x.Type, "%s: %s", id, x.Raw)
+		}
+	}
+	h.Open(proto.Open{TerminalID: "after", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo opened-after"}})
+	h.WaitOutput("after", "opened-after")
+}

@@ -839,3 +839,39 @@ func TestThroughputAgainstPlainConPTY(t *testing.T) {
 	t.Logf("flood of %s lines, median of %d alternating rounds: plain ConPTY read loop %.1f MB/s, through ptyplex-sidecar %.1f MB/s: ratio %.2f (sidecar/plain)",
 		lines, rounds, mp/1e6, ms/1e6, ms/mp)
 }
+
+// OPEN's commandLine reaches the child as it is, which is how a host gives
+// cmd.exe /c a command that holds quotes (through args they came out as
+// \"); HELLO and OPENED list the feature, and beside args it is refused.
+func TestCommandLineOnWindows(t *testing.T) {
+	h := startHost(t)
+	h.send(proto.TypeHello, proto.Hello{Protocol: proto.ProtocolVersion, Features: []string{proto.FeatureHello}})
+	f := h.next(60 * time.Second)
+	hello, err := proto.ParseHello(f.Body)
+	if f.Type != proto.TypeHelloReply || err != nil || !hello.Has(proto.FeatureCommandLine) {
+		t.Errorf("HELLO answered %v %s (%v): want the commandLine feature", f.Type, f.Body, err)
+	}
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "both", Cols: 80, Rows: 24, Cmd: "cmd.exe", Args: []string{"/c"}, CommandLine: "echo x"})
+	h.send(proto.TypeOpen, proto.Open{TerminalID: "c", Cols: 80, Rows: 24, Cmd: "cmd.exe", CommandLine: `/c echo "a b"& exit 3`})
+	// Answered in order: the refusal at once, then the spawn's OPENED.
+	f = h.next(60 * time.Second)
+	if want := "malformed OPEN: commandLine and args cannot both be given"; f.Type != proto.TypeError || !strings.Contains(string(f.Body), want) {
+		t.Errorf("OPEN with both answered %v %s, want ERROR %q", f.Type, f.Body, want)
+	}
+	f = h.next(60 * time.Second)
+	var o proto.Opened
+	if f.Type != proto.TypeOpened || json.Unmarshal(f.Body, &o) != nil || !slices.Contains(o.Features, proto.FeatureCommandLine) {
+		t.Fatalf("OPEN with commandLine answered %v %s, want OPENED listing commandLine", f.Type, f.Body)
+	}
+	tm := &term{}
+	h.collect(map[string]*term{"c": tm}, 60*time.Second, exited(tm), nil)
+	if tm.errMsg != "" {
+		t.Fatal(tm.errMsg)
+	}
+	if !regexp.MustCompile(`(?m)^"a b" ?\r?$`).MatchString(tm.text()) {
+		t.Errorf("cmd.exe /c echo \"a b\" printed %q, want the quotes intact", tm.text())
+	}
+	if tm.exit.ExitCode == nil || *tm.exit.ExitCode != 3 {
+		t.Errorf("EXIT %s, want code 3", exitText(tm.exit))
+	}
+}
