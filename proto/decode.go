@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -180,6 +181,15 @@ func Decode(f Frame) (Msg, error) {
 		}
 		return d, nil
 	case TypeStop:
+		// STOP ends every terminal: only what a host means as one (an
+		// empty body or a JSON object, `{}`) is taken as one, not bytes
+		// that are something else gone astray.
+		if len(bytes.TrimSpace(f.Body)) > 0 {
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(f.Body, &obj); err != nil || obj == nil {
+				return fail("", errors.New("malformed STOP: want {} (a JSON object) or no body"))
+			}
+		}
 		return Stop{}, nil
 	case TypeRevive:
 		var w struct {

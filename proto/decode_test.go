@@ -43,6 +43,8 @@ func TestDecodeEveryType(t *testing.T) {
 		{"attach", Frame{TypeAttach, []byte(`{"terminalId":"a","offset":10,"credit":7}`)}, Attach{TerminalID: "a", Offset: 10, Credit: u16(7)}},
 		{"detach", Frame{TypeDetach, []byte(`{"terminalId":"a"}`)}, Detach{TerminalID: "a"}},
 		{"stop", Frame{TypeStop, nil}, Stop{}},
+		{"stop {}", Frame{TypeStop, []byte(`{}`)}, Stop{}},
+		{"stop object", Frame{TypeStop, []byte(` {"why":"upgrade"} `)}, Stop{}},
 		{"upgrade", Frame{TypeUpgrade, []byte(`{"path":` + string(absJSON) + `,"version":"2"}`)}, Upgrade{Path: abs, Version: "2"}},
 		{"revive", Frame{TypeRevive, []byte(`{"terminalId":"a","credit":7}`)}, Revive{TerminalID: "a", Credit: u16(7)}},
 		{"revive unthrottled", Frame{TypeRevive, []byte(`{"terminalId":"a"}`)}, Revive{TerminalID: "a"}},
@@ -104,6 +106,9 @@ func TestDecodeMalformed(t *testing.T) {
 		{"upgrade relative", Frame{TypeUpgrade, []byte(`{"path":"bin/x"}`)}, "", false, `malformed UPGRADE: want {"path": "/absolute/path/of/the/new/binary", "version": ...}`},
 		{"revive no id", Frame{TypeRevive, []byte(`{}`)}, "", false, `malformed REVIVE: want {"terminalId": ...}`},
 		{"revive bad credit", Frame{TypeRevive, []byte(`{"terminalId":"a","credit":-1}`)}, "a", true, "malformed REVIVE: credit: -1 is not a whole number of bytes"},
+		{"stop not json", Frame{TypeStop, []byte(`garbage`)}, "", false, "malformed STOP: want {} (a JSON object) or no body"},
+		{"stop array", Frame{TypeStop, []byte(`[]`)}, "", false, "malformed STOP: want {} (a JSON object) or no body"},
+		{"stop null", Frame{TypeStop, []byte(`null`)}, "", false, "malformed STOP: want {} (a JSON object) or no body"},
 		{"upgrade not json", Frame{TypeUpgrade, nil}, "", false, `malformed UPGRADE: want {"path": "/absolute/path/of/the/new/binary", "version": ...}`},
 	}
 	for _, c := range cases {
