@@ -406,6 +406,10 @@ export declare class Sidecar {
   readonly remote: SidecarHello | null;
   /** Sends HELLO and resolves with the answer; rejects, saying what to install, for an old or mismatched sidecar. */
   handshake(): Promise<SidecarHello>;
+  /**
+   * args as a string (Windows only, as in node-pty) is the command line after file, given to the
+   * child as it is: how cmd.exe /c gets a command with quotes. Elsewhere it throws.
+   */
   spawn(file?: string, args?: string[] | string, options?: IPersistForkOptions | IWindowsPtyForkOptions): Terminal;
   /**
    * Like spawn, resolving once the terminal runs (rejecting if it cannot start). Its output and
@@ -427,7 +431,10 @@ export declare class Sidecar {
   close(): Promise<void>;
 }
 
-/** node-pty's spawn, on the shared Sidecar. */
+/**
+ * node-pty's spawn, on the shared Sidecar. args as a string (Windows only, as in node-pty) is the
+ * command line after file, given to the child as it is; elsewhere it throws.
+ */
 export declare function spawn(file?: string, args?: string[] | string, options?: IPtyForkOptions | IWindowsPtyForkOptions): Terminal;
 /** node-pty's deprecated names for spawn. */
 export declare const fork: typeof spawn;

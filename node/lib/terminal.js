@@ -47,6 +47,20 @@ function bufferEncoding(encoding) {
   return typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8';
 }
 
+// commandLineRefusal says why args as a string cannot be sent to host's
+// sidecar, or null when it can: the sidecar's HELLO, when the handshake
+// was made, says whether it serves commandLine; otherwise the sidecar is
+// taken to run where we do (a local one; a transport's is known only from
+// the handshake).
+function commandLineRefusal(host) {
+  const remote = host.remote;
+  if (remote ? remote.features.includes('commandLine') : process.platform === 'win32') return null;
+  if (remote && remote.os === 'windows') {
+    return 'args as a command-line string needs a sidecar that lists the commandLine feature (this one is older): pass an array';
+  }
+  return 'args as a string is not supported on unix.';
+}
+
 class Terminal {
   // Created by Sidecar#spawn; options are node-pty's IPtyForkOptions.
   constructor(host, id, file, args, options) {
@@ -57,11 +71,17 @@ class Terminal {
     }
     if (typeof file !== 'string') throw new TypeError('file must be a string');
     if (args === undefined || args === null) args = [];
-    // node-pty takes a command-line string only on Windows, and throws so here.
+    // node-pty takes a command-line string only on Windows, where it is the
+    // child's line after the program as it is (how cmd.exe /c is given a
+    // command with quotes): sent as OPEN's commandLine, which only a
+    // sidecar listing that feature serves (an older one would drop it and
+    // start file with no arguments).
+    let commandLine;
     if (typeof args === 'string') {
-      throw new Error(process.platform === 'win32'
-        ? 'args as a command-line string is not supported by ptyplex: pass an array (the sidecar quotes it by the Windows rules)'
-        : 'args as a string is not supported on unix.');
+      const refusal = commandLineRefusal(host);
+      if (refusal) throw new Error(refusal);
+      commandLine = args;
+      args = [];
     }
     if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) {
       throw new TypeError('args must be an array of strings');
@@ -164,6 +184,7 @@ class Terminal {
       // output), not the kernel's defaults; older sidecars ignore this.
       nodePtyTermios: true,
     };
+    if (commandLine) this._openBody.commandLine = commandLine;
     // A persistent server's options (persist.js): what happens to output
     // while no host holds the terminal, and the size of its journal.
     if (opt.detached !== undefined) this._openBody.detached = opt.detached;

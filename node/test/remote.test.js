@@ -301,3 +301,30 @@ new Sidecar({ path: ${JSON.stringify(BIN)} }).handshake().then((h) => console.lo
   assert.strictEqual(code, 0);
   assert.strictEqual(out.trim(), 'protocol 1');
 });
+
+// node-pty takes args as a string on Windows: the child's command line
+// after the program, as it is. It goes out as OPEN's commandLine (args
+// empty) to a sidecar whose HELLO lists that feature, wherever the host
+// runs; an older Windows sidecar, which would drop it and start the
+// program with no arguments, and a Unix one get none.
+const WINDOWS = path.join(__dirname, 'fixtures', 'windows-sidecar.js');
+
+test("args as a string: OPEN's commandLine to a Windows sidecar that lists the feature", async (t) => {
+  const sc = newSidecar(t, { transport: [process.execPath, WINDOWS], hello: true, helloTimeout: 30000 });
+  await sc.handshake();
+  const line = '/d /c ""C:\\dir with spaces\\p.exe" 5" & echo "a b"';
+  const sent = async (args) => JSON.parse((await run(sc.spawn('cmd.exe', args))).output);
+  assert.deepStrictEqual(await sent(line), { cmd: 'cmd.exe', args: [], commandLine: line });
+  // An empty line is the program alone, as node-pty has it; an array is args.
+  assert.deepStrictEqual(await sent(''), { cmd: 'cmd.exe', args: [] });
+  assert.deepStrictEqual(await sent(['/c', 'echo "a b"']), { cmd: 'cmd.exe', args: ['/c', 'echo "a b"'] });
+});
+
+test('args as a string: refused for a Windows sidecar without the feature, and a Unix one', async (t) => {
+  const old = newSidecar(t, { transport: [process.execPath, WINDOWS, 'old'], hello: true, helloTimeout: 30000 });
+  await old.handshake();
+  assert.throws(() => old.spawn('cmd.exe', '/c echo x'), /^Error: args as a command-line string needs a sidecar that lists the commandLine feature \(this one is older\): pass an array$/);
+  const unix = newSidecar(t, { hello: true });
+  await unix.handshake();
+  assert.throws(() => unix.spawn('sh', '-c true'), /^Error: args as a string is not supported on unix\.$/);
+});

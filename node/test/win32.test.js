@@ -85,6 +85,24 @@ test('kill() ends the whole tree', async (t) => {
   await waitUntil(() => pids.every(gone), `the end of processes ${pids}`);
 });
 
+// node-pty's args as a string on Windows: the command line after the
+// program as it is, the only way to give cmd.exe /c a command that holds
+// quotes (an array's "a b" reaches cmd.exe as \"a b\"), and to run a
+// program whose path has spaces through it.
+test('args as a string: cmd.exe /c gets the line as it is', async (t) => {
+  const sc = newSidecar(t);
+  const e = await run(sc.spawn('cmd.exe', '/c echo "a b"& exit 3', {}));
+  // conhost's own sequences (clear, cursor) taken out.
+  assert.match(e.output.replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, ''), /^"a b" ?\r?$/m);
+  assert.strictEqual(e.exitCode, 3);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'with spaces '));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const prog = path.join(dir, 'node copy.exe');
+  fs.copyFileSync(process.execPath, prog);
+  const code = await run(sc.spawn('cmd.exe', `/d /c ""${prog}" -e "process.exit(5)""`, {}));
+  assert.strictEqual(code.exitCode, 5, code.output);
+});
+
 test('resolveSidecar finds ptyplex-sidecar.exe on PATH', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-path-'));
   const exe = path.join(dir, 'ptyplex-sidecar.exe');
