@@ -200,6 +200,32 @@ func TestStopWritesEveryExitFirst(t *testing.T) {
 	}
 }
 
+// A STOP whose body is not what a host sends as one (bytes gone astray)
+// is refused with an ERROR, and the server and its terminals go on; it
+// used to stop the server whatever the body was.
+func TestStopWithAMalformedBodyStopsNothing(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	h := s.host()
+	h.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo up; exec sleep 1000"}})
+	h.WaitOutput("a", "up\r\n")
+	if err := h.Send(proto.TypeStop, []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	h.MustUntil("an ERROR about the STOP", func(sn hosttest.Snapshot) bool {
+		for _, f := range sn.Frames {
+			if f.Type == proto.TypeError && strings.Contains(string(f.Body), "malformed STOP") {
+				return true
+			}
+		}
+		return false
+	})
+	l := list(t, h)
+	if len(l.Terminals) != 1 || l.Terminals[0].TerminalID != "a" || l.Terminals[0].Exited {
+		t.Fatalf("after a malformed STOP the server lists %+v, want terminal a running", l.Terminals)
+	}
+}
+
 // --stop ends a server whose host stopped reading (a hung link that is
 // not closed) with two flooding terminals: such a holder keeps its
 // terminals' readers in a write, so their children are never reaped, and

@@ -139,7 +139,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 }
 
 // malformed acts on a frame that could not be decoded: the frames whose
-// senders expect an answer (OPEN, ATTACH, DETACH, and SIGNAL for a
+// senders expect an answer (OPEN, ATTACH, DETACH, STOP, and SIGNAL for a
 // terminal c holds) get an ERROR, HELLO is answered anyway, the rest is
 // logged as the plain sidecar logs it.
 func (s *Server) malformed(c *conn, e *proto.DecodeError) {
@@ -161,6 +161,11 @@ func (s *Server) malformed(c *conn, e *proto.DecodeError) {
 		s.helloReply(c)
 	case proto.TypeAttach, proto.TypeDetach, proto.TypeRevive:
 		c.errorf(e.ID, "%s", e.Error())
+	case proto.TypeStop:
+		// Not a STOP: every terminal goes on, and the sender, which
+		// waits for the connection to close, learns why it does not.
+		s.logf("%v (the server goes on)", e)
+		c.errorf("", "%s", e.Error())
 	}
 }
 

@@ -422,6 +422,10 @@ func (s *Server) readFrames(c *conn) (host *conn, code int, why string) {
 			break
 		}
 		if f.Type == proto.TypeStop {
+			if _, err := proto.Decode(f); err != nil {
+				s.malformed(c, err.(*proto.DecodeError))
+				continue
+			}
 			s.Stop()
 			break
 		}
