@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +69,15 @@ type OpenOptions struct {
 	ID   string
 	Cmd  string   // program: a path, or a name looked up in PATH
 	Args []string // arguments after the program name
-	Dir  string   // working directory; "" inherits the sidecar's
+	// CommandLine (Windows sidecars only) is the child's command line
+	// after the program, passed as written instead of Args (which are
+	// quoted for CommandLineToArgvW): what cmd.exe /c needs for a command
+	// that holds double quotes. It cannot be combined with Args. A
+	// sidecar on Unix refuses it (*OpenError); when the sidecar answered
+	// HELLO without the commandLine feature (an older Windows one, which
+	// would start the program without it), Open fails before sending.
+	CommandLine string
+	Dir         string // working directory; "" inherits the sidecar's
 	// Env is merged over the sidecar's environment.
 	Env map[string]string
 	// Cols and Rows are the initial size; 0 means 80x24.
@@ -258,6 +267,17 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("open terminal: %w", err)
 	}
+	if o.CommandLine != "" {
+		if len(o.Args) > 0 {
+			return nil, errors.New("open terminal: CommandLine and Args cannot both be given")
+		}
+		c.mu.Lock()
+		peer := c.peer
+		c.mu.Unlock()
+		if peer != nil && !slices.Contains(peer.Features, proto.FeatureCommandLine) {
+			return nil, fmt.Errorf("open terminal: %w: the sidecar does not serve CommandLine (no %q among its features)", errors.ErrUnsupported, proto.FeatureCommandLine)
+		}
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultOpenTimeout)
@@ -269,7 +289,7 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 		return nil, err
 	}
 	id := p.t.id
-	msg := proto.Open{TerminalID: id, Cols: o.Cols, Rows: o.Rows, Cmd: o.Cmd, Args: o.Args, Env: o.Env}
+	msg := proto.Open{TerminalID: id, Cols: o.Cols, Rows: o.Rows, Cmd: o.Cmd, Args: o.Args, Env: o.Env, CommandLine: o.CommandLine}
 	if o.Dir != "" {
 		msg.Cwd = &o.Dir
 	}
