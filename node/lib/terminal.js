@@ -13,6 +13,21 @@ const { signalNumber } = require('./signals');
 const SANITIZED = ['TMUX', 'TMUX_PANE', 'STY', 'WINDOW', 'WINDOWID', 'TERMCAP', 'COLUMNS', 'LINES'];
 // Largest INPUT payload per frame; bigger writes are split.
 const INPUT_CHUNK = 64 << 10;
+
+// inputCut is where the INPUT frame that starts at off in buf ends: after
+// INPUT_CHUNK bytes, moved back to the start of the UTF-8 character the
+// limit falls in (three bytes at most), so that no character is split
+// between two frames: a console that decodes each read on its own
+// (Windows' under Wine) shows the halves of a split one as U+FFFD. Bytes
+// that are no UTF-8 are cut at the limit.
+function inputCut(buf, off) {
+  const end = off + INPUT_CHUNK;
+  if (end >= buf.length) return buf.length;
+  for (let i = end; i > off && i > end - 4; i--) {
+    if ((buf[i] & 0xc0) !== 0x80) return i;
+  }
+  return end;
+}
 // The longest a read of pid blocks waiting for the terminal to open.
 const SYNC_PID_LIMIT = 2000;
 
@@ -328,8 +343,10 @@ class Terminal {
     // While the connection is down the input waits for the next one, up
     // to reconnect.queueLimit; past it this throws, and nothing of data is queued.
     if (this._gen && this._gen.suspended) this._host._holdInput(this, buf.length);
-    for (let off = 0; off < buf.length; off += INPUT_CHUNK) {
-      this._host._sendTo(this._gen, dataFrame(T.INPUT, this._idBuf, buf.subarray(off, off + INPUT_CHUNK)));
+    for (let off = 0; off < buf.length; ) {
+      const end = inputCut(buf, off);
+      this._host._sendTo(this._gen, dataFrame(T.INPUT, this._idBuf, buf.subarray(off, end)));
+      off = end;
     }
   }
 

@@ -328,3 +328,26 @@ test('args as a string: refused for a Windows sidecar without the feature, and a
   await unix.handshake();
   assert.throws(() => unix.spawn('sh', '-c true'), /^Error: args as a string is not supported on unix\.$/);
 });
+
+// A large write is cut into INPUT frames at UTF-8 character starts: a
+// console that decodes each read on its own (Windows' under Wine) shows
+// the halves of a character split between frames as U+FFFD.
+test('write: INPUT frames are cut at character starts', async (t) => {
+  const sc = newSidecar(t, { transport: [process.execPath, WINDOWS], hello: true, helloTimeout: 30000 });
+  await sc.handshake();
+  const term = sc.spawn('record-input', []);
+  let out = '';
+  term.onData((d) => { out += d; });
+  // 'a' then two-byte characters: the 64 KiB limit falls inside one.
+  const text = 'a' + '\u00e9'.repeat(40000) + '\u4e2d'.repeat(30000);
+  const bytes = Buffer.byteLength(text);
+  term.write(text);
+  await waitUntil(() => out.split('\n').filter(Boolean).reduce((n, l) => n + Number(l.split(' ')[0]), 0) >= bytes, 'every INPUT frame answered');
+  const frames = out.split('\n').filter(Boolean).map((l) => l.split(' '));
+  assert.ok(frames.length >= 3, out);
+  for (const [len, mid] of frames) {
+    assert.strictEqual(mid, 'false', `a frame starts inside a character: ${out}`);
+    assert.ok(Number(len) <= 64 << 10 && Number(len) > (64 << 10) - 4 || len === frames[frames.length - 1][0], out);
+  }
+  term.kill();
+});
