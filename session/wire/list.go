@@ -104,14 +104,16 @@ func probe(ctx context.Context, l *Listed) {
 		l.State, l.Problem = StateUnreachable, err.Error()
 		return
 	}
-	if fi, err := os.Lstat(l.Socket); err == nil && l.Registered && !l.rec.Started.IsZero() && fi.ModTime().After(l.rec.Started) {
+	if fi, err := os.Lstat(l.Socket); err == nil && l.Registered && !l.rec.Started.IsZero() && fi.ModTime().After(l.rec.Started) && ownedByUs(fi) {
 		// The socket was made after the record's daemon started (which
 		// it does after binding): the path was reused, that daemon died,
 		// and whoever answers there now is a session with a record of
 		// its own. This record describes nothing alive; showing the new
 		// daemon's state under it listed that session twice. (The times,
 		// not the pids: a daemon in another pid namespace is seen here
-		// under another pid.)
+		// under another pid.) Only a socket of ours: one another user
+		// made there is reported as such below, after the connection
+		// shows whose it is.
 		l.State, l.superseded = StateStale, true
 		l.Problem = fmt.Sprintf("its daemon (pid %d) is gone: the socket was made again at %s, by a session started since", l.rec.PID, fi.ModTime().Format(time.RFC3339))
 		return
