@@ -47,16 +47,7 @@ func TestNonBlockingStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer errFile.Close()
-	cmd.Stderr = errFile
-	stderr := func() string {
-		b, _ := os.ReadFile(errFile.Name())
-		return string(b)
-	}
+	stderr := captureStderr(t, cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -128,16 +119,7 @@ func TestHostClosingStdoutEndsTheSidecar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer errFile.Close()
-	cmd.Stderr = errFile
-	stderr := func() string {
-		b, _ := os.ReadFile(errFile.Name())
-		return string(b)
-	}
+	stderr := captureStderr(t, cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -196,4 +178,20 @@ func readRawFrame(t *testing.T, r io.Reader, stderr func() string) (byte, []byte
 		t.Fatalf("reading a frame body: %v; the sidecar's stderr:\n%s", err, stderr())
 	}
 	return head[4], body
+}
+
+// captureStderr sends cmd's stderr to a file and returns a function that
+// reads what it holds so far.
+func captureStderr(t *testing.T, cmd *exec.Cmd) func() string {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	cmd.Stderr = f
+	return func() string {
+		b, _ := os.ReadFile(f.Name())
+		return string(b)
+	}
 }
