@@ -191,6 +191,13 @@ func (w *writer) nudge() {
 // close stops the writer after everything queued so far is written and
 // waits for it. Later sends drop their frames.
 func (w *writer) close() {
+	w.markClosed()
+	<-w.done
+}
+
+// markClosed makes later sends drop their frames and wakes the writer
+// goroutine to write what is queued and end.
+func (w *writer) markClosed() {
 	w.mu.Lock()
 	w.closed = true
 	// Senders waiting for room give up their frames now (see send).
@@ -198,7 +205,6 @@ func (w *writer) close() {
 	w.bulkSpace.Broadcast()
 	w.mu.Unlock()
 	w.nudge()
-	<-w.done
 }
 
 // closeUnlessStalled is close for the end of the sidecar, when nothing
@@ -210,12 +216,7 @@ func (w *writer) close() {
 // closed stdin but does not read stdout, and may be waiting for us to
 // exit before it reads.)
 func (w *writer) closeUnlessStalled(stall time.Duration) bool {
-	w.mu.Lock()
-	w.closed = true
-	w.prioSpace.Broadcast()
-	w.bulkSpace.Broadcast()
-	w.mu.Unlock()
-	w.nudge()
+	w.markClosed()
 	tick := time.NewTicker(stall / 10)
 	defer tick.Stop()
 	for {
