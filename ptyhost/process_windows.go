@@ -84,8 +84,13 @@ type Process struct {
 	lastOut   atomic.Int64 // UnixNano of the last output read
 	killedBy  atomic.Int32 // the signal whose meaning ended the tree, if any
 
-	sizeMu     sync.Mutex
-	cols, rows int
+	// sizeMu guards the size and consoleGone, and is held across a call
+	// of ResizePseudoConsole: the HPCON is a pointer to memory that
+	// ClosePseudoConsole frees, so a resize must neither follow the
+	// close nor run beside it.
+	sizeMu      sync.Mutex
+	cols, rows  int
+	consoleGone bool
 
 	reapOnce sync.Once
 	status   Status
@@ -353,6 +358,16 @@ func (p *Process) watch() {
 func (p *Process) closeConsole() {
 	p.consoleOnce.Do(func() {
 		go func() {
+			// From here on hpc is no console of ours: Resize, which may
+			// come until the terminal's EXIT (a reader parked on credit
+			// keeps it from EOF for as long as the host likes), must not
+			// hand the freed HPCON to ResizePseudoConsole, which would
+			// write its resize packet through whatever the freed memory
+			// then holds (the next terminal's console often gets the
+			// same block).
+			p.sizeMu.Lock()
+			p.consoleGone = true
+			p.sizeMu.Unlock()
 			windows.ClosePseudoConsole(p.hpc)
 			close(p.consoleDone)
 			p.watchOrphan()
@@ -542,17 +557,26 @@ func (p *Process) ResizePixels(cols, rows, _, _ int) error { return p.Resize(col
 // Resize changes the pseudo-console's size; conhost tells the child with
 // a WINDOW_BUFFER_SIZE_EVENT. Wine's ResizePseudoConsole is a stub that
 // fails (E_NOTIMPL); the error says so and the size is left as it was.
+// Once the pseudo-console is closed (the child exited and its output
+// drained, or Hangup, or Close) there is nothing to resize: the error is
+// errConsoleClosed and the size stays.
 func (p *Process) Resize(cols, rows int) error {
 	c, r := int(clampSize(cols)), int(clampSize(rows))
 	size := windows.Coord{X: int16(min(c, 32767)), Y: int16(min(r, 32767))}
 	p.sizeMu.Lock()
 	defer p.sizeMu.Unlock()
+	if p.consoleGone {
+		return fmt.Errorf("ResizePseudoConsole %dx%d: %w", c, r, errConsoleClosed)
+	}
 	if err := resizeConsole(p.hpc, size); err != nil {
 		return fmt.Errorf("ResizePseudoConsole %dx%d: %w", c, r, err)
 	}
 	p.cols, p.rows = c, r
 	return nil
 }
+
+// errConsoleClosed is Resize's error after the pseudo-console was closed.
+var errConsoleClosed = errors.New("the pseudo-console is closed")
 
 // resizeConsole is ResizePseudoConsole; a variable so that a test can see
 // what Resize passes where Wine cannot apply it.

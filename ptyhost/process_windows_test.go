@@ -2,6 +2,7 @@ package ptyhost
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -367,7 +368,11 @@ func TestSigintTypesCtrlC(t *testing.T) {
 }
 
 func TestResize(t *testing.T) {
-	p := start(t, Config{Cmd: "cmd.exe", Args: []string{"/c", "exit 0"}, Cols: 100, Rows: 30})
+	// A child that runs until it is ended: the console must still be
+	// there to be resized (see TestResizeAfterConsoleClosed).
+	cfg := helper("sleep")
+	cfg.Cols, cfg.Rows = 100, 30
+	p := start(t, cfg)
 	if c, r, _ := p.Size(); c != 100 || r != 30 {
 		t.Errorf("initial size %dx%d", c, r)
 	}
@@ -397,7 +402,56 @@ func TestResize(t *testing.T) {
 	case err != nil:
 		t.Errorf("Resize: %v", err)
 	}
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
 	startReader(p).toEOF(t, 30*time.Second)
+}
+
+// Once the pseudo-console is closed, Resize must not reach
+// ResizePseudoConsole: ClosePseudoConsole frees the memory the HPCON
+// points to, and a RESIZE can come until the terminal's EXIT (a host that
+// resizes its window while the reader is parked on credit, or during the
+// output's drain). Both ways the console closes: the child exited by
+// itself, and Hangup of a running child.
+func TestResizeAfterConsoleClosed(t *testing.T) {
+	var calls []windows.Coord
+	real := resizeConsole
+	resizeConsole = func(h windows.Handle, c windows.Coord) error { calls = append(calls, c); return nil }
+	t.Cleanup(func() { resizeConsole = real })
+	closed := func(p *Process) {
+		t.Helper()
+		select {
+		case <-p.consoleDone:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the pseudo-console was not closed within 30s")
+		}
+	}
+
+	exited := start(t, Config{Cmd: "cmd.exe", Args: []string{"/c", "exit 0"}, Cols: 100, Rows: 30})
+	r := startReader(exited)
+	closed(exited)
+	err := exited.Resize(90, 20)
+	if !errors.Is(err, errConsoleClosed) {
+		t.Errorf("Resize after the child exited: %v, want %v", err, errConsoleClosed)
+	}
+	r.toEOF(t, 30*time.Second)
+
+	running := start(t, helper("sleep"))
+	if err := running.Resize(101, 31); err != nil {
+		t.Fatalf("Resize of a running child: %v", err)
+	}
+	running.Hangup()
+	closed(running)
+	if err := running.Resize(102, 32); !errors.Is(err, errConsoleClosed) {
+		t.Errorf("Resize after Hangup: %v, want %v", err, errConsoleClosed)
+	}
+	if c, r, _ := running.Size(); c != 101 || r != 31 {
+		t.Errorf("size after the refused resize %dx%d, want 101x31", c, r)
+	}
+	if fmt.Sprint(calls) != "[{101 31}]" {
+		t.Errorf("ResizePseudoConsole was called with %v; want only the running console's {101 31}", calls)
+	}
 }
 
 func TestEnvironCaseInsensitive(t *testing.T) {
