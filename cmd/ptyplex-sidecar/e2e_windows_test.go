@@ -636,6 +636,97 @@ func TestEndOfInputExitsCleanly(t *testing.T) {
 	}
 }
 
+// TestHostClosingStdoutEndsTheSidecar: a host that closes its end of the
+// sidecar's stdout while keeping stdin open (it stopped caring, or half
+// of it died) ends the sidecar and its terminals, as on Unix, though no
+// terminal writes anything that would fail: exit status 1 and the reason
+// on stderr, and nothing left below it.
+func TestHostClosingStdoutEndsTheSidecar(t *testing.T) {
+	path, env := sidecarPath(t)
+	cmd := exec.Command(path)
+	cmd.Env = append(os.Environ(), env...)
+	stderr := &lockedBuf{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Our own pipe, read only here: a read left waiting in another
+	// goroutine would keep the read end from closing.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = outW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	exitedCh := make(chan error, 1)
+	go func() { exitedCh <- cmd.Wait() }()
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-exitedCh:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+
+	// A terminal that writes nothing once it runs: a child with two
+	// children of its own, all blocked.
+	if err := proto.WriteFrame(stdin, proto.TypeOpen, proto.Marshal(proto.Open{TerminalID: "s", Cols: 80, Rows: 24, Cmd: selfPath(t), Env: map[string]string{roleEnv: "tree"}})); err != nil {
+		t.Fatal(err)
+	}
+	frames := make(chan proto.Frame)
+	readErr := make(chan error, 1)
+	var out bytes.Buffer
+	r := proto.NewReader(outR)
+	for !strings.Contains(out.String(), "TREE-READY") {
+		go func() {
+			f, err := r.ReadFrame()
+			if err != nil {
+				readErr <- err
+				return
+			}
+			frames <- f
+		}()
+		select {
+		case f := <-frames:
+			switch f.Type {
+			case proto.TypeOutput:
+				_, data, _ := proto.ParseData(f.Body)
+				out.Write(data)
+			case proto.TypeError, proto.TypeExit:
+				t.Fatalf("%v %s", f.Type, f.Body)
+			}
+		case err := <-readErr:
+			t.Fatalf("sidecar stdout: %v; stderr:\n%s", err, stderr)
+		case <-time.After(60 * time.Second):
+			t.Fatalf("the tree helper did not start; output %q, stderr:\n%s", out.String(), stderr)
+		}
+	}
+	before := descendants(t, cmd.Process.Pid)
+	// No read of ours is waiting here: the last one returned TREE-READY.
+	outR.Close()
+	select {
+	case err := <-exitedCh:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("sidecar ended with %v, want exit status 1", err)
+		}
+		exitedCh <- err // for the cleanup
+	case <-time.After(30 * time.Second):
+		t.Fatalf("sidecar still runs 30s after the host closed its end of stdout; stderr:\n%s", stderr)
+	}
+	if want := "exiting with status 1: the host stopped reading stdout: output stream broken: the host closed its end of stdout"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if left := survivors(before, 10*time.Second); len(left) > 0 {
+		t.Errorf("%d of the %d processes below the sidecar outlived it: %v", len(left), len(before), names(left))
+	}
+}
+
 // checkFlood verifies that every line of the flood helper arrived, in
 // order, by comparing a checksum of the lines found with that of the
 // lines written.

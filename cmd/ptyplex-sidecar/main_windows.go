@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/ptyplex/ptyplex/internal/version"
@@ -95,6 +96,9 @@ func run() int {
 	in, closeRecord := recordInto(&opts, os.Stdin, logger)
 	defer closeRecord()
 	sc := sidecar.New(os.Stdout, opts)
+	watchStdout(func() {
+		sc.Stop(fmt.Errorf("%w: the host closed its end of stdout", sidecar.ErrOutputBroken))
+	})
 
 	// Ctrl-C, Ctrl-Break and a closing console window shut down like the
 	// end of stdin, and say so.
@@ -114,4 +118,67 @@ func run() int {
 	code, why := exitStatus(err, sig)
 	reportExit(logger, code, why, sig)
 	return code
+}
+
+// watchStdout calls gone once the host has closed its end of our stdout,
+// when stdout is a pipe, as the Unix sidecar's poll(2) does. Until then
+// we learned it only at our next write, which idle terminals never make:
+// the sidecar and every terminal outlived a host that closed its end of
+// our stdout but not our stdin. Windows has no wait for a pipe's other
+// end to close without reading or writing it, but the pipe's state says
+// so (FILE_PIPE_CLOSING_STATE once the other end's last handle is
+// closed), so it is asked every stdoutCheck. Asking takes no data and
+// never fails a write; while a write to a full pipe is blocked the
+// question waits behind it, and that write fails when the host goes.
+func watchStdout(gone func()) {
+	h := windows.Handle(os.Stdout.Fd())
+	if st, ok := pipeState(h); !ok || st != filePipeConnected {
+		return // a file, a console, or no stdout: nothing to watch
+	}
+	go func() {
+		tick := time.NewTicker(stdoutCheck)
+		defer tick.Stop()
+		for range tick.C {
+			st, ok := pipeState(h)
+			if !ok {
+				return
+			}
+			if st == filePipeClosing || st == filePipeDisconnected {
+				gone()
+				return
+			}
+		}
+	}()
+}
+
+// stdoutCheck is how often watchStdout asks about stdout's pipe: the
+// host's going is noticed this much later at most, for one small system
+// call per check.
+const stdoutCheck = 250 * time.Millisecond
+
+// The states of a pipe end (FILE_PIPE_LOCAL_INFORMATION.NamedPipeState).
+const (
+	filePipeDisconnected = 1
+	filePipeConnected    = 3
+	filePipeClosing      = 4
+)
+
+// pipeLocalInformation is FILE_PIPE_LOCAL_INFORMATION, which x/sys/windows
+// does not define.
+type pipeLocalInformation struct {
+	NamedPipeType, NamedPipeConfiguration, MaximumInstances, CurrentInstances uint32
+	InboundQuota, ReadDataAvailable, OutboundQuota, WriteQuotaAvailable       uint32
+	NamedPipeState, NamedPipeEnd                                              uint32
+}
+
+// pipeState is the state of the pipe end h, or false when h is no pipe
+// (an anonymous pipe is a named pipe to the system).
+func pipeState(h windows.Handle) (uint32, bool) {
+	const filePipeLocalInformation = 24 // FILE_INFORMATION_CLASS
+	var info pipeLocalInformation
+	var iosb windows.IO_STATUS_BLOCK
+	if err := windows.NtQueryInformationFile(h, &iosb, (*byte)(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), filePipeLocalInformation); err != nil {
+		return 0, false
+	}
+	return info.NamedPipeState, true
 }
