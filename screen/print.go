@@ -92,9 +92,13 @@ func (s *Screen) printRune(r rune) {
 		if !s.autowrap || limit-s.left < 2 {
 			return
 		}
+		// The cell left blank is written with the whole pen, as a space
+		// would be (alacritty writes its spacer with the pen, xterm.js
+		// erases with the pen's attributes): an inverse or underlined
+		// run that wraps shows no gap at the margin.
 		s.clearWideAt(s.line(s.row), s.col)
-		s.line(s.row)[s.col] = blankCell(s.pen.bg)
-		s.line(s.row)[s.col].flags = flagWrapPad
+		s.line(s.row)[s.col] = cell{attrs: s.pen}
+		s.line(s.row)[s.col].flags |= flagWrapPad
 		s.wrap()
 		limit = s.wrapLimit()
 	}
