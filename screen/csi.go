@@ -44,12 +44,19 @@ func (s *Screen) csiDispatch(final byte) {
 		s.insertBlanks(n)
 	case 'A':
 		s.cursorUp(n)
-	case 'B', 'e':
+	case 'B':
 		s.cursorDown(n)
+	case 'e':
+		// VPR moves as CUP does (xterm's CursorSet, xterm.js and
+		// alacritty alike): to the screen's edge, past the scroll
+		// region's bottom, and within the region only in origin mode.
+		s.moveTo(s.row-s.originTop()+n, s.col-s.originLeft())
 	case 'C':
 		s.cursorForward(n)
-	case 'a': // HPR is not bounded by the margins
-		s.moveCol(s.col + n)
+	case 'a':
+		// HPR is not bounded by the margins, but in origin mode, where
+		// xterm's CursorSet keeps every move within them.
+		s.moveColOrigin(s.col - s.originLeft() + n)
 	case 'D':
 		s.cursorBackward(n)
 	case 'E':
@@ -91,7 +98,9 @@ func (s *Screen) csiDispatch(final byte) {
 			s.recordUnhandled()
 		}
 	case 'd':
-		s.moveTo(n-1, s.col) // VPA: moveTo applies the origin offset
+		// VPA: the row counts from the region's top in origin mode; the
+		// column stays (moveTo takes it from the left margin there).
+		s.moveTo(n-1, s.col-s.originLeft())
 	case 'g':
 		s.clearTabs(p.Param(0, 0))
 	case 'h', 'l':

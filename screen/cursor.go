@@ -9,6 +9,15 @@ func (s *Screen) originTop() int {
 	return 0
 }
 
+// originLeft is the column CUP's column 1 names: the left margin in
+// origin mode.
+func (s *Screen) originLeft() int {
+	if s.origin {
+		return s.left
+	}
+	return 0
+}
+
 // moveTo places the cursor at row, col (0-based), with row relative to
 // the scroll region in origin mode. Every absolute move ends a pending wrap.
 func (s *Screen) moveTo(row, col int) {

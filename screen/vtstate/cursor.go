@@ -397,7 +397,7 @@ func (s *State) cursorCSI(final byte, p []int) {
 	known := func(bits uint8) bool { return s.Cur&bits == bits }
 	if s.RegionOdd {
 		switch final {
-		case 'A', 'B', 'e', 'E', 'F', 'L', 'M':
+		case 'A', 'B', 'E', 'F', 'L', 'M':
 			s.Cur &^= curRow // where the screen's region stops it
 		}
 	}
@@ -413,7 +413,7 @@ func (s *State) cursorCSI(final byte, p []int) {
 			s.Row = uint16(clampInt(int(s.Row)-n, lo, s.Rows-1))
 		}
 		s.Cur &^= curWrap
-	case 'B', 'e', 'E':
+	case 'B', 'E':
 		if known(curRow) {
 			hi := s.Rows - 1
 			if int(s.Row) <= s.Bottom {
@@ -443,11 +443,28 @@ func (s *State) cursorCSI(final byte, p []int) {
 			col = clampInt(col+left, left, right)
 		}
 		s.Col, s.Cur = uint16(clampInt(col, 0, s.Cols-1)), s.Cur&^(curWrap|curMax)|curCol
-	case 'd':
-		// screen: moveTo(n-1, col), which adds the left margin to the
-		// column again in origin mode.
+	case 'd', 'e':
+		// VPA, and VPR from the row the cursor is on: CUP's rule for the
+		// row (the screen's edge; the region in origin mode, counted
+		// from its top), the column kept.
+		row := n - 1
+		if final == 'e' {
+			if !known(curRow) {
+				s.Cur &^= curWrap
+				break
+			}
+			row = int(s.Row) + n
+			if s.Private&bitOrigin != 0 {
+				row -= s.Top
+			}
+		}
 		bits := s.Cur & (curCol | curMax)
-		s.moveTo(n-1, int(s.Col))
+		col := int(s.Col)
+		if s.Private&bitOrigin != 0 {
+			left, _ := s.Margins()
+			col -= left
+		}
+		s.moveTo(row, col)
 		if s.Cur&curRow != 0 {
 			s.Cur = curRow | bits
 		}
