@@ -41,6 +41,9 @@ func (h *vtHandler) CSI(seq *vtparse.Seq) {
 	s.seq = seq
 	if !isSGR(seq) {
 		defer s.forgetPrinted()
+		if s.seq = seq.WithoutSubParams(s.topParams[:0]); s.seq != seq {
+			s.topParams = s.seq.Params
+		}
 	}
 	if seq.Malformed {
 		s.recordUnhandled()

@@ -131,10 +131,13 @@ type Screen struct {
 	clusterIndex map[string]int32
 	clusterBuf   []byte // scratch for extendCluster
 
-	parser  vtparse.Parser
-	seq     *vtparse.Seq // the sequence being dispatched
-	replies []byte
-	version string // what XTVERSION answers (Options.Version)
+	parser vtparse.Parser
+	seq    *vtparse.Seq // the sequence being dispatched
+	// topParams holds the parameters of a sequence other than SGR
+	// that came with sub-parameters, reduced to one per field.
+	topParams []int
+	replies   []byte
+	version   string // what XTVERSION answers (Options.Version)
 	// clearPushes is Options.ClearToScrollback.
 	clearPushes bool
 	unknown     unhandledRing

@@ -1,5 +1,7 @@
 package vtparse
 
+import "slices"
+
 // Handler receives what the parser recognises, in stream order. The
 // parser reuses the Seq it passes (and the slices in it) for the next
 // sequence: a handler that keeps anything copies it.
@@ -67,6 +69,27 @@ type Seq struct {
 	// parser's MaxRaw; Truncated says bytes were left out.
 	Raw       []byte
 	Truncated bool
+}
+
+// WithoutSubParams returns s, or, when s has sub-parameters (values
+// after ':'), a copy with each ';'-separated field reduced to its first
+// value, the parameters in dst. Only SGR gives sub-parameters a meaning
+// (38:2::r:g:b, 4:3); any other sequence reads the field's first value,
+// as vte (alacritty) and xterm.js do: CSI 2:3 H is CSI 2 H, CSI ? 1:2 h
+// sets mode 1 only.
+func (s *Seq) WithoutSubParams(dst []int) *Seq {
+	if !slices.Contains(s.Sub, true) {
+		return s
+	}
+	t := *s
+	t.Params = dst[:0]
+	for i, v := range s.Params {
+		if !s.Sub[i] {
+			t.Params = append(t.Params, v)
+		}
+	}
+	t.Sub = make([]bool, len(t.Params))
+	return &t
 }
 
 // Param returns parameter i, or def when it is absent or zero. Zero and

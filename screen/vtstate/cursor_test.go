@@ -23,6 +23,7 @@ var cursorFrags = []string{
 	"\x1b7", "\x1b8", "\x1b[s", "\x1b[u", "\x1b[?1049h", "\x1b[?1049l", "\x1b[?1048h", "\x1b[?1048l", "\x1b[?47h", "\x1b[?47l",
 	"\x1bH", "\x1b[g", "\x1b[3g", "\x1b[?5W", "\x1b[!p", "\x1bc", "\x1b[20h", "\x1b[20l", "\x1b[4h", "\x1b[4l", "\x1b[?3l", "\x1b[?3h",
 	"\x1b[1;31m", "\x1b]0;t\x07", "\x1b[5;1H\x1b[2;4H",
+	"\x1b[4:2;7:3H", "\x1b[2:9e", "\x1b[3:1;8r", "\x1b[?6:7h", // sub-parameters: each field's first value
 }
 
 // TestCursorFollowsTheScreen: wherever the tracker says it knows the

@@ -336,6 +336,10 @@ func (t *Tracker) CSI(q *vtparse.Seq) {
 	if q.Malformed {
 		return
 	}
+	if q.Final != 'm' || q.Private != 0 || len(q.Inter) != 0 {
+		// Sub-parameters mean something to SGR only (screen: the same).
+		q = q.WithoutSubParams(nil)
+	}
 	s := &t.st
 	inter := byte(0)
 	if len(q.Inter) == 1 {
