@@ -408,16 +408,17 @@ func (p *Process) Read(b []byte) (int, error) {
 }
 
 // orphanBound is how long the output pipe may stay open after the
-// pseudo-console was closed. Conhost may still write its last frame
-// after ClosePseudoConsole returns (Windows 11 24H2 no longer waits for
-// it), and its exit then ends the pipe. Under Wine the pipe was seen to
-// stay open now and then with conhost and every child gone, some handle
-// to its write end left behind; nothing of the terminal's can write to
-// it any more, so what it holds is read and the output ends there.
+// pseudo-console was closed, and then how long it may stay quiet. Conhost
+// may still write its last frame after ClosePseudoConsole returns
+// (Windows 11 24H2 no longer waits for it), and its exit then ends the
+// pipe. Under Wine the pipe was seen to stay open now and then with
+// conhost and every child gone, some handle to its write end left
+// behind; nothing of the terminal's can write to it any more, so once it
+// has been quiet for orphanBound the output ends there.
 const orphanBound = time.Second
 
 // watchOrphan ends the output once the pipe outlived the console by
-// orphanBound: the reader takes what is buffered, then sees EOF.
+// orphanBound: the reader reads on until the pipe is quiet (readRest).
 func (p *Process) watchOrphan() {
 	select {
 	case <-p.eof:
@@ -430,22 +431,25 @@ func (p *Process) watchOrphan() {
 	p.orphanMu.Unlock()
 }
 
-// readRest reads what the orphaned pipe still holds, without blocking,
-// and reports EOF once it is empty.
+// readRest reads the orphaned pipe: what it holds, and what still comes
+// while it is never quiet for orphanBound; then it reports EOF. An empty
+// pipe is not yet the end: conhost may still be writing, and a reader
+// that was parked on credit when the console closed let conhost's last
+// writes wait behind a full pipe, which they fill again only once this
+// read has made room.
 func (p *Process) readRest(b []byte) (int, error) {
 	p.orphanMu.Lock()
-	p.out.SetReadDeadline(time.Time{})
+	p.out.SetReadDeadline(time.Now().Add(orphanBound))
 	p.orphanMu.Unlock()
-	var avail uint32
-	if err := peekNamedPipe(windows.Handle(p.out.Fd()), &avail); err != nil || avail == 0 {
-		return 0, io.EOF
-	}
-	n, err := p.out.Read(b[:min(len(b), int(avail))])
+	n, err := p.out.Read(b)
 	if n > 0 {
 		return n, nil
 	}
-	if err == nil {
+	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		err = io.EOF
+	}
+	if err == io.EOF {
+		p.eofOnce.Do(func() { close(p.eof) })
 	}
 	return 0, err
 }
@@ -478,16 +482,6 @@ func outputPipe() (*os.File, windows.Handle, error) {
 		return nil, 0, fmt.Errorf("open the output pipe's write end: %w", err)
 	}
 	return os.NewFile(uintptr(srv), "conpty-output"), cli, nil
-}
-
-var procPeekNamedPipe = windows.NewLazySystemDLL("kernel32.dll").NewProc("PeekNamedPipe")
-
-// peekNamedPipe reports how many bytes the pipe h holds.
-func peekNamedPipe(h windows.Handle, avail *uint32) error {
-	if r, _, err := procPeekNamedPipe.Call(uintptr(h), 0, 0, 0, uintptr(unsafe.Pointer(avail)), 0); r == 0 {
-		return err
-	}
-	return nil
 }
 
 // Write sends input to the pseudo-console: text as UTF-8, keys as VT

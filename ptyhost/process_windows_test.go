@@ -59,6 +59,16 @@ func TestMain(m *testing.M) {
 		blockForever()
 	case "sleep":
 		blockForever()
+	case "drip":
+		// Output in pieces, as conhost may still write after its
+		// console was closed: a line every 100 ms, then exit.
+		n, _ := strconv.Atoi(os.Args[1])
+		for i := 0; i < n; i++ {
+			fmt.Printf("DRIP %d\r\n", i)
+			time.Sleep(100 * time.Millisecond)
+		}
+		fmt.Print("DRIP-END\r\n")
+		os.Exit(0)
 	case "trapint":
 		// A program that traps Ctrl-C: it says so when it gets one and
 		// exits 7; with none it runs until it is ended.
@@ -451,6 +461,33 @@ func TestResizeAfterConsoleClosed(t *testing.T) {
 	}
 	if fmt.Sprint(calls) != "[{101 31}]" {
 		t.Errorf("ResizePseudoConsole was called with %v; want only the running console's {101 31}", calls)
+	}
+}
+
+// Once the output pipe has outlived its console (orphaned: see
+// watchOrphan), output that still comes is read to its end, however long
+// it takes, as long as the pipe is never quiet for orphanBound: conhost
+// may write its last frame after ClosePseudoConsole returned (Windows 11
+// 24H2 does not wait for it), later still when the reader was parked on
+// credit and conhost's writes waited behind a full pipe. The test sets
+// the orphaned state as watchOrphan does while a child still writes a
+// line every 100 ms.
+func TestOrphanedPipeReadUntilQuiet(t *testing.T) {
+	p := start(t, helper("drip", "6"))
+	r := startReader(p)
+	r.waitFor(t, regexp.MustCompile(`DRIP 0`), 30*time.Second)
+	p.orphanMu.Lock()
+	p.orphaned.Store(true)
+	p.out.SetReadDeadline(time.Now())
+	p.orphanMu.Unlock()
+	out := r.toEOF(t, 30*time.Second)
+	for _, want := range []string{"DRIP 1", "DRIP 5", "DRIP-END"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output after the pipe was orphaned lacks %q: %q", want, out)
+		}
+	}
+	if st := exitOf(t, p, 10*time.Second); st.Code != 0 {
+		t.Errorf("exit %+v", st)
 	}
 }
 
