@@ -1,6 +1,9 @@
 package screen
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 var (
 	replyDA1 = []byte("\x1b[?62;22c")  // VT220 with ANSI colour
@@ -233,19 +236,80 @@ func (s *Screen) repeat(n int) {
 	if s.lastPrinted <= 0 {
 		return
 	}
-	if n > s.cols*s.rows {
-		n = s.cols * s.rows // anything more only scrolls blank work
-	}
 	cluster := s.lastGrapheme()
-	for i := 0; i < n; i++ {
+	one := func() {
 		if cluster == "" {
 			s.printRune(s.lastPrinted)
-			continue
+			return
 		}
 		for _, r := range cluster {
 			s.printRune(r)
 		}
 	}
+	// A long REP fills the screen and then repeats itself: once every
+	// row it reaches holds the repeated text, each further row is the
+	// same, and the screen and cursor come back to a state they were in
+	// after a period of a few rows' worth of characters. Printing a
+	// screenful and then looking for that period (the cursor and every
+	// cell as they were) lets REP 65535 cost a few screenfuls, and
+	// leaves the screen and cursor exactly as the whole repeat would
+	// (capping the count did not: the cursor ended elsewhere). Only the
+	// scrollback keeps fewer of the repeated rows.
+	span := s.cols * s.rows
+	if n <= 2*span {
+		for ; n > 0; n-- {
+			one()
+		}
+		return
+	}
+	for i := 0; i < span; i++ {
+		one()
+	}
+	n -= span
+	mark := s.markGrid()
+	for p := 1; p <= span && n > 0; p++ {
+		one()
+		n--
+		if mark.same(s) {
+			n %= p
+			break
+		}
+	}
+	for ; n > 0; n-- {
+		one()
+	}
+}
+
+// gridMark is the cursor and the cells of the screen shown, for repeat to
+// recognise the state coming back.
+type gridMark struct {
+	row, col int
+	pending  bool
+	lines    [][]cell
+	wrapped  []bool
+}
+
+func (s *Screen) markGrid() gridMark {
+	m := gridMark{row: s.row, col: s.col, pending: s.pendingWrap}
+	for r := 0; r < s.rows; r++ {
+		m.lines = append(m.lines, slices.Clone(s.line(r)))
+		m.wrapped = append(m.wrapped, s.cur.isWrapped(r))
+	}
+	return m
+}
+
+// same reports whether the screen is back in the marked state: the
+// cursor first, which rules out most steps at once.
+func (m *gridMark) same(s *Screen) bool {
+	if s.row != m.row || s.col != m.col || s.pendingWrap != m.pending {
+		return false
+	}
+	for r := 0; r < s.rows; r++ {
+		if s.cur.isWrapped(r) != m.wrapped[r] || !slices.Equal(s.line(r), m.lines[r]) {
+			return false
+		}
+	}
+	return true
 }
 
 // lastGrapheme returns the cluster text of the cell the last character
