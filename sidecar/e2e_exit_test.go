@@ -200,6 +200,58 @@ func TestSignalShutsDown(t *testing.T) {
 	}
 }
 
+// TestSignalShutdownKeepsTheCredit: a shutdown the host did not ask for
+// (a signal) sends no OUTPUT past the credit the host granted; the end of
+// stdin lifts the gate, as CLOSE does. The readers drained the whole PTY
+// into OUTPUT in both cases, and a host that counts its credit (the Go
+// client, the npm package) took a signalled sidecar's last output for a
+// broken protocol and lost every EXIT.
+func TestSignalShutdownKeepsTheCredit(t *testing.T) {
+	plainOnly(t, "shutdown: the plain sidecar ends its terminals when its host goes; a persistent server keeps them")
+	for _, how := range []string{"SIGTERM", "end of stdin"} {
+		t.Run(how, func(t *testing.T) {
+			fifo := filepath.Join(t.TempDir(), "written")
+			require.NoError(t, unix.Mkfifo(fifo, 0o600))
+			h := start(t)
+			// 3000 bytes: past the credit, within what any PTY buffers,
+			// so all of them wait in it once the FIFO says so.
+			h.Open(proto.Open{TerminalID: "c", Cols: 80, Rows: 24, Cmd: "/bin/sh", Credit: ptr(uint64(100)),
+				Args: []string{"-c", `head -c 3000 /dev/zero | tr '\0' x; echo written >"$0"; exec sleep 1000`, fifo}})
+			pid := openedPID(t, h, "c")
+			readFIFO(t, fifo)
+			want := 100
+			if how == "SIGTERM" {
+				require.NoError(t, h.Cmd.Process.Signal(syscall.SIGTERM))
+			} else {
+				h.CloseStdin()
+				want = 3000
+			}
+			exitOf(t, h, "c")
+			assert.Equal(t, strings.Repeat("x", want), h.Now().Output("c"))
+			code, err := h.WaitExit(hosttest.Timeout)
+			require.NoError(t, err)
+			assert.Equal(t, 0, code)
+			requireGone(t, pid, "terminal")
+		})
+	}
+}
+
+// readFIFO waits until a child wrote to the FIFO at path and closed it.
+func readFIFO(t *testing.T, path string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := os.ReadFile(path) // opening waits for the writer
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(hosttest.Timeout):
+		t.Fatalf("nothing wrote to %s within %v", path, hosttest.Timeout)
+	}
+}
+
 func TestCorruptStreamShutsDown(t *testing.T) {
 	plainOnly(t, "shutdown: the plain sidecar ends its terminals when its host goes; a persistent server keeps them")
 	cases := map[string][]byte{

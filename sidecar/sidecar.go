@@ -90,15 +90,17 @@ func (s *Sidecar) Run(in io.Reader) error {
 	frames := make(chan error, 1)
 	go func() { frames <- s.readLoop(in) }()
 	var err error
+	hostEnded := false // the host closed stdin: it asked for the end
 	select {
 	case err = <-frames:
+		hostEnded = err == nil
 		s.Stop(err)
 	case <-s.stop:
 	}
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
-	stalled := s.shutdown()
+	stalled := s.shutdown(hostEnded)
 	// The reader goroutine may still sit in a read of in; it touches
 	// nothing once closing is set, and ends with the process.
 	if stalled != nil && s.stopErr == nil {
@@ -141,7 +143,15 @@ func (s *Sidecar) isClosing() bool {
 // every OPEN read before shutdown gets its answer, and every child its
 // EXIT. It reports an error when the host read nothing of stdout for
 // shutdownBound while frames were still queued: it leaves them then.
-func (s *Sidecar) shutdown() error {
+//
+// Credit gates release their readers so that each reaches its PTY's end
+// and its EXIT goes out. At the end of stdin they lift, as the protocol
+// has it, and a host that closed stdin stops counting the credit it
+// granted. After a signal, a corrupt stream or a broken stdout the host
+// did not ask for the end and still counts it: the gates spill, and
+// output past the credit is dropped rather than sent to a host that
+// would take it for a protocol violation (ours do) and lose every EXIT.
+func (s *Sidecar) shutdown(hostEnded bool) error {
 	s.mu.Lock()
 	live := make([]*terminal, 0, len(s.terms))
 	for _, t := range s.terms {
@@ -149,6 +159,11 @@ func (s *Sidecar) shutdown() error {
 	}
 	s.mu.Unlock()
 	for _, t := range live {
+		if hostEnded {
+			t.gate.Lift()
+		} else {
+			t.gate.Spill()
+		}
 		t.whenLive(t.kill, -1)
 	}
 	deadline := time.NewTimer(shutdownBound)

@@ -179,9 +179,10 @@ func (t *terminal) readLoop() {
 				// Never wait with frames in hand.
 				got, err = t.proc.TryRead(buf[hdr:])
 			}
-			if got > 0 {
-				t.gate.Consume(got)
-				buf = buf[:hdr+got]
+			// A spilling gate (a shutdown the host did not ask for)
+			// lets fewer bytes out than were read, maybe none.
+			if send := t.gate.Consume(got); send > 0 {
+				buf = buf[:hdr+send]
 				proto.PutDataHeader(buf, proto.TypeOutput, t.id)
 				batch[k] = outFrame{buf: buf, pooled: pb, term: t}
 				k++
@@ -291,8 +292,9 @@ func (t *terminal) close() {
 
 // kill ends every process of the terminal at once (shutdown, or the end of
 // CLOSE's grace period). It changes no state: the reap that follows does.
+// It leaves the credit gate alone: CLOSE lifted it already, and shutdown
+// lifts or spills it as the cause of the shutdown asks (Sidecar.shutdown).
 func (t *terminal) kill() {
-	t.gate.Lift()
 	t.ifLive(func() {
 		engine.Kill(t.proc)
 	})
