@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -492,6 +493,79 @@ func TestSaysWhatItIsOnAConsole(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), note) {
 		t.Errorf("with a pipe as stdin the sidecar said %q", stderr.String())
+	}
+}
+
+// TestCtrlCOnAConsoleEndsTheSidecar: a sidecar on a console (typed
+// into, or sharing its host's) that gets Ctrl-C shuts down as at the end
+// of its input and says why in the words of the Unix sidecar and
+// PROTOCOL.md ("received SIGINT"), status 0.
+func TestCtrlCOnAConsoleEndsTheSidecar(t *testing.T) {
+	path, env := sidecarPath(t)
+	cfg := ptyhost.Config{Cmd: path, Cols: 200, Rows: 24, Env: map[string]string{}}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		cfg.Env[k] = v
+	}
+	p, err := ptyhost.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	seen := make(chan string, 2)
+	go func() {
+		var b bytes.Buffer
+		buf := make([]byte, 4096)
+		wants := []string{"standard input is a terminal", "exiting with status"}
+		for {
+			n, err := p.Read(buf)
+			b.Write(buf[:n])
+			text := vtSeq.ReplaceAllString(b.String(), "")
+			for len(wants) > 0 && strings.Contains(text, wants[0]) {
+				seen <- text
+				wants = wants[1:]
+			}
+			if err != nil || len(wants) == 0 {
+				close(seen)
+				return
+			}
+		}
+	}()
+	next := func(what string) string {
+		t.Helper()
+		select {
+		case text, ok := <-seen:
+			if !ok {
+				t.Fatalf("the console's output ended before %s", what)
+			}
+			return text
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no %s within 30s", what)
+		}
+		return ""
+	}
+	next("note that stdin is a console")
+	// Ctrl-C on the console, for every process on it.
+	if err := p.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	text := next("exit line")
+	if want := "exiting with status 0: received SIGINT"; !strings.Contains(text, want) {
+		t.Errorf("after Ctrl-C the sidecar said %q, want %q", text, want)
+	}
+	type ended struct {
+		st  ptyhost.Status
+		err error
+	}
+	done := make(chan ended, 1)
+	go func() { st, err := p.ExitStatus(); done <- ended{st, err} }()
+	select {
+	case e := <-done:
+		if e.err != nil || e.st.Code != 0 {
+			t.Errorf("the sidecar ended with %+v, %v; want status 0", e.st, e.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("the sidecar did not end within 30s of its exit line")
 	}
 }
 

@@ -107,8 +107,9 @@ func run() int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		for sig := range sigs {
-			logger.Printf("received %v: shutting down", sig)
-			signalled.CompareAndSwap(nil, fmt.Sprint(sig))
+			name := signalName(sig)
+			logger.Printf("received %s: shutting down", name)
+			signalled.CompareAndSwap(nil, name)
 			sc.Stop(nil)
 		}
 	}()
@@ -118,6 +119,20 @@ func run() int {
 	code, why := exitStatus(err, sig)
 	reportExit(logger, code, why, sig)
 	return code
+}
+
+// signalName names sig as the Unix sidecar does, and as PROTOCOL.md's
+// exit lines read ("exiting with status 0: received SIGTERM"); Go calls
+// them "interrupt" and "terminated" on Windows. Ctrl-C and Ctrl-Break
+// arrive as SIGINT; a closing console, a logoff or a shutdown as SIGTERM.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return fmt.Sprint(sig)
 }
 
 // watchStdout calls gone once the host has closed its end of our stdout,
