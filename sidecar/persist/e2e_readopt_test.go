@@ -277,3 +277,56 @@ func TestReadoptThroughACopyingBridge(t *testing.T) {
 		}
 	}
 }
+
+// A re-adopting OPEN's size is applied as a RESIZE is, everywhere one
+// reaches: the mode tracker (a tab stop the program sets past the old
+// width is restored by a later SNAPSHOT where it was set, not at the old
+// last column) and, under --journal-dir, the terminal's meta.json (a
+// crash leaves it dead at the size it had, and REVIVE starts it there).
+// The OPEN resized the PTY only: the SNAPSHOT put the stop at column 80
+// and the dead terminal was listed 80x24.
+func TestReadoptResizeReachesTheTrackerAndTheDisk(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	flags := []string{"--readopt", "--journal-dir", filepath.Join(t.TempDir(), "journals")}
+	// Once a line comes: every tab stop cleared, one set at column 101,
+	// then enough lines that a 32 KiB journal loses those bytes.
+	open := proto.Open{TerminalID: "w", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c",
+		`stty -echo; echo ready; read x; printf '\033[3g\033[1;101H\033H\033[1;1H'; seq 1 20000; echo done-here; exec cat`}}
+	h1 := s.host(flags...)
+	h1.SendJSON(proto.TypeOpen, map[string]any{"terminalId": open.TerminalID, "cols": open.Cols, "rows": open.Rows,
+		"cmd": open.Cmd, "args": open.Args, "journal": 32 << 10})
+	h1.WaitOutput("w", "ready\r\n")
+	killHost(h1)
+
+	h2 := s.host(flags...)
+	waitDetached(t, h2, "w")
+	wide := open
+	wide.Cols = 120
+	h2.Open(wide)
+	if op := h2.WaitControl(proto.TypeOpened, "w"); op.Fields["readopted"] != true {
+		t.Fatalf("OPENED %s: want the terminal re-adopted", op.Raw)
+	}
+	h2.Input("w", "go\n")
+	h2.WaitOutput("w", "done-here\r\n")
+
+	h3 := s.host()
+	h3.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "w", Offset: 0})
+	if at := h3.WaitControl(proto.TypeAttached, "w"); at.Fields["lost"] == float64(0) {
+		t.Fatalf("ATTACHED %s: the journal lost nothing, so no SNAPSHOT tests the tab stop", at.Raw)
+	}
+	data := h3.WaitControl(proto.TypeSnapshot, "w").Fields["data"].(string)
+	if !strings.Contains(data, "\x1b[3g\x1b[1;101H\x1bH") || strings.Contains(data, "\x1b[1;80H\x1bH") {
+		stops := data
+		if i := strings.Index(data, "\x1b[3g"); i >= 0 {
+			stops = data[i:min(len(data), i+40)]
+		}
+		t.Fatalf("the SNAPSHOT's tab stops: %q; want them cleared and only the one at column 101 set", stops)
+	}
+
+	killServer(t, s)
+	h4 := s.host(flags...)
+	if e, ok := entry(list(t, h4), "w"); !ok || !e.Dead || e.Cols != 120 || e.Rows != 24 {
+		t.Fatalf("LIST after the crash: %+v, want w dead at 120x24", e)
+	}
+}

@@ -63,7 +63,13 @@ func (s *Server) readopt(c *conn, t *term, o proto.Open, x proto.OpenPersist) bo
 		if err := t.proc.Resize(int(o.Cols), int(o.Rows)); err != nil {
 			s.logf("terminal %q: resize: %v", t.id, err)
 		}
+		// Everything a RESIZE changes: the mode tracker follows the
+		// cursor at this width (a tab stop or a saved cursor past the
+		// old one is restored where it was set), and a REVIVE after a
+		// crash starts at it.
 		t.cols, t.rows = o.Cols, o.Rows
+		t.vt.Resize(sizeOr(o.Cols, o.Rows))
+		t.disk.resized(o.Cols, o.Rows)
 	}
 	s.logf("terminal %q (pid %d): re-adopted by an OPEN", t.id, t.pid)
 	t.broadcastLocked()
