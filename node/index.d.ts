@@ -99,6 +99,14 @@ export interface IPty {
   kill(signal?: string): void;
   pause(): void;
   resume(): void;
+  /**
+   * node-pty 1.2's: the handle (HWND) of the window hosting the terminal,
+   * for ConPTY's console window. Optional, as node-pty declares it, so that
+   * a class implementing node-pty's IPty implements this one. A Terminal
+   * has it and answers false: the window is not passed to the sidecar's
+   * ConPTY (node-pty too answers false except on Windows with useConptyDll).
+   */
+  setParentWindow?(handle: Buffer): boolean;
 }
 
 /** The terminal spawn returns: node-pty's IPty and what node-pty's object has beyond it, and ours. */
@@ -122,6 +130,8 @@ export interface Terminal extends IPty {
   emit(event: string, ...args: any[]): boolean;
   /** Ends the terminal, as kill(). */
   destroy(): void;
+  /** node-pty 1.2's; always false here (see IPty). */
+  setParentWindow(handle: Buffer): boolean;
   /** Output decoding from now on; null: Buffers. */
   setEncoding(encoding: string | null): void;
   /** node-pty's ptsName (/dev/pts/N), read from the child on Linux with a local sidecar; undefined elsewhere and through a transport. */

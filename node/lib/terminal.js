@@ -443,6 +443,17 @@ class Terminal {
   /** node-pty clears the line on Windows only; nothing to do here. */
   clear() {}
 
+  /**
+   * node-pty 1.2's setParentWindow(handle) makes a window the owner of
+   * ConPTY's console window, and answers whether the request went to
+   * ConPTY: false unless on Windows with its own conpty.dll. The sidecar
+   * has no such request, so the answer is false here, everywhere; hosts
+   * written for node-pty 1.2 call it when it is there.
+   */
+  setParentWindow() {
+    return false;
+  }
+
   // node-pty's legacy listeners: on('data'), on('exit', (code, signal)), and
   // ours: on('error') for frames the sidecar sent about this terminal.
   on(event, listener) {

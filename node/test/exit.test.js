@@ -196,6 +196,20 @@ test("emit('data') and emit('exit') reach the onData and onExit listeners too, a
   await done;
 });
 
+test("setParentWindow, node-pty 1.2's, answers false and leaves the terminal as it was", async (t) => {
+  const sc = newSidecar(t);
+  const term = sc.spawn('/bin/sh', ['-c', 'read x; echo "got $x"']);
+  const done = run(term);
+  // A host written for node-pty 1.2 hands it an Electron window's handle.
+  assert.strictEqual(term.setParentWindow(Buffer.alloc(8)), false);
+  await term.ready;
+  assert.strictEqual(term.setParentWindow(Buffer.alloc(8)), false);
+  term.write('y\n');
+  const r = await done;
+  assert.match(r.output, /got y/);
+  assert.strictEqual(r.exitCode, 0);
+});
+
 test('destroy ends the terminal as kill() does', async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn('cat');

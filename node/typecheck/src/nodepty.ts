@@ -16,6 +16,12 @@ const term: IPty = pty.spawn('/bin/sh', ['-c', 'echo "$PTYPLEX_TYPECHECK $COLUMN
 if (!(term instanceof pty.Terminal) || typeof term.terminalId !== 'string') throw new Error('spawn did not return a Terminal');
 // node-pty 1.2's third argument, the size in pixels.
 term.resize(100, 30, { width: 1000, height: 600 });
+// node-pty 1.2's setParentWindow, optional in its IPty: a host calls it
+// when there is one (an Electron window's handle). Only a Windows ConPTY
+// of node-pty's own build takes it; everywhere else it answers false.
+const handle = Buffer.alloc(8);
+if (term.setParentWindow?.(handle) !== false) throw new Error('setParentWindow did not answer false');
+if (term.setParentWindow && term.setParentWindow(handle)) throw new Error('setParentWindow took the window');
 const onData: IEvent<string> = term.onData;
 let out = '';
 const sub: IDisposable = onData((data: string) => {
