@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -250,10 +251,17 @@ func newClient() *Client {
 // A refusal is returned as an *OpenError carrying the sidecar's message.
 // If ctx ends first (a ctx without deadline gets DefaultOpenTimeout), Open
 // returns an error wrapping ctx.Err(); should the terminal open after all,
-// the client closes it.
+// the client closes it. Cmd, Args, Dir and CommandLine must be valid
+// UTF-8: OPEN is JSON, which would carry U+FFFD in place of any other
+// byte, a program or argument nobody named, so Open refuses them without
+// sending anything (Env values travel as JSON decodes them, as the
+// protocol takes them).
 func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 	if o.Cmd == "" {
 		return nil, errors.New("open terminal: no command")
+	}
+	if err := checkUTF8(o); err != nil {
+		return nil, fmt.Errorf("open terminal: %w", err)
 	}
 	if o.Cols == 0 {
 		o.Cols = 80
@@ -326,6 +334,36 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 		return nil, err
 	}
 	return p.t, nil
+}
+
+// checkUTF8 refuses the strings of o that JSON cannot carry as they are.
+// encoding/json turns each byte outside a UTF-8 character into U+FFFD, so
+// the sidecar, which refuses such strings (PROTOCOL.md, OPEN), would
+// never see them and would start a program, or pass an argument, that
+// differs from the caller's.
+func checkUTF8(o OpenOptions) error {
+	check := func(what, s string) error {
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n <= 1 {
+				return fmt.Errorf("%s is not valid UTF-8 (byte %#02x at offset %d), which JSON would carry as U+FFFD", what, s[i], i)
+			}
+			i += n
+		}
+		return nil
+	}
+	if err := check("cmd", o.Cmd); err != nil {
+		return err
+	}
+	for i, a := range o.Args {
+		if err := check(fmt.Sprintf("args[%d]", i), a); err != nil {
+			return err
+		}
+	}
+	if err := check("cwd", o.Dir); err != nil {
+		return err
+	}
+	return check("commandLine", o.CommandLine)
 }
 
 // register reserves o's id (generating one if needed) as a pending open,
