@@ -727,10 +727,7 @@ func TestHostClosingStdoutEndsTheSidecar(t *testing.T) {
 	}
 	// Our own pipe, read only here: a read left waiting in another
 	// goroutine would keep the read end from closing.
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	outR, outW := hostPipe(t)
 	cmd.Stdout = outW
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -799,6 +796,29 @@ func TestHostClosingStdoutEndsTheSidecar(t *testing.T) {
 	if left := survivors(before, 10*time.Second); len(left) > 0 {
 		t.Errorf("%d of the %d processes below the sidecar outlived it: %v", len(left), len(before), names(left))
 	}
+}
+
+// hostPipe makes a pipe for a child's stdout as node (libuv) makes one:
+// a named pipe whose server end, ours, reads, and whose client end, the
+// child's, writes and may read the pipe's attributes (its state), which
+// the sidecar asks to learn that the host closed its end.
+func hostPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	name, err := windows.UTF16PtrFromString(fmt.Sprintf(`\\.\pipe\ptyplex-test-%d-%d`, os.Getpid(), time.Now().UnixNano()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := windows.CreateNamedPipe(name, windows.PIPE_ACCESS_INBOUND|windows.FILE_FLAG_FIRST_PIPE_INSTANCE,
+		windows.PIPE_TYPE_BYTE|windows.PIPE_READMODE_BYTE|windows.PIPE_WAIT|windows.PIPE_REJECT_REMOTE_CLIENTS, 1, 64<<10, 64<<10, 0, nil)
+	if err != nil {
+		t.Fatalf("CreateNamedPipe: %v", err)
+	}
+	cli, err := windows.CreateFile(name, windows.GENERIC_WRITE|windows.FILE_READ_ATTRIBUTES, 0, nil, windows.OPEN_EXISTING, 0, 0)
+	if err != nil {
+		windows.CloseHandle(srv)
+		t.Fatalf("open the pipe's client end: %v", err)
+	}
+	return os.NewFile(uintptr(srv), "host-end"), os.NewFile(uintptr(cli), "sidecar-stdout")
 }
 
 // checkFlood verifies that every line of the flood helper arrived, in
