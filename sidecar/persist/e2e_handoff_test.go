@@ -341,6 +341,65 @@ func TestHandoffTakeoverFromHungHost(t *testing.T) {
 	}
 }
 
+// A holder that stopped reading and then lets its terminal go itself,
+// with DETACH or by handing it to a viewer, is shut down as after a
+// takeover: the write to it that the terminal's reader is stuck in would
+// otherwise freeze the terminal (no reading on while detached) and keep
+// the next holder's ATTACHED queued behind it for as long as the link
+// hangs. Before, the viewer handed the terminal got no ATTACHED, and a
+// host attaching the detached terminal none either, until the hung host
+// read again.
+func TestHungHolderDetachOrHandOver(t *testing.T) {
+	t.Parallel()
+	for _, handOver := range []bool{false, true} {
+		t.Run(map[bool]string{false: "detach", true: "hand-over"}[handOver], func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t)
+			hung := s.pipedBridge(nil)
+			hung.send(proto.TypeOpen, map[string]any{"terminalId": "f", "cols": 80, "rows": 24, "cmd": "yes", "journal": 256 << 10})
+			hung.next(proto.TypeOpened) // and nothing more is read
+			h := s.host()
+			var viewer float64
+			if handOver {
+				h.SendJSON(proto.TypeAttach, viewAttach("f", 0, nil))
+				viewer = h.WaitControl(proto.TypeAttached, "f").Fields["viewer"].(float64)
+			}
+			waitWriteStuck(t, h, "f")
+			var mark int
+			if handOver {
+				hung.send(proto.TypeDetach, map[string]any{"terminalId": "f", "to": viewer})
+				sn := h.MustUntil("the handed-over ATTACHED", func(sn hosttest.Snapshot) bool {
+					for _, c := range sn.Controls("f") {
+						if c.Type == proto.TypeAttached && c.Fields["mode"] == "hold" {
+							return true
+						}
+					}
+					return false
+				})
+				mark = len(sn.Output("f"))
+			} else {
+				hung.send(proto.TypeDetach, proto.Close{TerminalID: "f"})
+				l := listUntil(t, h, "f detached", func(l proto.Listed) bool {
+					e, _ := entry(l, "f")
+					return !e.Attached
+				})
+				e, _ := entry(l, "f")
+				h.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "f", Offset: e.Produced})
+				h.WaitControl(proto.TypeAttached, "f")
+				mark = len(h.Now().Output("f"))
+			}
+			// The terminal reads on, for its new holder.
+			h.MustUntil("output for the new holder", func(sn hosttest.Snapshot) bool {
+				return len(sn.Output("f")) > mark+64<<10
+			})
+			code, line := hung.wait()
+			if code != 1 || !strings.Contains(line, "to the host") {
+				t.Fatalf("the hung host's bridge: exit %d, last line %q; want 1 saying the host took no frames", code, line)
+			}
+		})
+	}
+}
+
 // A host whose bridge handed its pipes over and which then stopped
 // reading does not hold up --stop: the server shuts it down after
 // takeoverGrace, as its own end of the connection, so the bridge exits 0

@@ -618,17 +618,29 @@ const takeoverGrace = 300 * time.Millisecond
 
 // watchTakeover shuts old down if, takeoverGrace from now, the pump is
 // still writing to it what it began writing at least that long before.
-func (t *term) watchTakeover(old *conn) {
+// after says what made old the previous holder: another connection's
+// ATTACH, or old's own DETACH (with or without "to"). A holder whose link
+// hung before it let the terminal go holds the terminal's reader (or
+// pump) in that write all the same, so the terminal would neither read
+// on while detached nor answer the connection that attaches it next.
+func (t *term) watchTakeover(old *conn, after string) {
 	time.AfterFunc(takeoverGrace, func() {
 		t.mu.Lock()
 		stuck := t.writingTo == old && time.Since(t.writeSince) >= takeoverGrace
 		t.mu.Unlock()
 		if stuck {
-			t.logf("the previous holder took no frame for %v after a takeover: its connection is shut down", takeoverGrace)
-			old.abort("it took no frame for " + takeoverGrace.String() + " after another connection took a terminal over")
+			t.logf("the previous holder took no frame for %v after %s: its connection is shut down", takeoverGrace, after)
+			old.abort("it took no frame for " + takeoverGrace.String() + " after " + after)
 		}
 	})
 }
+
+// What watchTakeover says a previous holder did, or had done to it.
+const (
+	afterTakeover = "another connection took a terminal over"
+	afterDetach   = "it detached a terminal"
+	afterHandOver = "it handed a terminal over"
+)
 
 // writeLoop writes queued INPUT to the PTY (engine.InputQueue.Drive):
 // the input that did not go out at once through the queue's direct

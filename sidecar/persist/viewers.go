@@ -266,6 +266,7 @@ func (s *Server) handOver(c *conn, id string, to uint64) {
 	sent, credit := v.sent, v.credit
 	t.removeViewerLocked(v.c, "")
 	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "handed over to viewer " + uitoa(to)})
+	t.watchTakeover(c, afterHandOver)
 	t.holder, t.credit = v.c, credit
 	var lost uint64
 	if sent < t.j.start {
