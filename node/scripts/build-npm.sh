@@ -33,6 +33,14 @@ stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 echo "== version $VERSION, commit $COMMIT: npm packages $version"
 
+# The tarballs of an earlier build of these packages (another commit, so
+# another version) go: an install by glob, as node/README.md shows it,
+# would otherwise get two versions of one package.
+rm -f "$out"/ptyplex-[0-9]*.tgz
+for plat in "${platforms[@]}"; do
+	rm -f "$out"/ptyplex-sidecar-"$plat"-[0-9]*.tgz
+done
+
 failed=()
 for plat in "${platforms[@]}"; do
 	os="${plat%-*}"

@@ -8,13 +8,23 @@ here="$(cd "$(dirname "$0")" && pwd)"
 plat="$(node -p 'process.platform + "-" + process.arch')"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# dist/npm as an earlier build leaves it: an older version of both
+# packages (not even tarballs: installed, they would fail) and another
+# platform's package, which npm refuses to install here. The build
+# replaces the first; the install by the README's globs leaves the other.
+mkdir -p "$work/dist"
+other=linux-arm64
+[ "$plat" != "$other" ] || other=linux-x64
+for f in ptyplex-0.0.1-dev.gstale.tgz ptyplex-sidecar-"$plat"-0.0.1-dev.gstale.tgz ptyplex-sidecar-"$other"-0.0.1-dev.gstale.tgz; do
+	echo stale >"$work/dist/$f"
+done
 "$here/build-npm.sh" "$work/dist" "$plat"
 mkdir "$work/project"
 cd "$work/project"
 echo '{"name":"ptyplex-smoke","private":true}' >package.json
-# The two tarballs, whatever version build-npm.sh stamped.
+# The two tarballs, whatever version build-npm.sh stamped, as node/README.md installs them.
 npm install --offline --no-audit --no-fund --loglevel=error \
-	"$work/dist"/ptyplex-sidecar-"$plat"-*.tgz "$(ls "$work/dist"/ptyplex-[0-9]*.tgz)"
+	"$work/dist"/ptyplex-sidecar-"$plat"-*.tgz "$work/dist"/ptyplex-[0-9]*.tgz
 # Both packages carry the license text.
 cmp node_modules/ptyplex/LICENSE "$here/../../LICENSE"
 cmp node_modules/@ptyplex/sidecar-"$plat"/LICENSE "$here/../../LICENSE"
