@@ -121,6 +121,14 @@ func persistMode() (code int, ok bool) {
 			fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --stop, --list, --upgrade, --readopt and --serve need --persist NAME")
 			return 2, true
 		}
+		// A server flag alone would start a plain sidecar, which keeps
+		// no journal: a user who gave --journal-dir would believe the
+		// output safe on disk, and one who gave --orphan-timeout that
+		// the terminals outlive the host.
+		if set := serverFlagsSet(); len(set) > 0 {
+			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %s: server flags of --persist NAME; a plain sidecar keeps no journal (nothing was done)\n", strings.Join(set, ", "))
+			return 2, true
+		}
 		return 0, false
 	}
 	if *recordPath != "" {

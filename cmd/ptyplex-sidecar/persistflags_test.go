@@ -135,3 +135,36 @@ func TestPersistServerFlagsChecked(t *testing.T) {
 		t.Errorf("a server was started")
 	}
 }
+
+// A server flag without --persist is a usage error, as --list or
+// --readopt without it is: a plain sidecar keeps no journal, so it would
+// have run with --journal-dir DIR given and kept nothing on disk, and
+// said nothing (exit 0 at the end of its stdin).
+func TestPersistServerFlagsNeedPersist(t *testing.T) {
+	sidecar, err := hosttest.Binary("./cmd/ptyplex-sidecar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Setenv("PTYPLEX_RUNTIME_DIR", dir)
+	for _, args := range [][]string{
+		{"--journal-dir", filepath.Join(dir, "j")},
+		{"--orphan-timeout", "1m"},
+		{"--journal", "65536", "--keep-exited", "1h"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, sidecar, args...)
+		cmd.Stdin = strings.NewReader("")
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.Run()
+		cancel()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || out.String() != "" ||
+			!strings.Contains(errb.String(), args[0]) || !strings.Contains(errb.String(), "server flags of --persist NAME") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and the flag named", args, code, out.String(), errb.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "j")); err == nil {
+		t.Errorf("the journal directory was made")
+	}
+}
