@@ -3,6 +3,7 @@ package proto
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // The keepalive (PROTOCOL.md, "PING and PONG"). A host that has to notice
@@ -34,9 +35,12 @@ var HelloFeatures = append(append([]string(nil), Features...), FeatureKeepalive)
 // answer never fails: a host that sent nonsense still learns that the
 // sidecar is alive. A host may compare the PONG with what it sent byte for
 // byte, so the body must not go through an encoder (it would compact it).
+// JSON is UTF-8, and json.Valid does not look inside strings: a body
+// with a byte outside UTF-8 is answered {} too, so that every body we
+// send is JSON a strict decoder reads.
 func PongBody(ping []byte) []byte {
 	t := bytes.TrimSpace(ping)
-	if len(ping) == 0 || len(ping) > MaxPingBody || len(t) == 0 || t[0] != '{' || !json.Valid(ping) {
+	if len(ping) == 0 || len(ping) > MaxPingBody || len(t) == 0 || t[0] != '{' || !utf8.Valid(ping) || !json.Valid(ping) {
 		return []byte("{}")
 	}
 	return append([]byte(nil), ping...)

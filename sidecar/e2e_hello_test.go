@@ -46,7 +46,7 @@ func TestHelloAnswered(t *testing.T) {
 
 // PING is answered with PONG carrying the PING's body, and the HELLO
 // answer announces the keepalive; a body that is not a small JSON object
-// is still answered (with {}), so that a host never mistakes a sidecar
+// (or not UTF-8) is still answered (with {}), so that a host never mistakes a sidecar
 // that is alive for a dead one.
 func TestPingAnswered(t *testing.T) {
 	h := start(t)
@@ -56,14 +56,16 @@ func TestPingAnswered(t *testing.T) {
 	h.Send(proto.TypePing, []byte(`not json`))
 	h.Send(proto.TypePing, nil)
 	h.Send(proto.TypePing, []byte(`{"pad":"`+strings.Repeat("x", proto.MaxPingBody)+`"}`))
-	s := h.MustUntil("five PONGs", func(s hosttest.Snapshot) bool {
+	// Not UTF-8, so not JSON, though encoding/json's Valid takes it.
+	h.Send(proto.TypePing, []byte("{\"seq\":\"\xff\"}"))
+	s := h.MustUntil("six PONGs", func(s hosttest.Snapshot) bool {
 		n := 0
 		for _, f := range s.Frames {
 			if f.Type == proto.TypePong {
 				n++
 			}
 		}
-		return n == 5
+		return n == 6
 	})
 	var pongs []string
 	var hello proto.Hello
@@ -77,7 +79,7 @@ func TestPingAnswered(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	assert.Equal(t, []string{`{"seq":7}`, ` { "seq" : 8,  "at":"<\u00e9>" }` + "\n", `{}`, `{}`, `{}`}, pongs, "each PONG's body is its PING's, byte for byte")
+	assert.Equal(t, []string{`{"seq":7}`, ` { "seq" : 8,  "at":"<\u00e9>" }` + "\n", `{}`, `{}`, `{}`, `{}`}, pongs, "each PONG's body is its PING's, byte for byte")
 	assert.True(t, hello.Has(proto.FeatureKeepalive), "%v", hello.Features)
 	sh(h, "t1", "echo after-ping")
 	h.WaitOutput("t1", "after-ping")
