@@ -34,14 +34,18 @@ const FeatureHello = "hello"
 // from (an OPEN's own env goes over Env; its cwd wins over Cwd), as a
 // plain sidecar started by the same host would (PROTOCOL.md, "The
 // host's environment"). nil and "" when absent.
+//
+// The fields are declared in the order of their JSON names, so that a
+// HELLO goes out with sorted keys like every other body we write (see
+// Opened).
 type Hello struct {
-	Version  string   `json:"version"`
-	Protocol int      `json:"protocol"`
+	Arch     string   `json:"arch,omitempty"`
+	Cwd      string   `json:"cwd,omitempty"`
+	Env      []string `json:"env,omitempty"`
 	Features []string `json:"features"`
 	OS       string   `json:"os,omitempty"`
-	Arch     string   `json:"arch,omitempty"`
-	Env      []string `json:"env,omitempty"`
-	Cwd      string   `json:"cwd,omitempty"`
+	Protocol int      `json:"protocol"`
+	Version  string   `json:"version"`
 }
 
 // Has reports whether h announces feature f.

@@ -3,7 +3,10 @@
 package sidecar_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,6 +33,9 @@ func TestHelloAnswered(t *testing.T) {
 			hl, err := proto.ParseHello(f.Body)
 			require.NoError(t, err, "%s", f.Body)
 			hellos = append(hellos, hl)
+			// Keys sorted, as in every other body the sidecar writes.
+			keys := topKeys(t, f.Body)
+			assert.True(t, slices.IsSorted(keys), "HELLO keys %v not sorted: %s", keys, f.Body)
 		}
 	}
 	require.Len(t, hellos, 2, "one answer per HELLO")
@@ -42,6 +48,24 @@ func TestHelloAnswered(t *testing.T) {
 		assert.NotEmpty(t, hl.Version)
 	}
 	waitLog(t, h, regexp.MustCompile(`HELLO: .*answering with our own`))
+}
+
+// topKeys lists the keys of the JSON object body in the order sent.
+func topKeys(t *testing.T, body []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	require.NoError(t, err)
+	require.Equal(t, json.Delim('{'), tok, "%s", body)
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		require.NoError(t, err)
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		require.NoError(t, dec.Decode(&skip))
+	}
+	return keys
 }
 
 // PING is answered with PONG carrying the PING's body, and the HELLO
