@@ -311,7 +311,7 @@ func (c *Client) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 			delete(c.pending, id)
 		}
 		c.mu.Unlock()
-		return nil, fmt.Errorf("open terminal %q: %w", id, err)
+		return nil, fmt.Errorf("open terminal %q: %w", id, c.dropping(s, err))
 	}
 
 	select {
@@ -401,14 +401,16 @@ func (c *Client) register(op string, o OpenOptions) (*pendingOpen, *Stream, erro
 }
 
 // disconnected reports whether a reconnecting client is between
-// connections.
+// connections. One that gave up is not: it has ended, and its requests
+// fail with that end (ErrSidecarGone), not with ErrDisconnected, which
+// says a reconnect is under way.
 func (c *Client) disconnected() bool {
 	if c.rc == nil {
 		return false
 	}
 	c.rc.io.Lock()
 	defer c.rc.io.Unlock()
-	return c.rc.down
+	return c.rc.down && c.rc.gone == nil
 }
 
 // stream returns the current connection.

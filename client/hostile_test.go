@@ -60,6 +60,15 @@ func runHostile(mode string) int {
 				send(proto.TypeError, proto.Error{Message: "unknown frame type 0x10"})
 			case "junk":
 				w.Write([]byte("SSH-2.0-OpenSSH\r\nPermission denied (publickey).\r\n"))
+			case "deafpersist":
+				// A persistent sidecar's answer from a transport
+				// whose input has failed while its output stays
+				// open: every write after the handshake fails, and
+				// nothing ends the host's reading.
+				os.Stdin.Close()
+				send(proto.TypeHelloReply, proto.Hello{Version: "v", Protocol: proto.ProtocolVersion, Features: []string{proto.FeatureHello, proto.FeaturePersist}})
+				time.Sleep(time.Minute)
+				return 0
 			}
 		case proto.TypeInput:
 			if mode == "trickle16" && trickling.Load() {

@@ -70,7 +70,7 @@ func (c *Client) List(ctx context.Context) ([]proto.ListedTerminal, error) {
 		c.persist.mu.Unlock()
 	}()
 	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeList, []byte("{}"))); err != nil {
-		return nil, fmt.Errorf("list terminals: %w", err)
+		return nil, fmt.Errorf("list terminals: %w", c.dropping(s, err))
 	}
 	select {
 	case l := <-ch:
@@ -150,7 +150,7 @@ func (c *Client) Attach(ctx context.Context, id string, offset uint64, opts ...A
 	body := proto.Marshal(a)
 	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeAttach, body)); err != nil {
 		forget()
-		return nil, fmt.Errorf("attach terminal %q: %w", id, err)
+		return nil, fmt.Errorf("attach terminal %q: %w", id, c.dropping(s, err))
 	}
 	select {
 	case err := <-p.result:

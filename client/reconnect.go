@@ -176,6 +176,12 @@ func (e permanentError) Unwrap() error { return e.error }
 func (c *Client) reconnect(cause error) error {
 	r := c.rc
 	r.io.Lock()
+	if c.stopping() {
+		// A Stop sent its STOP while this connection was ending (it
+		// holds io meanwhile), and the server's end is what ended it.
+		r.io.Unlock()
+		return cause
+	}
 	r.down = true
 	r.io.Unlock()
 	c.failPending(fmt.Errorf("%w: %w", ErrDisconnected, cause))

@@ -235,8 +235,14 @@ func transportSaid(s *Stream) string {
 // disconnected, and Pid returns 0 then; once reconnected it returns the
 // new process's pid, and 0 for good after it gave up.
 func (c *Client) Pid() int {
-	if c.disconnected() {
-		return 0
+	if c.rc != nil {
+		c.rc.io.Lock()
+		down := c.rc.down
+		c.rc.io.Unlock()
+		if down {
+			// Reconnecting, or given up: no transport runs.
+			return 0
+		}
 	}
 	if p := c.stream().Process(); p != nil {
 		return p.Pid
@@ -312,6 +318,9 @@ func (c *Client) hello(ctx context.Context, s *Stream) (proto.Hello, error) {
 	msg := proto.Hello{Version: version.Version, Protocol: proto.ProtocolVersion, Features: []string{proto.FeatureHello}}
 	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeHello, proto.Marshal(msg))); err != nil {
 		forget()
+		if c.resumable(s) {
+			return proto.Hello{}, fmt.Errorf("hello: %w", c.dropping(s, err))
+		}
 		if name := transportName(s); name != "" && errors.Is(err, ErrSidecarGone) {
 			select {
 			case <-s.Done():
@@ -332,6 +341,10 @@ func (c *Client) hello(ctx context.Context, s *Stream) (proto.Hello, error) {
 			// Our own Close (or Stop) ended the connection, not the
 			// sidecar going away.
 			return proto.Hello{}, fmt.Errorf("hello: %w before the sidecar answered", ErrClientClosed)
+		}
+		if c.resumable(s) && !c.stopping() {
+			// The drop took the answer away; the client reconnects.
+			return proto.Hello{}, fmt.Errorf("hello: %w: the connection dropped before the answer: %v", ErrDisconnected, streamCause(s, nil))
 		}
 		if name := transportName(s); name != "" {
 			return proto.Hello{}, fmt.Errorf("hello: the transport (%s) ended before the sidecar answered: %w: %w", name, ErrSidecarGone, streamCause(s, nil))

@@ -46,7 +46,7 @@ func (c *Client) Revive(ctx context.Context, id string) (*Terminal, error) {
 	p.detach = true
 	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeRevive, body)); err != nil {
 		forget()
-		return nil, fmt.Errorf("revive terminal %q: %w", id, err)
+		return nil, fmt.Errorf("revive terminal %q: %w", id, c.dropping(s, err))
 	}
 	select {
 	case err := <-p.result:

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -25,10 +26,12 @@ func (c *Client) sendTerm(frame []byte, cost int) error {
 		return r.gone
 	}
 	if !r.down {
-		err := c.stream().Send(frame)
+		s := c.stream()
+		err := s.Send(frame)
 		if err == nil || c.stopping() {
 			return err
 		}
+		c.dropping(s, err)
 	}
 	if err := r.room(cost); err != nil {
 		return err
@@ -94,13 +97,53 @@ func (c *Client) sendNow(frame []byte) (*Stream, error) {
 	}
 	s := c.stream()
 	if err := s.Send(frame); err != nil {
-		if c.stopping() {
-			return nil, err
-		}
-		// The connection is dropping; the reconnect will notice.
-		return nil, fmt.Errorf("%w: %v", ErrDisconnected, err)
+		return nil, c.dropping(s, err)
 	}
 	return s, nil
+}
+
+// resumable reports whether s is the connection of a reconnecting client
+// that is running: its first handshake succeeded (Start's failing one is
+// Start's error) and s is its current connection (not a reconnect
+// attempt's).
+func (c *Client) resumable(s *Stream) bool {
+	if c.rc == nil || s != c.stream() {
+		return false
+	}
+	select {
+	case <-c.rc.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// dropping is the error of a request whose write to connection s failed.
+// On a reconnecting client that has neither ended nor begun to close, a
+// connection that fails under a write is dropping: the request fails as
+// one made a moment later would, with ErrDisconnected, and not with the
+// ErrSidecarGone of a client that has ended. s is killed, as the
+// keepalive kills a hung one, so that the drop is noticed even when the
+// transport keeps its output open after its input failed; the frames
+// that queue meanwhile would otherwise wait for a reconnect that never
+// comes. It may be called with the resumer's io held.
+func (c *Client) dropping(s *Stream, err error) error {
+	if c.rc == nil || !errors.Is(err, ErrSidecarGone) {
+		return err
+	}
+	c.mu.Lock()
+	over := c.closing || c.ended != nil
+	c.mu.Unlock()
+	if over {
+		return err
+	}
+	if s.lv != nil {
+		cause := fmt.Errorf("writing to the connection failed: %w", err)
+		s.lv.killed.CompareAndSwap(nil, &cause)
+	}
+	s.Kill()
+	s.CloseOutput()
+	return fmt.Errorf("%w: %v", ErrDisconnected, err)
 }
 
 // grant sends CREDIT for n bytes read in epoch e. One that cannot be sent

@@ -37,23 +37,31 @@ type upgradeAnswer struct {
 // this connection ended, or with ctx's error if it did not by then. The
 // client is done then, as after Close: a reconnecting one does not take
 // that end for a drop (it would start a new server). A ctx that has ended
-// already sends nothing: the server and the client go on. A plain
-// sidecar skips STOP, as it skips every frame it does not know: Stop then
-// waits until ctx ends, and the client takes no new terminals (Close
-// ends it).
+// already sends nothing: the server and the client go on. So does a
+// reconnecting client that is down, or whose connection fails under the
+// STOP: the error wraps ErrDisconnected, and the client reconnects as
+// before. A plain sidecar skips STOP, as it skips every frame it does not
+// know: Stop then waits until ctx ends, and the client takes no new
+// terminals (Close ends it).
 func (c *Client) Stop(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("stop: %w", err)
 	}
-	c.mu.Lock()
-	c.closing = true
-	s := c.stream()
-	c.mu.Unlock()
+	frame := proto.AppendFrame(nil, proto.TypeStop, []byte("{}"))
+	var s *Stream
 	if c.rc != nil {
-		c.rc.stopOnce.Do(func() { close(c.rc.stop) })
-	}
-	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeStop, []byte("{}"))); err != nil {
-		return fmt.Errorf("stop: %w", err)
+		var err error
+		if s, err = c.stopResuming(ctx, frame); err != nil {
+			return fmt.Errorf("stop: %w", err)
+		}
+	} else {
+		c.mu.Lock()
+		c.closing = true
+		s = c.stream()
+		c.mu.Unlock()
+		if err := s.SendContext(ctx, frame); err != nil {
+			return fmt.Errorf("stop: %w", err)
+		}
 	}
 	select {
 	case <-s.ReadDone():
@@ -64,6 +72,34 @@ func (c *Client) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("stop: waiting for the server to end: %w", ctx.Err())
 	}
+}
+
+// stopResuming sends a reconnecting client's STOP. It is sent under the
+// resumer's lock, so that the connection cannot be taken for down or come
+// back meanwhile: while it is down nothing is sent, and the client goes
+// on (it used to end, with the server and its terminals untouched). Only
+// once the STOP went out is the client marked closing; the server's end
+// of the connection, should it come first, waits in reconnect for the
+// lock and then finds the mark.
+func (c *Client) stopResuming(ctx context.Context, frame []byte) (*Stream, error) {
+	r := c.rc
+	r.io.Lock()
+	defer r.io.Unlock()
+	switch {
+	case r.gone != nil:
+		return nil, r.gone
+	case r.down:
+		return nil, fmt.Errorf("%w: reconnecting", ErrDisconnected)
+	}
+	s := c.stream()
+	if err := s.SendContext(ctx, frame); err != nil {
+		return nil, c.dropping(s, err)
+	}
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+	r.stopOnce.Do(func() { close(r.stop) })
+	return s, nil
 }
 
 // Upgrade asks the persistent server to re-execute itself as the binary
@@ -98,7 +134,7 @@ func (c *Client) Upgrade(ctx context.Context, path, version string) (proto.Upgra
 	}()
 	s := c.stream()
 	if err := s.SendContext(ctx, proto.AppendFrame(nil, proto.TypeUpgrade, proto.Marshal(proto.Upgrade{Path: path, Version: version}))); err != nil {
-		return proto.Upgrading{}, fmt.Errorf("upgrade: %w", err)
+		return proto.Upgrading{}, fmt.Errorf("upgrade: %w", c.dropping(s, err))
 	}
 	var up proto.Upgrading
 	select {
