@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/screen"
 )
 
 // A host written for the plain sidecar reopens its ids after it died. With
@@ -329,4 +330,45 @@ func TestReadoptResizeReachesTheTrackerAndTheDisk(t *testing.T) {
 	if e, ok := entry(list(t, h4), "w"); !ok || !e.Dead || e.Cols != 120 || e.Rows != 24 {
 		t.Fatalf("LIST after the crash: %+v, want w dead at 120x24", e)
 	}
+}
+
+// A host that re-adopts a terminal with a wider OPEN has its emulator at
+// that width from the start, and the repaint, rendered at the old width
+// and clearing every tab stop before it sets the screen's, must give it
+// the stops past the old last column too, as a resize to its width
+// would: the program's terminal has them (it never changed its tab
+// stops). Before, a tab from column 81 went to the last column, 100,
+// not to 89.
+func TestReadoptWiderHostKeepsItsTabStops(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	open := proto.Open{TerminalID: "tabs", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c",
+		`stty -echo; echo ready; read x; printf '%081d\tY\n' 0; exec cat`}}
+	h1 := s.host("--readopt")
+	h1.Open(open)
+	h1.WaitOutput("tabs", "ready\r\n")
+	killHost(h1)
+
+	h2 := s.host("--readopt")
+	waitDetached(t, h2, "tabs")
+	wide := open
+	wide.Cols = 100
+	h2.Open(wide)
+	if op := h2.WaitControl(proto.TypeOpened, "tabs"); op.Fields["readopted"] != true {
+		t.Fatalf("OPENED %s: want the terminal re-adopted", op.Raw)
+	}
+	h2.Input("tabs", "go\n")
+	h2.WaitOutput("tabs", "Y\r\n")
+	// The host's emulator, at its OPEN's width, fed what it received.
+	em := screen.New(100, 24, screen.Options{})
+	em.Write([]byte(h2.Now().Output("tabs")))
+	for n := 1; n <= 24; n++ {
+		if line := em.Line(n, false); strings.Contains(line, "Y") {
+			if col := strings.Index(line, "Y"); col != 88 {
+				t.Fatalf("the tab after column 81 took the cursor to column %d (%q), want 89", col+1, line)
+			}
+			return
+		}
+	}
+	t.Fatalf("no Y on the host's screen:\n%s", em.Text())
 }

@@ -163,15 +163,16 @@ func (j *journal) linesBefore(end uint64, lines int, lo uint64) uint64 {
 // lines (drawn on whatever screen the host showed, from the home
 // position, with the default modes and pen): the alternate screen if it
 // is shown, then every mode of final, the cursor and the pen. sc is the
-// screen the tail was rendered on.
-func appendRestore(b []byte, sc *screen.Screen, final *vtstate.State, rows int) []byte {
+// screen the tail was rendered on; hostCols, the width of the emulator
+// the snapshot is for when that is more than sc's (appendTabs).
+func appendRestore(b []byte, sc *screen.Screen, final *vtstate.State, rows, hostCols int) []byte {
 	alt := final.Alt
 	// Tab stops: as the tail left them (from the defaults, or from a
 	// tail that reached back to their first change), set on the main
 	// screen. The alternate screen has stops of its own in xterm.js, the
 	// defaults unless the program changed them there (set again below);
 	// in xterm, one set for both.
-	b = appendTabs(b, sc)
+	b = appendTabs(b, sc, hostCols)
 	if alt {
 		// The main screen's region and saved cursor, which leaving
 		// the alternate screen restores, then the switch.
@@ -200,7 +201,7 @@ func appendRestore(b []byte, sc *screen.Screen, final *vtstate.State, rows int) 
 		}
 	}
 	if alt && final.AltTabsChanged {
-		b = appendTabs(b, sc)
+		b = appendTabs(b, sc, hostCols)
 	}
 	// The margins before the saved cursor: an emulator without them
 	// takes DECSLRM for a cursor save (vtstate.AppendMargins).
@@ -257,13 +258,24 @@ func appendSavedCursor(b []byte, sc *screen.Screen, final *vtstate.State, alt bo
 	return append(b, "\x1b7"...)
 }
 
-// appendTabs sets the tab stops sc has.
-func appendTabs(b []byte, sc *screen.Screen) []byte {
+// appendTabs sets the tab stops sc has. An emulator wider than sc
+// (hostCols: a re-adopting host's, whose OPEN resizes the terminal after
+// the repaint was rendered) also gets the stops a resize to its width
+// adds past sc's last column, one every 8 columns (screen.Resize, as
+// xterm and xterm.js): the repaint cleared every stop it had there.
+func appendTabs(b []byte, sc *screen.Screen, hostCols int) []byte {
 	b = append(b, "\x1b[3g"...)
-	for _, c := range sc.TabStops() {
+	stop := func(c int) {
 		b = append(b, "\x1b[1;"...)
 		b = appendInt(b, c+1)
 		b = append(b, "H\x1bH"...)
+	}
+	for _, c := range sc.TabStops() {
+		stop(c)
+	}
+	cols, _ := sc.Size()
+	for c := (cols + 7) / 8 * 8; c < hostCols; c += 8 {
+		stop(c)
 	}
 	return b
 }

@@ -53,7 +53,7 @@ func (s *Server) readopt(c *conn, t *term, o proto.Open, x proto.OpenPersist) bo
 	t.queueCtlLocked(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: proto.PersistFeatures, Readopted: true})
 	// The repaint stands for everything up to the journal's end; live
 	// output goes on from there.
-	t.ctl = append(t.ctl, t.repaintCtlLocked(c))
+	t.ctl = append(t.ctl, t.repaintCtlLocked(c, int(o.Cols)))
 	t.sent = t.j.end
 	t.acked = t.sent
 	t.answers.attached(t.sent) // a holder answers from now on; nothing is replayed
@@ -160,9 +160,10 @@ func sameProgram(t *term, o proto.Open) bool {
 // ATTACH gets, rendered by the pump without t.mu, sent as OUTPUT frames
 // to a host that knows no SNAPSHOT. A host with credit grants it for
 // those bytes too, which are not the journal's: they are owed (see
-// readoptDebt).
-func (t *term) repaintCtlLocked(c *conn) ctlFrame {
+// readoptDebt). hostCols is the width of the host's emulator: its OPEN's.
+func (t *term) repaintCtlLocked(c *conn, hostCols int) ctlFrame {
 	st := t.snapshotTailLocked()
+	st.hostCols = hostCols
 	var n int
 	return ctlFrame{to: c,
 		render: func() []byte {

@@ -57,6 +57,10 @@ type snapshotTail struct {
 	// shown): parsed, and what they scroll off dropped, not rendered.
 	skip int
 	lost uint64 // for a viewer: the bytes it was skipped past (its SNAPSHOT says so)
+	// hostCols, if more than cols, is the width of the emulator the
+	// repaint is drawn on: a re-adopting OPEN's, applied to the
+	// terminal as a RESIZE after the rendering (appendTabs).
+	hostCols int
 	// prime, if set, is the state at from, set on the screen before the
 	// tail; final is the state at offset, restored after the content.
 	prime *vtstate.State
@@ -222,7 +226,7 @@ func (st snapshotTail) frame() []byte {
 		add(n)
 	}
 	b = b[:len(b)-len(newline)]
-	b = appendJSONContents(b, appendRestore(nil, sc, &st.final, st.rows))
+	b = appendJSONContents(b, appendRestore(nil, sc, &st.final, st.rows, st.hostCols))
 	b = append(b, empty[at:]...)
 	// The scrollback a screen keeps, and then what fits a frame.
 	drop := max(0, scrollback-snapshotScrollback)

@@ -267,7 +267,7 @@ func checkStreamedSnapshot(t *testing.T, name string, tail []byte, cols, rows in
 			want.WriteString("\r\n")
 		}
 	}
-	want.Write(appendRestore(nil, sc, &st.final, rows))
+	want.Write(appendRestore(nil, sc, &st.final, rows, 0))
 	if got.Data != want.String() {
 		t.Errorf("%s: the streamed snapshot (%d bytes, %d lines) differs from the whole screen's (%d bytes, %d lines)",
 			name, len(got.Data), strings.Count(got.Data, "\n"), want.Len(), strings.Count(want.String(), "\n"))
