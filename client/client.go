@@ -119,6 +119,7 @@ type Client struct {
 	idPrefix string
 	nextID   atomic.Uint64
 
+	helloTurn chan struct{}    // holds a token while a handshake is under way: one at a time
 	helloWait chan helloResult // a handshake waiting for its answer
 	helloLate int              // handshakes that gave up waiting, whose answer may still come
 	peer      *proto.Hello     // the sidecar's HELLO, once it answered
@@ -243,6 +244,7 @@ func newClient() *Client {
 		live:       make(map[string]*Terminal),
 		idPrefix:   "term-" + hex.EncodeToString(b[:]) + "-",
 		done:       make(chan struct{}),
+		helloTurn:  make(chan struct{}, 1),
 		closeBound: closeBound,
 	}
 }

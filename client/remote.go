@@ -285,7 +285,8 @@ func (c *Client) handshake(opts Options) (proto.Hello, error) {
 // the connection stays usable for what the old sidecar does serve; the
 // error says what to install. A ctx canceled before the answer (rather
 // than past its deadline) gives an error wrapping context.Canceled alone,
-// and one that has ended already sends nothing.
+// and one that has ended already sends nothing. Concurrent calls take
+// turns, each within its own ctx.
 func (c *Client) Hello(ctx context.Context) (proto.Hello, error) {
 	if c.disconnected() {
 		return proto.Hello{}, fmt.Errorf("hello: %w: reconnecting", ErrDisconnected)
@@ -300,6 +301,19 @@ func (c *Client) hello(ctx context.Context, s *Stream) (proto.Hello, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultHelloTimeout)
 		defer cancel()
 	}
+	// HELLO's answer names no request, so handshakes take turns; one
+	// that finds another under way waits for it (within ctx) rather than
+	// failing, as concurrent callers of any other method would expect.
+	select {
+	case c.helloTurn <- struct{}{}:
+	default:
+		select {
+		case c.helloTurn <- struct{}{}:
+		case <-ctx.Done():
+			return proto.Hello{}, fmt.Errorf("hello: waiting for another handshake to end: %w", ctx.Err())
+		}
+	}
+	defer func() { <-c.helloTurn }()
 	wait := make(chan helloResult, 1)
 	c.mu.Lock()
 	if c.helloWait != nil {
