@@ -42,6 +42,10 @@ type persistState struct {
 	listMu sync.Mutex // one LIST in flight: LISTED carries no request id
 	mu     sync.Mutex
 	listed chan proto.Listed // the waiting List, if any
+	// late counts the LISTs of this connection whose List gave up
+	// waiting: LISTED names no request, and the server answers in
+	// order, so the next LISTEDs are theirs, not a later List's.
+	late int
 	// attaching holds ATTACHes waiting for their ATTACHED (and SNAPSHOT);
 	// the id is also reserved in Client.pending, so that an ERROR about
 	// it settles the wait.
@@ -87,8 +91,18 @@ func (c *Client) List(ctx context.Context) ([]proto.ListedTerminal, error) {
 		}
 		return nil, fmt.Errorf("list terminals: %w", err)
 	case <-ctx.Done():
-		return nil, fmt.Errorf("list terminals: no answer (is this a persistent sidecar?): %w", ctx.Err())
 	}
+	c.persist.mu.Lock()
+	select {
+	case l := <-ch:
+		// Answered as it gave up: take the answer.
+		c.persist.mu.Unlock()
+		return l.Terminals, nil
+	default:
+	}
+	c.persist.late++
+	c.persist.mu.Unlock()
+	return nil, fmt.Errorf("list terminals: no answer (is this a persistent sidecar?): %w", ctx.Err())
 }
 
 // Attach takes terminal id over (from another connection, if one holds
@@ -246,7 +260,10 @@ func (c *Client) dispatchPersist(f proto.Frame) error {
 			return err
 		}
 		c.persist.mu.Lock()
-		if c.persist.listed != nil {
+		if c.persist.late > 0 {
+			// The answer to a List that gave up.
+			c.persist.late--
+		} else if c.persist.listed != nil {
 			select {
 			case c.persist.listed <- l:
 			default:

@@ -67,6 +67,9 @@ func (c *Client) redial() ([]Event, error) {
 		return fail(errClosedWhileDown)
 	}
 	c.cur.Store(s)
+	c.persist.mu.Lock()
+	c.persist.late = 0 // those LISTs went out on the old connection
+	c.persist.mu.Unlock()
 	live := make([]*Terminal, 0, len(c.live))
 	for _, t := range c.live {
 		live = append(live, t)
