@@ -30,9 +30,11 @@ const (
 
 var (
 	// ErrDisconnected is wrapped by the errors of what cannot wait for a
-	// reconnect: an Open, Attach, Revive, List, Hello, HandOver or
-	// Upgrade while the connection is down, or one whose answer the drop
-	// took away.
+	// reconnect: an Open, Attach, Revive, List, Hello, HandOver, Signal,
+	// Upgrade or Stop while the connection is down, or dropping under its
+	// write, or one whose answer the drop took away. The client goes on
+	// and reconnects; once it gave up, requests fail with its end
+	// (ErrSidecarGone) instead.
 	ErrDisconnected = errors.New("disconnected")
 	// ErrDisconnectedQueueFull is wrapped by the error of a Write (or
 	// Resize, Close, Detach) that would queue more than

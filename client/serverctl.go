@@ -112,7 +112,11 @@ func (c *Client) stopResuming(ctx context.Context, frame []byte) (*Stream, error
 // (the error wraps ErrDisconnected).
 //
 // The connection is of no more use afterwards: the new image listens on
-// the same socket, for a new Connect.
+// the same socket, for a new Connect. A client without Reconnect then ends
+// as when its sidecar goes away (Err wraps ErrSidecarGone, and so does
+// the error of each of its terminals, which run on in the new image for
+// an Attach); a reconnecting one takes the end for a drop, reconnects to
+// the new image and resumes its terminals there.
 func (c *Client) Upgrade(ctx context.Context, path, version string) (proto.Upgrading, error) {
 	if c.disconnected() {
 		return proto.Upgrading{}, fmt.Errorf("upgrade: %w: reconnecting", ErrDisconnected)
