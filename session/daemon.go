@@ -247,6 +247,11 @@ func (d *Daemon) teardown() {
 		d.proc.SignalGroup(syscall.SIGHUP)
 		d.proc.SignalGroup(syscall.SIGTERM)
 		d.proc.Signal(syscall.SIGTERM)
+		// A stopped program (SIGSTOP, SIGTSTP) would only see those once
+		// SIGKILL ends it; continue it, as the kernel does for a stopped
+		// group whose terminal hangs up, so it can act on them first.
+		d.proc.SignalGroup(syscall.SIGCONT)
+		d.proc.Signal(syscall.SIGCONT)
 		t := time.NewTimer(stopGrace)
 		select {
 		case <-d.exited:
