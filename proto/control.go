@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"sort"
 	"strconv"
@@ -196,7 +197,7 @@ func ParseOpen(body []byte) (Open, error) {
 func parseOpen(body []byte, w *openWire) (Open, error) {
 	dec := json.NewDecoder(bytes.NewReader(exactKeys(body, w)))
 	if err := dec.Decode(w); err != nil {
-		return Open{TerminalID: RecoverID(body)}, fmt.Errorf("malformed OPEN: %w", err)
+		return Open{TerminalID: RecoverID(body)}, fmt.Errorf("malformed OPEN: %w", wireTypeError(err))
 	}
 	if dec.More() {
 		return Open{TerminalID: RecoverID(body)}, errors.New("malformed OPEN: trailing data after the JSON object")
@@ -363,6 +364,64 @@ func u16Field(frame, name string, raw json.RawMessage) (uint16, error) {
 		return 0, fmt.Errorf("malformed %s: %s: %w", frame, name, err)
 	}
 	return uint16(v), nil
+}
+
+// wireTypeError words encoding/json's complaint about a value of the
+// wrong JSON type in the protocol's terms: "json: cannot unmarshal number
+// into Go struct field openWire.cmd of type string" becomes "cmd is a
+// number, not a string". The text reaches the host in an ERROR, and the
+// Go names in it (openWire, []*string) are ours, not the host's. Other
+// errors are returned as they are.
+func wireTypeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Type == nil {
+		return err
+	}
+	got, _, _ := strings.Cut(te.Value, " ") // "number 5": the kind is enough
+	if te.Field == "" {
+		return fmt.Errorf("the body is %s, not a JSON object", jsonArticle(got))
+	}
+	field := te.Field
+	switch want := jsonWant(te.Type); {
+	case want == "a string" && field == "args":
+		return fmt.Errorf("args holds %s, not only strings", jsonArticle(got))
+	case want == "a string" && field == "env":
+		return fmt.Errorf("env has %s among its values, not only strings", jsonArticle(got))
+	default:
+		return fmt.Errorf("%s is %s, not %s", field, jsonArticle(got), want)
+	}
+}
+
+// jsonArticle names a JSON kind as encoding/json reports it ("number",
+// "array", "bool") with its article.
+func jsonArticle(kind string) string {
+	switch kind {
+	case "array", "object":
+		return "an " + kind
+	case "bool":
+		return "true or false"
+	}
+	return "a " + kind
+}
+
+// jsonWant says what JSON a field of Go type t takes.
+func jsonWant(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "an array of strings"
+	case reflect.Map:
+		return "an object of strings"
+	case reflect.Struct:
+		return "a JSON object"
+	}
+	return "a number"
 }
 
 // parseUint accepts a JSON value that is a whole number in 0..max.

@@ -19,7 +19,7 @@ import (
 // unmarshalExact is json.Unmarshal(body, v), v a pointer to a struct, with
 // its keys matched exactly.
 func unmarshalExact(body []byte, v any) error {
-	return json.Unmarshal(exactKeys(body, v), v)
+	return wireTypeError(json.Unmarshal(exactKeys(body, v), v))
 }
 
 // exactKeys returns body without the top-level keys that only a

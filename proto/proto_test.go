@@ -329,8 +329,8 @@ func TestParseOpenCommandLine(t *testing.T) {
 	bad := map[string]string{
 		`,"commandLine":"/c echo \"a b\"","args":["/c"]`:     `malformed OPEN: commandLine and args cannot both be given`,
 		`,"args":["/c"],"commandLine":"/c"`:                  `malformed OPEN: commandLine and args cannot both be given`,
-		`,"commandLine":5`:                                   `malformed OPEN: json: cannot unmarshal number into Go struct field openWire.commandLine of type string`,
-		`,"commandLine":["/c","x"]`:                          `malformed OPEN: json: cannot unmarshal array into Go struct field openWire.commandLine of type string`,
+		`,"commandLine":5`:                                   `malformed OPEN: commandLine is a number, not a string`,
+		`,"commandLine":["/c","x"]`:                          `malformed OPEN: commandLine is an array, not a string`,
 		`,"commandLine":"/c a\u0000b"`:                       `malformed OPEN: commandLine "/c a\x00b" has a NUL byte (at byte 4), which no command line can hold`,
 		`,"commandLine":"/c ` + "\xff" + `"`:                 `malformed OPEN: commandLine is not valid UTF-8 (byte 0xff at offset 3 of its JSON string)`,
 		`,"commandLine":"/c \ud800"`:                         `malformed OPEN: commandLine is not valid UTF-8 (the escape \ud800 is half of a surrogate pair)`,
@@ -383,5 +383,45 @@ func TestCommandLineListedOnWindowsOnly(t *testing.T) {
 		if slices.Contains(fs, FeatureCommandLine) {
 			t.Errorf("%s %v", name, fs)
 		}
+	}
+}
+
+// A field of the wrong JSON type is refused in the protocol's words,
+// naming the field, what it was and what it takes: the text reaches the
+// host in an ERROR, and encoding/json's names ("Go struct field
+// openWire.args of type []*string") are ours, not the host's.
+func TestWrongTypesNamedInProtocolTerms(t *testing.T) {
+	open := func(extra string) []byte {
+		return []byte(`{"terminalId":"t","cols":80,"rows":24,"cmd":"/bin/sh"` + extra + `}`)
+	}
+	cases := map[string]string{
+		`,"cmd":5`:                 `malformed OPEN: cmd is a number, not a string`,
+		`,"cwd":{"a":1}`:           `malformed OPEN: cwd is an object, not a string`,
+		`,"args":"-c"`:             `malformed OPEN: args is a string, not an array of strings`,
+		`,"args":["-c",7]`:         `malformed OPEN: args holds a number, not only strings`,
+		`,"env":["A=1"]`:           `malformed OPEN: env is an array, not an object of strings`,
+		`,"env":{"A":true}`:        `malformed OPEN: env has true or false among its values, not only strings`,
+		`,"utf8":"yes"`:            `malformed OPEN: utf8 is a string, not true or false`,
+		`,"nodePtyTermios":1`:      `malformed OPEN: nodePtyTermios is a number, not true or false`,
+		`,"commandLine":["/c"]`:    `malformed OPEN: commandLine is an array, not a string`,
+		`,"env":{"A":"1","B":[2]}`: `malformed OPEN: env has an array among its values, not only strings`,
+	}
+	for extra, want := range cases {
+		o, err := ParseOpen(open(extra))
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", extra, err, want)
+		}
+		if o.TerminalID != "t" {
+			t.Errorf("%s: refused under %q, not the OPEN's id", extra, o.TerminalID)
+		}
+	}
+	if _, err := ParseOpen([]byte(`[1]`)); err == nil || err.Error() != `malformed OPEN: the body is an array, not a JSON object` {
+		t.Errorf("array body: %v", err)
+	}
+	if _, err := ParseResize([]byte(`{"terminalId":5,"cols":1,"rows":1}`)); err == nil || err.Error() != `malformed RESIZE: terminalId is a number, not a string` {
+		t.Errorf("RESIZE: %v", err)
+	}
+	if _, err := ParseCredit([]byte(`{"terminalId":"t","bytes":"9"}`)); err == nil || err.Error() != `malformed CREDIT: bytes is a string, not a number` {
+		t.Errorf("CREDIT: %v", err)
 	}
 }
