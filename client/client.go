@@ -245,6 +245,7 @@ func newClient() *Client {
 		idPrefix:   "term-" + hex.EncodeToString(b[:]) + "-",
 		done:       make(chan struct{}),
 		helloTurn:  make(chan struct{}, 1),
+		persist:    persistState{listTurn: make(chan struct{}, 1)},
 		closeBound: closeBound,
 	}
 }

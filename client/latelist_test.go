@@ -52,3 +52,32 @@ func TestLateListedIsNotTheNextListsAnswer(t *testing.T) {
 		t.Fatalf("the second List: %+v, %v; want the terminal \"now\" of its own answer", r.l, r.err)
 	}
 }
+
+// Lists take turns (LISTED names no request), and one waiting its turn
+// behind a List that waits long (a sidecar that never answers) waited
+// past its own ctx, as long as the other's. It now ends with its ctx.
+func TestListWaitingItsTurnEndsWithItsContext(t *testing.T) {
+	p := newFakePeer(t)
+	long, cancelLong := context.WithTimeout(context.Background(), waitBound)
+	defer cancelLong()
+	first := make(chan error, 1)
+	go func() {
+		_, err := p.c.List(long)
+		first <- err
+	}()
+	if f := p.next(t); f.Type != proto.TypeList {
+		t.Fatalf("the client wrote %v, want LIST", f.Type)
+	}
+	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := p.c.List(short)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the second List: %v; want its deadline", err)
+	}
+	if d := time.Since(start); d > waitBound/2 {
+		t.Errorf("the second List took %v, past its 100ms context", d)
+	}
+	cancelLong()
+	<-first
+}

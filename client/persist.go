@@ -39,9 +39,13 @@ func Persistent(name string, opts Options) (*Client, error) {
 
 // persistState is the client's share of LIST and ATTACH.
 type persistState struct {
-	listMu sync.Mutex // one LIST in flight: LISTED carries no request id
-	mu     sync.Mutex
-	listed chan proto.Listed // the waiting List, if any
+	// listTurn holds a token while a LIST is in flight, one at a time:
+	// LISTED carries no request id. A channel, so that a List waiting
+	// its turn behind one that waits long (a plain sidecar never
+	// answers) still ends with its own ctx.
+	listTurn chan struct{}
+	mu       sync.Mutex
+	listed   chan proto.Listed // the waiting List, if any
 	// late counts the LISTs of this connection whose List gave up
 	// waiting: LISTED names no request, and the server answers in
 	// order, so the next LISTEDs are theirs, not a later List's.
@@ -58,8 +62,16 @@ type persistState struct {
 // List returns every terminal of the persistent server, attached or not.
 // A plain sidecar does not answer; List then fails when ctx ends.
 func (c *Client) List(ctx context.Context) ([]proto.ListedTerminal, error) {
-	c.persist.listMu.Lock()
-	defer c.persist.listMu.Unlock()
+	select {
+	case c.persist.listTurn <- struct{}{}:
+	default:
+		select {
+		case c.persist.listTurn <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("list terminals: waiting for another List to end: %w", ctx.Err())
+		}
+	}
+	defer func() { <-c.persist.listTurn }()
 	if c.disconnected() {
 		return nil, fmt.Errorf("list terminals: %w: reconnecting", ErrDisconnected)
 	}
