@@ -94,7 +94,7 @@ func TestDecodeMalformed(t *testing.T) {
 		{"credit negative", Frame{TypeCredit, []byte(`{"terminalId":"a","bytes":-1}`)}, "a", true, ""},
 		{"signal missing", Frame{TypeSignal, []byte(`{"terminalId":"a"}`)}, "a", true, "malformed SIGNAL: missing signal"},
 		{"signal broken json", Frame{TypeSignal, []byte(`{"terminalId":"a","signal":`)}, "a", true, ""},
-		{"signal big number", Frame{TypeSignal, []byte(`{"terminalId":"a","signal":300}`)}, "a", true, "malformed SIGNAL: signal 300 is neither a name nor a number in 0..255"},
+		{"signal big number", Frame{TypeSignal, []byte(`{"terminalId":"a","signal":300}`)}, "a", true, "malformed SIGNAL: signal 300 is neither a name nor a number in 1..64"},
 		{"foreground not json", Frame{TypeForeground, []byte(`{`)}, "", false, ""},
 		{"hello not json", Frame{TypeHello, []byte(`x`)}, "", false, ""},
 		{"attach no offset", Frame{TypeAttach, []byte(`{"terminalId":"a"}`)}, "a", true, "malformed ATTACH: offset: missing (the count of bytes already received, 0 or more)"},

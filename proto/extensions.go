@@ -104,7 +104,7 @@ func ParseSignal(body []byte) (Signal, error) {
 	default:
 		n, err := strconv.ParseUint(string(raw), 10, 8)
 		if err != nil {
-			return s, fmt.Errorf("malformed SIGNAL: signal %s is neither a name nor a number in 0..255", raw)
+			return s, fmt.Errorf("malformed SIGNAL: signal %s is neither a name nor a number in 1..64", raw)
 		}
 		s.Signal = strconv.FormatUint(n, 10)
 	}
