@@ -9,6 +9,7 @@ const { Emitter } = require('./events');
 const { resolveSidecar } = require('./resolve');
 const { signalNumber } = require('./signals');
 const { Terminal } = require('./terminal');
+const { FrameWriter } = require('./writer');
 const { installPersist, checkName, persistEnv, idPrefix } = require('./persist');
 const { installResume, reconnectOptions, keepaliveOptions } = require('./resume');
 const { installOptions, findPtyplex, installArgv, MARK: INSTALLED_MARK } = require('./install');
@@ -254,7 +255,7 @@ class Sidecar {
           reject(err);
         },
       };
-      if (!gen.dead) gen.child.stdin.write(controlFrame(T.HELLO, { version: VERSION, protocol: PROTOCOL_VERSION, features: ['hello'] }));
+      if (!gen.dead) gen.out.write(controlFrame(T.HELLO, { version: VERSION, protocol: PROTOCOL_VERSION, features: ['hello'] }));
     });
   }
 
@@ -364,7 +365,7 @@ class Sidecar {
     if (!gen) return Promise.resolve();
     gen.closing = true;
     this._refresh(gen); // a caller awaiting close keeps the loop alive
-    gen.child.stdin.end();
+    gen.out.end();
     return gen.exited;
   }
 
@@ -472,6 +473,7 @@ class Sidecar {
       },
     );
     gen.parser = parser;
+    gen.out = new FrameWriter(child.stdin);
     gen.peek = null; // bytes read ahead by _awaitPid, not yet parsed
     gen.push = (chunk) => {
       if (gen.dead) return;
@@ -581,7 +583,7 @@ class Sidecar {
     // With options.hello nothing goes out before the handshake has
     // succeeded: a sidecar we cannot use gets no terminals.
     if (gen.held) gen.held.push(buf);
-    else gen.child.stdin.write(buf);
+    else gen.out.write(buf);
   }
 
   // _awaitPid reads the sidecar's stdout synchronously, blocking the event
@@ -590,15 +592,18 @@ class Sidecar {
   // it reads is only looked at here: it is parsed as usual (frames
   // dispatched, output delivered) on the event loop's next turn, or before
   // the next chunk or the end the event loop reads, so no listener runs
-  // inside this call and the stream keeps its order. It gives up at once when that order could
-  // break: output the stream has buffered but not emitted, or frames of
-  // ours (the OPEN) not yet handed to the kernel, which the sidecar could
-  // then never answer while we wait.
+  // inside this call and the stream keeps its order. Frames of ours that
+  // the pipe had no room for yet (the OPEN behind a large write) are
+  // pushed on from here as the sidecar reads them (FrameWriter). It gives
+  // up at once when the order could break (output the stream has
+  // buffered but not emitted), or when our frames wait in node's stream
+  // (Windows), which only the event loop sends: the sidecar could never
+  // answer while we wait.
   _awaitPid(gen, id, limitMs) {
     if (!gen || gen.dead) return 0;
     const out = gen.child.stdout;
     const fd = out._handle && out._handle.fd;
-    if (!(fd >= 0) || out.readableLength > 0 || out.isPaused() || gen.child.stdin.writableLength > 0) return 0;
+    if (!(fd >= 0) || out.readableLength > 0 || out.isPaused() || (!gen.out.direct && gen.out.pending > 0)) return 0;
     if (gen.peek && gen.peek.broken) return 0;
     // Held behind the handshake, the OPEN has not even been sent.
     if (gen.held) return 0;
@@ -628,6 +633,7 @@ class Sidecar {
     // a peer that floods frames without the OPENED must not make this
     // hold more than a bound. The pid then comes with OPENED.
     while (!peek.seen.has(id) && !peek.eof && peek.bytes <= READ_AHEAD_LIMIT) {
+      if (gen.out.pending > 0) gen.out.flushNow();
       if (!buf) buf = Buffer.allocUnsafe(64 << 10);
       let n;
       try {

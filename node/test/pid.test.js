@@ -77,6 +77,28 @@ test('reading pid ahead runs no listener inside it and keeps other streams whole
   assert.ok(text === want, `the flood's output differs (got ${text.length} of ${want.length} characters)`);
 });
 
+test('pid at once after spawn behind a paste the pipe to the sidecar could not take yet', async (t) => {
+  const sc = newSidecar(t);
+  // A terminal that counts what it is sent, and a paste into it larger
+  // than the pipe holds: the OPENs that follow wait behind it.
+  const paste = 4 << 20;
+  const sink = sc.spawn('/bin/sh', ['-c', `stty raw -echo; echo ready; head -c ${paste} | wc -c`]);
+  const sunk = run(sink);
+  await waitOutput(sink, 'ready');
+  sink.write(Buffer.alloc(paste, 0x61));
+  const terms = [];
+  for (let i = 0; i < 5; i++) {
+    const term = sc.spawn('/bin/sh', ['-c', 'echo "pid=$$"']);
+    terms.push({ pid: term.pid, done: run(term) });
+  }
+  for (const [i, { pid, done }] of terms.entries()) {
+    assert.ok(pid > 0, `terminal ${i}: pid ${pid} right after spawn`);
+    assert.strictEqual((await done).output, `pid=${pid}\r\n`, `terminal ${i}`);
+  }
+  // The paste arrived whole, its frames pushed on by the waits and then by the event loop.
+  assert.strictEqual((await sunk).output.trim().split(/\s+/).pop(), String(paste));
+});
+
 test('pid of a program that cannot start is 0, and ready says why', async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn('/nonexistent/program', []);
