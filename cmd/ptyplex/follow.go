@@ -3,9 +3,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/ptyplex/ptyplex/internal/session/termfilter"
 	"github.com/ptyplex/ptyplex/session/wire"
@@ -49,9 +51,12 @@ func (f *follower) screens() int {
 			fmt.Print(text)
 			last, first = text, false
 		}
-		exited, ok := f.next(out.OutputGen)
+		exited, stopped, ok := f.next(out.OutputGen)
 		if !ok {
 			return exitFail
+		}
+		if stopped {
+			return exitOK // the screen printed last is the final one
 		}
 		if exited {
 			return f.final(req, last)
@@ -76,17 +81,37 @@ func (f *follower) final(req map[string]any, last string) int {
 	return exitOK
 }
 
-// next blocks until output newer than gen or the exit.
-func (f *follower) next(gen *int64) (exited, ok bool) {
+// next blocks until output newer than gen or the exit. stopped says that
+// the session was stopped meanwhile (STOP, or its daemon is gone): that
+// ends the program too, but nothing can be read any more, so the caller
+// ends with what it read last (a note on stderr says so).
+func (f *follower) next(gen *int64) (exited, stopped, ok bool) {
 	if gen == nil {
 		printError(fmt.Errorf("the daemon at %s does not report output generations (an older ptyplex?)", f.socket))
-		return false, false
+		return false, false, false
 	}
 	var w wire.WaitData
-	if !call(f.socket, map[string]any{"type": "WAIT", "after_gen": *gen}, &w) {
-		return false, false
+	err := wire.CallData(f.socket, wire.BothForms(map[string]any{"type": "WAIT", "after_gen": *gen}), &w)
+	if sessionStopped(err) {
+		fmt.Fprintf(os.Stderr, "ptyplex output: the session was stopped; what follows is its screen as last read\n")
+		return false, true, true
 	}
-	return wire.IsTrue(w.Exited), true
+	if err != nil {
+		printError(err)
+		return false, false, false
+	}
+	return wire.IsTrue(w.Exited), false, true
+}
+
+// sessionStopped tells the errors of a session that ended while we
+// followed it: its daemon answering that it is shutting down, or gone
+// (the socket refuses connections, or STOP removed it).
+func sessionStopped(err error) bool {
+	var de wire.DaemonError
+	if errors.As(err, &de) {
+		return de.Text == "Daemon is shutting down"
+	}
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT)
 }
 
 // lines prints the scrollback's lines as they scroll off the screen, then,
@@ -96,7 +121,9 @@ func (f *follower) next(gen *int64) (exited, ok bool) {
 // marked where they are missing, on stdout and on stderr (gap).
 func (f *follower) lines() int {
 	format := f.req["format"]
-	probe := map[string]any{"type": "OUTPUT", "format": format, "from": 1, "to": 0, "with_gen": true} // an empty range: just the counts
+	// The probe reads the counts, and the screen, which is printed in the
+	// end should the session be stopped before the program exits.
+	probe := map[string]any{"type": "OUTPUT", "format": format, "from": 1, "with_gen": true}
 	var st wire.OutputData
 	if !call(f.socket, probe, &st) {
 		return exitFail
@@ -108,13 +135,20 @@ func (f *follower) lines() int {
 	// line to print: first the oldest one the scrollback holds.
 	next := *st.ScrolledOff - st.ScrollbackAvailable
 	for {
+		screen, top := splitScreen(st.Screen), *st.ScrolledOff
 		var ok bool
 		if next, st, ok = f.catchUp(format, next, st); !ok {
 			return exitFail
 		}
-		exited, ok := f.next(st.OutputGen)
+		exited, stopped, ok := f.next(st.OutputGen)
 		if !ok {
 			return exitFail
+		}
+		if stopped {
+			// The screen as probed; its top rows are the lines catchUp
+			// printed when more scrolled off before it read them.
+			printFinal(nil, screen[min(max(next-top, 0), len(screen)):])
+			return exitOK
 		}
 		if exited {
 			return f.finalCounted(format, next)
@@ -259,9 +293,12 @@ func (f *follower) linesByTail(format any, probe map[string]any, st wire.OutputD
 			emit(got)
 			printed = avail
 		}
-		exited, ok := f.next(st.OutputGen)
+		exited, stopped, ok := f.next(st.OutputGen)
 		if !ok {
 			return exitFail
+		}
+		if stopped {
+			return exitOK // this daemon's screen was not read along: it is lost
 		}
 		if exited {
 			return f.finalLines(format, printed, tail)

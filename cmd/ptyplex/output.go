@@ -82,7 +82,9 @@ screen; when more lines scroll by than the scrollback holds (start
 --scrollback N) between two reads, the oldest of them are lost, and a line
 "@@ ptyplex output: N lines here had already left the scrollback ... @@"
 stands where they are missing (stderr repeats it), as run marks the lines
-it lost.`
+it lost. A session stopped meanwhile (ptyplex stop) ends the program too:
+--follow then ends as on its exit, with exit 0, the screen as it last read
+it taking the final screen's place (stderr says so).`
 
 func runOutput(args []string) int {
 	c := newCLI("output", "ptyplex output --socket PATH [--color|--no-color] [--cursor none|print|inverse|both] [-n|--number] [--from N|-] [--to N] [--changes|--since TOKEN] [--max-chars N] [--json] [--follow [--lines]] [--png FILE]", outputAbout+outputPNGAbout, true)
