@@ -90,8 +90,11 @@ test("a viewer resumed after its connection dropped takes the viewer number the 
   const reconnected = within(new Promise((resolve) => b.once('reconnected', resolve)), 'the viewer reconnected');
   process.kill(b.pid, 'SIGKILL');
   await reconnected;
-  // 'reconnected' fires as the ATTACHs go out; this LISTED, asked on the
-  // same connection after them, comes after their answers.
+  // 'reconnected' fires as the ATTACHs go out, and the viewer's number
+  // changes when its ATTACHED arrives. A LIST asked after them may be
+  // answered first (the server sends ATTACHED from the terminal's own
+  // queue, and LISTED at once), so the number is awaited first.
+  await waitUntil(() => view.viewer !== before, "the viewer's new number");
   const listed = await within(b.list(), 'LISTED');
   const e = listed.find((x) => x.terminalId === held.terminalId);
   assert.ok(e && e.viewers && e.viewers.length === 1, JSON.stringify(e));
