@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/ptyplex/ptyplex/proto"
@@ -245,7 +246,9 @@ func (t *Terminal) Replay() (offset, lost uint64, snapshot string) {
 // Detach lets the terminal go on without this connection; t finishes with
 // an error wrapping ErrDetached once the server confirms. A terminal that
 // has finished already is not this connection's to detach: Detach fails
-// then, and sends nothing.
+// then, and sends nothing. So does a terminal of a plain sidecar (its
+// OPENED lists features, "persist" not among them), which would drop the
+// DETACH unanswered: the error wraps errors.ErrUnsupported.
 func (t *Terminal) Detach() error {
 	select {
 	case <-t.done:
@@ -255,6 +258,9 @@ func (t *Terminal) Detach() error {
 		}
 		return fmt.Errorf("terminal %q: detach: %w", t.id, err)
 	default:
+	}
+	if err := t.refuseNotPersistent(); err != nil {
+		return fmt.Errorf("terminal %q: detach: %w", t.id, err)
 	}
 	frame := proto.AppendFrame(nil, proto.TypeDetach, proto.Marshal(proto.Close{TerminalID: t.id}))
 	if err := t.c.sendTerm(frame, len(frame)); err != nil {
@@ -344,17 +350,28 @@ func (c *Client) dispatchPersist(f proto.Frame) error {
 	return nil
 }
 
+// refuseNotPersistent is the error of a request only a persistent server
+// answers (DETACH), for a terminal whose sidecar is known to be a plain
+// one: it listed its features without "persist". A sidecar that lists
+// none (older than the features) is given the benefit of the doubt.
+func (t *Terminal) refuseNotPersistent() error {
+	if len(t.features) == 0 || slices.Contains(t.features, proto.FeaturePersist) {
+		return nil
+	}
+	return fmt.Errorf("%w: the sidecar keeps no terminal apart from its connection (no %q among its features), and drops DETACH unanswered", errors.ErrUnsupported, proto.FeaturePersist)
+}
+
 // attachedFeatures are the features of a terminal taken by ATTACH, whose
 // answer lists none: the server's HELLO's when it answered one, and
-// otherwise SIGNAL and FOREGROUND, which every persistent server serves
-// (it answers ATTACH, so it is one).
+// otherwise SIGNAL, FOREGROUND and PERSIST, which every persistent server
+// serves (it answers ATTACH, so it is one).
 func (c *Client) attachedFeatures() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.peer != nil {
 		return c.peer.Features
 	}
-	return []string{proto.FeatureSignal, proto.FeatureForeground}
+	return []string{proto.FeatureSignal, proto.FeatureForeground, proto.FeaturePersist}
 }
 
 // attached moves a pending ATTACH to the live terminals before the OUTPUT

@@ -72,7 +72,8 @@ func (t *Terminal) Lost() uint64 {
 // answer came within DefaultOpenTimeout. On a reconnecting client it
 // waits for no reconnect: while the connection is down, or when the drop
 // takes its answer away, it fails with an error wrapping ErrDisconnected
-// (and, while down, sends nothing).
+// (and, while down, sends nothing). On a plain sidecar's terminal it
+// fails at once, as Detach does (errors.ErrUnsupported).
 func (t *Terminal) HandOver(viewer uint64) error {
 	if err := t.refuseViewing("hand over"); err != nil {
 		return err
@@ -86,6 +87,9 @@ func (t *Terminal) HandOver(viewer uint64) error {
 		}
 		return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
 	default:
+	}
+	if err := t.refuseNotPersistent(); err != nil {
+		return fmt.Errorf("terminal %q: hand over to viewer %d: %w", t.id, viewer, err)
 	}
 	wait := make(chan error, 1)
 	t.mu.Lock()
