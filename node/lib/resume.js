@@ -36,14 +36,19 @@ function checkNumbers(what, given, defaults, rules) {
     if (!(k in defaults)) throw new TypeError(`ptyplex: ${what}.${k} is not an option (${Object.keys(defaults).join(', ')} are)`);
     if (v === undefined) continue;
     if (typeof v !== 'number' || Number.isNaN(v) || !rules[k](v)) throw new TypeError(`ptyplex: ${what}.${k} must be ${rules[k].says} (not ${JSON.stringify(v)})`);
-    out[k] = v;
+    // node fires a timer set past its longest delay after 1 ms: a
+    // keepalive interval of 2 ** 32 would PING every millisecond. Such a
+    // delay waits the longest node can (24.8 days), as meant.
+    out[k] = rules[k].ms ? Math.min(v, MAX_TIMER) : v;
   }
   return out;
 }
 
 const whole = Object.assign((v) => Number.isSafeInteger(v) && v >= 0, { says: 'a whole number, 0 or more' });
-const positive = Object.assign((v) => Number.isFinite(v) && v > 0, { says: 'a number of milliseconds above 0' });
-const delay = Object.assign((v) => Number.isFinite(v) && v >= 0, { says: 'a number of milliseconds, 0 or more' });
+const positive = Object.assign((v) => Number.isFinite(v) && v > 0, { says: 'a number of milliseconds above 0', ms: true });
+const delay = Object.assign((v) => Number.isFinite(v) && v >= 0, { says: 'a number of milliseconds, 0 or more', ms: true });
+// The longest delay setTimeout and setInterval take.
+const MAX_TIMER = 2 ** 31 - 1;
 const count = Object.assign((v) => v === Infinity || (Number.isSafeInteger(v) && v >= 1), { says: 'a whole number, 1 or more, or Infinity' });
 
 function reconnectOptions(o) {

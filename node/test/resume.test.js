@@ -10,6 +10,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { Sidecar } = require('..');
+const { FrameParser, T } = require('../lib/frames');
 const { BIN, within, waitOutput, waitUntil, cleanup, soakSize } = require('./helpers');
 const { startSshd } = require('./sshd');
 
@@ -309,6 +310,26 @@ test('reconnect: options checked; a plain sidecar is refused with a clear error'
   assert.throws(() => new Sidecar({ transport: ['x'], keepalive: { interval: 0 } }), /keepalive.interval must be a number of milliseconds above 0/);
   const sc = newHost(t, { transport: [BIN], reconnect: true });
   await assert.rejects(within(sc.open('sh', []), 'the refusal'), /is not a persistent sidecar \(its HELLO lists no "persist"\).*ptyplex-sidecar --persist NAME/);
+});
+
+test("keepalive times past node's longest timer wait that long, not 1 ms: no PING flood, no live connection taken for dead", async (t) => {
+  // The host's frames are recorded on their way to the sidecar.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-ka-'));
+  cleanup(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+  const rec = path.join(dir, 'frames');
+  const sc = newHost(t, {
+    transport: ['/bin/sh', '-c', `tee "$0" | "$1"`, rec, BIN],
+    keepalive: { interval: 2 ** 32, timeout: 2 ** 32 },
+  });
+  await within(sc.handshake(), 'the handshake');
+  // A third of a second on the clock of a program: node would have fired
+  // a timer set past its range about 300 times meanwhile.
+  const term = sc.spawn('/bin/sh', ['-c', 'sleep 0.3; echo done']);
+  await waitOutput(term, 'done');
+  await sc.close();
+  const pings = [];
+  new FrameParser((type) => type === T.PING && pings.push(type), () => {}).push(fs.readFileSync(rec));
+  assert.strictEqual(pings.length, 0, `${pings.length} PING(s) sent`);
 });
 
 test('an idle sidecar with reconnect and a fast keepalive does not hold the event loop', async (t) => {
