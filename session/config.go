@@ -19,7 +19,9 @@ type Config struct {
 	Cols, Rows int      // 0 means 80x24
 	// Scrollback is the scrollback capacity in lines; 0 keeps none.
 	Scrollback int
-	// DebugBuffer is the capacity of the unhandled-sequence list; 0 means 10.
+	// DebugBuffer is the capacity of the unhandled-sequence list; 0 means
+	// 10, and a negative value keeps none (DEBUG then only counts them as
+	// dropped): what `start --debug-buffer 0` asks for.
 	DebugBuffer int
 	// Plain makes every answer plain text ("--emulator custom"), and the
 	// program gets TERM=ansi unless Env sets TERM.
@@ -61,9 +63,6 @@ func (c *Config) validate() error {
 	}
 	if c.IdleExit < 0 {
 		return fmt.Errorf("invalid idle exit %v: must not be negative", c.IdleExit)
-	}
-	if c.DebugBuffer < 0 {
-		return fmt.Errorf("invalid debug buffer %d: must be 0 or more", c.DebugBuffer)
 	}
 	return nil
 }

@@ -52,6 +52,7 @@ type Daemon struct {
 	warnings   []string      // what New could not do, for its caller to tell (Warnings)
 	integDir   string        // shell integration's generated files, removed at the first mark and at teardown
 	markKey    string        // the key the integration's marks carry ("" without integration)
+	keepNoSeqs bool          // DebugBuffer < 0: DEBUG lists no unhandled sequence, only counts them
 	// runTurn lets one RUN at a time type and wait (commands.go): two
 	// typed at the same prompt would run as one command line.
 	runTurn   chan struct{}
@@ -124,7 +125,13 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	// The xterm emulator keeps what a clear erases in the scrollback, as
 	// interminai's (alacritty) does; its custom one, like ours, does not.
-	d.st = newState(screen.New(cfg.Cols, cfg.Rows, screen.Options{Scrollback: sb, Unhandled: cfg.DebugBuffer,
+	seqs := cfg.DebugBuffer
+	if seqs < 0 {
+		// The emulator keeps at least one (its 0 means its default);
+		// debug() hides it and counts it as dropped.
+		seqs, d.keepNoSeqs = 1, true
+	}
+	d.st = newState(screen.New(cfg.Cols, cfg.Rows, screen.Options{Scrollback: sb, Unhandled: seqs,
 		ClearToScrollback: !cfg.Plain}))
 	// Only the shell's own marks count: the rest of the output (a file it
 	// prints, a remote host's) could otherwise end a command or fake a

@@ -29,7 +29,6 @@ func TestConfigValidate(t *testing.T) {
 		{"too wide", Config{Command: []string{"cat"}, Cols: wire.MaxDim + 1, Rows: 5}, "Invalid size"},
 		{"negative scrollback", Config{Command: []string{"cat"}, Scrollback: -1}, "invalid scrollback -1"},
 		{"negative idle exit", Config{Command: []string{"cat"}, IdleExit: -time.Second}, "invalid idle exit -1s"},
-		{"negative debug buffer", Config{Command: []string{"cat"}, DebugBuffer: -2}, "invalid debug buffer -2"},
 	} {
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)

@@ -217,6 +217,9 @@ func (d *Daemon) debug(f wire.Fields) (any, error) {
 	}
 	d.st.mu.Lock()
 	seqs, dropped := d.st.scr.Unhandled()
+	if d.keepNoSeqs {
+		seqs, dropped = nil, dropped+len(seqs)
+	}
 	if clear {
 		d.st.scr.ClearUnhandled()
 	}

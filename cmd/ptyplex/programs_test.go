@@ -334,6 +334,23 @@ func TestDebugUnhandledAndTermios(t *testing.T) {
 	}
 }
 
+// start --debug-buffer 0 keeps no unhandled sequence, as --scrollback 0
+// keeps no line, and counts them as dropped; it used to keep the default
+// 10, the emulator's meaning of 0.
+func TestDebugBufferZeroKeepsNone(t *testing.T) {
+	t.Parallel()
+	s := start(t, "--debug-buffer", "0", "--", "sh", "-c",
+		`printf '\033[5y\033[999z\033#9 mark\n'; exec cat`)
+	s.waitText("mark")
+	want := "No unhandled escape sequences\nDropped: 3 (buffer overflow)\nTermios:\n"
+	if d := s.ok("debug", "--clear"); !strings.HasPrefix(d, want) {
+		t.Errorf("debug with --debug-buffer 0:\n%s\nwant prefix:\n%s", d, want)
+	}
+	if d := s.ok("debug"); !strings.HasPrefix(d, "No unhandled escape sequences\nTermios:\n") {
+		t.Errorf("debug after --clear:\n%s", d)
+	}
+}
+
 func firstLines(s string, n int) string {
 	l := strings.SplitN(s, "\n", n+1)
 	if len(l) > n {

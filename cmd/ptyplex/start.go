@@ -74,7 +74,7 @@ func runStart(args []string) int {
 	size := c.fs.String("size", "80x24", "terminal size as `COLSxROWS`")
 	emulator := c.fs.String("emulator", "xterm", "terminal emulator: xterm (colours) or custom (plain text)")
 	scrollback := c.fs.Int("scrollback", session.DefaultScrollback, "scrollback capacity in `lines` (0 keeps none)")
-	debugBuf := c.fs.Int("debug-buffer", session.DefaultDebugBuffer, "how many unhandled escape sequences DEBUG keeps")
+	debugBuf := c.fs.Int("debug-buffer", session.DefaultDebugBuffer, "how many unhandled escape sequences DEBUG keeps (0 keeps none, counting them as dropped)")
 	dump := c.fs.String("pty-dump", "", "append every raw byte read from the PTY to `FILE` (created 0600; an existing one must be a regular file of yours, and is made private (0600) if others may read or write it; links, FIFOs and hard-linked files are refused; the first failed write, on a full disk say, ends the dump, as status then says)")
 	noDaemon := c.fs.Bool("no-daemon", false, "run the daemon in the foreground until stop")
 	c.fs.Bool("color", false, "accepted for interminai's older scripts, which chose colour at start; output has colour by default (output --no-color)")
@@ -114,10 +114,14 @@ func runStart(args []string) int {
 			return c.usageError("%v", err)
 		}
 	}
+	seqs := *debugBuf
+	if seqs == 0 {
+		seqs = -1 // Config's 0 is the default; the flag's means none
+	}
 	cfg := session.Config{
 		SocketPath: c.socket, Command: c.fs.Args(),
 		Cols: cols, Rows: rows,
-		Scrollback: *scrollback, DebugBuffer: *debugBuf,
+		Scrollback: *scrollback, DebugBuffer: seqs,
 		Plain: plain, PTYDump: *dump,
 		IdleExit: *idleExit, ShellIntegration: *integ,
 	}
