@@ -237,6 +237,9 @@ func serve(name string) int {
 		ln, err = persist.Listen(name)
 		if errors.Is(err, persist.ErrRunning) {
 			// Another bridge started one at the same moment: it serves.
+			// Or one is going away (stopping): the bridge that started
+			// us starts another once nobody listens.
+			logger.Printf("another server of this name holds its lock (one starting, or one going away): leaving it to that one")
 			return 0
 		}
 		if err != nil {

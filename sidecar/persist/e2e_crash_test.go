@@ -582,6 +582,42 @@ func TestBridgeDialsAgainWhenTheServerClosesFirst(t *testing.T) {
 	}
 }
 
+// A bridge started while a server of its name is going away (its
+// listener closed, its lock held until its process ends: right after
+// --stop returned, or a SIGTERM) starts the server again once that one is
+// gone. Before, the server it started found the lock taken and left, and
+// the bridge waited out its 10 s for a server to listen and failed
+// ("did not start listening"): --stop, then a host at once, failed so
+// about one time in ten. The test holds the lock as such a server does.
+func TestBridgeStartsTheServerAgainOnceTheOldOneIsGone(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	dir := filepath.Join(s.dir, "sidecar")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, s.name+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	h := s.host()
+	deadline := time.Now().Add(hosttest.Timeout)
+	for !strings.Contains(s.log(), "holds its lock") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no server the bridge started found the lock taken within %v", hosttest.Timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	lock.Close() // the old server's process ends
+	h.Open(proto.Open{TerminalID: "t", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo served"}})
+	h.WaitOutput("t", "served\r\n")
+	h.WaitControl(proto.TypeExit, "t")
+}
+
 // A host written for the plain sidecar that reopens its ids after the
 // server died (--readopt, --journal-dir) gets its program started again,
 // as REVIVE starts it, its old screen first: not the dead terminal, whose

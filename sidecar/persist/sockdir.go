@@ -159,6 +159,10 @@ func NotRunning(err error) bool { return notRunning(err) }
 // startBound is how long Connect waits for a server it started to listen.
 const startBound = 10 * time.Second
 
+// restartEvery bounds how often Connect starts a server again while the
+// lock is held by one that no longer listens (start).
+const restartEvery = 100 * time.Millisecond
+
 // Connect dials server name, first starting it in the background (exe
 // with serveArgs, in a session of its own, stderr to its log file) when
 // none runs; started says whether this call started the one it reached.
@@ -186,16 +190,26 @@ func start(name, exe string, serveArgs []string) (*net.UnixConn, error) {
 	// What this server logs starts here: its last line says why it ended,
 	// if it fails.
 	logStart, _ := lf.Seek(0, io.SeekEnd)
-	cmd := exec.Command(exe, serveArgs...)
-	cmd.Stderr = lf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
-	lf.Close()
-	if err != nil {
-		return nil, fmt.Errorf("start persistent sidecar %q: %w", name, err)
+	run := func() (chan error, error) {
+		cmd := exec.Command(exe, serveArgs...)
+		cmd.Stderr = lf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("start persistent sidecar %q: %w", name, err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		return exited, nil
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	defer lf.Close()
+	exited, err := run()
+	if err != nil {
+		return nil, err
+	}
+	// again says the server started found the lock taken and left (exit
+	// 0), and nobody listened at the dial after that; started is when
+	// the last one was started.
+	again, started := false, time.Now()
 	deadline := time.Now().Add(startBound)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		c, err := Dial(name)
@@ -205,11 +219,24 @@ func start(name, exe string, serveArgs []string) (*net.UnixConn, error) {
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("persistent sidecar %q did not start listening within %v (see %s)", name, startBound, logFile)
 		}
+		if again && time.Since(started) >= restartEvery {
+			// The lock's holder listens no more: a server going away
+			// (asked to stop, or ending on a signal) holds its lock
+			// until its process ends, after it closed its listener. A
+			// winner of a race between two bridges would listen by
+			// now. Start one again: once that one is gone, ours takes
+			// the lock. (Before, the bridge waited out startBound and
+			// failed: --stop, then a bridge at once, failed so.)
+			again, started = false, time.Now()
+			if exited, err = run(); err != nil {
+				return nil, err
+			}
+		}
 		select {
 		case werr := <-exited:
-			// It lost the race for the lock (exit 0) and the winner is
-			// about to listen, or it failed; either way keep dialling
-			// until the deadline, but a failure is worth saying.
+			// It lost the race for the lock (exit 0): the winner is
+			// about to listen, or is a server going away (above); or
+			// it failed, which is worth saying.
 			if werr != nil {
 				why := ""
 				if line := lastLogLine(logFile, logStart); line != "" {
@@ -217,7 +244,7 @@ func start(name, exe string, serveArgs []string) (*net.UnixConn, error) {
 				}
 				return nil, fmt.Errorf("persistent sidecar %q failed to start (%v)%s (see %s)", name, werr, why, logFile)
 			}
-			exited = nil
+			exited, again = nil, true
 		case <-time.After(pause):
 		}
 	}
