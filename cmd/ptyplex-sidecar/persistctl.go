@@ -67,6 +67,15 @@ func stop(name string) int {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %q: %v\n", name, err)
 		return 1
 	}
+	// The server closes the connections a moment before its process
+	// ends and frees its lock: a bridge started in between would find
+	// the lock taken, and a script that goes on to remove the journal
+	// directory would race its last writes. "Gone" means the process.
+	deadline, _ := ctx.Deadline()
+	if err := persist.WaitGone(name, deadline); err != nil {
+		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
+		return 1
+	}
 	return 0
 }
 

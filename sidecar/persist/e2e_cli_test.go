@@ -302,3 +302,33 @@ func TestBridgeSaysWhyTheServerDidNotStart(t *testing.T) {
 		t.Fatalf("bridge to a server with a --journal-dir under a file: %v\n%s", err, out)
 	}
 }
+
+// --stop exits once the server's process has ended, as the docs say
+// ("once the server has ended every terminal and gone"): its lock is
+// free then, so a bridge started at once starts a new server, and the
+// journal directory has no writer left. Before, it returned when the
+// server closed its connection, a moment before the process ended: the
+// lock was still held after about one --stop in three.
+func TestStopReturnsOnceTheServerIsGone(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	lockPath := filepath.Join(s.dir, "sidecar", s.name+".lock")
+	for i := range 20 {
+		h := s.host()
+		h.Open(proto.Open{TerminalID: "a", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c", "echo up; exec sleep 100"}})
+		h.WaitOutput("a", "up\r\n")
+		if out, err := s.run("--stop"); err != nil {
+			t.Fatalf("--stop: %v\n%s", err, out)
+		}
+		lock, err := os.Open(lockPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		lock.Close()
+		if err != nil {
+			t.Fatalf("round %d: the server's lock is still held once --stop returned: %v", i, err)
+		}
+		h.WaitExit(hosttest.Timeout)
+	}
+}

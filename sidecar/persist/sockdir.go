@@ -130,6 +130,38 @@ func Listen(name string) (*net.UnixListener, error) {
 
 var keepLock *os.File
 
+// WaitGone waits until the process of server name has ended, that is
+// until its lock is free (a server holds it until its process ends, a
+// moment after it closed its connections at a stop), or until deadline.
+func WaitGone(name string, deadline time.Time) error {
+	_, lock, _, err := Paths(name)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Open(lock, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("lock of persistent sidecar %q: %w", name, err)
+	}
+	defer unix.Close(fd)
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			unix.Flock(fd, unix.LOCK_UN)
+			return nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return fmt.Errorf("lock %s: %w", lock, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("persistent sidecar %q ended its terminals and connections, but its process still runs", name)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Dial connects to server name, refusing a server that is not our user.
 func Dial(name string) (*net.UnixConn, error) {
 	sock, _, _, err := Paths(name)
