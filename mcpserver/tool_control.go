@@ -157,8 +157,12 @@ func (s *Server) debug(ctx context.Context, in DebugInput) (string, DebugOutput,
 	if d.Unhandled == nil {
 		d.Unhandled = []wire.UnhandledSeq{}
 	}
-	if d.Termios.Flags == nil {
-		d.Termios.Flags = []string{}
+	var ti wire.TermiosInfo
+	if d.Termios != nil {
+		ti = *d.Termios
 	}
-	return strings.TrimSuffix(d.Text(), "\n"), DebugOutput{Session: in.Session, Unhandled: d.Unhandled, Dropped: d.Dropped, Termios: d.Termios}, nil
+	if ti.Flags == nil {
+		ti.Flags = []string{}
+	}
+	return strings.TrimSuffix(d.Text(), "\n"), DebugOutput{Session: in.Session, Unhandled: d.Unhandled, Dropped: d.Dropped, Termios: ti}, nil
 }

@@ -232,6 +232,7 @@ func (d *Daemon) debug(f wire.Fields) (any, error) {
 	if err != nil {
 		return nil, wire.RequestError(fmt.Sprintf("Failed to read terminal settings: %v", err))
 	}
-	out.Termios = describeTermios(t)
+	info := describeTermios(t)
+	out.Termios = &info
 	return out, nil
 }

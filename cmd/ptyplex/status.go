@@ -68,7 +68,12 @@ func runStatus(args []string) int {
 	if !c.needSocket() {
 		return exitUsage
 	}
-	var st wire.StatusData
+	var st struct {
+		wire.StatusData
+		// A daemon that follows the seed alone answers no size; its line
+		// is then left out, as interminai's client does.
+		Size *wire.Size `json:"size"`
+	}
 	req := map[string]any{"type": "STATUS", "activity": !*quiet}
 	if *input {
 		req["input"] = true
@@ -85,7 +90,9 @@ func runStatus(args []string) int {
 	}
 	fmt.Printf("Running: %t\n", st.Running)
 	fmt.Printf("Activity: %t\n", st.Activity != nil && *st.Activity)
-	fmt.Printf("Size: %dx%d\n", st.Size.Cols, st.Size.Rows)
+	if st.Size != nil {
+		fmt.Printf("Size: %dx%d\n", st.Size.Cols, st.Size.Rows)
+	}
 	fmt.Printf("Scrollback: %d/%d\n", st.ScrollbackAvailable, st.ScrollbackCapacity)
 	if !st.Running {
 		fmt.Printf("Exit code: %d\n", exitCode(st.ExitCode))

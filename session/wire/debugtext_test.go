@@ -10,7 +10,7 @@ import (
 // TestDebugTextFlags: the flags line lists the set flags, and is left out
 // when none is set (as interminai prints it).
 func TestDebugTextFlags(t *testing.T) {
-	d := DebugData{Termios: TermiosInfo{Mode: "raw", Flags: []string{"OPOST"}}}
+	d := DebugData{Termios: &TermiosInfo{Mode: "raw", Flags: []string{"OPOST"}}}
 	if got := d.Text(); !strings.Contains(got, "\n  Flags: OPOST\n") {
 		t.Errorf("with a flag:\n%s", got)
 	}

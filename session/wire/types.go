@@ -183,18 +183,24 @@ type UnhandledSeq struct {
 }
 
 // DebugData answers DEBUG.
+// Unhandled and Termios are nil when an answer lacks them (a daemon of
+// another implementation), which Text then leaves out, as interminai's
+// client does.
 type DebugData struct {
 	Unhandled []UnhandledSeq `json:"unhandled"`
 	Dropped   int            `json:"dropped"`
-	Termios   TermiosInfo    `json:"termios"`
+	Termios   *TermiosInfo   `json:"termios,omitempty"`
 }
 
-// TermiosInfo is the PTY's terminal mode in readable form.
+// TermiosInfo is the PTY's terminal mode in readable form. Error is set
+// instead of the rest by interminai's daemon when it could not read the
+// mode.
 type TermiosInfo struct {
 	Mode  string     `json:"mode"`
 	Flags []string   `json:"flags"`
 	Hex   TermiosHex `json:"hex"`
 	CC    ControlCCs `json:"c_cc"`
+	Error string     `json:"error,omitempty"`
 }
 
 // TermiosHex holds the four flag words as 0x%04x strings.
