@@ -18,6 +18,7 @@ import (
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
 	"github.com/ptyplex/ptyplex/internal/testing/testsize"
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/ptyplex/ptyplex/screen"
 )
 
 // servingPID finds the pid in the server's "serving on" log lines.
@@ -666,6 +667,47 @@ func TestReadoptRevivesADeadTerminal(t *testing.T) {
 	if e, ok := entry(l, "sh"); !ok || e.OrphanInMs == nil || *e.OrphanInMs > 600000 || *e.OrphanInMs <= 0 {
 		t.Fatalf("LIST once its host is gone: %+v, want the OPEN's orphan bound of 10 min", e)
 	}
+}
+
+// A re-adopting OPEN that revives a dead terminal at another width (the
+// host's window changed while the server was down) gets the old screen
+// drawn for its emulator, at the OPEN's width: the repaint clears every
+// tab stop and sets the old screen's, and must set those past the old
+// width too, which the new program's terminal has. Before, a tab from
+// column 81 of 100 went to column 100, not 89.
+func TestReadoptRevivedWiderKeepsTabStops(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	flags := []string{"--readopt", "--journal-dir", filepath.Join(t.TempDir(), "journals")}
+	open := proto.Open{TerminalID: "tabs", Cols: 80, Rows: 24, Cmd: "/bin/sh", Args: []string{"-c",
+		`stty -echo; echo ready; read x; printf '%081d\tY\n' 0; exec cat`}}
+	h := s.host(flags...)
+	h.Open(open)
+	h.WaitOutput("tabs", "ready\r\n")
+	killServer(t, s)
+	h.WaitExit(hosttest.Timeout)
+
+	h2 := s.host(flags...)
+	wide := open
+	wide.Cols = 100
+	h2.Open(wide)
+	h2.WaitControl(proto.TypeOpened, "tabs")
+	h2.MustUntil("the old screen and the new start", func(sn hosttest.Snapshot) bool {
+		return strings.Count(sn.Output("tabs"), "ready") == 2
+	})
+	h2.Input("tabs", "go\n")
+	h2.WaitOutput("tabs", "Y\r\n")
+	em := screen.New(100, 24, screen.Options{})
+	em.Write([]byte(h2.Now().Output("tabs")))
+	for n := 1; n <= 24; n++ {
+		if line := em.Line(n, false); strings.Contains(line, "Y") {
+			if col := strings.Index(line, "Y"); col != 88 {
+				t.Fatalf("the tab after column 81 took the cursor to column %d (%q), want 89", col+1, line)
+			}
+			return
+		}
+	}
+	t.Fatalf("no Y on the host's screen:\n%s", em.Text())
 }
 
 // attachDead attaches dead terminal id from from and reads it up to its

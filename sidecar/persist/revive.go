@@ -340,6 +340,9 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 	t.mu.Lock()
 	st := t.snapshotTailLocked()
 	t.mu.Unlock()
+	// The old screen is drawn at the dead terminal's size, on the host's
+	// emulator at the new one's (a re-adopting OPEN's size may differ).
+	st.hostCols = int(o.Cols)
 	screen := renderScreen(st)
 	t.mu.Lock()
 	t.unpinLocked(st.from)
@@ -414,7 +417,7 @@ func renderScreen(st snapshotTail) []byte {
 		// (xterm.js has no DECST8C): the cursor's column is left at
 		// the last, and the line ends below.
 		b = append(b, "\x1b[3g"...)
-		for c := 0; c < st.cols; c += 8 {
+		for c := 0; c < max(st.cols, st.hostCols); c += 8 {
 			b = append(b, "\x1b["...)
 			b = strconv.AppendInt(b, int64(c+1), 10)
 			b = append(b, "G\x1bH"...)
