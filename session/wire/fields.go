@@ -5,6 +5,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -95,14 +96,40 @@ func (f Fields) Int(name string) (int, bool, error) {
 	return n, true, nil
 }
 
-// LineNumber reads an OUTPUT range bound: an integer, a numeric string, or
-// (when oldestOK) "-" for the oldest scrollback line.
+// integralNumber reads a JSON number that is a whole number in another
+// spelling than a plain int (-1e2, -100.0, what a client's floats give),
+// or one beyond what an int holds, clamped to the int range: a line number
+// that far is past every line either way, as timeout_ms's are clamped.
+func integralNumber(raw json.RawMessage) (int, bool) {
+	var num json.Number
+	if len(raw) == 0 || raw[0] == '"' || json.Unmarshal(raw, &num) != nil {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(num.String(), 64)
+	if err != nil && !isRange(err) || v != math.Trunc(v) {
+		return 0, false
+	}
+	switch {
+	case v >= math.MaxInt:
+		return math.MaxInt, true
+	case v <= math.MinInt:
+		return math.MinInt, true
+	}
+	return int(v), true
+}
+
+// LineNumber reads an OUTPUT range bound: an integer in any JSON spelling
+// of one, a numeric string, or (when oldestOK) "-" for the oldest
+// scrollback line.
 func (f Fields) LineNumber(name string, oldestOK bool) (n int, set, oldest bool, err error) {
 	if !f.Has(name) {
 		return 0, false, false, nil
 	}
 	if err := json.Unmarshal(f[name], &n); err == nil {
 		return n, true, false, nil
+	}
+	if v, ok := integralNumber(f[name]); ok {
+		return v, true, false, nil
 	}
 	var s string
 	if err := json.Unmarshal(f[name], &s); err == nil {
