@@ -291,3 +291,30 @@ func deref(p *int64) any {
 	}
 	return *p
 }
+
+// A terminal the orphan bound closed is not re-adopted by an OPEN of its
+// program after a live upgrade either: the OPEN gets a new terminal, as it
+// does from the server that closed it. The upgrade did not hand over that
+// the bound had closed it, so the new image re-adopted the ended terminal
+// (OPENED "readopted", its last screen, its EXIT at once) where the host
+// wanted a terminal to work in.
+func TestUpgradeKeepsOrphanClosed(t *testing.T) {
+	t.Parallel()
+	s := newUpgradeServer(t)
+	bin := copyBinary(t)
+	h := s.host("--readopt")
+	old := openOrphan(t, h, "o", "exec sleep 1000", ms(200))
+	killHost(h)
+	h2 := s.host()
+	listUntil(t, h2, "o closed by the orphan bound", func(l proto.Listed) bool {
+		e, ok := entry(l, "o")
+		return ok && e.Exited
+	})
+	s.upgradeTo(bin)
+	h2.WaitExit(hosttest.Timeout)
+	h3 := s.host("--readopt")
+	pid := openOrphan(t, h3, "o", "exec sleep 1000", ms(200))
+	if op := h3.WaitControl(proto.TypeOpened, "o"); pid == old || op.Fields["readopted"] == true {
+		t.Fatalf("OPENED %s after the upgrade: want a new terminal, not the one the orphan bound closed (pid %d)", op.Raw, old)
+	}
+}

@@ -117,6 +117,10 @@ type termState struct {
 	// ends (zero: none runs; a new image starts a full one).
 	OrphanMs int64     `json:"orphanMs,omitempty"`
 	OrphanAt time.Time `json:"orphanAt,omitzero"`
+	// OrphanClosed says the orphan bound closed it, so that a
+	// re-adopting OPEN gets a new terminal instead (absent from older
+	// binaries' states: re-adopted then, as before).
+	OrphanClosed bool `json:"orphanClosed,omitempty"`
 	// VT is the mode tracker (modes.go); absent from older binaries'
 	// states, whose trackers are rebuilt from the journal.
 	VT *vtHandover `json:"vt,omitempty"`
@@ -296,7 +300,8 @@ func (t *term) state() (termState, error) {
 	ts := termState{ID: t.id, Pid: t.pid, Cmd: t.cmd, Args: t.args, Launch: t.launch, Park: t.park, Quota: t.quota,
 		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit.Wire(),
 		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
-		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt, VT: t.vtHandoverLocked(), OrphanMs: t.orphan.ms, OrphanAt: t.orphan.at}
+		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt, VT: t.vtHandoverLocked(), OrphanMs: t.orphan.ms, OrphanAt: t.orphan.at,
+		OrphanClosed: t.orphan.closed}
 	if t.proc != nil {
 		ts.PTS = t.proc.TTY()
 	}

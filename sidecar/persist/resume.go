@@ -134,7 +134,7 @@ func (s *Server) restore(ts termState, journal []byte) {
 		t.diskLater = &diskLater{meta: l.Meta, at: time.Now(), why: l.Why}
 	}
 	// Every connection ended with the upgrade: the orphan clock runs on.
-	t.orphan.ms = ts.OrphanMs
+	t.orphan.ms, t.orphan.closed = ts.OrphanMs, ts.OrphanClosed
 	s.orphanedForLocked(t, until(ts.OrphanAt, s.orphanTimeout(ts.OrphanMs)))
 	// Under the lock: the supervisor started above may reap meanwhile.
 	exited, written := t.exitedLocked(), t.end == exitWritten
