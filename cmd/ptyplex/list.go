@@ -24,7 +24,9 @@ Lists this user's sessions, oldest first: socket, daemon pid, state
 Sessions are found in the session registry every daemon writes itself into
 ($PTYPLEX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/ptyplex, else
 /tmp/ptyplex-<uid>, or ~/.cache/ptyplex/sessions when another user holds
-that name in /tmp) and by their /tmp/interminai-* socket directories.
+that name in /tmp; both variables must be absolute paths: a relative
+XDG_RUNTIME_DIR is ignored, a relative PTYPLEX_RUNTIME_DIR refused) and by
+their /tmp/interminai-* socket directories.
 Each session is asked for its status; nothing is changed. With
 PTYPLEX_RUNTIME_DIR set, only that registry is read.
 

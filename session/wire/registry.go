@@ -52,9 +52,16 @@ func RegistryDir() (string, error) {
 // knowing.
 func RegistryDirNote() (dir, note string, err error) {
 	if dir := os.Getenv(RuntimeDirEnv); dir != "" {
+		if !filepath.IsAbs(dir) {
+			// Each process would find it under its own working directory:
+			// list would not see the sessions started elsewhere.
+			return "", "", fmt.Errorf("session registry: %s must be an absolute path, not %q", RuntimeDirEnv, dir)
+		}
 		return dir, "", makePrivateDir(dir)
 	}
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
+	// A relative XDG_RUNTIME_DIR is invalid and to be ignored (the XDG
+	// base directory specification), for the same reason.
+	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
 		dir := filepath.Join(x, "ptyplex")
 		return dir, "", makePrivateDir(dir)
 	}
