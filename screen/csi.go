@@ -177,11 +177,10 @@ func (s *Screen) deviceStatus(private bool) {
 			return
 		}
 	case 6:
+		// The position on the screen, origin mode or not: xterm.js and
+		// alacritty (interminai's xterm mode) both answer so, where xterm
+		// counts from the region's corner in origin mode.
 		row, col := s.Cursor()
-		row -= s.originTop()
-		if s.origin {
-			col -= s.left
-		}
 		s.replies = append(s.replies, 0x1b, '[')
 		if private {
 			s.replies = append(s.replies, '?')
