@@ -98,6 +98,30 @@ func TestOutputPastTheEnd(t *testing.T) {
 	}
 }
 
+// TestOutputReversedRange: a range whose start comes after its end is
+// reported as such, not as "past what exists" (which sent an agent to
+// look for lines that do exist), while a range past the end keeps that
+// text.
+func TestOutputReversedRange(t *testing.T) {
+	t.Parallel()
+	c := connect(t)
+	s := c.shell(nil)
+	for _, args := range []map[string]any{
+		{"session": s.Session, "from": 3, "to": 1},
+		{"session": s.Session, "to": -5},
+		{"session": s.Session, "from": -2, "to": -6},
+	} {
+		res := c.call("output", args)
+		if got := text(res); !strings.Contains(got, "no lines (the requested range is empty: from ") || strings.Contains(got, "past what exists") {
+			t.Errorf("output %v: %s", args, got)
+		}
+	}
+	res := c.call("output", map[string]any{"session": s.Session, "from": 30, "to": 40})
+	if !strings.Contains(text(res), "past what exists") {
+		t.Errorf("output past the end: %s", text(res))
+	}
+}
+
 // TestToolsAgainstNestedFieldDaemon drives a stand-in daemon that reads
 // fields only under "data" and does not end its last row with a newline
 // (package standin), by socket path, through every tool that talks to it.

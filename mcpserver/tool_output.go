@@ -133,7 +133,14 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 	// The daemon answers a range past what exists (from after the last
 	// line, to before the oldest) with from > to; report no range then,
 	// not one that was never returned.
-	lines := fmt.Sprintf("no lines (the requested range is past what exists: scrollback -%d..-1, screen 1..%d)", d.ScrollbackAvailable, d.Size.Rows)
+	held := fmt.Sprintf("scrollback -%d..-1, screen 1..%d", d.ScrollbackAvailable, d.Size.Rows)
+	if d.ScrollbackAvailable == 0 {
+		held = fmt.Sprintf("no scrollback, screen 1..%d", d.Size.Rows)
+	}
+	lines := fmt.Sprintf("no lines (the requested range is past what exists: %s)", held)
+	if from, to, ok := reversedRange(in); ok {
+		lines = fmt.Sprintf("no lines (the requested range is empty: from %d comes after to %d)", from, to)
+	}
 	if out.Lines > 0 {
 		out.From, out.To = &d.From, &d.To
 		lines = fmt.Sprintf("lines %d..%d", d.From, d.To)
@@ -159,6 +166,28 @@ func (s *Server) output(ctx context.Context, in OutputInput) (string, OutputOutp
 		out.Size.Cols, out.Size.Rows, out.Cursor.Row, out.Cursor.Col, lines,
 		out.ScrollbackAvailable, out.ScrollbackCapacity, tok, cut, termfilter.EscapeBidi(out.Screen), below)
 	return text, out, nil
+}
+
+// reversedRange reports a requested range whose start comes after its end
+// in the protocol's numbering (..., -2, -1, then 1, 2, ...; a from of 0
+// is the first screen line, a to of 0 the last scrollback line), which
+// selects nothing whatever the session holds.
+func reversedRange(in OutputInput) (from, to int, ok bool) {
+	if in.To == nil || in.FromOldest {
+		return 0, 0, false
+	}
+	from, to = 1, *in.To
+	if in.From != nil {
+		from = *in.From
+	}
+	first, last := from, to
+	if first == 0 {
+		first = 1
+	}
+	if last == 0 {
+		last = -1
+	}
+	return from, to, first > last
 }
 
 // changesResult answers a read with since: the compact form as text, the
