@@ -4,6 +4,7 @@ package persist
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,11 +69,11 @@ type answerer struct {
 	// reported are the colours the holders' emulators reported, by
 	// their key (colourSpecs), each as its spec: what a colour is once the program
 	// resets it (OSC 104, 110-112), as in the emulator that reported
-	// it. programSet are the colours the program set and has not reset:
-	// a report of one of those is the program's colour, not the
-	// emulator's own.
+	// it. programSet are the colours the program set and has not reset,
+	// each as the spec it set: a report of one of those is the program's
+	// colour, not the emulator's own.
 	reported   map[string]string
-	programSet map[string]bool
+	programSet map[string]string
 	// answered are the replies given while detached (replyKey), by the
 	// offset where their query began; expect, the kinds of those a
 	// holder's emulator will give again (its replay holds the query),
@@ -294,9 +295,9 @@ func (a *answerer) programColourLocked(seq []byte) []byte {
 			}
 		default:
 			if a.programSet == nil {
-				a.programSet = make(map[string]bool)
+				a.programSet = make(map[string]string)
 			}
-			a.programSet[key] = true
+			a.programSet[key] = spec
 		}
 	})
 	sc.TakeReplies()
@@ -312,7 +313,7 @@ func (a *answerer) hostColourLocked(seq []byte) {
 	sc.Write(seq)
 	sc.TakeReplies() // a "?" typed by a person is no query to us
 	colourSpecs(seq, func(key, spec string) {
-		if spec == "?" || spec == "" || a.programSet[key] {
+		if _, set := a.programSet[key]; spec == "?" || spec == "" || set {
 			return
 		}
 		if a.reported == nil {
@@ -320,6 +321,46 @@ func (a *answerer) hostColourLocked(seq []byte) {
 		}
 		a.reported[key] = spec
 	})
+}
+
+// coloursHandover is what the answers know of a terminal's colours, for
+// a live upgrade: the colours its holders' emulators reported and those
+// its program set, each by key (colourSpecs) as its spec. Without it the
+// next image answered a colour query while detached with the default,
+// not with what the program or its last holder had made it: a program
+// that asked after the upgrade (vim's background) saw another terminal.
+type coloursHandover struct {
+	Reported map[string]string `json:"reported,omitempty"`
+	Program  map[string]string `json:"program,omitempty"`
+}
+
+// colours describes a's colours for a live upgrade; nil if it knows none.
+func (a *answerer) colours() *coloursHandover {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.reported) == 0 && len(a.programSet) == 0 {
+		return nil
+	}
+	return &coloursHandover{Reported: maps.Clone(a.reported), Program: maps.Clone(a.programSet)}
+}
+
+// resumeColours takes the colours a live upgrade handed over: the
+// reported ones first, then the program's over them, as the program's
+// set wins over an emulator's own.
+func (a *answerer) resumeColours(c *coloursHandover) {
+	if c == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sc := a.identsLocked()
+	for _, m := range []map[string]string{c.Reported, c.Program} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			sc.Write(colourSet(k, m[k]))
+		}
+	}
+	sc.TakeReplies()
+	a.reported, a.programSet = maps.Clone(c.Reported), maps.Clone(c.Program)
 }
 
 // paletteAll is the key of an OSC 104 without arguments: every palette

@@ -281,3 +281,35 @@ func TestDetachedHtopStarts(t *testing.T) {
 	h.Input("q", "q")
 	h.WaitControl(proto.TypeExit, "q")
 }
+
+// A live upgrade keeps the colours the answers while detached give: the
+// one the program set and the one its last holder's emulator reported.
+// No program notices an upgrade, and one that asks after it (vim, for the
+// background) must not see another terminal; the new image answered
+// both with the defaults.
+func TestUpgradeKeepsDetachedColours(t *testing.T) {
+	t.Parallel()
+	s := newUpgradeServer(t)
+	bin := copyBinary(t)
+	h := s.host()
+	dir := t.TempDir()
+	gate, out := filepath.Join(dir, "go"), filepath.Join(dir, "out")
+	h.Open(proto.Open{TerminalID: "q", Cols: 80, Rows: 24, Cmd: "/bin/bash", Args: []string{"-c",
+		`stty raw -echo; printf '\033]4;1;rgb:ab/cd/ef\007\033]11;?\033\\'; IFS= read -r -d '\' r; printf 'learned';` +
+			` while [ ! -e ` + gate + ` ]; do sleep 0.01; done;` +
+			` printf '\033]4;1;?\007'; IFS= read -r -d $'\a' p1;` +
+			` printf '\033]11;?\007'; IFS= read -r -d $'\a' bg;` +
+			` printf '%s|%s' "${p1#?}" "${bg#?}" > ` + out + `.tmp; mv ` + out + `.tmp ` + out + `; read -r x`}})
+	h.WaitOutput("q", "\x1b]11;?\x1b\\")
+	h.Input("q", "\x1b]11;rgb:1e1e/1e1e/1e1e\x1b\\") // the host's emulator answers
+	h.WaitOutput("q", "learned")
+	s.upgradeTo(bin) // which ends h's connection: the terminal is detached
+	h.WaitExit(hosttest.Timeout)
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := `]4;1;rgb:abab/cdcd/efef|]11;rgb:1e1e/1e1e/1e1e`
+	if got := waitFile(t, out); got != want {
+		t.Fatalf("answers after the upgrade %q, want %q", got, want)
+	}
+}
