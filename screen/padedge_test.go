@@ -44,3 +44,33 @@ func TestWrapPadTakesThePen(t *testing.T) {
 		t.Errorf("after widening: %q, want the pad gone", got)
 	}
 }
+
+// A character written over one half of a wide character leaves the other
+// half a blank in the wide character's colours and style, as alacritty
+// (interminai's xterm mode) leaves it; an erase keeps only its background.
+func TestOverwrittenHalfKeepsItsStyle(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		col      int // the orphaned half
+	}{
+		{"lead overwritten", "\x1b[4;41m中\x1b[0;1;44m\x1b[1;1Hx", 1},
+		{"trail overwritten", "\x1b[4;41m中\x1b[0;1;44m\x1b[1;2Hx", 0},
+		{"trail overwritten by a run", "\x1b[4;41m中\x1b[0m\x1b[1;2Hxyz", 0},
+		{"lead overwritten by a wide character", "ab\x1b[4;41m中\x1b[0m\x1b[1;2H文", 3},
+		{"trail overwritten with autowrap off", "\x1b[?7labcdefgh\x1b[4;41m中\x1b[0my", 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := screen.New(10, 2, screen.Options{})
+			s.Write([]byte(tc.in))
+			c := s.Cells(1, nil)[tc.col]
+			if c.Text != "" || c.Width != 1 || c.Attrs != screen.AttrUnderline || c.BG.Index != 1 {
+				t.Errorf("orphaned half %+v, want a blank underlined on red", c)
+			}
+		})
+	}
+	s := screen.New(10, 2, screen.Options{})
+	s.Write([]byte("\x1b[4;41m中\x1b[0;44m\x1b[1;2H\x1b[X"))
+	if c := s.Cells(1, nil)[0]; c.Attrs != 0 || c.BG.Index != 1 {
+		t.Errorf("half left by ECH %+v, want a blank that keeps only its background", c)
+	}
+}

@@ -37,7 +37,7 @@ func (s *Screen) printASCII(b []byte) {
 				// last column, and the wrap stays pending.
 				line := s.line(s.row)
 				c := b[len(b)-1]
-				s.clearWideAt(line, s.col)
+				s.overwriteWideAt(line, s.col)
 				line[s.col] = cell{r: int32(c), attrs: s.pen}
 				s.lastPrinted = int32(c)
 				return
@@ -50,8 +50,8 @@ func (s *Screen) printASCII(b []byte) {
 		if n > len(b) {
 			n = len(b)
 		}
-		s.clearWideAt(line, s.col)
-		s.clearWideAt(line, s.col+n-1)
+		s.overwriteWideAt(line, s.col)
+		s.overwriteWideAt(line, s.col+n-1)
 		dst := line[s.col : s.col+n]
 		for i, c := range b[:n] {
 			dst[i] = cell{r: int32(c), attrs: s.pen}
@@ -96,7 +96,7 @@ func (s *Screen) printRune(r rune) {
 		// would be (alacritty writes its spacer with the pen, xterm.js
 		// erases with the pen's attributes): an inverse or underlined
 		// run that wraps shows no gap at the margin.
-		s.clearWideAt(s.line(s.row), s.col)
+		s.overwriteWideAt(s.line(s.row), s.col)
 		s.line(s.row)[s.col] = cell{attrs: s.pen}
 		s.line(s.row)[s.col].flags |= flagWrapPad
 		s.wrap()
@@ -106,10 +106,10 @@ func (s *Screen) printRune(r rune) {
 		s.insertBlanks(w)
 	}
 	line := s.line(s.row)
-	s.clearWideAt(line, s.col)
+	s.overwriteWideAt(line, s.col)
 	line[s.col] = cell{r: r, attrs: s.pen}
 	if w == 2 {
-		s.clearWideAt(line, s.col+1)
+		s.overwriteWideAt(line, s.col+1)
 		line[s.col].flags |= flagWideLead
 		line[s.col+1] = cell{attrs: s.pen}
 		line[s.col+1].flags |= flagWideTrail
@@ -146,6 +146,27 @@ func (s *Screen) wrap() {
 		s.col = 0
 	}
 	s.index()
+}
+
+// overwriteWideAt is clearWideAt for a character about to be written to
+// column c: the other half of a wide character there becomes a blank
+// that keeps the character's colours and style, as alacritty leaves it
+// (its spacer was written with the character's pen), where an erase keeps
+// only the background.
+func (s *Screen) overwriteWideAt(line []cell, c int) {
+	if c < 0 || c >= len(line) {
+		return
+	}
+	f := line[c].flags
+	if f&flagWideTrail != 0 && c > 0 && line[c-1].flags&flagWideLead != 0 {
+		line[c-1] = cell{attrs: line[c-1].attrs}
+		line[c-1].flags &^= flagWideLead
+	}
+	if f&flagWideLead != 0 && c+1 < len(line) && line[c+1].flags&flagWideTrail != 0 {
+		line[c+1] = cell{attrs: line[c+1].attrs}
+		line[c+1].flags &^= flagWideTrail
+	}
+	line[c].flags &^= flagWideLead | flagWideTrail
 }
 
 // clearWideAt makes sure writing to column c does not leave half of a
@@ -229,7 +250,7 @@ func (s *Screen) extendCluster(r rune, w int) bool {
 		if s.insert {
 			s.insertBlanks(1) // the cluster's new cell pushes the rest right
 		}
-		s.clearWideAt(line, c+1)
+		s.overwriteWideAt(line, c+1)
 		line[c].flags |= flagWideLead
 		line[c+1] = cell{attrs: line[c].attrs}
 		line[c+1].flags = line[c].flags&styleMask | flagWideTrail
