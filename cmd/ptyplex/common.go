@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -57,11 +58,24 @@ func (c *cli) parse(args []string) (done bool, code int) {
 		err = fmt.Errorf("unexpected argument '%s' (%s takes none besides its flags)", c.fs.Arg(0), "ptyplex "+c.fs.Name())
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+		fmt.Fprintf(os.Stderr, "Error: %s\n", longFlagNames(err.Error()))
 		fmt.Fprintf(os.Stderr, "Usage: %s\nRun '%s --help' for details.\n", c.synopsis, "ptyplex "+c.fs.Name())
 		return true, exitUsage
 	}
 	return false, exitOK
+}
+
+// flagName matches a flag as the flag package names it in its errors
+// ("flag needs an argument: -socket", "invalid value ... for flag -size",
+// "flag provided but not defined: -bogus"): one dash, whichever the user
+// typed.
+var flagName = regexp.MustCompile(`(argument: |defined: |flag |for )-([A-Za-z][A-Za-z0-9-]+)`)
+
+// longFlagNames writes those flags as the usage and the docs spell them,
+// --socket, so that the message names the option as typed (a script's
+// check for "--socket" in it holds); one-letter flags (-n) keep one dash.
+func longFlagNames(msg string) string {
+	return flagName.ReplaceAllString(msg, "${1}--${2}")
 }
 
 // needSocket checks the --socket flag, which every client command requires.

@@ -51,7 +51,11 @@ func TestHelpFlagArguments(t *testing.T) {
 			if cmd == "remote" {
 				args = append(args, "install") // the flags are its subcommand's
 			}
-			if r := ptyplex(t, "", append(args, "-"+m[1])...); !strings.Contains(r.stderr, "flag needs an argument: -"+m[1]) {
+			want := "flag needs an argument: --" + m[1] // as the usage spells it
+			if len(m[1]) == 1 {
+				want = "flag needs an argument: -" + m[1]
+			}
+			if r := ptyplex(t, "", append(args, "-"+m[1])...); !strings.Contains(r.stderr, want) {
 				t.Errorf("%s --help shows %q, but -%s takes no argument: %v", cmd, strings.TrimSpace(l), m[1], r)
 			}
 		}
@@ -125,5 +129,28 @@ func TestDocsSynopsisHasEveryFlag(t *testing.T) {
 func TestOutputHelpBudget(t *testing.T) {
 	if strings.Contains(outputAbout, "keeping the newest") || !strings.Contains(outputAbout, "farthest from the cursor") {
 		t.Errorf("output --help misdescribes --max-chars:\n%s", outputAbout)
+	}
+}
+
+// The flag package's errors name a flag with one dash (-socket) whichever
+// the user typed; they are printed with the two of the usage, so that a
+// --socket given without its path is an error that names --socket, as
+// the command-line contract says of a missing --socket.
+func TestFlagErrorsNameTheLongForm(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--socket"}, "Error: flag needs an argument: --socket\n"},
+		{[]string{"input", "-socket"}, "Error: flag needs an argument: --socket\n"},
+		{[]string{"start", "--scrollback", "many", "--", "true"}, `Error: invalid value "many" for flag --scrollback: parse error` + "\n"},
+		{[]string{"output", "--socket", "x", "--bogus"}, "Error: flag provided but not defined: --bogus\n"},
+		{[]string{"output", "--socket", "x", "-n=x"}, `Error: invalid boolean value "x" for -n: parse error` + "\n"},
+	} {
+		r := ptyplex(t, "", c.args...)
+		if r.code != exitUsage || !strings.HasPrefix(r.stderr, c.want) {
+			t.Errorf("ptyplex %s: %v\nwant stderr starting %q", strings.Join(c.args, " "), r, c.want)
+		}
 	}
 }

@@ -93,7 +93,7 @@ func runRemote(args []string) int {
 			remoteHelp(os.Stdout)
 			return exitOK
 		}
-		return remoteUsageError("%v", err)
+		return remoteUsageError("%s", longFlagNames(err.Error()))
 	}
 	dir, from, quiet := ri.dir, ri.from, ri.quiet
 	// Checked before the other machine is asked anything: with the

@@ -60,7 +60,7 @@ func runReplay(args []string) int {
 			help(os.Stdout)
 			return exitOK
 		}
-		return usageError("%v", err)
+		return usageError("%s", longFlagNames(err.Error()))
 	}
 	if fs.NArg() == 0 {
 		return usageError("no FIXTURE given: name the fixture files to replay (recorded by ptyplex-sidecar --record)")
