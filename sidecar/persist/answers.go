@@ -363,6 +363,35 @@ func (a *answerer) resumeColours(c *coloursHandover) {
 	a.reported, a.programSet = maps.Clone(c.Reported), maps.Clone(c.Program)
 }
 
+// answeredHandover is a reply the answers gave while detached, for a live
+// upgrade (given): a host that attaches to the next image at an offset
+// before the query is replayed it, and its emulator's second reply must
+// be taken out there too, or the program reads it as input.
+type answeredHandover struct {
+	At  uint64 `json:"at"`
+	Key string `json:"key"`
+}
+
+// answeredState describes the replies a gave while detached.
+func (a *answerer) answeredState() []answeredHandover {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []answeredHandover
+	for _, g := range a.answered {
+		out = append(out, answeredHandover{At: g.at, Key: g.key})
+	}
+	return out
+}
+
+// resumeAnswered takes the replies a live upgrade handed over.
+func (a *answerer) resumeAnswered(replies []answeredHandover) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, g := range replies[max(0, len(replies)-maxAnswered):] {
+		a.answered = append(a.answered, given{at: g.At, key: g.Key})
+	}
+}
+
 // paletteAll is the key of an OSC 104 without arguments: every palette
 // entry.
 const paletteAll = "4;*"

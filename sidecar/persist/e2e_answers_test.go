@@ -313,3 +313,43 @@ func TestUpgradeKeepsDetachedColours(t *testing.T) {
 		t.Fatalf("answers after the upgrade %q, want %q", got, want)
 	}
 }
+
+// The replies the server gave while detached survive a live upgrade: a
+// host that attaches to the new image at an offset before the query is
+// replayed it, its emulator answers again, and that second answer is
+// taken out as it is without an upgrade (TestReplayedQueryAnsweredOnce).
+// The new image did not know the old one had answered, and the program
+// read the second DA1 reply as input before the key typed next.
+func TestUpgradeKeepsAnsweredQueries(t *testing.T) {
+	t.Parallel()
+	s := newUpgradeServer(t)
+	bin := copyBinary(t)
+	h := s.host()
+	dir := t.TempDir()
+	gate, out := filepath.Join(dir, "go"), filepath.Join(dir, "out")
+	h.Open(proto.Open{TerminalID: "q", Cols: 80, Rows: 24, Cmd: "/bin/bash", Args: []string{"-c",
+		`stty raw -echo; printf ready; while [ ! -e ` + gate + ` ]; do sleep 0.01; done;` +
+			` printf '\033[c'; IFS= read -r -d c a; printf '%s' "${a#?}" > ` + out + `.tmp; mv ` + out + `.tmp ` + out + `;` +
+			` IFS= read -r -n 1 k; printf 'next=%q.' "$k"; read -r x`}})
+	h.WaitOutput("q", "ready")
+	h.SendJSON(proto.TypeDetach, map[string]any{"terminalId": "q"})
+	h.WaitControl(proto.TypeDetached, "q")
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitFile(t, out); got != "[?62;22" {
+		t.Fatalf("answer %q, want [?62;22", got)
+	}
+	s.upgradeTo(bin)
+	h.WaitExit(hosttest.Timeout)
+	h2 := s.host()
+	h2.SendJSON(proto.TypeAttach, map[string]any{"terminalId": "q", "offset": len("ready")})
+	h2.WaitControl(proto.TypeAttached, "q")
+	h2.WaitOutput("q", "\x1b[c")
+	h2.Input("q", "\x1b[?1;2c") // what xterm.js answers to the replayed DA1
+	h2.Input("q", "x")
+	h2.WaitOutput("q", ".")
+	if got := h2.Now().Output("q"); !strings.HasSuffix(got, "\x1b[cnext=x.") {
+		t.Fatalf("output %q: the program read the host's second answer before its x", got)
+	}
+}

@@ -124,6 +124,9 @@ type termState struct {
 	// Colours are the colours the answers while detached give
 	// (answers.go); absent from older binaries' states: the defaults.
 	Colours *coloursHandover `json:"colours,omitempty"`
+	// Answered are the replies the answers gave while detached, for the
+	// next host's replay (answers.go); absent from older binaries'.
+	Answered []answeredHandover `json:"answered,omitempty"`
 	// VT is the mode tracker (modes.go); absent from older binaries'
 	// states, whose trackers are rebuilt from the journal.
 	VT *vtHandover `json:"vt,omitempty"`
@@ -304,7 +307,7 @@ func (t *term) state() (termState, error) {
 		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit.Wire(),
 		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
 		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt, VT: t.vtHandoverLocked(), OrphanMs: t.orphan.ms, OrphanAt: t.orphan.at,
-		OrphanClosed: t.orphan.closed, Colours: t.answers.colours()}
+		OrphanClosed: t.orphan.closed, Colours: t.answers.colours(), Answered: t.answers.answeredState()}
 	if t.proc != nil {
 		ts.PTS = t.proc.TTY()
 	}

@@ -72,8 +72,10 @@ func Resume(opts Options, stateFD int, remap map[string]int) (*Server, *net.Unix
 // the input writer if input was queued, and the timers that were set.
 func (s *Server) restore(ts termState, journal []byte) {
 	t := ts.term(s, journal)
-	// The colours its answers give, before its reader runs.
+	// The colours its answers give and the replies they gave, before
+	// its reader runs.
 	t.answers.resumeColours(ts.Colours)
+	t.answers.resumeAnswered(ts.Answered)
 	s.adoptDisk(t) // --journal-dir: its files, before its reader runs
 	if ts.Running {
 		// Non-blocking already (the flag belongs to the open file, which
