@@ -148,3 +148,62 @@ func TestRequestsAfterGivingUp(t *testing.T) {
 		t.Errorf("Pid after giving up: %d", pid)
 	}
 }
+
+// A CLOSE or DETACH written as the connection died unnoticed (here into
+// the pipe of a stopped ssh client, then killed) is lost with it. The
+// resume then reattached both terminals as if nothing had been asked:
+// the closed one ran on and its Wait never returned, the detached one
+// was held again for good. Now a closed terminal's CLOSE is sent again
+// after its ATTACH, and a detached one is not reattached: the drop let
+// it go, as the DETACH would have.
+func TestCloseAndDetachSurviveADrop(t *testing.T) {
+	rig := newResumeRig(t, "closedrop")
+	ev := newEvents()
+	c := rig.start(t, ev, ReconnectPolicy{InitialDelay: time.Millisecond})
+	closing := open(t, c, OpenOptions{Cmd: "cat"})
+	detaching := open(t, c, OpenOptions{Cmd: "cat"})
+	pid := c.Pid()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if err := closing.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := detaching.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	ev.next(t, EventReconnected, 1)
+
+	for _, term := range []*Terminal{closing, detaching} {
+		select {
+		case <-term.Done():
+		case <-time.After(resumeBound):
+			t.Fatalf("terminal %q did not end after the reconnect", term.ID())
+		}
+	}
+	if st, err := closing.Wait(); err != nil || st.Signal != "SIGHUP" {
+		t.Errorf("the closed terminal: %v, %v; want it hung up", st, err)
+	}
+	if _, err := detaching.Wait(); !errors.Is(err, ErrDetached) {
+		t.Errorf("the detached terminal: %v; want ErrDetached", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resumeBound)
+	defer cancel()
+	l, err := c.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range l {
+		if e.TerminalID == detaching.ID() {
+			found = true
+			if e.Attached || e.Exited {
+				t.Errorf("the detached terminal on the server: %+v; want it running, unheld", e)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the detached terminal is not on the server: %+v", l)
+	}
+}

@@ -263,7 +263,13 @@ func (t *Terminal) Detach() error {
 		return fmt.Errorf("terminal %q: detach: %w", t.id, err)
 	}
 	frame := proto.AppendFrame(nil, proto.TypeDetach, proto.Marshal(proto.Close{TerminalID: t.id}))
+	t.mu.Lock()
+	t.detaching = true
+	t.mu.Unlock()
 	if err := t.c.sendTerm(frame, len(frame)); err != nil {
+		t.mu.Lock()
+		t.detaching = false
+		t.mu.Unlock()
 		return fmt.Errorf("terminal %q: detach: %w", t.id, err)
 	}
 	return nil

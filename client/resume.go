@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -26,6 +27,7 @@ func (c *Client) resume(s *Stream, live []*Terminal) []*resumeWait {
 	r.io.Lock()
 	defer r.io.Unlock()
 	waits := make([]*resumeWait, 0, len(live))
+	live = slices.DeleteFunc(slices.Clone(live), (*Terminal).detachedByDrop)
 	c.persist.mu.Lock()
 	if c.persist.resuming == nil {
 		c.persist.resuming = map[string]*resumeWait{}
@@ -39,7 +41,15 @@ func (c *Client) resume(s *Stream, live []*Terminal) []*resumeWait {
 	for _, w := range waits {
 		offset, credit := w.t.win.resetCredit()
 		body := proto.Marshal(proto.Attach{TerminalID: w.t.id, Offset: offset, Credit: credit, Mode: w.t.attachMode()})
-		if s.Send(proto.AppendFrame(nil, proto.TypeAttach, body)) != nil {
+		frames := proto.AppendFrame(nil, proto.TypeAttach, body)
+		if w.t.closeAsked() {
+			// The CLOSE may have died with the old connection (a
+			// frame written as it dropped is lost with it), and
+			// Wait would then wait for good. Another is harmless: a
+			// terminal that is closing already ignores it.
+			frames = proto.AppendFrame(frames, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: w.t.id}))
+		}
+		if s.Send(frames) != nil {
 			// The new connection died already; the wait sees it.
 			return waits
 		}
@@ -53,6 +63,38 @@ func (c *Client) resume(s *Stream, live []*Terminal) []*resumeWait {
 	}
 	r.queue, r.queued, r.down = nil, 0, false
 	return waits
+}
+
+// closeAsked reports whether the host closed t (a CLOSE was sent or
+// queued).
+func (t *Terminal) closeAsked() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
+}
+
+// detachedByDrop ends t if the host detached it and the connection
+// dropped before DETACHED came: the drop let it go as the DETACH would
+// have (a DETACH queued meanwhile finds it unheld), and reattaching it
+// would take it back, holding it for good with nobody asking. It reports
+// whether it ended t.
+func (t *Terminal) detachedByDrop() bool {
+	t.mu.Lock()
+	detaching := t.detaching
+	t.mu.Unlock()
+	if !detaching {
+		return false
+	}
+	c := t.c
+	c.mu.Lock()
+	if c.live[t.id] != t {
+		c.mu.Unlock()
+		return false
+	}
+	delete(c.live, t.id)
+	c.mu.Unlock()
+	t.finish(ExitStatus{Code: -1}, fmt.Errorf("terminal %q: %w: detached as asked (the connection dropped before the server confirmed)", t.id, ErrDetached))
+	return true
 }
 
 func (c *Client) forgetResumes(waits []*resumeWait) {

@@ -87,6 +87,11 @@ type Terminal struct {
 	inputErr error         // dropped INPUT, reported by the next Write
 	status   ExitStatus
 	err      error // why Wait fails, if it does
+
+	// detaching (under mu): a DETACH (not a hand-over) was sent or
+	// queued, and DETACHED has not come yet; a resume must not take t
+	// back.
+	detaching bool
 }
 
 func newTerminal(c *Client, id string, window int, raw bool) *Terminal {
