@@ -66,7 +66,10 @@ var (
 // Input is delivered at most once: a Write accepted while the transport
 // was dying unnoticed (its bytes in the pipe or in ssh's buffers) can be
 // lost with it, but nothing is ever sent twice. Keys written after the
-// Disconnected event are queued and arrive in order.
+// Disconnected event are queued and arrive in order. A Close or Detach is
+// not lost that way: the resume sends a closed terminal's CLOSE again,
+// and does not take back a terminal being detached (it ends with
+// ErrDetached).
 type ReconnectPolicy struct {
 	// Attempts bounds the attempts after one drop: 0 means
 	// DefaultReconnectAttempts, a negative number no bound. Once they
