@@ -137,9 +137,14 @@ func (c *Client) dropping(s *Stream, err error) error {
 	if over {
 		return err
 	}
-	if s.lv != nil {
-		cause := fmt.Errorf("writing to the connection failed: %w", err)
-		s.lv.killed.CompareAndSwap(nil, &cause)
+	select {
+	case <-s.Done():
+		// It had ended (its exit is the error): the drop says so.
+	default:
+		if s.lv != nil {
+			cause := fmt.Errorf("writing to the connection failed: %w", err)
+			s.lv.killed.CompareAndSwap(nil, &cause)
+		}
 	}
 	s.Kill()
 	s.CloseOutput()
