@@ -95,3 +95,48 @@ func TestStartedSessionsIdleExit(t *testing.T) {
 		t.Errorf("daemon started without --idle-exit 10m: %q", args)
 	}
 }
+
+// The list and start tools write a session's command as ptyplex list
+// does, quoted as a shell reads it back: the arguments stay apart (they
+// were joined with spaces, so "sh -c sleep 600" could be three words or
+// two) and a newline inside one cannot split the session's line.
+func TestListAndStartQuoteTheCommand(t *testing.T) {
+	t.Parallel()
+	c := connect(t)
+	cmd := []string{"sh", "-c", "sleep 600 # one\ntwo"}
+	want := `sh -c $'sleep 600 # one\ntwo'`
+	res := c.call("start", map[string]any{"command": cmd})
+	if res.IsError || !strings.Contains(text(res), "Started session s1: "+want+"\n") {
+		t.Fatalf("start: %s", text(res))
+	}
+	s := ok[started](c, "status", map[string]any{"session": "s1"})
+	t.Cleanup(func() { reap(t, s.Socket, pidOf(t, c, "s1")) })
+	res = c.call("list", nil)
+	var line string
+	for _, l := range strings.Split(text(res), "\n") {
+		if strings.HasPrefix(l, "s1: ") {
+			line = l
+		}
+	}
+	if !strings.HasPrefix(line, "s1: "+want+" — running") {
+		t.Errorf("list: the session's line is %q in\n%s", line, text(res))
+	}
+}
+
+// pidOf is the daemon pid the list tool gives for a session.
+func pidOf(t *testing.T, c *client, session string) int {
+	t.Helper()
+	l := ok[struct {
+		Sessions []struct {
+			Session string `json:"session"`
+			PID     int    `json:"pid"`
+		} `json:"sessions"`
+	}](c, "list", nil)
+	for _, r := range l.Sessions {
+		if r.Session == session {
+			return r.PID
+		}
+	}
+	t.Fatalf("list has no session %s", session)
+	return 0
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/internal/shquote"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -96,7 +97,7 @@ func (s *Server) start(ctx context.Context, in StartInput) (string, StartOutput,
 		next = fmt.Sprintf("run shell commands, e.g. run {\"session\":%q,\"command\":\"ls\"}", e.ID)
 	}
 	text := fmt.Sprintf("Started session %s: %s\nSocket: %s\nPID: %d\nThe session runs until you call stop; %s.\nA human can watch it with: ptyplex output --socket %s\nNext: %s.",
-		e.ID, strings.Join(in.Command, " "), e.Socket, e.PID, life, e.Socket, next)
+		e.ID, shquote.Join(in.Command), e.Socket, e.PID, life, e.Socket, next)
 	for _, w := range st.Warnings {
 		s.log.Warn("start said", "session", e.ID, "line", w)
 		text += "\nNote: " + w

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ptyplex/ptyplex/internal/shquote"
 	"github.com/ptyplex/ptyplex/session/wire"
 )
 
@@ -146,7 +147,10 @@ func (s *Server) list(ctx context.Context, _ ListInput) (string, ListOutput, err
 		if r.Persistent {
 			origin += ", persistent"
 		}
-		cmd := strings.Join(r.Command, " ")
+		// Quoted as a shell reads it back, as ptyplex list shows it: the
+		// words stay apart and a newline in an argument cannot split the
+		// line of its session.
+		cmd := shquote.Join(r.Command)
 		if cmd == "" {
 			cmd = "(command unknown)"
 		}
