@@ -400,6 +400,49 @@ func TestHungHolderDetachOrHandOver(t *testing.T) {
 	}
 }
 
+// A holder's own DETACH does not end its connection, however long the
+// host then pauses its reading: only another connection's need of the
+// terminal (TestHungHolderDetachOrHandOver) makes a write stuck behind it
+// a hung link. A slow link, read all along, with a large write under way
+// when its host detaches one terminal must not lose the others.
+func TestDetachOfAPausedHostKeepsItsConnection(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	paused := s.pipedBridge(nil)
+	paused.send(proto.TypeOpen, map[string]any{"terminalId": "f", "cols": 80, "rows": 24, "cmd": "yes", "journal": 256 << 10})
+	paused.next(proto.TypeOpened) // and nothing more is read for now
+	h := s.host()
+	waitWriteStuck(t, h, "f")
+	paused.send(proto.TypeDetach, proto.Close{TerminalID: "f"})
+	// Detached, and still no frame taken, for well past takeoverGrace.
+	var last uint64
+	var since time.Time
+	listUntil(t, h, "f detached for 1 s", func(l proto.Listed) bool {
+		e, _ := entry(l, "f")
+		if e.Attached || e.Produced != last {
+			last, since = e.Produced, time.Now()
+			return false
+		}
+		return time.Since(since) >= time.Second
+	})
+	// It reads again: what was queued, its DETACHED, and a PONG.
+	paused.send(proto.TypePing, map[string]int{"seq": 7})
+	paused.out.SetReadDeadline(time.Now().Add(hosttest.Timeout))
+	for pong, detached := false, false; !pong || !detached; {
+		f, err := paused.r.ReadFrame()
+		if err != nil {
+			t.Fatalf("the paused host, reading again (PONG %v, DETACHED %v): %v", pong, detached, err)
+		}
+		pong = pong || f.Type == proto.TypePong
+		detached = detached || f.Type == proto.TypeDetached
+	}
+	select {
+	case <-paused.exited:
+		t.Fatalf("the paused host's bridge exited: %s", paused.stderr.String())
+	default:
+	}
+}
+
 // A host whose bridge handed its pipes over and which then stopped
 // reading does not hold up --stop: the server shuts it down after
 // takeoverGrace, as its own end of the connection, so the bridge exits 0

@@ -45,6 +45,7 @@ func (s *Server) readopt(c *conn, t *term, o proto.Open, x proto.OpenPersist) bo
 		return false
 	}
 	t.removeViewerLocked(c, "") // as an ATTACH by a viewer does
+	t.watchDetachedLocked(c)
 	t.holder, t.credit = c, engine.NewCredit(o.Credit)
 	t.adoptedLocked()
 	// As its credit: an OPEN that names no orphanMs asks for the

@@ -339,6 +339,8 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 	if old := t.holder; old != nil && old != c {
 		t.queueCtlLocked(old, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "taken over by another connection"})
 		t.watchTakeover(old, afterTakeover)
+	} else {
+		t.watchDetachedLocked(c)
 	}
 	t.holder, t.credit = c, credit
 	var lost uint64
@@ -372,7 +374,6 @@ func (s *Server) detach(c *conn, id string) {
 		return
 	}
 	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "detached as asked"})
-	t.watchTakeover(c, afterDetach)
 	t.holder = nil
 	s.orphanedLocked(t)
 	if t.exitedLocked() && t.end == unread {

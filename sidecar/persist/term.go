@@ -621,8 +621,9 @@ const takeoverGrace = 300 * time.Millisecond
 // after says what made old the previous holder: another connection's
 // ATTACH, or old's own DETACH (with or without "to"). A holder whose link
 // hung before it let the terminal go holds the terminal's reader (or
-// pump) in that write all the same, so the terminal would neither read
-// on while detached nor answer the connection that attaches it next.
+// pump) in that write all the same, so the connection that holds the
+// terminal next would wait for its ATTACHED for as long as the link
+// hangs.
 func (t *term) watchTakeover(old *conn, after string) {
 	time.AfterFunc(takeoverGrace, func() {
 		t.mu.Lock()
@@ -633,6 +634,19 @@ func (t *term) watchTakeover(old *conn, after string) {
 			old.abort("it took no frame for " + takeoverGrace.String() + " after " + after)
 		}
 	})
+}
+
+// watchDetachedLocked is watchTakeover for a terminal that c is about to
+// hold (an ATTACH, a re-adopting OPEN) while nobody holds it: a holder
+// that DETACHed it may still be in the write the pump or the reader began
+// before, its link hung. It is watched only now, when another needs the
+// terminal, not at its DETACH: a slow link that is read, with a large
+// write under way, would be taken for a hung one, and a DETACH is no
+// reason to end the host's connection and its other terminals.
+func (t *term) watchDetachedLocked(c *conn) {
+	if old := t.writingTo; t.holder == nil && old != nil && old != c {
+		t.watchTakeover(old, afterDetach)
+	}
 }
 
 // What watchTakeover says a previous holder did, or had done to it.
