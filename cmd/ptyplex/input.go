@@ -79,7 +79,7 @@ func runInput(args []string) int {
 	waitContains := c.fs.String("wait-contains", "", "after the input, wait until the screen contains `TEXT`")
 	c.fs.Bool("wait-input", false, "after the input, wait until the program reacted and waits for input again")
 	waitQuiet := c.durationVar("wait-quiet", "after the input, wait until no output arrived for `DURATION`")
-	timeout := c.durationVar("timeout", "give up waiting after `DURATION` (exit 124)")
+	timeout := c.durationVar("timeout", "give up waiting after `DURATION` (exit 124; 0, the default: no timeout)")
 	names, done, code := parseInterleaved(c, args, &texts.names)
 	if done {
 		return code

@@ -60,7 +60,7 @@ Example:
 func runRun(args []string) int {
 	c := newCLI("run", "ptyplex run --socket PATH [--timeout D] [--keep-lines N] -- COMMAND", runAbout, true)
 	c.positional = true
-	timeout := c.durationVar("timeout", "stop waiting after `DURATION`, leaving the command running (exit 124)")
+	timeout := c.durationVar("timeout", "stop waiting after `DURATION`, leaving the command running (exit 124; 0, the default: no timeout)")
 	keep := c.fs.Int("keep-lines", 0, fmt.Sprintf("keep up to `N` lines of the output: grow the session's scrollback to N first (at most %d)", wire.MaxKeepLines))
 	if done, code := c.parse(args); done {
 		return code

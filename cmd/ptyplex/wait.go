@@ -86,7 +86,7 @@ func runWait(args []string) int {
 	regex := c.fs.String("regex", "", "wait until the line (or screen) matches the regular expression `RE`")
 	quietFor := c.durationVar("quiet-for", "wait until there has been no output for `DURATION`")
 	input := c.fs.Bool("input", false, "wait until the program is blocked reading the terminal, its output all shown")
-	timeout := c.durationVar("timeout", "give up after `DURATION` (exit 124)")
+	timeout := c.durationVar("timeout", "give up after `DURATION` (exit 124; 0, the default: no timeout)")
 	if done, code := c.parse(args); done {
 		return code
 	}
