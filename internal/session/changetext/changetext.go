@@ -63,9 +63,14 @@ func Render(out wire.OutputData, h Hints) string {
 			head = append(head, "scrollback cleared")
 		}
 		if !out.Unchanged && out.Redraw == "" {
-			if rows := changedRows(out.Changed); rows != "" {
+			switch rows := changedRows(out.Changed); {
+			case rows != "":
 				head = append(head, "rows "+rows+" changed")
-			} else if len(out.Moved) == 0 {
+			case out.Cut != nil || out.CutBelow != nil:
+				// Rows did change, but the budget cut every one: "no rows
+				// changed" would tell the client its copy is current.
+				head = append(head, "changed rows all cut")
+			case len(out.Moved) == 0:
 				head = append(head, "no rows changed")
 			}
 		}

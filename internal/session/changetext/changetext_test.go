@@ -46,6 +46,8 @@ func TestRender(t *testing.T) {
 		{"cut", wire.OutputData{Since: "t", Cursor: cur, Token: "u", Cut: &wire.Cut{Lines: 2, Chars: 30, From: 1, To: 2},
 			Changed: []wire.Line{{N: 3, Text: "c"}}},
 			"@@ rows 3 changed, cursor 4:7, token u @@\n@@ cut 2 lines (1..2, 30 chars) to fit --max-chars 20; the rest: --from 1 --to 2, or the next --since read, which repeats cut screen rows @@\n3: c\n"},
+		{"every changed row cut", wire.OutputData{Since: "t", Cursor: cur, Token: "u", Cut: &wire.Cut{Lines: 2, Chars: 30, From: 1, To: 2}},
+			"@@ changed rows all cut, cursor 4:7, token u @@\n@@ cut 2 lines (1..2, 30 chars) to fit --max-chars 20; the rest: --from 1 --to 2, or the next --since read, which repeats cut screen rows @@\n"},
 	} {
 		if got := Render(c.out, cliHints); got != c.want {
 			t.Errorf("%s:\n%s\nwant:\n%s", c.name, got, c.want)
