@@ -93,7 +93,7 @@ func (f *follower) next(gen *int64) (exited, stopped, ok bool) {
 	var w wire.WaitData
 	err := wire.CallData(f.socket, wire.BothForms(map[string]any{"type": "WAIT", "after_gen": *gen}), &w)
 	if sessionStopped(err) {
-		fmt.Fprintf(os.Stderr, "ptyplex output: the session was stopped; what follows is its screen as last read\n")
+		fmt.Fprintf(os.Stderr, "ptyplex output: the session was stopped; its screen as last read is the final one\n")
 		return false, true, true
 	}
 	if err != nil {
