@@ -142,6 +142,7 @@ func (s *Server) Serve(ln *net.UnixListener) error {
 	s.mu.Lock()
 	s.ln = ln
 	s.mu.Unlock()
+	var pause time.Duration // the wait after a failed accept, doubling
 	for {
 		c, err := ln.AcceptUnix()
 		if err != nil {
@@ -163,7 +164,24 @@ func (s *Server) Serve(ln *net.UnixListener) error {
 				}
 				continue
 			}
-			return fmt.Errorf("accept: %w", err)
+			// Out of descriptors (EMFILE, ENFILE: a host with many
+			// terminals or connections) or of kernel memory: the
+			// connection waits in the backlog, and ending here would end
+			// every terminal with the server. Wait for descriptors to be
+			// freed and accept again; a listener that is closed meanwhile
+			// says so on the next accept.
+			if pause == 0 {
+				pause = 5 * time.Millisecond
+				s.logf("accept: %v; accepting again once it succeeds", err)
+			} else {
+				pause = min(2*pause, time.Second)
+			}
+			time.Sleep(pause)
+			continue
+		}
+		if pause != 0 {
+			s.logf("accepting connections again")
+			pause = 0
 		}
 		uid, err := wire.PeerUID(c)
 		if err != nil || uid != me {
