@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -47,7 +48,12 @@ type candidate struct {
 // can be replaced after the check without effect. It returns the file
 // and the version the binary was built as.
 func openCandidate(path string) (*candidate, string, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	// O_NONBLOCK: a FIFO at path would otherwise block the open until
+	// someone writes to it, and the upgrade under way with it, so that
+	// every later UPGRADE was refused as "another upgrade is under way".
+	// The check below takes regular files only; for those the flag does
+	// nothing.
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, "", fmt.Errorf("open %s: %w", path, err)
 	}
@@ -57,6 +63,16 @@ func openCandidate(path string) (*candidate, string, error) {
 		f.Close()
 		return nil, "", fmt.Errorf("stat %s: %w", path, err)
 	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		if why := untrusted(path, &st); why != "" {
+			f.Close()
+			return nil, "", fmt.Errorf("%s could have been put there or changed by another user: %s", path, why)
+		}
+		if err := unix.SetNonblock(fd, false); err != nil {
+			f.Close()
+			return nil, "", fmt.Errorf("open %s: %w", path, err)
+		}
+	}
 	to, image, err := verifyCandidate(f, path)
 	if err != nil {
 		f.Close()
@@ -64,6 +80,49 @@ func openCandidate(path string) (*candidate, string, error) {
 	}
 	return &candidate{File: f, dev: uint64(st.Dev), ino: uint64(st.Ino), image: image,
 		keeper: bytes.Contains(image, []byte(keeperMark))}, to, nil
+}
+
+// untrusted says why the binary at path, whose open file is st, could
+// have been written or put there by another user, "" if it could not.
+// What an upgrade runs becomes the server, with every terminal's PTY
+// master and journal: a sidecar another user built from this module
+// passes every other check. The rule is the Go client's for the sidecar
+// it finds beside its host: the file (and a symbolic link to it) belongs
+// to us or root and only its owner may write it, and so do the
+// directories it is named in and found in, unless sticky, as /tmp is.
+func untrusted(path string, st *unix.Stat_t) string {
+	me := uint32(os.Geteuid())
+	ours := func(uid uint32) bool { return uid == me || uid == 0 }
+	if !ours(st.Uid) {
+		return fmt.Sprintf("it belongs to uid %d, not to us (uid %d) or root", st.Uid, me)
+	}
+	if st.Mode&0o022 != 0 {
+		return fmt.Sprintf("other users may write to it (mode %04o)", st.Mode&0o7777)
+	}
+	var lst unix.Stat_t
+	if err := unix.Lstat(path, &lst); err != nil {
+		return err.Error()
+	}
+	if !ours(lst.Uid) {
+		return fmt.Sprintf("it is named by a symbolic link of uid %d", lst.Uid)
+	}
+	dirs := []string{filepath.Dir(path)}
+	if real, err := filepath.EvalSymlinks(path); err == nil && filepath.Dir(real) != dirs[0] {
+		dirs = append(dirs, filepath.Dir(real))
+	}
+	for _, d := range dirs {
+		var ds unix.Stat_t
+		if err := unix.Stat(d, &ds); err != nil {
+			return err.Error()
+		}
+		if !ours(ds.Uid) {
+			return fmt.Sprintf("its directory %s belongs to uid %d, who could replace it", d, ds.Uid)
+		}
+		if ds.Mode&0o022 != 0 && ds.Mode&unix.S_ISVTX == 0 {
+			return fmt.Sprintf("other users may write to its directory %s (mode %04o), and so replace it", d, ds.Mode&0o7777)
+		}
+	}
+	return ""
 }
 
 // descriptor is the candidate's descriptor number once it is proven to
