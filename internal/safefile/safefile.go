@@ -54,11 +54,16 @@ func Exposed(path string) (fs.FileMode, bool) {
 
 // Create opens path for writing from the start, creating it with mode 0600
 // or truncating it. The file is checked before it is truncated, so a
-// refused path is left as it was.
+// refused path is left as it was. /dev/null is opened as it is.
 func Create(path string) (*os.File, error) {
 	f, err := open(path, 0)
 	if err != nil {
 		return nil, err
+	}
+	if path == os.DevNull {
+		// A device cannot be truncated (EINVAL): --record /dev/null
+		// failed with "truncate /dev/null: invalid argument".
+		return f, nil
 	}
 	if err := f.Truncate(0); err != nil {
 		f.Close()

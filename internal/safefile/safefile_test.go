@@ -126,3 +126,22 @@ func TestExposedFileIsMadePrivate(t *testing.T) {
 	}
 	f.Close()
 }
+
+// /dev/null is accepted as it is by every way of opening a file, Create
+// included (truncating a device fails, and --record /dev/null did).
+func TestDevNullAccepted(t *testing.T) {
+	for name, open := range map[string]func(string) (*os.File, error){"OpenAppend": OpenAppend, "Create": Create} {
+		f, err := open(os.DevNull)
+		if err != nil {
+			t.Errorf("%s(%s): %v", name, os.DevNull, err)
+			continue
+		}
+		if _, err := f.WriteString("thrown away"); err != nil {
+			t.Errorf("%s(%s): write: %v", name, os.DevNull, err)
+		}
+		f.Close()
+	}
+	if err := WriteWhole(os.DevNull, []byte("thrown away")); err != nil {
+		t.Errorf("WriteWhole(%s): %v", os.DevNull, err)
+	}
+}
