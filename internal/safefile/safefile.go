@@ -43,10 +43,13 @@ func OpenAppend(path string) (*os.File, error) { return open(path, unix.O_APPEND
 // Exposed reports, by name, whether path is a regular file that OpenAppend
 // or Create would make private (its group and other permission bits are
 // cleared on the open descriptor), and its mode now: a caller tells the
-// user before it happens. It proves nothing; the open checks again.
+// user before it happens. A file the open refuses (another user's, one
+// with a second name) is not one: the caller would announce a change
+// that never comes, right before the refusal. It proves nothing; the
+// open checks again.
 func Exposed(path string) (fs.FileMode, bool) {
 	var st unix.Stat_t
-	if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o077 == 0 {
+	if unix.Lstat(path, &st) != nil || st.Mode&0o077 == 0 || check(path, &st) != nil {
 		return 0, false
 	}
 	return fs.FileMode(st.Mode & 0o7777), true

@@ -145,3 +145,28 @@ func TestDevNullAccepted(t *testing.T) {
 		t.Errorf("WriteWhole(%s): %v", os.DevNull, err)
 	}
 }
+
+// Exposed says a file will be made private only when the open would do
+// that, not for a 0644 file the open refuses (here one with a second
+// name): the caller prints what Exposed says before it opens.
+func TestExposedNotForARefusedFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(p, 0o644)
+	if err := os.Link(p, filepath.Join(dir, "second")); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := Exposed(p); ok {
+		t.Errorf("Exposed = %v, true for a file with two names, which the open refuses", m)
+	}
+	if f, err := OpenAppend(p); err == nil {
+		f.Close()
+		t.Fatal("a file with two names was opened")
+	}
+	if fi, _ := os.Stat(p); fi.Mode() != 0o644 {
+		t.Errorf("the refused file's mode became %v", fi.Mode())
+	}
+}
