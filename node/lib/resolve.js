@@ -35,6 +35,26 @@ function asarUnpacked(p) {
   return p.replace(/\.asar(?=[\\/])/, '.asar.unpacked');
 }
 
+// splitPath splits a PATH value into its directories. On Windows an
+// entry may be in double quotes, and must be when the directory's name
+// has a ';' in it: the quotes group, and are not part of the name (as
+// cmd.exe and Go's filepath.SplitList read it).
+function splitPath(value) {
+  if (process.platform !== 'win32') return value.split(path.delimiter);
+  const dirs = [];
+  let dir = '';
+  let quoted = false;
+  for (const ch of value) {
+    if (ch === '"') quoted = !quoted;
+    else if (ch === ';' && !quoted) {
+      dirs.push(dir);
+      dir = '';
+    } else dir += ch;
+  }
+  dirs.push(dir);
+  return dirs;
+}
+
 // resolveSidecar returns the path of the binary to run or throws an Error
 // that names the three places it looked.
 function resolveSidecar(env = process.env) {
@@ -56,7 +76,7 @@ function resolveSidecar(env = process.env) {
   } catch {
     tried.push(`${pkg} is not installed (npm installs it as an optional dependency on ${process.platform}-${process.arch})`);
   }
-  for (const dir of (env.PATH || '').split(path.delimiter)) {
+  for (const dir of splitPath(env.PATH || '')) {
     if (!dir) continue;
     const p = path.join(dir, BINARY);
     if (isExecutable(p)) return p;

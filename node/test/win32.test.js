@@ -114,6 +114,17 @@ test('resolveSidecar finds ptyplex-sidecar.exe on PATH', () => {
   }
 });
 
+test('resolveSidecar finds ptyplex-sidecar.exe through a quoted PATH entry', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex path; quoted-'));
+  const exe = path.join(dir, 'ptyplex-sidecar.exe');
+  fs.copyFileSync(BIN, exe);
+  try {
+    assert.strictEqual(resolveSidecar({ PATH: `"${dir}"` }).toLowerCase(), exe.toLowerCase());
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 // LinkCode's desktop host (sidecar.ts, whose source is not in this
 // repository) on Windows, as its issue describes it: it looks for
 // linkcode-pty.exe among its resources, spawns it with windowsHide, and
