@@ -89,6 +89,8 @@ func runHostile(mode string) int {
 				output(o.TerminalID, []byte("x"))
 			case "stranger":
 				output("never-opened", []byte("boo"))
+			case "arrayexit":
+				w.Write(proto.AppendFrame(nil, proto.TypeExit, []byte("[1,2]")))
 			case "exittwice":
 				code := 0
 				send(proto.TypeExit, proto.Exit{TerminalID: o.TerminalID, ExitCode: &code})
@@ -268,6 +270,7 @@ func TestHostileSidecar(t *testing.T) {
 	}{
 		"overcredit": {ErrProtocol, "1 bytes of OUTPUT with only 0 of the 4096 byte credit window left"},
 		"stranger":   {ErrProtocol, `OUTPUT for terminal "never-opened", which is not open`},
+		"arrayexit":  {proto.ErrCorrupt, "EXIT body: the body is an array, not a JSON object"},
 		"exittwice":  {ErrProtocol, "EXIT for terminal"},
 		"trickle":    {ErrProtocol, " bytes of OUTPUT with only 4096 of the 4096 byte credit window left"},
 		"oversize":   {proto.ErrCorrupt, "exceeds the 16777216 byte limit"},

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -186,7 +185,7 @@ func (c *Client) checkOutput(t proto.Type, id string, n int) error {
 }
 
 func unmarshal(f proto.Frame, v any) error {
-	if err := json.Unmarshal(f.Body, v); err != nil {
+	if err := proto.DecodeBody(f.Body, v); err != nil {
 		return fmt.Errorf("%w: %s body: %v", proto.ErrCorrupt, f.Type, err)
 	}
 	return nil

@@ -22,6 +22,13 @@ func unmarshalExact(body []byte, v any) error {
 	return wireTypeError(json.Unmarshal(exactKeys(body, v), v))
 }
 
+// DecodeBody is json.Unmarshal of a frame's JSON body into v, with a
+// value of the wrong JSON type reported in the protocol's words ("the body
+// is an array, not a JSON object", "exitCode is a string, not a number"),
+// not encoding/json's, which name this package's Go types. For a host
+// decoding a server's frames: the message reaches its user.
+func DecodeBody(body []byte, v any) error { return wireTypeError(json.Unmarshal(body, v)) }
+
 // exactKeys returns body without the top-level keys that only a
 // case-insensitive match would give to a field of the struct v points to.
 // It returns body itself when there are none (the usual case), and when
