@@ -311,12 +311,43 @@ func (s *diskStore) writeMeta() error {
 	return nil
 }
 
+// ownFile refuses the open file fd unless it is a regular file of our
+// own user with one name. The directory is ours and 0700, but a
+// directory on its way that another user may write (a non-sticky shared
+// parent) lets that user swap a name in it while we run: what they
+// planted must neither receive a journal, the environment in meta.json
+// included, nor be recovered, since REVIVE runs the command a meta.json
+// names. So every file is checked on its descriptor before a byte is
+// written to it or believed from it.
+func ownFile(fd int, path string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("journal file %s: %w", path, err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return fmt.Errorf("journal file %s: not a regular file", path)
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("journal file %s: owned by uid %d, not by us (%d)", path, st.Uid, os.Geteuid())
+	case st.Nlink != 1:
+		return fmt.Errorf("journal file %s: it has %d names (hard links)", path, st.Nlink)
+	}
+	return nil
+}
+
 func writeFileNoFollow(path string, b []byte) error {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	// Truncated only once it is known to be ours alone (ownFile).
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal file %s: %w", path, err)
 	}
 	defer unix.Close(fd)
+	if err := ownFile(fd, path); err != nil {
+		return err
+	}
+	if err := unix.Ftruncate(fd, 0); err != nil {
+		return fmt.Errorf("journal file %s: %w", path, err)
+	}
 	for len(b) > 0 {
 		n, err := unix.Write(fd, b)
 		if err != nil {
@@ -333,16 +364,22 @@ func writeFileNoFollow(path string, b []byte) error {
 // mapped is logged, and the store goes on without a count.
 func (s *diskStore) mapCounter(end uint64, fresh bool) error {
 	path := filepath.Join(s.dir, diskCounterName)
-	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 	if fresh {
-		flags |= unix.O_CREAT | unix.O_TRUNC
+		flags |= unix.O_CREAT
 	}
 	fd, err := unix.Open(path, flags, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal file %s: %w", path, err)
 	}
 	defer unix.Close(fd)
+	if err := ownFile(fd, path); err != nil {
+		return err
+	}
 	if fresh {
+		if err := unix.Ftruncate(fd, 0); err != nil {
+			return fmt.Errorf("journal file %s: %w", path, err)
+		}
 		// Written, not only sized: the page then has its room on the
 		// disk, and a store to it needs none.
 		var b [8]byte
@@ -774,7 +811,7 @@ func (d *diskDir) recover(markDead bool) []recovered {
 }
 
 func readFileNoFollow(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -784,8 +821,8 @@ func readFileNoFollow(path string) ([]byte, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("%s: not a regular file", path)
+	if err := ownFile(fd, path); err != nil {
+		return nil, err
 	}
 	b := make([]byte, st.Size)
 	n, err := f.ReadAt(b, 0)
@@ -942,9 +979,13 @@ func (s *diskStore) reopen() error {
 	if len(s.segs) == 0 {
 		return nil // the next append starts a segment
 	}
-	fd, err := unix.Open(s.segPath(s.segs[len(s.segs)-1]), unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(s.segPath(s.segs[len(s.segs)-1]), unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("journal segment: %w", err)
+	}
+	if err := ownFile(fd, s.segPath(s.segs[len(s.segs)-1])); err != nil {
+		unix.Close(fd)
+		return err
 	}
 	s.fd = fd
 	return nil

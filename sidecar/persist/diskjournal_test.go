@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -355,5 +356,81 @@ func BenchmarkStoreCounter(b *testing.B) {
 	for b.Loop() {
 		v++
 		storeCounter(st.counter, v)
+	}
+}
+
+// A name in the journal directory that is not a file of ours alone (a
+// hard link to a file elsewhere here; another user's file, which a
+// writable directory on the way lets that user swap in) gets nothing
+// written to it: the file it names keeps what it held. meta.json.new
+// holds the OPEN's environment, and the counter file used to be truncated
+// and written through such a link too.
+func TestDiskJournalWritesNoFileItDidNotMake(t *testing.T) {
+	d := testDiskDir(t, 0)
+	st, err := d.create(diskMeta{ID: "a", Cmd: "/bin/sh", Journal: 1 << 20, Opened: time.Now(), Env: map[string]string{"TOKEN": "secret"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "elsewhere")
+	for _, name := range []string{diskMetaName + ".new", diskCounterName} {
+		if err := os.WriteFile(outside, []byte("keep"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(st.dir, name)
+		os.Remove(p)
+		if err := os.Link(outside, p); err != nil {
+			t.Fatal(err)
+		}
+		st.mu.Lock()
+		if name == diskCounterName {
+			st.unmapLocked()
+			err = st.mapCounter(5, true)
+		} else {
+			err = st.writeMeta()
+		}
+		st.mu.Unlock()
+		if err == nil || !strings.Contains(err.Error(), "2 names") {
+			t.Errorf("%s as a second name of another file: error %v, want a refusal", name, err)
+		}
+		if b, _ := os.ReadFile(outside); string(b) != "keep" {
+			t.Errorf("%s as a second name of another file: that file now holds %q", name, b)
+		}
+		os.Remove(p)
+	}
+}
+
+// Recovery takes only files of our own user with one name: a meta.json
+// that is not (REVIVE would run the command it names) leaves its
+// terminal unrecovered.
+func TestDiskJournalRecoversOnlyOurFiles(t *testing.T) {
+	d := testDiskDir(t, 0)
+	mk := func(id string) *diskStore {
+		st, err := d.create(diskMeta{ID: id, Cmd: "/bin/sh", Journal: 1 << 20, Opened: time.Now()}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendAll(st, []byte("output of "+id), 0, 4096)
+		return st
+	}
+	mk("ours")
+	linked := mk("linked")
+	if err := os.Link(filepath.Join(linked.dir, diskMetaName), filepath.Join(t.TempDir(), "second-name")); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"ours": true}
+	if os.Geteuid() == 0 {
+		// Root can give a file away; others cannot make one that
+		// belongs to someone else.
+		foreign := mk("foreign")
+		if err := os.Chown(filepath.Join(foreign.dir, diskMetaName), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]bool{}
+	for _, r := range recoverOnly(t, d) {
+		got[r.store.meta.ID] = true
+	}
+	if len(got) != len(want) || !got["ours"] {
+		t.Fatalf("recovered %v, want only %v", got, want)
 	}
 }
