@@ -150,10 +150,16 @@ func (s *Sidecar) openFailed(id, msg string) {
 // frame, which is how the host feels the back-pressure; it is logged with
 // its reason, so a stalled stream can be explained.
 func (s *Sidecar) queueInput(t *terminal, data []byte) {
+	held := false
 	waited := t.input.PushWait(data, t.finished, s.stop, func(why string) {
 		s.logf("terminal %q: holding back further frames until its child reads its input: %s", t.id, why)
+		// A CREDIT among the frames held back may be what the child
+		// waits for: it is read and applied meanwhile (lookahead.go).
+		held = true
+		s.ahead.waitBegins()
 	})
-	if waited > 0 {
+	if held {
+		s.ahead.waitEnds()
 		s.logf("terminal %q: input accepted after %v; reading frames again", t.id, waited.Round(time.Millisecond))
 	}
 }

@@ -160,6 +160,32 @@ func TestInputPastBoundBlocksThenDrains(t *testing.T) {
 	exitOf(t, h, "other")
 }
 
+// A terminal opened with credit whose child echoes (cat) stops reading
+// its input once its output waits for credit. Past the input bound the
+// sidecar stops reading frames, and a CREDIT the host sent right after
+// its paste stayed unread: host and sidecar waited for each other for
+// ever. The CREDIT behind the held INPUT is now read and applied, and the
+// paste comes back whole.
+func TestCreditBehindHeldInputIsTaken(t *testing.T) {
+	plainOnly(t, "the plain sidecar's frame reader; the persistent server reads its connections its own way")
+	h := start(t)
+	const n = 17 << 20 // past the 16 MiB bound
+	h.Open(proto.Open{TerminalID: "echo", Cols: 80, Rows: 24, Cmd: "/bin/sh", Credit: ptr(uint64(4096)),
+		Args: []string{"-c", "stty raw -echo -iexten; echo ready; exec cat"}})
+	h.WaitOutput("echo", "ready\n")
+	data := randomBytes(n)
+	go func() {
+		sendInChunks(h, "echo", data, 1<<20)
+		h.SendJSON(proto.TypeCredit, proto.Credit{TerminalID: "echo", Bytes: n})
+	}()
+	want := append([]byte("ready\n"), data...)
+	s := h.MustUntil("the whole paste echoed", func(s hosttest.Snapshot) bool { return len(s.Outputs["echo"]) >= len(want) })
+	got := s.Outputs["echo"]
+	require.Equal(t, -1, firstDiff(got, want), "echo differs from the paste")
+	h.SendJSON(proto.TypeClose, proto.Close{TerminalID: "echo"})
+	exitOf(t, h, "echo")
+}
+
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	r := rand.NewChaCha8([32]byte{byte(n), 42})

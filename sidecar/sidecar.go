@@ -39,6 +39,7 @@ type Sidecar struct {
 	input engine.InputBudget // INPUT queued across terminals
 
 	spawnSlots chan struct{} // one token per spawn in flight (maxSpawns)
+	ahead      *lookahead    // the frame reader, which reads on while dispatch waits for input room (lookahead.go)
 	// beforeSpawn, if set (by in-package tests only), runs on the spawn
 	// goroutine just before the child is started, to make a spawn slow.
 	beforeSpawn func(id string)
@@ -111,9 +112,10 @@ func (s *Sidecar) Run(in io.Reader) error {
 
 // readLoop is the dispatch loop. It returns nil at a clean end of input.
 func (s *Sidecar) readLoop(in io.Reader) error {
-	r := proto.NewReader(in)
+	s.ahead = newLookahead(s, proto.NewReader(in))
 	for {
-		f, err := r.ReadFrame()
+		res := s.ahead.next()
+		f, err := res.f, res.err
 		if err == io.EOF {
 			return nil
 		}
@@ -121,7 +123,7 @@ func (s *Sidecar) readLoop(in io.Reader) error {
 			s.logf("reading frames: %v", err)
 			return err
 		}
-		if s.opts.Tap != nil {
+		if s.opts.Tap != nil && !res.tapped {
 			s.opts.Tap(true, proto.AppendFrame(nil, f.Type, f.Body))
 		}
 		if s.isClosing() {
