@@ -112,16 +112,20 @@ class FrameWriter {
 
   // _flush pushes the queue on from the event loop, trying again after a
   // pause while the pipe is full; the pending timer keeps the event loop
-  // alive, as a write node's stream has not finished does.
+  // alive, as a write node's stream has not finished does. The pause
+  // grows only while the sidecar takes nothing: a paste it reads as fast
+  // as it comes goes on a pipeful a millisecond.
   _flush() {
     clearTimeout(this._timer);
     this._timer = null;
+    const before = this._queued;
     if (this.flushNow()) {
       this._retry = 0;
       if (this._ending) this._endStream();
       return;
     }
-    this._retry = Math.min(this._retry ? this._retry * 2 : 1, MAX_RETRY_MS);
+    const moved = this._queued < before;
+    this._retry = moved || !this._retry ? 1 : Math.min(this._retry * 2, MAX_RETRY_MS);
     this._timer = setTimeout(() => this._flush(), this._retry);
   }
 }
