@@ -225,6 +225,12 @@ func (c *candidate) tryFlags(args []string) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s did not answer --persist-handover-format within %v", c.Name(), tryFlagsTimeout)
 	}
+	if _, ran := err.(*exec.ExitError); err != nil && !ran {
+		// It never ran (the server out of descriptors or memory): that
+		// says nothing of the binary, and blaming its age sent the user
+		// after the wrong cause.
+		return fmt.Errorf("could not try %s before the upgrade: %v", c.Name(), err)
+	}
 	if err != nil {
 		said, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
 		return fmt.Errorf("%s does not accept this server's flags (%v: %q): it is too old or too new for a live upgrade to it", c.Name(), err, said)

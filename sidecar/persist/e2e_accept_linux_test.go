@@ -1,7 +1,9 @@
 package persist_test
 
 import (
+	"fmt"
 	"net"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,4 +87,57 @@ func TestServerSurvivesDescriptorExhaustion(t *testing.T) {
 	if got := s.pid(); got != pid {
 		t.Fatalf("the server's pid is %d, was %d", got, pid)
 	}
+}
+
+// An upgrade whose trial run of the binary cannot even start (the server
+// at its descriptor limit) is refused saying so, not blaming the binary's
+// age ("does not accept this server's flags ... too old or too new"),
+// and the terminals go on. The limit is set just above what the server
+// holds, counted in its /proc/PID/fd, which only root may read.
+func TestUpgradeTrialThatCannotStart(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		if os.Getenv("PTYPLEX_NO_ROOT_TESTS") == "1" {
+			t.Skip("PTYPLEX_NO_ROOT_TESTS=1: skipping a test that reads the non-dumpable server's /proc/PID/fd")
+		}
+		t.Fatal("this test reads the non-dumpable server's /proc/PID/fd and must run as root (CI does); set PTYPLEX_NO_ROOT_TESTS=1 to skip it")
+	}
+	s := newUpgradeServer(t)
+	h := s.host()
+	h.Open(proto.Open{TerminalID: "keep", Cols: 80, Rows: 24, Cmd: "/bin/cat"})
+	h.WaitControl(proto.TypeOpened, "keep")
+	pid := s.pid()
+	bin := copyBinary(t)
+	var old unix.Rlimit
+	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Prlimit(pid, unix.RLIMIT_NOFILE, &old, nil)
+	hit := false
+	for extra := 1; extra <= 8 && !hit; extra++ {
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		low := unix.Rlimit{Cur: uint64(len(fds) + extra), Max: old.Max}
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &low, nil); err != nil {
+			t.Fatal(err)
+		}
+		msg := upgradeError(t, h, bin)
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &old, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(msg, "too many open files") {
+			continue
+		}
+		if strings.Contains(msg, "too old or too new") {
+			t.Errorf("with %d descriptors free: ERROR %q blames the binary", extra, msg)
+		}
+		hit = strings.Contains(msg, "could not try "+bin+" before the upgrade")
+	}
+	if !hit {
+		t.Fatal("no limit made the trial run fail to start")
+	}
+	h.Input("keep", "still\n")
+	h.WaitOutput("keep", "still\r\n")
 }
