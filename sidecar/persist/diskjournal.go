@@ -798,16 +798,59 @@ func (d *diskDir) recover(markDead bool) []recovered {
 			continue // a symlink or a file is nothing of ours
 		}
 		dir := filepath.Join(d.path, e.Name())
+		if !journalDirName(e.Name()) {
+			// Not a name create gives: whatever it is, it is not ours
+			// to judge, let alone delete (DIR/NAME may be a directory
+			// the user already had, with directories of their own).
+			d.logf("journal directory: %s is not a terminal's journal; left as it is", dir)
+			continue
+		}
 		r, err := d.recoverOne(dir, markDead)
 		if err != nil {
 			d.logf("journal directory: %s: %v; removed", dir, err)
-			os.RemoveAll(dir)
+			removeJournalFiles(dir)
 			continue
 		}
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].store.meta.Opened.Before(out[j].store.meta.Opened) })
 	return out
+}
+
+// journalDirName says whether name is one create gives a terminal's
+// directory: its time of creation (UTC, 20060102T150405), '-' and 16
+// lowercase hex digits.
+func journalDirName(name string) bool {
+	const stamp = len("20060102T150405")
+	if len(name) != stamp+1+16 || name[stamp] != '-' || name[8] != 'T' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case i == 8 || i == stamp:
+		case i < stamp && '0' <= c && c <= '9':
+		case i > stamp && ('0' <= c && c <= '9' || 'a' <= c && c <= 'f'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// removeJournalFiles removes what a store writes in dir (its meta.json,
+// the one being replaced, its count and its segments), then dir if
+// nothing else is left in it: a directory that failed recovery is
+// removed without deleting anything the server did not make.
+func removeJournalFiles(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		n := e.Name()
+		if n == diskMetaName || n == diskMetaName+".new" || n == diskCounterName || strings.HasSuffix(n, diskSegSuffix) {
+			os.Remove(filepath.Join(dir, n)) // a directory by that name stays
+		}
+	}
+	os.Remove(dir) // only if empty now
 }
 
 func readFileNoFollow(path string) ([]byte, error) {

@@ -434,3 +434,54 @@ func TestDiskJournalRecoversOnlyOurFiles(t *testing.T) {
 		t.Fatalf("recovered %v, want only %v", got, want)
 	}
 }
+
+// Recovery deletes nothing it did not make. DIR/NAME may be a directory
+// the user already had: its directories used to be removed whole, with
+// everything in them, as journals that failed to recover. Now a name
+// that is not a terminal's directory is left as it is, and one that is
+// but holds no journal loses only the files a store writes.
+func TestDiskJournalRecoveryDeletesOnlyItsOwn(t *testing.T) {
+	d := testDiskDir(t, 0)
+	st, err := d.create(diskMeta{ID: "a", Cmd: "/bin/sh", Journal: 1 << 20, Opened: time.Now()}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(st, []byte("output"), 0, 4096)
+	write := func(p, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The user's own directory, and a leftover of a crash between a
+	// terminal directory's mkdir and its meta.json, which also holds a
+	// file the server never writes.
+	users := filepath.Join(d.path, "notes", "todo.txt")
+	write(users, "precious")
+	leftover := filepath.Join(d.path, "20260101T000000-0123456789abcdef")
+	write(filepath.Join(leftover, diskCounterName), "12345678")
+	write(filepath.Join(leftover, "00000000000000000000"+diskSegSuffix), "torn")
+	foreign := filepath.Join(d.path, "20260101T000001-0123456789abcdef")
+	write(filepath.Join(foreign, diskCounterName), "12345678")
+	write(filepath.Join(foreign, "mine.txt"), "also precious")
+
+	rs := recoverOnly(t, d)
+	if len(rs) != 1 || rs[0].store.meta.ID != "a" {
+		t.Fatalf("recovered %d stores, want a's alone", len(rs))
+	}
+	if b, err := os.ReadFile(users); err != nil || string(b) != "precious" {
+		t.Errorf("the user's file after recovery: %q, %v", b, err)
+	}
+	if exists(leftover) {
+		t.Errorf("a terminal directory without a journal was left: %s", leftover)
+	}
+	if b, err := os.ReadFile(filepath.Join(foreign, "mine.txt")); err != nil || string(b) != "also precious" {
+		t.Errorf("a file the server never writes, after recovery: %q, %v", b, err)
+	}
+	if exists(filepath.Join(foreign, diskCounterName)) {
+		t.Error("the store's own file in a directory that failed recovery was left")
+	}
+}
