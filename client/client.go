@@ -133,6 +133,8 @@ type Client struct {
 	persist persistState // LIST and ATTACH in flight (persist.go)
 	// upgradeWait is the UPGRADE waiting for its answer, if any (serverctl.go); under mu.
 	upgradeWait upgradeWait
+
+	pace pacer // a credited terminal's paste, in pieces the sidecar confirms (pace.go)
 }
 
 // pendingOpen is an OPEN waiting for its OPENED or ERROR.

@@ -143,6 +143,8 @@ func (c *Client) dispatch(f proto.Frame) error {
 		}
 	case proto.TypeHelloReply:
 		return c.helloReply(f.Body)
+	case proto.TypePong:
+		c.ponged(f.Body)
 	case proto.TypeForegroundInfo:
 		var m proto.ForegroundInfo
 		if err := unmarshal(f, &m); err != nil {

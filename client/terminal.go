@@ -129,7 +129,12 @@ func (t *Terminal) Read(p []byte) (int, error) {
 // begins, so that no character is split between two of them. A child that does not
 // read makes Write block once 16 MiB are queued for it in the sidecar,
 // and every other sender on the connection with it (the sidecar stops
-// reading frames, PROTOCOL.md, INPUT); Close still ends it. An ERROR
+// reading frames, PROTOCOL.md, INPUT); Close still ends it. On a
+// terminal opened with credit, to a sidecar whose HELLO announced the
+// keepalive (Options.Hello, or Client.Hello), INPUT goes out in pieces of
+// 512 KiB, each once the sidecar has taken the one before (pace.go): a
+// paste into a child that echoes it then never hides the CREDIT that lets
+// the child go on from the sidecar. An ERROR
 // about the live terminal (older sidecars sent one for input they
 // dropped) is reported by the next Write as an *InputError.
 //
@@ -175,6 +180,7 @@ func (t *Terminal) Write(p []byte) (int, error) {
 			}
 		}
 		chunk := p[written : written+inputChunk(p[written:])]
+		t.c.paceInput(t, len(chunk))
 		if err := t.c.sendTerm(proto.AppendDataFrame(nil, proto.TypeInput, t.id, chunk), len(chunk)); err != nil {
 			return written, fmt.Errorf("terminal %q: write: %w", t.id, err)
 		}
