@@ -1,7 +1,9 @@
 package client
 
 import (
+	"context"
 	"sync"
+	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -27,8 +29,9 @@ import (
 // than one piece is ever written that the sidecar has not taken, and a
 // CREDIT, which waits at most for the INPUT frame being written, is always
 // within its look-ahead. Only a peer that announced the keepalive is
-// paced: one we did not ask may not answer PING, and its INPUT goes out
-// as before.
+// paced: an older one may not answer PING, and its INPUT goes out as
+// before. A client started without the handshake asks once, when a
+// paste first fills a piece (see pasteHelloWait).
 
 // pasteStep is the most INPUT a credited terminal has out before the
 // sidecar confirms having taken it: half the sidecar's look-ahead, so
@@ -36,11 +39,19 @@ import (
 // fit too.
 const pasteStep = 512 << 10
 
+// pasteHelloWait bounds the handshake a client that did not begin with
+// one makes when a paste first fills a piece: a current sidecar answers
+// at once (its input queue is not full this early), one older than HELLO
+// never does, and its pastes then go out unpaced, as they always did,
+// after this one pause.
+const pasteHelloWait = 2 * time.Second
+
 // pacer counts a connection's credited INPUT since its last confirmed PING.
 type pacer struct {
-	turn sync.Mutex // held by the INPUT sender that counts, sends the PING, waits
-	s    *Stream    // the connection sent counts for
-	sent int        // credited INPUT bytes written on s since the last PONG
+	turn  sync.Mutex // held by the INPUT sender that counts, sends the PING, waits
+	s     *Stream    // the connection sent counts for
+	sent  int        // credited INPUT bytes written on s since the last PONG
+	asked bool       // the handshake pasting made, if the client had none
 
 	mu    sync.Mutex
 	seq   uint64
@@ -52,7 +63,7 @@ type pacer struct {
 // for its PONG (or for the connection or the terminal to end; the send
 // that follows then reports what happened).
 func (c *Client) paceInput(t *Terminal, n int) {
-	if t.win.size == 0 || !c.answersPing() {
+	if t.win.size == 0 {
 		return
 	}
 	p := &c.pace
@@ -68,18 +79,29 @@ func (c *Client) paceInput(t *Terminal, n int) {
 		p.sent += n
 		return
 	}
-	if p.sent > 0 {
+	if p.sent > 0 && c.answersPing(s) {
 		c.pingWait(s, t)
 	}
 	p.sent = n
 }
 
 // answersPing reports whether the peer announced the keepalive in its
-// HELLO answer.
-func (c *Client) answersPing() bool {
+// HELLO answer, asking it once if nobody did; under pace.turn.
+func (c *Client) answersPing(s *Stream) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.peer != nil && c.peer.Has(proto.FeatureKeepalive)
+	peer := c.peer
+	c.mu.Unlock()
+	if peer == nil && !c.pace.asked {
+		c.pace.asked = true
+		ctx, cancel := context.WithTimeout(context.Background(), pasteHelloWait)
+		defer cancel()
+		h, err := c.hello(ctx, s)
+		if err != nil {
+			return false
+		}
+		peer = &h
+	}
+	return peer != nil && peer.Has(proto.FeatureKeepalive)
 }
 
 // pingWait sends a PING on s and waits for its PONG, for s to end or for

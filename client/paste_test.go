@@ -15,8 +15,10 @@ import (
 
 // On the wire: a credited terminal's paste goes out in pieces of
 // pasteStep bytes, each followed by a PING, and the next piece only after
-// that PING's PONG; a CREDIT due meanwhile goes out at once. A peer whose
-// HELLO did not announce the keepalive is not paced (it may not answer).
+// that PING's PONG; a CREDIT due meanwhile goes out at once. Only a peer
+// whose HELLO announced the keepalive is paced (an older one may not
+// answer PING); a client that did not begin with HELLO asks when it first
+// needs to know.
 func TestPastePiecesWaitForThePong(t *testing.T) {
 	p := newFakePeer(t)
 	hello := make(chan error, 1)
@@ -91,28 +93,61 @@ func TestPastePiecesWaitForThePong(t *testing.T) {
 	require.NoError(t, <-wrote)
 	require.True(t, bytes.Equal(paste, got), "the pieces add up to the paste, in order")
 
-	// Without the keepalive announced, the same paste is not paced.
+	// A client started without the handshake asks for it when a paste
+	// first fills a piece. A peer that answers with the keepalive is
+	// paced from then on.
 	q := newFakePeer(t)
-	go func() {
-		term, err := q.c.Open(t.Context(), OpenOptions{ID: "t2", Cmd: "cat", Window: window})
-		assert.NoError(t, err)
-		opened <- term
-	}()
-	require.Equal(t, proto.TypeOpen, q.next(t).Type)
-	_, err = q.toHost.Write(proto.AppendFrame(nil, proto.TypeOpened, proto.Marshal(proto.Opened{TerminalID: "t2", PID: 1})))
-	require.NoError(t, err)
-	term = <-opened
-	require.NotNil(t, term)
+	term = openFake(t, q, "t2", window)
 	go func() {
 		_, err := term.Write(paste)
 		wrote <- err
 	}()
-	for n := 0; n < len(paste); {
-		f := q.next(t)
-		require.Equal(t, proto.TypeInput, f.Type, "after %d bytes, to a peer that did not announce the keepalive", n)
-		_, data, err := proto.ParseData(f.Body)
-		require.NoError(t, err)
-		n += len(data)
-	}
+	got = nil
+	p = q
+	input(pasteStep)
+	require.Equal(t, proto.TypeHello, q.next(t).Type, "asked once a piece is full")
+	_, err = q.toHost.Write(proto.AppendFrame(nil, proto.TypeHelloReply,
+		proto.Marshal(proto.SidecarHello("test", proto.HelloFeatures))))
+	require.NoError(t, err)
+	pong()
+	input(2 * pasteStep)
+	pong()
+	input(len(paste))
 	require.NoError(t, <-wrote)
+
+	// One that does not answer (older than HELLO) is asked once, and
+	// its pastes go out as before.
+	o := newFakePeer(t)
+	term = openFake(t, o, "t3", window)
+	for i := range 2 {
+		go func() {
+			_, err := term.Write(paste)
+			wrote <- err
+		}()
+		got = nil
+		p = o
+		input(pasteStep)
+		if i == 0 {
+			require.Equal(t, proto.TypeHello, o.next(t).Type, "asked once a piece is full")
+		}
+		input(len(paste))
+		require.NoError(t, <-wrote)
+	}
+}
+
+// openFake opens a credited terminal on a fake peer, which answers OPENED.
+func openFake(t *testing.T, p *fakePeer, id string, window int) *Terminal {
+	t.Helper()
+	opened := make(chan *Terminal, 1)
+	go func() {
+		term, err := p.c.Open(t.Context(), OpenOptions{ID: id, Cmd: "cat", Window: window})
+		assert.NoError(t, err)
+		opened <- term
+	}()
+	require.Equal(t, proto.TypeOpen, p.next(t).Type)
+	_, err := p.toHost.Write(proto.AppendFrame(nil, proto.TypeOpened, proto.Marshal(proto.Opened{TerminalID: id, PID: 1})))
+	require.NoError(t, err)
+	term := <-opened
+	require.NotNil(t, term)
+	return term
 }

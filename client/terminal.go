@@ -131,10 +131,11 @@ func (t *Terminal) Read(p []byte) (int, error) {
 // and every other sender on the connection with it (the sidecar stops
 // reading frames, PROTOCOL.md, INPUT); Close still ends it. On a
 // terminal opened with credit, to a sidecar whose HELLO announced the
-// keepalive (Options.Hello, or Client.Hello), INPUT goes out in pieces of
-// 512 KiB, each once the sidecar has taken the one before (pace.go): a
-// paste into a child that echoes it then never hides the CREDIT that lets
-// the child go on from the sidecar. An ERROR
+// keepalive (a client that did not begin with HELLO asks once, when it
+// first needs to know), INPUT goes out in pieces of 512 KiB, each once
+// the sidecar has taken the one before (pace.go): a paste into a child
+// that echoes it then never hides the CREDIT that lets the child go on
+// from the sidecar. An ERROR
 // about the live terminal (older sidecars sent one for input they
 // dropped) is reported by the next Write as an *InputError.
 //
