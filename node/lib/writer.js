@@ -12,8 +12,25 @@
 // are written to it directly, without blocking (the pipe is non-blocking):
 // what the pipe does not take waits in this queue, and both the event loop
 // and a pid read can push it on.
+//
+// A paste waits here, not in the pipe. The sidecar stops reading frames
+// while a terminal's input queue is full, reading on only a bounded way
+// (PROTOCOL.md, INPUT) for the CREDITs that let an echoing child (cat, a
+// shell) go on: its output waits for credit and it reads no input till it
+// has. A CREDIT written into the stream behind a whole paste would never
+// be reached, and host and sidecar would wait for each other for ever. So
+// at most INPUT_WINDOW bytes of INPUT are let out ahead of the pipe (given
+// to it, or, on Windows, to node's stream) at a time; the frames behind
+// them wait in order, and a CREDIT goes ahead of those that wait (here,
+// where this writer writes the pipe, ahead of every frame not begun).
+// Credit concerns output only: taking it ahead of input sent before it
+// changes nothing the child sees, and every other frame keeps its place.
+// And the event loop runs between two windows of a paste written here:
+// the output that came meanwhile is read, and its CREDIT sent, before
+// more INPUT goes out.
 
 const fs = require('fs');
+const { T } = require('./frames');
 
 // The longest pause between two tries at a full pipe (ms): the sidecar
 // reads its stdin all the time, and a pipe stays full only while it holds
@@ -21,14 +38,31 @@ const fs = require('fs');
 // bounds), which is no time to poll fast.
 const MAX_RETRY_MS = 16;
 
+// INPUT_WINDOW bounds the INPUT let out ahead of the pipe (and what is
+// written here between two turns of the event loop). A CREDIT behind it
+// is reached once the child has read that much and what the pipe holds
+// (a few hundred KiB), which it can only do with credit left: so the
+// window is kept well below the credit window (1 MiB by default, granted
+// back by quarters). Two of Terminal#write's frames: a paste still goes
+// on as fast as the pipe takes it.
+const INPUT_WINDOW = 128 << 10;
+
 class FrameWriter {
-  constructor(stream) {
+  // options.stream: write through node's stream, as on Windows, even
+  // where there is a descriptor (the tests run Windows' path so).
+  constructor(stream, options = {}) {
     this._stream = stream;
     const h = stream._handle;
     // On Windows the pipe is a handle with no descriptor (fd is -1).
-    this._fd = process.platform !== 'win32' && h && Number.isInteger(h.fd) && h.fd >= 0 ? h.fd : -1;
-    this._queue = [];
+    this._fd = !options.stream && process.platform !== 'win32' && h && Number.isInteger(h.fd) && h.fd >= 0 ? h.fd : -1;
+    this._queue = []; // { buf, input, size }: frames let out, the first perhaps partly written
     this._queued = 0;
+    this._waiting = []; // frames held back behind INPUT that has not left yet, in order
+    this._waitHead = 0; // the first of _waiting not yet let out
+    this._waitingBytes = 0;
+    this._inputOut = 0; // bytes of INPUT let out and not in the pipe yet
+    this._written = 0; // bytes written to the pipe, all told
+    this._soon = null; // the event loop's next turn, between two windows of a paste
     this._timer = null;
     this._retry = 0;
     this._ending = false; // end() was called: the stream ends once the queue is written
@@ -43,28 +77,85 @@ class FrameWriter {
 
   /** Bytes not yet in the pipe. */
   get pending() {
-    return this.direct ? this._queued : this._stream.writableLength;
+    return (this.direct ? this._queued : this._stream.writableLength) + this._waitingBytes;
   }
 
   write(buf) {
-    if (!this.direct) {
-      this._stream.write(buf);
+    if (this._broken || this._ending) return;
+    const input = buf[4] === T.INPUT;
+    // A CREDIT overtakes the frames that wait; anything else waits behind
+    // them, and INPUT too once the window is out.
+    if (buf[4] !== T.CREDIT && (this._waitingBytes > 0 || (input && !this._fits(buf)))) {
+      this._waiting.push(buf);
+      this._waitingBytes += buf.length;
       return;
     }
-    if (this._broken || this._ending) return;
-    this._queue.push(buf);
+    const idle = this._queue.length === 0;
+    this._letOut(buf, input);
+    if (this.direct && idle) this._flush();
+  }
+
+  // _fits says whether INPUT frame buf may be let out now: within the
+  // window, or alone (a frame larger than the window goes on its own).
+  _fits(buf) {
+    return this._inputOut === 0 || this._inputOut + buf.length <= INPUT_WINDOW;
+  }
+
+  // _letOut hands buf on: to the queue the pipe is written from, or to
+  // node's stream, whose callback says when it is in the pipe.
+  _letOut(buf, input) {
+    if (input) this._inputOut += buf.length;
+    if (!this.direct) {
+      this._stream.write(buf, input ? (err) => this._left(buf.length, err) : undefined);
+      return;
+    }
+    const e = { buf, input, size: buf.length };
     this._queued += buf.length;
-    if (this._queue.length === 1) this._flush();
+    if (buf[4] !== T.CREDIT) {
+      this._queue.push(e);
+      return;
+    }
+    // Behind a frame begun and the CREDITs before it, ahead of the rest.
+    const q = this._queue;
+    let i = q.length && q[0].buf.length < q[0].size ? 1 : 0;
+    while (i < q.length && q[i].buf[4] === T.CREDIT && q[i].buf.length === q[i].size) i++;
+    q.splice(i, 0, e);
+  }
+
+  // _left: n bytes of INPUT are in the pipe (or could not be written):
+  // what waits behind them may follow.
+  _left(n, err) {
+    this._inputOut -= n;
+    if (err) this._drop();
+    this._release();
+    if (!this.direct && this._ending && this._waitingBytes === 0) this._endStream();
+  }
+
+  // _release lets out the frames that wait, in order, up to the first
+  // INPUT that does not fit the window.
+  _release() {
+    const w = this._waiting;
+    while (this._waitHead < w.length) {
+      const buf = w[this._waitHead];
+      const input = buf[4] === T.INPUT;
+      if (input && !this._fits(buf)) break;
+      w[this._waitHead++] = undefined;
+      this._waitingBytes -= buf.length;
+      this._letOut(buf, input);
+    }
+    if (this._waitHead === w.length) {
+      this._waiting = [];
+      this._waitHead = 0;
+    } else if (this._waitHead >= 1024 && this._waitHead * 2 >= w.length) {
+      this._waiting = w.slice(this._waitHead);
+      this._waitHead = 0;
+    }
   }
 
   /** Ends the stream once every frame is in the pipe. */
   end() {
-    if (!this.direct) {
-      this._stream.end();
-      return;
-    }
     this._ending = true;
-    if (this._queue.length === 0 || this._broken) this._endStream();
+    if (this._broken || (this._waitingBytes === 0 && (!this.direct || this._queue.length === 0))) this._endStream();
   }
 
   _endStream() {
@@ -79,52 +170,84 @@ class FrameWriter {
    * sidecar's end is reported by its exit.
    */
   flushNow() {
+    return this._write(Infinity) !== 'full';
+  }
+
+  // _write writes what the pipe takes, until inputBudget bytes of INPUT
+  // are in: 'done' once nothing waits (or nothing can be written),
+  // 'full' when the pipe is, 'more' when the budget is spent.
+  _write(inputBudget) {
+    let input = 0;
     while (this._queue.length) {
+      if (input >= inputBudget) return 'more';
       // Node closes the descriptor when the sidecar exits (the stream is
       // destroyed before its 'exit'), and the number may then name a file
       // this process opened since: never write to it past that point.
       const h = this._stream._handle;
       if (this._stream.destroyed || !h || h.fd !== this._fd) {
         this._drop();
-        return true;
+        return 'done';
       }
-      const b = this._queue[0];
+      const e = this._queue[0];
+      const b = e.buf;
       let n;
       try {
         n = fs.writeSync(this._fd, b, 0, b.length);
       } catch (err) {
-        if (err.code === 'EAGAIN' || err.code === 'EWOULDBLOCK') return false;
+        if (err.code === 'EAGAIN' || err.code === 'EWOULDBLOCK') return 'full';
         this._drop();
-        return true;
+        return 'done';
       }
       this._queued -= n;
-      if (n < b.length) this._queue[0] = b.subarray(n);
-      else this._queue.shift();
+      this._written += n;
+      if (n < b.length) {
+        e.buf = b.subarray(n);
+        continue;
+      }
+      this._queue.shift();
+      // Only once the whole frame is in: a frame begun is finished first.
+      if (e.input) {
+        input += e.size;
+        this._left(e.size);
+      }
     }
-    return true;
+    return 'done';
   }
 
   _drop() {
     this._broken = true;
     this._queue = [];
     this._queued = 0;
+    this._waiting = [];
+    this._waitHead = 0;
+    this._waitingBytes = 0;
   }
 
   // _flush pushes the queue on from the event loop, trying again after a
   // pause while the pipe is full; the pending timer keeps the event loop
   // alive, as a write node's stream has not finished does. The pause
   // grows only while the sidecar takes nothing: a paste it reads as fast
-  // as it comes goes on a pipeful a millisecond.
+  // as it comes goes on a pipeful a millisecond. A window of INPUT
+  // written, it goes on at the event loop's next turn, after the output
+  // that came meanwhile has been read and its credit granted.
   _flush() {
     clearTimeout(this._timer);
     this._timer = null;
-    const before = this._queued;
-    if (this.flushNow()) {
+    clearImmediate(this._soon);
+    this._soon = null;
+    const before = this._written;
+    const state = this._write(INPUT_WINDOW);
+    if (state === 'more') {
+      this._retry = 0;
+      this._soon = setImmediate(() => this._flush());
+      return;
+    }
+    if (state === 'done') {
       this._retry = 0;
       if (this._ending) this._endStream();
       return;
     }
-    const moved = this._queued < before;
+    const moved = this._written > before;
     this._retry = moved || !this._retry ? 1 : Math.min(this._retry * 2, MAX_RETRY_MS);
     this._timer = setTimeout(() => this._flush(), this._retry);
   }
