@@ -79,6 +79,7 @@ func (la *lookahead) waitBegins() {
 	la.mu.Lock()
 	defer la.mu.Unlock()
 	la.waiting = true
+	la.applyKeptCreditsLocked()
 	if !la.reading {
 		la.reading = true
 		go la.read()
@@ -93,6 +94,47 @@ func (la *lookahead) waitEnds() {
 	la.waiting = false
 	la.changed.Broadcast()
 	la.mu.Unlock()
+}
+
+// applyKeptCreditsLocked applies, as a wait begins, the CREDITs among
+// the kept frames: those read while the loop did not wait (the frame the
+// reader was reading as the last wait ended, and any after it) would
+// otherwise wait behind the INPUT the loop now waits with, for ever if
+// that INPUT's child waits for the credit. The rule is creditNow's.
+// Called with la.mu held.
+func (la *lookahead) applyKeptCreditsLocked() {
+	kept := la.kept[:0]
+	for i, k := range la.kept {
+		if k.err == nil && k.f.Type == proto.TypeCredit && la.grantKept(k.f, la.kept[:i]) {
+			la.keptSize -= len(k.f.Body)
+			continue
+		}
+		kept = append(kept, k)
+	}
+	clear(la.kept[len(kept):])
+	la.kept = kept
+}
+
+// grantKept applies the CREDIT f, read after the frames before, and
+// reports whether it did: only for a terminal live now that none of them
+// opens (an OPEN of its id among them makes the credit the next
+// terminal's). Called with la.mu held.
+func (la *lookahead) grantKept(f proto.Frame, before []readResult) bool {
+	m, err := proto.ParseCredit(f.Body)
+	if err != nil {
+		return false
+	}
+	for _, k := range before {
+		if k.err == nil && k.f.Type == proto.TypeOpen && proto.RecoverID(k.f.Body) == m.TerminalID {
+			return false
+		}
+	}
+	t := la.s.lookup(m.TerminalID)
+	if t == nil {
+		return false
+	}
+	t.gate.Grant(m.Bytes)
+	return true
 }
 
 // read is the reader goroutine of a wait.
@@ -129,25 +171,7 @@ func (la *lookahead) read() {
 // only while the loop still waits (after, the CREDIT takes its turn).
 // Anything else, a malformed body too, goes to the dispatch loop in order.
 func (la *lookahead) creditNow(f proto.Frame) bool {
-	m, err := proto.ParseCredit(f.Body)
-	if err != nil {
-		return false
-	}
 	la.mu.Lock()
-	ok := la.waiting
-	for _, k := range la.kept {
-		if ok && k.err == nil && k.f.Type == proto.TypeOpen && proto.RecoverID(k.f.Body) == m.TerminalID {
-			ok = false
-		}
-	}
-	la.mu.Unlock()
-	if !ok {
-		return false
-	}
-	t := la.s.lookup(m.TerminalID)
-	if t == nil {
-		return false
-	}
-	t.gate.Grant(m.Bytes)
-	return true
+	defer la.mu.Unlock()
+	return la.waiting && la.grantKept(f, la.kept)
 }
