@@ -661,6 +661,7 @@ func (s *Server) shrinkFinished(t *term) {
 	}
 	if keep > t.j.start {
 		t.j.evict(int(keep - t.j.start))
+		t.views.noteLossLocked(t.j.start)
 	}
 	// Its end reached a host: a crash from now on has nothing to keep.
 	// But not at a stop (SIGTERM at a shutdown, say): what the stop

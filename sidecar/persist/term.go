@@ -306,6 +306,7 @@ func (t *term) readLoop() {
 			}
 			if n := t.evictableLocked(); n > 0 {
 				t.j.evict(min(n, t.evictAmount()))
+				t.views.noteLossLocked(t.j.start)
 				continue
 			}
 			t.cond.Wait()

@@ -66,7 +66,11 @@ type viewer struct {
 	sent   uint64        // the offset of the next byte to send it
 	asked  uint64        // the offset its ATTACH asked for
 	credit engine.Credit // what it may still be sent
-	lost   uint64        // bytes it was skipped past since it attached
+	// lost counts the bytes it was skipped past since it attached, and
+	// those it can no longer get: they left the journal before it was
+	// sent them (noteLossLocked counts them as they leave). owed is the
+	// part of lost its next SNAPSHOT is still to report.
+	lost, owed uint64
 	// greeted says its ATTACHED was written (the goroutine's first frame).
 	greeted bool
 	// idle says its goroutine waits on wake; starved that it waits for
@@ -116,6 +120,29 @@ func (vs *viewerSet) wakeLocked(end uint64) {
 		if v.idle && !v.starved && (!v.resting || end-v.sent >= viewerGather) {
 			v.poke()
 		}
+	}
+}
+
+// noteLossLocked counts, for every viewer, the bytes that left the
+// journal before it was sent them: the journal's start has just moved.
+// A viewer out of credit hears of them only at its next CREDIT (its
+// SNAPSHOT then says how many), but they are lost from now on, and
+// LIST says so meanwhile.
+func (vs *viewerSet) noteLossLocked(start uint64) {
+	for _, v := range vs.list {
+		v.noteLossLocked(start)
+	}
+}
+
+// noteLossLocked counts what v lost of the journal that now starts at
+// start, once: what is owed already is not counted again.
+func (v *viewer) noteLossLocked(start uint64) {
+	if v.sent >= start {
+		return
+	}
+	if behind := start - v.sent; behind > v.owed {
+		v.lost += behind - v.owed
+		v.owed = behind
 	}
 }
 
@@ -337,10 +364,10 @@ func (v *viewer) run() {
 			}
 			last = true
 		case !v.greeted || v.sent < t.j.start:
-			var lost uint64
-			if v.sent < t.j.start {
-				lost = t.j.start - v.sent
-				v.lost += lost
+			v.noteLossLocked(t.j.start)
+			lost := v.owed
+			v.owed = 0
+			if lost > 0 {
 				st := t.viewerTailLocked(lost)
 				snap = &st
 			}
