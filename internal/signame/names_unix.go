@@ -8,6 +8,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func signalName(sig syscall.Signal) string { return unix.SignalName(sig) }
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name
+	}
+	return rtName(sig)
+}
 
-func signalNum(name string) syscall.Signal { return unix.SignalNum(name) }
+func signalNum(name string) syscall.Signal {
+	if sig := unix.SignalNum(name); sig != 0 {
+		return sig
+	}
+	return rtNum(name)
+}

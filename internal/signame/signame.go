@@ -19,7 +19,10 @@ var ErrInvalid = errors.New("Invalid signal")
 // Parse accepts a signal name with or without the SIG prefix, in any case
 // ("SIGTERM", "term"), or a number ("15"), and returns the signal and its
 // canonical name. Signal 0 (which delivers nothing) and numbers outside
-// 1..64 (beyond the real-time range) are invalid.
+// 1..64 (beyond the real-time range) are invalid. On Linux the real-time
+// signals 34..64 have kill -l's names (SIGRTMIN, SIGRTMIN+3, SIGRTMAX-2),
+// and any SIGRTMIN+n or SIGRTMAX-n in that range is read; a number with
+// no name (32 and 33 there, glibc's own) is named SIG32.
 func Parse(s string) (syscall.Signal, string, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
 	if n, err := strconv.Atoi(t); err == nil {
@@ -29,7 +32,7 @@ func Parse(s string) (syscall.Signal, string, error) {
 		sig := syscall.Signal(n)
 		name := signalName(sig)
 		if name == "" {
-			name = "SIG" + t // real-time signals have no name
+			name = "SIG" + t
 		}
 		return sig, name, nil
 	}
@@ -39,6 +42,10 @@ func Parse(s string) (syscall.Signal, string, error) {
 	sig := signalNum(t)
 	if sig == 0 {
 		return 0, "", fmt.Errorf("%w: %s", ErrInvalid, s)
+	}
+	// SIGRTMIN+20 is named as kill -l names 54: SIGRTMAX-10.
+	if name := signalName(sig); name != "" {
+		t = name
 	}
 	return sig, t, nil
 }
@@ -69,4 +76,13 @@ func ParseSession(s string) (syscall.Signal, string, error) {
 		}
 	}
 	return Parse(s)
+}
+
+// Name is sig's conventional name ("SIGKILL", "SIGRTMIN+3" on Linux), or
+// "" for a number that has none: the name EXIT's signal field carries.
+func Name(sig syscall.Signal) string {
+	if sig == 0 {
+		return ""
+	}
+	return signalName(sig)
 }
