@@ -518,9 +518,11 @@ func (t *term) runPump() {
 			continue
 		}
 		if t.life == engine.Gone && len(t.ctl) == 0 {
-			if t.readEnded {
+			if t.readEnded && len(t.views.list) == 0 {
 				// Nobody reads the journal any more: its chunks
-				// go to other terminals' journals.
+				// go to other terminals' journals. A viewer still
+				// behind its end is sent a SNAPSHOT from it first
+				// (viewer.cutOffLocked); the last one frees it.
 				t.j.free()
 			}
 			t.pumping = false

@@ -363,11 +363,12 @@ func (v *viewer) run() {
 				frames = append(frames, checkedFrame(t.id, proto.TypeDetached, proto.Detached{TerminalID: t.id, Reason: v.bye}))
 			}
 			last = true
-		case !v.greeted || v.sent < t.j.start:
+		case !v.greeted || v.sent < t.j.start || v.cutOffLocked():
+			skip := v.sent < t.j.start || v.cutOffLocked()
 			v.noteLossLocked(t.j.start)
 			lost := v.owed
 			v.owed = 0
-			if lost > 0 {
+			if skip {
 				st := t.viewerTailLocked(lost)
 				snap = &st
 			}
@@ -450,9 +451,26 @@ func (v *viewer) run() {
 	if t.views.draining[v.c] == v {
 		delete(t.views.draining, v.c)
 	}
+	if t.life == engine.Gone && t.readEnded && !t.pumping && len(t.views.list) == 0 {
+		// The pump ended before the last viewer: the journal is
+		// read by nobody now (see runPump).
+		t.j.free()
+	}
 	close(v.done)
 	t.broadcastLocked() // the pump or a new viewer of v.c may wait for it
 	t.mu.Unlock()
+}
+
+// cutOffLocked reports whether v is behind the end of a terminal that
+// is gone (dropped at --keep-exited, replaced by REVIVE or a re-adopting
+// OPEN, the server stopping) and may not be sent the rest now: its id
+// names another terminal or none, so no CREDIT of v's reaches it any
+// more. It is skipped to the end at once instead (a SNAPSHOT of the
+// last screen, then the EXIT), from the journal, which is kept until
+// its viewers are done with it.
+func (v *viewer) cutOffLocked() bool {
+	t := v.t
+	return t.life == engine.Gone && t.readEnded && v.sent < t.j.end && v.credit.Allow(1) == 0
 }
 
 // waitTurnLocked waits until nothing else may still write about t to the
