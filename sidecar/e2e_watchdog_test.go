@@ -36,7 +36,7 @@ func TestWatchdogReplacedWhenKilled(t *testing.T) {
 
 	require.NoError(t, syscall.Kill(old, syscall.SIGKILL))
 	h.WaitStderr(regexp.MustCompile(fmt.Sprintf(`watchdog \(pid %d\) exited while we run .*; starting a new one`, old)))
-	m := h.WaitStderr(regexp.MustCompile(`new watchdog \(pid (\d+)\) started, watching 1 terminals`))
+	m := h.WaitStderr(regexp.MustCompile(`new watchdog \(pid (\d+)\) started, watching 1 terminal\n`))
 	fresh, _ := strconv.Atoi(m[1])
 	require.NotEqual(t, old, fresh)
 	require.True(t, hosttest.Alive(fresh), "the new watchdog %d is not running", fresh)

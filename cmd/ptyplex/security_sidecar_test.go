@@ -133,7 +133,7 @@ func TestSecurityRestartedWatchdogNotDumpable(t *testing.T) {
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	m := h.WaitStderr(regexp.MustCompile(`new watchdog \(pid (\d+)\) started, watching 1 terminals`))
+	m := h.WaitStderr(regexp.MustCompile(`new watchdog \(pid (\d+)\) started, watching 1 terminal\n`))
 	fresh, _ = strconv.Atoi(m[1])
 	notInspectable(t, victim, fresh, "the restarted watchdog, as soon as the sidecar announced it")
 }

@@ -5,6 +5,7 @@ package watchdog
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"time"
@@ -73,7 +74,15 @@ func (wd *Watchdog) restart() {
 	for _, line := range wd.live {
 		wd.sendLocked(line)
 	}
-	wd.logf("new watchdog (pid %d) started, watching %d terminals", wd.pid, len(wd.live))
+	wd.logf("new watchdog (pid %d) started, watching %s", wd.pid, terminals(len(wd.live)))
+}
+
+// terminals counts n terminals in English: "1 terminal", "2 terminals".
+func terminals(n int) string {
+	if n == 1 {
+		return "1 terminal"
+	}
+	return fmt.Sprintf("%d terminals", n)
 }
 
 // newToken is a random word that only we and our watchdog know.

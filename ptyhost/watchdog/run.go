@@ -66,7 +66,7 @@ func Run(in io.Reader) int {
 	if ptyhost.KillAllIdentified(live, 50) {
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "ptyplex watchdog: processes of %d terminals still alive after 50 passes\n", len(live))
+	fmt.Fprintf(os.Stderr, "ptyplex watchdog: processes of %s still alive after 50 passes\n", terminals(len(live)))
 	return 1
 }
 

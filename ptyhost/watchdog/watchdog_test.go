@@ -51,6 +51,18 @@ func (l *logLines) waitFor(t *testing.T, part string) {
 	}
 }
 
+// noneWith fails if a line logged so far holds part.
+func (l *logLines) noneWith(t *testing.T, part string) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if strings.Contains(line, part) {
+			t.Errorf("logged %q", line)
+		}
+	}
+}
+
 func startSleeper(t *testing.T) *ptyhost.Process {
 	t.Helper()
 	p, err := ptyhost.Start(ptyhost.Config{Cmd: "/bin/sleep", Args: []string{"1000"}, Cols: 80, Rows: 24})
@@ -99,7 +111,8 @@ func TestRestartedThenClosed(t *testing.T) {
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	log.waitFor(t, "watching 1 terminals")
+	log.waitFor(t, "watching 1 terminal")
+	log.noneWith(t, "watching 1 terminals")
 	select {
 	case <-firstExited:
 	default:
@@ -127,5 +140,13 @@ func TestRestartedThenClosed(t *testing.T) {
 	}
 	if exits(forgotten, 200*time.Millisecond) {
 		t.Fatal("the forgotten terminal was killed")
+	}
+}
+
+func TestTerminalsCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 terminals", 1: "1 terminal", 2: "2 terminals", 16: "16 terminals"} {
+		if got := terminals(n); got != want {
+			t.Errorf("terminals(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
