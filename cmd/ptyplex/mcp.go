@@ -50,6 +50,10 @@ func runMCP(args []string) int {
 	if c.fs.NArg() > 0 {
 		return c.usageError("unexpected arguments: %v", c.fs.Args())
 	}
+	// As start refuses it: a negative duration is a mistake, not "never".
+	if *idleExit < 0 {
+		return c.usageError("invalid --idle-exit %v: must not be negative (0: never)", *idleExit)
+	}
 	var logger *slog.Logger
 	if *logPath != "" {
 		noteExposed("--log", *logPath)
@@ -62,7 +66,7 @@ func runMCP(args []string) int {
 		logger = slog.New(slog.NewTextHandler(&logFile{f: f, path: *logPath}, nil))
 	}
 	idle := *idleExit
-	if idle <= 0 {
+	if idle == 0 {
 		idle = -1 // Options: negative means never
 	}
 	srv, err := mcpserver.New(mcpserver.Options{Logger: logger, IdleExit: idle, Version: version.Version})
