@@ -437,7 +437,11 @@ export declare class Sidecar {
    * program's output. `ready` rejects with the server's refusal.
    */
   revive(terminalId: string, options?: ReviveOptions): Terminal;
-  /** Ends the connection; with persist the terminals go on (onDetach), else they are killed. */
+  /**
+   * Ends the connection; with persist the terminals go on (onDetach), else
+   * they are killed. Input not yet sent to the sidecar (a paste its program
+   * does not read) is dropped, so this never waits for it.
+   */
   close(): Promise<void>;
 }
 

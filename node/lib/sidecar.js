@@ -24,6 +24,15 @@ const FRAME_NAMES = { [T.OPENED]: 'OPENED', [T.ERROR]: 'ERROR', [T.EXIT]: 'EXIT'
 // READ_AHEAD_LIMIT bounds the bytes _awaitPid reads ahead of the event
 // loop looking for an OPENED: the credit windows of a few busy terminals.
 const READ_AHEAD_LIMIT = 8 << 20;
+// PASTE_HELLO_WAIT bounds the handshake a host that did not begin with one
+// makes when a paste first fills a piece (writer.js): a current sidecar
+// answers at once, one older than HELLO never does, and the paste then
+// goes on unpaced, as it always did, after this one pause.
+const PASTE_HELLO_WAIT = 2000;
+// CLOSE_BOUND is how long close() waits for the sidecar to end after its
+// stdin was closed before it ends it (a child that does not read the
+// input queued before: the sidecar reads nothing more, the end included).
+const CLOSE_BOUND = 15000;
 
 // sleepFor blocks the thread for ms (a fraction of a millisecond) between
 // _awaitPid's reads that find nothing. Atomics.wait sleeps; where it is
@@ -189,6 +198,7 @@ class Sidecar {
       };
       const expire = () => {
         gen.helloWait = null;
+        gen.helloExpired = true;
         if (this.transport && !gen.heard) {
           // Not one byte came back: nothing says the transport reached
           // a sidecar at all (ssh still connecting to a host that drops
@@ -365,8 +375,68 @@ class Sidecar {
     if (!gen) return Promise.resolve();
     gen.closing = true;
     this._refresh(gen); // a caller awaiting close keeps the loop alive
+    // What has not gone out yet is dropped, as the terminals end: a
+    // paste the child does not read would keep the end of stdin from
+    // the sidecar for ever.
+    const dropped = gen.out.abandon();
     gen.out.end();
+    if (gen.dead) return gen.exited;
+    // A sidecar holding input back for a child that does not read reads
+    // nothing more, the end of stdin included (PROTOCOL.md, INPUT). Our
+    // input was waiting for the pipe, so it may: a signal ends that wait,
+    // and a plain sidecar then shuts down as at the end of its input. A
+    // bridge's or a transport's stdin ends a connection, not terminals:
+    // they get the bound.
+    const plain = this._plainLocal();
+    if (dropped > 0 && plain && process.platform !== 'win32') gen.child.kill('SIGTERM');
+    if (!gen.closeBound) {
+      gen.closeBound = setTimeout(() => {
+        if (gen.dead) return;
+        this._log(`${this._who()} did not end within ${CLOSE_BOUND} ms of close(): ending it`);
+        gen.child.kill(plain && process.platform !== 'win32' ? 'SIGTERM' : 'SIGKILL');
+      }, CLOSE_BOUND);
+      gen.closeBound.unref();
+      gen.exited.then(() => clearTimeout(gen.closeBound));
+    }
     return gen.exited;
+  }
+
+  // _plainLocal: a sidecar of our own whose terminals end with it (no
+  // transport, no persistent server behind it).
+  _plainLocal() {
+    return !this.transport && !this.persist && !bridgeArgs(this._args);
+  }
+
+  // _answersPing says whether gen's sidecar answers PING, for the pace of
+  // a paste (writer.js): from its HELLO answer, or, if nobody asked for
+  // one, after asking now (a promise, settled once it answered or after
+  // PASTE_HELLO_WAIT; no answer by then: unpaced until one comes).
+  _answersPing(gen) {
+    if (gen.pingable !== undefined) return gen.pingable;
+    if (gen.paceAsked || gen.dead) return false;
+    gen.paceAsked = true;
+    if (!gen.hello) {
+      gen.hello = this._handshake(gen);
+      // Its failure (an old sidecar) only means the paste goes unpaced.
+      gen.hello.catch(() => {});
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, PASTE_HELLO_WAIT);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      gen.hello.then(done, done);
+    });
+  }
+
+  // _notePeer takes what a HELLO answer says about PING: INPUT that waits
+  // for it goes on. Called with the parsed body, by the dispatch or by a
+  // pid read that sees the answer first (twice is harmless).
+  _notePeer(gen, msg) {
+    if (msg === null || typeof msg !== 'object' || !Array.isArray(msg.features)) return;
+    gen.pingable = msg.features.includes('keepalive');
+    gen.out.paceKnown();
   }
 
   _log(line) {
@@ -436,7 +506,10 @@ class Sidecar {
       heard: false, said: '',
       // installing: while the first connect installs, the timers (open,
       // HELLO) waiting to start once it has.
-      installing: installing ? [] : null };
+      installing: installing ? [] : null,
+      // pingable: whether it answers PING, once its HELLO answer said;
+      // paceAsked: a paste asked for that answer (writer.js's pace).
+      pingable: undefined, paceAsked: false, helloExpired: false, closeBound: null };
     let exitedResolve;
     gen.exited = new Promise((r) => (exitedResolve = r));
     const parser = new FrameParser(
@@ -473,7 +546,7 @@ class Sidecar {
       },
     );
     gen.parser = parser;
-    gen.out = new FrameWriter(child.stdin);
+    gen.out = new FrameWriter(child.stdin, { pace: () => this._answersPing(gen) });
     gen.peek = null; // bytes read ahead by _awaitPid, not yet parsed
     gen.push = (chunk) => {
       if (gen.dead) return;
@@ -610,6 +683,18 @@ class Sidecar {
     if (!gen.peek) {
       const seen = new Map(); // terminal id -> pid, 0 for ERROR
       const scanner = gen.parser.fork((type, body) => {
+        // A paste's PONG, or the HELLO answer it waits for, lets the
+        // frames behind it (the OPEN) go on from inside this wait; the
+        // dispatch sees them again later, which changes nothing.
+        if (type === T.PONG) return gen.out.ponged(body);
+        if (type === T.HELLO_REPLY) {
+          try {
+            this._notePeer(gen, JSON.parse(body.toString('utf8')));
+          } catch {
+            // The dispatch reports it.
+          }
+          return;
+        }
         if (type !== T.OPENED && type !== T.ERROR) return;
         try {
           const msg = JSON.parse(body.toString('utf8'));
@@ -702,6 +787,11 @@ class Sidecar {
 
   _frame(gen, type, body) {
     if (this._persistFrame(gen, type, body)) return;
+    if (type === T.PONG) {
+      // A paste's (writer.js); the keepalive's counts as any byte does.
+      gen.out.ponged(body);
+      return;
+    }
     const name = FRAME_NAMES[type];
     if (!name) return; // newer sidecars may send more; the protocol says skip them
     let msg;
@@ -714,6 +804,13 @@ class Sidecar {
     if (type === T.HELLO_REPLY) {
       const w = gen.helloWait;
       gen.helloWait = null;
+      if (isObject) this._notePeer(gen, msg);
+      if (!w && gen.helloExpired && isObject) {
+        // Asked, but later than helloTimeout: that handshake failed, and
+        // the answer still says whether PING is answered.
+        gen.helloExpired = false;
+        return;
+      }
       if (!w) throw peerError(`protocol violation by ${this._name()}: a HELLO answer nobody asked for`);
       if (!isObject || !Number.isInteger(msg.protocol) || msg.protocol < 0) {
         const err = peerError(`${this._name()} answered HELLO with a malformed frame (not a JSON object with a protocol number)`);

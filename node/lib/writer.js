@@ -28,9 +28,22 @@
 // And the event loop runs between two windows of a paste written here:
 // the output that came meanwhile is read, and its CREDIT sent, before
 // more INPUT goes out.
+//
+// That bounds what waits ahead of a CREDIT in the pipe, not what the
+// sidecar has still to read of what went before it: the sidecar reads on
+// only 1 MiB past the INPUT it holds back, and with a small credit window
+// (64 KiB or less) an echoing child stops so early that more than that is
+// always between the two. So INPUT also goes out in pieces of at most
+// PIECE bytes, as the Go client sends it (PROTOCOL.md, INPUT): behind
+// each a PING, and the next piece only once its PONG came back. The
+// sidecar answers a PING when it has taken every frame before it, so no
+// more than a piece it has not taken is ever out, and a CREDIT, which
+// overtakes what waits here, is always within its look-ahead. Only a
+// sidecar that answers PING (options.pace says which) is paced; small
+// writes are counted, not PINGed: a PING goes out only when a piece fills.
 
 const fs = require('fs');
-const { T } = require('./frames');
+const { T, controlFrame } = require('./frames');
 
 // The longest pause between two tries at a full pipe (ms): the sidecar
 // reads its stdin all the time, and a pipe stays full only while it holds
@@ -47,9 +60,17 @@ const MAX_RETRY_MS = 16;
 // on as fast as the pipe takes it.
 const INPUT_WINDOW = 128 << 10;
 
+// PIECE is the most INPUT out that the sidecar has not confirmed taking:
+// half its look-ahead, leaving room for the frames beside it (other
+// terminals', RESIZE, the PING itself).
+const PIECE = 512 << 10;
+
 class FrameWriter {
   // options.stream: write through node's stream, as on Windows, even
   // where there is a descriptor (the tests run Windows' path so).
+  // options.pace: called when a piece of INPUT is full, says whether the
+  // sidecar answers PING: true, false, or a promise of either (while the
+  // handshake that tells is under way). Without it nothing is paced.
   constructor(stream, options = {}) {
     this._stream = stream;
     const h = stream._handle;
@@ -68,6 +89,11 @@ class FrameWriter {
     this._ending = false; // end() was called: the stream ends once the queue is written
     this._ended = false;
     this._broken = false;
+    this._pace = options.pace || null;
+    this._piece = 0; // INPUT let out since the last PONG of a paste's PING
+    this._gate = null; // { body } a PING whose PONG INPUT waits for, or { asking: true }
+    this._pings = 0;
+    this._writing = false; // inside _write
   }
 
   /** Whether this writer, not the stream, sends the frames (and flushNow can push them). */
@@ -83,22 +109,96 @@ class FrameWriter {
   write(buf) {
     if (this._broken || this._ending) return;
     const input = buf[4] === T.INPUT;
-    // A CREDIT overtakes the frames that wait; anything else waits behind
-    // them, and INPUT too once the window is out.
-    if (buf[4] !== T.CREDIT && (this._waitingBytes > 0 || (input && !this._fits(buf)))) {
+    const idle = this._queue.length === 0;
+    // A CREDIT overtakes the frames that wait, and so does a HELLO (it
+    // concerns no terminal; a paste may wait for its answer, asked as a
+    // piece filled); anything else waits behind them, and INPUT too once
+    // the window is out or its piece is full.
+    if (buf[4] !== T.CREDIT && buf[4] !== T.HELLO && (this._waitingBytes > 0 || (input && !this._admits(buf)))) {
       this._waiting.push(buf);
       this._waitingBytes += buf.length;
-      return;
+    } else {
+      this._letOut(buf, input);
     }
-    const idle = this._queue.length === 0;
-    this._letOut(buf, input);
-    if (this.direct && idle) this._flush();
+    // (_admits may have let a PING out.) A write from inside _write (a
+    // HELLO that pacing asks for) is written by the loop already running.
+    if (this.direct && idle && this._queue.length && !this._writing) this._flush();
   }
 
   // _fits says whether INPUT frame buf may be let out now: within the
   // window, or alone (a frame larger than the window goes on its own).
   _fits(buf) {
     return this._inputOut === 0 || this._inputOut + buf.length <= INPUT_WINDOW;
+  }
+
+  // _admits says whether INPUT frame buf may be let out now, counting it
+  // into its piece if so: within the window, and within the piece or
+  // after the PONG of the PING sent behind the full one.
+  _admits(buf) {
+    if (!this._fits(buf)) return false;
+    if (!this._pace) return true;
+    if (this._gate) return false;
+    const n = buf.length;
+    if (this._piece === 0 || this._piece + n <= PIECE) {
+      this._piece += n;
+      return true;
+    }
+    // Closed while _pace runs: asking, it writes a HELLO, and what that
+    // write sets off must not let this INPUT (or any behind it) past.
+    const gate = { asking: true };
+    this._gate = gate;
+    const answers = this._pace();
+    if (answers === true) {
+      this._gate = null;
+      this._ping();
+      return false;
+    }
+    if (answers && typeof answers.then === 'function') {
+      // The handshake that tells is under way: the INPUT waits for it
+      // (and is then paced, or not, by what it said).
+      answers.then(() => this._open(gate));
+      return false;
+    }
+    // Not a sidecar that answers PING: unpaced, as before there was any.
+    this._gate = null;
+    this._piece = n;
+    return true;
+  }
+
+  // _ping lets out a PING behind the full piece and closes the gate
+  // until its PONG.
+  _ping() {
+    const f = controlFrame(T.PING, { paste: ++this._pings });
+    this._gate = { body: f.subarray(5) };
+    this._letOut(f, false);
+  }
+
+  /**
+   * The sidecar said whether it answers PING (its HELLO answer came):
+   * INPUT waiting for that goes on, paced or not as it said.
+   */
+  paceKnown() {
+    if (this._gate && this._gate.asking) this._open(this._gate);
+  }
+
+  /** Takes a PONG's body: the answer to a paste's PING opens its gate. */
+  ponged(body) {
+    const gate = this._gate;
+    if (!gate || !gate.body || !gate.body.equals(body)) return; // a keepalive's, or one from before
+    this._piece = 0;
+    this._open(gate);
+  }
+
+  // _open lifts gate (if it is still the one) and lets out what waited
+  // behind it.
+  _open(gate) {
+    if (this._gate !== gate) return;
+    this._gate = null;
+    if (this._broken) return;
+    const idle = this._queue.length === 0;
+    this._release();
+    if (this.direct && idle && this._queue.length && !this._writing) this._flush();
+    if (!this.direct && this._ending && this._waitingBytes === 0) this._endStream();
   }
 
   // _letOut hands buf on: to the queue the pipe is written from, or to
@@ -132,13 +232,13 @@ class FrameWriter {
   }
 
   // _release lets out the frames that wait, in order, up to the first
-  // INPUT that does not fit the window.
+  // INPUT that does not fit the window or waits for a PONG.
   _release() {
     const w = this._waiting;
     while (this._waitHead < w.length) {
       const buf = w[this._waitHead];
       const input = buf[4] === T.INPUT;
-      if (input && !this._fits(buf)) break;
+      if (input && !this._admits(buf)) break;
       w[this._waitHead++] = undefined;
       this._waitingBytes -= buf.length;
       this._letOut(buf, input);
@@ -156,6 +256,31 @@ class FrameWriter {
   end() {
     this._ending = true;
     if (this._broken || (this._waitingBytes === 0 && (!this.direct || this._queue.length === 0))) this._endStream();
+  }
+
+  /**
+   * Drops every frame not yet begun (those that wait here, and in the
+   * queue all but a frame partly written, which must be finished for the
+   * stream to stay whole); returns how many bytes it dropped. close() does
+   * this: the sidecar is ending, and a paste the child does not read
+   * would keep its end from ever being written.
+   */
+  abandon() {
+    let n = this._waitingBytes;
+    this._waiting = [];
+    this._waitHead = 0;
+    this._waitingBytes = 0;
+    this._gate = null;
+    if (this.direct && this._queue.length) {
+      const first = this._queue[0];
+      const begun = first.buf.length < first.size;
+      const keep = begun ? [first] : [];
+      for (const e of this._queue) if (!keep.includes(e)) n += e.buf.length;
+      this._queue = keep;
+      this._queued = begun ? first.buf.length : 0;
+      this._inputOut = begun && first.input ? first.size : 0;
+    }
+    return n;
   }
 
   _endStream() {
@@ -177,6 +302,15 @@ class FrameWriter {
   // are in: 'done' once nothing waits (or nothing can be written),
   // 'full' when the pipe is, 'more' when the budget is spent.
   _write(inputBudget) {
+    this._writing = true;
+    try {
+      return this._writeQueue(inputBudget);
+    } finally {
+      this._writing = false;
+    }
+  }
+
+  _writeQueue(inputBudget) {
     let input = 0;
     while (this._queue.length) {
       if (input >= inputBudget) return 'more';
@@ -216,6 +350,7 @@ class FrameWriter {
 
   _drop() {
     this._broken = true;
+    this._gate = null;
     this._queue = [];
     this._queued = 0;
     this._waiting = [];
@@ -244,7 +379,8 @@ class FrameWriter {
     }
     if (state === 'done') {
       this._retry = 0;
-      if (this._ending) this._endStream();
+      // (Frames may still wait behind a gate.)
+      if (this._ending && this._waitingBytes === 0) this._endStream();
       return;
     }
     const moved = this._written > before;
@@ -253,4 +389,4 @@ class FrameWriter {
   }
 }
 
-module.exports = { FrameWriter };
+module.exports = { FrameWriter, PIECE, INPUT_WINDOW };
