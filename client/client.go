@@ -134,7 +134,7 @@ type Client struct {
 	// upgradeWait is the UPGRADE waiting for its answer, if any (serverctl.go); under mu.
 	upgradeWait upgradeWait
 
-	pace pacer // a credited terminal's paste, in pieces the sidecar confirms (pace.go)
+	pace pacer // every terminal's INPUT, in pieces the sidecar confirms (pace.go)
 }
 
 // pendingOpen is an OPEN waiting for its OPENED or ERROR.
@@ -248,6 +248,7 @@ func newClient() *Client {
 		done:       make(chan struct{}),
 		helloTurn:  make(chan struct{}, 1),
 		persist:    persistState{listTurn: make(chan struct{}, 1)},
+		pace:       pacer{turn: make(chan struct{}, 1)},
 		closeBound: closeBound,
 	}
 }
@@ -490,13 +491,17 @@ func (c *Client) Close() error {
 	if c.rc != nil {
 		c.rc.stopOnce.Do(func() { close(c.rc.stop) })
 	}
+	// A paced paste may wait for a PONG that does not come: the sidecar
+	// holds back our frames as it would a blocked write's.
+	held := c.plainLocal() && c.inputHeld(s)
 	// An error closing the pipe means it is broken already; the end of
 	// the stream reports why.
-	if forced, _ := s.closeInput(); forced && c.plainLocal() {
-		// Our write was blocked: the sidecar waits for a child to read
-		// its input and reads none of ours, the end of it included
-		// (PROTOCOL.md, INPUT). A signal ends that wait, and the
-		// sidecar shuts down as at the end of its input.
+	if forced, _ := s.closeInput(); (forced || held) && c.plainLocal() {
+		// Our write was blocked, or our frames are not read: the
+		// sidecar waits for a child to read its input and reads none
+		// of ours, the end of it included (PROTOCOL.md, INPUT). A
+		// signal ends that wait, and the sidecar shuts down as at the
+		// end of its input.
 		terminate(s.Process())
 	}
 

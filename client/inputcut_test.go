@@ -63,6 +63,11 @@ func TestInputCutAtCharacterStarts(t *testing.T) {
 		var sizes []int
 		for len(got) < len(tc.data) {
 			f := p.next(t)
+			if f.Type == proto.TypeHello {
+				// Pacing asks once whether the peer answers PING;
+				// this one, silent, gets its input unpaced.
+				continue
+			}
 			require.Equal(t, proto.TypeInput, f.Type, tc.name)
 			id, data, err := proto.ParseData(f.Body)
 			require.NoError(t, err, tc.name)

@@ -155,7 +155,10 @@ func serverPid(t *testing.T, env []string, name string) int {
 // behind it without bound, and Client.Close must end. They all waited on
 // the blocked write for as long as the child did not read.
 func TestBlockedWriteHoldsNothingUp(t *testing.T) {
-	c := startClient(t)
+	logs := newLogWatch(t)
+	c, err := Start(Options{SidecarPath: sidecarBin, Stderr: logs})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
 	stuck := open(t, c, OpenOptions{Cmd: "/bin/sh", Args: []string{"-c", "stty raw -echo; echo raw; exec sleep 1000"}, Raw: true})
 	collect(stuck).waitText(t, "raw")
 	wrote := make(chan error, 1)
@@ -165,11 +168,12 @@ func TestBlockedWriteHoldsNothingUp(t *testing.T) {
 	}()
 	// Wait until the write is blocked: the stream's write lock stays
 	// taken.
+	logs.waitFor(t, holdingBack(stuck.ID()))
 	waitWriteBlocked(t, c)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err := c.Open(ctx, OpenOptions{Cmd: "true"})
+	_, err = c.Open(ctx, OpenOptions{Cmd: "true"})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	// Close returns at once, and hangs the child up itself (the CLOSE
@@ -193,11 +197,22 @@ func TestBlockedWriteHoldsNothingUp(t *testing.T) {
 	require.NoError(t, c.Close())
 }
 
-// waitWriteBlocked waits until a write to c's sidecar stays blocked: the
-// stream's write lock cannot be had for 200 ms.
+// waitWriteBlocked waits until a write to c's sidecar is held up: paced,
+// it waits for a PONG (or its turn to wait for one); unpaced (a sidecar
+// that answers no PING), the stream's write lock stays taken.
 func waitWriteBlocked(t *testing.T, c *Client) {
 	t.Helper()
+	waitWriters(t, c, 1)
+}
+
+// waitWriters waits until n writers wait in c's pacer, or a write to the
+// sidecar stays blocked: its write lock cannot be had for 200 ms.
+func waitWriters(t *testing.T, c *Client, n int32) {
+	t.Helper()
 	require.Eventually(t, func() bool {
+		if c.pace.waiting.Load() >= n {
+			return true
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		s := c.stream()
@@ -212,10 +227,14 @@ func waitWriteBlocked(t *testing.T, c *Client) {
 // Client.Close ends even when the sidecar will never read again: the
 // blocked write is cut short and the sidecar told to shut down.
 func TestCloseEndsABlockedWrite(t *testing.T) {
-	c := startClient(t)
+	logs := newLogWatch(t)
+	c, err := Start(Options{SidecarPath: sidecarBin, Stderr: logs})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
 	stuck := open(t, c, OpenOptions{Cmd: "/bin/sh", Args: []string{"-c", "trap '' HUP; stty raw -echo; echo raw; exec sleep 1000"}, Raw: true})
 	collect(stuck).waitText(t, "raw")
 	go stuck.Write(make([]byte, 24<<20))
+	logs.waitFor(t, holdingBack(stuck.ID()))
 	waitWriteBlocked(t, c)
 	closed := make(chan error, 1)
 	go func() { closed <- c.Close() }()

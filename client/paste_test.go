@@ -45,7 +45,9 @@ func TestPastePiecesWaitForThePong(t *testing.T) {
 	term := <-opened
 	require.NotNil(t, term)
 
-	paste := bytes.Repeat([]byte("0123456789abcdef"), (2*pasteStep+16)/16)
+	// Its tail is larger than smallInput: small writes go out while
+	// a PONG is due (smallSlack), a paste's pieces do not.
+	paste := bytes.Repeat([]byte("0123456789abcdef"), (2*pasteStep+smallInput+16)/16)
 	wrote := make(chan error, 1)
 	go func() {
 		_, err := term.Write(paste)

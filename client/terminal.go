@@ -126,16 +126,19 @@ func (t *Terminal) Read(p []byte) (int, error) {
 // Write sends p to the child's PTY. It returns once the frames are handed
 // to the sidecar, not when the child has read them. A large p goes out as
 // several INPUT frames of at most 64 KiB, cut where a UTF-8 character
-// begins, so that no character is split between two of them. A child that does not
-// read makes Write block once 16 MiB are queued for it in the sidecar,
-// and every other sender on the connection with it (the sidecar stops
-// reading frames, PROTOCOL.md, INPUT); Close still ends it. On a
-// terminal opened with credit, to a sidecar whose HELLO announced the
-// keepalive (a client that did not begin with HELLO asks once, when it
-// first needs to know), INPUT goes out in pieces of 512 KiB, each once
-// the sidecar has taken the one before (pace.go): a paste into a child
-// that echoes it then never hides the CREDIT that lets the child go on
-// from the sidecar. An ERROR
+// begins, so that no character is split between two of them. A child
+// that does not read makes Write block once 16 MiB are queued for it in
+// the sidecar (the sidecar stops reading frames, PROTOCOL.md, INPUT);
+// Close still ends it. To a sidecar whose HELLO announced the keepalive
+// (a client that did not begin with HELLO asks once, when it first needs
+// to know), the INPUT of every terminal on the connection goes out in
+// pieces of 512 KiB all told, each once the sidecar has taken the one
+// before (pace.go): a paste, into any terminal, then never hides from the
+// sidecar the CREDIT that lets an echoing child go on. Small writes
+// (keystrokes) are only counted: while a paste waits for the sidecar,
+// other terminals' typing still goes out, and so do their CREDITs, even
+// when that paste's child never reads; a large write to another terminal
+// waits its turn. An ERROR
 // about the live terminal (older sidecars sent one for input they
 // dropped) is reported by the next Write as an *InputError.
 //
@@ -160,13 +163,7 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	}
 	select {
 	case <-t.done:
-		t.mu.Lock()
-		err := t.err
-		t.mu.Unlock()
-		if err != nil {
-			return 0, fmt.Errorf("write: %w", err)
-		}
-		return 0, fmt.Errorf("terminal %q: write: terminal has exited", t.id)
+		return 0, t.writeEnded()
 	default:
 	}
 	written := 0
@@ -181,13 +178,26 @@ func (t *Terminal) Write(p []byte) (int, error) {
 			}
 		}
 		chunk := p[written : written+inputChunk(p[written:])]
-		t.c.paceInput(t, len(chunk))
+		if err := t.c.paceInput(t, len(chunk)); err != nil {
+			return written, t.writeEnded()
+		}
 		if err := t.c.sendTerm(proto.AppendDataFrame(nil, proto.TypeInput, t.id, chunk), len(chunk)); err != nil {
 			return written, fmt.Errorf("terminal %q: write: %w", t.id, err)
 		}
 		written += len(chunk)
 	}
 	return written, nil
+}
+
+// writeEnded is the error of a Write to a terminal that has finished.
+func (t *Terminal) writeEnded() error {
+	t.mu.Lock()
+	err := t.err
+	t.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return fmt.Errorf("terminal %q: write: terminal has exited", t.id)
 }
 
 // Resize changes the terminal's size. The sidecar applies it best effort
@@ -228,7 +238,7 @@ func (t *Terminal) Close() error {
 	t.win.lift()
 	frame := proto.AppendFrame(nil, proto.TypeClose, proto.Marshal(proto.Close{TerminalID: t.id}))
 	sent := make(chan error, 1)
-	go func() { sent <- t.c.sendTerm(frame, len(frame)) }()
+	go func() { sent <- t.c.sendClose(t, frame) }()
 	wait := time.NewTimer(closeSendWait)
 	defer wait.Stop()
 	select {
@@ -247,22 +257,23 @@ func (t *Terminal) Close() error {
 	case <-wait.C:
 		// The sidecar reads none of our frames: it waits for a child
 		// to read the input queued for it (PROTOCOL.md, INPUT), maybe
-		// this very one. The CLOSE goes out when it reads again; a
-		// local sidecar's child is hung up on directly meanwhile, as
-		// the CLOSE would, so that such a wait can end.
+		// this very one. The CLOSE goes out, or is read, when it reads
+		// again; a local sidecar's child is hung up on directly
+		// meanwhile, as the CLOSE would, so that such a wait can end.
 		go t.hangUp(sent)
 		return nil
 	}
 }
 
-// closeSendWait is how long Close waits for its CLOSE to be written
-// before it leaves that to a goroutine.
+// closeSendWait is how long Close waits for its CLOSE to be written (and,
+// with input out unconfirmed, read: sendClose) before it leaves that to a
+// goroutine.
 const closeSendWait = 200 * time.Millisecond
 
 // hangUp does what a CLOSE does to the child of a local plain sidecar,
 // for a CLOSE that cannot be written: SIGHUP to its process group now,
-// SIGKILL after the sidecar's grace period, each unless the CLOSE went
-// out or the terminal ended first (then the sidecar holds or has reaped
+// SIGKILL after the sidecar's grace period, each unless the CLOSE was
+// taken or the terminal ended first (then the sidecar holds or has reaped
 // the child, and its pid is not ours to signal).
 func (t *Terminal) hangUp(sent <-chan error) {
 	if t.pid <= 0 || !t.c.plainLocal() {
