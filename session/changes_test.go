@@ -377,3 +377,22 @@ func BenchmarkOutputSince80x24(b *testing.B) {
 	}
 	b.ReportMetric(float64(n), "bytes/answer")
 }
+
+// A PNG read has no rows to list or cut: changes, since and max_chars are
+// refused with it, as from and to are, rather than ignored.
+func TestPNGRefusesTextReadFields(t *testing.T) {
+	d := puppet(t, 40, 4)
+	tok := read(t, d, map[string]any{"changes": true}).Token
+	for name, v := range map[string]any{"changes": true, "since": tok, "max_chars": 100, "from": 1, "to": 2} {
+		msg := readErr(t, d, map[string]any{"format": "png", name: v})
+		if want := fmt.Sprintf(`field '%s' does not apply to format "png"`, name); !strings.Contains(msg, want) {
+			t.Errorf("png with %s: %q, want it to contain %q", name, msg, want)
+		}
+	}
+	// Asking for no token is asking for nothing.
+	r := mustCall(t, d.SocketPath(), map[string]any{"type": "OUTPUT", "format": "png", "changes": false, "since": nil})
+	var shot wire.ScreenshotData
+	if err := json.Unmarshal(r.Data, &shot); err != nil || len(shot.PNG) == 0 {
+		t.Errorf("png with changes false: %v, %d bytes", err, len(shot.PNG))
+	}
+}

@@ -19,10 +19,8 @@ const maxScreenshot = (wire.MaxMessage - 4<<10) / 4 * 3
 // reader is never held up by encoding (5-20 ms for a typical screen, up to
 // several hundred for a 200x50 one in 256 colour pairs).
 func (d *Daemon) outputPNG(f wire.Fields) (any, error) {
-	for _, name := range []string{"from", "to"} {
-		if f.Has(name) {
-			return nil, wire.Invalidf("field '%s' does not apply to format \"png\", which renders the visible screen", name)
-		}
+	if err := refuseTextFields(f); err != nil {
+		return nil, err
 	}
 	withGen, err := f.Bool("with_gen")
 	if err != nil {
@@ -56,4 +54,29 @@ func (d *Daemon) outputPNG(f wire.Fields) (any, error) {
 		out.OutputGen = &gen
 	}
 	return out, nil
+}
+
+// refuseTextFields refuses what only a text read has: a line range, a
+// changes read (a token, since: an image has no rows to list) and a
+// character budget. Silently drawing the whole screen instead would give
+// a client that asked for less, or for a diff, something else.
+// "changes": false asks for nothing and is taken.
+func refuseTextFields(f wire.Fields) error {
+	for _, name := range []string{"from", "to", "since", "max_chars"} {
+		if f.Has(name) {
+			return notForPNG(name)
+		}
+	}
+	changes, err := f.Bool("changes")
+	if err != nil {
+		return err
+	}
+	if changes {
+		return notForPNG("changes")
+	}
+	return nil
+}
+
+func notForPNG(name string) error {
+	return wire.Invalidf("field '%s' does not apply to format \"png\", which renders the visible screen", name)
 }
