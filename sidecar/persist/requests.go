@@ -381,9 +381,25 @@ func (s *Server) detach(c *conn, id string) {
 	}
 }
 
+// listed is LISTED's body: proto.Listed's, and for each terminal whether
+// it is closing. (Here until proto.ListedTerminal has the field: a
+// client that decodes proto.Listed ignores it.)
+type listed struct {
+	Terminals []listedTerminal `json:"terminals"`
+}
+
+type listedTerminal struct {
+	proto.ListedTerminal
+	// Closing is set while the terminal's program is being closed (by
+	// a CLOSE, or by the orphan bound): it was sent SIGHUP and is sent
+	// SIGKILL at the end of the grace period unless it exits before.
+	// LIST showed such a terminal as merely detached (or attached).
+	Closing bool `json:"closing,omitempty"`
+}
+
 // list describes every terminal for LISTED.
-func (s *Server) list() proto.Listed {
-	out := proto.Listed{Terminals: []proto.ListedTerminal{}}
+func (s *Server) list() listed {
+	out := listed{Terminals: []listedTerminal{}}
 	for _, t := range s.snapshotTerms() {
 		t.mu.Lock()
 		if t.end == exitWritten {
@@ -410,8 +426,9 @@ func (s *Server) list() proto.Listed {
 				e.DropInMs = &left
 			}
 		}
+		closing := t.life == engine.Closing
 		t.mu.Unlock()
-		out.Terminals = append(out.Terminals, e)
+		out.Terminals = append(out.Terminals, listedTerminal{ListedTerminal: e, Closing: closing})
 	}
 	return out
 }
