@@ -31,6 +31,11 @@ var windowsSignals = []struct {
 	{"SIGSTOP", 19},
 	{"SIGTSTP", 20},
 	{"SIGWINCH", 28},
+	// Windows' own (signal.h, and node's os.constants.signals there):
+	// Linux has no SIGBREAK. Taken so that kill('SIGBREAK') from node on
+	// Windows is told the backend cannot deliver it (a pseudo-console has
+	// no key that raises CTRL_BREAK_EVENT), not that the name is unknown.
+	{"SIGBREAK", 21},
 }
 
 func signalName(sig syscall.Signal) string {
