@@ -144,6 +144,9 @@ func openDiskDir(root, name string, max int64, every time.Duration, logf func(st
 	if !filepath.IsAbs(root) {
 		return nil, fmt.Errorf("--journal-dir %q: not an absolute path", root)
 	}
+	if err := safeParents(root); err != nil {
+		return nil, err
+	}
 	if err := privateDir(root); err != nil {
 		return nil, err
 	}
@@ -164,6 +167,49 @@ func openDiskDir(root, name string, max int64, every time.Duration, logf func(st
 
 func newDiskDir(path string, max int64, logf func(string, ...any)) *diskDir {
 	return &diskDir{path: path, max: max, logf: logf, stores: map[*diskStore]struct{}{}, done: make(chan struct{})}
+}
+
+// safeParents refuses dir unless every directory above it is ours or
+// root's and writable by nobody else, or sticky (as /tmp is, where no
+// one may remove or rename what another put there), as ssh wants of the
+// directories above ~/.ssh. A directory that another user may write lets
+// that user rename dir away and put one of their own in its place,
+// between two of our checks or while we run: the journals, the
+// environment in each meta.json, and what REVIVE would run. The
+// directories are those of the path as named and, if a symbolic link is
+// on the way, those of where it leads; a link itself must be ours or
+// root's (in a sticky directory, its owner may replace it).
+func safeParents(dir string) error {
+	parent := filepath.Dir(filepath.Clean(dir))
+	dirs := ancestors(parent)
+	if real, err := filepath.EvalSymlinks(parent); err == nil && real != parent {
+		dirs = append(dirs, ancestors(real)...)
+	}
+	me := uint32(os.Geteuid())
+	for _, d := range dirs {
+		var st unix.Stat_t
+		if err := unix.Lstat(d, &st); err != nil {
+			return fmt.Errorf("journal directory %s: checking %s above it: %w", dir, d, err)
+		}
+		if st.Uid != me && st.Uid != 0 {
+			return fmt.Errorf("journal directory %s: %s above it belongs to uid %d, who could replace what is in it (it must be ours, uid %d, or root's)", dir, d, st.Uid, me)
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0 {
+			return fmt.Errorf("journal directory %s: other users may write to %s above it (mode %04o), and so remove or replace it (chmod go-w %s, or +t as /tmp is)", dir, d, st.Mode&0o7777, d)
+		}
+	}
+	return nil
+}
+
+// ancestors returns dir and every directory above it, up to the root,
+// dir being absolute and clean.
+func ancestors(dir string) []string {
+	out := []string{dir}
+	for d := dir; d != filepath.Dir(d); {
+		d = filepath.Dir(d)
+		out = append(out, d)
+	}
+	return out
 }
 
 // privateDir creates dir (0700) if it is missing, and refuses it unless
