@@ -518,11 +518,11 @@ func (t *term) runPump() {
 			continue
 		}
 		if t.life == engine.Gone && len(t.ctl) == 0 {
-			if t.readEnded && len(t.views.list) == 0 {
+			if t.readEnded {
 				// Nobody reads the journal any more: its chunks
 				// go to other terminals' journals. A viewer still
-				// behind its end is sent a SNAPSHOT from it first
-				// (viewer.cutOffLocked); the last one frees it.
+				// behind its end gets the last screen instead.
+				t.finishViewersLocked()
 				t.j.free()
 			}
 			t.pumping = false

@@ -71,6 +71,9 @@ type viewer struct {
 	// sent them (noteLossLocked counts them as they leave). owed is the
 	// part of lost its next SNAPSHOT is still to report.
 	lost, owed uint64
+	// final is its last SNAPSHOT, copied from the journal of its
+	// terminal, gone, as that journal was freed (finishViewersLocked).
+	final *snapshotTail
 	// greeted says its ATTACHED was written (the goroutine's first frame).
 	greeted bool
 	// idle says its goroutine waits on wake; starved that it waits for
@@ -363,12 +366,15 @@ func (v *viewer) run() {
 				frames = append(frames, checkedFrame(t.id, proto.TypeDetached, proto.Detached{TerminalID: t.id, Reason: v.bye}))
 			}
 			last = true
-		case !v.greeted || v.sent < t.j.start || v.cutOffLocked():
-			skip := v.sent < t.j.start || v.cutOffLocked()
-			v.noteLossLocked(t.j.start)
-			lost := v.owed
-			v.owed = 0
-			if skip {
+		case !v.greeted || v.final != nil || v.sent < t.j.start || v.cutOffLocked():
+			var lost uint64
+			switch {
+			case v.final != nil:
+				snap, v.final = v.final, nil
+				lost = snap.lost
+			case v.sent < t.j.start || v.cutOffLocked():
+				v.noteLossLocked(t.j.start)
+				lost, v.owed = v.owed, 0
 				st := t.viewerTailLocked(lost)
 				snap = &st
 			}
@@ -451,11 +457,6 @@ func (v *viewer) run() {
 	if t.views.draining[v.c] == v {
 		delete(t.views.draining, v.c)
 	}
-	if t.life == engine.Gone && t.readEnded && !t.pumping && len(t.views.list) == 0 {
-		// The pump ended before the last viewer: the journal is
-		// read by nobody now (see runPump).
-		t.j.free()
-	}
 	close(v.done)
 	t.broadcastLocked() // the pump or a new viewer of v.c may wait for it
 	t.mu.Unlock()
@@ -465,12 +466,29 @@ func (v *viewer) run() {
 // is gone (dropped at --keep-exited, replaced by REVIVE or a re-adopting
 // OPEN, the server stopping) and may not be sent the rest now: its id
 // names another terminal or none, so no CREDIT of v's reaches it any
-// more. It is skipped to the end at once instead (a SNAPSHOT of the
-// last screen, then the EXIT), from the journal, which is kept until
-// its viewers are done with it.
+// more. It is skipped to the end at once instead: a SNAPSHOT of the
+// last screen, then the EXIT. (Once the pump frees the journal, the
+// viewers behind have their SNAPSHOT copied already: finishViewersLocked.)
 func (v *viewer) cutOffLocked() bool {
 	t := v.t
 	return t.life == engine.Gone && t.readEnded && v.sent < t.j.end && v.credit.Allow(1) == 0
+}
+
+// finishViewersLocked gives every viewer behind the journal's end its
+// last SNAPSHOT, copied now (at most viewerSnapshotMax each), to be
+// written by its goroutine: t is gone and its journal is about to be
+// freed, and a viewer may not be sent the rest any more (cutOffLocked),
+// nor hold the journal while its host does not read.
+func (t *term) finishViewersLocked() {
+	for _, v := range t.views.list {
+		if v.sent >= t.j.end || v.final != nil {
+			continue
+		}
+		v.noteLossLocked(t.j.start)
+		st := t.viewerTailLocked(v.owed)
+		v.final, v.owed = &st, 0
+		v.poke()
+	}
 }
 
 // waitTurnLocked waits until nothing else may still write about t to the
