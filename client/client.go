@@ -474,6 +474,15 @@ var errCleanEnd = errors.New("sidecar closed its output")
 // waits for all of that. Terminals still live then finish with their EXIT
 // status (usually SIGKILL). Close returns nil when the sidecar ended
 // cleanly, the reason otherwise.
+//
+// To a sidecar that announced the keepalive, Close first sends a PING.
+// A transport (Options.Transport, or a persistent server's bridge) that
+// sends nothing back within a second, or whose input stays blocked that
+// long, is taken for hung and killed, so that Close returns in a second
+// or two rather than after the keepalive's or its own 15 s bound; a
+// local sidecar that does not answer (it holds back frames behind a
+// child that does not read, or it is stopped) is told to shut down with
+// a signal.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closing = true
@@ -491,18 +500,30 @@ func (c *Client) Close() error {
 	if c.rc != nil {
 		c.rc.stopOnce.Do(func() { close(c.rc.stop) })
 	}
-	// A paced paste may wait for a PONG that does not come: the sidecar
-	// holds back our frames as it would a blocked write's.
-	held := c.plainLocal() && c.inputHeld(s)
+	pr := c.probe(s)
+	wait := writeCloseBound
+	if pr.blocked {
+		// A write has held the pipe for the whole probe already.
+		wait = 0
+	}
 	// An error closing the pipe means it is broken already; the end of
 	// the stream reports why.
-	if forced, _ := s.closeInput(); (forced || held) && c.plainLocal() {
+	forced, _ := s.closeInputWithin(wait)
+	switch {
+	case c.plainLocal() && (forced || !pr.ponged):
 		// Our write was blocked, or our frames are not read: the
 		// sidecar waits for a child to read its input and reads none
-		// of ours, the end of it included (PROTOCOL.md, INPUT). A
-		// signal ends that wait, and the sidecar shuts down as at the
-		// end of its input.
+		// of ours, the end of it included (PROTOCOL.md, INPUT), or it
+		// is stopped. A signal ends that wait, and the sidecar shuts
+		// down as at the end of its input.
 		terminate(s.Process())
+	case s.Process() != nil && (forced || !pr.heard):
+		// A transport (or a persistent server's bridge) that takes
+		// none of our input, or sends nothing at all, is hung (ssh
+		// stopped, a network gone): its end would come with the
+		// keepalive's verdict, or closeBound. What it still had to
+		// say is lost with it either way.
+		s.abort()
 	}
 
 	timer := time.NewTimer(c.closeBound)

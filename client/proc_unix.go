@@ -15,10 +15,12 @@ func executable(fi fs.FileInfo) bool { return fi.Mode()&0o111 != 0 }
 
 func noWindow(*exec.Cmd) {}
 
-// terminate asks a process to end (SIGTERM); nil does nothing.
+// terminate asks a process to end (SIGTERM), and lets a stopped one go
+// on to do so (SIGCONT); nil does nothing.
 func terminate(p *os.Process) {
 	if p != nil {
 		p.Signal(syscall.SIGTERM)
+		p.Signal(syscall.SIGCONT)
 	}
 }
 

@@ -48,6 +48,8 @@ type Stream struct {
 	// got through (ssh still connecting) from a sidecar that talks but
 	// did not answer.
 	heard atomic.Bool
+	// frames counts the frames read: a sign of life (Client.Close).
+	frames atomic.Uint64
 }
 
 // heardReader sets its flag once a read returned bytes.
@@ -213,7 +215,13 @@ const writeCloseBound = time.Second
 // its input end inside a frame, as from a host that died.
 // It reports whether it had to.
 func (s *Stream) closeWriter() (forced bool, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), writeCloseBound)
+	return s.closeWriterWithin(writeCloseBound)
+}
+
+// closeWriterWithin is closeWriter with the wait for a write in progress
+// bounded by d.
+func (s *Stream) closeWriterWithin(d time.Duration) (forced bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	if s.lock(ctx) == nil {
 		defer s.unlock()
@@ -250,6 +258,7 @@ func (s *Stream) readLoop(r io.Reader, opts StreamOptions) {
 		if f, err = fr.ReadFrame(); err != nil {
 			break
 		}
+		s.frames.Add(1)
 		if opts.Handle != nil {
 			if err = opts.Handle(f); err != nil {
 				break
@@ -368,8 +377,14 @@ func (s *Stream) CloseInput() error {
 // closeInput is CloseInput that also reports whether a blocked write had
 // to be cut short.
 func (s *Stream) closeInput() (forced bool, err error) {
+	return s.closeInputWithin(writeCloseBound)
+}
+
+// closeInputWithin is closeInput with the wait for a write in progress
+// bounded by d (Close, which knows already that the write is hung).
+func (s *Stream) closeInputWithin(d time.Duration) (forced bool, err error) {
 	s.fail(fmt.Errorf("%w: %w", ErrSidecarGone, ErrClientClosed))
-	forced, err = s.closeWriter()
+	forced, err = s.closeWriterWithin(d)
 	if err != nil {
 		return forced, fmt.Errorf("closing the sidecar's stdin: %w", err)
 	}
