@@ -283,25 +283,3 @@ func (c *Client) pingsKnown() bool {
 	defer c.mu.Unlock()
 	return c.peer != nil && c.peer.Has(proto.FeatureKeepalive)
 }
-
-// inputHeld reports whether the sidecar holds back the frames on s: INPUT
-// is out that it has not confirmed, and a PING sent now gets no PONG
-// within writeCloseBound (or cannot even be written). Close asks before
-// it closes the sidecar's input, which such a sidecar would not read
-// either.
-func (c *Client) inputHeld(s *Stream) bool {
-	if c.pace.unconfirmed(s) == 0 || !c.pingsKnown() {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), writeCloseBound)
-	defer cancel()
-	send := func(frame []byte) (*Stream, error) { return s, s.SendContext(ctx, frame) }
-	switch c.pingWait(s, ctx.Done(), send) {
-	case pongCame:
-		return false
-	case pingQuit:
-		return true
-	}
-	// Not written: held if the wait for the write lock ran out.
-	return ctx.Err() != nil
-}
