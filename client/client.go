@@ -135,6 +135,10 @@ type Client struct {
 	upgradeWait upgradeWait
 
 	pace pacer // every terminal's INPUT, in pieces the sidecar confirms (pace.go)
+
+	// server names the local persistent server Persistent started the
+	// client on, whose end Stop waits for (servergone_unix.go).
+	server string
 }
 
 // pendingOpen is an OPEN waiting for its OPENED or ERROR.

@@ -35,7 +35,12 @@ func Persistent(name string, opts Options) (*Client, error) {
 			"(e.g. {\"ssh\", \"-T\", \"host\", \"ptyplex-sidecar --persist %s\"}; InstallOptions.Args for Install) and call Start", name, name)
 	}
 	opts.Args = append([]string{"--persist", name}, opts.Args...)
-	return Start(opts)
+	c, err := Start(opts)
+	if err != nil {
+		return nil, err
+	}
+	c.server = name
+	return c, nil
 }
 
 // persistState is the client's share of LIST and ATTACH.

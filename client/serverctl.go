@@ -34,7 +34,12 @@ type upgradeAnswer struct {
 
 // Stop asks the persistent server to end (STOP): it kills its terminals
 // and closes every connection once they have ended. Stop returns when
-// this connection ended, or with ctx's error if it did not by then. The
+// this connection ended and, for a client Persistent started, once the
+// server's process is gone too (its lock is free, as
+// `ptyplex-sidecar --stop` waits for it), so that a server of that name
+// starts afresh at once; or with ctx's error if that did not happen by
+// then. (Through a Transport, the server's machine is not this one: Stop
+// returns as the connection ends.) The
 // client is done then, as after Close: a reconnecting one does not take
 // that end for a drop (it would start a new server). A ctx that has ended
 // already sends nothing: the server and the client go on. So does a
@@ -68,10 +73,17 @@ func (c *Client) Stop(ctx context.Context) error {
 		if err := s.ReadErr(); err != nil {
 			return fmt.Errorf("stop: waiting for the server to end: %w", err)
 		}
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("stop: waiting for the server to end: %w", ctx.Err())
 	}
+	if c.server != "" {
+		// The server closes its connections a moment before its
+		// process ends and frees its lock.
+		if err := waitServerGone(ctx, c.opts.Env, c.server); err != nil {
+			return fmt.Errorf("stop: %w", err)
+		}
+	}
+	return nil
 }
 
 // stopResuming sends a reconnecting client's STOP. It is sent under the
