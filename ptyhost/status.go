@@ -2,7 +2,11 @@
 
 package ptyhost
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/ptyplex/ptyplex/internal/signame"
+)
 
 // Status is how a child ended.
 type Status struct {
@@ -10,13 +14,11 @@ type Status struct {
 	Signal unix.Signal // the signal that killed it, or 0
 }
 
-// SignalName is the conventional name of the fatal signal ("SIGKILL"), or ""
-// when the child exited normally.
+// SignalName is the conventional name of the fatal signal ("SIGKILL",
+// "SIGRTMIN+3" as kill -l names the real-time ones), or "" when the child
+// exited normally.
 func (s Status) SignalName() string {
-	if s.Signal == 0 {
-		return ""
-	}
-	return unix.SignalName(s.Signal)
+	return signame.Name(s.Signal)
 }
 
 func statusOf(ws unix.WaitStatus) Status {

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ptyplex/ptyplex/internal/signame"
 	"github.com/ptyplex/ptyplex/proto"
 	"github.com/ptyplex/ptyplex/ptyhost"
 	"github.com/ptyplex/ptyplex/sidecar/engine"
@@ -245,9 +244,7 @@ func (t *terminal) supervise() {
 	} else {
 		code := st.Code
 		exit.ExitCode = &code
-		// signame's name, not the OS package's: it names the
-		// real-time signals too (SIGRTMIN+3), as kill -l does.
-		exit.Signal = signame.Name(st.Signal)
+		exit.Signal = st.SignalName()
 	}
 	// The id is freed as the writer takes EXIT off its queue: a host may
 	// reuse it the moment it reads the EXIT, while an OPEN for it that
