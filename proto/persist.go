@@ -133,6 +133,11 @@ type ListedTerminal struct {
 	// the server, until the disk has room again and the server writes
 	// the journal there anew (then the field is gone).
 	JournalDirError string `json:"journalDirError,omitempty"`
+	// Closing is set while the terminal's program is being closed (a
+	// CLOSE, or the orphan bound): it was sent SIGHUP, and SIGKILL
+	// follows at the end of the grace period unless it exits before.
+	// Absent otherwise, and once it exited.
+	Closing bool `json:"closing,omitempty"`
 }
 
 // Listed is the body of LISTED.

@@ -19,7 +19,9 @@ const (
 
 // ListedViewer is one viewer in LISTED: its number (what a holder's
 // DETACH "to" names), the offset of the next byte it is to be sent, and
-// how many bytes it was skipped past (SNAPSHOTs instead) since it attached.
+// how many bytes it was skipped past (SNAPSHOTs instead) since it attached,
+// and those that left the journal before it was sent them (it can never
+// get them).
 type ListedViewer struct {
 	Lost   uint64 `json:"lost"`
 	Sent   uint64 `json:"sent"`

@@ -119,6 +119,11 @@ func printList(w io.Writer, l proto.Listed) {
 				state += ", exited"
 			}
 		}
+		if t.Closing {
+			// A CLOSE, or the orphan bound, sent it SIGHUP: SIGKILL
+			// follows at the end of the grace period.
+			state += ", closing"
+		}
 		if t.OrphanInMs != nil {
 			// The orphan bound's clock (orphanInMs): when it closes it.
 			state += ", closed in " + (time.Duration(*t.OrphanInMs) * time.Millisecond).Round(time.Second).String()

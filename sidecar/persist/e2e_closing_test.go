@@ -4,6 +4,7 @@ package persist_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -63,7 +64,8 @@ func listedRawUntil(t *testing.T, h *hosttest.Host, id, what string, cond func(m
 
 // A terminal the orphan bound closes, whose program ignores SIGHUP, is
 // closing for the grace period (SIGKILL at its end): LIST says
-// "closing": true meanwhile, where it said only that no host held it;
+// "closing": true meanwhile, and --list "detached, closing", where both
+// said only that no host held it;
 // once it was killed, it is exited and no longer closing.
 func TestListShowsClosing(t *testing.T) {
 	t.Parallel()
@@ -77,6 +79,20 @@ func TestListShowsClosing(t *testing.T) {
 	})
 	if e["attached"] != false || e["exited"] != false || e["orphanInMs"] != nil {
 		t.Fatalf("LISTED while closing: %v", e)
+	}
+	// --list says so too, for people.
+	closingLine := regexp.MustCompile(`(?m)^c .* detached, closing `)
+	for {
+		out, err := s.run("--list")
+		if err != nil {
+			t.Fatalf("--list: %v\n%s", err, out)
+		}
+		if closingLine.MatchString(out) {
+			break
+		}
+		if e := listedRaw(t, h, "c"); e == nil || e["closing"] != true {
+			t.Fatalf("--list never said closing while LIST did:\n%s", out)
+		}
 	}
 	if err := syscall.Kill(pid, 0); err != nil {
 		t.Fatalf("the program ignores SIGHUP, yet it is gone while closing: %v", err)

@@ -381,25 +381,9 @@ func (s *Server) detach(c *conn, id string) {
 	}
 }
 
-// listed is LISTED's body: proto.Listed's, and for each terminal whether
-// it is closing. (Here until proto.ListedTerminal has the field: a
-// client that decodes proto.Listed ignores it.)
-type listed struct {
-	Terminals []listedTerminal `json:"terminals"`
-}
-
-type listedTerminal struct {
-	proto.ListedTerminal
-	// Closing is set while the terminal's program is being closed (by
-	// a CLOSE, or by the orphan bound): it was sent SIGHUP and is sent
-	// SIGKILL at the end of the grace period unless it exits before.
-	// LIST showed such a terminal as merely detached (or attached).
-	Closing bool `json:"closing,omitempty"`
-}
-
 // list describes every terminal for LISTED.
-func (s *Server) list() listed {
-	out := listed{Terminals: []listedTerminal{}}
+func (s *Server) list() proto.Listed {
+	out := proto.Listed{Terminals: []proto.ListedTerminal{}}
 	for _, t := range s.snapshotTerms() {
 		t.mu.Lock()
 		if t.end == exitWritten {
@@ -426,9 +410,10 @@ func (s *Server) list() listed {
 				e.DropInMs = &left
 			}
 		}
-		closing := t.life == engine.Closing
+		// Sent SIGHUP by a CLOSE or the orphan bound, SIGKILL to come.
+		e.Closing = t.life == engine.Closing
 		t.mu.Unlock()
-		out.Terminals = append(out.Terminals, listedTerminal{ListedTerminal: e, Closing: closing})
+		out.Terminals = append(out.Terminals, e)
 	}
 	return out
 }
