@@ -69,7 +69,7 @@ func (d *Daemon) waitingForInput() *bool {
 func (d *Daemon) waitInput(f wire.Fields, timeout <-chan time.Time, gone <-chan struct{}) (any, error) {
 	var after *int64
 	if f.Has("after_gen") {
-		n, _, err := f.Int("after_gen")
+		n, _, err := f.Whole("after_gen")
 		if err != nil {
 			return nil, err
 		}

@@ -94,7 +94,7 @@ func (d *Daemon) wait(f wire.Fields, conn *clientConn, gone <-chan struct{}) (an
 		return d.waitInput(f, timeout, gone)
 	}
 	if f.Has("after_gen") {
-		after, _, err := f.Int("after_gen")
+		after, _, err := f.Whole("after_gen")
 		if err != nil {
 			return nil, err
 		}

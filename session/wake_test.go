@@ -4,6 +4,8 @@ package session
 
 import (
 	"bufio"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/screen"
+	"github.com/ptyplex/ptyplex/session/wire"
 )
 
 // The reader takes, oldest first, the waiters that one chunk of output
@@ -139,5 +142,27 @@ func TestEndedWaitsLeaveNoWaiter(t *testing.T) {
 			t.Fatalf("%d waiters left registered: the abandoned WAIT is still pending", n)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// WAIT's after_gen is read in any JSON spelling of a whole number, and
+// one beyond 64 bits is a generation never reached: the wait ends at its
+// timeout, in both the output and the input forms. A fraction is refused.
+func TestWaitAfterGenAnySpelling(t *testing.T) {
+	d, _ := parkedDaemon(t)
+	sock := d.SocketPath()
+	for _, input := range []bool{false, true} {
+		for _, gen := range []string{"1e30", "99999999999999999999", "5000.0", "1e400"} {
+			req := `{"type":"WAIT","after_gen":` + gen + `,"timeout_ms":1,"input":` + fmt.Sprint(input) + `}`
+			r, err := wire.Call(sock, json.RawMessage(req))
+			if err != nil || r.Status != "ok" || !strings.Contains(string(r.Data), `"timed_out":true`) {
+				t.Errorf("%s: %v %+v", req, err, r)
+			}
+		}
+		req := `{"type":"WAIT","after_gen":1.5,"timeout_ms":1,"input":` + fmt.Sprint(input) + `}`
+		r, err := wire.Call(sock, json.RawMessage(req))
+		if err != nil || r.Status == "ok" || !strings.Contains(r.Error, "'after_gen' must be an integer") {
+			t.Errorf("%s: %v %+v, want the integer error", req, err, r)
+		}
 	}
 }

@@ -96,6 +96,25 @@ func (f Fields) Int(name string) (int, bool, error) {
 	return n, true, nil
 }
 
+// Whole reads an integer field given in any JSON spelling of a whole
+// number (5000, 5e3, 5000.0), one beyond what an int holds clamped to the
+// int range, and whether it was given. It is for values where "that far"
+// means the same as the largest (a generation never reached), as
+// timeout_ms's are clamped; fractions and strings are refused.
+func (f Fields) Whole(name string) (int, bool, error) {
+	if !f.Has(name) {
+		return 0, false, nil
+	}
+	var n int
+	if err := json.Unmarshal(f[name], &n); err == nil {
+		return n, true, nil
+	}
+	if v, ok := integralNumber(f[name]); ok {
+		return v, true, nil
+	}
+	return 0, false, Invalidf("field '%s' must be an integer", name)
+}
+
 // integralNumber reads a JSON number that is a whole number in another
 // spelling than a plain int (-1e2, -100.0, what a client's floats give),
 // or one beyond what an int holds, clamped to the int range: a line number
