@@ -57,7 +57,7 @@ winpath() { printf 'Z:%s' "${1//\//\\}"; }
 echo "== build (GOOS=windows GOARCH=amd64)"
 mkdir -p "$work/bin" "$work/tests"
 GOOS=windows GOARCH=amd64 $GO build -o "$work/bin/ptyplex-sidecar.exe" ./cmd/ptyplex-sidecar
-pkgs=(./ptyhost ./cmd/ptyplex-sidecar ./sidecar ./proto ./record)
+pkgs=(./ptyhost ./cmd/ptyplex-sidecar ./sidecar ./proto ./record ./internal/signame)
 if [ -n "${bench:-}" ]; then
 	# make bench-windows: the throughput row only.
 	GOOS=windows GOARCH=amd64 $GO test -c -o "$work/tests/bench.test.exe" ./cmd/ptyplex-sidecar

@@ -16,6 +16,11 @@ test('exit codes and signal deaths, in node-pty shape', async (t) => {
     ['kill -KILL $$', { exitCode: 0, signal: SIG.SIGKILL }],
     ['kill -SEGV $$', { exitCode: 0, signal: SIG.SIGSEGV }],
   ];
+  if (process.platform === 'linux') {
+    // Real-time signals: the sidecar names them as kill -l does
+    // (SIGRTMIN+3, SIGRTMAX-2); node-pty reports their numbers.
+    cases.push(['kill -37 $$', { exitCode: 0, signal: 37 }], ['kill -62 $$', { exitCode: 0, signal: 62 }]);
+  }
   await Promise.all(
     cases.map(async ([script, want]) => {
       const r = await run(sc.spawn('/bin/sh', ['-c', script]));

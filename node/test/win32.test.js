@@ -50,7 +50,7 @@ test("node-pty's module-level spawn(): cmd.exe on the package's own sidecar", as
   assert.deepStrictEqual({ exitCode: e.exitCode, signal: e.signal }, { exitCode: 9, signal: 0 });
 });
 
-test('the default file is %COMSPEC%, typed input gets its answer, SIGQUIT is refused', async (t) => {
+test('the default file is %COMSPEC%, typed input gets its answer, SIGQUIT and SIGBREAK are refused', async (t) => {
   const sc = newSidecar(t);
   const term = sc.spawn(undefined, [], { env: { ...process.env } });
   assert.strictEqual(term.process, process.env.COMSPEC);
@@ -61,6 +61,12 @@ test('the default file is %COMSPEC%, typed input gets its answer, SIGQUIT is ref
   term.kill('SIGQUIT');
   const err = await within(refused, "the sidecar's refusal of SIGQUIT");
   assert.match(err.message, /SIGQUIT.*not supported on Windows/);
+  // SIGBREAK is a Windows name (21, what node's kill sends there), and the
+  // pseudo-console has no key that raises CTRL_BREAK_EVENT: refused too.
+  const refusedBreak = new Promise((resolve) => term.once('error', resolve));
+  term.kill('SIGBREAK');
+  const errBreak = await within(refusedBreak, "the sidecar's refusal of SIGBREAK");
+  assert.match(errBreak.message, /SIGBREAK.*not supported on Windows/);
   term.write('exit 0\r');
   const e = await run(term);
   assert.strictEqual(e.exitCode, 0);
