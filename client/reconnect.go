@@ -57,7 +57,9 @@ var (
 // return at once. Each attempt runs the handshake, ATTACHes every live
 // terminal at the offset of the bytes it received (read or still
 // buffered) with the credit its window has room for, then sends the
-// queued frames in the order they were written.
+// queued frames in the order they were written, their INPUT paced as any
+// Write's (CREDITs pass it meanwhile; other frames about terminals wait
+// for the queue to be out).
 //
 // Only a connection whose handshake succeeded is resumed: the first one
 // failing (the host unreachable, the transport killed before the sidecar
@@ -148,10 +150,15 @@ type resumer struct {
 	events *eventQueue
 
 	io     sync.Mutex
-	down   bool     // frames queue
-	queue  [][]byte // frames written while down, in order
-	queued int      // their cost against QueueLimit
-	gone   error    // the client ended: frames fail with this
+	down   bool          // frames queue
+	queue  []queuedFrame // frames written while down, in order
+	queued int           // their cost against QueueLimit
+	gone   error         // the client ended: frames fail with this
+	// flushing: a resume's flush sends the queue, paced (sendqueue.go);
+	// frames about terminals wait for it to end, to keep their order.
+	// flushed is closed when it ends.
+	flushing bool
+	flushed  chan struct{}
 
 	ready    chan struct{} // closed by Start once the first handshake succeeded
 	stop     chan struct{} // closed by Close: stop reconnecting

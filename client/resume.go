@@ -17,11 +17,10 @@ type resumeWait struct {
 	done chan error // capacity 1
 }
 
-// resume sends, in one go under io, an ATTACH for every live terminal
-// and then the queued frames. The server handles a connection's frames in
-// order and ATTACH takes effect at once, so the queued INPUT that follows
-// finds its terminal attached. Queued frames written before the send
-// failed are not sent again (at most once, as for any write).
+// resume sends, under io, an ATTACH for every live terminal and then
+// starts the flush of the queued frames (startFlush). The server handles
+// a connection's frames in order and ATTACH takes effect at once, so the
+// queued INPUT that follows finds its terminal attached.
 func (c *Client) resume(s *Stream, live []*Terminal) []*resumeWait {
 	r := c.rc
 	r.io.Lock()
@@ -54,14 +53,8 @@ func (c *Client) resume(s *Stream, live []*Terminal) []*resumeWait {
 			return waits
 		}
 	}
-	for len(r.queue) > 0 {
-		if s.Send(r.queue[0]) != nil {
-			return waits
-		}
-		r.queue[0] = nil
-		r.queue = r.queue[1:]
-	}
-	r.queue, r.queued, r.down = nil, 0, false
+	r.down = false
+	c.startFlush(s)
 	return waits
 }
 

@@ -22,6 +22,7 @@ func (c *Client) sendTerm(frame []byte, cost int) error {
 	r := c.rc
 	r.io.Lock()
 	defer r.io.Unlock()
+	r.waitFlushedLocked()
 	if r.gone != nil {
 		return r.gone
 	}
@@ -36,9 +37,88 @@ func (c *Client) sendTerm(frame []byte, cost int) error {
 	if err := r.room(cost); err != nil {
 		return err
 	}
-	r.queue = append(r.queue, frame)
+	input := 0
+	if len(frame) > 4 && proto.Type(frame[4]) == proto.TypeInput {
+		input = cost
+	}
+	r.queue = append(r.queue, queuedFrame{frame: frame, cost: cost, input: input})
 	r.queued += cost
 	return nil
+}
+
+// queuedFrame is a frame written while the connection was down.
+type queuedFrame struct {
+	frame []byte
+	cost  int // against QueueLimit
+	input int // INPUT bytes it carries (0 for other frames): what the flush paces
+}
+
+// waitFlushedLocked waits until no resume's flush is under way; it is
+// called, and returns, with io held.
+func (r *resumer) waitFlushedLocked() {
+	for r.flushing {
+		flushed := r.flushed
+		r.io.Unlock()
+		<-flushed
+		r.io.Lock()
+	}
+}
+
+// startFlush begins sending the queue on s, the connection a resume has
+// just attached every terminal on; under io. The queue goes out paced as
+// any INPUT (pace.go), from a goroutine, without io held while it waits:
+// a CREDIT, which takes io, must be able to pass the queued INPUT, or a
+// queued paste into an echoing terminal would wait for ever for the
+// credit that lets its child read on. Frames about terminals written
+// meanwhile wait for the flush (waitFlushedLocked), after the queue.
+func (c *Client) startFlush(s *Stream) {
+	r := c.rc
+	if len(r.queue) == 0 {
+		r.queue, r.queued = nil, 0
+		return
+	}
+	r.flushing, r.flushed = true, make(chan struct{})
+	go c.flush(s, r.flushed)
+}
+
+// flush sends the queue on s, paced, until it is empty or s is not the
+// connection any more (a drop: what is left goes out after the next
+// resume), or Close. A frame whose send fails is not sent again (at
+// most once, as for any write). It closes flushed as it ends.
+func (c *Client) flush(s *Stream, flushed chan struct{}) {
+	r := c.rc
+	defer func() {
+		r.io.Lock()
+		if r.flushed == flushed {
+			// Not the flush of a dropped connection that a newer
+			// resume's took over from.
+			r.flushing = false
+		}
+		close(flushed)
+		r.io.Unlock()
+	}()
+	ping := func(frame []byte) (*Stream, error) { return s, s.Send(frame) }
+	for {
+		r.io.Lock()
+		if r.down || r.gone != nil || len(r.queue) == 0 || c.stream() != s {
+			if len(r.queue) == 0 {
+				r.queue, r.queued = nil, 0
+			}
+			r.io.Unlock()
+			return
+		}
+		q := r.queue[0]
+		r.queue[0] = queuedFrame{}
+		r.queue = r.queue[1:]
+		r.queued -= q.cost
+		r.io.Unlock()
+		if q.input > 0 && !c.admit(s, q.input, r.stop, ping) {
+			return
+		}
+		if s.Send(q.frame) != nil {
+			return
+		}
+	}
 }
 
 // room says whether cost more bytes fit the queue; under io.
@@ -60,6 +140,7 @@ func (c *Client) queueInput(id string, p []byte) (bool, error) {
 	r := c.rc
 	r.io.Lock()
 	defer r.io.Unlock()
+	r.waitFlushedLocked()
 	if r.gone != nil {
 		return true, r.gone
 	}
@@ -71,7 +152,8 @@ func (c *Client) queueInput(id string, p []byte) (bool, error) {
 	}
 	for len(p) > 0 {
 		chunk := p[:inputChunk(p)]
-		r.queue = append(r.queue, proto.AppendDataFrame(nil, proto.TypeInput, id, chunk))
+		frame := proto.AppendDataFrame(nil, proto.TypeInput, id, chunk)
+		r.queue = append(r.queue, queuedFrame{frame: frame, cost: len(chunk), input: len(chunk)})
 		r.queued += len(chunk)
 		p = p[len(chunk):]
 	}
@@ -89,6 +171,7 @@ func (c *Client) sendNow(frame []byte) (*Stream, error) {
 	r := c.rc
 	r.io.Lock()
 	defer r.io.Unlock()
+	r.waitFlushedLocked()
 	switch {
 	case r.gone != nil:
 		return nil, r.gone
