@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -172,6 +173,15 @@ func (c *Client) sendNow(frame []byte) (*Stream, error) {
 	r.io.Lock()
 	defer r.io.Unlock()
 	r.waitFlushedLocked()
+	return c.sendUpLocked(context.Background(), frame)
+}
+
+// sendUpLocked sends frame on a reconnecting client's current connection,
+// under the resumer's io, and returns that connection: it fails with the
+// client's end once it gave up, with ErrDisconnected while it is down or
+// when the connection drops under the write.
+func (c *Client) sendUpLocked(ctx context.Context, frame []byte) (*Stream, error) {
+	r := c.rc
 	switch {
 	case r.gone != nil:
 		return nil, r.gone
@@ -179,7 +189,7 @@ func (c *Client) sendNow(frame []byte) (*Stream, error) {
 		return nil, fmt.Errorf("%w: reconnecting", ErrDisconnected)
 	}
 	s := c.stream()
-	if err := s.Send(frame); err != nil {
+	if err := s.SendContext(ctx, frame); err != nil {
 		return nil, c.dropping(s, err)
 	}
 	return s, nil

@@ -97,15 +97,12 @@ func (c *Client) stopResuming(ctx context.Context, frame []byte) (*Stream, error
 	r := c.rc
 	r.io.Lock()
 	defer r.io.Unlock()
-	switch {
-	case r.gone != nil:
-		return nil, r.gone
-	case r.down:
-		return nil, fmt.Errorf("%w: reconnecting", ErrDisconnected)
-	}
-	s := c.stream()
-	if err := s.SendContext(ctx, frame); err != nil {
-		return nil, c.dropping(s, err)
+	// Not behind a resume's flush (waitFlushedLocked): the STOP ends the
+	// terminals the queued input is for, and a flush held up by a child
+	// that does not read would hold the STOP up with it.
+	s, err := c.sendUpLocked(ctx, frame)
+	if err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	c.closing = true
