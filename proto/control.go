@@ -76,7 +76,12 @@ type Opened struct {
 	// Features lists the frame types beyond the seed protocol that this
 	// sidecar serves (FeatureSignal, ...); our addition.
 	Features []string `json:"features,omitempty"`
-	PID      int      `json:"pid"`
+	// HoldGen is set by the persistent server only: the holder
+	// generation the OPEN's connection holds the terminal at (see
+	// Attached.HoldGen); absent from the plain sidecar's OPENED, whose
+	// bytes stay the seed's.
+	HoldGen uint64 `json:"holdGen,omitempty"`
+	PID     int    `json:"pid"`
 	// Readopted says the persistent server gave this OPEN a terminal
 	// that was already running under its id (see FeatureReadopt); our
 	// addition, absent otherwise.

@@ -90,8 +90,13 @@ type ListedTerminal struct {
 	Cols     uint16   `json:"cols"`
 	Detached string   `json:"detached"`
 	// ExitCode and Signal are set once the child has exited (Exited).
-	ExitCode *int   `json:"exitCode,omitempty"`
-	Exited   bool   `json:"exited"`
+	ExitCode *int `json:"exitCode,omitempty"`
+	Exited   bool `json:"exited"`
+	// HoldGen is the holder generation of its latest holder (the one
+	// that holds it, if one does): see Attached.HoldGen. Absent when no
+	// connection of this server (or of those it was upgraded from) held
+	// it, as for a terminal recovered after a crash.
+	HoldGen  uint64 `json:"holdGen,omitempty"`
 	PID      int    `json:"pid"`
 	Produced uint64 `json:"produced"` // bytes produced since OPEN
 	Rows     uint16 `json:"rows"`
@@ -151,9 +156,15 @@ type Attach struct {
 	Credit *uint64 `json:"credit,omitempty"`
 	// Mode is AttachView for a viewer; "" (or AttachHold) takes the
 	// terminal as its holder, as an ATTACH without it always did.
-	Mode       string `json:"mode,omitempty"`
-	Offset     uint64 `json:"offset"`
-	TerminalID string `json:"terminalId"`
+	Mode   string `json:"mode,omitempty"`
+	Offset uint64 `json:"offset"`
+	// Resume, in a holder's ATTACH, is the holder generation (HoldGen)
+	// this host was given when it last held the terminal: it takes the
+	// terminal back only if no other connection became its holder since
+	// (the server refuses it otherwise). nil: takes it in any case, as
+	// an ATTACH without it always did. A viewer's ATTACH ignores it.
+	Resume     *uint64 `json:"resume,omitempty"`
+	TerminalID string  `json:"terminalId"`
 }
 
 // Attached is the body of ATTACHED. Offset is the offset the host asked
@@ -162,7 +173,12 @@ type Attached struct {
 	// CrashLost is a dead terminal's ListedTerminal.CrashLost: bytes
 	// after the last one replayed that the files never held.
 	CrashLost uint64 `json:"crashLost,omitempty"`
-	Lost      uint64 `json:"lost"`
+	// HoldGen is the holder generation this connection holds the
+	// terminal at (in a holder's ATTACHED, and in the one a viewer gets
+	// when handed the terminal); an ATTACH's "resume" names it. Absent
+	// in a viewer's ATTACHED.
+	HoldGen uint64 `json:"holdGen,omitempty"`
+	Lost    uint64 `json:"lost"`
 	// Mode is AttachView in a viewer's ATTACHED, and AttachHold in the
 	// one a viewer gets when the holder hands the terminal over to it;
 	// absent in the answer to a holder's ATTACH (as before viewers).
@@ -254,6 +270,7 @@ func ParseAttach(body []byte) (a Attach, id string, err error) {
 		Offset     json.RawMessage `json:"offset"`
 		Credit     json.RawMessage `json:"credit"`
 		Mode       json.RawMessage `json:"mode"`
+		Resume     json.RawMessage `json:"resume"`
 	}
 	if err := unmarshalExact(body, &w); err != nil || w.TerminalID == nil {
 		return a, RecoverID(body), errors.New(`malformed ATTACH: want {"terminalId": ..., "offset": N}`)
@@ -271,6 +288,13 @@ func ParseAttach(body []byte) (a Attach, id string, err error) {
 	}
 	if a.Mode, err = parseAttachMode(w.Mode); err != nil {
 		return a, a.TerminalID, err
+	}
+	if len(w.Resume) > 0 && string(w.Resume) != "null" {
+		n, err := ParseCount(w.Resume)
+		if err != nil {
+			return a, a.TerminalID, fmt.Errorf("malformed ATTACH: resume: %v (the holdGen of this host's last ATTACHED or OPENED for the terminal)", err)
+		}
+		a.Resume = &n
 	}
 	return a, a.TerminalID, nil
 }

@@ -75,7 +75,10 @@ type state struct {
 	KeepExited time.Duration `json:"keepExited"`
 	Listener   int           `json:"listener"` // descriptor of the listening socket
 	Lock       int           `json:"lock"`     // descriptor of the flock'ed lock file, or -1
-	Terms      []termState   `json:"terms"`
+	// HoldGen is the latest holder generation the server gave (see
+	// holdgen.go); absent from older binaries' states, which gave none.
+	HoldGen uint64      `json:"holdGen,omitempty"`
+	Terms   []termState `json:"terms"`
 }
 
 // termState is one terminal of state: every field of term that outlives
@@ -133,6 +136,9 @@ type termState struct {
 	// DiskLater is the journal on disk a terminal could not get (a full
 	// disk, diskLater), for the next image to make once it can.
 	DiskLater *diskLaterState `json:"diskLater,omitempty"`
+	// HoldGen is its holder generation (term.holdGen); absent from
+	// older binaries' states: 0, which any "resume" may take back.
+	HoldGen uint64 `json:"holdGen,omitempty"`
 }
 
 type diskLaterState struct {
@@ -144,7 +150,7 @@ type diskLaterState struct {
 // lock are the descriptors of the listener and the lock file (-1: none).
 func (s *Server) stateHeader(ln, lock int) state {
 	return state{Format: HandoverFormat, Name: s.opts.Name, From: version.Version, Journal: s.opts.Journal,
-		Total: s.opts.Total, KeepExited: s.opts.KeepExited, Listener: ln, Lock: lock}
+		Total: s.opts.Total, KeepExited: s.opts.KeepExited, Listener: ln, Lock: lock, HoldGen: s.holdGens.Load()}
 }
 
 // writeState writes the handover file: st's header as one line of JSON,
@@ -307,7 +313,7 @@ func (t *term) state() (termState, error) {
 		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit.Wire(),
 		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
 		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt, VT: t.vtHandoverLocked(), OrphanMs: t.orphan.ms, OrphanAt: t.orphan.at,
-		OrphanClosed: t.orphan.closed, Colours: t.answers.colours(), Answered: t.answers.answeredState()}
+		OrphanClosed: t.orphan.closed, Colours: t.answers.colours(), Answered: t.answers.answeredState(), HoldGen: t.holdGen}
 	if t.proc != nil {
 		ts.PTS = t.proc.TTY()
 	}
@@ -336,7 +342,7 @@ func (ts termState) term(s *Server, journal []byte) *term {
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(ts.Quota),
 		sent: ts.Sent, acked: ts.Acked, credit: engine.CreditFromWire(ts.Credit), cols: ts.Cols, rows: ts.Rows,
 		life: restoredLife(ts), exit: ts.Exit,
-		readEnded: ts.ReadEnded, input: engine.NewInputQueue(&s.input)}
+		readEnded: ts.ReadEnded, input: engine.NewInputQueue(&s.input), holdGen: ts.HoldGen}
 	if ts.ExitSent {
 		t.end = exitWritten
 	}

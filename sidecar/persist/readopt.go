@@ -46,12 +46,12 @@ func (s *Server) readopt(c *conn, t *term, o proto.Open, x proto.OpenPersist) bo
 	}
 	t.removeViewerLocked(c, "") // as an ATTACH by a viewer does
 	t.watchDetachedLocked(c)
-	t.holder, t.credit = c, engine.NewCredit(o.Credit)
+	gen := t.holdLocked(c, engine.NewCredit(o.Credit))
 	t.adoptedLocked()
 	// As its credit: an OPEN that names no orphanMs asks for the
 	// server's default, whatever the OPEN before it asked.
 	t.orphan.ms = x.OrphanMs
-	t.queueCtlLocked(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: proto.PersistFeatures, Readopted: true})
+	t.queueCtlLocked(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: proto.PersistFeatures, Readopted: true, HoldGen: gen})
 	// The repaint stands for everything up to the journal's end; live
 	// output goes on from there.
 	t.ctl = append(t.ctl, t.repaintCtlLocked(c, int(o.Cols)))

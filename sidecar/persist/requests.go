@@ -279,6 +279,9 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		c.errorf(o.TerminalID, "journal of %d bytes refused: the server's terminals already reserve %d of its %d-byte total (--journal-total)", size, s.reserved, s.opts.Total)
 		return
 	}
+	// Before it is published: from then on an ATTACH may take it over.
+	gen := s.nextHoldGen()
+	t.holdGen = gen
 	s.terms[o.TerminalID] = t
 	s.reserved += int64(size)
 	s.mu.Unlock()
@@ -306,7 +309,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 	t.enterLocked(engine.Live)
 	t.mu.Unlock()
 	s.watch(proc)
-	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: proto.PersistFeatures})
+	t.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: t.id, PID: t.pid, Features: proto.PersistFeatures, HoldGen: gen})
 	t.start()
 }
 
@@ -326,6 +329,10 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 		c.errorf(id, "ATTACH refused: no terminal %q on this server", id)
 		return
 	}
+	if err := t.resumeRefusalLocked(a.Resume); err != nil {
+		c.errorf(id, "%s", err.Error())
+		return
+	}
 	if off > t.j.end {
 		c.errorf(id, "ATTACH refused: offset %d is past the %d bytes terminal %q has produced", off, t.j.end, id)
 		return
@@ -342,12 +349,12 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 	} else {
 		t.watchDetachedLocked(c)
 	}
-	t.holder, t.credit = c, credit
+	gen := t.holdLocked(c, credit)
 	var lost uint64
 	if off < t.j.start {
 		lost = t.j.start - off
 	}
-	t.queueCtlLocked(c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: off, Lost: lost, CrashLost: t.crashLostLocked()})
+	t.queueCtlLocked(c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: off, Lost: lost, CrashLost: t.crashLostLocked(), HoldGen: gen})
 	t.sent = off
 	if lost > 0 {
 		t.ctl = append(t.ctl, t.snapshotCtlLocked(c))
@@ -392,7 +399,8 @@ func (s *Server) list() proto.Listed {
 		}
 		e := proto.ListedTerminal{TerminalID: t.id, PID: t.pid, Cmd: t.cmd, Args: t.args,
 			Cols: t.cols, Rows: t.rows, Produced: t.j.end, Start: t.j.start,
-			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exitedLocked(), OrphanInMs: t.orphanInLocked(), Dead: t.dead}
+			Attached: t.holder != nil, Detached: proto.DetachedRing, Exited: t.exitedLocked(), OrphanInMs: t.orphanInLocked(), Dead: t.dead,
+			HoldGen: t.holdGen}
 		if t.park {
 			e.Detached = proto.DetachedPark
 		}

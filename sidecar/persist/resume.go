@@ -59,6 +59,7 @@ func Resume(opts Options, stateFD int, remap map[string]int) (*Server, *net.Unix
 	}
 	s := New(opts)
 	s.resumeDisk()
+	s.restoreHoldGens(st)
 	for i, ts := range st.Terms {
 		s.restore(ts, journals[i])
 	}

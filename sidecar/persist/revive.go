@@ -357,9 +357,10 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 		c.errorf(id, "%s refused: starting %s again: %v", r.frame, o.Cmd, err)
 		return
 	}
+	gen := s.nextHoldGen()
 	nt := &term{id: id, s: s, cmd: o.Cmd, args: o.Args, launch: launchOf(o), park: r.park, quota: r.quota,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(r.quota),
-		holder: c, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
+		holder: c, holdGen: gen, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
 		proc: proc, pid: proc.Pid(), vt: newTracker(o.Cols, o.Rows, r.quota), orphan: orphanClock{ms: r.orphanMs}}
 	nt.input = engine.NewInputQueue(&s.input)
 	nt.initConds()
@@ -390,7 +391,7 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 	nt.disk, nt.diskLater = disk, later
 	nt.enterLocked(engine.Live)
 	nt.mu.Unlock()
-	nt.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: id, PID: nt.pid, Features: proto.PersistFeatures})
+	nt.queueCtl(c, proto.TypeOpened, proto.Opened{TerminalID: id, PID: nt.pid, Features: proto.PersistFeatures, HoldGen: gen})
 	nt.start()
 }
 

@@ -92,6 +92,11 @@ type Server struct {
 	// starts another. Both on mu.
 	wd          Watchdog
 	newWatchdog func() (Watchdog, error)
+	// holdGens is the latest holder generation given (see
+	// term.holdGen): one counter for every terminal, so that a terminal
+	// opened anew under an id never gives a generation an earlier one
+	// under that id gave. A live upgrade hands it over.
+	holdGens atomic.Uint64
 }
 
 // New returns a server with no terminals.

@@ -297,12 +297,12 @@ func (s *Server) handOver(c *conn, id string, to uint64) {
 	t.removeViewerLocked(v.c, "")
 	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "handed over to viewer " + uitoa(to)})
 	t.watchTakeover(c, afterHandOver)
-	t.holder, t.credit = v.c, credit
+	gen := t.holdLocked(v.c, credit)
 	var lost uint64
 	if sent < t.j.start {
 		lost = t.j.start - sent
 	}
-	t.queueCtlLocked(v.c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: sent, Lost: lost, Mode: proto.AttachHold, CrashLost: t.crashLostLocked()})
+	t.queueCtlLocked(v.c, proto.TypeAttached, proto.Attached{TerminalID: id, Offset: sent, Lost: lost, Mode: proto.AttachHold, CrashLost: t.crashLostLocked(), HoldGen: gen})
 	t.sent = sent
 	if lost > 0 {
 		t.ctl = append(t.ctl, t.snapshotCtlLocked(v.c))
