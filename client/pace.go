@@ -143,6 +143,11 @@ var errFinishedWhilePaced = errors.New("finished while waiting for the sidecar t
 // returns the connection it went out on.
 func (c *Client) admit(s *Stream, n int, quit <-chan struct{}, ping func([]byte) (*Stream, error)) bool {
 	p := &c.pace
+	if s != c.stream() {
+		// A connection that dropped: its writer's send fails, or
+		// queues, and counting it would reset the current one's count.
+		return true
+	}
 	if p.take(s, n) {
 		return true
 	}
@@ -156,7 +161,7 @@ func (c *Client) admit(s *Stream, n int, quit <-chan struct{}, ping func([]byte)
 		return true
 	}
 	defer func() { <-p.turn }()
-	for !p.take(s, n) {
+	for s == c.stream() && !p.take(s, n) {
 		out := p.unconfirmed(s)
 		if !c.answersPing(s) {
 			p.confirm(s, out)
@@ -203,13 +208,17 @@ const (
 )
 
 // pingNow sends a PING on the current connection (not queued while a
-// reconnecting client is down).
+// reconnecting client is down). It does not wait behind a resume's flush
+// as sendNow does: the flush may itself wait for the pacer's turn, which
+// the caller holds.
 func (c *Client) pingNow(frame []byte) (*Stream, error) {
-	if c.rc != nil {
-		return c.sendNow(frame)
+	if c.rc == nil {
+		s := c.stream()
+		return s, s.Send(frame)
 	}
-	s := c.stream()
-	return s, s.Send(frame)
+	c.rc.io.Lock()
+	defer c.rc.io.Unlock()
+	return c.sendUpLocked(context.Background(), frame)
 }
 
 // pingWait sends a PING on s with ping and waits for its PONG, for s to
