@@ -3,6 +3,7 @@
 package persist_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -287,4 +288,39 @@ func TestReadoptGivesAHoldGen(t *testing.T) {
 	mustRefuseResume(t, s.host(), "t1", n)
 	h2.Input("t1", "still\n")
 	h2.WaitOutput("t1", "still\r\nstill\r\n")
+}
+
+// After a crash (--journal-dir) the next server counts from 0 again: a
+// dead terminal has no generation, and a resume from before the crash
+// reads it (the rule does not hold across a crash, docs/persist.md).
+// REVIVE makes its connection the holder under a new generation, which
+// another host's resume from before it can no longer take back.
+func TestResumeAfterCrashAndRevive(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	jdir := filepath.Join(t.TempDir(), "journals")
+	h := s.host("--journal-dir", jdir)
+	n := openCat(t, h, "t1")
+	h.Input("t1", "kept\n")
+	h.WaitOutput("t1", "kept\r\nkept\r\n")
+	killServer(t, s)
+	h.WaitExit(hosttest.Timeout)
+
+	h2 := s.host("--journal-dir", jdir)
+	if e, ok := entry(list(t, h2), "t1"); !ok || !e.Dead || e.HoldGen != 0 {
+		t.Fatalf("after the crash: %+v, want t1 dead, with no holdGen", e)
+	}
+	at := attachAnswer(t, h2, "t1", map[string]any{"terminalId": "t1", "offset": 0, "resume": n + 5})
+	if at.Type != proto.TypeAttached {
+		t.Fatalf("a resume of a dead terminal: %v %s, want ATTACHED", at.Type, at.Raw)
+	}
+	g := holdGenOf(t, at)
+	h2.WaitOutput("t1", "kept\r\nkept\r\n")
+	h2.SendJSON(proto.TypeRevive, proto.Revive{TerminalID: "t1"})
+	if r := holdGenOf(t, h2.WaitControl(proto.TypeOpened, "t1")); r <= g {
+		t.Fatalf("REVIVE's OPENED holdGen %d, want past %d", r, g)
+	}
+	mustRefuseResume(t, s.host("--journal-dir", jdir), "t1", g)
+	h2.Input("t1", "revived\n")
+	h2.WaitOutput("t1", "revived\r\nrevived\r\n")
 }
