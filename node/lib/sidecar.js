@@ -382,29 +382,24 @@ class Sidecar {
     gen.out.end();
     if (gen.dead) return gen.exited;
     // A sidecar holding input back for a child that does not read reads
-    // nothing more, the end of stdin included (PROTOCOL.md, INPUT). Our
-    // input was waiting for the pipe, so it may: a signal ends that wait,
-    // and a plain sidecar then shuts down as at the end of its input. A
-    // bridge's or a transport's stdin ends a connection, not terminals:
-    // they get the bound.
-    const plain = this._plainLocal();
-    if (dropped > 0 && plain && process.platform !== 'win32') gen.child.kill('SIGTERM');
+    // nothing more, the end of stdin included (PROTOCOL.md, INPUT), and
+    // a bridge writing to a server that does so neither. Our input was
+    // waiting for the pipe, so it may: SIGTERM ends either as the end of
+    // its input does (a plain sidecar shuts down, a bridge leaves its
+    // terminals detached on the server). A transport (ssh) is not ended
+    // for that: over there the end may yet come through; it gets the bound.
+    const term = !this.transport && process.platform !== 'win32';
+    if (dropped > 0 && term) gen.child.kill('SIGTERM');
     if (!gen.closeBound) {
       gen.closeBound = setTimeout(() => {
         if (gen.dead) return;
         this._log(`${this._who()} did not end within ${CLOSE_BOUND} ms of close(): ending it`);
-        gen.child.kill(plain && process.platform !== 'win32' ? 'SIGTERM' : 'SIGKILL');
+        gen.child.kill(term ? 'SIGTERM' : 'SIGKILL');
       }, CLOSE_BOUND);
       gen.closeBound.unref();
       gen.exited.then(() => clearTimeout(gen.closeBound));
     }
     return gen.exited;
-  }
-
-  // _plainLocal: a sidecar of our own whose terminals end with it (no
-  // transport, no persistent server behind it).
-  _plainLocal() {
-    return !this.transport && !this.persist && !bridgeArgs(this._args);
   }
 
   // _answersPing says whether gen's sidecar answers PING, for the pace of

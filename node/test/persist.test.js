@@ -408,3 +408,46 @@ test("a bridge that fails to start says why in the terminal's error, not only to
   await assert.rejects(listed, /exited with status 1: .*\/proc\/no-such-dir.* before it answered LIST/);
   assert.deepStrictEqual(await exit, { exitCode: 1, signal: 0 });
 });
+
+// The paste rule through the bridge (PROTOCOL.md, INPUT): pieces behind
+// PINGs, which the server answers through it.
+test('a 20 MiB paste into a raw cat on the server with a 4 KiB credit window comes back whole', { skip: process.platform === 'win32' && 'a Unix shell and stty' }, async (t) => {
+  const { sidecar } = server(t);
+  const sc = sidecar({ creditWindow: 4096 });
+  const term = await sc.open('/bin/sh', ['-c', 'stty raw -echo; echo ready; exec cat'], { encoding: null });
+  await waitOutput(term, 'ready');
+  const want = Buffer.alloc(20 << 20);
+  for (let i = 0; i < want.length; i++) want[i] = 0x21 + ((i * 7919) % 94);
+  let got = 0;
+  const done = new Promise((resolve, reject) => {
+    term.onData((d) => {
+      if (!want.subarray(got, got + d.length).equals(d)) reject(new Error(`the echo differs within bytes ${got}..${got + d.length}`));
+      got += d.length;
+      if (got === want.length) resolve();
+    });
+  });
+  const start = Date.now();
+  term.write(want);
+  await within(done, 'the echo of the paste', 90000).catch((err) => {
+    throw new Error(`${err.message}: ${got} of ${want.length} bytes came back`);
+  });
+  t.diagnostic(`${want.length} bytes echoed in ${Date.now() - start} ms, ${term._gen.out._pings} PINGs`);
+  assert.ok(term._gen.out._pings > 0, 'the paste was paced');
+});
+
+test('close() during a paste a terminal on the server never reads: the bridge ends at once and the terminal goes on, detached', { skip: process.platform === 'win32' && 'a Unix shell' }, async (t) => {
+  const { sidecar } = server(t);
+  const sc = sidecar();
+  const term = await sc.open('/bin/sh', ['-c', 'stty raw -echo; echo ready; exec sleep 100000'], { encoding: null });
+  await waitOutput(term, 'ready');
+  const detached = new Promise((resolve) => term.onDetach(resolve));
+  term.write(Buffer.alloc(24 << 20, 0x61));
+  // The server holds 16 MiB and reads no more: the rest waits here.
+  await waitUntil(() => term._gen.out.pending > 0 && term._gen.out.pending < 9 << 20, 'the paste to wait for the server');
+  // Well within the bound after which close() ends the bridge anyway.
+  await within(sc.close(), 'close() with a paste stuck', 10000);
+  await within(detached, 'onDetach');
+  const sc2 = sidecar();
+  const listed = await sc2.list();
+  assert.ok(listed.some((e) => e.terminalId === term._id && !e.dead), `the terminal runs on: ${JSON.stringify(listed)}`);
+});
