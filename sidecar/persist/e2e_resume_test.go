@@ -324,3 +324,39 @@ func TestResumeAfterCrashAndRevive(t *testing.T) {
 	h2.Input("t1", "revived\n")
 	h2.WaitOutput("t1", "revived\r\nrevived\r\n")
 }
+
+// A host's resume got through on a connection that dropped before its
+// ATTACHED arrived: the host never learnt the new generation and resumes
+// with the one it had again, on a third connection. Nobody else held the
+// terminal, so that is taken too. Once another host takes it with a
+// plain ATTACH, neither generation the first host was given takes it back.
+func TestResumeAgainAfterAnUnansweredResume(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	a1, a2, a3, b := s.host(), s.host(), s.host(), s.host()
+	n := openCat(t, a1, "t1")
+	at := attachAnswer(t, a2, "t1", map[string]any{"terminalId": "t1", "offset": 0, "resume": n})
+	if at.Type != proto.TypeAttached {
+		t.Fatalf("the first resume: %v %s", at.Type, at.Raw)
+	}
+	g2 := holdGenOf(t, at)
+	a2.CloseStdin() // its ATTACHED "never arrived"
+	at = attachAnswer(t, a3, "t1", map[string]any{"terminalId": "t1", "offset": 0, "resume": n})
+	if at.Type != proto.TypeAttached || holdGenOf(t, at) <= g2 {
+		t.Fatalf("resume %d again after a resume (holdGen %d) of the same host: %v %s, want ATTACHED", n, g2, at.Type, at.Raw)
+	}
+	g3 := holdGenOf(t, at)
+	a3.Input("t1", "three\n")
+	a3.WaitOutput("t1", "three\r\nthree\r\n")
+
+	if at := attachAnswer(t, b, "t1", map[string]any{"terminalId": "t1", "offset": 0}); at.Type != proto.TypeAttached {
+		t.Fatalf("B's ATTACH: %s", at.Raw)
+	}
+	a3.WaitControl(proto.TypeDetached, "t1")
+	a4 := s.host()
+	for _, g := range []uint64{n, g2, g3} {
+		mustRefuseResume(t, a4, "t1", g)
+	}
+	b.Input("t1", "b\n")
+	b.WaitOutput("t1", "b\r\nb\r\n")
+}

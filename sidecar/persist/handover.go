@@ -136,9 +136,11 @@ type termState struct {
 	// DiskLater is the journal on disk a terminal could not get (a full
 	// disk, diskLater), for the next image to make once it can.
 	DiskLater *diskLaterState `json:"diskLater,omitempty"`
-	// HoldGen is its holder generation (term.holdGen); absent from
-	// older binaries' states: 0, which any "resume" may take back.
-	HoldGen uint64 `json:"holdGen,omitempty"`
+	// HoldGen and HoldRoot are its holder generation and the start of
+	// its holder lineage (term.holdGen, holdRoot); absent from older
+	// binaries' states: 0, which any "resume" may take back.
+	HoldGen  uint64 `json:"holdGen,omitempty"`
+	HoldRoot uint64 `json:"holdRoot,omitempty"`
 }
 
 type diskLaterState struct {
@@ -313,7 +315,8 @@ func (t *term) state() (termState, error) {
 		Cols: t.cols, Rows: t.rows, Start: t.j.start, End: t.j.end, Sent: t.sent, Acked: t.acked, Credit: t.credit.Wire(),
 		Running: t.life.Running(), Closing: t.life == engine.Closing, Exited: t.exitedLocked(), Exit: t.exit, ExitSent: t.end == exitWritten,
 		ReadEnded: t.readEnded, Master: -1, KeepAt: t.keepAt, VT: t.vtHandoverLocked(), OrphanMs: t.orphan.ms, OrphanAt: t.orphan.at,
-		OrphanClosed: t.orphan.closed, Colours: t.answers.colours(), Answered: t.answers.answeredState(), HoldGen: t.holdGen}
+		OrphanClosed: t.orphan.closed, Colours: t.answers.colours(), Answered: t.answers.answeredState(), HoldGen: t.holdGen,
+		HoldRoot: t.holdRoot}
 	if t.proc != nil {
 		ts.PTS = t.proc.TTY()
 	}
@@ -342,7 +345,8 @@ func (ts termState) term(s *Server, journal []byte) *term {
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(ts.Quota),
 		sent: ts.Sent, acked: ts.Acked, credit: engine.CreditFromWire(ts.Credit), cols: ts.Cols, rows: ts.Rows,
 		life: restoredLife(ts), exit: ts.Exit,
-		readEnded: ts.ReadEnded, input: engine.NewInputQueue(&s.input), holdGen: ts.HoldGen}
+		readEnded: ts.ReadEnded, input: engine.NewInputQueue(&s.input), holdGen: ts.HoldGen,
+		holdRoot: ts.HoldRoot}
 	if ts.ExitSent {
 		t.end = exitWritten
 	}

@@ -14,31 +14,48 @@ import (
 // hand-over to a viewer, a re-adopting OPEN, a REVIVE) the terminal is
 // given the next number of the server's counter, and that connection is
 // told it (OPENED's or ATTACHED's "holdGen"). A host that reconnects
-// ATTACHes with "resume" set to the number it was given: while the
-// terminal's generation is still that number, nobody else held it since
-// (its holder, if any, is the host's own old connection, which the
-// server has not yet seen die), and the ATTACH goes on as any other;
-// once it is greater, another connection became the holder after it, and
-// the ATTACH is refused, whether that connection still holds it or not.
+// ATTACHes with "resume" set to the number it was given. The ATTACH is
+// refused if, since that number, a connection became the holder other
+// than by such a resume: a plain ATTACH, a hand-over, a re-adopting OPEN,
+// a REVIVE (holdRoot is the generation of the latest of those): another
+// host took the terminal, whether it holds it still or not. Otherwise
+// nobody but this host's own connections held it since (its holder, if
+// any, is an old connection of the host that the server has not yet seen
+// die) and the ATTACH goes on as any other. Resumes do not count so that
+// a host whose resume got through on a connection that dropped before
+// the ATTACHED reached it, and so never learnt the generation it was
+// given, can resume with the one it had again.
 
 // nextHoldGen gives the next holder generation.
 func (s *Server) nextHoldGen() uint64 { return s.holdGens.Add(1) }
 
+// newHolderLocked starts a new holder lineage: a generation for a
+// connection that became the holder other than by a resume.
+func (t *term) newHolderLocked() uint64 {
+	t.holdGen = t.s.nextHoldGen()
+	t.holdRoot = t.holdGen
+	return t.holdGen
+}
+
 // holdLocked makes c the terminal's holder, with credit, under a new
-// holder generation, which it returns.
-func (t *term) holdLocked(c *conn, credit engine.Credit) uint64 {
+// holder generation, which it returns; resumed says c took it back with
+// an accepted "resume", which keeps the lineage (holdRoot).
+func (t *term) holdLocked(c *conn, credit engine.Credit, resumed bool) uint64 {
 	t.holder, t.credit = c, credit
+	if !resumed {
+		return t.newHolderLocked()
+	}
 	t.holdGen = t.s.nextHoldGen()
 	return t.holdGen
 }
 
 // resumeRefusalLocked is the refusal of an ATTACH whose "resume" is
 // resume (nil: none) because another connection became the holder
-// since, or nil if it may go on. A resume past the generation (from a
-// server before the generations, or one that crashed and restarted) goes
-// on: nobody is known to have taken the terminal since.
+// since, or nil if it may go on. A resume past every generation (from a
+// server before them, or one that crashed and restarted) goes on: nobody
+// is known to have taken the terminal since.
 func (t *term) resumeRefusalLocked(resume *uint64) error {
-	if resume == nil || t.holdGen <= *resume {
+	if resume == nil || *resume >= t.holdRoot {
 		return nil
 	}
 	return fmt.Errorf("ATTACH refused: terminal %q was taken over by another connection since this one held it (holdGen %d, resume %d)",

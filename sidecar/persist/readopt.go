@@ -46,7 +46,7 @@ func (s *Server) readopt(c *conn, t *term, o proto.Open, x proto.OpenPersist) bo
 	}
 	t.removeViewerLocked(c, "") // as an ATTACH by a viewer does
 	t.watchDetachedLocked(c)
-	gen := t.holdLocked(c, engine.NewCredit(o.Credit))
+	gen := t.holdLocked(c, engine.NewCredit(o.Credit), false)
 	t.adoptedLocked()
 	// As its credit: an OPEN that names no orphanMs asks for the
 	// server's default, whatever the OPEN before it asked.

@@ -280,8 +280,7 @@ func (s *Server) open(c *conn, m proto.OpenRequest) {
 		return
 	}
 	// Before it is published: from then on an ATTACH may take it over.
-	gen := s.nextHoldGen()
-	t.holdGen = gen
+	gen := t.newHolderLocked() // not shared yet
 	s.terms[o.TerminalID] = t
 	s.reserved += int64(size)
 	s.mu.Unlock()
@@ -349,7 +348,7 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 	} else {
 		t.watchDetachedLocked(c)
 	}
-	gen := t.holdLocked(c, credit)
+	gen := t.holdLocked(c, credit, a.Resume != nil)
 	var lost uint64
 	if off < t.j.start {
 		lost = t.j.start - off

@@ -360,7 +360,7 @@ func (s *Server) startAgain(c *conn, t *term, o proto.Open, r restart) {
 	gen := s.nextHoldGen()
 	nt := &term{id: id, s: s, cmd: o.Cmd, args: o.Args, launch: launchOf(o), park: r.park, quota: r.quota,
 		readDone: make(chan struct{}), reaped: make(chan struct{}), j: newJournal(r.quota),
-		holder: c, holdGen: gen, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
+		holder: c, holdGen: gen, holdRoot: gen, credit: engine.NewCredit(o.Credit), cols: o.Cols, rows: o.Rows, life: engine.Spawning,
 		proc: proc, pid: proc.Pid(), vt: newTracker(o.Cols, o.Rows, r.quota), orphan: orphanClock{ms: r.orphanMs}}
 	nt.input = engine.NewInputQueue(&s.input)
 	nt.initConds()

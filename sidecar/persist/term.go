@@ -75,12 +75,12 @@ type term struct {
 	holder       *conn            // the connection this terminal's frames go to; nil when detached
 	// holdGen is the holder generation: given anew (Server.holdGens)
 	// each time a connection becomes the holder, and kept when the
-	// holder goes. A host that held the terminal at generation N and
-	// ATTACHes with "resume": N takes it back only while holdGen is
-	// still N: a greater one means another connection took it since.
-	holdGen uint64
-	sent    uint64        // next offset to send to holder
-	credit  engine.Credit // what holder may still be sent
+	// holder goes. holdRoot is the one given when a connection last
+	// became the holder other than by a resume (holdgen.go): an ATTACH
+	// with "resume": N takes the terminal back only if N >= holdRoot.
+	holdGen, holdRoot uint64
+	sent              uint64        // next offset to send to holder
+	credit            engine.Credit // what holder may still be sent
 	// pin is the first journal byte of the frame being written to the
 	// holder (by the pump or the reader, see pump), straight from the
 	// journal's chunks: while pinned, nothing from pin on may be

@@ -297,7 +297,7 @@ func (s *Server) handOver(c *conn, id string, to uint64) {
 	t.removeViewerLocked(v.c, "")
 	t.queueCtlLocked(c, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "handed over to viewer " + uitoa(to)})
 	t.watchTakeover(c, afterHandOver)
-	gen := t.holdLocked(v.c, credit)
+	gen := t.holdLocked(v.c, credit, false)
 	var lost uint64
 	if sent < t.j.start {
 		lost = t.j.start - sent
