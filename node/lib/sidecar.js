@@ -375,10 +375,10 @@ class Sidecar {
     if (!gen) return Promise.resolve();
     gen.closing = true;
     this._refresh(gen); // a caller awaiting close keeps the loop alive
-    // What has not gone out yet is dropped, as the terminals end: a
-    // paste the child does not read would keep the end of stdin from
-    // the sidecar for ever.
-    const dropped = gen.out.abandon();
+    // What has not gone out yet is dropped (the connection ends; a plain
+    // sidecar's terminals with it): a paste the child does not read
+    // would keep the end of stdin from the sidecar for ever.
+    const behind = gen.out.abandon();
     gen.out.end();
     if (gen.dead) return gen.exited;
     // A sidecar holding input back for a child that does not read reads
@@ -388,13 +388,13 @@ class Sidecar {
     // its input does (a plain sidecar shuts down, a bridge leaves its
     // terminals detached on the server). A transport (ssh) is not ended
     // for that: over there the end may yet come through; it gets the bound.
-    const term = !this.transport && process.platform !== 'win32';
-    if (dropped > 0 && term) gen.child.kill('SIGTERM');
+    const local = !this.transport && process.platform !== 'win32';
+    if (behind > 0 && local) gen.child.kill('SIGTERM');
     if (!gen.closeBound) {
       gen.closeBound = setTimeout(() => {
         if (gen.dead) return;
         this._log(`${this._who()} did not end within ${CLOSE_BOUND} ms of close(): ending it`);
-        gen.child.kill(term ? 'SIGTERM' : 'SIGKILL');
+        gen.child.kill(local ? 'SIGTERM' : 'SIGKILL');
       }, CLOSE_BOUND);
       gen.closeBound.unref();
       gen.exited.then(() => clearTimeout(gen.closeBound));

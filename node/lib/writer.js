@@ -261,9 +261,11 @@ class FrameWriter {
   /**
    * Drops every frame not yet begun (those that wait here, and in the
    * queue all but a frame partly written, which must be finished for the
-   * stream to stay whole); returns how many bytes it dropped. close() does
-   * this: the sidecar is ending, and a paste the child does not read
-   * would keep its end from ever being written.
+   * stream to stay whole); returns how many bytes were not in the pipe
+   * (those dropped and the rest of a frame begun): more than 0 says the
+   * sidecar was not keeping up. close() does this: the sidecar is ending,
+   * and a paste the child does not read would keep its end from ever
+   * being written.
    */
   abandon() {
     let n = this._waitingBytes;
@@ -275,7 +277,7 @@ class FrameWriter {
       const first = this._queue[0];
       const begun = first.buf.length < first.size;
       const keep = begun ? [first] : [];
-      for (const e of this._queue) if (!keep.includes(e)) n += e.buf.length;
+      for (const e of this._queue) n += e.buf.length;
       this._queue = keep;
       this._queued = begun ? first.buf.length : 0;
       this._inputOut = begun && first.input ? first.size : 0;
