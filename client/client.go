@@ -481,9 +481,9 @@ var errCleanEnd = errors.New("sidecar closed its output")
 //
 // To a sidecar that announced the keepalive, Close first sends a PING.
 // A transport (Options.Transport, or a persistent server's bridge) that
-// sends nothing back within a second, or whose input stays blocked that
-// long, is taken for hung and killed, so that Close returns in a second
-// or two rather than after the keepalive's or its own 15 s bound; a
+// sends nothing back within 2 s, or whose input stays blocked that
+// long, is taken for hung and killed, so that Close returns in about
+// that time rather than after the keepalive's or its own 15 s bound; a
 // local sidecar that does not answer (it holds back frames behind a
 // child that does not read, or it is stopped) is told to shut down with
 // a signal.

@@ -12,8 +12,8 @@ import (
 )
 
 // hungCloseBound is how long Close may take with a hung transport: the
-// probe's second, the kill, the reaping, and slack for a loaded machine.
-const hungCloseBound = 3 * time.Second
+// probe's bound, the kill, the reaping, and slack for a loaded machine.
+const hungCloseBound = probeBound + 3*time.Second
 
 // closeWithin closes c and reports how long it took; the test fails if it
 // takes longer than bound.
@@ -34,7 +34,7 @@ func closeWithin(t *testing.T, c *Client, bound time.Duration) time.Duration {
 }
 
 // A reconnecting client whose transport hangs (stopped: it reads nothing
-// and sends nothing) closes within a second or two. Close waited for the
+// and sends nothing) closes within the probe's bound and a little more. Close waited for the
 // keepalive to give the transport up (10 s and more) or its own 15 s.
 // The transport is a bridge that copies frames, as ssh does (one that
 // hands our pipes over to the server would go on talking while stopped).

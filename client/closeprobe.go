@@ -12,8 +12,11 @@ import (
 // come), or a transport that is hung (stopped, its network gone). The
 // end of the sidecar's input, which Close sends, reaches neither.
 
-// probeBound is how long Close's probe waits for the sidecar.
-const probeBound = time.Second
+// probeBound is how long Close's probe waits for the sidecar: long
+// enough for a PONG over a slow remote link (ssh across the world, a
+// loaded machine), whose terminals would otherwise end without their
+// EXIT statuses, and far below the keepalive's bound.
+const probeBound = 2 * time.Second
 
 // probeResult is what a PING sent as Close begins showed.
 type probeResult struct {
