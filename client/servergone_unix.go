@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,11 +21,10 @@ import (
 // in between would find it taken and leave the work to the one going.
 
 // serverLock returns the lock file of the persistent server name as a
-// process with environment env finds it: the session registry's
-// directory (sidecar/persist and session/wire decide it: $PTYPLEX_RUNTIME_DIR,
-// $XDG_RUNTIME_DIR/ptyplex, /tmp/ptyplex-UID, or the cache directory's
-// ptyplex/sessions when /tmp's cannot be used), then sidecar/NAME.lock.
-// "" when it cannot be told or has no lock file (no server ever ran).
+// process with environment env finds it: sidecar/NAME.lock in the session
+// registry's directory for that environment (wire.RegistryCandidates, the
+// first that has one). "" when it cannot be told or has no lock file (no
+// server ever ran).
 func serverLock(env []string, name string) string {
 	get := func(key string) string {
 		v := ""
@@ -36,18 +35,9 @@ func serverLock(env []string, name string) string {
 		}
 		return v
 	}
-	var dirs []string
-	if d := get("PTYPLEX_RUNTIME_DIR"); d != "" {
-		dirs = []string{d}
-	} else if x := get("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
-		dirs = []string{filepath.Join(x, "ptyplex")}
-	} else {
-		dirs = []string{filepath.Join("/tmp", "ptyplex-"+strconv.Itoa(os.Getuid()))}
-		if c := get("XDG_CACHE_HOME"); filepath.IsAbs(c) {
-			dirs = append(dirs, filepath.Join(c, "ptyplex", "sessions"))
-		} else if h := get("HOME"); h != "" {
-			dirs = append(dirs, filepath.Join(h, ".cache", "ptyplex", "sessions"), filepath.Join(h, "Library", "Caches", "ptyplex", "sessions"))
-		}
+	dirs, _, err := wire.RegistryCandidates(get)
+	if err != nil {
+		return ""
 	}
 	for _, d := range dirs {
 		lock := filepath.Join(d, "sidecar", name+".lock")

@@ -4,9 +4,11 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 )
@@ -51,34 +53,77 @@ func RegistryDir() (string, error) {
 // directory was taken instead: someone else created it, which is worth
 // knowing.
 func RegistryDirNote() (dir, note string, err error) {
-	if dir := os.Getenv(RuntimeDirEnv); dir != "" {
+	dirs, fallbackErr, err := RegistryCandidates(os.Getenv)
+	if err != nil {
+		return "", "", err
+	}
+	firstErr := makePrivateDir(dirs[0])
+	if firstErr == nil {
+		return dirs[0], "", nil
+	}
+	if len(dirs) == 1 {
+		if fallbackErr != nil {
+			return "", "", fmt.Errorf("%w; no fallback either (%v): set XDG_RUNTIME_DIR or %s to a private directory", firstErr, fallbackErr, RuntimeDirEnv)
+		}
+		return "", "", firstErr
+	}
+	dir = dirs[1]
+	if err := makePrivateDir(dir); err != nil {
+		return "", "", fmt.Errorf("%w; the fallback %s cannot be used either: %v (set XDG_RUNTIME_DIR or %s to a private directory)", firstErr, dir, err, RuntimeDirEnv)
+	}
+	return dir, fmt.Sprintf("%v; using %s instead (XDG_RUNTIME_DIR is not set)", firstErr, dir), nil
+}
+
+// RegistryCandidates returns, for the environment getenv reads, where
+// the registry directory is: the one directory $PTYPLEX_RUNTIME_DIR or
+// $XDG_RUNTIME_DIR names, or else /tmp/ptyplex-UID and, after it, the
+// fallback in the user's cache directory (fallbackErr says why there is
+// none). It creates and checks nothing: a process that started another
+// with a different environment (the Go client, its server) finds the
+// other's directory with it.
+func RegistryCandidates(getenv func(string) string) (dirs []string, fallbackErr, err error) {
+	if dir := getenv(RuntimeDirEnv); dir != "" {
 		if !filepath.IsAbs(dir) {
 			// Each process would find it under its own working directory:
 			// list would not see the sessions started elsewhere.
-			return "", "", fmt.Errorf("session registry: %s must be an absolute path, not %q", RuntimeDirEnv, dir)
+			return nil, nil, fmt.Errorf("session registry: %s must be an absolute path, not %q", RuntimeDirEnv, dir)
 		}
-		return dir, "", makePrivateDir(dir)
+		return []string{dir}, nil, nil
 	}
 	// A relative XDG_RUNTIME_DIR is invalid and to be ignored (the XDG
 	// base directory specification), for the same reason.
-	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
-		dir := filepath.Join(x, "ptyplex")
-		return dir, "", makePrivateDir(dir)
+	if x := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
+		return []string{filepath.Join(x, "ptyplex")}, nil, nil
 	}
-	tmp := filepath.Join("/tmp", "ptyplex-"+strconv.Itoa(os.Getuid()))
-	tmpErr := makePrivateDir(tmp)
-	if tmpErr == nil {
-		return tmp, "", nil
-	}
-	cache, err := os.UserCacheDir()
+	dirs = []string{filepath.Join("/tmp", "ptyplex-"+strconv.Itoa(os.Getuid()))}
+	cache, err := userCacheDir(getenv)
 	if err != nil {
-		return "", "", fmt.Errorf("%w; no fallback either (%v): set XDG_RUNTIME_DIR or %s to a private directory", tmpErr, err, RuntimeDirEnv)
+		return dirs, err, nil
 	}
-	dir = filepath.Join(cache, "ptyplex", "sessions")
-	if err := makePrivateDir(dir); err != nil {
-		return "", "", fmt.Errorf("%w; the fallback %s cannot be used either: %v (set XDG_RUNTIME_DIR or %s to a private directory)", tmpErr, dir, err, RuntimeDirEnv)
+	return append(dirs, filepath.Join(cache, "ptyplex", "sessions")), nil, nil
+}
+
+// userCacheDir is os.UserCacheDir for the environment getenv reads.
+func userCacheDir(getenv func(string) string) (string, error) {
+	if runtime.GOOS == "darwin" || runtime.GOOS == "ios" {
+		home := getenv("HOME")
+		if home == "" {
+			return "", errors.New("$HOME is not defined")
+		}
+		return filepath.Join(home, "Library", "Caches"), nil
 	}
-	return dir, fmt.Sprintf("%v; using %s instead (XDG_RUNTIME_DIR is not set)", tmpErr, dir), nil
+	dir := getenv("XDG_CACHE_HOME")
+	if dir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			return "", errors.New("neither $XDG_CACHE_HOME nor $HOME are defined")
+		}
+		return filepath.Join(home, ".cache"), nil
+	}
+	if !filepath.IsAbs(dir) {
+		return "", errors.New("path in $XDG_CACHE_HOME is relative")
+	}
+	return dir, nil
 }
 
 // makePrivateDir creates dir (0700) unless it exists, and refuses it
