@@ -9,7 +9,7 @@
 
 const { T, controlFrame } = require('./frames');
 const { Emitter } = require('./events');
-const { Terminal } = require('./terminal');
+const { Terminal, holdGenOf } = require('./terminal');
 
 // The environment the bridge gets: only what decides where the server's
 // socket is, so that this host and `ptyplex-sidecar --persist NAME --list`
@@ -21,6 +21,13 @@ const PERSIST_ENV = ['PTYPLEX_RUNTIME_DIR', 'XDG_RUNTIME_DIR', 'TMPDIR', 'HOME',
 
 // The persistent server's features, which ATTACHED does not repeat.
 const PERSIST_FEATURES = ['signal', 'foreground', 'persist'];
+// TAKEN_OVER is the server's DETACHED reason when another connection
+// takes a terminal over; a refused resume is reported with it too.
+const TAKEN_OVER = 'taken over by another connection';
+// TAKEN_SINCE matches the server's refusal of an ATTACH whose resume is
+// older than a takeover (PROTOCOL.md, "Holder generations"); the id is
+// quoted the Go way, which the ERROR's terminalId makes needless to check.
+const TAKEN_SINCE = /^ATTACH refused: terminal .* was taken over by another connection since this one held it/;
 
 function checkName(name) {
   // The server's socket is NAME.sock: the bridge checks the name too, but
@@ -189,6 +196,18 @@ const sidecarMethods = {
         return true;
       }
       gen.terms.delete(term._id);
+      if (term._attaching.resume && term._attaching.holdGen !== null && TAKEN_SINCE.test(String(msg.message))) {
+        // Resuming after a drop: another connection became the holder
+        // while this host was away (and may have let it go since). The
+        // server kept it as it was; this host lost it as it loses a
+        // terminal taken over while connected (onDetach, writes throw),
+        // and never asks again without resume, which would steal it back.
+        term._attaching = null;
+        this._log(`terminal ${JSON.stringify(term._id)} not attached again after the connection dropped: ${msg.message}`);
+        term._detached(TAKEN_OVER);
+        this._refresh(gen);
+        return true;
+      }
       if (term._attaching.resume) {
         // Resuming after a drop (resume.js), the server no longer has it
         // (stopped and started again, or the exit long forgotten): it
@@ -213,6 +232,7 @@ const sidecarMethods = {
           // on from where it was, as the holder; lost bytes, if any, are
           // repainted by the SNAPSHOT that follows.
           term.viewing = false;
+          term._holdGen = holdGenOf(msg);
           term.lost += msg.lost;
           term._snapshotDue = msg.lost > 0;
           break;
@@ -228,6 +248,10 @@ const sidecarMethods = {
             throw peerErr(`protocol violation by ptyplex-sidecar: ATTACHED at ${msg.offset} for terminal ${JSON.stringify(term._id)}, asked for ${term._attaching.offset}`);
           }
           term._attaching = null;
+          // The generation a later resume sends (none for a viewer). One
+          // whose ATTACHED never came (the connection dropped again)
+          // keeps the one it had: the server takes a resume with it still.
+          term._holdGen = holdGenOf(msg);
           term.lost += msg.lost;
           term._snapshotDue = msg.lost > 0;
           // A viewer attached again is a new viewer to the server, under
@@ -242,7 +266,7 @@ const sidecarMethods = {
         term.lost = msg.lost;
         term.viewing = msg.mode === 'view';
         term.viewer = term.viewing && isWhole(msg.viewer) ? msg.viewer : 0;
-        term._opened({ pid: term._pid, features: PERSIST_FEATURES });
+        term._opened({ pid: term._pid, features: PERSIST_FEATURES, holdGen: msg.holdGen });
         break;
       case T.SNAPSHOT:
         if (typeof msg.data !== 'string' || !isWhole(msg.offset)) {

@@ -290,9 +290,17 @@ const sidecarMethods = {
       const credit = Math.max(0, this.creditWindow - term._queued);
       term._credit = credit;
       term._unacked = 0;
-      term._attaching = { offset, resume: true };
-      // A viewer comes back as a viewer.
-      this._sendTo(gen, controlFrame(T.ATTACH, term.viewing ? { terminalId: term._id, offset, credit, mode: 'view' } : { terminalId: term._id, offset, credit }));
+      // A holder sends the holder generation it was last given, if the
+      // server gave one (PROTOCOL.md, "Holder generations"): the server
+      // refuses the ATTACH if another connection took the terminal over
+      // meanwhile, where a plain ATTACH would take it back. A viewer
+      // comes back as a viewer.
+      const holdGen = term.viewing ? null : term._holdGen;
+      term._attaching = { offset, resume: true, holdGen };
+      const body = { terminalId: term._id, offset, credit };
+      if (term.viewing) body.mode = 'view';
+      else if (holdGen !== null) body.resume = holdGen;
+      this._sendTo(gen, controlFrame(T.ATTACH, body));
       n++;
     }
     gen.listWaits = [...lists, ...old.listWaits];

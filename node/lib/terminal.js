@@ -181,6 +181,10 @@ class Terminal {
     this._snapshotDue = false; // an ATTACHED reported loss: its SNAPSHOT comes next, before any OUTPUT
     this._resized = false; // resize() was called: the server's reports of the size are older (persist.js)
     this._detachReason = null;
+    // The holder generation the persistent server last gave this host for
+    // the terminal (OPENED, a holder's ATTACHED, a hand-over), null when
+    // none: what a resume after a drop sends as ATTACH's resume (resume.js).
+    this._holdGen = null;
     this._onDetach = new Emitter();
     this.onDetach = this._onDetach.event;
 
@@ -551,6 +555,7 @@ class Terminal {
   _opened(msg) {
     this._openFrame = null;
     this._pid = msg.pid;
+    this._holdGen = holdGenOf(msg);
     this._state = 'live';
     this._features = new Set(Array.isArray(msg.features) ? msg.features : []);
     if (this._readyResolve) this._readyResolve();
@@ -705,6 +710,13 @@ class Terminal {
   }
 }
 
+// holdGenOf is the holder generation an OPENED or ATTACHED carries, null
+// without one (a plain sidecar's, a persistent server older than them, a
+// viewer's ATTACHED).
+function holdGenOf(msg) {
+  return Number.isSafeInteger(msg.holdGen) && msg.holdGen >= 0 ? msg.holdGen : null;
+}
+
 // utf8Tail returns the bytes at the end of the stream that begin a UTF-8
 // character not yet complete, given the previous such bytes (prev) and the
 // data that followed them.
@@ -739,4 +751,4 @@ function linuxForeground(pid) {
   }
 }
 
-module.exports = { Terminal };
+module.exports = { Terminal, holdGenOf };

@@ -422,3 +422,139 @@ test('keepalive without ssh: a stopped bridge is detected, and the drop names th
   term.write('still here\r');
   await waitOutput(term, 'still here\r\n');
 });
+
+// Holder generations (PROTOCOL.md, "Holder generations"): a resume sends
+// the holdGen the server last gave this host, and the server refuses it
+// when another connection took the terminal over meanwhile.
+
+// gated is a transport that, while the gate file exists, waits before it
+// runs the bridge, as ssh to a host unreachable for a while: a reconnect
+// attempt waits there until the test removes the gate.
+function gated(t, bridge) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-gate-'));
+  cleanup(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+  const gate = path.join(dir, 'gate');
+  return { gate, transport: ['sh', '-c', 'while [ -e "$0" ]; do sleep 0.01; done; exec "$@"', gate, ...bridge] };
+}
+
+// sentAttaches records the bodies of the ATTACH frames sc sends (a look
+// at the frames on their way out: the tests' only use of the insides).
+function sentAttaches(sc) {
+  const bodies = [];
+  const send = sc._sendTo;
+  sc._sendTo = function (gen, buf) {
+    if (buf[4] === T.ATTACH) bodies.push(JSON.parse(buf.subarray(5).toString('utf8')));
+    return send.call(this, gen, buf);
+  };
+  return bodies;
+}
+
+// awayAndTakenOver: host A holds an echoing terminal; its transport is
+// killed and, while its reconnect waits at the gate, host B attaches the
+// terminal as holder (its onData from 0: "ready" again). A wrote a line
+// in the gap, held for the resume.
+async function awayAndTakenOver(t) {
+  const { bridge } = server(t);
+  const { gate, transport } = gated(t, bridge);
+  const a = newHost(t, { transport, reconnect: { initialDelay: 10 } });
+  const echo = await echoer(a);
+  const id = echo.pty.terminalId;
+  const aDetach = [];
+  echo.pty.onDetach((e) => aDetach.push(e));
+  fs.writeFileSync(gate, '');
+  const disconnected = next(a, 'disconnected');
+  process.kill(a.pid, 'SIGKILL');
+  await disconnected;
+  echo.pty.write('typed in the gap\r');
+  const b = newHost(t, { transport: bridge, persist: true });
+  const bt = b.attach(id, { offset: 0 });
+  const bDetach = [];
+  bt.onDetach((e) => bDetach.push(e));
+  let bOut = '';
+  bt.onData((d) => (bOut += d));
+  await within(bt.ready, "B's ATTACHED");
+  await waitUntil(() => bOut === 'ready\r\n', `B's replay of "ready" (got ${JSON.stringify(bOut)})`);
+  const bState = () => ({ out: bOut, detach: bDetach });
+  return { a, b, echo, id, gate, aDetach, bt, bState };
+}
+
+// resumeThrough removes the gate and waits until A's resume was answered:
+// A's LIST after 'reconnected' is answered after its ATTACHes and the
+// input held behind them.
+async function resumeThrough(a, gate) {
+  const reconnected = next(a, 'reconnected');
+  fs.rmSync(gate);
+  await reconnected;
+  return within(a.list(), "A's LIST after the resume");
+}
+
+test('resume after a takeover: the host that took the terminal over keeps it; the resuming host gets onDetach "taken over", its input of the gap reaches nobody', async (t) => {
+  const { a, b, echo, id, gate, aDetach, bt, bState } = await awayAndTakenOver(t);
+  await resumeThrough(a, gate);
+  assert.deepStrictEqual(aDetach, [{ reason: 'taken over by another connection' }], `A's onDetach; B's: ${JSON.stringify(bState().detach)}; A's log:\n${a.lines.join('\n')}`);
+  assert.match(a.lines.join('\n'), new RegExp(`terminal "${id}" not attached again after the connection dropped: ATTACH refused: terminal "${id}" was taken over by another connection since this one held it`));
+  assert.throws(() => echo.pty.write('x'), /this host no longer holds it \(taken over by another connection\)/);
+  assert.ok(!a.reconnecting);
+  // B still holds it, and its input (only its) reaches the program.
+  assert.deepStrictEqual((await within(b.list(), "B's LIST")).map((e) => [e.terminalId, e.attached]), [[id, true]]);
+  bt.write('after\r');
+  await waitUntil(() => bState().out.includes('after\r\n'), `B's echo (got ${JSON.stringify(bState().out)})`);
+  assert.strictEqual(bState().out, 'ready\r\nafter\r\n');
+  assert.deepStrictEqual(bState().detach, []);
+  // A no longer resumes it: another drop leaves it alone.
+  const again = next(a, 'reconnected');
+  process.kill(a.pid, 'SIGKILL');
+  await again;
+  await within(a.list(), "A's LIST after a second drop");
+  bt.write('still B\r');
+  await waitUntil(() => bState().out.includes('still B\r\n'), `B's echo after A's second drop (got ${JSON.stringify(bState().out)})`);
+  assert.deepStrictEqual(bState().detach, []);
+});
+
+test('resume after a takeover and a detach: the resuming host still gets onDetach "taken over"; the terminal stays detached', async (t) => {
+  const { a, b, echo, id, gate, aDetach, bt } = await awayAndTakenOver(t);
+  const gone = new Promise((r) => bt.onDetach(r));
+  bt.detach();
+  assert.strictEqual((await within(gone, "B's DETACHED")).reason, 'detached as asked');
+  await resumeThrough(a, gate);
+  assert.deepStrictEqual(aDetach, [{ reason: 'taken over by another connection' }], `A's log:\n${a.lines.join('\n')}`);
+  assert.throws(() => echo.pty.write('x'), /this host no longer holds it \(taken over by another connection\)/);
+  assert.deepStrictEqual((await within(b.list(), "B's LIST")).map((e) => [e.terminalId, e.attached, e.exited]), [[id, false, false]]);
+  // The line A held in the gap never reached the program: a host that
+  // attaches now sees only "ready".
+  const c = newHost(t, { transport: b.transport, persist: true });
+  const ct = c.attach(id, { offset: 0 });
+  let cOut = '';
+  ct.onData((d) => (cOut += d));
+  await within(ct.ready, "C's ATTACHED");
+  ct.write('from C\r');
+  await waitUntil(() => cOut.includes('from C\r\n'), `C's echo (got ${JSON.stringify(cOut)})`);
+  assert.strictEqual(cOut, 'ready\r\nfrom C\r\n');
+});
+
+test('resume without a takeover sends the holdGen last given, from OPENED and then from the resume\'s ATTACHED, and takes the terminal back as before', async (t) => {
+  const { bridge } = server(t);
+  const a = newHost(t, { transport: bridge, reconnect: { initialDelay: 10 } });
+  const echo = await echoer(a);
+  const id = echo.pty.terminalId;
+  const detaches = [];
+  echo.pty.onDetach((e) => detaches.push(e));
+  const sent = sentAttaches(a);
+  // LIST's holdGen is the server's word on the current one: compared
+  // with, never sent.
+  const holdGen = async () => (await within(a.list(), 'LISTED')).find((e) => e.terminalId === id).holdGen;
+  const gens = [await holdGen()];
+  assert.ok(Number.isSafeInteger(gens[0]) && gens[0] >= 1, `OPENED's holdGen, as LISTED shows it: ${gens[0]}`);
+  for (let drop = 0; drop < 2; drop++) {
+    const reconnected = next(a, 'reconnected');
+    process.kill(a.pid, 'SIGKILL');
+    await reconnected;
+    gens.push(await holdGen());
+    assert.ok(gens[drop + 1] > gens[drop], `the resume's holdGen ${gens[drop + 1]} is past ${gens[drop]}`);
+    echo.pty.write(`after drop ${drop}\r`);
+    await waitUntil(() => echo.out.includes(`after drop ${drop}\r\n`), `the echo after drop ${drop} (got ${JSON.stringify(echo.out)})`);
+  }
+  assert.deepStrictEqual(sent.map((b) => [b.terminalId, b.resume, b.mode]), [[id, gens[0], undefined], [id, gens[1], undefined]]);
+  assert.deepStrictEqual(detaches, []);
+  assert.strictEqual(echo.out, 'ready\r\nafter drop 0\r\nafter drop 1\r\n');
+});
