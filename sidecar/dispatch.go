@@ -156,10 +156,10 @@ func (s *Sidecar) queueInput(t *terminal, data []byte) {
 		// A CREDIT among the frames held back may be what the child
 		// waits for: it is read and applied meanwhile (lookahead.go).
 		held = true
-		s.ahead.waitBegins()
+		s.ahead.WaitBegins()
 	})
 	if held {
-		s.ahead.waitEnds()
+		s.ahead.WaitEnds()
 		s.logf("terminal %q: input accepted after %v; reading frames again", t.id, waited.Round(time.Millisecond))
 	}
 }

@@ -38,8 +38,8 @@ type Sidecar struct {
 	out   *writer
 	input engine.InputBudget // INPUT queued across terminals
 
-	spawnSlots chan struct{} // one token per spawn in flight (maxSpawns)
-	ahead      *lookahead    // the frame reader, which reads on while dispatch waits for input room (lookahead.go)
+	spawnSlots chan struct{}     // one token per spawn in flight (maxSpawns)
+	ahead      *engine.Lookahead // the frame reader, which reads on while dispatch waits for input room (lookahead.go)
 	// beforeSpawn, if set (by in-package tests only), runs on the spawn
 	// goroutine just before the child is started, to make a spawn slow.
 	beforeSpawn func(id string)
@@ -114,8 +114,8 @@ func (s *Sidecar) Run(in io.Reader) error {
 func (s *Sidecar) readLoop(in io.Reader) error {
 	s.ahead = newLookahead(s, proto.NewReader(in))
 	for {
-		res := s.ahead.next()
-		f, err := res.f, res.err
+		res := s.ahead.Next()
+		f, err := res.Frame, res.Err
 		if err == io.EOF {
 			return nil
 		}
@@ -123,7 +123,7 @@ func (s *Sidecar) readLoop(in io.Reader) error {
 			s.logf("reading frames: %v", err)
 			return err
 		}
-		if s.opts.Tap != nil && !res.tapped {
+		if s.opts.Tap != nil && !res.Ahead {
 			s.opts.Tap(true, proto.AppendFrame(nil, f.Type, f.Body))
 		}
 		if s.isClosing() {
