@@ -558,3 +558,40 @@ test('resume without a takeover sends the holdGen last given, from OPENED and th
   assert.deepStrictEqual(detaches, []);
   assert.strictEqual(echo.out, 'ready\r\nafter drop 0\r\nafter drop 1\r\n');
 });
+
+test("a resume whose ATTACHED was lost in another drop resumes with the holdGen it had, and the server takes it", async (t) => {
+  const { bridge } = server(t);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-mute-'));
+  cleanup(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+  const mute = path.join(dir, 'mute');
+  const relay = [process.execPath, path.join(__dirname, 'fixtures', 'mute-relay.js'), mute, ...bridge];
+  const a = newHost(t, { transport: relay, reconnect: { initialDelay: 10 } });
+  const echo = await echoer(a);
+  const id = echo.pty.terminalId;
+  const detaches = [];
+  echo.pty.onDetach((e) => detaches.push(e));
+  const sent = sentAttaches(a);
+  const b = newHost(t, { transport: bridge, persist: true }); // only lists
+  const holdGen = async (sc) => (await within(sc.list(), 'LISTED')).find((e) => e.terminalId === id).holdGen;
+  const g0 = await holdGen(a);
+  // The next connection carries the resume's ATTACH out and loses every
+  // answer: once the server has taken it (a new holdGen, which B's LIST
+  // shows), that connection dies too.
+  fs.writeFileSync(mute, '');
+  const first = next(a, 'reconnected');
+  process.kill(a.pid, 'SIGKILL');
+  await first;
+  let g1;
+  await waitUntil(async () => (g1 = await holdGen(b)) > g0, `the server to take the resume (holdGen ${g1}, was ${g0})`);
+  fs.rmSync(mute);
+  const second = next(a, 'reconnected');
+  process.kill(a.pid, 'SIGKILL');
+  await second;
+  const g2 = await holdGen(a);
+  assert.ok(g2 > g1, `the second resume's holdGen ${g2} is past ${g1}`);
+  assert.deepStrictEqual(sent.map((e) => [e.terminalId, e.resume]), [[id, g0], [id, g0]]);
+  echo.pty.write('after two drops\r');
+  await waitUntil(() => echo.out.includes('after two drops\r\n'), `the echo (got ${JSON.stringify(echo.out)}); log:\n${a.lines.join('\n')}`);
+  assert.strictEqual(echo.out, 'ready\r\nafter two drops\r\n');
+  assert.deepStrictEqual(detaches, []);
+});
