@@ -439,11 +439,14 @@ function gated(t, bridge) {
 
 // sentAttaches records the bodies of the ATTACH frames sc sends (a look
 // at the frames on their way out: the tests' only use of the insides).
+// A frame held (behind the handshake, or while disconnected) goes through
+// _sendTo again when it is sent: it counts then.
 function sentAttaches(sc) {
   const bodies = [];
   const send = sc._sendTo;
   sc._sendTo = function (gen, buf) {
-    if (buf[4] === T.ATTACH) bodies.push(JSON.parse(buf.subarray(5).toString('utf8')));
+    const out = gen && !gen.suspended && !gen.dead && !gen.held;
+    if (out && buf[4] === T.ATTACH) bodies.push(JSON.parse(buf.subarray(5).toString('utf8')));
     return send.call(this, gen, buf);
   };
   return bodies;
@@ -594,4 +597,52 @@ test("a resume whose ATTACHED was lost in another drop resumes with the holdGen 
   await waitUntil(() => echo.out.includes('after two drops\r\n'), `the echo (got ${JSON.stringify(echo.out)}); log:\n${a.lines.join('\n')}`);
   assert.strictEqual(echo.out, 'ready\r\nafter two drops\r\n');
   assert.deepStrictEqual(detaches, []);
+});
+
+test('a viewer resumes as a viewer, without resume; once handed the terminal, it resumes with the holdGen of the hand-over, and a takeover since is reported', async (t) => {
+  const { bridge } = server(t);
+  const { gate, transport } = gated(t, bridge);
+  const h = newHost(t, { transport: bridge, persist: true });
+  const held = h.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat'], { env: { PATH: process.env.PATH } });
+  await waitOutput(held, 'ready\r\n');
+  const id = held.terminalId;
+  const v = newHost(t, { transport, reconnect: { initialDelay: 10 } });
+  const sent = sentAttaches(v);
+  const view = v.attach(id, { view: true });
+  let out = '';
+  view.onData((d) => (out += d));
+  await within(view.ready, 'the viewer attached');
+  const holdGen = async () => (await within(v.list(), 'LISTED')).find((e) => e.terminalId === id).holdGen;
+  // Dropped as a viewer: it comes back viewing, with no resume.
+  let reconnected = next(v, 'reconnected');
+  process.kill(v.pid, 'SIGKILL');
+  await reconnected;
+  await holdGen();
+  await waitUntil(() => view.viewer > 0 && view.viewing, 'the viewer viewing again');
+  assert.deepStrictEqual(sent.slice(1).map((e) => [e.mode, e.resume]), [['view', undefined]]);
+  // Handed over: the ATTACHED "mode":"hold" carries the holdGen it resumes with.
+  held.handOver(view.viewer);
+  await waitUntil(() => !view.viewing, 'the viewer to become the holder');
+  const gHand = await holdGen();
+  reconnected = next(v, 'reconnected');
+  process.kill(v.pid, 'SIGKILL');
+  await reconnected;
+  const gResumed = await holdGen();
+  assert.ok(gResumed > gHand, `${gResumed} after ${gHand}`);
+  assert.deepStrictEqual(sent.slice(2).map((e) => [e.mode, e.resume]), [[undefined, gHand]]);
+  view.write('mine\r');
+  await waitUntil(() => out.includes('mine\r\n'), `the echo (got ${JSON.stringify(out)})`);
+  // Dropped again, and the first host takes it back meanwhile.
+  const detaches = [];
+  view.onDetach((e) => detaches.push(e));
+  fs.writeFileSync(gate, '');
+  const down = next(v, 'disconnected');
+  process.kill(v.pid, 'SIGKILL');
+  await down;
+  const back = h.attach(id, { offset: 0 });
+  await within(back.ready, "the first host's ATTACHED");
+  await resumeThrough(v, gate);
+  assert.deepStrictEqual(sent.slice(3).map((e) => [e.mode, e.resume]), [[undefined, gResumed]]);
+  assert.deepStrictEqual(detaches, [{ reason: 'taken over by another connection' }], `log:\n${v.lines.join('\n')}`);
+  assert.deepStrictEqual((await within(h.list(), 'LISTED')).map((e) => [e.terminalId, e.attached]), [[id, true]]);
 });
