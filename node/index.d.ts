@@ -153,7 +153,13 @@ export interface Terminal extends IPty {
   readonly offset: number;
   /** Bytes the server's journal had let go before the offset attach asked for (then a SNAPSHOT came first). */
   readonly lost: number;
-  /** Fires when this host no longer holds the terminal (taken over, detach(), the connection ended); writes then throw. */
+  /**
+   * Fires when this host no longer holds the terminal (taken over, detach(),
+   * the connection ended); writes then throw. A terminal that another
+   * connection took over while a dropped connection was being resumed is
+   * reported so when the resume finds it ("taken over by another
+   * connection"), and is not taken back.
+   */
   readonly onDetach: IEvent<IDetachEvent>;
   /** Lets the terminal run on without this host (persistent sidecars only); a viewer stops viewing. */
   detach(): void;
@@ -361,7 +367,9 @@ export interface SidecarDisconnected {
  * A new connection is up and every terminal's ATTACH is sent on it (ahead
  * of anything queued meanwhile). Each terminal's answer comes after this
  * event: its output goes on from there, and a viewer's `viewer` number is
- * the new one from then; a call made now goes out after those ATTACHes.
+ * the new one from then, or, for one that another connection took over
+ * meanwhile, its onDetach fires ("taken over by another connection"); a
+ * call made now goes out after those ATTACHes.
  */
 export interface SidecarReconnected {
   /** Which attempt succeeded (1 is the first). */
