@@ -205,6 +205,7 @@ func (c *Client) opened(m proto.Opened) error {
 	delete(c.pending, m.TerminalID)
 	p.t.pid = m.PID
 	p.t.features = m.Features
+	p.t.heldAt(m.HoldGen)
 	c.live[m.TerminalID] = p.t
 	abandoned := p.abandoned
 	if !abandoned {

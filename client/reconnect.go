@@ -72,6 +72,17 @@ var (
 // not lost that way: the resume sends a closed terminal's CLOSE again,
 // and does not take back a terminal being detached (it ends with
 // ErrDetached).
+//
+// Nor does it take back a terminal that another connection took over
+// while this one was down (another host's Attach, even one that let it
+// go again since): the server refuses the resume, and the terminal ends
+// as one taken over while connected does, with an error wrapping
+// ErrDetached, its program running on under the other host; the input
+// queued for it is not delivered. The server tells each holder its
+// holder generation, and the resume names the latest one the client was
+// given (PROTOCOL.md, "Holder generations"); a server that gives none
+// predates them, and the resume takes the terminal back from whoever
+// holds it, as Attach does.
 type ReconnectPolicy struct {
 	// Attempts bounds the attempts after one drop: 0 means
 	// DefaultReconnectAttempts, a negative number no bound. Once they

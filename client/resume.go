@@ -3,6 +3,7 @@ package client
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ptyplex/ptyplex/proto"
 )
@@ -39,7 +40,7 @@ func (c *Client) resume(s *Stream, live []*Terminal) []*resumeWait {
 	c.persist.mu.Unlock()
 	for _, w := range waits {
 		offset, credit := w.t.win.resetCredit()
-		body := proto.Marshal(proto.Attach{TerminalID: w.t.id, Offset: offset, Credit: credit, Mode: w.t.attachMode()})
+		body := proto.Marshal(w.t.reattach(offset, credit))
 		frames := proto.AppendFrame(nil, proto.TypeAttach, body)
 		if w.t.closeAsked() {
 			// The CLOSE may have died with the old connection (a
@@ -56,6 +57,34 @@ func (c *Client) resume(s *Stream, live []*Terminal) []*resumeWait {
 	r.down = false
 	c.startFlush(s)
 	return waits
+}
+
+// reattach is the ATTACH that takes t back after a reconnect: in the
+// mode t had, and, when held, with "resume" set to the holder generation
+// the server last gave for it, so that the server refuses it if another
+// connection took t since. Without a generation (a server before them)
+// there is no resume, and the ATTACH takes t back as it always did. A
+// lost ATTACHED left holdGen as it was: the server accepts the older
+// generation again, since resumes do not count against a resume.
+func (t *Terminal) reattach(offset uint64, credit *uint64) proto.Attach {
+	a := proto.Attach{TerminalID: t.id, Offset: offset, Credit: credit, Mode: t.attachMode()}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if a.Mode != proto.AttachView && t.holdGen != 0 {
+		gen := t.holdGen
+		a.Resume = &gen
+	}
+	return a
+}
+
+// heldAt records the holder generation an OPENED gave (0: none).
+func (t *Terminal) heldAt(gen uint64) {
+	if gen == 0 {
+		return
+	}
+	t.mu.Lock()
+	t.holdGen = gen
+	t.mu.Unlock()
 }
 
 // closeAsked reports whether the host closed t (a CLOSE was sent or
@@ -140,9 +169,14 @@ func (c *Client) resumeSnapshot(sn proto.Snapshot) bool {
 	return true
 }
 
-// resumeRefused handles an ERROR about a terminal being resumed: the
-// server no longer has it (it exited and was forgotten, or the server
-// was restarted). The terminal ends with the server's reason.
+// resumeRefused handles an ERROR about a terminal being resumed. Either
+// another connection took the terminal over while this one was down (the
+// server refuses the resume): the terminal ends as one taken over while
+// connected does, with ErrDetached, its program running on under the
+// other holder (or detached, if that one let it go since). Or the server
+// no longer has it (it exited and was forgotten, or the server was
+// restarted): the terminal ends with the server's reason. Either way it
+// is no longer this client's, and no resume takes it again.
 func (c *Client) resumeRefused(m proto.Error) bool {
 	c.persist.mu.Lock()
 	w := c.persist.resuming[m.TerminalID]
@@ -154,6 +188,9 @@ func (c *Client) resumeRefused(m proto.Error) bool {
 		return false
 	}
 	err := fmt.Errorf("terminal %q: %w: reattaching after a reconnect: %s", m.TerminalID, ErrSidecarGone, m.Message)
+	if takenOverSince(m) {
+		err = fmt.Errorf("terminal %q: %w: taken over by another connection while disconnected (%s)", m.TerminalID, ErrDetached, m.Message)
+	}
 	c.mu.Lock()
 	if c.live[m.TerminalID] == w.t {
 		delete(c.live, m.TerminalID)
@@ -162,4 +199,12 @@ func (c *Client) resumeRefused(m proto.Error) bool {
 	w.t.finish(ExitStatus{Code: -1}, err)
 	w.done <- err
 	return true
+}
+
+// takenOverSince reports whether m is the persistent server's refusal of
+// a resume because another connection became the terminal's holder since
+// the generation it names (PROTOCOL.md, "Holder generations"). Only the
+// beginning of the message is fixed; what follows is for people.
+func takenOverSince(m proto.Error) bool {
+	return strings.HasPrefix(m.Message, fmt.Sprintf("ATTACH refused: terminal %q was taken over by another connection since this one held it", m.TerminalID))
 }

@@ -92,6 +92,12 @@ type Terminal struct {
 	// queued, and DETACHED has not come yet; a resume must not take t
 	// back.
 	detaching bool
+	// holdGen (under mu) is the latest holder generation the server
+	// gave this client for t (OPENED, ATTACHED), 0 if it gave none (a
+	// server before them, or t only viewed). A resume sends it, so that
+	// the server refuses to give t back if another connection took it
+	// since (resume.go).
+	holdGen uint64
 }
 
 func newTerminal(c *Client, id string, window int, raw bool) *Terminal {

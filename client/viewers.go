@@ -72,7 +72,8 @@ func (t *Terminal) Lost() uint64 {
 // answer came within DefaultOpenTimeout. On a reconnecting client it
 // waits for no reconnect: while the connection is down, or when the drop
 // takes its answer away, it fails with an error wrapping ErrDisconnected
-// (and, while down, sends nothing). On a plain sidecar's terminal it
+// (and, while down, sends nothing); in the latter case t ends with
+// ErrDetached at the reconnect if the server had handed it over. On a plain sidecar's terminal it
 // fails at once, as Detach does (errors.ErrUnsupported).
 func (t *Terminal) HandOver(viewer uint64) error {
 	if err := t.refuseViewing("hand over"); err != nil {
@@ -125,9 +126,10 @@ func (t *Terminal) HandOver(viewer uint64) error {
 		return err
 	case <-s.Done():
 		if t.c.rc != nil {
-			// The terminal goes on; whether the server handed it
-			// over before the drop, the reattach decides (it takes
-			// the terminal back).
+			// The terminal goes on until the reattach: if the server
+			// handed it over before the drop, the reattach is refused
+			// and t ends with ErrDetached (a server without holder
+			// generations takes it back instead).
 			return fmt.Errorf("terminal %q: hand over to viewer %d: %w: the connection dropped before the answer", t.id, viewer, ErrDisconnected)
 		}
 		return t.handedOver(viewer)
@@ -197,6 +199,10 @@ func (t *Terminal) viewAttached(a proto.Attached) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.view.lost += a.Lost
+	if a.HoldGen != 0 {
+		// Held: a holder's ATTACHED, or a hand-over's "hold".
+		t.holdGen = a.HoldGen
+	}
 	switch a.Mode {
 	case proto.AttachView:
 		t.view.viewing, t.view.number = true, a.Viewer
