@@ -646,3 +646,32 @@ test('a viewer resumes as a viewer, without resume; once handed the terminal, it
   assert.deepStrictEqual(detaches, [{ reason: 'taken over by another connection' }], `log:\n${v.lines.join('\n')}`);
   assert.deepStrictEqual((await within(h.list(), 'LISTED')).map((e) => [e.terminalId, e.attached]), [[id, true]]);
 });
+
+test('a server that gives no holdGen (an older one): the resume sends no resume and takes the terminal back, as before holder generations', async (t) => {
+  const { bridge } = server(t);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resume-old-'));
+  cleanup(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+  const relay = ['env', 'PTYPLEX_RELAY_NO_HOLDGEN=1', process.execPath, path.join(__dirname, 'fixtures', 'mute-relay.js'), path.join(dir, 'never'), ...bridge];
+  const { gate, transport } = gated(t, relay);
+  const a = newHost(t, { transport, reconnect: { initialDelay: 10 } });
+  const echo = await echoer(a);
+  const id = echo.pty.terminalId;
+  const sent = sentAttaches(a);
+  assert.strictEqual((await within(a.list(), 'LISTED')).find((e) => e.terminalId === id).holdGen, undefined, 'the relay hides holdGen');
+  const aDetach = [];
+  echo.pty.onDetach((e) => aDetach.push(e));
+  fs.writeFileSync(gate, '');
+  const down = next(a, 'disconnected');
+  process.kill(a.pid, 'SIGKILL');
+  await down;
+  const b = newHost(t, { transport: bridge, persist: true });
+  const bt = b.attach(id, { offset: 0 });
+  const bDetached = within(new Promise((r) => bt.onDetach(r)), "B's onDetach");
+  await within(bt.ready, "B's ATTACHED");
+  await resumeThrough(a, gate);
+  assert.deepStrictEqual(sent.map((e) => [e.terminalId, e.resume]), [[id, undefined]]);
+  assert.strictEqual((await bDetached).reason, 'taken over by another connection');
+  assert.deepStrictEqual(aDetach, []);
+  echo.pty.write('taken back\r');
+  await waitUntil(() => echo.out.includes('taken back\r\n'), `the echo (got ${JSON.stringify(echo.out)})`);
+});
