@@ -21,6 +21,11 @@ func TestMain(m *testing.M) {
 		// Re-executed as a hostile stand-in sidecar (hostile_test.go).
 		os.Exit(runHostile(mode))
 	}
+	if swallow := os.Getenv(relayEnv); swallow != "" {
+		// Re-executed as a transport that can lose frames
+		// (relay_test.go).
+		os.Exit(runRelay(swallow, os.Args[1:]))
+	}
 	if os.Getenv(findSidecarEnv) != "" {
 		// Re-executed from a copy to look for its sidecar
 		// (unreachable_test.go).

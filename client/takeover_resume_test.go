@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -319,4 +320,68 @@ func TestResumeOfAHandedOverTerminalAfterATakeover(t *testing.T) {
 	if e := listed(t, r.ctx, b, "shared"); !e.Attached || e.HoldGen != heldGen(bt) {
 		t.Errorf("the terminal after A's resume: %+v, want held by B at %d", e, heldGen(bt))
 	}
+}
+
+// A's resume gets through, and the connection drops before its ATTACHED
+// reaches A: A never learnt the generation the server gave it. A keeps
+// the one it had and resumes with it again, and the server takes that
+// (resumes do not count against a resume): t1 goes on, A's keys arrive.
+func TestResumeAgainAfterALostAttached(t *testing.T) {
+	name := "lostattached"
+	env := persistEnv(t, name)
+	swallow := filepath.Join(t.TempDir(), "swallow")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := newEvents()
+	// The keepalive notices the connection whose frames the relay drops.
+	p := ReconnectPolicy{InitialDelay: time.Millisecond, KeepaliveInterval: 50 * time.Millisecond, KeepaliveTimeout: time.Second, OnEvent: ev.on}
+	a, err := Start(Options{Transport: []string{exe, sidecarBin, "--persist", name}, Env: append(env, relayEnv+"="+swallow), Stderr: testLog{t}, Reconnect: &p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	r := &takeoverRig{name: name, ev: ev, a: a}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*resumeBound)
+	defer cancel()
+	r.ctx = ctx
+	r.t1, r.o1 = r.openEcho(t, a, "t1")
+	opened := heldGen(r.t1)
+	if opened == 0 {
+		t.Fatal("A recorded no holder generation from t1's OPENED")
+	}
+	if err := os.WriteFile(swallow, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(a.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	ev.next(t, EventDisconnected, 1)
+	// The first attempt's ATTACHED is dropped (the relay took the file),
+	// the keepalive ends that connection, the next attempt resumes.
+	ev.next(t, EventReconnected, 1)
+	if _, err := os.Stat(swallow); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("no ATTACHED was dropped: %v", err)
+	}
+	if n := ev.count(EventReconnectFailed); n == 0 {
+		t.Fatal("the reconnect whose ATTACHED was dropped did not fail")
+	}
+	select {
+	case <-r.t1.Done():
+		_, err := r.t1.Wait()
+		t.Fatalf("t1 ended after a resume whose ATTACHED was lost: %v", err)
+	default:
+	}
+	if _, err := r.t1.Write([]byte("after\n")); err != nil {
+		t.Fatal(err)
+	}
+	r.o1.until(t, "the echo", func(b []byte, _ error) bool { return bytes.HasSuffix(b, []byte("after\r\n")) })
+	// The server gave the lost ATTACH a generation (past the OPEN's),
+	// and the resume after it another.
+	e := listed(t, ctx, a, "t1")
+	if now := heldGen(r.t1); !e.Attached || e.HoldGen != now || now < opened+2 {
+		t.Fatalf("t1: A's holder generation %d (at its OPEN %d), the server's %+v", now, opened, e)
+	}
+	t.Logf("holder generations: OPEN %d, now %d, after %d failed attempt(s)", opened, heldGen(r.t1), ev.count(EventReconnectFailed))
 }
