@@ -481,9 +481,12 @@ async function awayAndTakenOver(t) {
   return { a, b, echo, id, gate, aDetach, bt, bState };
 }
 
-// resumeThrough removes the gate and waits until A's resume was answered:
-// A's LIST after 'reconnected' is answered after its ATTACHes and the
-// input held behind them.
+// resumeThrough removes the gate and waits until A's resume was answered
+// if refused: the server reads A's frames in order and writes an ERROR at
+// once, as it writes LISTED, so a LIST sent after 'reconnected' is
+// answered after the ATTACHes' refusals and after the input held behind
+// them was taken or refused. (An ATTACHED comes from the terminal's own
+// queue, and may come after that LISTED.)
 async function resumeThrough(a, gate) {
   const reconnected = next(a, 'reconnected');
   fs.rmSync(gate);
@@ -613,16 +616,19 @@ test('a viewer resumes as a viewer, without resume; once handed the terminal, it
   view.onData((d) => (out += d));
   await within(view.ready, 'the viewer attached');
   const holdGen = async () => (await within(v.list(), 'LISTED')).find((e) => e.terminalId === id).holdGen;
-  // Dropped as a viewer: it comes back viewing, with no resume.
+  // Dropped as a viewer: it comes back viewing, with no resume, under a
+  // new viewer number (which its ATTACHED brings: that comes from the
+  // terminal's queue, and may come after a LISTED asked later).
+  const before = view.viewer;
   let reconnected = next(v, 'reconnected');
   process.kill(v.pid, 'SIGKILL');
   await reconnected;
-  await holdGen();
-  await waitUntil(() => view.viewer > 0 && view.viewing, 'the viewer viewing again');
+  await waitUntil(() => view.viewer !== before, "the viewer's new number");
+  assert.ok(view.viewing);
   assert.deepStrictEqual(sent.slice(1).map((e) => [e.mode, e.resume]), [['view', undefined]]);
   // Handed over: the ATTACHED "mode":"hold" carries the holdGen it resumes with.
   held.handOver(view.viewer);
-  await waitUntil(() => !view.viewing, 'the viewer to become the holder');
+  await waitUntil(() => !view.viewing, `the viewer ${view.viewer} to become the holder; holder's log:\n${h.lines.join('\n')}\nviewer's log:\n${v.lines.join('\n')}`);
   const gHand = await holdGen();
   reconnected = next(v, 'reconnected');
   process.kill(v.pid, 'SIGKILL');
