@@ -175,14 +175,19 @@ class Sidecar {
   handshake() {
     const gen = this._start();
     if (!gen.hello) gen.hello = this._handshake(gen);
+    // One a paste asked for (_answersPing) did not hold the event loop:
+    // awaited here, it does, as one asked here does.
+    else if (gen.helloTimer) gen.helloTimer.ref();
     return gen.hello;
   }
 
   // _handshake sends HELLO and settles with the answer. The event loop is
   // kept alive while it waits (the pending timer does that); afterwards
   // an idle sidecar lets go of it again, as after a terminal's end.
-  _handshake(gen) {
-    const p = this._ask(gen);
+  // weak: the wait for the answer does not hold the event loop (a paste's
+  // question, which must not keep a script alive once its terminals ended).
+  _handshake(gen, weak = false) {
+    const p = this._ask(gen, weak);
     p.then(
       () => this._refresh(gen),
       () => this._refresh(gen),
@@ -190,11 +195,14 @@ class Sidecar {
     return p;
   }
 
-  _ask(gen) {
+  _ask(gen, weak) {
     return new Promise((resolve, reject) => {
       let timer = null;
       const arm = () => {
-        if (this.helloTimeout <= MAX_TIMER) timer = setTimeout(expire, this.helloTimeout);
+        if (this.helloTimeout > MAX_TIMER) return;
+        timer = setTimeout(expire, this.helloTimeout);
+        if (weak) timer.unref();
+        gen.helloTimer = timer;
       };
       const expire = () => {
         gen.helloWait = null;
@@ -411,12 +419,16 @@ class Sidecar {
     if (gen.paceAsked || gen.dead) return false;
     gen.paceAsked = true;
     if (!gen.hello) {
-      gen.hello = this._handshake(gen);
+      // Weak, as the wait below: the terminals' pipes hold the event loop
+      // while the paste matters; once they ended, an old sidecar's silence
+      // must not keep the script alive for helloTimeout.
+      gen.hello = this._handshake(gen, true);
       // Its failure (an old sidecar) only means the paste goes unpaced.
       gen.hello.catch(() => {});
     }
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, PASTE_HELLO_WAIT);
+      timer.unref();
       const done = () => {
         clearTimeout(timer);
         resolve();
@@ -504,7 +516,9 @@ class Sidecar {
       installing: installing ? [] : null,
       // pingable: whether it answers PING, once its HELLO answer said;
       // paceAsked: a paste asked for that answer (writer.js's pace).
-      pingable: undefined, paceAsked: false, helloExpired: false, closeBound: null };
+      pingable: undefined, paceAsked: false, helloExpired: false, closeBound: null,
+      // helloTimer: the HELLO answer's timeout (handshake() refs a paste's).
+      helloTimer: null };
     let exitedResolve;
     gen.exited = new Promise((r) => (exitedResolve = r));
     const parser = new FrameParser(
