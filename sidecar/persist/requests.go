@@ -31,9 +31,18 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 			// The host's colours, from its replies; its replies to queries
 			// the server answered while detached, taken out (answers.go).
 			m.Data = t.answers.input(m.Data)
+			held := false
 			t.input.PushWait(m.Data, t.readDone, s.stopped, func(why string) {
 				s.logf("INPUT for terminal %q waits: %s", m.TerminalID, why)
+				// A CREDIT among the frames held back may be what the
+				// child waits for: it is read and applied meanwhile
+				// (lookahead.go).
+				held = true
+				c.ahead.WaitBegins()
 			})
+			if held {
+				c.ahead.WaitEnds()
+			}
 		}
 	case proto.Resize:
 		if t := s.held(c, m.TerminalID, "RESIZE"); t != nil {
@@ -51,24 +60,8 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 			t.close()
 		}
 	case proto.Credit:
-		// A CREDIT that crossed a takeover is normal: dropped quietly.
 		if t := s.lookup(m.TerminalID); t != nil {
-			t.mu.Lock()
-			finished := false
-			if t.holder == c && t.credit.Limited() {
-				n := t.payDebtLocked(c, m.Bytes)
-				t.credit.Grant(n)
-				t.acked = min(t.acked+n, t.sent)
-				finished = t.end == exitWritten
-				t.broadcastLocked()
-			} else if t.holder != c {
-				t.creditViewerLocked(c, m.Bytes)
-			}
-			t.mu.Unlock()
-			if finished {
-				// Its host has more of the tail kept for it.
-				s.shrinkFinished(t)
-			}
+			s.credit(c, t, m.Bytes)
 		}
 	case proto.Signal:
 		sig, _, err := signame.Parse(m.Signal)

@@ -257,6 +257,10 @@ type conn struct {
 	// bridge's working directory, from the bridge's HELLO; "" for the
 	// server's own. Set and read by the dispatch loop.
 	cwd string
+	// ahead is the frame reader of the dispatch loop, which reads on
+	// while dispatch waits for input room (lookahead.go). Set by
+	// readFrames before the first frame.
+	ahead *engine.Lookahead
 }
 
 // connSendBuffer is the socket send buffer asked for each connection.
@@ -431,9 +435,11 @@ func (s *Server) endConn(c *conn) {
 // stops there and returns the connection made of them instead.
 func (s *Server) readFrames(c *conn) (host *conn, code int, why string) {
 	r := proto.NewReader(c.l)
+	c.ahead = s.newLookahead(c, r)
 	var rerr error
 	for first := true; ; first = false {
-		f, err := r.ReadFrame()
+		res := c.ahead.Next()
+		f, err := res.Frame, res.Err
 		if err != nil {
 			rerr = err
 			c.mu.Lock()
