@@ -68,6 +68,20 @@ function keepaliveOptions(o, byDefault) {
 
 const EVENTS = ['disconnected', 'reconnected', 'gaveup'];
 
+// The frame types _unsentRequests sends again after a drop.
+const RESENT = new Set([T.INPUT, T.RESIZE, T.SIGNAL, T.CLOSE, T.FOREGROUND, T.DETACH]);
+
+// frameTerminal is the terminal id a frame of ours names (undefined when
+// none): INPUT's in its binary header, the others' in their JSON body.
+function frameTerminal(buf) {
+  if (buf[4] === T.INPUT) return buf.toString('utf8', 7, 7 + buf.readUInt16LE(5));
+  try {
+    return JSON.parse(buf.toString('utf8', 5)).terminalId;
+  } catch {
+    return undefined;
+  }
+}
+
 function peerError(message) {
   const err = new Error(message);
   err.peer = true;
@@ -197,12 +211,34 @@ const sidecarMethods = {
       gen.terms.delete(term._id);
       term._failed(new Error(`${cause.message}, before ${term._file} ${term._attaching ? 'was attached' : 'started'}`));
     }
+    // First in what the next connection gets: what the terminals left
+    // asked for before the drop and this host never began to send.
+    gen.held = this._unsentRequests(gen);
     this._refresh(gen); // its process is gone: the backoff timer holds the event loop now
     const d = { gen, since: Date.now(), attempt: 0, cause, lastError: cause, timer: null, trying: null };
     this._down = d;
     this._log(`${cause.message}; reconnecting to resume ${gen.terms.size} terminal(s)`);
     this._events.disconnected.fire({ error: cause, code: how.code === undefined ? null : how.code, signal: how.signal || null });
     this._schedule(d);
+  },
+
+  // _unsentRequests takes from gen's writer the frames it had not wholly
+  // written (a paste paced behind its PONGs, and what was written after
+  // it; one cut short the peer never took, reading frames whole) and keeps, in order, the requests of its terminals that resume:
+  // input, resizes, signals, closes, detaches, FOREGROUND questions.
+  // Those were not in the dead transport, so sent again they arrive once.
+  // Not kept: CREDIT and PING (the ATTACH sets the window afresh, the
+  // pace and the keepalive begin again) and what the suspend answered
+  // already (LIST, ATTACH: failed) or resends its own way (OPEN).
+  _unsentRequests(gen) {
+    const kept = [];
+    for (const buf of gen.out.unsent()) {
+      if (!RESENT.has(buf[4])) continue;
+      const id = frameTerminal(buf);
+      const term = id === undefined ? undefined : gen.terms.get(id);
+      if (term && (term._state === 'live' || term._reopen)) kept.push(buf);
+    }
+    return kept;
   },
 
   // _schedule waits before the next attempt: initialDelay, doubling up

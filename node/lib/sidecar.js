@@ -907,6 +907,7 @@ class Sidecar {
     // A connection that ended unasked, whose terminals can be resumed.
     if (!gen.closing && gen.resumable && this._reconnect && this._gen === gen) return this._suspend(gen, how);
     if (this._gen === gen) this._gen = null;
+    gen.out.unsent(); // frees what never went out: nothing resumes it
     let why = how.error ? how.error.message : this._howEnded(gen, how);
     const lead = how.error && how.error.peer ? '' : `${this._who()} `;
     if (this._reconnect && !gen.closing && !(how.error && how.error.peer)) {

@@ -94,6 +94,7 @@ class FrameWriter {
     this._gate = null; // { body } a PING whose PONG INPUT waits for, or { asking: true }
     this._pings = 0;
     this._writing = false; // inside _write
+    this._lost = null; // the frames not begun when the pipe broke, for unsent()
   }
 
   /** Whether this writer, not the stream, sends the frames (and flushNow can push them). */
@@ -209,7 +210,7 @@ class FrameWriter {
       this._stream.write(buf, input ? (err) => this._left(buf.length, err) : undefined);
       return;
     }
-    const e = { buf, input, size: buf.length };
+    const e = { buf, input, size: buf.length, whole: buf };
     this._queued += buf.length;
     if (buf[4] !== T.CREDIT) {
       this._queue.push(e);
@@ -351,6 +352,9 @@ class FrameWriter {
   }
 
   _drop() {
+    // What was not wholly written is known not to have been read as a
+    // frame (a peer reads frames whole): kept for unsent().
+    this._lost = this._unwritten();
     this._broken = true;
     this._gate = null;
     this._queue = [];
@@ -358,6 +362,31 @@ class FrameWriter {
     this._waiting = [];
     this._waitHead = 0;
     this._waitingBytes = 0;
+  }
+
+  // _unwritten lists, whole and in the order they would have gone, the
+  // frames not wholly in the pipe: the queue's (a frame begun too: the
+  // peer, which reads frames whole, never took it) and those waiting.
+  // Only where this writer writes the pipe: frames handed to node's
+  // stream are the stream's.
+  _unwritten() {
+    const out = [];
+    for (const e of this._queue) out.push(e.whole);
+    for (let i = this._waitHead; i < this._waiting.length; i++) out.push(this._waiting[i]);
+    return out;
+  }
+
+  /**
+   * The connection dropped: takes the frames not wholly written (whole,
+   * in order) and writes nothing more. A reconnect sends the input and
+   * requests among them on the next connection (resume.js): a paste paced
+   * behind its PONGs, and what followed it, had not left this process.
+   */
+  unsent() {
+    if (!this._broken) this._drop();
+    const out = this._lost || [];
+    this._lost = null;
+    return out;
   }
 
   // _flush pushes the queue on from the event loop, trying again after a
