@@ -84,8 +84,12 @@ func (c *Client) startFlush(s *Stream) {
 
 // flush sends the queue on s, paced, until it is empty or s is not the
 // connection any more (a drop: what is left goes out after the next
-// resume), or Close. A frame whose send fails is not sent again (at
-// most once, as for any write). It closes flushed as it ends.
+// resume), or Close. A frame leaves the queue only once written: one
+// whose turn a drop interrupted, or whose write failed (which delivered
+// nothing whole), goes out after the next resume, as sendTerm queues a
+// frame whose write failed. The write is made under io, so that nothing
+// is taken off the queue that a newer resume's flush would not send
+// first. It closes flushed as it ends.
 func (c *Client) flush(s *Stream, flushed chan struct{}) {
 	r := c.rc
 	defer func() {
@@ -101,25 +105,52 @@ func (c *Client) flush(s *Stream, flushed chan struct{}) {
 	ping := func(frame []byte) (*Stream, error) { return s, s.Send(frame) }
 	for {
 		r.io.Lock()
-		if r.down || r.gone != nil || len(r.queue) == 0 || c.stream() != s {
-			if len(r.queue) == 0 {
-				r.queue, r.queued = nil, 0
-			}
+		if !c.flushingOn(s) {
 			r.io.Unlock()
 			return
 		}
 		q := r.queue[0]
-		r.queue[0] = queuedFrame{}
-		r.queue = r.queue[1:]
-		r.queued -= q.cost
 		r.io.Unlock()
 		if q.input > 0 && !c.admit(s, q.input, r.stop, ping) {
 			return
 		}
-		if s.Send(q.frame) != nil {
+		if !c.sendQueueHead(s) {
 			return
 		}
 	}
+}
+
+// flushingOn reports whether the flush on s goes on: s is the connection,
+// up, and frames are queued; under io. An empty queue is let go.
+func (c *Client) flushingOn(s *Stream) bool {
+	r := c.rc
+	if len(r.queue) == 0 {
+		r.queue, r.queued = nil, 0
+		return false
+	}
+	return !r.down && r.gone == nil && c.stream() == s
+}
+
+// sendQueueHead writes the first queued frame on s and takes it off the
+// queue once written; it reports whether it did.
+func (c *Client) sendQueueHead(s *Stream) bool {
+	r := c.rc
+	r.io.Lock()
+	defer r.io.Unlock()
+	if !c.flushingOn(s) {
+		return false
+	}
+	q := r.queue[0]
+	if err := s.Send(q.frame); err != nil {
+		if !c.stopping() {
+			c.dropping(s, err)
+		}
+		return false
+	}
+	r.queue[0] = queuedFrame{}
+	r.queue = r.queue[1:]
+	r.queued -= q.cost
+	return true
 }
 
 // room says whether cost more bytes fit the queue; under io.
