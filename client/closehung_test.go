@@ -15,22 +15,18 @@ import (
 // probe's bound, the kill, the reaping, and slack for a loaded machine.
 const hungCloseBound = probeBound + 3*time.Second
 
-// closeWithin closes c and reports how long it took; the test fails if it
-// takes longer than bound.
-func closeWithin(t *testing.T, c *Client, bound time.Duration) time.Duration {
+// closeWithin closes c; the test fails if that takes longer than bound.
+func closeWithin(t *testing.T, c *Client, bound time.Duration) {
 	t.Helper()
 	start := time.Now()
 	closed := make(chan error, 1)
 	go func() { closed <- c.Close() }()
 	select {
 	case err := <-closed:
-		took := time.Since(start)
-		t.Logf("Close took %v (%v)", took, err)
-		return took
-	case <-time.After(waitBound + 10*time.Second):
-		t.Fatal("Close did not return")
+		t.Logf("Close took %v (%v)", time.Since(start), err)
+	case <-time.After(bound):
+		t.Fatalf("Close did not return within %v", bound)
 	}
-	return 0
 }
 
 // A reconnecting client whose transport hangs (stopped: it reads nothing
@@ -52,7 +48,7 @@ func TestCloseOfHungTransportIsBounded(t *testing.T) {
 	require.NotZero(t, pid)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
-	require.Less(t, closeWithin(t, c, hungCloseBound), hungCloseBound)
+	closeWithin(t, c, hungCloseBound)
 	select {
 	case <-term.Done():
 	case <-time.After(waitBound):
@@ -75,6 +71,5 @@ func TestCloseWithWriteBlockedOnHungTransport(t *testing.T) {
 	go term.Write(make([]byte, 4<<20))
 	// The pipe fills: the write stays blocked.
 	waitWriteBlocked(t, c)
-	took := closeWithin(t, c, hungCloseBound)
-	require.Less(t, took, hungCloseBound)
+	closeWithin(t, c, hungCloseBound)
 }
