@@ -84,12 +84,12 @@ func (c *Client) startFlush(s *Stream) {
 
 // flush sends the queue on s, paced, until it is empty or s is not the
 // connection any more (a drop: what is left goes out after the next
-// resume), or Close. A frame leaves the queue only once written: one
-// whose turn a drop interrupted, or whose write failed (which delivered
-// nothing whole), goes out after the next resume, as sendTerm queues a
-// frame whose write failed. The write is made under io, so that nothing
-// is taken off the queue that a newer resume's flush would not send
-// first. It closes flushed as it ends.
+// resume), or Close. A frame leaves the queue only once its turn came: one
+// whose wait a drop interrupted was never written and goes out after the
+// next resume. So does one whose write failed, which delivered nothing
+// whole (as sendTerm queues such a frame). io is not held while the frame
+// waits or is written: a CREDIT, an Open, a List must not wait for the
+// child that holds the queue up. It closes flushed as it ends.
 func (c *Client) flush(s *Stream, flushed chan struct{}) {
 	r := c.rc
 	defer func() {
@@ -104,53 +104,65 @@ func (c *Client) flush(s *Stream, flushed chan struct{}) {
 	}()
 	ping := func(frame []byte) (*Stream, error) { return s, s.Send(frame) }
 	for {
-		r.io.Lock()
-		if !c.flushingOn(s) {
-			r.io.Unlock()
+		q, ok := c.queueHead(s, false)
+		if !ok {
 			return
 		}
-		q := r.queue[0]
-		r.io.Unlock()
 		if q.input > 0 && !c.admit(s, q.input, r.stop, ping) {
 			return
 		}
-		if !c.sendQueueHead(s) {
+		// Only this flush takes frames off the queue while it runs
+		// on the connection: the head is still q.
+		if _, ok := c.queueHead(s, true); !ok {
+			return
+		}
+		if err := s.Send(q.frame); err != nil {
+			c.unsent(q, flushed)
+			if !c.stopping() {
+				c.dropping(s, err)
+			}
 			return
 		}
 	}
 }
 
-// flushingOn reports whether the flush on s goes on: s is the connection,
-// up, and frames are queued; under io. An empty queue is let go.
-func (c *Client) flushingOn(s *Stream) bool {
-	r := c.rc
-	if len(r.queue) == 0 {
-		r.queue, r.queued = nil, 0
-		return false
-	}
-	return !r.down && r.gone == nil && c.stream() == s
-}
-
-// sendQueueHead writes the first queued frame on s and takes it off the
-// queue once written; it reports whether it did.
-func (c *Client) sendQueueHead(s *Stream) bool {
+// queueHead returns the first queued frame while the flush on s goes on
+// (s is the connection, up, and frames are queued), taking it off the
+// queue if take; ok is false once it ends.
+func (c *Client) queueHead(s *Stream, take bool) (q queuedFrame, ok bool) {
 	r := c.rc
 	r.io.Lock()
 	defer r.io.Unlock()
-	if !c.flushingOn(s) {
-		return false
+	if len(r.queue) == 0 {
+		r.queue, r.queued = nil, 0
+		return q, false
 	}
-	q := r.queue[0]
-	if err := s.Send(q.frame); err != nil {
-		if !c.stopping() {
-			c.dropping(s, err)
-		}
-		return false
+	if r.down || r.gone != nil || c.stream() != s {
+		return q, false
 	}
-	r.queue[0] = queuedFrame{}
-	r.queue = r.queue[1:]
-	r.queued -= q.cost
-	return true
+	q = r.queue[0]
+	if take {
+		r.queue[0] = queuedFrame{}
+		r.queue = r.queue[1:]
+		r.queued -= q.cost
+	}
+	return q, true
+}
+
+// unsent puts back at the head of the queue a frame the flush whose
+// flushed this is took off and could not write. Nothing was queued
+// meanwhile (frames about terminals wait for the flush), unless a newer
+// resume's flush has begun: the frame is lost then, as one written to a
+// connection dying unnoticed is.
+func (c *Client) unsent(q queuedFrame, flushed chan struct{}) {
+	r := c.rc
+	r.io.Lock()
+	defer r.io.Unlock()
+	if r.flushed != flushed || r.gone != nil {
+		return
+	}
+	r.queue = append([]queuedFrame{q}, r.queue...)
+	r.queued += q.cost
 }
 
 // room says whether cost more bytes fit the queue; under io.
