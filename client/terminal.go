@@ -297,10 +297,15 @@ func (t *Terminal) hangUp(sent <-chan error) {
 		grace := time.NewTimer(closeGrace)
 		select {
 		case <-sent:
+			// The CLOSE was taken during the grace period: the
+			// sidecar ends the child now, after a grace of its own.
+			grace.Stop()
+			return
 		case <-t.done:
+			grace.Stop()
+			return
 		case <-grace.C:
 		}
-		grace.Stop()
 	}
 }
 
