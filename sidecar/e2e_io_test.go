@@ -167,7 +167,6 @@ func TestInputPastBoundBlocksThenDrains(t *testing.T) {
 // ever. The CREDIT behind the held INPUT is now read and applied, and the
 // paste comes back whole.
 func TestCreditBehindHeldInputIsTaken(t *testing.T) {
-	plainOnly(t, "the plain sidecar's frame reader; the persistent server reads its connections its own way")
 	h := start(t)
 	const n = 17 << 20 // past the 16 MiB bound
 	h.Open(proto.Open{TerminalID: "echo", Cols: 80, Rows: 24, Cmd: "/bin/sh", Credit: ptr(uint64(4096)),
