@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ptyplex/ptyplex/proto"
+	"github.com/stretchr/testify/require"
 )
 
 // A reconnecting client must not take back, when it resumes, a terminal
@@ -295,12 +296,11 @@ func TestResumeOfAHandedOverTerminalAfterATakeover(t *testing.T) {
 	if err := ht.HandOver(vt.ViewerNumber()); err != nil {
 		t.Fatal(err)
 	}
-	// HandOver returned: the server handed the terminal over, and queued
-	// A's ATTACHED "hold" before the answer to a LIST A sends now.
-	listed(t, r.ctx, r.a, "shared")
-	if vt.Viewing() || heldGen(vt) == 0 {
-		t.Fatalf("A was not handed the terminal: viewing %v, holder generation %d", vt.Viewing(), heldGen(vt))
-	}
+	// HandOver returned: the server handed the terminal over. A's
+	// ATTACHED "hold" comes from the terminal's own writer, which may
+	// send it after the answer to a request A makes now: wait for it.
+	require.Eventually(t, func() bool { return !vt.Viewing() && heldGen(vt) != 0 }, waitBound, time.Millisecond,
+		"A was not handed the terminal: it still views it, or has no holder generation")
 	r.drop(t, 1)
 	b := r.other(t)
 	bt, err := b.Attach(r.ctx, "shared", vt.Offset())
