@@ -38,10 +38,12 @@ type upgradeAnswer struct {
 // server's process is gone too (its lock is free, as
 // `ptyplex-sidecar --stop` waits for it), so that a server of that name
 // starts afresh at once; or with ctx's error if that did not happen by
-// then. (Through a Transport, the server's machine is not this one: Stop
-// returns as the connection ends.) The
-// client is done then, as after Close: a reconnecting one does not take
-// that end for a drop (it would start a new server). A ctx that has ended
+// then; give it a deadline, since another server of that name started
+// meanwhile (by another client's reconnect) holds the lock too. (Through
+// a Transport, the server's machine is not this one: Stop returns as the
+// connection ends.) The client is done then, as after Close: a
+// reconnecting one does not take that end for a drop (it would start a
+// new server). A ctx that has ended
 // already sends nothing: the server and the client go on. So does a
 // reconnecting client that is down, or whose connection fails under the
 // STOP: the error wraps ErrDisconnected, and the client reconnects as
