@@ -70,11 +70,16 @@ type Lookahead struct {
 	keptSize int        // body bytes in kept
 	reading  bool       // a reader goroutine holds the reader
 	waiting  bool       // the dispatch loop waits for input room
+	// ended is closed once a read failed (the host's stream ended):
+	// whoever reads it, the reader goroutine during a wait or the
+	// dispatch loop itself.
+	ended   chan struct{}
+	endOnce sync.Once
 }
 
 // NewLookahead returns the Lookahead of a connection.
 func NewLookahead(h LookaheadHooks) *Lookahead {
-	la := &Lookahead{h: h}
+	la := &Lookahead{h: h, ended: make(chan struct{})}
 	la.changed = sync.NewCond(&la.mu)
 	return la
 }
@@ -97,8 +102,20 @@ func (la *Lookahead) Next() Read {
 	}
 	la.mu.Unlock()
 	f, err := la.h.Read()
+	if err != nil {
+		la.end()
+	}
 	return Read{Frame: f, Err: err}
 }
+
+// Ended is closed once a read failed: the host's stream ended (or broke)
+// and nothing more will come. A wait for input room ends there too: the
+// host that would have made room by its CREDITs is gone, and a dispatch
+// loop that went on waiting for a child that waits for that host would
+// wait for ever, its connection never let go.
+func (la *Lookahead) Ended() <-chan struct{} { return la.ended }
+
+func (la *Lookahead) end() { la.endOnce.Do(func() { close(la.ended) }) }
 
 // WaitBegins is called as the dispatch loop starts to wait for input
 // room: a reader goroutine reads on meanwhile (one still running from an
@@ -147,6 +164,9 @@ func (la *Lookahead) read() {
 	for {
 		f, err := la.h.Read()
 		res := Read{Frame: f, Err: err}
+		if err != nil {
+			la.end()
+		}
 		if err == nil && la.h.Seen != nil {
 			la.h.Seen(f)
 			res.Ahead = true

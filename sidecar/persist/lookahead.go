@@ -86,3 +86,14 @@ func (s *Server) credit(c *conn, t *term, n uint64) {
 		s.shrinkFinished(t)
 	}
 }
+
+// noteInputCut logs, after a wait for input room, that c's stream ended
+// during it: what the child had not taken of that INPUT was dropped
+// (watchInputStop), which a host that sent it should be able to learn.
+func (s *Server) noteInputCut(c *conn, id string) {
+	select {
+	case <-c.ahead.Ended():
+		s.logf("INPUT for terminal %q: the connection ended while it waited; what the child had not taken of it is dropped", id)
+	default:
+	}
+}

@@ -32,7 +32,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 			// the server answered while detached, taken out (answers.go).
 			m.Data = t.answers.input(m.Data)
 			held := false
-			t.input.PushWait(m.Data, t.readDone, s.stopped, func(why string) {
+			t.input.PushWait(m.Data, t.readDone, c.inputStop, func(why string) {
 				s.logf("INPUT for terminal %q waits: %s", m.TerminalID, why)
 				// A CREDIT among the frames held back may be what the
 				// child waits for: it is read and applied meanwhile
@@ -42,6 +42,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 			})
 			if held {
 				c.ahead.WaitEnds()
+				s.noteInputCut(c, m.TerminalID)
 			}
 		}
 	case proto.Resize:

@@ -261,6 +261,10 @@ type conn struct {
 	// while dispatch waits for input room (lookahead.go). Set by
 	// readFrames before the first frame.
 	ahead *engine.Lookahead
+	// inputStop ends a wait of this connection's INPUT for input room:
+	// closed when the server stops or the connection's stream ends
+	// (watchInputStop). Set by readFrames with ahead.
+	inputStop <-chan struct{}
 }
 
 // connSendBuffer is the socket send buffer asked for each connection.
@@ -436,6 +440,9 @@ func (s *Server) endConn(c *conn) {
 func (s *Server) readFrames(c *conn) (host *conn, code int, why string) {
 	r := proto.NewReader(c.l)
 	c.ahead = s.newLookahead(c, r)
+	done := make(chan struct{})
+	defer close(done)
+	c.inputStop = s.watchInputStop(c, done)
 	var rerr error
 	for first := true; ; first = false {
 		res := c.ahead.Next()
@@ -478,6 +485,28 @@ func (s *Server) readFrames(c *conn) (host *conn, code int, why string) {
 	}
 	code, why = c.ending(rerr)
 	return nil, code, why
+}
+
+// watchInputStop returns the channel that ends a wait of c's INPUT for
+// input room: closed once the server stops or c's stream ends. A host
+// that goes away while its INPUT waits for a child that reads nothing
+// (one whose output waits for the credit only that host would grant)
+// must not keep its connection, and so its terminals, held for ever: the
+// rest of that INPUT is dropped, as what a gone host sends is, and the
+// loop goes on to the end of the stream, which detaches them. done ends
+// the watch when the loop is over.
+func (s *Server) watchInputStop(c *conn, done <-chan struct{}) <-chan struct{} {
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-s.stopped:
+		case <-c.ahead.Ended():
+		case <-done:
+			return
+		}
+		close(stop)
+	}()
+	return stop
 }
 
 // controlFlushBound bounds how long a connection whose input ended waits
