@@ -9,10 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/ptyplex/ptyplex/internal/lockwait"
 	"github.com/ptyplex/ptyplex/session/wire"
-	"golang.org/x/sys/unix"
 )
 
 // A persistent server holds its lock file until its process ends, a
@@ -48,9 +47,6 @@ func serverLock(env []string, name string) string {
 	return ""
 }
 
-// serverGoneWait is how often waitServerGone tries the lock.
-const serverGoneWait = 5 * time.Millisecond
-
 // waitServerGone waits until the lock of the persistent server name is
 // free (or there is none), or ctx ends.
 func waitServerGone(ctx context.Context, env []string, name string) error {
@@ -61,29 +57,11 @@ func waitServerGone(ctx context.Context, env []string, name string) error {
 	if lock == "" {
 		return nil
 	}
-	fd, err := unix.Open(lock, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("the server's lock: %w", err)
-	}
-	defer unix.Close(fd)
-	tick := time.NewTicker(serverGoneWait)
-	defer tick.Stop()
-	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			unix.Flock(fd, unix.LOCK_UN)
-			return nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			return fmt.Errorf("the server's lock %s: %w", lock, err)
-		}
-		select {
-		case <-ctx.Done():
+	if err := lockwait.Free(ctx, lock); err != nil {
+		if errors.Is(err, lockwait.ErrHeld) {
 			return fmt.Errorf("the server closed its connections, but its process still runs (it holds %s): %w", lock, ctx.Err())
-		case <-tick.C:
 		}
+		return fmt.Errorf("the server's %w", err)
 	}
+	return nil
 }

@@ -3,6 +3,7 @@
 package persist
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptyplex/ptyplex/internal/lockwait"
 	"github.com/ptyplex/ptyplex/internal/safefile"
 	"github.com/ptyplex/ptyplex/session/wire"
 	"golang.org/x/sys/unix"
@@ -138,28 +140,15 @@ func WaitGone(name string, deadline time.Time) error {
 	if err != nil {
 		return err
 	}
-	fd, err := unix.Open(lock, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("lock of persistent sidecar %q: %w", name, err)
-	}
-	defer unix.Close(fd)
-	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			unix.Flock(fd, unix.LOCK_UN)
-			return nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			return fmt.Errorf("lock %s: %w", lock, err)
-		}
-		if time.Now().After(deadline) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if err := lockwait.Free(ctx, lock); err != nil {
+		if errors.Is(err, lockwait.ErrHeld) {
 			return fmt.Errorf("persistent sidecar %q ended its terminals and connections, but its process still runs", name)
 		}
-		time.Sleep(5 * time.Millisecond)
+		return fmt.Errorf("persistent sidecar %q: %w", name, err)
 	}
+	return nil
 }
 
 // Dial connects to server name, refusing a server that is not our user.
