@@ -131,7 +131,7 @@ func TestResumeTakesBackOwnTerminal(t *testing.T) {
 	}
 	g2 := holdGenOf(t, at)
 	// t3 is a2's own: a resume far past its generation takes it again.
-	at = attachAnswer(t, a2, "t3", map[string]any{"terminalId": "t3", "offset": 0, "resume": uint64(1) << 40})
+	at = attachAnswer(t, a2, "t3", map[string]any{"terminalId": "t3", "offset": 0, "resume": n3 + 1<<40})
 	if at.Type != proto.TypeAttached || holdGenOf(t, at) <= g2 {
 		t.Fatalf("resume past the generation: %v %s, want ATTACHED with a holdGen past %d", at.Type, at.Raw, g2)
 	}

@@ -4,6 +4,7 @@ package persist
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ptyplex/ptyplex/sidecar/engine"
 )
@@ -25,6 +26,18 @@ import (
 // a host whose resume got through on a connection that dropped before
 // the ATTACHED reached it, and so never learnt the generation it was
 // given, can resume with the one it had again.
+
+// holdGenSeed is where a server's counter starts: the time in
+// microseconds. A server started after a crash then gives generations
+// past every one the crashed server gave (it could not give more than
+// one a microsecond: each is a frame's round trip), though it has none
+// of them: a resume from before the crash is refused once a connection
+// of the new server took the terminal (a REVIVE, an ATTACH, an OPEN of
+// the id anew). Counting from 0 again, the new server's takeovers got
+// small generations, and every resume from before the crash, "at or
+// past" them, took the terminals back. Microseconds stay exact in a
+// JSON number read as a double (below 2^53) until the year 2255.
+func holdGenSeed(now time.Time) uint64 { return uint64(max(now.UnixMicro(), 0)) }
 
 // nextHoldGen gives the next holder generation.
 func (s *Server) nextHoldGen() uint64 { return s.holdGens.Add(1) }
@@ -63,9 +76,10 @@ func (t *term) resumeRefusalLocked(resume *uint64) error {
 }
 
 // restoreHoldGens continues the counter of the server that handed st
-// over: past every generation it gave (0 from a server before them).
+// over: past every generation it gave (0 from a server before them),
+// and past its own seed (holdGenSeed).
 func (s *Server) restoreHoldGens(st state) {
-	n := st.HoldGen
+	n := max(st.HoldGen, s.holdGens.Load())
 	for _, ts := range st.Terms {
 		n = max(n, ts.HoldGen)
 	}

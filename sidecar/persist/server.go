@@ -119,6 +119,7 @@ func New(opts Options) *Server {
 	s := &Server{opts: opts, terms: make(map[string]*term), conns: make(map[*conn]struct{}),
 		stopped: make(chan struct{})}
 	s.connGone = sync.NewCond(&s.mu)
+	s.holdGens.Store(holdGenSeed(time.Now()))
 	return s
 }
 
