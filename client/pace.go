@@ -82,10 +82,18 @@ type pacer struct {
 }
 
 // take counts n bytes of INPUT about to be written on s if they fit the
-// budget, and reports whether they did.
-func (p *pacer) take(s *Stream, n int) bool {
+// budget, and reports whether they did. cur is the client's current
+// connection, read under p.mu: a writer still on a connection that was
+// replaced since it looked counts nothing (its send fails or queues), so
+// that it cannot set the count back to its own stream and have the next
+// take on the current one start that one's count again from 0. The
+// current connection only ever moves forward.
+func (p *pacer) take(s *Stream, n int, cur *atomic.Pointer[Stream]) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if s != cur.Load() {
+		return true
+	}
 	if p.s != s {
 		// A new connection (a reconnecting client's): nothing is out
 		// on it yet.
@@ -148,7 +156,7 @@ func (c *Client) admit(s *Stream, n int, quit <-chan struct{}, ping func([]byte)
 		// queues, and counting it would reset the current one's count.
 		return true
 	}
-	if p.take(s, n) {
+	if p.take(s, n, &c.cur) {
 		return true
 	}
 	p.waiting.Add(1)
@@ -161,7 +169,7 @@ func (c *Client) admit(s *Stream, n int, quit <-chan struct{}, ping func([]byte)
 		return true
 	}
 	defer func() { <-p.turn }()
-	for s == c.stream() && !p.take(s, n) {
+	for s == c.stream() && !p.take(s, n, &c.cur) {
 		out := p.unconfirmed(s)
 		if !c.answersPing(s) {
 			p.confirm(s, out)
