@@ -447,8 +447,9 @@ export declare class Sidecar {
   revive(terminalId: string, options?: ReviveOptions): Terminal;
   /**
    * Ends the connection; with persist the terminals go on (onDetach), else
-   * they are killed. Input not yet sent to the sidecar (a paste its program
-   * does not read) is dropped, so this never waits for it.
+   * they are killed. Input written before goes out first while the sidecar
+   * takes it; once it takes none for a second (a paste its program does
+   * not read), the rest is dropped, so this never waits for that.
    */
   close(): Promise<void>;
 }

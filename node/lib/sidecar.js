@@ -33,6 +33,10 @@ const PASTE_HELLO_WAIT = 2000;
 // stdin was closed before it ends it (a child that does not read the
 // input queued before: the sidecar reads nothing more, the end included).
 const CLOSE_BOUND = 15000;
+// CLOSE_STALL: after close(), a sidecar that took none of what is left to
+// write for this long is not going to (it holds input back for a child
+// that does not read): what is left is dropped (Sidecar#_watchClose).
+const CLOSE_STALL = 1000;
 
 // sleepFor blocks the thread for ms (a fraction of a millisecond) between
 // _awaitPid's reads that find nothing. Atomics.wait sleeps; where it is
@@ -383,21 +387,13 @@ class Sidecar {
     if (!gen) return Promise.resolve();
     gen.closing = true;
     this._refresh(gen); // a caller awaiting close keeps the loop alive
-    // What has not gone out yet is dropped (the connection ends; a plain
-    // sidecar's terminals with it): a paste the child does not read
-    // would keep the end of stdin from the sidecar for ever.
-    const behind = gen.out.abandon();
+    // The end of stdin goes out behind what was written before close(),
+    // paced as ever: a persistent server's terminals outlive the
+    // connection, and the input written to them must reach them.
     gen.out.end();
     if (gen.dead) return gen.exited;
-    // A sidecar holding input back for a child that does not read reads
-    // nothing more, the end of stdin included (PROTOCOL.md, INPUT), and
-    // a bridge writing to a server that does so neither. Our input was
-    // waiting for the pipe, so it may: SIGTERM ends either as the end of
-    // its input does (a plain sidecar shuts down, a bridge leaves its
-    // terminals detached on the server). A transport (ssh) is not ended
-    // for that: over there the end may yet come through; it gets the bound.
     const local = !this.transport && process.platform !== 'win32';
-    if (behind > 0 && local) gen.child.kill('SIGTERM');
+    this._watchClose(gen, local);
     if (!gen.closeBound) {
       gen.closeBound = setTimeout(() => {
         if (gen.dead) return;
@@ -408,6 +404,33 @@ class Sidecar {
       gen.exited.then(() => clearTimeout(gen.closeBound));
     }
     return gen.exited;
+  }
+
+  // _watchClose drops what close() left to write once the sidecar stops
+  // taking it (nothing of it went out for CLOSE_STALL ms): one holding
+  // input back for a child that does not read reads nothing more, the end
+  // of stdin included (PROTOCOL.md, INPUT), and a bridge writing to a
+  // server that does so neither. A local one is then sent SIGTERM, which
+  // ends either as the end of its input does (a plain sidecar shuts down,
+  // a bridge leaves its terminals detached on the server). A transport
+  // (ssh) is not ended for that: over there the end may yet come
+  // through; it gets the bound.
+  _watchClose(gen, local) {
+    let left = gen.out.pending;
+    const look = () => {
+      gen.closeStall = null;
+      if (gen.dead || gen.out.pending === 0) return;
+      if (gen.out.pending < left) {
+        left = gen.out.pending;
+        gen.closeStall = setTimeout(look, CLOSE_STALL).unref();
+        return;
+      }
+      this._log(`${this._who()} took none of the ${gen.out.pending} byte(s) left to write for ${CLOSE_STALL} ms after close(): dropping them`);
+      gen.out.abandon();
+      gen.out.end();
+      if (local) gen.child.kill('SIGTERM');
+    };
+    if (left > 0 && !gen.closeStall) gen.closeStall = setTimeout(look, CLOSE_STALL).unref();
   }
 
   // _answersPing says whether gen's sidecar answers PING, for the pace of
@@ -516,7 +539,7 @@ class Sidecar {
       installing: installing ? [] : null,
       // pingable: whether it answers PING, once its HELLO answer said;
       // paceAsked: a paste asked for that answer (writer.js's pace).
-      pingable: undefined, paceAsked: false, helloExpired: false, closeBound: null,
+      pingable: undefined, paceAsked: false, helloExpired: false, closeBound: null, closeStall: null,
       // helloTimer: the HELLO answer's timeout (handshake() refs a paste's).
       helloTimer: null };
     let exitedResolve;
