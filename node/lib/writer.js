@@ -94,7 +94,8 @@ class FrameWriter {
     this._gate = null; // { body } a PING whose PONG INPUT waits for, or { asking: true }
     this._pings = 0;
     this._writing = false; // inside _write
-    this._lost = null; // the frames not begun when the pipe broke, for unsent()
+    this._lost = null; // the frames not wholly written when the pipe broke, for unsent()
+    this._taken = false; // unsent() was called: nothing more is kept
   }
 
   /** Whether this writer, not the stream, sends the frames (and flushNow can push them). */
@@ -353,8 +354,9 @@ class FrameWriter {
 
   _drop() {
     // What was not wholly written is known not to have been read as a
-    // frame (a peer reads frames whole): kept for unsent().
-    this._lost = this._unwritten();
+    // frame (a peer reads frames whole): kept for unsent(), unless that
+    // was asked already (a connection over which nothing resumes).
+    if (!this._taken) this._lost = this._unwritten();
     this._broken = true;
     this._gate = null;
     this._queue = [];
@@ -386,6 +388,7 @@ class FrameWriter {
     if (!this._broken) this._drop();
     const out = this._lost || [];
     this._lost = null;
+    this._taken = true;
     return out;
   }
 
