@@ -79,15 +79,24 @@ func (q *InputQueue) SetTry(try func([]byte) int) {
 // is (the server is shutting down). onWait is called once, with why, if it
 // has to wait, and the returned duration says how long it did.
 func (q *InputQueue) PushWait(data []byte, gone, stop <-chan struct{}, onWait func(why string)) (waited time.Duration) {
+	waited, _ = q.PushWaitQueued(data, gone, stop, onWait)
+	return waited
+}
+
+// PushWaitQueued is PushWait, and also reports whether data was queued
+// (or written): false when it returned early and dropped it, or found the
+// queue closed. A caller that drops what follows a dropped INPUT, so that
+// the child never reads input with a hole in it, needs to know.
+func (q *InputQueue) PushWaitQueued(data []byte, gone, stop <-chan struct{}, onWait func(why string)) (waited time.Duration, queued bool) {
 	if len(data) == 0 {
-		return 0
+		return 0, true
 	}
 	var since time.Time
 	for {
 		q.b.mu.Lock()
 		if q.closed {
 			q.b.mu.Unlock()
-			return elapsed(since)
+			return elapsed(since), false
 		}
 		if q.frozen {
 			// Kept whatever the bounds: it travels with the state.
@@ -95,19 +104,19 @@ func (q *InputQueue) PushWait(data []byte, gone, stop <-chan struct{}, onWait fu
 			q.pending += len(data)
 			q.b.total += len(data)
 			q.b.mu.Unlock()
-			return elapsed(since)
+			return elapsed(since), true
 		}
 		why := q.full(len(data))
 		if why == "" && q.try != nil && q.pending == 0 && !q.writing {
 			q.writeNow(data) // unlocks
-			return elapsed(since)
+			return elapsed(since), true
 		}
 		if why == "" {
 			q.chunks = append(q.chunks, data)
 			q.pending += len(data)
 			q.b.total += len(data)
 			q.wakeWriterLocked() // unlocks
-			return elapsed(since)
+			return elapsed(since), true
 		}
 		if q.b.freed == nil {
 			q.b.freed = make(chan struct{})
@@ -122,9 +131,9 @@ func (q *InputQueue) PushWait(data []byte, gone, stop <-chan struct{}, onWait fu
 		case <-freed:
 		case <-gone:
 			q.Discard()
-			return elapsed(since)
+			return elapsed(since), false
 		case <-stop:
-			return elapsed(since)
+			return elapsed(since), false
 		}
 	}
 }

@@ -3,7 +3,9 @@
 package persist_test
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -52,5 +54,56 @@ func TestHostGoneWhileInputHeld(t *testing.T) {
 				t.Fatalf("terminal stuck should live on detached: %+v", l)
 			}
 		})
+	}
+}
+
+// When the host goes away while its INPUT waits, that INPUT is dropped;
+// an INPUT it sent after it, read ahead and kept, must be dropped too,
+// although it would fit in the queue (a small one, beside the 16 MiB
+// queued): the child would otherwise read a paste with a hole in it, the
+// end of a command without its start. Input a later holder sends goes
+// through as usual.
+func TestInputAfterADroppedInputIsDropped(t *testing.T) {
+	s := newServer(t)
+	h := s.host()
+	dir := t.TempDir()
+	fifo, out := filepath.Join(dir, "go"), filepath.Join(dir, "out")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.SendJSON(proto.TypeOpen, map[string]any{"terminalId": "t", "cols": 80, "rows": 24, "cmd": "/bin/sh",
+		"args": []string{"-c", fmt.Sprintf("stty raw -echo -iexten; echo ready; cat %s >/dev/null; exec cat >%s", fifo, out)}})
+	h.WaitOutput("t", "ready")
+	if err := sendInput(h, "t", bytes.Repeat([]byte("x"), 17<<20), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the paste's last MiB held back", func() bool {
+		return strings.Contains(s.log(), `INPUT for terminal "t" waits`)
+	})
+	h.Input("t", "MARK")
+	h.CloseStdin()
+	if _, err := h.WaitExit(hosttest.Timeout); err != nil {
+		t.Fatalf("the bridge of the host gone: %v", err)
+	}
+	b := s.host()
+	if at := attachAnswer(t, b, "t", map[string]any{"terminalId": "t", "offset": 0}); at.Type != proto.TypeAttached {
+		t.Fatalf("ATTACH: %s", at.Raw)
+	}
+	b.Input("t", "end\n")
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	var got []byte
+	waitFor(t, "the later holder's input read", func() bool {
+		got, _ = os.ReadFile(out)
+		return bytes.HasSuffix(got, []byte("end\n"))
+	})
+	if bytes.Contains(got, []byte("MARK")) {
+		t.Fatalf("the child read the INPUT sent after the one dropped (%d bytes read, ending %q)", len(got), tail(string(got), 40))
+	}
+	if x := bytes.Count(got, []byte("x")); x > 16<<20 || x+len("end\n") != len(got) {
+		t.Fatalf("the child read %d bytes, %d of them the paste's: want at most the 16 MiB queued, then end", len(got), x)
 	}
 }

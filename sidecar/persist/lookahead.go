@@ -87,13 +87,21 @@ func (s *Server) credit(c *conn, t *term, n uint64) {
 	}
 }
 
-// noteInputCut logs, after a wait for input room, that c's stream ended
-// during it: what the child had not taken of that INPUT was dropped
-// (watchInputStop), which a host that sent it should be able to learn.
-func (s *Server) noteInputCut(c *conn, id string) {
+// noteInputCut is told of an INPUT of c's for t that waited for input
+// room and was dropped rather than queued. If that was because c's
+// stream ended (watchInputStop), every later INPUT of c for t is dropped
+// too (what the look-ahead kept, which the child may have made room for
+// meanwhile), so that the child never reads a paste with a hole in it,
+// and the log says so.
+func (s *Server) noteInputCut(c *conn, t *term) {
 	select {
 	case <-c.ahead.Ended():
-		s.logf("INPUT for terminal %q: the connection ended while it waited; what the child had not taken of it is dropped", id)
 	default:
+		return // the terminal or the server went
 	}
+	if c.inputCut == nil {
+		c.inputCut = map[*term]struct{}{}
+	}
+	c.inputCut[t] = struct{}{}
+	s.logf("INPUT for terminal %q: the connection ended while it waited; it is dropped, and every later INPUT of the connection for it", t.id)
 }

@@ -31,8 +31,14 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 			// The host's colours, from its replies; its replies to queries
 			// the server answered while detached, taken out (answers.go).
 			m.Data = t.answers.input(m.Data)
+			if _, cut := c.inputCut[t]; cut {
+				// An INPUT before it was dropped (the stream ended
+				// while it waited): the child never gets input with a
+				// hole in it.
+				break
+			}
 			held := false
-			t.input.PushWait(m.Data, t.readDone, c.inputStop, func(why string) {
+			_, queued := t.input.PushWaitQueued(m.Data, t.readDone, c.inputStop, func(why string) {
 				s.logf("INPUT for terminal %q waits: %s", m.TerminalID, why)
 				// A CREDIT among the frames held back may be what the
 				// child waits for: it is read and applied meanwhile
@@ -42,7 +48,9 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 			})
 			if held {
 				c.ahead.WaitEnds()
-				s.noteInputCut(c, m.TerminalID)
+			}
+			if held && !queued {
+				s.noteInputCut(c, t)
 			}
 		}
 	case proto.Resize:

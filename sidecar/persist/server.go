@@ -266,6 +266,10 @@ type conn struct {
 	// closed when the server stops or the connection's stream ends
 	// (watchInputStop). Set by readFrames with ahead.
 	inputStop <-chan struct{}
+	// inputCut: the terminals an INPUT of this connection was dropped
+	// for because its stream ended while it waited (noteInputCut); its
+	// later INPUT for them is dropped too. Dispatch loop only.
+	inputCut map[*term]struct{}
 }
 
 // connSendBuffer is the socket send buffer asked for each connection.
