@@ -92,6 +92,7 @@ func (q *InputQueue) PushWaitQueued(data []byte, gone, stop <-chan struct{}, onW
 		return 0, true
 	}
 	var since time.Time
+	stopping := false // stop is closed: one more look, then drop it
 	for {
 		q.b.mu.Lock()
 		if q.closed {
@@ -118,6 +119,10 @@ func (q *InputQueue) PushWaitQueued(data []byte, gone, stop <-chan struct{}, onW
 			q.wakeWriterLocked() // unlocks
 			return elapsed(since), true
 		}
+		if stopping {
+			q.b.mu.Unlock()
+			return elapsed(since), false
+		}
 		if q.b.freed == nil {
 			q.b.freed = make(chan struct{})
 		}
@@ -133,7 +138,12 @@ func (q *InputQueue) PushWaitQueued(data []byte, gone, stop <-chan struct{}, onW
 			q.Discard()
 			return elapsed(since), false
 		case <-stop:
-			return elapsed(since), false
+			// What made room or froze the queue may have come
+			// first, unseen (select picks at random among the
+			// ready): the INPUT is dropped only if it still does
+			// not fit. A live upgrade freezes the queues before it
+			// ends the connections, and so keeps it.
+			stopping = true
 		}
 	}
 }
