@@ -448,8 +448,8 @@ export declare class Sidecar {
   /**
    * Ends the connection; with persist the terminals go on (onDetach), else
    * they are killed. Input written before goes out first while the sidecar
-   * takes it; once it takes none for a second (a paste its program does
-   * not read), the rest is dropped, so this never waits for that.
+   * takes it; once it takes none and sends nothing for 3 s (a paste its
+   * program does not read), the rest is dropped, so this never waits for that.
    */
   close(): Promise<void>;
 }

@@ -34,9 +34,11 @@ const PASTE_HELLO_WAIT = 2000;
 // input queued before: the sidecar reads nothing more, the end included).
 const CLOSE_BOUND = 15000;
 // CLOSE_STALL: after close(), a sidecar that took none of what is left to
-// write for this long is not going to (it holds input back for a child
-// that does not read): what is left is dropped (Sidecar#_watchClose).
-const CLOSE_STALL = 1000;
+// write, and sent nothing, for this long is not going to (it holds input
+// back for a child that does not read): what is left is dropped
+// (Sidecar#_watchClose). Long enough for a busy machine's HELLO answer
+// and PONGs (over 1 s measured with 2 CPUs under load).
+const CLOSE_STALL = 3000;
 
 // sleepFor blocks the thread for ms (a fraction of a millisecond) between
 // _awaitPid's reads that find nothing. Atomics.wait sleeps; where it is
@@ -417,15 +419,18 @@ class Sidecar {
   // through; it gets the bound.
   _watchClose(gen, local) {
     let left = gen.out.pending;
+    let since = Date.now();
     const look = () => {
       gen.closeStall = null;
       if (gen.dead || gen.out.pending === 0) return;
-      if (gen.out.pending < left) {
+      // Bytes from it (output, a PONG, the HELLO answer) say it is alive.
+      if (gen.out.pending < left || gen.lastRx >= since) {
         left = gen.out.pending;
+        since = Date.now();
         gen.closeStall = setTimeout(look, CLOSE_STALL).unref();
         return;
       }
-      this._log(`${this._who()} took none of the ${gen.out.pending} byte(s) left to write for ${CLOSE_STALL} ms after close(): dropping them`);
+      this._log(`${this._who()} took none of the ${gen.out.pending} byte(s) left to write, and sent nothing, for ${CLOSE_STALL} ms after close(): dropping them`);
       gen.out.abandon();
       gen.out.end();
       if (local) gen.child.kill('SIGTERM');
