@@ -151,7 +151,7 @@ func (s *Sidecar) openFailed(id, msg string) {
 // its reason, so a stalled stream can be explained.
 func (s *Sidecar) queueInput(t *terminal, data []byte) {
 	held := false
-	waited := t.input.PushWait(data, t.finished, s.stop, func(why string) {
+	waited := t.input.PushWait(data, t.finished, s.inputStop, func(why string) {
 		s.logf("terminal %q: holding back further frames until its child reads its input: %s", t.id, why)
 		// A CREDIT among the frames held back may be what the child
 		// waits for: it is read and applied meanwhile (lookahead.go).

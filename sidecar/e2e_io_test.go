@@ -295,3 +295,24 @@ func TestCloseDrainsParkedTerminal(t *testing.T) {
 	e := exitOf(t, h, "p")
 	assert.Equal(t, "SIGHUP", e.Fields["signal"], e.Raw)
 }
+
+// A host that closes stdin while its INPUT waits for a child that reads
+// nothing (past the 16 MiB bound) asks for the end: the sidecar kills
+// every terminal, sends their EXITs and exits. The dispatch loop waited
+// for the child instead, and the sidecar never ended.
+func TestStdinClosedWhileInputHeld(t *testing.T) {
+	plainOnly(t, "through --persist the end of stdin leaves the terminals detached")
+	h := start(t)
+	h.Open(proto.Open{TerminalID: "stuck", Cols: 80, Rows: 24, Cmd: "/bin/sh",
+		Args: []string{"-c", "stty raw -echo -iexten; echo ready; exec sleep 1000"}})
+	h.WaitOutput("stuck", "ready\n")
+	sendInChunks(h, "stuck", randomBytes(17<<20), 1<<20)
+	h.MustUntil("the paste held back", func(hosttest.Snapshot) bool {
+		return strings.Contains(h.Stderr(), `terminal "stuck": holding back further frames`)
+	})
+	h.CloseStdin()
+	if _, err := h.WaitExit(hosttest.Timeout); err != nil {
+		t.Fatalf("the sidecar, its stdin closed while an INPUT waited: %v", err)
+	}
+	exitOf(t, h, "stuck")
+}

@@ -40,6 +40,9 @@ type Sidecar struct {
 
 	spawnSlots chan struct{}     // one token per spawn in flight (maxSpawns)
 	ahead      *engine.Lookahead // the frame reader, which reads on while dispatch waits for input room (lookahead.go)
+	// inputStop ends a wait of the dispatch loop for input room: closed
+	// once Stop was called or the host's stream ended (set by readLoop).
+	inputStop <-chan struct{}
 	// beforeSpawn, if set (by in-package tests only), runs on the spawn
 	// goroutine just before the child is started, to make a spawn slow.
 	beforeSpawn func(id string)
@@ -62,6 +65,7 @@ func New(out io.Writer, opts Options) *Sidecar {
 	}
 	s := &Sidecar{opts: opts, terms: make(map[string]*terminal), stop: make(chan struct{}),
 		spawnSlots: make(chan struct{}, maxSpawns)}
+	s.inputStop = s.stop // until readLoop has a look-ahead to watch too
 	var tee func([]byte)
 	if opts.Tap != nil {
 		tee = func(b []byte) { opts.Tap(false, b) }
@@ -113,6 +117,20 @@ func (s *Sidecar) Run(in io.Reader) error {
 // readLoop is the dispatch loop. It returns nil at a clean end of input.
 func (s *Sidecar) readLoop(in io.Reader) error {
 	s.ahead = newLookahead(s, proto.NewReader(in))
+	// A host that closes stdin while an INPUT waits for its child to
+	// read asks for the end (the seed protocol: the sidecar kills every
+	// terminal and exits), but the dispatch loop would reach that end
+	// only once the child read: the look-ahead sees it first, and the
+	// wait ends then, the INPUT dropped.
+	stop := make(chan struct{})
+	s.inputStop = stop
+	go func() {
+		select {
+		case <-s.stop:
+		case <-s.ahead.Ended():
+		}
+		close(stop)
+	}()
 	for {
 		res := s.ahead.Next()
 		f, err := res.Frame, res.Err
