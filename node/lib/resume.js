@@ -196,6 +196,9 @@ const sidecarMethods = {
     // the transport's argv once in a message is enough.
     if (why.startsWith(`${this._name()} `)) why = `it ${why.slice(this._name().length + 1)}`;
     const cause = peerError(`the connection to ${this._name()} dropped: ${why}`);
+    // Taken before any listener runs (a terminal failing below): what the
+    // writer had not sent went before whatever they write now.
+    const unsent = gen.out.unsent();
     gen.suspended = true;
     gen.held = [];
     gen.heldInput = 0;
@@ -212,8 +215,8 @@ const sidecarMethods = {
       term._failed(new Error(`${cause.message}, before ${term._file} ${term._attaching ? 'was attached' : 'started'}`));
     }
     // First in what the next connection gets: what the terminals left
-    // asked for before the drop and this host never began to send.
-    gen.held = this._unsentRequests(gen);
+    // asked for before the drop and this host had not sent.
+    gen.held = this._unsentRequests(gen, unsent).concat(gen.held);
     this._refresh(gen); // its process is gone: the backoff timer holds the event loop now
     const d = { gen, since: Date.now(), attempt: 0, cause, lastError: cause, timer: null, trying: null };
     this._down = d;
@@ -222,17 +225,18 @@ const sidecarMethods = {
     this._schedule(d);
   },
 
-  // _unsentRequests takes from gen's writer the frames it had not wholly
-  // written (a paste paced behind its PONGs, and what was written after
-  // it; one cut short the peer never took, reading frames whole) and keeps, in order, the requests of its terminals that resume:
-  // input, resizes, signals, closes, detaches, FOREGROUND questions.
+  // _unsentRequests keeps, of the frames gen's writer had not wholly
+  // written (unsent: a paste paced behind its PONGs, and what was written
+  // after it; one cut short the peer never took, reading frames whole),
+  // in order, the requests of its terminals that resume: input, resizes,
+  // signals, closes, detaches, FOREGROUND questions.
   // Those were not in the dead transport, so sent again they arrive once.
   // Not kept: CREDIT and PING (the ATTACH sets the window afresh, the
   // pace and the keepalive begin again) and what the suspend answered
   // already (LIST, ATTACH: failed) or resends its own way (OPEN).
-  _unsentRequests(gen) {
+  _unsentRequests(gen, unsent) {
     const kept = [];
-    for (const buf of gen.out.unsent()) {
+    for (const buf of unsent) {
       if (!RESENT.has(buf[4])) continue;
       const id = frameTerminal(buf);
       const term = id === undefined ? undefined : gen.terms.get(id);

@@ -81,3 +81,43 @@ test('a connection that drops mid-paste: what this host never sent of the paste,
   await size;
   term.kill();
 });
+
+test('what the listeners of an attach the drop failed write goes out after what the writer had not sent, and is not lost', { skip: process.platform === 'win32' && 'a Unix shell' }, async (t) => {
+  const runtimeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-resumepaste-'));
+  const name = `rp${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+  const env = { ...process.env, PTYPLEX_RUNTIME_DIR: runtimeDir };
+  cleanup(t, () => {
+    childProcess.spawnSync(BIN, ['--persist', name, '--stop'], { env, stdio: 'ignore', timeout: 20000 });
+    fs.rmSync(runtimeDir, { recursive: true, force: true });
+  });
+  const transport = ['env', 'PTYPLEX_BRIDGE_COPY=1', `PTYPLEX_RUNTIME_DIR=${runtimeDir}`, BIN, '--persist', name];
+  // Another host's terminal, for this one to attach.
+  const other = new Sidecar({ transport, persist: true });
+  cleanup(t, () => other.close());
+  const target = other.spawn('/bin/sh', ['-c', 'exec sleep 100000']);
+  await within(target.ready, 'the other terminal');
+  await within(other.close(), 'the other host to let it go');
+  const sc = new Sidecar({ transport, reconnect: { initialDelay: 10 }, helloTimeout: 60000, openTimeout: 60000 });
+  cleanup(t, () => sc.close());
+  const echo = sc.spawn('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat']);
+  let out = '';
+  echo.onData((d) => (out += d));
+  await waitOutput(echo, 'ready');
+  const reconnected = within(new Promise((resolve) => sc.once('reconnected', resolve)), 'the reconnect');
+  // A paste waiting behind its PONG, then an attach whose answer the drop
+  // cuts off: it fails, and its listener writes.
+  echo.write(Buffer.alloc(1 << 20, 0x61));
+  echo.write('\r');
+  const late = sc.attach(target.terminalId);
+  let failed = false;
+  late.on('error', () => {});
+  late.onExit(() => {
+    failed = true;
+    echo.write('from the listener\r');
+  });
+  process.kill(sc.pid, 'SIGKILL');
+  await reconnected;
+  // If the attach got its answer before the drop, nothing failed: nothing to check.
+  if (!failed) return t.diagnostic('the attach was answered before the drop');
+  await waitUntil(() => out.includes('from the listener\r\n'), `the listener's line echoed (got ${JSON.stringify(out.slice(-80))})`);
+});
