@@ -409,7 +409,8 @@ class Sidecar {
   }
 
   // _watchClose drops what close() left to write once the sidecar stops
-  // taking it (nothing of it went out for CLOSE_STALL ms): one holding
+  // taking it (nothing of it went out, and no byte came back, for
+  // CLOSE_STALL ms): one holding
   // input back for a child that does not read reads nothing more, the end
   // of stdin included (PROTOCOL.md, INPUT), and a bridge writing to a
   // server that does so neither. A local one is then sent SIGTERM, which
