@@ -171,10 +171,15 @@ func (la *Lookahead) read() {
 			la.h.Seen(f)
 			res.Ahead = true
 		}
-		if err == nil && f.Type == proto.TypeCredit && la.creditNow(f) {
+		la.mu.Lock()
+		// Whether to apply a CREDIT now and, if not, keeping it are one
+		// step under mu: a wait that began between the two would have
+		// applied the kept CREDITs before this one was kept, and it
+		// would then wait behind the INPUT that waits for it, for ever.
+		if err == nil && f.Type == proto.TypeCredit && la.creditNowLocked(f) {
+			la.mu.Unlock()
 			continue
 		}
-		la.mu.Lock()
 		la.kept = append(la.kept, res)
 		la.keptSize += len(f.Body)
 		la.changed.Broadcast()
@@ -190,12 +195,10 @@ func (la *Lookahead) read() {
 	}
 }
 
-// creditNow applies a CREDIT read while the dispatch loop waits and
-// reports whether it did: by Grant's rule, and only while the loop still
-// waits (after, the CREDIT takes its turn).
-func (la *Lookahead) creditNow(f proto.Frame) bool {
-	la.mu.Lock()
-	defer la.mu.Unlock()
+// creditNowLocked applies a CREDIT read while the dispatch loop waits
+// and reports whether it did: by Grant's rule, and only while the loop
+// still waits (after, the CREDIT takes its turn). Under la.mu.
+func (la *Lookahead) creditNowLocked(f proto.Frame) bool {
 	return la.waiting && la.h.Grant(f, la.kept)
 }
 
