@@ -441,13 +441,11 @@ func (c *Client) send(frame []byte) error { return c.stream().Send(frame) }
 func (c *Client) Done() <-chan struct{} { return c.done }
 
 // Err returns why the stream ended: nil while it runs and after a clean
-// Close, an error wrapping ErrSidecarGone otherwise.
+// Close, an error wrapping ErrSidecarGone otherwise. It is set before the
+// pending opens fail and the live terminals finish, so a caller that
+// sees one of them end with ErrSidecarGone finds the reason here at once
+// (Done is closed a moment later).
 func (c *Client) Err() error {
-	select {
-	case <-c.done:
-	default:
-		return nil
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cleanEnd {
