@@ -35,7 +35,32 @@ type Tracker struct {
 	// offset of the latest checkpoint.
 	every  uint64
 	lastCP uint64
-	cps    []Checkpoint
+	cps    []mark
+}
+
+// mark is a checkpoint as a tracker keeps it. Checkpoints whose states
+// are equal share one State: the modes, the pen and the cursor of a
+// program's output seldom differ from one checkpoint to the next (a
+// flood, a build log scrolling at the bottom), and a server keeps a
+// tracker, and so up to twenty checkpoints, for every terminal.
+type mark struct {
+	off uint64
+	st  *State
+}
+
+func (m mark) checkpoint() Checkpoint { return Checkpoint{Off: m.off, State: *m.st} }
+
+// markOf returns a mark of st at off, sharing the State of a kept
+// checkpoint equal to it if there is one.
+func (t *Tracker) markOf(off uint64, st *State) mark {
+	for i := len(t.cps) - 1; i >= 0; i-- {
+		if *t.cps[i].st == *st {
+			return mark{off: off, st: t.cps[i].st}
+		}
+	}
+	p := new(State)
+	*p = *st
+	return mark{off: off, st: p}
 }
 
 // New returns a tracker of a terminal of cols x rows at offset 0 that
@@ -52,8 +77,8 @@ func New(cols, rows, every int) *Tracker {
 	if every > 0 {
 		room = 20
 	}
-	t.cps = make([]Checkpoint, 1, room)
-	t.cps[0] = Checkpoint{Off: 0, State: t.st}
+	t.cps = make([]mark, 0, room)
+	t.cps = append(t.cps, t.markOf(0, &t.st))
 	return t
 }
 
@@ -94,8 +119,8 @@ func (t *Tracker) Resize(cols, rows int) {
 // Checkpoint returns the latest checkpoint at or before off.
 func (t *Tracker) Checkpoint(off uint64) (Checkpoint, bool) {
 	for i := len(t.cps) - 1; i >= 0; i-- {
-		if t.cps[i].Off <= off {
-			return t.cps[i], true
+		if t.cps[i].off <= off {
+			return t.cps[i].checkpoint(), true
 		}
 	}
 	return Checkpoint{}, false
@@ -103,23 +128,28 @@ func (t *Tracker) Checkpoint(off uint64) (Checkpoint, bool) {
 
 // CheckpointFrom returns the earliest checkpoint at or after off.
 func (t *Tracker) CheckpointFrom(off uint64) (Checkpoint, bool) {
-	for _, cp := range t.cps {
-		if cp.Off >= off {
-			return cp, true
+	for _, m := range t.cps {
+		if m.off >= off {
+			return m.checkpoint(), true
 		}
 	}
 	return Checkpoint{}, false
 }
 
-// Checkpoints returns the checkpoints kept, oldest first (shared: the
-// caller does not change them).
-func (t *Tracker) Checkpoints() []Checkpoint { return t.cps }
+// Checkpoints returns the checkpoints kept, oldest first.
+func (t *Tracker) Checkpoints() []Checkpoint {
+	cps := make([]Checkpoint, len(t.cps))
+	for i, m := range t.cps {
+		cps[i] = m.checkpoint()
+	}
+	return cps
+}
 
 // Forget drops the checkpoints before off: the stream before it is gone,
 // so they can no longer be replayed from.
 func (t *Tracker) Forget(off uint64) {
 	n := 0
-	for n < len(t.cps) && t.cps[n].Off < off {
+	for n < len(t.cps) && t.cps[n].off < off {
 		n++
 	}
 	if n > 0 {
@@ -131,10 +161,13 @@ func (t *Tracker) Forget(off uint64) {
 // cps (a live upgrade's handover): the caller feeds it the stream again
 // from the Pending offset the previous tracker reported.
 func Resume(st State, off uint64, every int, cps []Checkpoint) *Tracker {
-	t := &Tracker{st: st, off: off, every: uint64(max(every, 0)), cps: append(make([]Checkpoint, 0, max(len(cps), 20)), cps...)}
+	t := &Tracker{st: st, off: off, every: uint64(max(every, 0)), cps: make([]mark, 0, max(len(cps), 20))}
+	for i := range cps {
+		t.cps = append(t.cps, t.markOf(cps[i].Off, &cps[i].State))
+	}
 	t.p.MaxOSC = maxTitle
 	if len(t.cps) > 0 {
-		t.lastCP = t.cps[len(t.cps)-1].Off
+		t.lastCP = t.cps[len(t.cps)-1].off
 	} else {
 		t.lastCP = off
 	}
@@ -300,7 +333,7 @@ func (t *Tracker) checkpoint() {
 	if len(t.cps) >= maxCheckpoints {
 		t.cps = append(t.cps[:0], t.cps[1:]...)
 	}
-	t.cps = append(t.cps, Checkpoint{Off: t.off, State: t.st})
+	t.cps = append(t.cps, t.markOf(t.off, &t.st))
 	t.lastCP = t.off
 }
 

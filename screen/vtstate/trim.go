@@ -8,5 +8,5 @@ func (t *Tracker) Trim() {
 		t.cps = nil
 		return
 	}
-	t.cps = append([]Checkpoint(nil), t.cps...)
+	t.cps = append([]mark(nil), t.cps...)
 }

@@ -401,3 +401,49 @@ func TestTitleStacks(t *testing.T) {
 		t.Errorf("twelve pushes kept %q", got)
 	}
 }
+
+// TestEqualCheckpointsShareAState: a server keeps a tracker per terminal,
+// and a flood's checkpoints hold the same state over and over; they keep
+// one copy of it, while each checkpoint still reports its own offset and
+// a checkpoint after a change its own state.
+func TestEqualCheckpointsShareAState(t *testing.T) {
+	tr := New(80, 24, 1024)
+	flood := func() {
+		for range 200 {
+			tr.Write([]byte(strings.Repeat("y\r\n", 30)))
+		}
+	}
+	flood()
+	tr.Write([]byte("\x1b[?2004h"))
+	flood()
+	if len(tr.cps) < 20 {
+		t.Fatalf("%d checkpoints, want many", len(tr.cps))
+	}
+	states := map[*State]bool{}
+	for _, m := range tr.cps {
+		states[m.st] = true
+	}
+	// The initial state, the flood's at the bottom of the screen, and
+	// that one with bracketed paste.
+	if len(states) != 3 {
+		t.Errorf("%d checkpoints keep %d states", len(tr.cps), len(states))
+	}
+	cps := tr.Checkpoints()
+	last := cps[len(cps)-1]
+	if set, _ := last.State.Mode(2004, true); !set {
+		t.Errorf("the last checkpoint (at %d) lost bracketed paste", last.Off)
+	}
+	if set, _ := cps[1].State.Mode(2004, true); set {
+		t.Errorf("a checkpoint before ?2004h (at %d) has it", cps[1].Off)
+	}
+	// A copy: changing what Checkpoints returned changes nothing kept.
+	cps[len(cps)-2].State.Title = "changed"
+	if cp, _ := tr.Checkpoint(last.Off); cp.State.Title != "" {
+		t.Errorf("a caller's change reached the tracker: title %q", cp.State.Title)
+	}
+	for i := 1; i < len(cps); i++ {
+		if cps[i].Off <= cps[i-1].Off {
+			t.Fatalf("offsets not increasing: %v", offsets(cps))
+		}
+	}
+}

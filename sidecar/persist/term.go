@@ -56,11 +56,12 @@ type term struct {
 	pumpCond *sync.Cond
 	pumpIdle bool
 	// pumping says a pump goroutine runs (or was started). The pump of
-	// a finished terminal (its EXIT written, nothing left to send)
-	// ends, and retired says so: the next change that may give it work
-	// (an ATTACH, a frame queued, the terminal's removal) starts it
-	// again (broadcastLocked). So a server that ran many terminals
-	// keeps no goroutine for those whose end was delivered.
+	// a finished terminal (its EXIT written, nothing left to send) or of
+	// a detached one with nothing queued ends, and retired says so: the
+	// next change that may give it work (an ATTACH, a frame queued, the
+	// terminal's removal) starts it again (broadcastLocked). So a server
+	// keeps no goroutine for the terminals whose end was delivered, nor
+	// for those nobody holds.
 	pumping bool
 	retired bool
 	// exitInFlight says the pump has taken the EXIT (end is exitWritten)
@@ -354,6 +355,10 @@ func (t *term) readLoop() {
 				t.pumpDeferred = false
 				t.pumpCond.Signal()
 			}
+		case n > 0 && t.retired && t.holder == nil && !t.frozen:
+			// Nobody to send them to, and the pump ended until
+			// somebody comes (runPump): it is not started for them.
+			t.cond.Broadcast()
 		case n > 0 || t.frozen:
 			t.broadcastLocked()
 		}
@@ -541,6 +546,17 @@ func (t *term) runPump() {
 			// before reading it is its record and the journal's tail
 			// (shrinkFinished); the pump ends until a host attaches
 			// it again.
+			t.pumping, t.retired, t.pumpIdle = false, true, false
+			t.mu.Unlock()
+			return
+		}
+		if h == nil && t.writingTo == nil {
+			// Detached, with nothing queued: until a host attaches
+			// (or a frame is queued, or the terminal ends) there is
+			// nothing to send, so the pump ends meanwhile, as a
+			// finished one does, and a server that keeps many
+			// detached terminals keeps no goroutine and stack for
+			// each of their pumps.
 			t.pumping, t.retired, t.pumpIdle = false, true, false
 			t.mu.Unlock()
 			return
