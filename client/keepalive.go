@@ -35,7 +35,9 @@ func (c *Client) handler(lv *liveness) func(proto.Frame) error {
 // keepalive pings s every interval and kills it once no frame arrived
 // for the timeout. Any frame counts, not only PONG: the sidecar queues its
 // PONG behind the OUTPUT already in its writer, so under a flood the
-// OUTPUT ahead of it proves the same thing sooner. PINGs are sent from a
+// OUTPUT ahead of it proves the same thing sooner. The PING asks for its
+// PONG at once ("now"): a paste that waits for a child that reads nothing
+// holds back the pacing PINGs, not this one. PINGs are sent from a
 // goroutine of their own, since a send to a hung transport blocks until
 // the pipe drains, which it will not; the check does not wait for it.
 func (c *Client) keepalive(s *Stream, lv *liveness) {
@@ -62,9 +64,13 @@ func (c *Client) keepalive(s *Stream, lv *liveness) {
 		}
 		if sending.CompareAndSwap(false, true) {
 			seq++
+			// "now": answered as soon as the sidecar reads it, even
+			// while a paste waits for a child that reads nothing
+			// (a sidecar without FeaturePingNow answers it in turn).
 			body := proto.Marshal(struct {
-				Seq int `json:"seq"`
-			}{seq})
+				Seq int  `json:"seq"`
+				Now bool `json:"now"`
+			}{seq, true})
 			go func() {
 				defer sending.Store(false)
 				s.Send(proto.AppendFrame(nil, proto.TypePing, body))

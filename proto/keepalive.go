@@ -24,10 +24,34 @@ const FeatureKeepalive = "keepalive"
 // or a timestamp, not data.
 const MaxPingBody = 256
 
+// FeaturePingNow is announced in the HELLO answer of a sidecar that
+// answers a PING whose body says "now": true as soon as it reads it, even
+// while INPUT waits for a child that reads nothing (PingNow). A sidecar
+// without it answers such a PING in its turn, like any other.
+const FeaturePingNow = "pingNow"
+
 // HelloFeatures is what a sidecar's HELLO answer lists beyond the
 // handshake itself: the per-terminal extensions OPENED lists, and the
 // keepalive, which only a host that asked can use.
-var HelloFeatures = append(append([]string(nil), Features...), FeatureKeepalive)
+var HelloFeatures = append(append([]string(nil), Features...), FeatureKeepalive, FeaturePingNow)
+
+// PongFrame is the PONG frame that answers a PING with body ping.
+func PongFrame(ping []byte) []byte { return AppendFrame(nil, TypePong, PongBody(ping)) }
+
+// PingNow reports whether a PING's body asks for its PONG as soon as the
+// sidecar reads it ({"now": true}), rather than once every frame before
+// it was dispatched: a keepalive's PING, which must be answered while a
+// paste waits for a child that does not read (its PONG then says only
+// that the sidecar reads and writes), unlike a PING that paces a paste.
+func PingNow(body []byte) bool {
+	if len(body) > MaxPingBody || !bytes.Contains(body, []byte(`"now"`)) {
+		return false
+	}
+	var p struct {
+		Now bool `json:"now"`
+	}
+	return json.Unmarshal(body, &p) == nil && p.Now
+}
 
 // PongBody is the body a PONG answers a PING's body with: the same bytes,
 // whitespace included, when they are a JSON object of at most MaxPingBody

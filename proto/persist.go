@@ -74,7 +74,7 @@ var PersistFeatures = append(append([]string(nil), Features...), FeaturePersist,
 
 // PersistHelloFeatures is what its HELLO answer announces: those and the
 // keepalive (PING is answered on any connection).
-var PersistHelloFeatures = append(append([]string(nil), PersistFeatures...), FeatureKeepalive, FeatureHandoff, FeatureReadopt)
+var PersistHelloFeatures = append(append([]string(nil), PersistFeatures...), FeatureKeepalive, FeaturePingNow, FeatureHandoff, FeatureReadopt)
 
 // Detached modes of a persistent terminal (OPEN's "detached").
 const (

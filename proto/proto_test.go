@@ -425,3 +425,28 @@ func TestWrongTypesNamedInProtocolTerms(t *testing.T) {
 		t.Errorf("CREDIT: %v", err)
 	}
 }
+
+// TestPingNow: only a body that is a JSON object with "now": true asks
+// for its PONG as soon as the PING is read.
+func TestPingNow(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"seq":1,"now":true}`: true,
+		` { "now" : true } `:   true,
+		`{"seq":1}`:            false,
+		`{"now":false}`:        false,
+		`{"now":1}`:            false,
+		`{"now":"true"}`:       false,
+		`{"seq":"now"}`:        false,
+		`["now",true]`:         false,
+		`{"now":true`:          false,
+		``:                     false,
+		`{"now":true,"pad":"` + strings.Repeat("x", MaxPingBody) + `"}`: false,
+	} {
+		if got := PingNow([]byte(body)); got != want {
+			t.Errorf("PingNow(%q) = %v, want %v", body, got, want)
+		}
+	}
+	if got := string(PongFrame([]byte(`{"seq":1,"now":true}`))[5:]); got != `{"seq":1,"now":true}` {
+		t.Errorf("a PONG echoes the PING's body: %q", got)
+	}
+}

@@ -37,9 +37,10 @@ func TestProtocolExamplesUseWireNames(t *testing.T) {
 			Snapshot{}, Detached{}, Close{}, Detach{}, Error{}, Upgrade{}, Upgrading{}, HostEnded{}, Revive{}},
 		"HELLO (extension): the handshake": {Hello{}},
 		// A PING's body is any small JSON object, echoed by the PONG;
-		// the page's example carries a sequence number.
+		// the page's examples carry a sequence number, and "now" (PingNow).
 		"PING and PONG (extension): the keepalive": {struct {
-			Seq int `json:"seq"`
+			Seq int  `json:"seq"`
+			Now bool `json:"now,omitempty"`
 		}{}},
 	}
 	for frame, bodies := range byFrame {

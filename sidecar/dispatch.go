@@ -57,7 +57,7 @@ func (s *Sidecar) dispatch(f proto.Frame) {
 		s.logf("host %q speaks protocol %d, features %v", m.Version, m.Protocol, m.Features)
 		s.helloReply()
 	case proto.Ping:
-		s.out.send(outFrame{buf: proto.AppendFrame(nil, proto.TypePong, proto.PongBody(m.Body))}, false)
+		s.out.send(outFrame{buf: proto.PongFrame(m.Body)}, false)
 	}
 }
 

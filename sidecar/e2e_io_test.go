@@ -185,6 +185,44 @@ func TestCreditBehindHeldInputIsTaken(t *testing.T) {
 	exitOf(t, h, "echo")
 }
 
+// A host with a keepalive pastes past the input bound into a child that
+// reads nothing for a while: a PING that paces the paste is answered
+// only once the INPUT before it was taken, but a keepalive's PING, which
+// asks for its PONG at once ("now"), is answered as it is read, or the
+// host would take the long silence for a dead connection.
+func TestPingNowAnsweredWhileInputHeld(t *testing.T) {
+	h := start(t)
+	fifo := filepath.Join(t.TempDir(), "go")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	const n = 17 << 20 // one MiB past the bound: the PINGs after it are read ahead
+	sh(h, "stuck", fmt.Sprintf("stty raw -echo -iexten; echo ready; cat %s >/dev/null; head -c %d | md5sum", fifo, n))
+	h.WaitOutput("stuck", "ready")
+	data := randomBytes(n)
+	sendInChunks(h, "stuck", data, 1<<20)
+	require.NoError(t, h.Send(proto.TypePing, []byte(`{"seq":1}`)))
+	require.NoError(t, h.Send(proto.TypePing, []byte(`{"seq":2,"now":true}`)))
+	pongs := func(s hosttest.Snapshot) []string {
+		var b []string
+		for _, f := range s.Frames {
+			if f.Type == proto.TypePong {
+				b = append(b, string(f.Body))
+			}
+		}
+		return b
+	}
+	s := h.MustUntil("the keepalive's PONG while the INPUT waits", func(s hosttest.Snapshot) bool { return len(pongs(s)) > 0 })
+	require.Equal(t, []string{`{"seq":2,"now":true}`}, pongs(s), "only the PING that asked for it is answered before the child reads")
+	require.NotContains(t, s.Output("stuck"), fmt.Sprintf("%x", md5.Sum(data)), "the paste is still held")
+
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	s = h.MustUntil("the paste read and the other PONG", func(s hosttest.Snapshot) bool { return len(pongs(s)) == 2 })
+	require.Equal(t, []string{`{"seq":2,"now":true}`, `{"seq":1}`}, pongs(s))
+	h.WaitOutput("stuck", fmt.Sprintf("%x", md5.Sum(data)))
+	exitOf(t, h, "stuck")
+}
+
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	r := rand.NewChaCha8([32]byte{byte(n), 42})

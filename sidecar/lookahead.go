@@ -8,14 +8,23 @@ import (
 // The dispatch loop reads its frames through an engine.Lookahead: while
 // it waits for room in a terminal's input queue, a reader goes on reading
 // up to engine.LookaheadBytes, applies the CREDITs it finds for live
-// terminals at once and keeps every other frame, in order, for after the
-// wait (see engine/lookahead.go for why).
+// terminals at once, answers a PING that asks for it at once ("now") and
+// keeps every other frame, in order, for after the wait (see
+// engine/lookahead.go for why).
 
 // newLookahead returns the frame reader of s's dispatch loop.
 func newLookahead(s *Sidecar, r *proto.Reader) *engine.Lookahead {
 	h := engine.LookaheadHooks{
 		Read:  r.ReadFrame,
 		Grant: s.grantAhead,
+		// A keepalive's PING is answered as it is read.
+		Answer: func(f proto.Frame) bool {
+			if !proto.PingNow(f.Body) {
+				return false
+			}
+			s.out.send(outFrame{buf: proto.PongFrame(f.Body)}, false)
+			return true
+		},
 		// Once shutdown began nothing more is read.
 		Last: func(engine.Read) bool { return s.isClosing() },
 	}

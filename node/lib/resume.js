@@ -155,7 +155,11 @@ const sidecarMethods = {
     gen.ka = setInterval(() => {
       if (gen.dead) return this._stopKeepalive(gen);
       const sent = Date.now();
-      this._sendTo(gen, controlFrame(T.PING, { seq: ++seq }));
+      // now: answered as soon as the sidecar reads it, even while a
+      // paste waits for a child that reads nothing (a sidecar without
+      // "pingNow" answers it in its turn); it overtakes the frames that
+      // wait here too (FrameWriter).
+      this._sendTo(gen, controlFrame(T.PING, { seq: ++seq, now: true }));
       const wait = setTimeout(() => {
         gen.kaWaits.delete(wait);
         // The verdict waits for the event loop's next poll: after it was

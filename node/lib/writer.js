@@ -114,9 +114,11 @@ class FrameWriter {
     const idle = this._queue.length === 0;
     // A CREDIT overtakes the frames that wait, and so does a HELLO (it
     // concerns no terminal; a paste may wait for its answer, asked as a
-    // piece filled); anything else waits behind them, and INPUT too once
-    // the window is out or its piece is full.
-    if (buf[4] !== T.CREDIT && buf[4] !== T.HELLO && (this._waitingBytes > 0 || (input && !this._admits(buf)))) {
+    // piece filled) and the keepalive's PING (the pacing PINGs are this
+    // writer's own, which go out behind their pieces: _admits); anything
+    // else waits behind them, and INPUT too once the window is out or its
+    // piece is full.
+    if (buf[4] !== T.CREDIT && buf[4] !== T.HELLO && buf[4] !== T.PING && (this._waitingBytes > 0 || (input && !this._admits(buf)))) {
       this._waiting.push(buf);
       this._waitingBytes += buf.length;
     } else {

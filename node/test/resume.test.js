@@ -423,6 +423,29 @@ test('keepalive without ssh: a stopped bridge is detected, and the drop names th
   await waitOutput(term, 'still here\r\n');
 });
 
+test('keepalive: a paste held for longer than the timeout by a program that reads nothing leaves the connection alive; the paste arrives whole once it reads', { skip: process.platform === 'win32' && 'a Unix shell and a FIFO' }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-heldpaste-'));
+  cleanup(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+  const fifo = path.join(dir, 'go');
+  childProcess.execFileSync('mkfifo', [fifo]);
+  const timeout = 500;
+  const sc = newHost(t, { transport: server(t).bridge, reconnect: { initialDelay: 10 }, keepalive: { interval: 50, timeout } });
+  let drops = 0;
+  sc.on('disconnected', () => drops++);
+  const n = 20 << 20; // past the 16 MiB the server queues
+  const term = sc.spawn('/bin/sh', ['-c', `stty raw -echo; echo ready; cat ${fifo} >/dev/null; head -c ${n} >/dev/null; echo GOT`]);
+  await waitOutput(term, 'ready');
+  term.write(Buffer.alloc(n, 'x'));
+  // Four keepalive timeouts with the paste held: the keepalive took the
+  // connection for dead within one (the server answered no PING until
+  // the program read, and the package sent none while the paste waited).
+  await new Promise((resolve) => setTimeout(resolve, 4 * timeout));
+  assert.strictEqual(drops, 0, `the connection was taken for dead while the paste was held; log:\n${sc.lines.join('\n')}`);
+  fs.closeSync(fs.openSync(fifo, 'w'));
+  await waitOutput(term, 'GOT');
+  assert.strictEqual(drops, 0);
+});
+
 // Holder generations (PROTOCOL.md, "Holder generations"): a resume sends
 // the holdGen the server last gave this host, and the server refuses it
 // when another connection took the terminal over meanwhile.

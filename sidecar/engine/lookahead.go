@@ -18,7 +18,10 @@ import (
 // sees), and every other frame is kept, in order, for the dispatch loop,
 // which takes the kept frames before it reads again. A PING is kept as
 // well: its PONG says that every frame before it was dispatched, which a
-// host that paces its paste counts on. Past the bound the reader stops:
+// host that paces its paste counts on; but a PING that asks for its PONG
+// at once ("now", a keepalive's) is answered as it is read, or a host
+// whose paste waits for a child that reads nothing would take the
+// silence for a dead connection. Past the bound the reader stops:
 // the back-pressure as before. A host that pastes without bound ahead of
 // its CREDIT can still outrun any bound (PROTOCOL.md, INPUT); one that
 // sends its CREDIT within a piece of its paste no longer waits for ever.
@@ -51,6 +54,10 @@ type LookaheadHooks struct {
 	// is kept and dispatched in its turn. It is called with the
 	// Lookahead's lock held, which is taken under no other lock.
 	Grant func(f proto.Frame, before []Read) bool
+	// Answer, if set, answers the PING f, read during a wait, at once if
+	// its body asks for that (proto.PingNow), and reports whether it did:
+	// an answered PING is not kept.
+	Answer func(f proto.Frame) bool
 	// Last, if set, reports whether nothing may be read past r until the
 	// dispatch loop has acted on it (the server is shutting down; a
 	// frame that changes what the connection is): the reader keeps r and
@@ -170,6 +177,9 @@ func (la *Lookahead) read() {
 		if err == nil && la.h.Seen != nil {
 			la.h.Seen(f)
 			res.Ahead = true
+		}
+		if err == nil && f.Type == proto.TypePing && la.h.Answer != nil && la.h.Answer(f) {
+			continue
 		}
 		la.mu.Lock()
 		// Whether to apply a CREDIT now and, if not, keeping it are one

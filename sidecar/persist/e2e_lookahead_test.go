@@ -115,7 +115,7 @@ func pasteIntoEcho(t *testing.T, s *server, n, window int) {
 // flows), but a PING read ahead is not answered before the INPUT ahead
 // of it was taken (its PONG says every frame before it was; a host that
 // paces its paste by PONG counts on that): it is answered once the
-// child reads.
+// child reads. A PING that asks for its PONG at once is answered at once.
 func TestCreditsTakenAndPingKeptWhileInputHeld(t *testing.T) {
 	s := newServer(t)
 	a, b := s.host(), s.host()
@@ -159,6 +159,14 @@ func TestCreditsTakenAndPingKeptWhileInputHeld(t *testing.T) {
 	if pongs(sn) != 0 {
 		t.Fatalf("PONG before the INPUT ahead of its PING was taken")
 	}
+	// A keepalive's PING, which asks for its PONG at once, is answered
+	// while the INPUT still waits: the silence of a long paste must not
+	// look like a dead connection.
+	a.Send(proto.TypePing, []byte(`{"seq":8,"now":true}`))
+	sn = a.MustUntil("the keepalive's PONG", func(s hosttest.Snapshot) bool { return pongs(s) > 0 })
+	if p := pongBodies(sn); len(p) != 1 || p[0] != `{"seq":8,"now":true}` {
+		t.Fatalf("PONGs while the INPUT waits: %q, want only the keepalive's", p)
+	}
 
 	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 	if err != nil {
@@ -167,8 +175,19 @@ func TestCreditsTakenAndPingKeptWhileInputHeld(t *testing.T) {
 	w.Close()
 	sum := fmt.Sprintf("%x", md5.Sum(data))
 	a.MustUntil("the paste read and the PONG", func(s hosttest.Snapshot) bool {
-		return strings.Contains(s.Output("stuck"), sum) && pongs(s) == 1
+		return strings.Contains(s.Output("stuck"), sum) && pongs(s) == 2
 	})
+}
+
+// pongBodies are the bodies of the PONGs h received, in order.
+func pongBodies(s hosttest.Snapshot) []string {
+	var b []string
+	for _, f := range s.Frames {
+		if f.Type == proto.TypePong {
+			b = append(b, string(f.Body))
+		}
+	}
+	return b
 }
 
 // autoCreditFor grants terminal id credit for every byte h receives, as

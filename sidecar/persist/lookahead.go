@@ -11,8 +11,9 @@ import (
 // engine.Lookahead, as the plain sidecar's does: while it waits for room
 // in a terminal's input queue, a reader goes on reading up to
 // engine.LookaheadBytes of the connection's frames, applies the CREDITs
-// it finds (the holder's and a viewer's alike) at once and keeps every
-// other frame, PING included, in order for after the wait. Without it a
+// it finds (the holder's and a viewer's alike) at once, answers a PING
+// that asks for it at once ("now") and keeps every other frame, other
+// PINGs included, in order for after the wait. Without it a
 // credited terminal whose child echoes (cat, a shell) waited for ever
 // for a paste past its input bound: the child reads its input only while
 // its output has credit, and the CREDIT was behind the INPUT held.
@@ -22,7 +23,15 @@ func (s *Server) newLookahead(c *conn, r *proto.Reader) *engine.Lookahead {
 	return engine.NewLookahead(engine.LookaheadHooks{
 		Read:  r.ReadFrame,
 		Grant: func(f proto.Frame, before []engine.Read) bool { return s.grantAhead(c, f, before) },
-		Last:  s.lastAhead,
+		// A keepalive's PING is answered as it is read.
+		Answer: func(f proto.Frame) bool {
+			if !proto.PingNow(f.Body) {
+				return false
+			}
+			c.write(proto.PongFrame(f.Body))
+			return true
+		},
+		Last: s.lastAhead,
 	})
 }
 

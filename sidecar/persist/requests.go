@@ -120,7 +120,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 		}
 		s.helloReply(c)
 	case proto.Ping:
-		c.write(proto.AppendFrame(nil, proto.TypePong, proto.PongBody(m.Body)))
+		c.write(proto.PongFrame(m.Body))
 	case proto.List:
 		c.writeJSON(proto.TypeListed, s.list())
 	case proto.Attach:
