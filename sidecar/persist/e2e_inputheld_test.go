@@ -107,3 +107,57 @@ func TestInputAfterADroppedInputIsDropped(t *testing.T) {
 		t.Fatalf("the child read %d bytes, %d of them the paste's: want at most the 16 MiB queued, then end", len(got), x)
 	}
 }
+
+// A host's INPUT waits for a child that reads nothing, and another host
+// takes the terminal over: that INPUT is dropped, not delivered once the
+// child reads. The terminal's input is its new holder's; the previous
+// one's wait went on, and its INPUT reached the child after the new
+// holder's keystrokes could have.
+func TestTakeoverDropsTheInputThatWaits(t *testing.T) {
+	s := newServer(t)
+	a := s.host()
+	dir := t.TempDir()
+	fifo, out := filepath.Join(dir, "go"), filepath.Join(dir, "out")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.SendJSON(proto.TypeOpen, map[string]any{"terminalId": "t", "cols": 80, "rows": 24, "cmd": "/bin/sh",
+		"args": []string{"-c", fmt.Sprintf("stty raw -echo -iexten; echo ready; cat %s >/dev/null; exec cat >%s", fifo, out)}})
+	a.WaitOutput("t", "ready")
+	// 17 frames of 1 MiB, each of one letter: the 17th does not fit in
+	// the 16 MiB queue and waits.
+	for i := range 17 {
+		frame := proto.AppendDataFrame(nil, proto.TypeInput, "t", bytes.Repeat([]byte{byte('A' + i)}, 1<<20))
+		if err := a.SendRaw(frame); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the 17th MiB held back", func() bool {
+		return strings.Contains(s.log(), `INPUT for terminal "t" waits`)
+	})
+	b := s.host()
+	b.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "t"})
+	a.WaitControl(proto.TypeDetached, "t")
+	waitFor(t, "the held INPUT dropped", func() bool {
+		return strings.Contains(s.log(), `INPUT for terminal "t": another connection took the terminal over while it waited; it is dropped`)
+	})
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := b.SendRaw(proto.AppendDataFrame(nil, proto.TypeInput, "t", []byte("END"))); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	waitFor(t, "the new holder's input read", func() bool {
+		got, _ = os.ReadFile(out)
+		return bytes.HasSuffix(got, []byte("END"))
+	})
+	if n := bytes.Count(got, []byte{'Q'}); n != 0 {
+		t.Fatalf("the child read %d bytes of the INPUT that waited when the terminal was taken over", n)
+	}
+	if n := bytes.Count(got, []byte{'P'}); n != 1<<20 {
+		t.Fatalf("the child read %d bytes of the 16th MiB, queued before the takeover, want all %d", n, 1<<20)
+	}
+}

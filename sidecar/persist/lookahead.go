@@ -101,12 +101,19 @@ func (s *Server) credit(c *conn, t *term, n uint64) {
 // stream ended (watchInputStop), every later INPUT of c for t is dropped
 // too (what the look-ahead kept, which the child may have made room for
 // meanwhile), so that the child never reads a paste with a hole in it,
-// and the log says so.
+// and the log says so. One dropped because another connection took t
+// over is logged; c's later INPUT for t is refused as a non-holder's.
 func (s *Server) noteInputCut(c *conn, t *term) {
 	select {
 	case <-c.ahead.Ended():
 	default:
-		return // the terminal or the server went
+		t.mu.Lock()
+		taken := t.holder != nil && t.holder != c
+		t.mu.Unlock()
+		if taken {
+			s.logf("INPUT for terminal %q: another connection took the terminal over while it waited; it is dropped", t.id)
+		}
+		return // else the terminal or the server went
 	}
 	if c.inputCut == nil {
 		c.inputCut = map[*term]struct{}{}

@@ -38,7 +38,8 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 				break
 			}
 			held := false
-			_, queued := t.input.PushWaitQueued(m.Data, t.readDone, c.inputStop, func(why string) {
+			stop := c.waits.begin(t)
+			_, queued := t.input.PushWaitQueued(m.Data, t.readDone, stop, func(why string) {
 				s.logf("INPUT for terminal %q waits: %s", m.TerminalID, why)
 				// A CREDIT among the frames held back may be what the
 				// child waits for: it is read and applied meanwhile
@@ -46,6 +47,7 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 				held = true
 				c.ahead.WaitBegins()
 			})
+			c.waits.done()
 			if held {
 				c.ahead.WaitEnds()
 			}
@@ -347,6 +349,7 @@ func (s *Server) attach(c *conn, a proto.Attach) {
 	if old := t.holder; old != nil && old != c {
 		t.queueCtlLocked(old, proto.TypeDetached, proto.Detached{TerminalID: id, Reason: "taken over by another connection"})
 		t.watchTakeover(old, afterTakeover)
+		old.waits.takenOver(t) // its INPUT waiting for room is dropped
 	} else {
 		t.watchDetachedLocked(c)
 	}

@@ -262,10 +262,10 @@ type conn struct {
 	// while dispatch waits for input room (lookahead.go). Set by
 	// readFrames before the first frame.
 	ahead *engine.Lookahead
-	// inputStop ends a wait of this connection's INPUT for input room:
-	// closed when the server stops or the connection's stream ends
-	// (watchInputStop). Set by readFrames with ahead.
-	inputStop <-chan struct{}
+	// waits ends a wait of this connection's INPUT for input room: when
+	// the server stops or the connection's stream ends (watchInputStop),
+	// and when another connection takes the terminal over (inputwait.go).
+	waits inputWaits
 	// inputCut: the terminals an INPUT of this connection was dropped
 	// for because its stream ended while it waited (noteInputCut); its
 	// later INPUT for them is dropped too. Dispatch loop only.
@@ -447,7 +447,7 @@ func (s *Server) readFrames(c *conn) (host *conn, code int, why string) {
 	c.ahead = s.newLookahead(c, r)
 	done := make(chan struct{})
 	defer close(done)
-	c.inputStop = s.watchInputStop(c, done)
+	s.watchInputStop(c, done)
 	var rerr error
 	for first := true; ; first = false {
 		res := c.ahead.Next()
@@ -492,16 +492,15 @@ func (s *Server) readFrames(c *conn) (host *conn, code int, why string) {
 	return nil, code, why
 }
 
-// watchInputStop returns the channel that ends a wait of c's INPUT for
-// input room: closed once the server stops or c's stream ends. A host
+// watchInputStop ends every wait of c's INPUT for input room once the
+// server stops or c's stream ends. A host
 // that goes away while its INPUT waits for a child that reads nothing
 // (one whose output waits for the credit only that host would grant)
 // must not keep its connection, and so its terminals, held for ever: the
 // rest of that INPUT is dropped, as what a gone host sends is, and the
 // loop goes on to the end of the stream, which detaches them. done ends
 // the watch when the loop is over.
-func (s *Server) watchInputStop(c *conn, done <-chan struct{}) <-chan struct{} {
-	stop := make(chan struct{})
+func (s *Server) watchInputStop(c *conn, done <-chan struct{}) {
 	go func() {
 		select {
 		case <-s.stopped:
@@ -509,9 +508,8 @@ func (s *Server) watchInputStop(c *conn, done <-chan struct{}) <-chan struct{} {
 		case <-done:
 			return
 		}
-		close(stop)
+		c.waits.end()
 	}()
-	return stop
 }
 
 // controlFlushBound bounds how long a connection whose input ended waits
