@@ -905,6 +905,8 @@ class Sidecar {
         break;
       case T.EXIT: {
         gen.terms.delete(term._id);
+        // Its input still waiting in the package has nobody to read it.
+        if (gen.out && gen.out.dropInput) gen.out.dropInput(term._id);
         this._refresh(gen);
         if (term._state !== 'live') return;
         // node-pty's shape: a signal death is exit code 0 and the signal's number.

@@ -65,6 +65,12 @@ const INPUT_WINDOW = 128 << 10;
 // terminals', RESIZE, the PING itself).
 const PIECE = 512 << 10;
 
+// inputFor says whether INPUT frame buf is for terminal id.
+function inputFor(buf, id) {
+  const n = buf.readUInt16LE(5);
+  return n === Buffer.byteLength(id) && buf.toString('utf8', 7, 7 + n) === id;
+}
+
 class FrameWriter {
   // options.stream: write through node's stream, as on Windows, even
   // where there is a descriptor (the tests run Windows' path so).
@@ -254,6 +260,33 @@ class FrameWriter {
       this._waiting = w.slice(this._waitHead);
       this._waitHead = 0;
     }
+  }
+
+  /**
+   * Drops the INPUT for terminal id that still waits here: its terminal
+   * ended (EXIT), so it has no reader, and paced out it would only hold
+   * up the other terminals' input behind it (and an id freed by the EXIT
+   * may be opened again: that terminal must not get it). INPUT already
+   * let out goes on (a frame may be partly written).
+   */
+  dropInput(id) {
+    const w = this._waiting;
+    let kept = 0;
+    for (let i = this._waitHead; i < w.length; i++) {
+      const buf = w[i];
+      if (buf[4] === T.INPUT && inputFor(buf, id)) {
+        this._waitingBytes -= buf.length;
+        continue;
+      }
+      w[this._waitHead + kept++] = buf;
+    }
+    if (this._waitHead + kept === w.length) return;
+    w.length = this._waitHead + kept;
+    if (this._broken) return;
+    const idle = this._queue.length === 0;
+    this._release();
+    if (this.direct && idle && this._queue.length && !this._writing) this._flush();
+    if (this._ending && this._waitingBytes === 0 && (!this.direct || this._queue.length === 0)) this._endStream();
   }
 
   /** Ends the stream once every frame is in the pipe. */

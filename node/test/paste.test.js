@@ -328,3 +328,28 @@ test('the pace of INPUT: a PING behind each full piece, the next piece after its
     }
   }
 });
+
+test("a terminal's end drops its input still waiting in the package: another terminal's keystrokes do not wait for it to be paced out", { skip: process.platform === 'win32' && 'a Unix shell and stty' }, async (t) => {
+  const lines = [];
+  const sc = pasteSidecar(t, { logger: (l) => lines.push(l) });
+  const other = await sc.open('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat'], { encoding: 'utf8' });
+  await waitOutput(other, 'ready');
+  const term = await sc.open('/bin/sh', ['-c', 'stty raw -echo; echo ready; exec sleep 100000'], { encoding: null });
+  const exited = new Promise((resolve) => term.onExit(resolve));
+  await waitOutput(term, 'ready');
+  term.write(pattern(64 << 20));
+  const out = term._gen.out;
+  await waitUntil(() => lines.some((l) => l.includes('holding back further frames')) && out._waitingBytes > 0, 'the sidecar to hold the paste back');
+  let waitingAtExit = -1;
+  term.onExit(() => {
+    waitingAtExit = out._waitingBytes;
+  });
+  process.kill(term.pid, 'SIGKILL');
+  await within(exited, 'the exit of the terminal');
+  assert.strictEqual(waitingAtExit, 0, "the ended terminal's input was dropped at its EXIT");
+  const start = Date.now();
+  other.write('after\n');
+  await waitOutput(other, 'after');
+  t.diagnostic(`a keystroke after the end echoed in ${Date.now() - start} ms`);
+  sc.done = true;
+});
