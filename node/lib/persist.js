@@ -196,6 +196,8 @@ const sidecarMethods = {
         return true;
       }
       gen.terms.delete(term._id);
+      // Its input still waiting in the package has nowhere to go.
+      if (gen.out && gen.out.dropInput) gen.out.dropInput(term._id);
       if (term._attaching.resume && term._attaching.holdGen !== null && TAKEN_SINCE.test(String(msg.message))) {
         // Resuming after a drop: another connection became the holder
         // while this host was away (and may have let it go since). The
@@ -291,6 +293,10 @@ const sidecarMethods = {
         break;
       case T.DETACHED:
         gen.terms.delete(term._id);
+        // This host no longer holds it: its input still waiting in the
+        // package is nobody's now, and paced out (to be refused) it would
+        // hold up this host's other terminals.
+        if (gen.out && gen.out.dropInput) gen.out.dropInput(term._id);
         term._detached(String(msg.reason || 'detached'));
         this._refresh(gen);
         break;

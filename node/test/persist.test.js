@@ -451,3 +451,33 @@ test('close() during a paste a terminal on the server never reads: the bridge en
   const listed = await sc2.list();
   assert.ok(listed.some((e) => e.terminalId === term._id && !e.dead), `the terminal runs on: ${JSON.stringify(listed)}`);
 });
+
+test("a takeover drops the terminal's input still waiting in the package: the host's other terminals do not wait for it to be paced out and refused", { skip: process.platform === 'win32' && 'a Unix shell and stty' }, async (t) => {
+  const runtimeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptyplex-dd-'));
+  const name = `dd${process.pid}`;
+  cleanup(t, () => {
+    childProcess.spawnSync(BIN, ['--persist', name, '--stop'], { env: { ...process.env, PTYPLEX_RUNTIME_DIR: runtimeDir }, stdio: 'ignore', timeout: 20000 });
+    fs.rmSync(runtimeDir, { recursive: true, force: true });
+  });
+  const env = { PTYPLEX_RUNTIME_DIR: runtimeDir };
+  const lines = [];
+  const a = new Sidecar({ path: BIN, persist: name, env, logger: (l) => lines.push(l) });
+  const b = new Sidecar({ path: BIN, persist: name, env });
+  cleanup(t, () => Promise.all([a.close(), b.close()]));
+  const other = await a.open('/bin/sh', ['-c', 'stty -echo; echo ready; exec cat'], { encoding: 'utf8' });
+  await waitOutput(other, 'ready');
+  const term = await a.open('/bin/sh', ['-c', 'stty raw -echo; echo ready; exec sleep 100000'], { encoding: null });
+  await waitOutput(term, 'ready');
+  term.write(Buffer.alloc(256 << 20, 'q'));
+  const out = term._gen.out;
+  await waitUntil(() => out._waitingBytes > 0 && out._gate, 'the paste held back');
+  let waitingAtDetach = -1;
+  const detached = new Promise((resolve) => term.onDetach(() => { waitingAtDetach = out._waitingBytes; resolve(); }));
+  b.attach(term._id);
+  await within(detached, 'the DETACHED of the takeover');
+  const start = Date.now();
+  other.write('after\n');
+  await waitOutput(other, 'after');
+  t.diagnostic(`waiting at the DETACHED: ${waitingAtDetach} bytes; a keystroke to another terminal echoed in ${Date.now() - start} ms`);
+  assert.strictEqual(waitingAtDetach, 0, "the input of the terminal taken over was dropped at its DETACHED");
+});
