@@ -19,11 +19,20 @@ type inputWaits struct {
 	waitOn *term         // the terminal of the INPUT being pushed, if any
 }
 
-// begin is called by the dispatch loop before it pushes an INPUT for t:
-// the channel it returns is closed if the wait must end.
-func (w *inputWaits) begin(t *term) <-chan struct{} {
+// begin is called by the dispatch loop of c, whose waits w are, before
+// it pushes an INPUT for t: the channel it returns is closed if the wait
+// must end; nil says another connection took t over since the dispatch
+// loop found c holding it, and the INPUT is dropped. t.mu is held while
+// c's hold is checked and t recorded, as it is while a takeover looks
+// for it (takenOver), so no takeover falls between the two.
+func (w *inputWaits) begin(c *conn, t *term) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if t.holder != c {
+		return nil
+	}
 	if w.stop == nil {
 		w.stop = make(chan struct{})
 		if w.ended {
@@ -41,8 +50,9 @@ func (w *inputWaits) done() {
 	w.mu.Unlock()
 }
 
-// takenOver is called when another connection takes t over: an INPUT of
-// this connection for t that waits ends (the next INPUT gets a new stop).
+// takenOver is called, with t.mu held, when another connection takes t
+// over: an INPUT of this connection for t that waits ends (the next
+// INPUT gets a new stop).
 func (w *inputWaits) takenOver(t *term) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -38,7 +38,10 @@ func (s *Server) dispatch(c *conn, f proto.Frame) {
 				break
 			}
 			held := false
-			stop := c.waits.begin(t)
+			stop := c.waits.begin(c, t)
+			if stop == nil {
+				break // taken over since held() looked
+			}
 			_, queued := t.input.PushWaitQueued(m.Data, t.readDone, stop, func(why string) {
 				s.logf("INPUT for terminal %q waits: %s", m.TerminalID, why)
 				// A CREDIT among the frames held back may be what the
