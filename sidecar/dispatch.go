@@ -151,15 +151,22 @@ func (s *Sidecar) openFailed(id, msg string) {
 // its reason, so a stalled stream can be explained.
 func (s *Sidecar) queueInput(t *terminal, data []byte) {
 	held := false
-	waited := t.input.PushWait(data, t.finished, s.inputStop, func(why string) {
+	waited, queued := t.input.PushWaitQueued(data, t.finished, s.inputStop, func(why string) {
 		s.logf("terminal %q: holding back further frames until its child reads its input: %s", t.id, why)
 		// A CREDIT among the frames held back may be what the child
 		// waits for: it is read and applied meanwhile (lookahead.go).
 		held = true
 		s.ahead.WaitBegins()
 	})
-	if held {
-		s.ahead.WaitEnds()
+	if !held {
+		return
+	}
+	s.ahead.WaitEnds()
+	if queued {
 		s.logf("terminal %q: input accepted after %v; reading frames again", t.id, waited.Round(time.Millisecond))
+	} else {
+		// Its child ended, or the sidecar is ending (a signal, the
+		// host gone): that input has nowhere to go.
+		s.logf("terminal %q: input dropped after %v (its child ended or the sidecar is ending); reading frames again", t.id, waited.Round(time.Millisecond))
 	}
 }

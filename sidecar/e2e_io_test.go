@@ -223,6 +223,27 @@ func TestPingNowAnsweredWhileInputHeld(t *testing.T) {
 	exitOf(t, h, "stuck")
 }
 
+// The child whose INPUT the sidecar holds back dies: the wait ends, that
+// INPUT is dropped (nothing would read it), and stderr says so, not that
+// it was accepted.
+func TestInputHeldForADeadChildIsDropped(t *testing.T) {
+	plainOnly(t, "the plain sidecar's stderr")
+	h := start(t)
+	sh(h, "stuck", "stty raw -echo -iexten; echo ready; exec sleep 100000")
+	pid := openedPID(t, h, "stuck")
+	h.WaitOutput("stuck", "ready")
+	go sendInChunks(h, "stuck", randomBytes(17<<20), 1<<20)
+	h.MustUntil("the back-pressure line on stderr", func(hosttest.Snapshot) bool {
+		return strings.Contains(h.Stderr(), `terminal "stuck": holding back further frames`)
+	})
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	exitOf(t, h, "stuck")
+	h.MustUntil("the drop on stderr", func(hosttest.Snapshot) bool {
+		return strings.Contains(h.Stderr(), `terminal "stuck": input dropped after`)
+	})
+	require.NotContains(t, h.Stderr(), `terminal "stuck": input accepted after`)
+}
+
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	r := rand.NewChaCha8([32]byte{byte(n), 42})
