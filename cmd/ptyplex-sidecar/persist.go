@@ -453,9 +453,13 @@ func bridge(name string) int {
 		}
 		c.CloseWrite()
 	}()
-	if _, err := copyToHost(os.Stdout, c); err != nil {
+	if _, err := copyToHost(os.Stdout, c); err != nil && !errors.Is(err, syscall.ECONNRESET) {
 		// The host stopped reading: our end closes, and the server
-		// detaches our terminals.
+		// detaches our terminals. (A reset comes from the server's
+		// side, never the host's: it closed the connection with
+		// frames of ours unread, stopping or crashing while it held
+		// its host's INPUT back. It went away, and we end quietly, as
+		// when it goes without a word.)
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: to the host: %v\n", err)
 		return 1
 	}

@@ -161,3 +161,33 @@ func TestTakeoverDropsTheInputThatWaits(t *testing.T) {
 		t.Fatalf("the child read %d bytes of the 16th MiB, queued before the takeover, want all %d", n, 1<<20)
 	}
 }
+
+// A bridge that copies (PTYPLEX_BRIDGE_COPY, or a server older than the
+// hand-over) has frames of its host in the server's socket when the
+// server stops: here the server reads no more of them while an INPUT
+// waits for a child that reads nothing. The server's close then resets
+// the connection, and the bridge took the reset for its host's fault
+// ("to the host: ... connection reset by peer") and exited 1; it ends
+// quietly, with 0, as it does when the server goes away without a word.
+func TestCopyBridgeEndsQuietlyWhenTheServerStopsWithFramesUnread(t *testing.T) {
+	s := newServer(t)
+	s.env = append(s.env, bridgeCopyEnv)
+	h := s.host()
+	h.SendJSON(proto.TypeOpen, map[string]any{"terminalId": "stuck", "cols": 80, "rows": 24, "cmd": "/bin/sh",
+		"args": []string{"-c", "stty raw -echo -iexten; echo ready; exec sleep 100000"}})
+	h.WaitOutput("stuck", "ready")
+	go sendInput(h, "stuck", pasteBytes(24<<20), 1<<20) // past the bound and the look-ahead: the rest stays in the socket
+	waitFor(t, "the paste held back", func() bool {
+		return strings.Contains(s.log(), `INPUT for terminal "stuck" waits`)
+	})
+	if out, err := s.run("--stop"); err != nil {
+		t.Fatalf("--stop: %v\n%s", err, out)
+	}
+	code, err := h.WaitExit(hosttest.Timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || strings.Contains(h.Stderr(), "to the host") {
+		t.Fatalf("the bridge exited %d; stderr:\n%s", code, h.Stderr())
+	}
+}
