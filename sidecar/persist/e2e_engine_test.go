@@ -129,9 +129,32 @@ func TestTakeoverFromHostThatStoppedReading(t *testing.T) {
 	// The hung host reads nothing: once the socket's buffers are full
 	// a write to it is stuck, and the terminal's output stops.
 	waitWriteStuck(t, h, "f")
+	// And stuck for certain, not `yes` descheduled for a while on a busy
+	// machine (then the takeover finds a write that goes on, rightly
+	// shuts nothing down, and the DETACHED reaches the hung host): what
+	// the terminal produced and what waits in the hung socket both stay
+	// put for a second (the server writes as soon as the socket has room).
+	var last [2]int64
+	var since time.Time
+	listUntil(t, h, "the write to the hung host stuck for a second", func(l proto.Listed) bool {
+		e, ok := entry(l, "f")
+		now := [2]int64{int64(e.Produced), int64(unreadOn(t, hung))}
+		if !ok || now != last {
+			last, since = now, time.Now()
+			return false
+		}
+		return time.Since(since) >= time.Second
+	})
 	h.SendJSON(proto.TypeAttach, proto.Attach{TerminalID: "f", Offset: 0})
 	h.WaitControl(proto.TypeAttached, "f")
 	h.WaitOutput("f", "y\r\ny\r\n")
+	// The server shuts the hung connection down once it took no frame
+	// for the grace after the takeover. Reading it before then would
+	// take the stuck frame, and the DETACHED behind it would follow: a
+	// link that is read is not a hung one.
+	waitFor(t, "the hung connection shut down", func() bool {
+		return strings.Contains(s.log(), "its connection is shut down")
+	})
 	// The hung connection was shut down: reading it now ends (maybe in
 	// the middle of the frame it did not take), with no DETACHED.
 	hung.SetReadDeadline(time.Now().Add(hosttest.Timeout))
