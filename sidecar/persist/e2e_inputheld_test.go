@@ -31,19 +31,7 @@ func TestHostGoneWhileInputHeld(t *testing.T) {
 				s.env = append(s.env, bridgeCopyEnv)
 			}
 			h := s.host()
-			fifo := filepath.Join(t.TempDir(), "go")
-			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			h.SendJSON(proto.TypeOpen, map[string]any{"terminalId": "stuck", "cols": 80, "rows": 24, "cmd": "/bin/sh",
-				"args": []string{"-c", fmt.Sprintf("stty raw -echo -iexten; echo ready; cat %s >/dev/null; exec cat >/dev/null", fifo)}})
-			h.WaitOutput("stuck", "ready")
-			if err := sendInput(h, "stuck", pasteBytes(17<<20), 1<<20); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "the paste's last MiB held back", func() bool {
-				return strings.Contains(s.log(), `INPUT for terminal "stuck" waits`)
-			})
+			heldPaste(t, s, h)
 			h.CloseStdin()
 			if _, err := h.WaitExit(hosttest.Timeout); err != nil {
 				t.Fatalf("the bridge of a host that closed its end while its INPUT was held: %v", err)
@@ -190,4 +178,26 @@ func TestCopyBridgeEndsQuietlyWhenTheServerStopsWithFramesUnread(t *testing.T) {
 	if code != 0 || strings.Contains(h.Stderr(), "to the host") {
 		t.Fatalf("the bridge exited %d; stderr:\n%s", code, h.Stderr())
 	}
+}
+
+// heldPaste opens terminal "stuck" on h, whose child reads nothing until
+// the FIFO whose path it returns is opened, pastes 17 MiB into it (one
+// past the input bound) and waits until the server holds the last MiB
+// back. Opening and closing the FIFO lets the child read it all.
+func heldPaste(t *testing.T, s *server, h *hosttest.Host) (fifo string) {
+	t.Helper()
+	fifo = filepath.Join(t.TempDir(), "go")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.SendJSON(proto.TypeOpen, map[string]any{"terminalId": "stuck", "cols": 80, "rows": 24, "cmd": "/bin/sh",
+		"args": []string{"-c", fmt.Sprintf("stty raw -echo -iexten; echo ready; cat %s >/dev/null; exec cat >/dev/null", fifo)}})
+	h.WaitOutput("stuck", "ready")
+	if err := sendInput(h, "stuck", pasteBytes(17<<20), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the paste's last MiB held back", func() bool {
+		return strings.Contains(s.log(), `INPUT for terminal "stuck" waits`)
+	})
+	return fifo
 }

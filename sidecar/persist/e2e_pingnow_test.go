@@ -3,11 +3,7 @@
 package persist_test
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ptyplex/ptyplex/internal/testing/hosttest"
@@ -28,19 +24,7 @@ func TestPingNowThroughEitherBridge(t *testing.T) {
 				s.env = append(s.env, bridgeCopyEnv)
 			}
 			h := s.host()
-			fifo := filepath.Join(t.TempDir(), "go")
-			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			h.SendJSON(proto.TypeOpen, map[string]any{"terminalId": "stuck", "cols": 80, "rows": 24, "cmd": "/bin/sh",
-				"args": []string{"-c", fmt.Sprintf("stty raw -echo -iexten; echo ready; cat %s >/dev/null; exec cat >/dev/null", fifo)}})
-			h.WaitOutput("stuck", "ready")
-			if err := sendInput(h, "stuck", pasteBytes(17<<20), 1<<20); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "the paste's last MiB held back", func() bool {
-				return strings.Contains(s.log(), `INPUT for terminal "stuck" waits`)
-			})
+			fifo := heldPaste(t, s, h)
 			h.Send(proto.TypePing, []byte(`{"paste":1}`))
 			h.Send(proto.TypePing, []byte(`{"seq":2,"now":true}`))
 			sn := h.MustUntil("the keepalive's PONG", func(s hosttest.Snapshot) bool { return pongs(s) > 0 })
