@@ -3,10 +3,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,4 +65,76 @@ func TestSaysWhatItIsOnATerminal(t *testing.T) {
 	}
 	stop := exec.Command(sidecar, "--persist", "byhand", "--stop")
 	stop.Run()
+}
+
+// Ctrl-C pressed as soon as the note says it ends the sidecar ends it as
+// the note promises: with its exit line and status 0, for the plain
+// sidecar and the --persist bridge alike. The note came before the
+// signals were caught, so a quick Ctrl-C killed it silently (seen on
+// Windows, where the console is the same race).
+func TestCtrlCOnATerminalEndsTheSidecar(t *testing.T) {
+	sidecar, err := hosttest.Binary("./cmd/ptyplex-sidecar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PTYPLEX_RUNTIME_DIR", t.TempDir())
+	t.Cleanup(func() { exec.Command(sidecar, "--persist", "ctrlc", "--stop").Run() })
+	for _, args := range [][]string{nil, {"--persist", "ctrlc"}} {
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(sidecar, args...)
+		cmd.Stdin = tty
+		// The terminal is its controlling terminal, so ^C is a SIGINT
+		// from the line discipline, as it is for a person.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tty.Close()
+		lines := make(chan string, 16)
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+		}()
+		var said []string
+		wait := func(what string) bool {
+			deadline := time.After(30 * time.Second)
+			for {
+				select {
+				case l, ok := <-lines:
+					if !ok {
+						return false
+					}
+					said = append(said, l)
+					if strings.Contains(l, what) {
+						return true
+					}
+				case <-deadline:
+					return false
+				}
+			}
+		}
+		if !wait("standard input is a terminal") {
+			t.Fatalf("%v: no note on stderr: %q", args, said)
+		}
+		ptmx.Write([]byte{3})
+		if !wait("exiting with status 0: received SIGINT") {
+			t.Errorf("%v: after ^C the sidecar said %q, want its exit line", args, said)
+		}
+		for range lines {
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("%v: after ^C: %v, want status 0", args, err)
+		}
+		ptmx.Close()
+	}
 }

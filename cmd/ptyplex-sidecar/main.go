@@ -98,7 +98,6 @@ func sayWhatWeAre() {
 }
 
 func run() int {
-	sayWhatWeAre()
 	logger, flushLog := newLogger()
 	defer flushLog()
 	growPipe(os.Stdout)
@@ -143,6 +142,9 @@ func run() int {
 			sc.Stop(nil)
 		}
 	}()
+	// Said only once the signals are caught: it tells the person to press
+	// Ctrl-C, and one pressed on reading it must end us with our exit line.
+	sayWhatWeAre()
 
 	err = sc.Run(in)
 	sig, _ := signalled.Load().(string)

@@ -42,7 +42,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ptyplex-sidecar: --persist is not supported on Windows (the persistent server needs Unix sockets and re-executes itself); see docs/platforms.md")
 		os.Exit(2)
 	}
-	sayWhatWeAre()
 	dropOwnConsole()
 	sizeProcs()
 	os.Exit(run())
@@ -113,6 +112,10 @@ func run() int {
 			sc.Stop(nil)
 		}
 	}()
+	// Said only once Ctrl-C is caught: the note tells the person to press
+	// it, and one pressed on reading it must end us with our exit line
+	// (before, Windows' default handler could still kill us silently).
+	sayWhatWeAre()
 
 	err := sc.Run(in)
 	sig, _ := signalled.Load().(string)

@@ -373,7 +373,6 @@ func resumeFromKeeper(logger *log.Logger, opts persist.Options) (*persist.Server
 // closes the connection, which it does once our stdin has ended (the host
 // went away) and it has detached our terminals.
 func bridge(name string) int {
-	sayWhatWeAre()
 	// A signal that would end us silently (the host's SIGTERM, a closing
 	// terminal's SIGHUP) ends us as the end of stdin does, with status 0
 	// and a line saying so, as the plain sidecar ends; the terminals stay
@@ -392,6 +391,7 @@ func bridge(name string) int {
 			unix.SignalName(sig.(syscall.Signal)), name)
 		os.Exit(0)
 	}()
+	sayWhatWeAre() // only now: it says Ctrl-C ends us, which is true once caught
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
