@@ -43,8 +43,12 @@ func TestRingReportsLostExactly(t *testing.T) {
 	if _, ok := controlAfter(h1.Now(), before, proto.TypeOutput, "r"); ok {
 		t.Fatal("the first host got output after its DETACH")
 	}
-	// Nothing was typed, so nothing flows: now type it for real.
-	h2.SendJSON(proto.TypeAttach, map[string]any{"terminalId": "r", "offset": have})
+	// Nothing was typed, so nothing flows: now type it for real. With a
+	// credit window smaller than the flood, so that the flood cannot all
+	// reach this host before its DETACH is read, and its EXIT with it:
+	// unthrottled, a server slow to read that DETACH (CI under load)
+	// sent the host everything, and the terminal was gone.
+	h2.SendJSON(proto.TypeAttach, map[string]any{"terminalId": "r", "offset": have, "credit": 1024})
 	h2.Input("r", "go\n")
 	h2.SendJSON(proto.TypeDetach, proto.Close{TerminalID: "r"})
 	// The flood is 100000 "y\n" bytes (150000 through the PTY) and "end".
