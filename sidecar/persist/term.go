@@ -649,14 +649,27 @@ const takeoverGrace = 300 * time.Millisecond
 // pump) in that write all the same, so the connection that holds the
 // terminal next would wait for its ATTACHED for as long as the link
 // hangs.
+//
+// The caller holds t.mu. A write to old already under way at the call
+// that is not stuck at the check is logged: that previous holder was
+// slow, not hung, and it keeps its connection (which says why a host
+// that seemed hung was not shut down).
 func (t *term) watchTakeover(old *conn, after string) {
+	var under time.Duration // how long the write to old was under way
+	if t.writingTo == old {
+		under = time.Since(t.writeSince)
+	}
 	time.AfterFunc(takeoverGrace, func() {
 		t.mu.Lock()
-		stuck := t.writingTo == old && time.Since(t.writeSince) >= takeoverGrace
+		writing, since := t.writingTo == old, time.Since(t.writeSince)
 		t.mu.Unlock()
-		if stuck {
+		switch {
+		case writing && since >= takeoverGrace:
 			t.logf("the previous holder took no frame for %v after %s: its connection is shut down", takeoverGrace, after)
 			old.abort("it took no frame for " + takeoverGrace.String() + " after " + after)
+		case under > 0:
+			t.logf("the previous holder, being written a frame for %v when %s, took it within %v: its connection is kept",
+				under.Round(time.Millisecond), after, takeoverGrace)
 		}
 	})
 }
