@@ -37,9 +37,9 @@ type upgradeAnswer struct {
 // this connection ended and, for a client Persistent started, once the
 // server's process is gone too (its lock is free, as
 // `ptyplex-sidecar --stop` waits for it), so that a server of that name
-// starts afresh at once; or with ctx's error if that did not happen by
-// then; give it a deadline, since another server of that name started
-// meanwhile (by another client's reconnect) holds the lock too. (Through
+// starts afresh at once (or another server of that name listens, one
+// that another client's reconnect started once the lock was free); or
+// with ctx's error if that did not happen by then. (Through
 // a Transport, the server's machine is not this one: Stop returns as the
 // connection ends.) The client is done then, as after Close: a
 // reconnecting one does not take that end for a drop (it would start a
@@ -55,6 +55,10 @@ func (c *Client) Stop(ctx context.Context) error {
 		return fmt.Errorf("stop: %w", err)
 	}
 	frame := proto.AppendFrame(nil, proto.TypeStop, []byte("{}"))
+	var was serverMark // the server this STOP goes to, as listening now
+	if c.server != "" {
+		was = markServer(c.opts.Env, c.server)
+	}
 	var s *Stream
 	if c.rc != nil {
 		var err error
@@ -81,7 +85,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	if c.server != "" {
 		// The server closes its connections a moment before its
 		// process ends and frees its lock.
-		if err := waitServerGone(ctx, c.opts.Env, c.server); err != nil {
+		if err := waitServerGone(ctx, c.opts.Env, c.server, was); err != nil {
 			return fmt.Errorf("stop: %w", err)
 		}
 	}

@@ -2,5 +2,10 @@ package client
 
 import "context"
 
-// waitServerGone: there is no persistent server on Windows.
-func waitServerGone(context.Context, []string, string) error { return nil }
+// There is no persistent server on Windows: nothing to wait for.
+
+type serverMark struct{}
+
+func markServer([]string, string) serverMark { return serverMark{} }
+
+func waitServerGone(context.Context, []string, string, serverMark) error { return nil }

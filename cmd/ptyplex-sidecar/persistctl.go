@@ -60,6 +60,7 @@ func stop(name string) int {
 		return code
 	}
 	defer c.Close()
+	was := persist.MarkServer(name) // the server we are connected to
 	// The server closes every connection once its terminals have ended.
 	ctx, cancel := context.WithTimeout(context.Background(), ctlBound)
 	defer cancel()
@@ -72,7 +73,7 @@ func stop(name string) int {
 	// the lock taken, and a script that goes on to remove the journal
 	// directory would race its last writes. "Gone" means the process.
 	deadline, _ := ctx.Deadline()
-	if err := persist.WaitGone(name, deadline); err != nil {
+	if err := persist.WaitGone(name, deadline, was); err != nil {
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
 		return 1
 	}

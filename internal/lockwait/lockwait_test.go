@@ -58,3 +58,35 @@ func TestFree(t *testing.T) {
 		t.Fatal("Free did not return once the holder ended")
 	}
 }
+
+// A mark tells the file it was taken of from one put in its place, and
+// says nothing of a path with no file.
+func TestMarkTellsAReplacedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s")
+	if m := MarkOf(path); m.Valid() || m.Replaced(path) {
+		t.Fatalf("no file: mark %+v, valid or replaced", m)
+	}
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := MarkOf(path)
+	if !m.Valid() || m.Replaced(path) {
+		t.Fatalf("the same file: valid %v, replaced %v", m.Valid(), m.Replaced(path))
+	}
+	if err := os.WriteFile(path+".new", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Replaced(path) {
+		t.Fatal("another file in its place: not replaced")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if m.Replaced(path) {
+		t.Fatal("no file in its place: replaced")
+	}
+}

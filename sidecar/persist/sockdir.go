@@ -135,20 +135,32 @@ var keepLock *os.File
 // WaitGone waits until the process of server name has ended, that is
 // until its lock is free (a server holds it until its process ends, a
 // moment after it closed its connections at a stop), or until deadline.
-func WaitGone(name string, deadline time.Time) error {
-	_, lock, _, err := Paths(name)
+// was is MarkServer's mark of the server as it was before the stop: a
+// server of that name listening on another socket (a host's reconnect
+// started it once the lock was free, and holds the lock now) says so too.
+func WaitGone(name string, deadline time.Time, was lockwait.Mark) error {
+	sock, lock, _, err := Paths(name)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	if err := lockwait.Free(ctx, lock); err != nil {
+	if err := lockwait.FreeOr(ctx, lock, func() bool { return was.Replaced(sock) }); err != nil {
 		if errors.Is(err, lockwait.ErrHeld) {
 			return fmt.Errorf("persistent sidecar %q ended its terminals and connections, but its process still runs", name)
 		}
 		return fmt.Errorf("persistent sidecar %q: %w", name, err)
 	}
 	return nil
+}
+
+// MarkServer marks the socket server name listens on now, for WaitGone.
+func MarkServer(name string) lockwait.Mark {
+	sock, _, _, err := Paths(name)
+	if err != nil {
+		return lockwait.Mark{}
+	}
+	return lockwait.MarkOf(sock)
 }
 
 // Dial connects to server name, refusing a server that is not our user.
