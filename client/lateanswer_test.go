@@ -25,9 +25,9 @@ import (
 
 // A handshake that gave up waiting on a slow sidecar (one that was
 // stopped, not an old one) leaves the connection usable: its late answer
-// is dropped. It used to be taken for a peer breaking the protocol, and
-// ended every terminal.
-func TestLateHelloAnswerIsDropped(t *testing.T) {
+// is taken as what the sidecar is, and is no protocol error. It used to
+// be taken for a peer breaking the protocol, and ended every terminal.
+func TestLateHelloAnswerIsKept(t *testing.T) {
 	c := startClient(t)
 	term := open(t, c, OpenOptions{Cmd: "cat", Raw: true})
 	out := collect(term)
@@ -44,6 +44,14 @@ func TestLateHelloAnswerIsDropped(t *testing.T) {
 	require.NoError(t, err)
 	out.waitText(t, "after")
 	require.NoError(t, c.Err())
+	// The late answer is kept as what the sidecar is: pacing, which
+	// asks once and goes without when no answer comes in time, paces
+	// the pastes that follow.
+	c.mu.Lock()
+	peer := c.peer
+	c.mu.Unlock()
+	require.NotNil(t, peer, "the late answer was not kept")
+	require.True(t, c.answersPing(c.stream()), "pacing does not know the sidecar answers PING")
 	// And a later handshake gets its own answer.
 	ctx, cancel = context.WithTimeout(context.Background(), waitBound)
 	defer cancel()

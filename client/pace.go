@@ -61,7 +61,9 @@ const smallSlack = 64 << 10
 // one makes when a paste first fills a piece: a current sidecar answers
 // at once (its input queue is not full this early), one older than HELLO
 // never does, and its pastes then go out unpaced, as they always did,
-// after this one pause.
+// after this one pause. A current one that answers late (its reading
+// held up by another terminal's input) paces the pastes after its
+// answer: a late answer is kept (helloReply).
 const pasteHelloWait = 2 * time.Second
 
 // pacer counts a connection's INPUT since its last confirmed PING.

@@ -430,10 +430,17 @@ func (c *Client) helloReply(body []byte) error {
 		late := c.helloLate > 0
 		if late {
 			c.helloLate--
+			// The answer to a handshake that gave up waiting: a slow
+			// sidecar, not an old one. Known from now on, if nothing is
+			// known yet, so that pacing, which asked once and gave up,
+			// paces the pastes that follow.
+			if err == nil && c.peer == nil && h.Protocol == proto.ProtocolVersion {
+				c.peer = &h
+			}
 		}
 		c.mu.Unlock()
 		if late && err == nil {
-			return nil // the answer to a handshake that gave up waiting
+			return nil
 		}
 		return fmt.Errorf("%w: a HELLO answer nobody asked for", ErrProtocol)
 	}
