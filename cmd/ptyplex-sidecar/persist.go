@@ -11,12 +11,14 @@ import (
 	"log"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/ptyplex/ptyplex/internal/inherited"
 	"github.com/ptyplex/ptyplex/proto"
@@ -369,6 +371,30 @@ func resumeFromKeeper(logger *log.Logger, opts persist.Options) (*persist.Server
 	return nil, nil, false
 }
 
+// awaitOwnSignal gives our signal handler the last word when the server
+// we started died of a signal we catch: we are its parent, and until it
+// makes a session of its own it is in our process group, so a signal
+// sent to the group then (a Ctrl-C, a hang-up, a host's kill of the
+// group) killed it as it started, and reached us too. The handler exits
+// 0 with its line, as for that signal at any other moment; we wait for
+// it up to ownSignalWait (it did not come: the signal was the server's
+// alone) before reporting the failure ourselves. (Before, the failure,
+// exit 1, raced the handler's exit line and exit 0.)
+func awaitOwnSignal(err error, caught []os.Signal) {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || !slices.Contains(caught, os.Signal(ws.Signal())) {
+		return
+	}
+	time.Sleep(ownSignalWait) // the handler exits meanwhile, if the signal was ours too
+}
+
+// ownSignalWait bounds awaitOwnSignal's wait.
+const ownSignalWait = time.Second
+
 // bridge connects stdin and stdout to the server. It ends when the server
 // closes the connection, which it does once our stdin has ended (the host
 // went away) and it has detached our terminals.
@@ -379,12 +405,13 @@ func bridge(name string) int {
 	// on the server, detached, which is what --persist is for. (The
 	// server sees our end: in a hand-off it ends the host's connection.)
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	caught := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
 	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM} {
 		if !signal.Ignored(sig) {
-			signal.Notify(sigs, sig)
+			caught = append(caught, sig)
 		}
 	}
+	signal.Notify(sigs, caught...)
 	go func() {
 		sig := <-sigs
 		fmt.Fprintf(os.Stderr, "ptyplex-sidecar: exiting with status 0: received %s (the terminals stay on the persistent sidecar %q)\n",
@@ -415,6 +442,7 @@ func bridge(name string) int {
 		var started bool
 		c, started, err = persist.Connect(name, exe, args)
 		if err != nil {
+			awaitOwnSignal(err, caught)
 			fmt.Fprintf(os.Stderr, "ptyplex-sidecar: %v\n", err)
 			return 1
 		}

@@ -275,7 +275,7 @@ func start(name, exe string, serveArgs []string) (*net.UnixConn, error) {
 				if line := lastLogLine(logFile, logStart); line != "" {
 					why = ": " + line
 				}
-				return nil, fmt.Errorf("persistent sidecar %q failed to start (%v)%s (see %s)", name, werr, why, logFile)
+				return nil, fmt.Errorf("persistent sidecar %q failed to start (%w)%s (see %s)", name, werr, why, logFile)
 			}
 			exited, again = nil, true
 		case <-time.After(pause):
